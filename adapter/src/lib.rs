@@ -1,0 +1,1 @@
+//! The tpf-sfn command line and everything that touches files, processes or AWS.
