@@ -150,8 +150,6 @@ pub struct WakeupConfig {
     pub lease_wait_seconds: u64,
     /// Seconds to wait before re-asking TPF when a wakeup could not be registered.
     pub recheck_seconds: u64,
-    /// Upper bound on one parked wait when TPF reports no await deadline.
-    pub max_park_seconds: u64,
 }
 
 impl Default for WakeupConfig {
@@ -160,7 +158,6 @@ impl Default for WakeupConfig {
             table_name: "tpf_sfn_wakeup".to_string(),
             lease_wait_seconds: 30,
             recheck_seconds: 60,
-            max_park_seconds: 86_400,
         }
     }
 }
