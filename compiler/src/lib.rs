@@ -11,6 +11,8 @@ pub mod asl;
 pub mod config;
 pub mod contract;
 pub mod diagnostic;
+pub mod plan;
 pub mod release;
+pub mod render;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Location, Severity};
