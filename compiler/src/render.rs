@@ -14,21 +14,56 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::plan::{states, AwaitPoint, BindingPlan, DriverPlan};
 
 const TEMPLATES: &[(&str, &str)] = &[
-    ("driver", include_str!("../../templates/driver.asl.json.hbs")),
-    ("sweeper", include_str!("../../templates/sweeper.asl.json.hbs")),
-    ("action-http", include_str!("../../templates/partials/action-http.hbs")),
-    ("action-lambda", include_str!("../../templates/partials/action-lambda.hbs")),
-    ("action-queue", include_str!("../../templates/partials/action-queue.hbs")),
-    ("await-state", include_str!("../../templates/partials/await-state.hbs")),
-    ("request-process-work-item", include_str!("../../templates/partials/request-process-work-item.hbs")),
-    ("request-sweep-once", include_str!("../../templates/partials/request-sweep-once.hbs")),
-    ("transport-retry", include_str!("../../templates/partials/transport-retry.hbs")),
+    (
+        "driver",
+        include_str!("../../templates/driver.asl.json.hbs"),
+    ),
+    (
+        "sweeper",
+        include_str!("../../templates/sweeper.asl.json.hbs"),
+    ),
+    (
+        "action-http",
+        include_str!("../../templates/partials/action-http.hbs"),
+    ),
+    (
+        "action-lambda",
+        include_str!("../../templates/partials/action-lambda.hbs"),
+    ),
+    (
+        "action-queue",
+        include_str!("../../templates/partials/action-queue.hbs"),
+    ),
+    (
+        "await-state",
+        include_str!("../../templates/partials/await-state.hbs"),
+    ),
+    (
+        "request-process-work-item",
+        include_str!("../../templates/partials/request-process-work-item.hbs"),
+    ),
+    (
+        "request-sweep-once",
+        include_str!("../../templates/partials/request-sweep-once.hbs"),
+    ),
+    (
+        "transport-retry",
+        include_str!("../../templates/partials/transport-retry.hbs"),
+    ),
 ];
 
 /// Keys TPF always returns from process-work-item (docs/action-api.md); the driver selects
 /// exactly these so `$.tpf` has one shape whatever the binding.
-pub const PROCESS_RESULT_FIELDS: &[&str] =
-    &["status", "version", "currentStepIndex", "attempt", "nextDueAt", "await", "errorCode", "claimed"];
+pub const PROCESS_RESULT_FIELDS: &[&str] = &[
+    "status",
+    "version",
+    "currentStepIndex",
+    "attempt",
+    "nextDueAt",
+    "await",
+    "errorCode",
+    "claimed",
+];
 pub const SWEEP_RESULT_FIELDS: &[&str] = &["timedOutAwaits", "due"];
 
 /// Sweeper state names.
@@ -65,8 +100,12 @@ impl Renderer {
         hb.register_helper("json", Box::new(json_helper));
         for (name, text) in TEMPLATES {
             hb.register_template_string(name, *text).map_err(|e| {
-                Diagnostic::error("TEMPLATE_SYNTAX", Location::file(format!("templates/{name}")), e.to_string())
-                    .with_hint("the bundled templates are broken; this is a tpf-sfn bug")
+                Diagnostic::error(
+                    "TEMPLATE_SYNTAX",
+                    Location::file(format!("templates/{name}")),
+                    e.to_string(),
+                )
+                .with_hint("the bundled templates are broken; this is a tpf-sfn bug")
             })?;
         }
         Ok(Renderer { hb })
@@ -82,15 +121,28 @@ impl Renderer {
 
     fn render(&self, name: &str, ctx: &Value) -> Result<String, Diagnostic> {
         self.hb.render(name, ctx).map_err(|e| {
-            Diagnostic::error("TEMPLATE_RENDER", Location::file(format!("templates/{name}")), e.to_string())
-                .with_hint("the bundled templates do not fit the driver plan; this is a tpf-sfn bug")
+            Diagnostic::error(
+                "TEMPLATE_RENDER",
+                Location::file(format!("templates/{name}")),
+                e.to_string(),
+            )
+            .with_hint("the bundled templates do not fit the driver plan; this is a tpf-sfn bug")
         })
     }
 }
 
-fn json_helper(h: &Helper, _: &Handlebars, _: &Context, _: &mut RenderContext, out: &mut dyn Output) -> HelperResult {
-    let param = h.param(0).ok_or(RenderErrorReason::ParamNotFoundForIndex("json", 0))?;
-    let text = serde_json::to_string(param.value()).map_err(|e| RenderErrorReason::Other(e.to_string()))?;
+fn json_helper(
+    h: &Helper,
+    _: &Handlebars,
+    _: &Context,
+    _: &mut RenderContext,
+    out: &mut dyn Output,
+) -> HelperResult {
+    let param = h
+        .param(0)
+        .ok_or(RenderErrorReason::ParamNotFoundForIndex("json", 0))?;
+    let text = serde_json::to_string(param.value())
+        .map_err(|e| RenderErrorReason::Other(e.to_string()))?;
     out.write(&text)?;
     Ok(())
 }
@@ -110,7 +162,11 @@ pub fn intrinsic_literal(text: &str) -> String {
 
 fn await_comment(a: &AwaitPoint) -> String {
     let transport = a.transport.as_deref().unwrap_or("unspecified");
-    let shape = if a.itemized { ", itemized over a stream" } else { "" };
+    let shape = if a.itemized {
+        ", itemized over a stream"
+    } else {
+        ""
+    };
     format!(
         "Contract step {} \"{}\" · kind {} · cardinality {}{} · await transport {} ({} completion). Parks on a task token: no transitions while waiting. TPF's completeAwait admits the completion; the bridge then wakes this state, and the await deadline wakes it too.",
         a.step_index, a.authored_name, a.kind, a.cardinality, shape, transport, a.ingress
@@ -142,13 +198,18 @@ fn action(plan: &DriverPlan, name: &str, per_execution: bool, fields: &[&str]) -
 
 fn context(plan: &DriverPlan) -> Value {
     let binding = match &plan.binding {
-        BindingPlan::Http { api_base_url, connection_arn } => {
+        BindingPlan::Http {
+            api_base_url,
+            connection_arn,
+        } => {
             json!({"http": {"api_base_url": api_base_url, "connection_arn": connection_arn}, "lambda": false, "queue": false})
         }
         BindingPlan::Lambda { function_arn } => {
             json!({"http": false, "lambda": {"function_arn": function_arn}, "queue": false})
         }
-        BindingPlan::Queue { queue_url } => json!({"http": false, "lambda": false, "queue": {"queue_url": queue_url}}),
+        BindingPlan::Queue { queue_url } => {
+            json!({"http": false, "lambda": false, "queue": {"queue_url": queue_url}})
+        }
     };
     let awaits: Vec<Value> = plan
         .awaits

@@ -106,9 +106,16 @@ pub struct AwaitPoint {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BindingPlan {
-    Http { api_base_url: String, connection_arn: String },
-    Lambda { function_arn: String },
-    Queue { queue_url: String },
+    Http {
+        api_base_url: String,
+        connection_arn: String,
+    },
+    Lambda {
+        function_arn: String,
+    },
+    Queue {
+        queue_url: String,
+    },
 }
 
 impl BindingPlan {
@@ -214,23 +221,41 @@ pub struct ArnContext {
 
 impl ArnContext {
     pub fn state_machine_arn(&self, name: &str) -> String {
-        format!("arn:{}:states:{}:{}:stateMachine:{name}", self.partition, self.region, self.account_id)
+        format!(
+            "arn:{}:states:{}:{}:stateMachine:{name}",
+            self.partition, self.region, self.account_id
+        )
     }
 
     pub fn executions_arn(&self, machine: &str) -> String {
-        format!("arn:{}:states:{}:{}:execution:{machine}:*", self.partition, self.region, self.account_id)
+        format!(
+            "arn:{}:states:{}:{}:execution:{machine}:*",
+            self.partition, self.region, self.account_id
+        )
     }
 
     pub fn table_arn(&self, table: &str) -> String {
-        format!("arn:{}:dynamodb:{}:{}:table/{table}", self.partition, self.region, self.account_id)
+        format!(
+            "arn:{}:dynamodb:{}:{}:table/{table}",
+            self.partition, self.region, self.account_id
+        )
     }
 }
 
 /// Builds the plan. `max_iterations` starts at a placeholder; the compiler sizes it after a
 /// first render (see `compile`).
-pub fn build(contract: &Contract, hash: &HashCheck, identity: &Identity, config: &DriverConfig) -> DriverPlan {
-    let await_steps: Vec<&crate::contract::Step> = contract.steps.iter().filter(|s| s.is_await()).collect();
-    let keyed: Vec<(u32, &str)> = await_steps.iter().map(|s| (s.index, s.authored_name.as_str())).collect();
+pub fn build(
+    contract: &Contract,
+    hash: &HashCheck,
+    identity: &Identity,
+    config: &DriverConfig,
+) -> DriverPlan {
+    let await_steps: Vec<&crate::contract::Step> =
+        contract.steps.iter().filter(|s| s.is_await()).collect();
+    let keyed: Vec<(u32, &str)> = await_steps
+        .iter()
+        .map(|s| (s.index, s.authored_name.as_str()))
+        .collect();
     let state_names = names::assign_await_names(&keyed, states::ALL);
     let awaits = await_steps
         .iter()
@@ -242,22 +267,42 @@ pub fn build(contract: &Contract, hash: &HashCheck, identity: &Identity, config:
             kind: step.kind.clone(),
             cardinality: step.cardinality.as_str(),
             cardinality_raw: step.cardinality_raw.clone(),
-            transport: step.await_transport.as_ref().map(|t| t.as_str().to_string()),
-            ingress: step.await_transport.as_ref().map(|t| t.ingress()).unwrap_or("unspecified"),
+            transport: step
+                .await_transport
+                .as_ref()
+                .map(|t| t.as_str().to_string()),
+            ingress: step
+                .await_transport
+                .as_ref()
+                .map(|t| t.ingress())
+                .unwrap_or("unspecified"),
             itemized: is_itemized(contract, step),
         })
         .collect();
 
     let binding = match config.binding.kind {
         BindingKind::Http => BindingPlan::Http {
-            api_base_url: config.binding.http.api_base_url.trim_end_matches('/').to_string(),
+            api_base_url: config
+                .binding
+                .http
+                .api_base_url
+                .trim_end_matches('/')
+                .to_string(),
             connection_arn: config.binding.http.connection_arn.clone(),
         },
-        BindingKind::Lambda => BindingPlan::Lambda { function_arn: config.binding.lambda.function_arn.clone() },
-        BindingKind::Queue => BindingPlan::Queue { queue_url: config.binding.queue.queue_url.clone() },
+        BindingKind::Lambda => BindingPlan::Lambda {
+            function_arn: config.binding.lambda.function_arn.clone(),
+        },
+        BindingKind::Queue => BindingPlan::Queue {
+            queue_url: config.binding.queue.queue_url.clone(),
+        },
     };
 
-    let opt = |v: &Option<String>| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "*".to_string());
+    let opt = |v: &Option<String>| {
+        v.clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "*".to_string())
+    };
     DriverPlan {
         identity: identity.clone(),
         contract: ContractFacts {
@@ -267,12 +312,25 @@ pub fn build(contract: &Contract, hash: &HashCheck, identity: &Identity, config:
             step_count: contract.steps.len(),
         },
         machines: MachineNames {
-            driver: names::machine_name(&config.name_prefix, &identity.pipeline_id, &identity.release_version, "driver"),
-            sweeper: names::machine_name(&config.name_prefix, &identity.pipeline_id, &identity.release_version, "sweeper"),
+            driver: names::machine_name(
+                &config.name_prefix,
+                &identity.pipeline_id,
+                &identity.release_version,
+                "driver",
+            ),
+            sweeper: names::machine_name(
+                &config.name_prefix,
+                &identity.pipeline_id,
+                &identity.release_version,
+                "sweeper",
+            ),
         },
         awaits,
         binding,
-        budget: Budget { event_budget: config.history.event_budget, max_iterations: 1 },
+        budget: Budget {
+            event_budget: config.history.event_budget,
+            max_iterations: 1,
+        },
         wakeup: WakeupPlan {
             table_name: config.wakeup.table_name.clone(),
             lease_wait_seconds: config.wakeup.lease_wait_seconds,
@@ -299,7 +357,11 @@ pub fn build(contract: &Contract, hash: &HashCheck, identity: &Identity, config:
         },
         tracing: config.tracing.enabled,
         aws: ArnContext {
-            partition: config.aws.partition.clone().unwrap_or_else(|| "aws".to_string()),
+            partition: config
+                .aws
+                .partition
+                .clone()
+                .unwrap_or_else(|| "aws".to_string()),
             region: opt(&config.aws.region),
             account_id: opt(&config.aws.account_id),
         },

@@ -130,7 +130,10 @@ pub fn slug(text: &str, max: usize) -> String {
 /// with the same last segment, apart. Execution and machine names allow only
 /// `[A-Za-z0-9_-]` for CloudWatch Logs, which this stays within.
 pub fn machine_name(prefix: &str, pipeline_id: &str, release_version: &str, role: &str) -> String {
-    let tail = pipeline_id.rsplit(['.', '/', ':']).next().unwrap_or(pipeline_id);
+    let tail = pipeline_id
+        .rsplit(['.', '/', ':'])
+        .next()
+        .unwrap_or(pipeline_id);
     let mut readable = slug(tail, 24);
     if readable.is_empty() {
         readable = "pipeline".to_string();
@@ -146,28 +149,43 @@ mod tests {
 
     #[test]
     fn await_names_read_as_sentences() {
-        let names = assign_await_names(&[(2, "Await Restaurant Decision"), (4, "payment provider")], &[]);
-        assert_eq!(names, vec!["Await Restaurant Decision", "Await: payment provider"]);
+        let names = assign_await_names(
+            &[(2, "Await Restaurant Decision"), (4, "payment provider")],
+            &[],
+        );
+        assert_eq!(
+            names,
+            vec!["Await Restaurant Decision", "Await: payment provider"]
+        );
     }
 
     #[test]
     fn colliding_and_long_names_get_stable_suffixes() {
         let long_a = format!("{}A", "x".repeat(199));
         let long_b = format!("{}B", "x".repeat(199));
-        let names = assign_await_names(&[(1, &long_a), (2, &long_b), (3, "Await  X"), (4, "Await X")], &[]);
+        let names = assign_await_names(
+            &[(1, &long_a), (2, &long_b), (3, "Await  X"), (4, "Await X")],
+            &[],
+        );
         assert!(names.iter().all(|n| name_len(n) <= MAX_NAME), "{names:?}");
         let unique: std::collections::BTreeSet<_> = names.iter().collect();
         assert_eq!(unique.len(), names.len(), "{names:?}");
         // Deterministic: recomputing gives the same names, and a step's name does not depend on
         // its neighbours' order.
-        let again = assign_await_names(&[(4, "Await X"), (3, "Await  X"), (2, &long_b), (1, &long_a)], &[]);
+        let again = assign_await_names(
+            &[(4, "Await X"), (3, "Await  X"), (2, &long_b), (1, &long_a)],
+            &[],
+        );
         assert_eq!(again[0], names[3]);
         assert_eq!(again[3], names[0]);
     }
 
     #[test]
     fn reserved_names_are_avoided() {
-        let names = assign_await_names(&[(0, "Await external completion")], &["Await external completion"]);
+        let names = assign_await_names(
+            &[(0, "Await external completion")],
+            &["Await external completion"],
+        );
         assert_ne!(names[0], "Await external completion");
         assert!(names[0].starts_with("Await external completion ~"));
     }
@@ -182,7 +200,12 @@ mod tests {
 
     #[test]
     fn machine_names_are_short_and_legal() {
-        let n = machine_name("tpf", "org.pipelineframework.restaurantapproval", &format!("sha256:{}", "d".repeat(64)), "driver");
+        let n = machine_name(
+            "tpf",
+            "org.pipelineframework.restaurantapproval",
+            &format!("sha256:{}", "d".repeat(64)),
+            "driver",
+        );
         assert!(n.starts_with("tpf-restaurantapproval-"), "{n}");
         assert!(n.ends_with("-driver"));
         assert!(n.len() <= MAX_NAME);
