@@ -11,6 +11,7 @@ pub mod asl;
 pub mod config;
 pub mod contract;
 pub mod diagnostic;
+mod json_fields;
 pub mod release;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Location, Severity};
