@@ -45,19 +45,35 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
 
 impl<'f> FieldReader<'f> {
     pub fn new(file: &'f str, codes: FieldCodes) -> Self {
-        FieldReader { file, codes, diags: Vec::new() }
+        FieldReader {
+            file,
+            codes,
+            diags: Vec::new(),
+        }
     }
 
     pub fn loc(&self, ptr: &str) -> Location {
         Location::pointer(self.file, ptr)
     }
 
-    pub fn error(&mut self, code: &'static str, ptr: &str, message: impl Into<String>, hint: impl Into<String>) {
+    pub fn error(
+        &mut self,
+        code: &'static str,
+        ptr: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
         let d = Diagnostic::error(code, self.loc(ptr), message).with_hint(hint);
         self.diags.push(d);
     }
 
-    pub fn warning(&mut self, code: &'static str, ptr: &str, message: impl Into<String>, hint: impl Into<String>) {
+    pub fn warning(
+        &mut self,
+        code: &'static str,
+        ptr: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
         let d = Diagnostic::warning(code, self.loc(ptr), message).with_hint(hint);
         self.diags.push(d);
     }
@@ -87,7 +103,13 @@ impl<'f> FieldReader<'f> {
     }
 
     /// Reports every key not in `allowed`. Jackson stops at the first; we list them all.
-    pub fn reject_unknown(&mut self, obj: &Map<String, Value>, ptr: &str, allowed: &[&str], what: &str) {
+    pub fn reject_unknown(
+        &mut self,
+        obj: &Map<String, Value>,
+        ptr: &str,
+        allowed: &[&str],
+        what: &str,
+    ) {
         for key in obj.keys() {
             if !allowed.contains(&key.as_str()) {
                 let code = self.codes.unknown;
@@ -127,7 +149,13 @@ impl<'f> FieldReader<'f> {
     }
 
     /// A required string that must also contain something other than whitespace.
-    pub fn str_nonblank(&mut self, obj: &Map<String, Value>, ptr: &str, key: &str, blank_code: &'static str) -> Option<String> {
+    pub fn str_nonblank(
+        &mut self,
+        obj: &Map<String, Value>,
+        ptr: &str,
+        key: &str,
+        blank_code: &'static str,
+    ) -> Option<String> {
         let s = self.str_req(obj, ptr, key)?;
         if s.trim().is_empty() {
             self.error(
@@ -164,7 +192,12 @@ impl<'f> FieldReader<'f> {
     }
 
     /// An integer, if present; `Err(())` when present but not an integer (already reported).
-    pub fn int_opt(&mut self, obj: &Map<String, Value>, ptr: &str, key: &str) -> Result<Option<i64>, ()> {
+    pub fn int_opt(
+        &mut self,
+        obj: &Map<String, Value>,
+        ptr: &str,
+        key: &str,
+    ) -> Result<Option<i64>, ()> {
         match Self::present(obj, key) {
             None => Ok(None),
             Some(v) => match v.as_i64() {
@@ -188,7 +221,12 @@ impl<'f> FieldReader<'f> {
         }
     }
 
-    pub fn array_opt<'v>(&mut self, obj: &'v Map<String, Value>, ptr: &str, key: &str) -> Option<&'v Vec<Value>> {
+    pub fn array_opt<'v>(
+        &mut self,
+        obj: &'v Map<String, Value>,
+        ptr: &str,
+        key: &str,
+    ) -> Option<&'v Vec<Value>> {
         match Self::present(obj, key) {
             None => None,
             Some(Value::Array(a)) => Some(a),
@@ -216,7 +254,12 @@ impl<'f> FieldReader<'f> {
     }
 
     /// An array element that must be an object (steps, artifacts, nodes ...).
-    pub fn element_object<'v>(&mut self, v: &'v Value, ptr: &str, what: &str) -> Option<&'v Map<String, Value>> {
+    pub fn element_object<'v>(
+        &mut self,
+        v: &'v Value,
+        ptr: &str,
+        what: &str,
+    ) -> Option<&'v Map<String, Value>> {
         match v {
             Value::Object(o) => Some(o),
             other => {
@@ -232,7 +275,12 @@ impl<'f> FieldReader<'f> {
         }
     }
 
-    pub fn str_array_opt(&mut self, obj: &Map<String, Value>, ptr: &str, key: &str) -> Option<Vec<String>> {
+    pub fn str_array_opt(
+        &mut self,
+        obj: &Map<String, Value>,
+        ptr: &str,
+        key: &str,
+    ) -> Option<Vec<String>> {
         let arr = self.array_opt(obj, ptr, key)?;
         let base = child(ptr, key);
         let mut out = Vec::with_capacity(arr.len());
@@ -244,7 +292,10 @@ impl<'f> FieldReader<'f> {
                     self.error(
                         code,
                         &item(&base, i),
-                        format!("`{key}` entries must be strings, found {}", json_type(other)),
+                        format!(
+                            "`{key}` entries must be strings, found {}",
+                            json_type(other)
+                        ),
                         format!("write every `{key}` entry as a string"),
                     );
                 }

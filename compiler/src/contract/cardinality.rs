@@ -25,7 +25,8 @@ impl Cardinality {
 }
 
 /// Spellings TPF accepts, for hints.
-pub const ACCEPTED_CARDINALITIES: &str = "ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE, MANY_TO_MANY, EXPANSION, REDUCTION";
+pub const ACCEPTED_CARDINALITIES: &str =
+    "ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE, MANY_TO_MANY, EXPANSION, REDUCTION";
 
 #[cfg(test)]
 mod tests {
@@ -33,10 +34,22 @@ mod tests {
 
     #[test]
     fn normalises_like_tpf() {
-        assert_eq!(Cardinality::from_tpf(" expansion "), Some(Cardinality::OneToMany));
-        assert_eq!(Cardinality::from_tpf("Reduction"), Some(Cardinality::ManyToOne));
-        assert_eq!(Cardinality::from_tpf("one_to_one"), Some(Cardinality::OneToOne));
-        assert_eq!(Cardinality::from_tpf("MANY_TO_MANY"), Some(Cardinality::ManyToMany));
+        assert_eq!(
+            Cardinality::from_tpf(" expansion "),
+            Some(Cardinality::OneToMany)
+        );
+        assert_eq!(
+            Cardinality::from_tpf("Reduction"),
+            Some(Cardinality::ManyToOne)
+        );
+        assert_eq!(
+            Cardinality::from_tpf("one_to_one"),
+            Some(Cardinality::OneToOne)
+        );
+        assert_eq!(
+            Cardinality::from_tpf("MANY_TO_MANY"),
+            Some(Cardinality::ManyToMany)
+        );
         assert_eq!(Cardinality::from_tpf("ONE-TO-ONE"), None);
         assert_eq!(Cardinality::from_tpf(""), None);
     }

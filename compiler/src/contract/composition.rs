@@ -13,8 +13,14 @@ use super::model::{Composition, CompositionContinuation, CompositionDefinition, 
 use crate::json_fields::{child, item, FieldReader};
 
 const COMPOSITION_KEYS: &[&str] = &["rootDefinitionId", "definitions"];
-const DEFINITION_KEYS: &[&str] =
-    &["definitionId", "definitionFingerprint", "inputContractId", "outputContractId", "nodes", "continuations"];
+const DEFINITION_KEYS: &[&str] = &[
+    "definitionId",
+    "definitionFingerprint",
+    "inputContractId",
+    "outputContractId",
+    "nodes",
+    "continuations",
+];
 const NODE_KEYS: &[&str] = &[
     "index",
     "nodeId",
@@ -36,21 +42,37 @@ pub(crate) fn read(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Option<
     let root_definition_id = r.str_req(obj, PTR, "rootDefinitionId").unwrap_or_default();
     let mut definitions = Vec::new();
     let defs_ptr = child(PTR, "definitions");
-    for (i, v) in r.array_opt(obj, PTR, "definitions").into_iter().flatten().enumerate() {
+    for (i, v) in r
+        .array_opt(obj, PTR, "definitions")
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let p = item(&defs_ptr, i);
-        let Some(d) = r.element_object(v, &p, "composition definition") else { continue };
+        let Some(d) = r.element_object(v, &p, "composition definition") else {
+            continue;
+        };
         definitions.push(read_definition(r, d, &p));
     }
-    Some(Composition { root_definition_id, definitions })
+    Some(Composition {
+        root_definition_id,
+        definitions,
+    })
 }
 
-fn read_definition(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str) -> CompositionDefinition {
+fn read_definition(
+    r: &mut FieldReader<'_>,
+    d: &Map<String, Value>,
+    p: &str,
+) -> CompositionDefinition {
     r.reject_unknown(d, p, DEFINITION_KEYS, "composition definition");
     let mut nodes = Vec::new();
     let nodes_ptr = child(p, "nodes");
     for (j, v) in r.array_opt(d, p, "nodes").into_iter().flatten().enumerate() {
         let np = item(&nodes_ptr, j);
-        let Some(n) = r.element_object(v, &np, "composition node") else { continue };
+        let Some(n) = r.element_object(v, &np, "composition node") else {
+            continue;
+        };
         r.reject_unknown(n, &np, NODE_KEYS, "composition node");
         let index = r.int_req(n, &np, "index").unwrap_or(-1);
         nodes.push(CompositionNode {
@@ -61,15 +83,24 @@ fn read_definition(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str) -> 
             output_contract_id: r.str_opt(n, &np, "outputContractId").unwrap_or_default(),
             cardinality: r.str_opt(n, &np, "cardinality").unwrap_or_default(),
             target_definition_id: r.str_opt(n, &np, "targetDefinitionId").unwrap_or_default(),
-            accepted_contract_ids: r.str_array_opt(n, &np, "acceptedContractIds").unwrap_or_default(),
+            accepted_contract_ids: r
+                .str_array_opt(n, &np, "acceptedContractIds")
+                .unwrap_or_default(),
             terminal: r.bool_opt(n, &np, "terminal").unwrap_or(false),
         });
     }
     let mut continuations = Vec::new();
     let cont_ptr = child(p, "continuations");
-    for (j, v) in r.array_opt(d, p, "continuations").into_iter().flatten().enumerate() {
+    for (j, v) in r
+        .array_opt(d, p, "continuations")
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let cp = item(&cont_ptr, j);
-        let Some(c) = r.element_object(v, &cp, "composition continuation") else { continue };
+        let Some(c) = r.element_object(v, &cp, "composition continuation") else {
+            continue;
+        };
         r.reject_unknown(c, &cp, CONTINUATION_KEYS, "composition continuation");
         continuations.push(CompositionContinuation {
             node_id: r.str_req(c, &cp, "nodeId").unwrap_or_default(),
@@ -94,7 +125,13 @@ fn read_definition(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str) -> 
 /// in that order. A stale fingerprint does not change what runs, so it is only a warning.
 fn check_fingerprint(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str, declared: &str) {
     let mut basis = Map::new();
-    for key in ["definitionId", "inputContractId", "outputContractId", "nodes", "continuations"] {
+    for key in [
+        "definitionId",
+        "inputContractId",
+        "outputContractId",
+        "nodes",
+        "continuations",
+    ] {
         if let Some(v) = d.get(key) {
             basis.insert(key.to_string(), v.clone());
         }
@@ -123,7 +160,10 @@ pub(crate) fn validate(r: &mut FieldReader<'_>, c: &Composition) {
             r.error(
                 "CONTRACT_COMPOSITION_DUPLICATE",
                 &child(&defs_ptr(i), "definitionId"),
-                format!("definition `{}` is declared more than once", d.definition_id),
+                format!(
+                    "definition `{}` is declared more than once",
+                    d.definition_id
+                ),
                 "give every composition definition a unique definitionId",
             );
         }
@@ -132,7 +172,10 @@ pub(crate) fn validate(r: &mut FieldReader<'_>, c: &Composition) {
         r.error(
             "CONTRACT_COMPOSITION_ROOT",
             &child(PTR, "rootDefinitionId"),
-            format!("rootDefinitionId `{}` names no definition", c.root_definition_id),
+            format!(
+                "rootDefinitionId `{}` names no definition",
+                c.root_definition_id
+            ),
             "set rootDefinitionId to the definitionId of the top-level pipeline",
         );
         return;
@@ -211,7 +254,10 @@ fn validate_definition(
             r.error(
                 "CONTRACT_COMPOSITION_CONTINUATION",
                 &child(&cp, "nodeId"),
-                format!("continuation for `{}`, which is not a node of `{id}`", cont.node_id),
+                format!(
+                    "continuation for `{}`, which is not a node of `{id}`",
+                    cont.node_id
+                ),
                 "every continuation must belong to a node of its definition",
             );
             continue;
@@ -234,7 +280,10 @@ fn validate_definition(
                 None => r.error(
                     "CONTRACT_COMPOSITION_TARGET",
                     &child(&cp, "nextNodeId"),
-                    format!("continuation of `{}` goes to `{}`, which is not a node of `{id}`", cont.node_id, cont.next_node_id),
+                    format!(
+                        "continuation of `{}` goes to `{}`, which is not a node of `{id}`",
+                        cont.node_id, cont.next_node_id
+                    ),
                     "NEXT_LOCAL continuations must name a node of the same definition",
                 ),
             },
@@ -243,7 +292,10 @@ fn validate_definition(
                     r.error(
                         "CONTRACT_COMPOSITION_CONTINUATION",
                         &child(&cp, "nextNodeId"),
-                        format!("{} continuation of `{}` names a next node", cont.kind, cont.node_id),
+                        format!(
+                            "{} continuation of `{}` names a next node",
+                            cont.kind, cont.node_id
+                        ),
                         "nextNodeId must be \"\" unless the continuation is NEXT_LOCAL",
                     );
                 }
@@ -269,12 +321,18 @@ fn validate_definition(
 
     if let Some(last) = d.nodes.last() {
         let want = if is_root { "ROOT_TERMINAL" } else { "RETURN" };
-        let got = kind_of.get(last.node_id.as_str()).copied().unwrap_or("none");
+        let got = kind_of
+            .get(last.node_id.as_str())
+            .copied()
+            .unwrap_or("none");
         if got != want {
             r.error(
                 "CONTRACT_COMPOSITION_TERMINAL",
                 &item(&child(&dp, "nodes"), d.nodes.len() - 1),
-                format!("last node `{}` of `{id}` continues with {got}, expected {want}", last.node_id),
+                format!(
+                    "last node `{}` of `{id}` continues with {got}, expected {want}",
+                    last.node_id
+                ),
                 if is_root {
                     "the root definition must end in ROOT_TERMINAL"
                 } else {
@@ -308,7 +366,10 @@ fn validate_definition(
             r.error(
                 "CONTRACT_COMPOSITION_UNREACHABLE",
                 &node_ptr(j),
-                format!("node `{}` of `{id}` is not reachable from its first node", n.node_id),
+                format!(
+                    "node `{}` of `{id}` is not reachable from its first node",
+                    n.node_id
+                ),
                 "link the node from its predecessor with a NEXT_LOCAL continuation, or remove it",
             );
         }
@@ -322,7 +383,12 @@ fn node_name(d: &CompositionDefinition, j: usize) -> &str {
 /// Definitions must be reachable from the root through `pipeline` nodes, and calls must not form
 /// cycles other than a definition calling itself (bounded at runtime by
 /// `pipeline.max-recursive-depth`).
-fn validate_definition_graph(r: &mut FieldReader<'_>, c: &Composition, root: usize, by_id: &HashMap<&str, usize>) {
+fn validate_definition_graph(
+    r: &mut FieldReader<'_>,
+    c: &Composition,
+    root: usize,
+    by_id: &HashMap<&str, usize>,
+) {
     let calls: Vec<BTreeSet<usize>> = c
         .definitions
         .iter()
@@ -351,7 +417,10 @@ fn validate_definition_graph(r: &mut FieldReader<'_>, c: &Composition, root: usi
             r.error(
                 "CONTRACT_COMPOSITION_UNREACHABLE",
                 &defs_ptr(i),
-                format!("definition `{}` is never called from the root `{}`", d.definition_id, c.root_definition_id),
+                format!(
+                    "definition `{}` is never called from the root `{}`",
+                    d.definition_id, c.root_definition_id
+                ),
                 "call the definition from a `pipeline` node, or remove it",
             );
         }
@@ -365,7 +434,10 @@ fn validate_definition_graph(r: &mut FieldReader<'_>, c: &Composition, root: usi
         if colour.get(start).copied() != Some(0) {
             continue;
         }
-        let mut path: Vec<(usize, Vec<usize>)> = vec![(start, calls.get(start).into_iter().flatten().copied().collect())];
+        let mut path: Vec<(usize, Vec<usize>)> = vec![(
+            start,
+            calls.get(start).into_iter().flatten().copied().collect(),
+        )];
         if let Some(s) = colour.get_mut(start) {
             *s = 1;
         }
@@ -381,7 +453,11 @@ fn validate_definition_graph(r: &mut FieldReader<'_>, c: &Composition, root: usi
                     }
                     Some(1) => {
                         if reported.insert(t) {
-                            let name = c.definitions.get(t).map(|d| d.definition_id.as_str()).unwrap_or("?");
+                            let name = c
+                                .definitions
+                                .get(t)
+                                .map(|d| d.definition_id.as_str())
+                                .unwrap_or("?");
                             r.error(
                                 "CONTRACT_COMPOSITION_CYCLE",
                                 &defs_ptr(node),

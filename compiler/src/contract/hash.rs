@@ -17,7 +17,11 @@ use sha2::{Digest, Sha256};
 pub struct GsonFormatter;
 
 impl Formatter for GsonFormatter {
-    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             let escape = match c {

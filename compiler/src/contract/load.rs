@@ -11,7 +11,8 @@ use super::cardinality::ACCEPTED_CARDINALITIES;
 use super::composition;
 use super::hash::{contract_hash, contract_version, fingerprint};
 use super::model::{
-    AwaitTransport, Capabilities, Cardinality, Contract, ContractOptions, HashCheck, LoadedContract, Step,
+    AwaitTransport, Capabilities, Cardinality, Contract, ContractOptions, HashCheck,
+    LoadedContract, Step,
 };
 use crate::diagnostic::{json_syntax, Diagnostic, Diagnostics, Location};
 use crate::json_fields::{child, item, json_type, FieldCodes, FieldReader};
@@ -66,7 +67,11 @@ pub fn default_capabilities() -> Capabilities {
 ///
 /// On success the returned warnings are the non-fatal findings; on failure every error and
 /// warning found in the one pass is returned, in document order.
-pub fn load_contract(file: &str, bytes: &[u8], opts: ContractOptions) -> Result<LoadedContract, Diagnostics> {
+pub fn load_contract(
+    file: &str,
+    bytes: &[u8],
+    opts: ContractOptions,
+) -> Result<LoadedContract, Diagnostics> {
     let document: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => return Err(json_syntax("CONTRACT_JSON_SYNTAX", file, &e).into()),
@@ -75,7 +80,10 @@ pub fn load_contract(file: &str, bytes: &[u8], opts: ContractOptions) -> Result<
         return Err(Diagnostic::error(
             "CONTRACT_NOT_OBJECT",
             Location::pointer(file, ""),
-            format!("a pipeline contract is a JSON object, this file holds {}", json_type(&document)),
+            format!(
+                "a pipeline contract is a JSON object, this file holds {}",
+                json_type(&document)
+            ),
         )
         .with_hint("pass TPF's META-INF/pipeline/pipeline-contract.json")
         .into());
@@ -94,7 +102,9 @@ pub fn load_contract(file: &str, bytes: &[u8], opts: ContractOptions) -> Result<
     let runtime_layout = r.str_opt(obj, "", "runtimeLayout");
     let steps = read_steps(&mut r, obj);
     let (canonical_types, has_contributed) = read_canonical_types(&mut r, obj);
-    let canonical_catalog_fingerprint = r.str_opt(obj, "", "canonicalCatalogFingerprint").unwrap_or_default();
+    let canonical_catalog_fingerprint = r
+        .str_opt(obj, "", "canonicalCatalogFingerprint")
+        .unwrap_or_default();
     check_catalog_fingerprint(&mut r, obj, &canonical_catalog_fingerprint);
 
     let composition = match r.object_opt(obj, "", "composition") {
@@ -119,36 +129,54 @@ pub fn load_contract(file: &str, bytes: &[u8], opts: ContractOptions) -> Result<
     let capabilities = read_capabilities(&mut r, obj);
 
     if let Some(v) = schema_version {
-        check_schema_content(&mut r, v, composition.is_some(), has_contributed, canonical_types.is_empty());
+        check_schema_content(
+            &mut r,
+            v,
+            composition.is_some(),
+            has_contributed,
+            canonical_types.is_empty(),
+        );
     }
     let hash = match (&contract_version_raw, &contract_hash_raw) {
         (Some(version), Some(hash)) => Some(check_hash(&mut r, obj, version, hash, opts)),
         _ => None,
     };
 
-    match (r.has_errors(), schema_version, pipeline_id, contract_version_raw, contract_hash_raw, hash) {
-        (false, Some(schema_version), Some(pipeline_id), Some(contract_version), Some(contract_hash), Some(hash)) => {
-            Ok(LoadedContract {
-                contract: Contract {
-                    schema_version,
-                    pipeline_id,
-                    contract_version,
-                    contract_hash,
-                    platform,
-                    transport,
-                    module,
-                    plugin_host,
-                    runtime_layout,
-                    steps,
-                    canonical_types,
-                    canonical_catalog_fingerprint,
-                    composition,
-                    capabilities,
-                },
-                hash,
-                warnings: r.diags,
-            })
-        }
+    match (
+        r.has_errors(),
+        schema_version,
+        pipeline_id,
+        contract_version_raw,
+        contract_hash_raw,
+        hash,
+    ) {
+        (
+            false,
+            Some(schema_version),
+            Some(pipeline_id),
+            Some(contract_version),
+            Some(contract_hash),
+            Some(hash),
+        ) => Ok(LoadedContract {
+            contract: Contract {
+                schema_version,
+                pipeline_id,
+                contract_version,
+                contract_hash,
+                platform,
+                transport,
+                module,
+                plugin_host,
+                runtime_layout,
+                steps,
+                canonical_types,
+                canonical_catalog_fingerprint,
+                composition,
+                capabilities,
+            },
+            hash,
+            warnings: r.diags,
+        }),
         _ => Err(Diagnostics(r.diags)),
     }
 }
@@ -158,7 +186,12 @@ fn read_schema_version(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Opt
                 a newer TPF may need a newer tpf-sfn";
     match obj.get("schemaVersion") {
         None | Some(Value::Null) => {
-            r.error("CONTRACT_SCHEMA_VERSION", "/schemaVersion", "`schemaVersion` is missing", hint);
+            r.error(
+                "CONTRACT_SCHEMA_VERSION",
+                "/schemaVersion",
+                "`schemaVersion` is missing",
+                hint,
+            );
             None
         }
         Some(v) => match v.as_i64() {
@@ -205,7 +238,9 @@ fn read_steps(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Vec<Step> {
     }
     for (i, v) in arr.iter().enumerate() {
         let p = item(steps_ptr, i);
-        let Some(s) = r.element_object(v, &p, "step") else { continue };
+        let Some(s) = r.element_object(v, &p, "step") else {
+            continue;
+        };
         if let Some(step) = read_step(r, s, &p, i) {
             steps.push(step);
         }
@@ -213,7 +248,12 @@ fn read_steps(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Vec<Step> {
     steps
 }
 
-fn read_step(r: &mut FieldReader<'_>, s: &Map<String, Value>, p: &str, position: usize) -> Option<Step> {
+fn read_step(
+    r: &mut FieldReader<'_>,
+    s: &Map<String, Value>,
+    p: &str,
+    position: usize,
+) -> Option<Step> {
     r.reject_unknown(s, p, STEP_KEYS, "step");
     let index = r.int_req(s, p, "index");
     if let Some(index) = index {
@@ -255,7 +295,9 @@ fn read_step(r: &mut FieldReader<'_>, s: &Map<String, Value>, p: &str, position:
     let output_type_id = r.str_opt(s, p, "outputTypeId").unwrap_or_default();
     let runtime_class = r.str_opt(s, p, "runtimeClass").unwrap_or_default();
     let client_class = r.str_opt(s, p, "clientClass").unwrap_or_default();
-    let await_transport = r.str_opt(s, p, "awaitTransport").map(|raw| parse_transport(r, p, &raw));
+    let await_transport = r
+        .str_opt(s, p, "awaitTransport")
+        .map(|raw| parse_transport(r, p, &raw));
 
     let step = Step {
         index: u32::try_from(index?).ok()?,
@@ -273,7 +315,10 @@ fn read_step(r: &mut FieldReader<'_>, s: &Map<String, Value>, p: &str, position:
         r.warning(
             "CONTRACT_AWAIT_TRANSPORT_UNUSED",
             &child(p, "awaitTransport"),
-            format!("step `{}` has kind `{}` but declares an awaitTransport", step.authored_name, step.kind),
+            format!(
+                "step `{}` has kind `{}` but declares an awaitTransport",
+                step.authored_name, step.kind
+            ),
             "awaitTransport only means something on `kind: await` steps; it is ignored here",
         );
     }
@@ -306,12 +351,18 @@ fn read_canonical_types(
 ) -> (indexmap::IndexMap<String, Value>, bool) {
     let mut out = indexmap::IndexMap::new();
     let mut contributed = false;
-    let Some(types) = r.object_opt(obj, "", "canonicalTypes") else { return (out, false) };
+    let Some(types) = r.object_opt(obj, "", "canonicalTypes") else {
+        return (out, false);
+    };
     let base = "/canonicalTypes";
     for (name, v) in types {
         let p = child(base, name);
-        let Some(entry) = r.element_object(v, &p, "canonical type") else { continue };
-        contributed |= entry.get("contributedIdentity").is_some_and(|c| !c.is_null());
+        let Some(entry) = r.element_object(v, &p, "canonical type") else {
+            continue;
+        };
+        contributed |= entry
+            .get("contributedIdentity")
+            .is_some_and(|c| !c.is_null());
         if let (Some(Value::String(declared)), Some(definition)) =
             (entry.get("definitionFingerprint"), entry.get("definition"))
         {
@@ -334,7 +385,10 @@ fn check_catalog_fingerprint(r: &mut FieldReader<'_>, obj: &Map<String, Value>, 
     if declared.is_empty() {
         return;
     }
-    let types = obj.get("canonicalTypes").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    let types = obj
+        .get("canonicalTypes")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
     let computed = fingerprint(&types);
     if declared != computed {
         r.warning(
@@ -348,7 +402,9 @@ fn check_catalog_fingerprint(r: &mut FieldReader<'_>, obj: &Map<String, Value>, 
 
 fn read_capabilities(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Capabilities {
     let defaults = default_capabilities();
-    let Some(c) = r.object_opt(obj, "", "capabilities") else { return defaults };
+    let Some(c) = r.object_opt(obj, "", "capabilities") else {
+        return defaults;
+    };
     let p = "/capabilities";
     r.reject_unknown(c, p, CAPABILITY_KEYS, "capabilities");
     Capabilities {
@@ -363,7 +419,13 @@ fn read_capabilities(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Capab
 
 /// TPF derives schemaVersion from content (§1.6). A mismatch is legal for the loader but means
 /// the file was not written by TPF's generator, so it is worth a look.
-fn check_schema_content(r: &mut FieldReader<'_>, declared: u8, composition: bool, contributed: bool, empty_types: bool) {
+fn check_schema_content(
+    r: &mut FieldReader<'_>,
+    declared: u8,
+    composition: bool,
+    contributed: bool,
+    empty_types: bool,
+) {
     let expected = if composition || contributed {
         3
     } else if empty_types {
@@ -406,7 +468,9 @@ fn check_hash(
     let mut ok = true;
     if hash != computed {
         ok = false;
-        let message = format!("contractHash does not match the contract: expected `{hash}`, computed `{computed}`");
+        let message = format!(
+            "contractHash does not match the contract: expected `{hash}`, computed `{computed}`"
+        );
         let hint = format!(
             "the hash covers every key except contractVersion/contractHash, so any edit changes it; {hint_tail}"
         );
@@ -415,18 +479,29 @@ fn check_hash(
     let want_version = contract_version(hash);
     if version != want_version {
         ok = false;
-        let message = format!("contractVersion is `{version}` but TPF derives `{want_version}` from contractHash");
+        let message = format!(
+            "contractVersion is `{version}` but TPF derives `{want_version}` from contractHash"
+        );
         let hint = format!("contractVersion must be \"sha256:\" + contractHash; {hint_tail}");
         push_hash(r, opts, "/contractVersion", message, hint);
     }
     if ok {
         HashCheck::Verified
     } else {
-        HashCheck::Unverified { expected: hash.to_string(), computed }
+        HashCheck::Unverified {
+            expected: hash.to_string(),
+            computed,
+        }
     }
 }
 
-fn push_hash(r: &mut FieldReader<'_>, opts: ContractOptions, ptr: &str, message: String, hint: String) {
+fn push_hash(
+    r: &mut FieldReader<'_>,
+    opts: ContractOptions,
+    ptr: &str,
+    message: String,
+    hint: String,
+) {
     if opts.allow_unverified_hash {
         r.warning("CONTRACT_HASH_MISMATCH", ptr, message, hint);
     } else {
