@@ -34,8 +34,18 @@ fn internal(name: &str, code: &str, input: &str, output: &str) -> StepSpec {
     }
 }
 
-fn awaiting(name: &str, code: &str, input: &str, output: &str, transport: &'static str) -> StepSpec {
-    StepSpec { kind: "await", transport: Some(transport), ..internal(name, code, input, output) }
+fn awaiting(
+    name: &str,
+    code: &str,
+    input: &str,
+    output: &str,
+    transport: &'static str,
+) -> StepSpec {
+    StepSpec {
+        kind: "await",
+        transport: Some(transport),
+        ..internal(name, code, input, output)
+    }
 }
 
 struct ContractSpec {
@@ -71,15 +81,24 @@ fn step_json(pkg: &str, transport: &str, index: usize, s: &StepSpec) -> Value {
         (c.clone(), c)
     } else {
         let base = format!("{pkg}.{}.service", snake(&s.code));
-        (format!("{base}.Process{}Service", s.code), format!("{base}.pipeline.Process{}{suffix}", s.code))
+        (
+            format!("{base}.Process{}Service", s.code),
+            format!("{base}.pipeline.Process{}{suffix}", s.code),
+        )
     };
     let mut m = Map::new();
     m.insert("index".into(), json!(index));
     m.insert("authoredName".into(), json!(s.name));
     m.insert("kind".into(), json!(s.kind));
     m.insert("cardinality".into(), json!(s.cardinality));
-    m.insert("inputTypeId".into(), json!(format!("{pkg}.domain.{}", s.input)));
-    m.insert("outputTypeId".into(), json!(format!("{pkg}.domain.{}", s.output)));
+    m.insert(
+        "inputTypeId".into(),
+        json!(format!("{pkg}.domain.{}", s.input)),
+    );
+    m.insert(
+        "outputTypeId".into(),
+        json!(format!("{pkg}.domain.{}", s.output)),
+    );
     m.insert("runtimeClass".into(), json!(runtime));
     m.insert("clientClass".into(), json!(client));
     if let Some(t) = s.transport {
@@ -113,11 +132,18 @@ fn build(spec: &ContractSpec) -> Value {
     if let Some(l) = spec.layout {
         m.insert("runtimeLayout".into(), json!(l));
     }
-    let steps: Vec<Value> =
-        spec.steps.iter().enumerate().map(|(i, s)| step_json(spec.pipeline_id, spec.transport, i, s)).collect();
+    let steps: Vec<Value> = spec
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| step_json(spec.pipeline_id, spec.transport, i, s))
+        .collect();
     m.insert("steps".into(), Value::Array(steps));
     m.insert("canonicalTypes".into(), spec.canonical_types.clone());
-    m.insert("canonicalCatalogFingerprint".into(), json!(fingerprint(&spec.canonical_types)));
+    m.insert(
+        "canonicalCatalogFingerprint".into(),
+        json!(fingerprint(&spec.canonical_types)),
+    );
     if let Some(c) = &spec.composition {
         m.insert("composition".into(), c.clone());
     }
@@ -178,13 +204,46 @@ fn multi_await() -> ContractSpec {
         module: "orchestrator-svc",
         layout: Some("MONOLITH"),
         steps: vec![
-            internal("Receive Application", "ReceiveApplication", "LoanRequest", "LoanApplication"),
-            awaiting("Await Underwriter Review", "AwaitUnderwriterReview", "LoanApplication", "UnderwriterReview", "interaction-api"),
-            internal("Request Credit Check", "RequestCreditCheck", "UnderwriterReview", "CreditCheckRequest"),
-            awaiting("Await Credit Bureau", "AwaitCreditBureau", "CreditCheckRequest", "CreditReport", "webhook"),
+            internal(
+                "Receive Application",
+                "ReceiveApplication",
+                "LoanRequest",
+                "LoanApplication",
+            ),
+            awaiting(
+                "Await Underwriter Review",
+                "AwaitUnderwriterReview",
+                "LoanApplication",
+                "UnderwriterReview",
+                "interaction-api",
+            ),
+            internal(
+                "Request Credit Check",
+                "RequestCreditCheck",
+                "UnderwriterReview",
+                "CreditCheckRequest",
+            ),
+            awaiting(
+                "Await Credit Bureau",
+                "AwaitCreditBureau",
+                "CreditCheckRequest",
+                "CreditReport",
+                "webhook",
+            ),
             internal("Price Offer", "PriceOffer", "CreditReport", "LoanOffer"),
-            awaiting("Await Ledger Booking", "AwaitLedgerBooking", "LoanOffer", "BookingConfirmation", "kafka"),
-            internal("Notify Applicant", "NotifyApplicant", "BookingConfirmation", "LoanOutcome"),
+            awaiting(
+                "Await Ledger Booking",
+                "AwaitLedgerBooking",
+                "LoanOffer",
+                "BookingConfirmation",
+                "kafka",
+            ),
+            internal(
+                "Notify Applicant",
+                "NotifyApplicant",
+                "BookingConfirmation",
+                "LoanOutcome",
+            ),
         ],
         canonical_types: json!({}),
         composition: None,
@@ -199,9 +258,25 @@ fn sqs_await() -> ContractSpec {
         module: "orchestrator-svc",
         layout: Some("PIPELINE_RUNTIME"),
         steps: vec![
-            internal("Prepare Shipment", "PrepareShipment", "ShipmentRequest", "ShipmentLabel"),
-            awaiting("Await Carrier Pickup", "AwaitCarrierPickup", "ShipmentLabel", "PickupConfirmation", "sqs"),
-            internal("Close Shipment", "CloseShipment", "PickupConfirmation", "ShipmentRecord"),
+            internal(
+                "Prepare Shipment",
+                "PrepareShipment",
+                "ShipmentRequest",
+                "ShipmentLabel",
+            ),
+            awaiting(
+                "Await Carrier Pickup",
+                "AwaitCarrierPickup",
+                "ShipmentLabel",
+                "PickupConfirmation",
+                "sqs",
+            ),
+            internal(
+                "Close Shipment",
+                "CloseShipment",
+                "PickupConfirmation",
+                "ShipmentRecord",
+            ),
         ],
         canonical_types: json!({}),
         composition: None,
@@ -211,7 +286,14 @@ fn sqs_await() -> ContractSpec {
 fn fan_out() -> ContractSpec {
     let pkg = "org.example.payments";
     let types = catalogue(vec![
-        record(pkg, "CsvPaymentsInputFile", vec![field("filepath", scalar("path")), field("csvFolderPath", scalar("path"))]),
+        record(
+            pkg,
+            "CsvPaymentsInputFile",
+            vec![
+                field("filepath", scalar("path")),
+                field("csvFolderPath", scalar("path")),
+            ],
+        ),
         record(
             pkg,
             "PaymentRecord",
@@ -222,21 +304,48 @@ fn fan_out() -> ContractSpec {
                 field("currency", scalar("currency")),
             ],
         ),
-        record(pkg, "PaymentStatus", vec![field("csvId", scalar("string")), field("reference", scalar("string"))]),
-        record(pkg, "PaymentOutput", vec![field("csvId", scalar("string")), field("status", named("PaymentStatus"))]),
+        record(
+            pkg,
+            "PaymentStatus",
+            vec![
+                field("csvId", scalar("string")),
+                field("reference", scalar("string")),
+            ],
+        ),
+        record(
+            pkg,
+            "PaymentOutput",
+            vec![
+                field("csvId", scalar("string")),
+                field("status", named("PaymentStatus")),
+            ],
+        ),
         record(
             pkg,
             "PaymentFileSummary",
             vec![
                 field("filepath", scalar("path")),
                 field("paid", scalar("int64")),
-                field("totals", json!({"key": scalar("currency"), "kind": "map", "value": scalar("decimal")})),
+                field(
+                    "totals",
+                    json!({"key": scalar("currency"), "kind": "map", "value": scalar("decimal")}),
+                ),
             ],
         ),
     ]);
-    let mut expand = internal("Process Csv Payments Input", "ProcessCsvPaymentsInput", "CsvPaymentsInputFile", "PaymentRecord");
+    let mut expand = internal(
+        "Process Csv Payments Input",
+        "ProcessCsvPaymentsInput",
+        "CsvPaymentsInputFile",
+        "PaymentRecord",
+    );
     expand.cardinality = "EXPANSION";
-    let mut reduce = internal("Summarise Payment File", "SummarisePaymentFile", "PaymentOutput", "PaymentFileSummary");
+    let mut reduce = internal(
+        "Summarise Payment File",
+        "SummarisePaymentFile",
+        "PaymentOutput",
+        "PaymentFileSummary",
+    );
     reduce.cardinality = "REDUCTION";
     ContractSpec {
         file: "fan-out",
@@ -246,8 +355,19 @@ fn fan_out() -> ContractSpec {
         layout: Some("PIPELINE_RUNTIME"),
         steps: vec![
             expand,
-            awaiting("Await Payment Provider", "AwaitPaymentProvider", "PaymentRecord", "PaymentStatus", "kafka"),
-            internal("Finalize Payment Output", "FinalizePaymentOutput", "PaymentStatus", "PaymentOutput"),
+            awaiting(
+                "Await Payment Provider",
+                "AwaitPaymentProvider",
+                "PaymentRecord",
+                "PaymentStatus",
+                "kafka",
+            ),
+            internal(
+                "Finalize Payment Output",
+                "FinalizePaymentOutput",
+                "PaymentStatus",
+                "PaymentOutput",
+            ),
             reduce,
         ],
         canonical_types: types,
@@ -273,7 +393,13 @@ fn cont(node_id: &str, kind: &str, next: &str) -> Value {
     json!({"nodeId": node_id, "kind": kind, "nextNodeId": next})
 }
 
-fn definition(id: &str, input: &str, output: &str, nodes: Vec<Value>, continuations: Vec<Value>) -> Value {
+fn definition(
+    id: &str,
+    input: &str,
+    output: &str,
+    nodes: Vec<Value>,
+    continuations: Vec<Value>,
+) -> Value {
     let basis = json!({
         "definitionId": id,
         "inputContractId": input,
@@ -294,20 +420,65 @@ fn definition(id: &str, input: &str, output: &str, nodes: Vec<Value>, continuati
 fn composition() -> ContractSpec {
     let pkg = "org.example.orders";
     let types = catalogue(vec![
-        record(pkg, "Order", vec![field("orderId", scalar("uuid")), field("sku", scalar("string"))]),
-        record(pkg, "EnrichedOrder", vec![field("order", named("Order")), field("priceList", scalar("string"))]),
-        record(pkg, "PricedOrder", vec![field("order", named("EnrichedOrder")), field("total", scalar("decimal"))]),
-        record(pkg, "OrderReceipt", vec![field("orderId", scalar("uuid")), field("total", scalar("decimal"))]),
+        record(
+            pkg,
+            "Order",
+            vec![
+                field("orderId", scalar("uuid")),
+                field("sku", scalar("string")),
+            ],
+        ),
+        record(
+            pkg,
+            "EnrichedOrder",
+            vec![
+                field("order", named("Order")),
+                field("priceList", scalar("string")),
+            ],
+        ),
+        record(
+            pkg,
+            "PricedOrder",
+            vec![
+                field("order", named("EnrichedOrder")),
+                field("total", scalar("decimal")),
+            ],
+        ),
+        record(
+            pkg,
+            "OrderReceipt",
+            vec![
+                field("orderId", scalar("uuid")),
+                field("total", scalar("decimal")),
+            ],
+        ),
     ]);
     let enrich = definition(
         "enrich-order",
         "Order",
         "PricedOrder",
         vec![
-            node(0, "lookup-price-list", "direct", "Order", "EnrichedOrder", ""),
-            node(1, "price-order", "direct", "EnrichedOrder", "PricedOrder", ""),
+            node(
+                0,
+                "lookup-price-list",
+                "direct",
+                "Order",
+                "EnrichedOrder",
+                "",
+            ),
+            node(
+                1,
+                "price-order",
+                "direct",
+                "EnrichedOrder",
+                "PricedOrder",
+                "",
+            ),
         ],
-        vec![cont("lookup-price-list", "NEXT_LOCAL", "price-order"), cont("price-order", "RETURN", "")],
+        vec![
+            cont("lookup-price-list", "NEXT_LOCAL", "price-order"),
+            cont("price-order", "RETURN", ""),
+        ],
     );
     let main = definition(
         "main",
@@ -315,8 +486,22 @@ fn composition() -> ContractSpec {
         "OrderReceipt",
         vec![
             node(0, "validate-order", "direct", "Order", "Order", ""),
-            node(1, "enrich", "pipeline", "Order", "PricedOrder", "enrich-order"),
-            node(2, "issue-receipt", "direct", "PricedOrder", "OrderReceipt", ""),
+            node(
+                1,
+                "enrich",
+                "pipeline",
+                "Order",
+                "PricedOrder",
+                "enrich-order",
+            ),
+            node(
+                2,
+                "issue-receipt",
+                "direct",
+                "PricedOrder",
+                "OrderReceipt",
+                "",
+            ),
         ],
         vec![
             cont("validate-order", "NEXT_LOCAL", "enrich"),
@@ -332,9 +517,19 @@ fn composition() -> ContractSpec {
         layout: Some("MONOLITH"),
         steps: vec![
             internal("Validate Order", "ValidateOrder", "Order", "Order"),
-            internal("Lookup Price List", "LookupPriceList", "Order", "EnrichedOrder"),
+            internal(
+                "Lookup Price List",
+                "LookupPriceList",
+                "Order",
+                "EnrichedOrder",
+            ),
             internal("Price Order", "PriceOrder", "EnrichedOrder", "PricedOrder"),
-            internal("Issue Receipt", "IssueReceipt", "PricedOrder", "OrderReceipt"),
+            internal(
+                "Issue Receipt",
+                "IssueReceipt",
+                "PricedOrder",
+                "OrderReceipt",
+            ),
         ],
         canonical_types: types,
         composition: Some(json!({"rootDefinitionId": "main", "definitions": [enrich, main]})),
@@ -349,9 +544,20 @@ fn thousand_steps() -> ContractSpec {
             let output = format!("Stage{:04}", i + 1);
             if i % 100 == 99 {
                 let t = TRANSPORTS[(i / 100) % TRANSPORTS.len()];
-                awaiting(&format!("Await Gate {i:04}"), &format!("AwaitGate{i:04}"), &input, &output, t)
+                awaiting(
+                    &format!("Await Gate {i:04}"),
+                    &format!("AwaitGate{i:04}"),
+                    &input,
+                    &output,
+                    t,
+                )
             } else {
-                internal(&format!("Transform {i:04}"), &format!("Transform{i:04}"), &input, &output)
+                internal(
+                    &format!("Transform {i:04}"),
+                    &format!("Transform{i:04}"),
+                    &input,
+                    &output,
+                )
             }
         })
         .collect();
@@ -375,10 +581,31 @@ fn unicode_names() -> ContractSpec {
         module: "orchestrator-svc",
         layout: Some("MONOLITH"),
         steps: vec![
-            internal("Prüfe Bestellung", "PruefeBestellung", "Bestellung", "GepruefteBestellung"),
-            internal("注文を検証する", "ChuumonKensho", "GepruefteBestellung", "Chuumon"),
-            awaiting("Attendre la décision du café ☕", "AttendreDecision", "Chuumon", "Decision", "interaction-api"),
-            internal("Envío confirmado 🚀", "EnvioConfirmado", "Decision", "Envio"),
+            internal(
+                "Prüfe Bestellung",
+                "PruefeBestellung",
+                "Bestellung",
+                "GepruefteBestellung",
+            ),
+            internal(
+                "注文を検証する",
+                "ChuumonKensho",
+                "GepruefteBestellung",
+                "Chuumon",
+            ),
+            awaiting(
+                "Attendre la décision du café ☕",
+                "AttendreDecision",
+                "Chuumon",
+                "Decision",
+                "interaction-api",
+            ),
+            internal(
+                "Envío confirmado 🚀",
+                "EnvioConfirmado",
+                "Decision",
+                "Envio",
+            ),
         ],
         canonical_types: json!({}),
         composition: None,
@@ -398,7 +625,8 @@ fn long_name(stem: &str, tail: &str) -> String {
 
 fn long_names() -> ContractSpec {
     // The two awaits share their first 80+ characters, so names truncated to 80 collide.
-    let shared = "Await Approval From The Regional Compliance Office For High Value Cross Border Payments";
+    let shared =
+        "Await Approval From The Regional Compliance Office For High Value Cross Border Payments";
     ContractSpec {
         file: "long-names",
         pipeline_id: "org.example.compliance",
@@ -406,11 +634,47 @@ fn long_names() -> ContractSpec {
         module: "orchestrator-svc",
         layout: Some("MONOLITH"),
         steps: vec![
-            internal(&long_name("Validate Incoming Cross Border Payment Instruction", "against sanctions lists"), "ValidateInstruction", "PaymentInstruction", "ValidatedInstruction"),
-            awaiting(&long_name(shared, "in the European Union"), "AwaitComplianceEu", "ValidatedInstruction", "EuClearance", "interaction-api"),
-            internal(&long_name("Prepare Secondary Review Package For The Partner Jurisdiction", "with translated documents"), "PrepareSecondaryReview", "EuClearance", "ReviewPackage"),
-            awaiting(&long_name(shared, "in the United States"), "AwaitComplianceUs", "ReviewPackage", "UsClearance", "webhook"),
-            internal(&long_name("Release Payment To The Settlement Network After Both Clearances", "have been granted"), "ReleasePayment", "UsClearance", "SettledPayment"),
+            internal(
+                &long_name(
+                    "Validate Incoming Cross Border Payment Instruction",
+                    "against sanctions lists",
+                ),
+                "ValidateInstruction",
+                "PaymentInstruction",
+                "ValidatedInstruction",
+            ),
+            awaiting(
+                &long_name(shared, "in the European Union"),
+                "AwaitComplianceEu",
+                "ValidatedInstruction",
+                "EuClearance",
+                "interaction-api",
+            ),
+            internal(
+                &long_name(
+                    "Prepare Secondary Review Package For The Partner Jurisdiction",
+                    "with translated documents",
+                ),
+                "PrepareSecondaryReview",
+                "EuClearance",
+                "ReviewPackage",
+            ),
+            awaiting(
+                &long_name(shared, "in the United States"),
+                "AwaitComplianceUs",
+                "ReviewPackage",
+                "UsClearance",
+                "webhook",
+            ),
+            internal(
+                &long_name(
+                    "Release Payment To The Settlement Network After Both Clearances",
+                    "have been granted",
+                ),
+                "ReleasePayment",
+                "UsClearance",
+                "SettledPayment",
+            ),
         ],
         canonical_types: json!({}),
         composition: None,
@@ -418,13 +682,24 @@ fn long_names() -> ContractSpec {
 }
 
 fn out_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("examples").join("contracts")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("examples")
+        .join("contracts")
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     let dir = out_dir();
     std::fs::create_dir_all(&dir)?;
-    for spec in [multi_await(), sqs_await(), fan_out(), composition(), thousand_steps(), unicode_names(), long_names()] {
+    for spec in [
+        multi_await(),
+        sqs_await(),
+        fan_out(),
+        composition(),
+        thousand_steps(),
+        unicode_names(),
+        long_names(),
+    ] {
         let doc = build(&spec);
         let mut text = serde_json::to_string_pretty(&doc)?;
         text.push('\n');

@@ -298,6 +298,17 @@ fn toml_location(file: &str, text: &str, err: &toml::de::Error) -> Location {
     }
 }
 
+/// toml's messages span lines; a diagnostic message is one line.
+fn one_line(message: &str) -> String {
+    message
+        .trim()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn value_error(
     file: &str,
     key: &str,
@@ -388,9 +399,9 @@ impl DriverConfig {
             return Err(Diagnostic::error(
                 "CONFIG_SYNTAX",
                 toml_location(file, text, &e),
-                format!("the file is not valid TOML: {}", e.message().trim()),
+                format!("the file is not valid TOML: {}", one_line(e.message())),
             )
-            .with_hint("fix the TOML at the reported line and column; `tpf-sfn config --default` prints a valid file")
+            .with_hint("fix the TOML at the reported line and column; the annotated default configuration is a valid starting point")
             .into());
         }
         serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
@@ -400,10 +411,10 @@ impl DriverConfig {
             if key != "." {
                 location.pointer = Some(key.clone());
             }
-            Diagnostic::error("CONFIG_FIELD", location, format!("`{key}`: {}", inner.message().trim()))
+            Diagnostic::error("CONFIG_FIELD", location, format!("`{key}`: {}", one_line(inner.message())))
                 .with_hint(
-                    "check the key's spelling and type against `tpf-sfn config --default`, which lists every key \
-                     with its default",
+                    "check the key's spelling and type against the annotated default configuration, which lists \
+                     every key with its default",
                 )
                 .into()
         })
