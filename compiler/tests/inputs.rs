@@ -327,3 +327,160 @@ fn example_shapes() {
         .iter()
         .all(|s| s.authored_name.chars().count() == 200));
 }
+
+/// Loads the composition example after `edit`, hash mismatches downgraded, and returns the codes.
+fn composition_codes(edit: impl FnOnce(&mut serde_json::Value)) -> Vec<&'static str> {
+    let rel = "examples/contracts/composition.pipeline-contract.json";
+    let mut doc: serde_json::Value = serde_json::from_slice(&read(rel)).unwrap_or_default();
+    edit(&mut doc);
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    let diags = match load_contract(rel, &bytes, LENIENT) {
+        Ok(c) => c.warnings,
+        Err(d) => d.0,
+    };
+    diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.code)
+        .collect()
+}
+
+fn set(doc: &mut serde_json::Value, ptr: &str, v: serde_json::Value) {
+    match doc.pointer_mut(ptr) {
+        Some(slot) => *slot = v,
+        None => panic!("no {ptr}"),
+    }
+}
+
+#[test]
+fn composition_rules() {
+    use serde_json::json;
+    // definitions[0] is `enrich-order` (called), definitions[1] is `main` (root).
+    assert_eq!(composition_codes(|_| {}), Vec::<&str>::new());
+    assert_eq!(
+        composition_codes(|d| set(d, "/composition/rootDefinitionId", json!("nope"))),
+        ["CONTRACT_COMPOSITION_ROOT"]
+    );
+    assert_eq!(
+        composition_codes(|d| set(
+            d,
+            "/composition/definitions/1/continuations/2/kind",
+            json!("RETURN")
+        )),
+        ["CONTRACT_COMPOSITION_TERMINAL"]
+    );
+    assert_eq!(
+        composition_codes(|d| set(d, "/composition/definitions/0/nodes/1/index", json!(5))),
+        ["CONTRACT_COMPOSITION_INDEX"]
+    );
+    assert_eq!(
+        composition_codes(|d| set(
+            d,
+            "/composition/definitions/1/continuations/0/nextNodeId",
+            json!("ghost")
+        )),
+        [
+            "CONTRACT_COMPOSITION_TARGET",
+            "CONTRACT_COMPOSITION_UNREACHABLE",
+            "CONTRACT_COMPOSITION_UNREACHABLE"
+        ]
+    );
+    // A called definition that calls its caller back: mutual recursion.
+    let mutual = composition_codes(|d| {
+        set(
+            d,
+            "/composition/definitions/0/nodes/0/kind",
+            json!("pipeline"),
+        );
+        set(
+            d,
+            "/composition/definitions/0/nodes/0/targetDefinitionId",
+            json!("main"),
+        );
+    });
+    assert_eq!(mutual, ["CONTRACT_COMPOSITION_CYCLE"]);
+    // Direct self-recursion is allowed.
+    let self_call = composition_codes(|d| {
+        set(
+            d,
+            "/composition/definitions/0/nodes/0/kind",
+            json!("pipeline"),
+        );
+        set(
+            d,
+            "/composition/definitions/0/nodes/0/targetDefinitionId",
+            json!("enrich-order"),
+        );
+    });
+    assert_eq!(self_call, Vec::<&str>::new());
+    // A NEXT_LOCAL loop inside a definition.
+    let looped = composition_codes(|d| {
+        set(
+            d,
+            "/composition/definitions/1/continuations/1/nextNodeId",
+            json!("validate-order"),
+        );
+    });
+    assert!(looped.contains(&"CONTRACT_COMPOSITION_CYCLE"), "{looped:?}");
+    // An uncalled definition.
+    let orphan = composition_codes(|d| {
+        set(
+            d,
+            "/composition/definitions/1/nodes/1/kind",
+            json!("direct"),
+        );
+        set(
+            d,
+            "/composition/definitions/1/nodes/1/targetDefinitionId",
+            json!(""),
+        );
+    });
+    assert_eq!(orphan, ["CONTRACT_COMPOSITION_UNREACHABLE"]);
+}
+
+#[test]
+fn await_transport_warnings() {
+    let rel = "examples/contracts/restaurant-approval.pipeline-contract.json";
+    let mut doc: serde_json::Value = serde_json::from_slice(&read(rel)).unwrap_or_default();
+    set(
+        &mut doc,
+        "/steps/2/awaitTransport",
+        serde_json::json!("carrier-pigeon"),
+    );
+    if let Some(step) = doc.pointer_mut("/steps/0").and_then(|s| s.as_object_mut()) {
+        step.insert("awaitTransport".into(), serde_json::json!("kafka"));
+    }
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    let loaded = load_contract(rel, &bytes, LENIENT).unwrap_or_else(|d| panic!("{d}"));
+    let codes: Vec<_> = loaded.warnings.iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        [
+            "CONTRACT_AWAIT_TRANSPORT_UNUSED",
+            "CONTRACT_AWAIT_TRANSPORT_UNKNOWN",
+            "CONTRACT_HASH_MISMATCH"
+        ]
+    );
+    let step = loaded
+        .contract
+        .steps
+        .get(2)
+        .and_then(|s| s.await_transport.clone());
+    assert_eq!(
+        step,
+        Some(tpf_sfn_compiler::contract::AwaitTransport::Other(
+            "carrier-pigeon".into()
+        ))
+    );
+}
+
+#[test]
+fn every_contract_problem_is_reported_in_one_pass() {
+    let text = r#"{"schemaVersion": 2, "pipelineId": 7, "contractVersion": "sha256:x", "contractHash": "x",
+        "steps": [{"index": 3, "authoredName": " ", "kind": "internal", "cardinality": "SIDEWAYS"}, 4],
+        "extra": true}"#;
+    let d = load_contract("inline.json", text.as_bytes(), STRICT)
+        .err()
+        .unwrap_or_else(|| panic!("must fail"));
+    insta::assert_snapshot!("one_pass", d.to_string());
+}

@@ -451,20 +451,18 @@ fn validate_definition_graph(
                         }
                         path.push((t, calls.get(t).into_iter().flatten().copied().collect()));
                     }
-                    Some(1) => {
-                        if reported.insert(t) {
-                            let name = c
-                                .definitions
-                                .get(t)
-                                .map(|d| d.definition_id.as_str())
-                                .unwrap_or("?");
-                            r.error(
-                                "CONTRACT_COMPOSITION_CYCLE",
-                                &defs_ptr(node),
-                                format!("definitions call each other in a cycle through `{name}`"),
-                                "only direct self-recursion is allowed; break the mutual calls",
-                            );
-                        }
+                    Some(1) if reported.insert(t) => {
+                        let name = c
+                            .definitions
+                            .get(t)
+                            .map(|d| d.definition_id.as_str())
+                            .unwrap_or("?");
+                        r.error(
+                            "CONTRACT_COMPOSITION_CYCLE",
+                            &defs_ptr(node),
+                            format!("definitions call each other in a cycle through `{name}`"),
+                            "only direct self-recursion is allowed; break the mutual calls",
+                        );
                     }
                     _ => {}
                 },
