@@ -401,7 +401,7 @@ impl DriverConfig {
                 toml_location(file, text, &e),
                 format!("the file is not valid TOML: {}", one_line(e.message())),
             )
-            .with_hint("fix the TOML at the reported line and column; the annotated default configuration is a valid starting point")
+            .with_hint("fix the TOML at the reported line and column; `tpf-sfn init` writes a valid, annotated default to start from")
             .into());
         }
         serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
@@ -413,8 +413,8 @@ impl DriverConfig {
             }
             Diagnostic::error("CONFIG_FIELD", location, format!("`{key}`: {}", one_line(inner.message())))
                 .with_hint(
-                    "check the key's spelling and type against the annotated default configuration, which lists \
-                     every key with its default",
+                    "check the key's spelling and type against the file `tpf-sfn init` writes, which lists every \
+                     key with its default",
                 )
                 .into()
         })

@@ -461,9 +461,9 @@ fn check_hash(
 ) -> HashCheck {
     let computed = contract_hash(obj);
     let hint_tail = if opts.allow_unverified_hash {
-        "accepted because unverified hashes are allowed for this run; the manifest records the contract as unverified"
+        "accepted because of --allow-unverified-hash; the manifest records the contract as unverified"
     } else {
-        "regenerate the contract with TPF's build, or allow unverified hashes (test fixtures only)"
+        "regenerate the contract with TPF's build, or pass --allow-unverified-hash (test fixtures only)"
     };
     let mut ok = true;
     if hash != computed {
