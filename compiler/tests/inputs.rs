@@ -484,3 +484,29 @@ fn every_contract_problem_is_reported_in_one_pass() {
         .unwrap_or_else(|| panic!("must fail"));
     insta::assert_snapshot!("one_pass", d.to_string());
 }
+
+#[test]
+fn release_rules() {
+    let text = r#"{"schemaVersion": 2, "pipelineId": " ", "contractVersion": "sha256:x", "releaseVersion": "",
+        "artifacts": [{"artifactId": "a", "kind": "ZIP", "uri": "s3://b/k", "digest": "md5:00"},
+                      {"artifactId": "b", "kind": "Container-Image", "uri": "oci://x", "digest": "sha256:1"}]}"#;
+    let d = load_release("inline.json", text.as_bytes())
+        .err()
+        .unwrap_or_else(|| panic!("must fail"));
+    assert_eq!(
+        codes(&d),
+        [
+            "RELEASE_SCHEMA_VERSION",
+            "RELEASE_BLANK_FIELD",
+            "RELEASE_BLANK_FIELD",
+            "RELEASE_ARTIFACT_KIND",
+            "RELEASE_ARTIFACT_DIGEST"
+        ]
+    );
+    let empty = r#"{"schemaVersion": 1, "pipelineId": "p", "contractVersion": "c", "releaseVersion": "r", "artifacts": []}"#;
+    let d = load_release("inline.json", empty.as_bytes())
+        .err()
+        .unwrap_or_else(|| panic!("must fail"));
+    assert_eq!(codes(&d), ["RELEASE_NO_ARTIFACTS"]);
+    assert!(d.0.iter().all(|d| !d.hint.is_empty()));
+}

@@ -36,8 +36,9 @@ const CONTINUATION_KEYS: &[&str] = &["nodeId", "kind", "nextNodeId"];
 
 pub(crate) const PTR: &str = "/composition";
 
-/// Reads the block; shape errors go to `r`. Returns `None` only when nothing usable is there.
-pub(crate) fn read(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Option<Composition> {
+/// Reads the block; shape errors go to `r`, and unreadable parts are left out so the graph rules
+/// can still run on the rest.
+pub(crate) fn read(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Composition {
     r.reject_unknown(obj, PTR, COMPOSITION_KEYS, "composition");
     let root_definition_id = r.str_req(obj, PTR, "rootDefinitionId").unwrap_or_default();
     let mut definitions = Vec::new();
@@ -54,10 +55,10 @@ pub(crate) fn read(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Option<
         };
         definitions.push(read_definition(r, d, &p));
     }
-    Some(Composition {
+    Composition {
         root_definition_id,
         definitions,
-    })
+    }
 }
 
 fn read_definition(

@@ -107,10 +107,9 @@ pub fn load_contract(
         .unwrap_or_default();
     check_catalog_fingerprint(&mut r, obj, &canonical_catalog_fingerprint);
 
-    let composition = match r.object_opt(obj, "", "composition") {
-        Some(c) => composition::read(&mut r, c),
-        None => None,
-    };
+    let composition = r
+        .object_opt(obj, "", "composition")
+        .map(|c| composition::read(&mut r, c));
     if let Some(c) = &composition {
         if schema_version.is_some_and(|v| v < 3) {
             r.error(
