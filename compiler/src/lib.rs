@@ -16,6 +16,7 @@ pub mod graph;
 pub mod iam;
 pub mod manifest;
 pub mod plan;
+mod json_fields;
 pub mod release;
 pub mod render;
 pub mod validate;
