@@ -1,0 +1,167 @@
+//! A scenario's trace: driver history, action calls, TPF record transitions, bridge and actor
+//! actions, in causal order. Rendered as stable, readable text for snapshots and reports.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Entry {
+    /// A history event of a driver or sweeper execution.
+    Driver { at_ms: i64, execution: String, sweeper: bool, event: String, state: Option<String>, detail: Option<String> },
+    /// One delivery of an action call. `execution` is the calling driver execution's name;
+    /// `identity` the (pipelineId, contractVersion, releaseVersion) it sent; `status` and
+    /// `next_due_ms` what TPF answered (for process-work-item).
+    Call {
+        at_ms: i64,
+        execution: String,
+        action: String,
+        key: Option<String>,
+        identity: Option<[String; 3]>,
+        status: Option<String>,
+        next_due_ms: Option<i64>,
+        outcome: String,
+        fault: Option<String>,
+    },
+    /// A committed TPF record change.
+    Record { at_ms: i64, execution_id: String, version: i64, status: String, step: u32, attempt: u32, cause: String },
+    Bridge { at_ms: i64, what: String },
+    Actor { at_ms: i64, what: String },
+}
+
+impl Entry {
+    pub fn at_ms(&self) -> i64 {
+        match self {
+            Entry::Driver { at_ms, .. }
+            | Entry::Call { at_ms, .. }
+            | Entry::Record { at_ms, .. }
+            | Entry::Bridge { at_ms, .. }
+            | Entry::Actor { at_ms, .. } => *at_ms,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Trace {
+    pub start_ms: i64,
+    pub entries: Vec<Entry>,
+}
+
+/// History events worth a line; the rest (Exited, Scheduled, Started, Succeeded, Submitted) are
+/// implied and counted in the metrics.
+fn shown(event: &str) -> bool {
+    event.ends_with("StateEntered")
+        || matches!(
+            event,
+            "ExecutionStarted"
+                | "ExecutionSucceeded"
+                | "ExecutionFailed"
+                | "ExecutionAborted"
+                | "ExecutionTimedOut"
+                | "ExecutionRedriven"
+                | "TaskFailed"
+                | "TaskTimedOut"
+        )
+}
+
+/// States of the sweeper worth a line: the ones that act.
+const SWEEPER_ACTIONS: &[&str] = &["Wake the parked driver", "Start a recovery driver"];
+
+impl Trace {
+    pub fn push(&mut self, e: Entry) {
+        self.entries.push(e);
+    }
+
+    /// Replaces long ids by short aliases (`exec-1`, …) in order of first appearance, so
+    /// snapshots read well and do not churn with id derivation.
+    fn aliases(&self) -> Vec<(String, String)> {
+        let mut ids: Vec<String> = Vec::new();
+        for e in &self.entries {
+            if let Entry::Record { execution_id, .. } = e {
+                if !ids.contains(execution_id) {
+                    ids.push(execution_id.clone());
+                }
+            }
+        }
+        ids.into_iter().enumerate().map(|(i, id)| (id, format!("exec-{}", i + 1))).collect()
+    }
+
+    pub fn render(&self) -> String {
+        let aliases = self.aliases();
+        let alias = |s: &str| {
+            let mut s = s.to_string();
+            for (id, a) in &aliases {
+                s = s.replace(id.as_str(), a);
+            }
+            s
+        };
+        let mut out = String::new();
+        for e in &self.entries {
+            let t = clock(e.at_ms() - self.start_ms);
+            match e {
+                Entry::Driver { execution, sweeper, event, state, detail, .. } => {
+                    if !shown(event) {
+                        continue;
+                    }
+                    if *sweeper && !(event.ends_with("StateEntered") && state.as_deref().is_some_and(|s| SWEEPER_ACTIONS.contains(&s)))
+                        && event != "TaskFailed"
+                    {
+                        continue;
+                    }
+                    let who = if *sweeper { "sweeper" } else { "driver " };
+                    let what = match (event.as_str(), state) {
+                        (ev, Some(s)) if ev.ends_with("StateEntered") => format!("→ {s}"),
+                        (ev, _) => match detail {
+                            Some(d) => format!("{ev} ({d})"),
+                            None => ev.to_string(),
+                        },
+                    };
+                    let _ = writeln!(out, "{t} {who} {:<22} {}", alias(execution), alias(&what));
+                }
+                Entry::Call { action, key, outcome, fault, .. } => {
+                    let key = key.as_deref().map(|k| format!(" [{}]", alias(k))).unwrap_or_default();
+                    let fault = fault.as_deref().map(|f| format!(" ⚡{f}")).unwrap_or_default();
+                    let _ = writeln!(out, "{t} call    {action}{key} → {}{fault}", alias(outcome));
+                }
+                Entry::Record { execution_id, version, status, step, attempt, cause, .. } => {
+                    let _ = writeln!(
+                        out,
+                        "{t} tpf     {:<22} v{version} {status} step {step} attempt {attempt} ({cause})",
+                        alias(execution_id)
+                    );
+                }
+                Entry::Bridge { what, .. } => {
+                    let _ = writeln!(out, "{t} bridge  {}", alias(what));
+                }
+                Entry::Actor { what, .. } => {
+                    let _ = writeln!(out, "{t} actor   {}", alias(what));
+                }
+            }
+        }
+        out
+    }
+
+    /// Counts of shown lines by kind, for quick sanity in reports.
+    pub fn summary(&self) -> BTreeMap<&'static str, usize> {
+        let mut m = BTreeMap::new();
+        for e in &self.entries {
+            let k = match e {
+                Entry::Driver { .. } => "driver-events",
+                Entry::Call { .. } => "calls",
+                Entry::Record { .. } => "record-transitions",
+                Entry::Bridge { .. } => "bridge-actions",
+                Entry::Actor { .. } => "actor-actions",
+            };
+            *m.entry(k).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+/// `+HH:MM:SS.mmm` since the scenario started.
+pub fn clock(ms: i64) -> String {
+    let ms = ms.max(0);
+    format!("+{:02}:{:02}:{:02}.{:03}", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
+}

@@ -1,0 +1,60 @@
+//! The adapter-owned wakeup table (`tpf_sfn_wakeup`), in memory: the driver's live-generation
+//! pointer (`sk = driver`) and parked tokens (`sk = wakeup`), in DynamoDB JSON as the driver's
+//! `putItem` Parameters write them.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::bridge::TokenRow;
+
+#[derive(Debug, Clone, Default)]
+pub struct WakeupTable {
+    items: BTreeMap<(String, String), Map<String, Value>>,
+}
+
+impl WakeupTable {
+    /// `PutItem` with the request's `Item` (DynamoDB JSON). Returns the key written.
+    pub fn put(&mut self, item: &Value) -> Option<(String, String)> {
+        let item = item.as_object()?;
+        let pk = attr_s(item, "pk")?;
+        let sk = attr_s(item, "sk")?;
+        self.items.insert((pk.clone(), sk.clone()), item.clone());
+        Some((pk, sk))
+    }
+
+    /// `GetItem` response: `{"Item": …}` or `{}` when absent, like DynamoDB.
+    pub fn get(&self, key: &Value) -> Value {
+        let (Some(pk), Some(sk)) = (
+            key.as_object().and_then(|k| attr_s(k, "pk")),
+            key.as_object().and_then(|k| attr_s(k, "sk")),
+        ) else {
+            return json!({});
+        };
+        match self.items.get(&(pk, sk)) {
+            Some(item) => json!({ "Item": item }),
+            None => json!({}),
+        }
+    }
+
+    pub fn token(&self, tenant_id: &str, execution_id: &str) -> Option<TokenRow> {
+        let item = self.items.get(&(format!("{tenant_id}#{execution_id}"), "wakeup".to_string()))?;
+        Some(TokenRow {
+            tenant_id: tenant_id.to_string(),
+            execution_id: execution_id.to_string(),
+            task_token: attr_s(item, "task_token")?,
+            unit_id: attr_s(item, "unit_id")?,
+            execution_arn: attr_s(item, "execution_arn")?,
+        })
+    }
+
+    /// The live-driver pointer's execution ARN.
+    pub fn driver(&self, tenant_id: &str, execution_id: &str) -> Option<String> {
+        let item = self.items.get(&(format!("{tenant_id}#{execution_id}"), "driver".to_string()))?;
+        attr_s(item, "execution_arn")
+    }
+}
+
+fn attr_s(item: &Map<String, Value>, name: &str) -> Option<String> {
+    item.get(name)?.get("S")?.as_str().map(str::to_string)
+}

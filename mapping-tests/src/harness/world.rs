@@ -1,0 +1,316 @@
+//! The world a scenario runs in: the ASL engine with the release machines deployed, the TPF
+//! model behind Action API v1, the wakeup table, the bridge and a scheduled sweeper — all in
+//! one virtual clock.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use tpf_sfn_compiler::asl::StateMachine;
+use tpf_sfn_compiler::release::Identity;
+
+use super::bindings::{Bindings, CallRecord, Hooks};
+use super::faults::{FaultPlan, FaultState};
+use super::trace::{Entry, Trace};
+use super::wakeup::WakeupTable;
+use crate::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use crate::interp::engine::Engine;
+use crate::tpf::actions::ActionHost;
+use crate::tpf::store::InMemoryStore;
+
+/// One release's deployed machines.
+#[derive(Debug, Clone)]
+pub struct ReleaseMachines {
+    pub identity: Identity,
+    pub driver_arn: String,
+    pub sweeper_arn: String,
+}
+
+pub struct World {
+    pub engine: Engine,
+    pub host: ActionHost<InMemoryStore>,
+    pub wakeup: WakeupTable,
+    pub faults: FaultState,
+    pub trace: Trace,
+    pub hooks: Hooks,
+    pub releases: Vec<ReleaseMachines>,
+    pub tenant: String,
+    /// Sweeper period; `None` runs no sweeper.
+    pub sweep_every_ms: Option<i64>,
+    next_sweep_ms: Option<i64>,
+    sweeps: u32,
+    log_cursor: usize,
+    event_cursor: usize,
+    images: BTreeMap<(String, String), RecordImage>,
+    calls: Vec<CallRecord>,
+    tokens: Vec<TokenRow>,
+}
+
+impl World {
+    pub fn new(engine: Engine, host: ActionHost<InMemoryStore>, tenant: &str, faults: FaultPlan) -> World {
+        let start = engine.now_ms();
+        World {
+            engine,
+            host,
+            wakeup: WakeupTable::default(),
+            faults: FaultState::new(faults),
+            trace: Trace { start_ms: start, entries: Vec::new() },
+            hooks: Hooks::default(),
+            releases: Vec::new(),
+            tenant: tenant.to_string(),
+            sweep_every_ms: None,
+            next_sweep_ms: None,
+            sweeps: 0,
+            log_cursor: 0,
+            event_cursor: 0,
+            images: BTreeMap::new(),
+            calls: Vec::new(),
+            tokens: Vec::new(),
+        }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.engine.now_ms()
+    }
+
+    /// Deploys one release's machines (names as the compiler's manifest gives them).
+    pub fn deploy(
+        &mut self,
+        identity: Identity,
+        driver_name: &str,
+        driver: StateMachine,
+        sweeper_name: &str,
+        sweeper: StateMachine,
+    ) -> Result<(), String> {
+        let driver_arn = self.engine.create_state_machine(driver_name, driver).map_err(|e| e.to_string())?;
+        let sweeper_arn = self.engine.create_state_machine(sweeper_name, sweeper).map_err(|e| e.to_string())?;
+        self.releases.push(ReleaseMachines { identity, driver_arn, sweeper_arn });
+        Ok(())
+    }
+
+    pub fn schedule_sweeper(&mut self, every_ms: i64) {
+        self.sweep_every_ms = Some(every_ms);
+        self.next_sweep_ms = Some(self.now_ms() + every_ms);
+    }
+
+    pub fn push(&mut self, entries: Vec<Entry>) {
+        self.trace.entries.extend(entries);
+    }
+
+    /// Runs everything runnable at the current instant: engine work, due callbacks, the bridge's
+    /// reactions — until nothing changes.
+    pub fn settle(&mut self) {
+        for _ in 0..10_000 {
+            let mut b = Bindings {
+                host: &mut self.host,
+                wakeup: &mut self.wakeup,
+                faults: &mut self.faults,
+                calls: &mut self.calls,
+                tokens: &mut self.tokens,
+                hooks: &mut self.hooks,
+                deferred: Vec::new(),
+            };
+            self.engine.run_until_idle(&mut b);
+            let now = self.engine.now_ms();
+            let mut progressed = false;
+            while self.engine.next_timer().is_some_and(|t| t <= now) {
+                let mut b = Bindings {
+                    host: &mut self.host,
+                    wakeup: &mut self.wakeup,
+                    faults: &mut self.faults,
+                    calls: &mut self.calls,
+                    tokens: &mut self.tokens,
+                    hooks: &mut self.hooks,
+                    deferred: Vec::new(),
+                };
+                self.engine.step_timer(&mut b);
+                progressed = true;
+            }
+            self.collect_events();
+            progressed |= self.run_bridge();
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// The earliest instant something is scheduled: an engine timer or the next sweep.
+    pub fn next_event_ms(&self) -> Option<i64> {
+        [self.engine.next_timer(), self.next_sweep_ms].into_iter().flatten().min()
+    }
+
+    /// Moves the clock to `t` (not past it), firing what is due on the way and settling after
+    /// each step.
+    pub fn advance_to(&mut self, t: i64) {
+        loop {
+            self.settle();
+            match self.next_event_ms() {
+                Some(next) if next <= t => {
+                    if self.next_sweep_ms == Some(next) && self.engine.next_timer().is_none_or(|e| e >= next) {
+                        let mut b = self.bindings_free();
+                        self.engine.advance_to(next, &mut b);
+                        self.start_sweep();
+                    } else {
+                        let mut b = Bindings {
+                            host: &mut self.host,
+                            wakeup: &mut self.wakeup,
+                            faults: &mut self.faults,
+                            calls: &mut self.calls,
+                            tokens: &mut self.tokens,
+                            hooks: &mut self.hooks,
+                            deferred: Vec::new(),
+                        };
+                        self.engine.step_timer(&mut b);
+                    }
+                }
+                _ => {
+                    let mut b = self.bindings_free();
+                    self.engine.advance_to(t, &mut b);
+                    self.settle();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn bindings_free(&mut self) -> Bindings<'_> {
+        Bindings {
+            host: &mut self.host,
+            wakeup: &mut self.wakeup,
+            faults: &mut self.faults,
+            calls: &mut self.calls,
+            tokens: &mut self.tokens,
+            hooks: &mut self.hooks,
+            deferred: Vec::new(),
+        }
+    }
+
+    fn start_sweep(&mut self) {
+        self.sweeps += 1;
+        let now = self.now_ms();
+        self.next_sweep_ms = self.sweep_every_ms.map(|p| now + p);
+        let arns: Vec<String> = self.releases.iter().map(|r| r.sweeper_arn.clone()).collect();
+        for arn in arns {
+            let _ = self.engine.start_execution(&arn, &format!("sweep-{}", self.sweeps), json!({}));
+        }
+    }
+
+    /// Moves new engine history into the trace, placing each call's entries right after the
+    /// `TaskStarted` event of the task that made it.
+    fn collect_events(&mut self) {
+        let sweeper_arns: Vec<String> = self.releases.iter().map(|r| r.sweeper_arn.clone()).collect();
+        let (events, cursor) = self.engine.events_since(self.event_cursor);
+        let mut out = Vec::new();
+        for (arn, ev) in events {
+            let sweeper = sweeper_arns.iter().any(|s| arn.contains(&format!(":execution:{}:", s.rsplit(':').next().unwrap_or(""))));
+            let name = arn.rsplit(':').next().unwrap_or(arn).to_string();
+            let detail = match ev.event_type {
+                "TaskFailed" | "ExecutionFailed" => {
+                    let e = ev.details.get("error").and_then(|v| v.as_str()).unwrap_or("");
+                    Some(e.to_string())
+                }
+                _ => None,
+            };
+            out.push(Entry::Driver {
+                at_ms: ev.timestamp_ms,
+                execution: name,
+                sweeper,
+                event: ev.event_type.to_string(),
+                state: ev.state_name.clone(),
+                detail,
+            });
+            if ev.event_type == "TaskStarted" {
+                let state = ev.state_name.clone().unwrap_or_default();
+                if let Some(i) = self.calls.iter().position(|c| c.execution_arn == arn && c.state_name == state) {
+                    out.extend(self.calls.remove(i).entries);
+                }
+            }
+        }
+        self.event_cursor = cursor;
+        for c in self.calls.drain(..) {
+            out.extend(c.entries);
+        }
+        self.trace.entries.extend(out);
+    }
+
+    fn image(&self, tenant: &str, execution_id: &str) -> Option<RecordImage> {
+        let r = self.host.coordinator().status(tenant, execution_id, self.now_ms()).ok()?;
+        Some(RecordImage {
+            tenant_id: r.tenant_id.clone(),
+            execution_id: r.execution_id.clone(),
+            pipeline_id: r.pipeline_id.clone(),
+            release_version: r.release_version.clone(),
+            status: r.status.to_string(),
+            version: r.version,
+            await_unit_id: r.await_unit_id.clone(),
+            last_transition_key: r.last_transition_key.clone(),
+        })
+    }
+
+    /// Feeds the bridge every record change and token registration since last time, in order,
+    /// and carries out its decisions. Returns whether it did anything.
+    fn run_bridge(&mut self) -> bool {
+        let mut acted = false;
+        let transitions: Vec<_> = self.host.coordinator().log().transitions()[self.log_cursor..].to_vec();
+        self.log_cursor += transitions.len();
+        for t in transitions {
+            let key = (t.tenant_id.clone(), t.execution_id.clone());
+            let Some(current) = self.image(&t.tenant_id, &t.execution_id) else { continue };
+            // A stream record's new image: the committed values of this write, plus fields the
+            // log does not carry, read from the record.
+            let new = RecordImage {
+                status: t.status.to_string(),
+                version: t.version,
+                await_unit_id: t.await_unit_id.clone().or(current.await_unit_id.clone()),
+                ..current
+            };
+            let old = self.images.insert(key, new.clone());
+            let token = self.wakeup.token(&t.tenant_id, &t.execution_id);
+            for action in decide(&BridgeEvent::RecordChanged { old, new }, token.as_ref()) {
+                acted |= self.execute(action);
+            }
+        }
+        let tokens: Vec<TokenRow> = std::mem::take(&mut self.tokens);
+        for token in tokens {
+            let record = self.image(&token.tenant_id, &token.execution_id);
+            for action in decide(&BridgeEvent::TokenRegistered { token, record }, None) {
+                acted |= self.execute(action);
+            }
+        }
+        acted
+    }
+
+    fn execute(&mut self, action: BridgeAction) -> bool {
+        let now = self.now_ms();
+        match action {
+            BridgeAction::StartDriver { tenant_id, execution_id, pipeline_id, release_version, lineage } => {
+                let Some(m) = self
+                    .releases
+                    .iter()
+                    .find(|r| r.identity.pipeline_id == pipeline_id && r.identity.release_version == release_version)
+                else {
+                    self.push(vec![Entry::Bridge { at_ms: now, what: format!("no driver deployed for release {release_version}") }]);
+                    return false;
+                };
+                let input = BridgeAction::driver_input(&tenant_id, &execution_id, &lineage);
+                let what = match self.engine.start_execution(&m.driver_arn.clone(), &lineage, input) {
+                    Ok(_) => format!("start driver {lineage}"),
+                    Err(e) => format!("start driver {lineage}: {e} (already started: done)"),
+                };
+                self.push(vec![Entry::Bridge { at_ms: now, what }]);
+                true
+            }
+            BridgeAction::Wake { task_token, output } => {
+                if self.faults.plan.lose_wakeups {
+                    self.push(vec![Entry::Bridge { at_ms: now, what: "wakeup lost (injected fault)".to_string() }]);
+                    return false;
+                }
+                let what = match self.engine.send_task_success(&task_token, output) {
+                    Ok(()) => "wake parked driver".to_string(),
+                    Err(e) => format!("wake: {e} (token already closed: done)"),
+                };
+                self.push(vec![Entry::Bridge { at_ms: now, what }]);
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! The checks. Static ones read the deployed definition; dynamic ones read the trace, the TPF
+//! model's commit log and the engine's executions.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tpf_sfn_compiler::asl::{State, StateMachine};
+use tpf_sfn_compiler::iam::all_states;
+use tpf_sfn_compiler::validate::{self, Profile, ValidateOptions};
+
+use super::{Check, Violation};
+use crate::harness::trace::{clock, Entry, Trace};
+use crate::interp::engine::ExecutionStatus;
+use crate::scenario::run::{driver_executions, TENANT};
+use crate::scenario::Run;
+
+pub const CHECKS: &[Check] = &[
+    Check { name: "transport-only-retries", invariant: "§4.1 TPF is authoritative", run: transport_only_retries },
+    Check { name: "writes-only-the-wakeup-table", invariant: "§4.1 TPF is authoritative", run: writes_only_wakeup_table },
+    Check { name: "routes-follow-tpf-outcome", invariant: "§4.1 TPF is authoritative", run: routes_follow_outcome },
+    Check { name: "respects-tpf-due-time", invariant: "§4.1 TPF is authoritative", run: respects_due_time },
+    Check { name: "driver-ends-as-tpf-ends", invariant: "§4.1 TPF is authoritative", run: ends_as_tpf_ends },
+    Check { name: "single-live-generation", invariant: "§4.2 execution identity and idempotent start", run: single_live_generation },
+    Check { name: "parks-without-polling", invariant: "§4.3 await", run: parks_without_polling },
+    Check { name: "resume-goes-through-tpf", invariant: "§4.3 await", run: resume_goes_through_tpf },
+    Check { name: "one-resume-per-park", invariant: "§4.3 await", run: one_resume_per_park },
+    Check { name: "calls-carry-pinned-identity", invariant: "§4.4 release pinning", run: calls_carry_pinned_identity },
+    Check { name: "redrive-continues-same-execution", invariant: "§4.5 re-drive", run: redrive_same_execution },
+    Check { name: "idempotency-keys-and-single-commits", invariant: "§4.6 at-least-once with idempotency keys", run: idempotency },
+    Check { name: "history-within-proven-bound", invariant: "§4.7 bounded history", run: bounded_history },
+    Check { name: "definition-within-limits", invariant: "§4.8 limits checked at compile time", run: within_limits },
+];
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
+    Violation { invariant, detail, excerpt }
+}
+
+/// Rendered trace lines around entry `i`.
+fn excerpt(trace: &Trace, i: usize) -> String {
+    let from = i.saturating_sub(6);
+    let to = (i + 4).min(trace.entries.len());
+    let slice = Trace { start_ms: trace.start_ms, entries: trace.entries[from..to].to_vec() };
+    slice.render().lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn driver(run: &Run) -> &StateMachine {
+    &run.subject.driver
+}
+
+fn state<'a>(m: &'a StateMachine, name: &str) -> Option<&'a State> {
+    all_states_named(m).into_iter().find(|(n, _)| *n == name).map(|(_, s)| s)
+}
+
+fn all_states_named(m: &StateMachine) -> Vec<(&str, &State)> {
+    m.states.iter().map(|(n, s)| (n.as_str(), s)).collect()
+}
+
+fn is_await(s: &State) -> bool {
+    matches!(s, State::Task(t) if t.resource.ends_with(".waitForTaskToken") && t.resource.contains("dynamodb"))
+}
+
+fn is_handover(s: &State) -> bool {
+    matches!(s, State::Task(t) if t.resource.ends_with("startExecution"))
+}
+
+/// Succeed states that end a generation by handing over (targets of a startExecution Task).
+fn handover_targets(m: &StateMachine) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in m.states.values() {
+        if is_handover(s) {
+            for (_, n) in s.successors() {
+                out.insert(n.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The TPF executions of the run (the first submission and any later ones).
+fn executions(run: &Run) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in &run.world.trace.entries {
+        if let Entry::Record { execution_id, .. } = e {
+            if !out.contains(execution_id) {
+                out.push(execution_id.clone());
+            }
+        }
+    }
+    out
+}
+
+/// (time, status) of each committed record change of one execution.
+fn record_timeline(trace: &Trace, exec: &str) -> Vec<(i64, String, String)> {
+    trace
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Record { at_ms, execution_id, status, cause, .. } if execution_id == exec => {
+                Some((*at_ms, status.clone(), cause.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn belongs(execution: &str, exec: &str) -> bool {
+    execution == exec || execution.starts_with(&format!("{exec}-"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.1
+
+/// Error names that are TPF decisions, or that could hide one: never retried by Step Functions.
+fn business_error(e: &str) -> bool {
+    matches!(e, "States.ALL" | "States.TaskFailed" | "States.Runtime")
+        || (e.starts_with("TPF.") && e != "TPF.TransportError")
+        || e.starts_with("States.Http.StatusCode.4")
+}
+
+fn transport_only_retries(run: &Run) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for s in all_states(driver(run)) {
+        for r in s.retriers() {
+            for e in &r.error_equals {
+                if business_error(e) {
+                    out.push(v(
+                        "transport-only-retries",
+                        format!("a Retry covers {e}: Step Functions would retry a TPF decision (TPF owns retries and backoff)"),
+                        String::new(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn writes_only_wakeup_table(run: &Run) -> Vec<Violation> {
+    let table = &run.subject.plan.wakeup.table_name;
+    let mut out = Vec::new();
+    for s in all_states(driver(run)) {
+        let State::Task(t) = s else { continue };
+        if t.resource.contains("dynamodb") {
+            let name = t.parameters.as_ref().and_then(|p| p.get("TableName")).and_then(|n| n.as_str()).unwrap_or("");
+            if name != table {
+                out.push(v(
+                    "writes-only-the-wakeup-table",
+                    format!("a DynamoDB Task targets table {name:?}; the driver may only touch the adapter's wakeup table {table:?}, never TPF's records"),
+                    String::new(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let m = driver(run);
+    let mut out = Vec::new();
+    for (i, e) in trace.entries.iter().enumerate() {
+        let Entry::Call { execution, action, status: Some(status), fault, .. } = e else { continue };
+        if action != "process-work-item" || fault.as_deref() == Some("lostreply") {
+            continue;
+        }
+        // The first non-Choice state this execution enters after the answer.
+        let next = trace.entries[i + 1..].iter().find_map(|x| match x {
+            Entry::Driver { execution: ex, event, state: Some(st), .. } if ex == execution && event.ends_with("StateEntered") => {
+                state(m, st).filter(|s| !matches!(s, State::Choice(_))).map(|s| (st.clone(), s))
+            }
+            _ => None,
+        });
+        let Some((name, next)) = next else { continue };
+        let ok = is_handover(next)
+            || match status.as_str() {
+                "SUCCEEDED" => matches!(next, State::Succeed(_)),
+                "FAILED" | "DLQ" => matches!(next, State::Fail(_)),
+                "WAITING_EXTERNAL" => is_await(next),
+                "RUNNING" => matches!(next, State::Wait(_)),
+                "WAIT_RETRY" | "QUEUED" => matches!(next, State::Wait(w) if w.timestamp_path.is_some()),
+                _ => matches!(next, State::Fail(_)),
+            };
+        if !ok {
+            out.push(v(
+                "routes-follow-tpf-outcome",
+                format!("TPF answered {status} but {execution} went on to {name:?} ({})", next.type_name()),
+                excerpt(trace, i),
+            ));
+        }
+    }
+    out
+}
+
+fn respects_due_time(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        let mut due: Option<(i64, Option<String>)> = None;
+        for (i, e) in trace.entries.iter().enumerate() {
+            let Entry::Call { at_ms, execution, action, key, status, next_due_ms, .. } = e else { continue };
+            if action != "process-work-item" || !belongs(execution, &exec) {
+                continue;
+            }
+            if let Some((t, k)) = &due {
+                // A retry of the same call (same key) is transport, not a new decision.
+                if *at_ms < *t && k != key {
+                    out.push(v(
+                        "respects-tpf-due-time",
+                        format!("{execution} called TPF at {} although TPF said the execution is not due before {}", clock(at_ms - trace.start_ms), clock(t - trace.start_ms)),
+                        excerpt(trace, i),
+                    ));
+                }
+            }
+            if matches!(status.as_deref(), Some("WAIT_RETRY") | Some("QUEUED")) {
+                due = next_due_ms.map(|t| (t, key.clone()));
+            } else if status.is_some() {
+                due = None;
+            }
+        }
+    }
+    out
+}
+
+fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let handover = handover_targets(driver(run));
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        let timeline = record_timeline(trace, &exec);
+        for (i, e) in trace.entries.iter().enumerate() {
+            let Entry::Driver { at_ms, execution, sweeper: false, event, state: Some(st), .. } = e else { continue };
+            if !belongs(execution, &exec) || !event.ends_with("StateEntered") {
+                continue;
+            }
+            let Some(s) = state(driver(run), st) else { continue };
+            let tpf = timeline.iter().rev().find(|(t, _, _)| t <= at_ms).map(|(_, s, _)| s.as_str()).unwrap_or("?");
+            let wrong = match s {
+                State::Succeed(_) if !handover.contains(st) => tpf != "SUCCEEDED",
+                _ => false,
+            };
+            if wrong {
+                out.push(v(
+                    "driver-ends-as-tpf-ends",
+                    format!("{execution} reached {st:?} (success) while TPF's record is {tpf}"),
+                    excerpt(trace, i),
+                ));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.2
+
+fn single_live_generation(run: &Run) -> Vec<Violation> {
+    let w = &run.world;
+    let end = w.now_ms();
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        let gens: Vec<(i64, i64, String)> = driver_executions(w, &exec)
+            .into_iter()
+            .filter_map(|arn| {
+                let d = w.engine.describe_execution(&arn).ok()?;
+                Some((d.start_ms, d.stop_ms.unwrap_or(end), arn))
+            })
+            .collect();
+        for (i, a) in gens.iter().enumerate() {
+            for b in gens.iter().skip(i + 1) {
+                if b.0 >= a.1 {
+                    continue;
+                }
+                // Overlap is fine only during a hand-over: A already started B and only ends.
+                let handed_over = w.engine.history(&a.2).iter().any(|ev| {
+                    ev.event_type == "TaskStateEntered"
+                        && ev.timestamp_ms <= b.0
+                        && ev.state_name.as_deref().and_then(|n| state(driver(run), n)).is_some_and(is_handover)
+                });
+                if !handed_over {
+                    out.push(v(
+                        "single-live-generation",
+                        format!(
+                            "driver generations {} and {} of TPF execution {exec} were live at the same time",
+                            a.2.rsplit(':').next().unwrap_or(""),
+                            b.2.rsplit(':').next().unwrap_or("")
+                        ),
+                        String::new(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.3
+
+/// Intervals during which TPF's record is WAITING_EXTERNAL: (from, to).
+fn waiting_intervals(trace: &Trace, exec: &str, end: i64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut from = None;
+    for (t, status, _) in record_timeline(trace, exec) {
+        match (from, status == "WAITING_EXTERNAL") {
+            (None, true) => from = Some(t),
+            (Some(f), false) => {
+                out.push((f, t));
+                from = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(f) = from {
+        out.push((f, end));
+    }
+    out
+}
+
+fn parks_without_polling(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let end = run.world.now_ms();
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        // Instants at which a parked task timed out: the deadline wake-up, which is allowed.
+        let timeouts: BTreeSet<i64> = trace
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Driver { at_ms, execution, event, .. } if belongs(execution, &exec) && event == "TaskTimedOut" => Some(*at_ms),
+                _ => None,
+            })
+            .collect();
+        for (from, to) in waiting_intervals(trace, &exec, end) {
+            let hit = trace.entries.iter().position(|e| {
+                matches!(e, Entry::Driver { at_ms, execution, sweeper: false, event, .. }
+                    if belongs(execution, &exec) && *at_ms > from && *at_ms < to
+                        && event.ends_with("StateEntered") && !timeouts.contains(at_ms))
+            });
+            if let Some(i) = hit {
+                out.push(v(
+                    "parks-without-polling",
+                    format!(
+                        "the driver made state transitions while TPF's record was WAITING_EXTERNAL ({} to {}): a parked execution must cost nothing until woken",
+                        clock(from - trace.start_ms),
+                        clock(to - trace.start_ms)
+                    ),
+                    excerpt(trace, i),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn resume_goes_through_tpf(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let m = driver(run);
+    let mut out = Vec::new();
+    for (i, e) in trace.entries.iter().enumerate() {
+        let Entry::Driver { execution, sweeper: false, event, state: Some(st), .. } = e else { continue };
+        if !matches!(event.as_str(), "TaskSucceeded" | "TaskTimedOut" | "TaskFailed") || !state(m, st).is_some_and(is_await) {
+            continue;
+        }
+        // After leaving an await, the next decision must come from a TPF call.
+        for x in &trace.entries[i + 1..] {
+            match x {
+                Entry::Call { execution: ex, action, .. } if ex == execution && action == "process-work-item" => break,
+                Entry::Driver { execution: ex, event, state: Some(s2), .. } if ex == execution && event.ends_with("StateEntered") => {
+                    let Some(next) = state(m, s2) else { continue };
+                    if matches!(next, State::Succeed(_) | State::Fail(_)) || is_await(next) {
+                        out.push(v(
+                            "resume-goes-through-tpf",
+                            format!("{execution} left await {st:?} and entered {s2:?} without asking TPF: the token is only a wakeup handle"),
+                            excerpt(trace, i),
+                        ));
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn one_resume_per_park(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let m = driver(run);
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        let parks = record_timeline(trace, &exec).iter().filter(|(_, s, _)| s == "WAITING_EXTERNAL").count();
+        let resumes = trace
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::Driver { execution, sweeper: false, event, state: Some(st), .. }
+                if belongs(execution, &exec) && event == "TaskSucceeded" && state(m, st).is_some_and(is_await)))
+            .count();
+        if resumes > parks {
+            out.push(v(
+                "one-resume-per-park",
+                format!("TPF parked execution {exec} {parks} time(s) but its drivers were woken {resumes} time(s)"),
+                String::new(),
+            ));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.4
+
+fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
+    let w = &run.world;
+    let trace = &w.trace;
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        let Ok(record) = w.host.coordinator().status(TENANT, &exec, w.now_ms()) else { continue };
+        let pinned = [record.pipeline_id.clone(), record.contract_version.clone(), record.release_version.clone()];
+        for (i, e) in trace.entries.iter().enumerate() {
+            let Entry::Call { execution, action, identity: Some(id), .. } = e else { continue };
+            if action == "process-work-item" && belongs(execution, &exec) && id != &pinned {
+                out.push(v(
+                    "calls-carry-pinned-identity",
+                    format!("{execution} called TPF with identity {id:?}; the execution is pinned to {pinned:?}"),
+                    excerpt(trace, i),
+                ));
+            }
+        }
+        let machine = w.releases.iter().find(|r| r.identity.release_version == record.release_version).map(|r| r.driver_arn.clone());
+        for arn in driver_executions(w, &exec) {
+            let on_pinned = machine.as_ref().is_some_and(|m| {
+                let name = m.rsplit(':').next().unwrap_or("");
+                arn.contains(&format!(":execution:{name}:"))
+            });
+            if !on_pinned {
+                out.push(v(
+                    "calls-carry-pinned-identity",
+                    format!("driver {} of {exec} does not run on the machine of its pinned release {}", arn.rsplit(':').next().unwrap_or(""), record.release_version),
+                    String::new(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.5
+
+fn redrive_same_execution(run: &Run) -> Vec<Violation> {
+    let w = &run.world;
+    let trace = &w.trace;
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        let drivers = driver_executions(w, &exec);
+        for (i, e) in trace.entries.iter().enumerate() {
+            let Entry::Record { at_ms, execution_id, version, cause, .. } = e else { continue };
+            if execution_id != &exec || cause != "redrive" {
+                continue;
+            }
+            let expected = format!("{exec}-r{version}");
+            let started = drivers.iter().find(|arn| arn.ends_with(&format!(":{expected}")));
+            let first_machine = drivers.first().map(|a| machine_of(a));
+            match started {
+                None => out.push(v(
+                    "redrive-continues-same-execution",
+                    format!("TPF re-drove {exec} at version {version} but no driver generation {expected} started"),
+                    excerpt(trace, i),
+                )),
+                Some(arn) => {
+                    let d = w.engine.describe_execution(arn).ok();
+                    if d.as_ref().is_some_and(|d| d.start_ms < *at_ms) || first_machine.as_deref() != Some(machine_of(arn).as_str()) {
+                        out.push(v(
+                            "redrive-continues-same-execution",
+                            format!("re-drive generation {expected} did not start after the re-drive on the execution's own release machine"),
+                            excerpt(trace, i),
+                        ));
+                    }
+                }
+            }
+        }
+        let creates = record_timeline(trace, &exec).iter().filter(|(_, _, c)| c == "create").count();
+        if creates > 1 {
+            out.push(v("redrive-continues-same-execution", format!("TPF execution {exec} was created {creates} times"), String::new()));
+        }
+    }
+    out
+}
+
+fn machine_of(arn: &str) -> String {
+    // arn:aws:states:region:account:execution:<machine>:<name>
+    arn.split(':').nth(6).unwrap_or("").to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.6
+
+fn idempotency(run: &Run) -> Vec<Violation> {
+    let trace = &run.world.trace;
+    let mut out = Vec::new();
+    let mut owners: BTreeMap<String, String> = BTreeMap::new();
+    for (i, e) in trace.entries.iter().enumerate() {
+        let Entry::Call { execution, action, key, .. } = e else { continue };
+        if action != "process-work-item" {
+            continue;
+        }
+        let Some(key) = key else {
+            out.push(v("idempotency-keys-and-single-commits", format!("{execution} called process-work-item without an idempotency key"), excerpt(trace, i)));
+            continue;
+        };
+        let well_formed = key
+            .rsplit_once(":i")
+            .and_then(|(rest, it)| it.parse::<u64>().ok().and(rest.rsplit_once(":g")))
+            .is_some_and(|(_, g)| g.parse::<u64>().is_ok());
+        if !well_formed {
+            out.push(v("idempotency-keys-and-single-commits", format!("idempotency key {key:?} is not <lineage>:g<generation>:i<iteration>"), excerpt(trace, i)));
+        }
+        if let Some(owner) = owners.insert(key.clone(), execution.clone()) {
+            if &owner != execution {
+                out.push(v(
+                    "idempotency-keys-and-single-commits",
+                    format!("idempotency key {key:?} was sent by two driver executions ({owner}, {execution}): different calls must have different keys"),
+                    excerpt(trace, i),
+                ));
+            }
+        }
+    }
+    if let Err(e) = run.world.host.coordinator().log().check_all() {
+        out.push(v("idempotency-keys-and-single-commits", e.to_string(), String::new()));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4.7, §4.8
+
+fn options(run: &Run) -> ValidateOptions {
+    ValidateOptions {
+        event_limit: u64::from(run.subject.plan.budget.event_budget),
+        map_item_bounds: BTreeMap::new(),
+        profile: Profile::TpfDriver,
+    }
+}
+
+fn bounded_history(run: &Run) -> Vec<Violation> {
+    let w = &run.world;
+    let bound = validate::analyze_history(driver(run), &options(run)).max_events;
+    let mut out = Vec::new();
+    for exec in executions(run) {
+        for arn in driver_executions(w, &exec) {
+            let events = w.engine.history(&arn).len() as u64;
+            let failed_runtime = w
+                .engine
+                .describe_execution(&arn)
+                .ok()
+                .is_some_and(|d| d.status == ExecutionStatus::Failed && d.error.as_deref() == Some("States.Runtime"));
+            let over = bound.is_none_or(|b| events > b) || events >= 25_000 || failed_runtime;
+            if over {
+                out.push(v(
+                    "history-within-proven-bound",
+                    format!(
+                        "driver {} emitted {events} history events (proven bound {}){}",
+                        arn.rsplit(':').next().unwrap_or(""),
+                        bound.map_or("none: unbounded loop".to_string(), |b| b.to_string()),
+                        if failed_runtime { ", and failed with States.Runtime" } else { "" }
+                    ),
+                    String::new(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn within_limits(run: &Run) -> Vec<Violation> {
+    validate::validate("driver", driver(run), &options(run))
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.is_error())
+        .map(|d| v("definition-within-limits", format!("{}: {}", d.code, d.message), String::new()))
+        .collect()
+}

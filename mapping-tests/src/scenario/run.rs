@@ -1,0 +1,395 @@
+//! Runs one scenario against one compiled release and measures it.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tpf_sfn_compiler::asl::StateMachine;
+use tpf_sfn_compiler::contract::Contract;
+use tpf_sfn_compiler::plan::DriverPlan;
+use tpf_sfn_compiler::release::Identity;
+
+use super::model::{Do, Scenario, When};
+use crate::harness::actors;
+use crate::harness::trace::Entry;
+use crate::harness::world::World;
+use crate::interp::engine::{Engine, ExecutionStatus};
+use crate::tpf::actions::ActionHost;
+use crate::tpf::coordinator::{local_release, Coordinator, CoordinatorConfig};
+use crate::tpf::records::ExecutionStatus as TpfStatus;
+use crate::tpf::store::InMemoryStore;
+use crate::tpf::worker::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+
+/// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
+pub const START_MS: i64 = 1_767_225_600_000;
+pub const TENANT: &str = "tenant-a";
+const FIRST_KEY: &str = "order-1";
+
+/// One compiled release under test, plus a second release for "activated mid-flight".
+#[derive(Debug, Clone)]
+pub struct Subject {
+    pub contract: Contract,
+    pub plan: DriverPlan,
+    pub driver: StateMachine,
+    pub sweeper: StateMachine,
+    pub next_release: Option<NextRelease>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NextRelease {
+    pub identity: Identity,
+    pub driver_name: String,
+    pub driver: StateMachine,
+    pub sweeper_name: String,
+    pub sweeper: StateMachine,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Metrics {
+    /// Driver state entries, all generations of the first execution.
+    pub state_transitions: u64,
+    pub history_events: u64,
+    /// Action call deliveries made by drivers (process-work-item).
+    pub action_calls: u64,
+    pub generations: u32,
+    pub lineages: u32,
+    /// Most history events of any one generation.
+    pub max_generation_events: u64,
+    pub sweeper_transitions: u64,
+    pub simulated_seconds: f64,
+}
+
+pub struct Run {
+    pub scenario: Scenario,
+    pub world: World,
+    pub identity: Identity,
+    pub execution_id: Option<String>,
+    pub metrics: Metrics,
+    /// Scenario expectations that did not hold (separate from invariant violations).
+    pub unmet: Vec<String>,
+}
+
+fn outcome(text: &str) -> StepOutcome {
+    match text.split_once(':') {
+        Some(("fail-retryable", code)) => StepOutcome::FailRetryable(code.to_string()),
+        Some(("fail-non-retryable", code)) => StepOutcome::FailNonRetryable(code.to_string()),
+        _ if text == "park" => StepOutcome::Park,
+        _ => StepOutcome::Complete,
+    }
+}
+
+fn pipeline(subject: &Subject, scenario: &Scenario) -> PipelineDef {
+    let timeout = Some(scenario.await_timeout_seconds as i64 * 1000);
+    PipelineDef::new(
+        subject
+            .contract
+            .steps
+            .iter()
+            .map(|s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
+                Some(a) if a.itemized => StepDef::await_itemized(&s.authored_name, 3, timeout),
+                Some(_) => StepDef::await_scalar(&s.authored_name, timeout),
+                None => StepDef::internal(&s.authored_name),
+            })
+            .collect(),
+    )
+}
+
+pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<World, String> {
+    let identity = subject.plan.identity.clone();
+    let mut worker = ScriptedWorker::new(identity.clone());
+    if let Some(next) = &subject.next_release {
+        worker = worker.hosting(next.identity.clone());
+    }
+    for script in &scenario.worker {
+        let index = subject
+            .contract
+            .steps
+            .iter()
+            .find(|s| s.authored_name == script.step)
+            .map(|s| s.index)
+            .ok_or_else(|| format!("scenario {}: no step named {:?}", scenario.name, script.step))?;
+        worker.set_script(index, script.outcomes.iter().map(|o| outcome(o)).collect());
+    }
+    let mut config = CoordinatorConfig::default();
+    if let Some(r) = scenario.retries {
+        config.max_retries = r.max_retries;
+        config.retry_delay_ms = r.delay_seconds as i64 * 1000;
+        config.retry_multiplier = r.multiplier;
+    }
+    let coordinator = Coordinator::with_config(InMemoryStore::new(), pipeline(subject, scenario), worker, config);
+    let mut host = ActionHost::new(coordinator);
+    let c = host.coordinator_mut();
+    c.register_release(&local_release(TENANT, &identity, START_MS)).map_err(|e| e.to_string())?;
+    c.activate_release(TENANT, &identity.pipeline_id, &identity.release_version, START_MS)
+        .map_err(|e| e.to_string())?;
+
+    let mut world = World::new(Engine::new(START_MS, seed), host, TENANT, scenario.faults.clone());
+    world.deploy(
+        identity,
+        &subject.plan.machines.driver,
+        subject.driver.clone(),
+        &subject.plan.machines.sweeper,
+        subject.sweeper.clone(),
+    )?;
+    if let Some(every) = scenario.sweeper_every_seconds {
+        world.schedule_sweeper(every as i64 * 1000);
+    }
+    Ok(world)
+}
+
+/// Runs `scenario` to quiescence or its horizon.
+pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, String> {
+    let mut world = build_world(subject, scenario, seed)?;
+    let identity = subject.plan.identity.clone();
+    let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
+
+    for a in scenario.actions.iter().filter(|a| a.act == Do::CompleteBeforePark) {
+        world.hooks.complete_before_park = a.step.clone().or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
+    }
+    let (execution_id, entries) = actors::submit(&mut world.host, TENANT, &identity.pipeline_id, FIRST_KEY, START_MS);
+    world.push(entries);
+    world.settle();
+
+    // Each action fires once: when its condition first holds, after its delay.
+    let mut due: Vec<Option<i64>> = vec![None; scenario.actions.len()];
+    let mut done = vec![false; scenario.actions.len()];
+    for (i, a) in scenario.actions.iter().enumerate() {
+        if a.act == Do::CompleteBeforePark {
+            done[i] = true;
+        }
+    }
+    let exec = execution_id.clone().unwrap_or_default();
+    loop {
+        let now = world.now_ms();
+        for (i, a) in scenario.actions.iter().enumerate() {
+            if done[i] || due[i].is_some() {
+                continue;
+            }
+            if condition(&world, &exec, a.when, a.step.as_deref(), a.nth.unwrap_or(1)) {
+                due[i] = Some(now + a.after_seconds as i64 * 1000);
+            }
+        }
+        let mut fired = false;
+        for (i, a) in scenario.actions.iter().enumerate() {
+            if !done[i] && due[i].is_some_and(|t| t <= now) {
+                done[i] = true;
+                fired = true;
+                perform(&mut world, subject, &exec, a.act);
+            }
+        }
+        if fired {
+            world.settle();
+            continue;
+        }
+        let pending_action = due.iter().zip(&done).filter(|(_, d)| !**d).filter_map(|(t, _)| *t).min();
+        let unfired = done.iter().any(|d| !d);
+        if !unfired && finished(&world, &exec) {
+            break;
+        }
+        let next = [world.next_event_ms(), pending_action].into_iter().flatten().min();
+        match next {
+            Some(t) if t <= horizon => world.advance_to(t.max(now)),
+            _ => break,
+        }
+        if world.now_ms() == now && next.is_some_and(|t| t <= now) && !fired {
+            // Nothing moved at this instant (a timer that did nothing): step past it.
+            world.advance_to(now + 1);
+        }
+    }
+    let metrics = measure(&world, &exec);
+    let unmet = check_expectations(scenario, &world, &exec, &metrics);
+    Ok(Run { scenario: scenario.clone(), world, identity, execution_id, metrics, unmet })
+}
+
+fn record_status(world: &World, exec: &str) -> Option<TpfStatus> {
+    world.host.coordinator().status(TENANT, exec, world.now_ms()).ok().map(|r| r.status)
+}
+
+/// Driver executions (all releases) whose input names this TPF execution, oldest first.
+pub fn driver_executions(world: &World, exec: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &world.releases {
+        for arn in world.engine.list_executions(&r.driver_arn) {
+            if let Ok(d) = world.engine.describe_execution(arn) {
+                if d.input.get("executionId").and_then(Value::as_str) == Some(exec) {
+                    out.push((d.start_ms, arn.to_string()));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.into_iter().map(|(_, a)| a).collect()
+}
+
+fn condition(world: &World, exec: &str, when: When, step: Option<&str>, nth: u32) -> bool {
+    let status = record_status(world, exec);
+    match when {
+        When::Start => true,
+        When::TpfFailed => status == Some(TpfStatus::Failed),
+        When::TpfWaitRetry => status == Some(TpfStatus::WaitRetry),
+        When::DriverFailed => driver_executions(world, exec)
+            .last()
+            .is_some_and(|arn| world.engine.status(arn) == Some(ExecutionStatus::Failed)),
+        When::Parked => {
+            if status != Some(TpfStatus::WaitingExternal) {
+                return false;
+            }
+            let parks = world.host.coordinator().log().count(exec, "park") as u32;
+            let at_step = step.is_none_or(|s| {
+                world
+                    .host
+                    .coordinator()
+                    .status(TENANT, exec, world.now_ms())
+                    .ok()
+                    .and_then(|r| world.host.coordinator().pipeline().step(r.current_step_index).map(|d| d.name == s))
+                    .unwrap_or(false)
+            });
+            parks >= nth && at_step
+        }
+    }
+}
+
+fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
+    let now = world.now_ms();
+    match act {
+        Do::CompleteAwait => {
+            let e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
+            world.push(e);
+        }
+        Do::CompleteAwaitTwice => {
+            let mut e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
+            e.extend(actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer-retry"));
+            world.push(e);
+        }
+        Do::CompleteBeforePark => {}
+        Do::SubmitDuplicate => {
+            let (_, e) = actors::submit(&mut world.host, TENANT, &subject.plan.identity.pipeline_id, FIRST_KEY, now);
+            world.push(e);
+        }
+        Do::Redrive => {
+            let e = actors::redrive(&mut world.host, TENANT, exec, now);
+            world.push(e);
+        }
+        Do::ActivateNewRelease => {
+            let Some(next) = subject.next_release.clone() else {
+                world.push(vec![Entry::Actor { at_ms: now, what: "no second release to activate".into() }]);
+                return;
+            };
+            if let Err(e) = world.deploy(next.identity.clone(), &next.driver_name, next.driver, &next.sweeper_name, next.sweeper) {
+                world.push(vec![Entry::Actor { at_ms: now, what: format!("deploy of the new release failed: {e}") }]);
+                return;
+            }
+            let mut e = actors::activate(&mut world.host, TENANT, &next.identity, now);
+            let (_, s) = actors::submit(&mut world.host, TENANT, &next.identity.pipeline_id, "order-2", now);
+            e.extend(s);
+            world.push(e);
+        }
+        Do::AbortDriver => {
+            let running = driver_executions(world, exec)
+                .into_iter()
+                .find(|arn| world.engine.status(arn) == Some(ExecutionStatus::Running));
+            let what = match running {
+                Some(arn) => match world.engine.stop_execution(&arn, Some("Operator.Abort"), Some("stopped in the console")) {
+                    Ok(_) => format!("operator aborts driver {}", arn.rsplit(':').next().unwrap_or("")),
+                    Err(e) => format!("abort failed: {e}"),
+                },
+                None => "no running driver to abort".to_string(),
+            };
+            world.push(vec![Entry::Actor { at_ms: now, what }]);
+        }
+        Do::ConsoleRedrive => {
+            let failed = driver_executions(world, exec)
+                .into_iter()
+                .rev()
+                .find(|arn| world.engine.status(arn) == Some(ExecutionStatus::Failed));
+            let what = match failed {
+                Some(arn) => match world.engine.redrive_execution(&arn) {
+                    Ok(_) => format!("operator redrives driver {} in the console", arn.rsplit(':').next().unwrap_or("")),
+                    Err(e) => format!("console redrive refused: {e}"),
+                },
+                None => "no failed driver to redrive".to_string(),
+            };
+            world.push(vec![Entry::Actor { at_ms: now, what }]);
+        }
+    }
+}
+
+/// TPF is terminal and no driver generation of the execution is still running.
+fn finished(world: &World, exec: &str) -> bool {
+    let terminal = record_status(world, exec).is_some_and(|s| s.terminal());
+    terminal
+        && driver_executions(world, exec)
+            .iter()
+            .all(|arn| world.engine.status(arn) != Some(ExecutionStatus::Running))
+}
+
+pub fn measure(world: &World, exec: &str) -> Metrics {
+    let mut m = Metrics::default();
+    let mut lineages = std::collections::BTreeSet::new();
+    for arn in driver_executions(world, exec) {
+        if let Some(x) = world.engine.metrics(&arn) {
+            m.state_transitions += x.state_transitions;
+            m.history_events += x.history_events as u64;
+            m.max_generation_events = m.max_generation_events.max(x.history_events as u64);
+        }
+        m.generations += 1;
+        if let Ok(d) = world.engine.describe_execution(&arn) {
+            if let Some(l) = d.input.get("lineage").and_then(Value::as_str) {
+                lineages.insert(l.to_string());
+            }
+        }
+    }
+    m.lineages = lineages.len() as u32;
+    m.action_calls = world
+        .trace
+        .entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Call { action, execution, .. } if action == "process-work-item" && execution.starts_with(exec)))
+        .count() as u64;
+    for r in &world.releases {
+        for arn in world.engine.list_executions(&r.sweeper_arn) {
+            if let Some(x) = world.engine.metrics(arn) {
+                m.sweeper_transitions += x.state_transitions;
+            }
+        }
+    }
+    m.simulated_seconds = (world.now_ms() - START_MS) as f64 / 1000.0;
+    m
+}
+
+fn check_expectations(s: &Scenario, world: &World, exec: &str, m: &Metrics) -> Vec<String> {
+    let mut unmet = Vec::new();
+    let record = world.host.coordinator().status(TENANT, exec, world.now_ms()).ok();
+    if let Some(want) = &s.expect.tpf_status {
+        let got = record.as_ref().map(|r| r.status.to_string()).unwrap_or_else(|| "missing".into());
+        if &got != want {
+            unmet.push(format!("expected TPF status {want}, got {got}"));
+        }
+    }
+    if let Some(want) = &s.expect.error_code {
+        let got = record.as_ref().and_then(|r| r.error_code.clone()).unwrap_or_default();
+        if &got != want {
+            unmet.push(format!("expected TPF errorCode {want}, got {got:?}"));
+        }
+    }
+    if let Some(min) = s.expect.min_generations {
+        if m.generations < min {
+            unmet.push(format!("expected at least {min} driver generations, got {}", m.generations));
+        }
+    }
+    if let Some(want) = s.expect.lineages {
+        if m.lineages != want {
+            unmet.push(format!("expected {want} driver lineage(s), got {}", m.lineages));
+        }
+    }
+    unmet
+}
+
+/// A JSON summary of a run for `--format json`.
+pub fn summary_json(run: &Run) -> Value {
+    json!({
+        "scenario": run.scenario.name,
+        "executionId": run.execution_id,
+        "metrics": run.metrics,
+        "unmetExpectations": run.unmet,
+    })
+}
