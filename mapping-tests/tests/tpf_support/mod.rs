@@ -13,7 +13,7 @@ use tpf_sfn_mapping::tpf::{
 pub const TENANT: &str = "restaurant-demo";
 pub const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
 /// 2026-11-30T06:40:00Z.
-pub const T0: i64 = 1_796_020_200_000;
+pub const T0: i64 = 1_796_020_800_000;
 pub const SECOND: i64 = 1_000;
 pub const MINUTE: i64 = 60 * SECOND;
 
