@@ -160,8 +160,8 @@ impl SweepOnceResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionError {
     ReleaseIdentityMismatch {
-        pinned: Identity,
-        requested: Identity,
+        pinned: Box<Identity>,
+        requested: Box<Identity>,
     },
     NotFound {
         tenant_id: String,
@@ -303,7 +303,10 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
         let pinned = record_identity(&record);
         let requested = req.identity();
         if pinned != requested {
-            return Err(ActionError::ReleaseIdentityMismatch { pinned, requested });
+            return Err(ActionError::ReleaseIdentityMismatch {
+                pinned: Box::new(pinned),
+                requested: Box::new(requested),
+            });
         }
         let reply_key = req
             .idempotency_key
