@@ -153,10 +153,11 @@ fn a_late_completion_is_rejected_without_failing_the_parent() {
     c.process_work_item(TENANT, &id, T0).expect("park");
     let interaction = interactions(&c, &id, T0).remove(0);
 
+    // `deadline <= now` is already too late (InMemoryAwaitInteractionStore.completeResolved).
     let err = c
         .complete_await(
             &completion(&interaction.interaction_id, "accepted"),
-            T0 + 30 * MINUTE + 1,
+            T0 + 30 * MINUTE,
         )
         .expect_err("late");
     assert!(matches!(err, CoordinatorError::AwaitDeadlinePassed { .. }));

@@ -11,7 +11,7 @@ fn failing_step3(
     move |w| {
         w.script(
             3,
-            vec![StepOutcome::FailRetryable("DecisionRejected".into()); times],
+            vec![StepOutcome::FailRetryable("org.example.DecisionRejectedException".into()); times],
         )
     }
 }
@@ -40,7 +40,16 @@ fn retries_back_off_10_20_40_seconds_then_fail_with_a_dlq_envelope() {
         assert!(out.claimed);
         assert_eq!(out.record.status, ExecutionStatus::WaitRetry);
         assert_eq!(out.record.attempt, expected_attempt);
-        assert_eq!(out.record.error_code.as_deref(), Some("DecisionRejected"));
+        // TPF wraps a worker's FAILED envelope (TransitionFailureEnvelope.toException).
+        assert_eq!(
+            out.record.error_code.as_deref(),
+            Some("TransitionWorkerFailureException")
+        );
+        assert!(out
+            .record
+            .error_message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("org.example.DecisionRejectedException: ")));
         due_times.push(out.record.next_due_epoch_ms - now);
         // Not due a millisecond early.
         let early = c
@@ -66,6 +75,7 @@ fn retries_back_off_10_20_40_seconds_then_fail_with_a_dlq_envelope() {
     assert_eq!(dlq[0].retries_observed, 3);
     assert!(dlq[0].retryable);
     assert_eq!(dlq[0].correlation_id, "order-1");
+    assert_eq!(dlq[0].error_code, "TransitionWorkerFailureException");
     assert_eq!(dlq[0].transition_key, format!("{id}:3:3"));
     assert_eq!(dlq[0].resource_type, "tpf.orchestrator.execution");
     assert_eq!(dlq[0].resource_name, "OrchestratorService/Run");
@@ -111,12 +121,22 @@ fn backoff_is_capped_at_thirty_minutes() {
 
 #[test]
 fn a_non_retryable_failure_fails_at_once() {
-    let mut c = restaurant(|w| w.script(1, vec![StepOutcome::FailNonRetryable("BadOrder".into())]));
+    let mut c = restaurant(|w| {
+        w.script(
+            1,
+            vec![StepOutcome::FailNonRetryable(
+                "org.example.BadOrderException".into(),
+            )],
+        )
+    });
     let id = submit(&mut c, "order-1", T0);
     let out = c.process_work_item(TENANT, &id, T0).expect("segment");
     assert_eq!(out.record.status, ExecutionStatus::Failed);
     assert_eq!(out.record.attempt, 0);
-    assert_eq!(out.record.error_code.as_deref(), Some("BadOrder"));
+    assert_eq!(
+        out.record.error_code.as_deref(),
+        Some("NonRetryableException")
+    );
     assert_eq!(c.dead_letters().len(), 1);
     assert_eq!(c.dead_letters()[0].terminal_reason, "non_retryable");
     assert!(!c.dead_letters()[0].retryable);

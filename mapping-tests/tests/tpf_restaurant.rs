@@ -339,7 +339,12 @@ fn worker_identity_mismatch_is_a_retryable_failure() {
     assert_eq!(first.record.status, ExecutionStatus::WaitRetry);
     assert_eq!(
         first.record.error_code.as_deref(),
-        Some("IllegalArgumentException")
+        Some("TransitionWorkerFailureException")
     );
+    assert!(first
+        .record
+        .error_message
+        .as_deref()
+        .is_some_and(|m| m.starts_with("java.lang.IllegalArgumentException: ")));
     assert!(c.worker().runs().is_empty(), "no step ran");
 }

@@ -596,11 +596,29 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                 message,
                 retryable,
             } => {
+                // TransitionFailureEnvelope.toException: the coordinator sees a
+                // TransitionWorkerFailureException("<class>: <message>"), or a
+                // NonRetryableException, and records that class's simple name as the code.
+                let (error_code, error_message) = if *retryable {
+                    let suffix = if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {message}")
+                    };
+                    (
+                        "TransitionWorkerFailureException",
+                        format!("{failure_class}{suffix}"),
+                    )
+                } else if message.is_empty() {
+                    ("NonRetryableException", failure_class.clone())
+                } else {
+                    ("NonRetryableException", message.clone())
+                };
                 self.handle_failure(
                     claimed,
                     &segment.transition_key,
-                    failure_class,
-                    message,
+                    error_code,
+                    &error_message,
                     *retryable,
                     now_ms,
                 )?;
@@ -868,7 +886,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                 status: interaction.status,
             });
         }
-        if interaction.deadline_epoch_ms.is_some_and(|d| now_ms > d) {
+        if interaction.deadline_epoch_ms.is_some_and(|d| d <= now_ms) {
             // Rejected and marked TIMED_OUT; the parent is failed only by the sweep (or by the
             // process-work-item deadline check), never by the late completion itself.
             let timed_out = self.store.transition_interaction(

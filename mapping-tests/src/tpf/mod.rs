@@ -10,6 +10,19 @@
 //! [`store`] (storage SPIs and the in-memory store), [`worker`] (runtime steps and a scripted
 //! transition worker), [`coordinator`] (the flows), [`actions`] (Action API v1), [`transitions`]
 //! (the commit log the harness checks).
+//!
+//! Where the model is simpler than TPF, on purpose:
+//! - Item continuations: TPF runs each item's suffix in a child execution and releases the
+//!   parent to the first aggregate step. The model releases the parent to `stepIndex + 1` with
+//!   the ordered item responses as its input once every item completed and dispatch is complete
+//!   (`markAwaitItemContinuationsCompleted`). The wakeup semantics the drivers see are the same.
+//! - Execution and interaction ids are derived (UUIDv3) instead of random, so traces and
+//!   snapshots are reproducible; await unit and correlation ids are TPF's own UUIDv3 formulas.
+//! - No work queue, admission limits, circuit deferral, live awaits, payload chunking, resume
+//!   tokens or admission slots: the drivers replace the queue, and the rest does not change what
+//!   a driver observes through the Action API.
+//! - TPF requires every await to have a positive timeout; the model also allows none, because
+//!   the Action API defines `deadlineAt: null`.
 
 pub mod actions;
 pub mod coordinator;

@@ -362,6 +362,21 @@ fn ttl_ok(ttl_epoch_s: i64, now_ms: i64) -> bool {
     ttl_epoch_s > now_ms.div_euclid(1000)
 }
 
+/// `DynamoExecutionStateStore.truncate`: error messages are cut at 512 characters.
+fn truncate_error(message: &str) -> String {
+    message.chars().take(512).collect()
+}
+
+/// The `REMOVE #result, #errorCode, #errorMessage, #leaseOwner` + `#leaseExpires = 0` tail
+/// shared by the await releases.
+fn release_lease_and_outcome(record: &mut ExecutionRecord) {
+    record.result_payload = None;
+    record.error_code = None;
+    record.error_message = None;
+    record.lease_owner = None;
+    record.lease_expires_epoch_ms = 0;
+}
+
 fn key(tenant_id: &str, id: &str) -> Key {
     (tenant_id.to_owned(), id.to_owned())
 }
@@ -603,6 +618,7 @@ impl ExecutionStore for InMemoryStore {
                 r.next_due_epoch_ms = now_ms;
                 // The unit id stays: the resumed segment loads its input from the unit.
                 r.await_unit_id = Some(await_unit_id.to_owned());
+                release_lease_and_outcome(r);
             },
         )
     }
@@ -630,6 +646,7 @@ impl ExecutionStore for InMemoryStore {
                 r.next_due_epoch_ms = now_ms;
                 r.input_payload = input_payload.clone();
                 r.await_unit_id = None;
+                release_lease_and_outcome(r);
             },
         )
     }
@@ -657,7 +674,8 @@ impl ExecutionStore for InMemoryStore {
                 r.next_due_epoch_ms = next_due_epoch_ms;
                 r.last_transition_key = Some(transition_key.to_owned());
                 r.error_code = Some(error_code.to_owned());
-                r.error_message = Some(error_message.to_owned());
+                r.error_message = Some(truncate_error(error_message));
+                r.result_payload = None;
                 r.lease_owner = None;
                 r.lease_expires_epoch_ms = 0;
             },
@@ -688,7 +706,7 @@ impl ExecutionStore for InMemoryStore {
                 r.next_due_epoch_ms = now_ms;
                 r.last_transition_key = Some(transition_key.to_owned());
                 r.error_code = Some(error_code.to_owned());
-                r.error_message = Some(error_message.to_owned());
+                r.error_message = Some(truncate_error(error_message));
                 r.result_payload = None;
                 r.lease_owner = None;
                 r.lease_expires_epoch_ms = 0;

@@ -182,3 +182,77 @@ impl TransitionLog {
         self.check_terminal_only_left_by_redrive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tpf::records::ResultShape;
+    use serde_json::Value;
+
+    fn at(version: i64, status: ExecutionStatus) -> ExecutionRecord {
+        ExecutionRecord {
+            tenant_id: "t".into(),
+            execution_id: "e".into(),
+            execution_key: "k".into(),
+            pipeline_id: "p".into(),
+            contract_version: "c".into(),
+            release_version: "r".into(),
+            result_shape: ResultShape::Single,
+            status,
+            version,
+            current_step_index: 0,
+            attempt: 0,
+            lease_owner: None,
+            lease_expires_epoch_ms: 0,
+            next_due_epoch_ms: 0,
+            last_transition_key: None,
+            input_payload: Value::Null,
+            await_unit_id: None,
+            result_payload: None,
+            error_code: None,
+            error_message: None,
+            created_at_epoch_ms: 0,
+            updated_at_epoch_ms: 0,
+            ttl_epoch_s: 1,
+        }
+    }
+
+    #[test]
+    fn a_clean_log_passes() {
+        let mut log = TransitionLog::new();
+        log.record(0, &at(0, ExecutionStatus::Queued), "create");
+        log.record(1, &at(1, ExecutionStatus::Running), "claim");
+        log.record(2, &at(2, ExecutionStatus::Failed), "fail");
+        log.record(3, &at(3, ExecutionStatus::Queued), "redrive");
+        assert_eq!(log.check_all(), Ok(()));
+    }
+
+    #[test]
+    fn a_skipped_version_is_caught() {
+        let mut log = TransitionLog::new();
+        log.record(0, &at(0, ExecutionStatus::Queued), "create");
+        log.record(1, &at(2, ExecutionStatus::Running), "claim");
+        let err = log.check_versions_contiguous().unwrap_err();
+        assert_eq!(err.invariant, "versions-increase-by-one");
+    }
+
+    #[test]
+    fn a_transition_applied_twice_is_caught() {
+        let mut log = TransitionLog::new();
+        log.record(0, &at(0, ExecutionStatus::Queued), "create");
+        log.record(1, &at(1, ExecutionStatus::Running), "claim");
+        log.record(2, &at(1, ExecutionStatus::Running), "claim");
+        let err = log.check_no_transition_applied_twice().unwrap_err();
+        assert_eq!(err.invariant, "no-transition-applied-twice");
+        assert!(log.check_versions_contiguous().is_err());
+    }
+
+    #[test]
+    fn leaving_a_terminal_status_other_than_by_redrive_is_caught() {
+        let mut log = TransitionLog::new();
+        log.record(0, &at(0, ExecutionStatus::Succeeded), "succeed");
+        log.record(1, &at(1, ExecutionStatus::Running), "claim");
+        let err = log.check_terminal_only_left_by_redrive().unwrap_err();
+        assert_eq!(err.invariant, "terminal-only-left-by-redrive");
+    }
+}

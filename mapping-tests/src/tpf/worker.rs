@@ -135,9 +135,9 @@ impl PipelineDef {
 pub enum StepOutcome {
     /// The step finishes; on an await step this is a live completion that never parks.
     Complete,
-    /// Fails with a retryable error whose failure class simple name is the code.
+    /// Fails with a retryable exception of this class (the envelope's `failureClass`).
     FailRetryable(String),
-    /// Fails with a `NonRetryableException`-derived class.
+    /// Fails with this `NonRetryableException`-derived class.
     FailNonRetryable(String),
     /// Suspends at this await step (only meaningful on await steps).
     Park,
@@ -240,7 +240,7 @@ impl ScriptedWorker {
     pub fn execute(&mut self, pipeline: &PipelineDef, cmd: &TransitionCommand) -> TransitionResult {
         if !self.hosted.contains(&cmd.identity) {
             return TransitionResult::Failed {
-                failure_class: "IllegalArgumentException".to_owned(),
+                failure_class: "java.lang.IllegalArgumentException".to_owned(),
                 message: format!(
                     "Transition identity {}/{}/{} is not hosted by this worker",
                     cmd.identity.pipeline_id,
@@ -272,7 +272,7 @@ impl ScriptedWorker {
                 }
                 StepOutcome::Park => {
                     return TransitionResult::Failed {
-                        failure_class: "IllegalStateException".to_owned(),
+                        failure_class: "java.lang.IllegalStateException".to_owned(),
                         message: format!("step {step_index} is not an await step"),
                         retryable: false,
                     };
