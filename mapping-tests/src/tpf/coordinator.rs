@@ -1081,14 +1081,14 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             || (allow_failed && record.status == ExecutionStatus::Failed);
         if !eligible {
             return Err(CoordinatorError::Conflict(format!(
-                "execution {execution_id} is {}; re-drive needs DLQ, or FAILED with allowFailed",
+                "Execution {execution_id} cannot be re-driven from status {}",
                 record.status
             )));
         }
         let expected = expected_version.unwrap_or(record.version);
         if expected != record.version {
             return Err(CoordinatorError::Conflict(format!(
-                "execution {execution_id} is at version {}, not {expected}",
+                "Execution {execution_id} version mismatch: expected {expected} but current version is {}",
                 record.version
             )));
         }
