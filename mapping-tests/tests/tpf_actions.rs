@@ -360,3 +360,34 @@ fn rfc3339_uses_utc_z_and_whole_seconds_when_possible() {
         Some("2026-11-30T06:40:00.250Z")
     );
 }
+
+#[test]
+fn requests_parse_from_the_documented_json() {
+    let request: tpf_sfn_mapping::tpf::ProcessWorkItemRequest =
+        serde_json::from_value(serde_json::json!({
+            "pipelineId": "org.pipelineframework.restaurantapproval",
+            "contractVersion": "sha256:d734",
+            "releaseVersion": "sha256:d734",
+            "idempotencyKey": "6f1c:g0:i3",
+            "driver": {
+                "executionArn": "arn:aws:states:eu-west-1:000000000000:execution:tpf-driver:6f1c",
+                "lineage": "6f1c",
+                "generation": 0,
+                "iteration": 3
+            }
+        }))
+        .expect("process-work-item request");
+    assert_eq!(request.idempotency_key.as_deref(), Some("6f1c:g0:i3"));
+    assert_eq!(request.driver.as_ref().and_then(|d| d.iteration), Some(3));
+    assert_eq!(request.identity().release_version, "sha256:d734");
+
+    let sweep: SweepOnceRequest = serde_json::from_value(serde_json::json!({
+        "limit": 100, "pipelineId": "p", "contractVersion": "c", "releaseVersion": "r",
+        "idempotencyKey": "sweeper"
+    }))
+    .expect("sweep-once request");
+    assert_eq!(sweep.limit, 100);
+    let minimal: SweepOnceRequest =
+        serde_json::from_value(serde_json::json!({ "limit": 5 })).expect("minimal");
+    assert_eq!(minimal.pipeline_id, None);
+}

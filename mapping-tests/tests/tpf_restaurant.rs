@@ -86,6 +86,9 @@ fn restaurant_trace_matches_tpf_version_and_step_sequence() {
         }))
     );
     c.log().check_all().expect("invariants");
+    // The full commit and call log, for the harness's trace format.
+    insta::assert_json_snapshot!("restaurant_transitions", c.log().transitions());
+    insta::assert_json_snapshot!("restaurant_calls", c.log().calls());
 }
 
 #[test]

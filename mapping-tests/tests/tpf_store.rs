@@ -395,3 +395,14 @@ fn await_and_release_items_round_trip() {
     );
     assert_eq!(ReleaseActivationEvent::from_item(&item).unwrap(), event);
 }
+
+#[test]
+fn store_traits_are_object_safe() {
+    let store = InMemoryStore::new();
+    let executions: &dyn ExecutionStore = &store;
+    let awaits: &dyn AwaitStore = &store;
+    let releases: &dyn tpf_sfn_mapping::tpf::ReleaseRegistry = &store;
+    assert!(executions.find_due_executions(NOW, 1).unwrap().is_empty());
+    assert!(awaits.find_timed_out(NOW, 1).unwrap().is_empty());
+    assert!(releases.active_release("t", "p").unwrap().is_none());
+}

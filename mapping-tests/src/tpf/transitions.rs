@@ -27,7 +27,10 @@ pub struct RecordTransition {
     pub cause: &'static str,
 }
 
-/// One call into the model's public operations (actions and control-plane calls).
+/// One call into the model's public operations: the control-plane calls (`submit`,
+/// `complete-await`, `redrive`) and the Action API (`process-work-item`, `sweep-once`, logged by
+/// the action host). A direct `Coordinator::process_work_item` is TPF's internal dispatch path
+/// and is not a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionCall {
