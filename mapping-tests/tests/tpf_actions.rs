@@ -391,3 +391,41 @@ fn requests_parse_from_the_documented_json() {
         serde_json::from_value(serde_json::json!({ "limit": 5 })).expect("minimal");
     assert_eq!(minimal.pipeline_id, None);
 }
+
+#[test]
+fn a_lost_response_is_recovered_by_retrying_the_same_key() {
+    use tpf_sfn_mapping::tpf::Fault;
+    let mut h = host();
+    let id = submit(h.coordinator_mut(), "order-1", T0);
+
+    h.inject_fault(Fault::LostRequest);
+    let err = h
+        .process_work_item(TENANT, &id, &pwi("v1", "l:g0:i0"), T0)
+        .expect_err("request lost");
+    assert_eq!(err.error_type(), "TPF.TransportError");
+    assert_eq!(
+        h.coordinator().status(TENANT, &id, T0).unwrap().version,
+        0,
+        "nothing ran"
+    );
+
+    h.inject_fault(Fault::LostResponse);
+    let err = h
+        .process_work_item(TENANT, &id, &pwi("v1", "l:g0:i0"), T0 + SECOND)
+        .expect_err("response lost");
+    assert_eq!(err.http_status(), 503);
+    assert_eq!(
+        h.coordinator().status(TENANT, &id, T0).unwrap().status,
+        ExecutionStatus::WaitingExternal,
+        "the commit happened"
+    );
+
+    // The driver's transport retry carries the same key and gets the recorded outcome.
+    let retried = h
+        .process_work_item(TENANT, &id, &pwi("v1", "l:g0:i0"), T0 + 2 * SECOND)
+        .unwrap();
+    assert!(retried.claimed);
+    assert_eq!(retried.status, ExecutionStatus::WaitingExternal);
+    assert_eq!(h.coordinator().log().count(&id, "park"), 1);
+    h.coordinator().log().check_all().unwrap();
+}

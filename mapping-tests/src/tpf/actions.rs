@@ -5,7 +5,7 @@
 //! key is always present: the driver's `ResultSelector` reads fixed keys and a missing one would
 //! be an uncatchable `States.Runtime` failure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 use chrono::{DateTime, SecondsFormat};
@@ -227,8 +227,21 @@ impl fmt::Display for ActionError {
 
 impl std::error::Error for ActionError {}
 
+fn lost(fault: Option<Fault>) -> ActionError {
+    ActionError::Transport(format!("injected fault: {fault:?}"))
+}
+
 fn transport(e: CoordinatorError) -> ActionError {
     ActionError::Transport(e.to_string())
+}
+
+/// A transport fault the harness injects into the next action call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The request never reaches TPF: nothing runs, the caller sees a transport error.
+    LostRequest,
+    /// TPF runs the action and commits, but the response is lost on the way back.
+    LostResponse,
 }
 
 /// Serves Action API v1 over a [`Coordinator`].
@@ -236,6 +249,7 @@ pub struct ActionHost<S> {
     coordinator: Coordinator<S>,
     /// (tenant, execution, idempotency key) → the response given.
     replies: BTreeMap<(String, String, String), ProcessWorkItemResponse>,
+    faults: VecDeque<Fault>,
 }
 
 impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
@@ -243,7 +257,13 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
         Self {
             coordinator,
             replies: BTreeMap::new(),
+            faults: VecDeque::new(),
         }
+    }
+
+    /// Queues a fault for the next action call (either action), in order.
+    pub fn inject_fault(&mut self, fault: Fault) {
+        self.faults.push_back(fault);
     }
 
     pub fn coordinator(&self) -> &Coordinator<S> {
@@ -266,7 +286,15 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
         req: &ProcessWorkItemRequest,
         now_ms: i64,
     ) -> Result<ProcessWorkItemResponse, ActionError> {
-        let result = self.process_inner(tenant_id, execution_id, req, now_ms);
+        let fault = self.faults.pop_front();
+        let result = match fault {
+            Some(Fault::LostRequest) => Err(lost(fault)),
+            _ => self.process_inner(tenant_id, execution_id, req, now_ms),
+        };
+        let result = match (fault, result) {
+            (Some(Fault::LostResponse), Ok(_)) => Err(lost(fault)),
+            (_, result) => result,
+        };
         let (outcome, replayed) = match &result {
             Ok((response, replayed)) => (response.status.to_string(), *replayed),
             Err(e) => (e.code().to_owned(), false),
@@ -439,7 +467,15 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
         req: &SweepOnceRequest,
         now_ms: i64,
     ) -> Result<SweepOnceResponse, ActionError> {
-        let result = self.sweep_inner(req, now_ms);
+        let fault = self.faults.pop_front();
+        let result = match fault {
+            Some(Fault::LostRequest) => Err(lost(fault)),
+            _ => self.sweep_inner(req, now_ms),
+        };
+        let result = match (fault, result) {
+            (Some(Fault::LostResponse), Ok(_)) => Err(lost(fault)),
+            (_, result) => result,
+        };
         self.coordinator.log_call(ActionCall {
             at_ms: now_ms,
             action: "sweep-once",

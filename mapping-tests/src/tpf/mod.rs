@@ -33,8 +33,8 @@ pub mod transitions;
 pub mod worker;
 
 pub use actions::{
-    ActionError, ActionHost, ActionResponse, AwaitView, DueExecution, ProcessWorkItemRequest,
-    ProcessWorkItemResponse, SweepOnceRequest, SweepOnceResponse,
+    ActionError, ActionHost, ActionResponse, AwaitView, DueExecution, Fault,
+    ProcessWorkItemRequest, ProcessWorkItemResponse, SweepOnceRequest, SweepOnceResponse,
 };
 pub use coordinator::{
     AwaitCompletion, AwaitCompletionResult, Coordinator, CoordinatorConfig, CoordinatorError,
