@@ -1,5 +1,4 @@
-//! Itemized awaits, await timeouts through the sweep, late completions (tpf-domain §4.4, §4.5,
-//! §5.4, §5.6).
+//! Itemized awaits, await timeouts through the sweep, late completions.
 
 mod tpf_support;
 

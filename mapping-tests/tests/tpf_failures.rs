@@ -1,4 +1,5 @@
-//! Retry/backoff, terminal failure + DLQ envelope, and re-drive (tpf-domain §5.3, §5.5).
+//! Retry/backoff, terminal failure + DLQ envelope, and re-drive (`ExecutionFailureHandler`,
+//! `ExecutionRedrivePlan`).
 
 mod tpf_support;
 

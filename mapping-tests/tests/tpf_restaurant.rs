@@ -1,5 +1,4 @@
-//! Restaurant-approval flows through the reference coordinator (tpf-domain §4.2, §5.1, §5.2,
-//! §5.6, §3.5).
+//! Restaurant-approval flows through the reference coordinator.
 
 mod tpf_support;
 

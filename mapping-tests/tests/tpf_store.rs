@@ -1,4 +1,4 @@
-//! Store conditions (tpf-domain §4.2, §4.4, §4.5) and the DynamoDB item mapping.
+//! Store conditions and the DynamoDB item mapping.
 
 use std::collections::BTreeSet;
 

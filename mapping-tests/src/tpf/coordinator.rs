@@ -1,4 +1,6 @@
-//! TPF's durable coordinator flows (tpf-domain §5): submit, process work item, retry/backoff and
+//! TPF's durable coordinator flows (`QueueAsyncCoordinator` and `QueueAsyncSubmissionFlow`,
+//! `QueueAsyncSegmentPipeline`, `ExecutionFailureHandler`, `AwaitBoundaryAdmission`,
+//! `QueueAsyncRedriveFlow`, `QueueAsyncSweepFlow`): submit, process work item, retry/backoff and
 //! DLQ, await completion, re-drive, sweep, release registration and activation.
 //!
 //! Every operation takes `now_ms` (virtual time). Each flow is written against the store traits
@@ -22,7 +24,7 @@ use super::worker::{AwaitShape, PipelineDef, ScriptedWorker, TransitionCommand, 
 
 const DAY_S: i64 = 86_400;
 
-/// `pipeline.orchestrator.*` defaults (tpf-domain §5).
+/// `pipeline.orchestrator.*` defaults (`PipelineOrchestratorConfig`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoordinatorConfig {
     /// The lease owner this coordinator writes (`"worker-<uuid>"` in TPF).
@@ -373,7 +375,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         });
     }
 
-    // --- releases (§3.3–3.5) -------------------------------------------------------------
+    // --- releases (PipelineReleaseRegistry, HostedReleaseAdminResource) ---
 
     pub fn register_release(
         &mut self,
@@ -403,7 +405,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         Ok(self.store.active_release(tenant_id, pipeline_id)?)
     }
 
-    // --- submit (§5.1) --------------------------------------------------------------------
+    // --- submit (QueueAsyncSubmissionFlow) ---
 
     pub fn submit(&mut self, req: &SubmitRequest, now_ms: i64) -> CoordinatorResult<SubmitResult> {
         if req.tenant_id.trim().is_empty() {
@@ -478,7 +480,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             })
     }
 
-    // --- process work item (§5.2, §5.3) ---------------------------------------------------
+    // --- process work item (QueueAsyncSegmentPipeline, ExecutionFailureHandler) ---
 
     /// Claim, run one segment, commit. A non-claimable execution is returned unchanged.
     pub fn process_work_item(
@@ -828,7 +830,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         Ok(())
     }
 
-    // --- await completion (§5.6) ----------------------------------------------------------
+    // --- await completion (AwaitBoundaryAdmission, AwaitContinuations) ---
 
     /// First writer wins; a duplicate re-runs the idempotent continuation.
     pub fn complete_await(
@@ -1041,7 +1043,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         }
     }
 
-    // --- re-drive (§5.5) ------------------------------------------------------------------
+    // --- re-drive (QueueAsyncRedriveFlow, ExecutionRedrivePlan) ---
 
     pub fn redrive(
         &mut self,
@@ -1124,7 +1126,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         })
     }
 
-    // --- sweep (§5.4) ---------------------------------------------------------------------
+    // --- sweep (QueueAsyncSweepFlow, AwaitTimeoutFlow) ---
 
     /// Await timeouts first, then the due list. Never claims or executes.
     pub fn sweep_once(&mut self, now_ms: i64, limit: usize) -> CoordinatorResult<SweepResult> {

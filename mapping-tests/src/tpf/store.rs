@@ -1,6 +1,7 @@
 //! TPF's storage SPIs (`ExecutionStateStore`, `AwaitUnitStore`/`AwaitInteractionStore`,
 //! `PipelineReleaseRegistry`) with the exact write conditions of the Dynamo stores
-//! (tpf-domain §4.2, §4.4, §4.5, §3.3–3.4), and an in-memory implementation.
+//! (`DynamoExecutionStateStore`, `DynamoAwaitInteractionStore`, the await unit and release
+//! registry stores), and an in-memory implementation.
 //!
 //! Every conditional write answers `Ok(None)` when its condition fails: TPF returns
 //! `Optional.empty()` there, and callers decide what a lost race means. `Err` is reserved for the

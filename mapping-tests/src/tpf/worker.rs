@@ -2,7 +2,7 @@
 //!
 //! A worker call runs a *segment*: from `currentStepIndex` through consecutive completing steps
 //! until an await parks, a step fails, or the pipeline ends (`RT/QueueAsyncSegmentPipeline`,
-//! tpf-domain §5.2). The script decides, per step index and record attempt, what each step does,
+//! `stopBeforeStepIndex = -1`). The script decides, per step index and record attempt, what each step does,
 //! so tests can stage retries, non-retryable failures and parks deterministically.
 
 use std::collections::BTreeMap;
@@ -83,7 +83,7 @@ impl StepDef {
     }
 }
 
-/// `"Process" + PascalCase(name without leading "Process") + "Service"` (tpf-domain §1.3).
+/// `"Process" + PascalCase(name without leading "Process") + "Service"` (`ModelExtractionPhase.createAwaitStepModel`).
 pub fn runtime_step_id(authored_name: &str) -> String {
     let pascal: String = authored_name
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -119,7 +119,7 @@ impl PipelineDef {
         self.steps.get(index as usize)
     }
 
-    /// restaurant-approval (tpf-domain §9.1): the await is step 2 with `timeout: PT30M`.
+    /// restaurant-approval (`examples/restaurant-approval/config/pipeline.yaml`): the await is step 2 with `timeout: PT30M`.
     pub fn restaurant() -> Self {
         Self::new(vec![
             StepDef::internal("Validate Order Request"),
@@ -197,8 +197,9 @@ impl ScriptedWorker {
         }
     }
 
-    /// Old-release workers keep running until their pinned executions drain (§10.3.4), so one
-    /// worker may host several releases.
+    /// Old-release workers keep running until their pinned executions drain
+    /// (`docs/evolve/durable-coordinator/pipeline-contract-release-model.md`), so one worker may
+    /// host several releases.
     pub fn hosting(mut self, identity: Identity) -> Self {
         self.hosted.push(identity);
         self
@@ -236,7 +237,7 @@ impl ScriptedWorker {
 
     /// Runs one segment. The identity check comes first, as in
     /// `PipelineExecutionService.executeTransition`: a mismatch is a FAILED envelope carrying
-    /// `IllegalArgumentException`, which the coordinator treats as retryable (§3.6).
+    /// `IllegalArgumentException`, which the coordinator treats as retryable (`TransitionFailureEnvelope.toException`).
     pub fn execute(&mut self, pipeline: &PipelineDef, cmd: &TransitionCommand) -> TransitionResult {
         if !self.hosted.contains(&cmd.identity) {
             return TransitionResult::Failed {
