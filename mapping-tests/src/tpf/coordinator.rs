@@ -1090,7 +1090,8 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         let expected = expected_version.unwrap_or(record.version);
         if expected != record.version {
             return Err(CoordinatorError::Conflict(format!(
-                "Execution {execution_id} version mismatch: expected {expected} but current version is {}",
+                "Execution {execution_id} version mismatch: expected {expected} \
+                 but current version is {}",
                 record.version
             )));
         }

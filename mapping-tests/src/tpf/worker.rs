@@ -1,9 +1,10 @@
 //! The pipeline's runtime steps and a scripted transition worker.
 //!
 //! A worker call runs a *segment*: from `currentStepIndex` through consecutive completing steps
-//! until an await parks, a step fails, or the pipeline ends (`RT/QueueAsyncSegmentPipeline`,
-//! `stopBeforeStepIndex = -1`). The script decides, per step index and record attempt, what each step does,
-//! so tests can stage retries, non-retryable failures and parks deterministically.
+//! until an await parks, a step fails, or the pipeline ends (`QueueAsyncSegmentPipeline`,
+//! `stopBeforeStepIndex = -1`). The script decides, per step index and record attempt, what
+//! each step does, so tests can stage retries, non-retryable failures and parks
+//! deterministically.
 
 use std::collections::BTreeMap;
 
@@ -83,7 +84,8 @@ impl StepDef {
     }
 }
 
-/// `"Process" + PascalCase(name without leading "Process") + "Service"` (`ModelExtractionPhase.createAwaitStepModel`).
+/// `"Process" + PascalCase(name without leading "Process") + "Service"`
+/// (`ModelExtractionPhase.createAwaitStepModel`).
 pub fn runtime_step_id(authored_name: &str) -> String {
     let pascal: String = authored_name
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -119,7 +121,8 @@ impl PipelineDef {
         self.steps.get(index as usize)
     }
 
-    /// restaurant-approval (`examples/restaurant-approval/config/pipeline.yaml`): the await is step 2 with `timeout: PT30M`.
+    /// restaurant-approval (`examples/restaurant-approval/config/pipeline.yaml`): the await is
+    /// step 2 with `timeout: PT30M`.
     pub fn restaurant() -> Self {
         Self::new(vec![
             StepDef::internal("Validate Order Request"),
@@ -237,7 +240,8 @@ impl ScriptedWorker {
 
     /// Runs one segment. The identity check comes first, as in
     /// `PipelineExecutionService.executeTransition`: a mismatch is a FAILED envelope carrying
-    /// `IllegalArgumentException`, which the coordinator treats as retryable (`TransitionFailureEnvelope.toException`).
+    /// `IllegalArgumentException`, which the coordinator treats as retryable
+    /// (`TransitionFailureEnvelope.toException`).
     pub fn execute(&mut self, pipeline: &PipelineDef, cmd: &TransitionCommand) -> TransitionResult {
         if !self.hosted.contains(&cmd.identity) {
             return TransitionResult::Failed {
