@@ -22,6 +22,9 @@ pub struct RecordTransition {
     pub status: ExecutionStatus,
     pub step_index: u32,
     pub attempt: u32,
+    /// The await unit the record points at after this write (what a DynamoDB stream image
+    /// carries; the wakeup bridge matches it against parked tokens).
+    pub await_unit_id: Option<String>,
     /// `create`, `claim`, `succeed`, `park`, `await-completed`, `await-items-completed`,
     /// `retry`, `fail`, `redrive`, `await-timeout`.
     pub cause: &'static str,
@@ -79,6 +82,7 @@ impl TransitionLog {
             status: record.status,
             step_index: record.current_step_index,
             attempt: record.attempt,
+            await_unit_id: record.await_unit_id.clone(),
             cause,
         });
     }
