@@ -50,6 +50,10 @@ pub enum Command {
     Graph(GraphArgs),
     /// Write an annotated default driver configuration (tpf-sfn.toml).
     Init(InitArgs),
+    /// Prove the mapping: run the contract's scenario matrix against its driver and check every invariant (a CI gate).
+    MappingTest(MappingTestArgs),
+    /// Run one scenario in virtual time and print its trace and metrics.
+    Simulate(SimulateArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -118,4 +122,56 @@ pub struct InitArgs {
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MappingTestArgs {
+    /// The pipeline contract whose driver is proven.
+    pub contract: PathBuf,
+    #[arg(long)]
+    pub release: Option<PathBuf>,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Action binding; overrides the config file.
+    #[arg(long, value_enum)]
+    pub binding: Option<Binding>,
+    /// Prove this driver definition (compiled earlier, or post-processed, e.g. by CDK) instead of compiling one.
+    #[arg(long)]
+    pub driver: Option<PathBuf>,
+    /// Directory of hand-written scenarios (*.toml), run next to the derived matrix.
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+    /// Directory of trace snapshots: written, or compared with --check.
+    #[arg(long)]
+    pub snapshots: Option<PathBuf>,
+    /// Fail when a trace differs from its snapshot (needs --snapshots); writes nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// Accept a contract whose contractHash does not match.
+    #[arg(long)]
+    pub allow_unverified_hash: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// The pipeline contract; the bundled restaurant-approval sample when omitted.
+    pub contract: Option<PathBuf>,
+    #[arg(long)]
+    pub release: Option<PathBuf>,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum)]
+    pub binding: Option<Binding>,
+    /// Scenario name from the derived matrix (see `--list`).
+    #[arg(long, default_value = "happy-path")]
+    pub scenario: String,
+    /// List the scenario names and exit.
+    #[arg(long)]
+    pub list: bool,
+    #[arg(long)]
+    pub allow_unverified_hash: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }

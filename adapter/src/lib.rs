@@ -36,6 +36,8 @@ where
         Command::Validate(a) => cmd::validate::run(a),
         Command::Graph(a) => cmd::graph::run(a),
         Command::Init(a) => cmd::init::run(a),
+        Command::MappingTest(a) => cmd::mapping::mapping_test(a),
+        Command::Simulate(a) => cmd::mapping::simulate(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,

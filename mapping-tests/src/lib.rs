@@ -10,4 +10,9 @@
 //! - `invariants`: the named checks.
 
 pub mod bridge;
+pub mod harness;
+pub mod interp;
+pub mod invariants;
+pub mod proof;
+pub mod scenario;
 pub mod tpf;

@@ -1,41 +1,17 @@
 //! `tpf-sfn compile`.
 
 use serde_json::json;
-use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::compile::compile;
 use tpf_sfn_compiler::Diagnostic;
 
 use crate::cli::{CompileArgs, Format};
-use crate::exit::{read, CmdResult, Failure};
+use super::inputs::InputFiles;
+use crate::exit::{CmdResult, Failure};
 use crate::{output, report};
 
 pub fn run(args: &CompileArgs) -> CmdResult {
-    let contract_file = args.contract.display().to_string();
-    let contract = read(&args.contract)?;
-    let release = match &args.release {
-        Some(p) => Some((p.display().to_string(), read(p)?)),
-        None => None,
-    };
-    let config = match &args.config {
-        Some(p) => {
-            let bytes = read(p)?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                Failure::Io(format!(
-                    "error[CONFIG_ENCODING]: {} is not UTF-8 text",
-                    p.display()
-                ))
-            })?;
-            Some((p.display().to_string(), text))
-        }
-        None => None,
-    };
-    let input = Input {
-        contract_file: &contract_file,
-        contract: &contract,
-        release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
-        config: config.as_ref().map(|(f, t)| (f.as_str(), t.as_str())),
-        binding: args.binding.map(Into::into),
-        allow_unverified_hash: args.allow_unverified_hash,
-    };
+    let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
+    let input = files.input(args.binding, args.allow_unverified_hash);
     let out = match compile(&input) {
         Ok(out) => out,
         Err(diags) => {

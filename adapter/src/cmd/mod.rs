@@ -1,4 +1,6 @@
 pub mod compile;
 pub mod graph;
 pub mod init;
+pub mod inputs;
+pub mod mapping;
 pub mod validate;

@@ -25,6 +25,8 @@ pub struct FaultPlan {
     pub outage: Option<Outage>,
     /// Lose the bridge's wakeups (the sweeper or the deadline must recover them).
     pub lose_wakeups: bool,
+    /// The bridge misses re-drive records, so no re-drive generation starts (a broken bridge).
+    pub lose_redrive_starts: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

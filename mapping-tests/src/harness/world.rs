@@ -283,6 +283,10 @@ impl World {
         let now = self.now_ms();
         match action {
             BridgeAction::StartDriver { tenant_id, execution_id, pipeline_id, release_version, lineage } => {
+                if self.faults.plan.lose_redrive_starts && lineage != execution_id {
+                    self.push(vec![Entry::Bridge { at_ms: now, what: format!("start of {lineage} lost (injected fault)") }]);
+                    return false;
+                }
                 let Some(m) = self
                     .releases
                     .iter()

@@ -94,6 +94,9 @@ pub enum Do {
     ActivateNewRelease,
     AbortDriver,
     ConsoleRedrive,
+    /// Fault injection: a second driver for the same TPF execution, under another name, as a
+    /// buggy bridge would start it.
+    StartExtraDriver,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

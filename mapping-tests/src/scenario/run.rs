@@ -296,6 +296,15 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
             };
             world.push(vec![Entry::Actor { at_ms: now, what }]);
         }
+        Do::StartExtraDriver => {
+            let arn = world.releases.first().map(|r| r.driver_arn.clone()).unwrap_or_default();
+            let input = crate::bridge::BridgeAction::driver_input(TENANT, exec, &format!("{exec}-extra"));
+            let what = match world.engine.start_execution(&arn, &format!("{exec}-extra"), input) {
+                Ok(_) => "a faulty bridge starts a second driver".to_string(),
+                Err(e) => format!("extra driver not started: {e}"),
+            };
+            world.push(vec![Entry::Actor { at_ms: now, what }]);
+        }
         Do::ConsoleRedrive => {
             let failed = driver_executions(world, exec)
                 .into_iter()

@@ -1,0 +1,48 @@
+//! Reading the compiler's three inputs from files, shared by every command that compiles.
+
+use std::path::{Path, PathBuf};
+
+use tpf_sfn_compiler::compile::Input;
+
+use crate::cli::Binding;
+use crate::exit::{read, Failure};
+
+/// The bytes of a contract, release and config, owned, so an `Input` can borrow them.
+pub struct InputFiles {
+    pub contract_file: String,
+    pub contract: Vec<u8>,
+    pub release: Option<(String, Vec<u8>)>,
+    pub config: Option<(String, String)>,
+}
+
+impl InputFiles {
+    pub fn read(contract: &Path, release: Option<&PathBuf>, config: Option<&PathBuf>) -> Result<InputFiles, Failure> {
+        let release = match release {
+            Some(p) => Some((p.display().to_string(), read(p)?)),
+            None => None,
+        };
+        let config = match config {
+            Some(p) => Some(read_config(p)?),
+            None => None,
+        };
+        Ok(InputFiles { contract_file: contract.display().to_string(), contract: read(contract)?, release, config })
+    }
+
+    pub fn input(&self, binding: Option<Binding>, allow_unverified_hash: bool) -> Input<'_> {
+        Input {
+            contract_file: &self.contract_file,
+            contract: &self.contract,
+            release: self.release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+            config: self.config.as_ref().map(|(f, t)| (f.as_str(), t.as_str())),
+            binding: binding.map(Into::into),
+            allow_unverified_hash,
+        }
+    }
+}
+
+/// A config file as (name, text).
+pub fn read_config(p: &Path) -> Result<(String, String), Failure> {
+    let text = String::from_utf8(read(p)?)
+        .map_err(|_| Failure::Io(format!("error[CONFIG_ENCODING]: {} is not UTF-8 text", p.display())))?;
+    Ok((p.display().to_string(), text))
+}

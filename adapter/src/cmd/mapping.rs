@@ -1,0 +1,214 @@
+//! `tpf-sfn mapping-test` (the CI gate) and `tpf-sfn simulate` (one scenario, readable).
+
+use std::path::Path;
+
+use serde_json::json;
+use tpf_sfn_mapping::proof::{self, ScenarioReport, RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_mapping::scenario::Scenario;
+
+use super::inputs::InputFiles;
+use crate::cli::{Format, MappingTestArgs, SimulateArgs};
+use crate::exit::{read, CmdResult, Failure};
+use crate::{output, report};
+
+pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
+    if args.check && args.snapshots.is_none() {
+        return Err(Failure::Io("error[USAGE]: --check needs --snapshots DIR\n  = hint: pass the directory your trace snapshots are committed in".into()));
+    }
+    let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
+    let driver = match &args.driver {
+        Some(p) => Some((p.display().to_string(), read(p)?)),
+        None => None,
+    };
+    let input = files.input(args.binding, args.allow_unverified_hash);
+    let subject = match proof::subject(&input, driver.as_ref().map(|(f, b)| (f.as_str(), b.as_slice()))) {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let extra = match &args.scenarios {
+        Some(dir) => load_scenarios(dir)?,
+        None => Vec::new(),
+    };
+    let scenarios = proof::scenarios(&subject, extra);
+    let reports = proof::prove(&subject, &scenarios, proof::SEED);
+
+    let snapshot_files: Vec<(String, String)> =
+        reports.iter().map(|r| (proof::snapshot_file(&r.name), r.snapshot())).collect();
+    let drift = match (&args.snapshots, args.check) {
+        (Some(dir), true) => output::check(dir, &snapshot_files),
+        (Some(dir), false) => {
+            output::write_all(dir, &snapshot_files)?;
+            Vec::new()
+        }
+        (None, _) => Vec::new(),
+    };
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+
+    match args.format {
+        Format::Text => {
+            let id = &subject.plan.identity;
+            println!(
+                "mapping-test {} (release {}, binding {}, driver {})",
+                id.pipeline_id,
+                id.release_version,
+                subject.plan.binding.kind().as_str(),
+                args.driver.as_ref().map_or("compiled".to_string(), |p| p.display().to_string())
+            );
+            for r in &reports {
+                print_report(r);
+            }
+            for d in &drift {
+                if d.missing {
+                    println!("  snapshot missing: {}", d.file);
+                } else {
+                    println!("  snapshot differs: {}\n{}", d.file, d.diff);
+                }
+            }
+            println!(
+                "{} scenarios × {} invariant checks: {} passed, {} failed{}",
+                reports.len(),
+                tpf_sfn_mapping::invariants::CHECKS.len(),
+                reports.len() - failed,
+                failed,
+                if drift.is_empty() { String::new() } else { format!(", {} snapshot(s) drifted", drift.len()) }
+            );
+        }
+        Format::Json => println!(
+            "{}",
+            json!({
+                "identity": {
+                    "pipelineId": subject.plan.identity.pipeline_id,
+                    "releaseVersion": subject.plan.identity.release_version,
+                },
+                "binding": subject.plan.binding.kind().as_str(),
+                "scenarios": reports,
+                "passed": failed == 0 && drift.is_empty(),
+                "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
+            })
+        ),
+    }
+    if failed == 0 && drift.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+fn print_report(r: &ScenarioReport) {
+    let m = &r.metrics;
+    let mark = if r.passed() { "ok  " } else { "FAIL" };
+    println!(
+        "  {mark} {:<58} {:>5} transitions {:>6} events {:>4} calls {:>2} gen  {}",
+        r.name,
+        m.state_transitions,
+        m.history_events,
+        m.action_calls,
+        m.generations,
+        tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
+    );
+    if let Some(e) = &r.error {
+        println!("       could not run: {e}");
+    }
+    for u in &r.unmet_expectations {
+        println!("       expectation: {u}");
+    }
+    for v in &r.violations {
+        println!("       {}", v.to_string().replace('\n', "\n       "));
+    }
+}
+
+fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Failure::Io(format!("error[IO_READ]: cannot list {}: {e}", dir.display())))?;
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = String::from_utf8(read(&p)?).map_err(|_| Failure::Io(format!("error[SCENARIO_ENCODING]: {} is not UTF-8", p.display())))?;
+        let s = Scenario::from_toml(&text).map_err(|e| {
+            Failure::Io(format!("error[SCENARIO_INVALID]: {}: {e}\n  = hint: see mapping-tests/scenarios/ for the format", p.display()))
+        })?;
+        out.push(s);
+    }
+    Ok(out)
+}
+
+pub fn simulate(args: &SimulateArgs) -> CmdResult {
+    let files = match &args.contract {
+        Some(c) => InputFiles::read(c, args.release.as_ref(), args.config.as_ref())?,
+        None => {
+            let mut f = InputFiles {
+                contract_file: "restaurant-approval.pipeline-contract.json (bundled)".into(),
+                contract: RESTAURANT_CONTRACT.to_vec(),
+                release: Some(("restaurant-approval.pipeline-release.json (bundled)".into(), RESTAURANT_RELEASE.to_vec())),
+                config: None,
+            };
+            if let Some(p) = &args.config {
+                f.config = Some(super::inputs::read_config(p)?);
+            }
+            f
+        }
+    };
+    let input = files.input(args.binding, args.allow_unverified_hash);
+    let subject = match proof::subject(&input, None) {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let all = proof::scenarios(&subject, Vec::new());
+    if args.list {
+        for s in &all {
+            println!("{:<58} {}", s.name, s.description);
+        }
+        return Ok(());
+    }
+    let Some(scenario) = all.iter().find(|s| s.name == args.scenario) else {
+        return Err(Failure::Io(format!(
+            "error[UNKNOWN_SCENARIO]: no scenario named {:?}\n  = hint: `tpf-sfn simulate --list` shows the {} scenarios of this contract",
+            args.scenario,
+            all.len()
+        )));
+    };
+    let r = proof::run_one(&subject, scenario, proof::SEED);
+    match args.format {
+        Format::Text => {
+            println!("scenario {}: {}", r.name, r.description);
+            println!(
+                "driver {} · binding {} · pinned release {}\n",
+                subject.plan.machines.driver,
+                subject.plan.binding.kind().as_str(),
+                subject.plan.identity.release_version
+            );
+            print!("{}", r.trace);
+            let m = &r.metrics;
+            println!(
+                "\n{} state transitions, {} history events, {} action calls, {} generation(s), {} simulated",
+                m.state_transitions,
+                m.history_events,
+                m.action_calls,
+                m.generations,
+                tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
+            );
+            if r.passed() {
+                println!("all {} invariant checks hold", tpf_sfn_mapping::invariants::CHECKS.len());
+            }
+            for v in &r.violations {
+                println!("{v}");
+            }
+            for u in &r.unmet_expectations {
+                println!("expectation not met: {u}");
+            }
+        }
+        Format::Json => println!("{}", json!({ "scenario": r, "trace": r.trace })),
+    }
+    if r.passed() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}

@@ -1,0 +1,127 @@
+//! The mapping proof as one call: compile (or take) a driver, derive the scenario matrix, run
+//! every scenario, evaluate every invariant, and report.
+
+use serde::Serialize;
+use serde_json::json;
+use tpf_sfn_compiler::asl;
+use tpf_sfn_compiler::compile::{compile, load_inputs, Input};
+use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
+use tpf_sfn_compiler::release::Identity;
+
+use crate::invariants::{self, Violation};
+use crate::scenario::run::NextRelease;
+use crate::scenario::{matrix, run, Metrics, Scenario, Subject};
+
+/// The bundled restaurant-approval contract and release: the default subject of `simulate`.
+pub const RESTAURANT_CONTRACT: &[u8] = include_bytes!("../../examples/contracts/restaurant-approval.pipeline-contract.json");
+pub const RESTAURANT_RELEASE: &[u8] = include_bytes!("../../examples/contracts/restaurant-approval.pipeline-release.json");
+
+/// Seed for jitter and ids: the same seed gives the same traces.
+pub const SEED: u64 = 7;
+
+/// Builds the subject: compiles the contract; `driver` replaces the compiled driver with a
+/// definition the user compiled or edited themselves (e.g. post-processed by CDK).
+pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, Diagnostics> {
+    let out = compile(input)?;
+    let (loaded, _, _) = load_inputs(input)?;
+    let driver_def = match driver {
+        Some((file, bytes)) => asl::parse(file, bytes)?,
+        None => out.driver.clone(),
+    };
+    let next = next_release(input, &out.plan.identity)?;
+    Ok(Subject { contract: loaded.contract, plan: out.plan, driver: driver_def, sweeper: out.sweeper, next_release: Some(next) })
+}
+
+/// A second release of the same contract, for "a new release activated mid-flight".
+fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagnostics> {
+    let release_version = format!("{}+next", identity.release_version);
+    let release = json!({
+        "schemaVersion": 1,
+        "pipelineId": identity.pipeline_id,
+        "contractVersion": identity.contract_version,
+        "releaseVersion": release_version,
+        "artifacts": [{ "artifactId": "next", "kind": "container-image", "uri": "oci://next", "digest": "sha256:00" }]
+    });
+    let bytes = serde_json::to_vec(&release).map_err(|e| Diagnostics(vec![Diagnostic::error("INTERNAL", Default::default(), e.to_string())]))?;
+    let out = compile(&Input { release: Some(("next-release.json", &bytes)), ..input.clone() })?;
+    Ok(NextRelease {
+        identity: out.plan.identity.clone(),
+        driver_name: out.plan.machines.driver.clone(),
+        driver: out.driver,
+        sweeper_name: out.plan.machines.sweeper.clone(),
+        sweeper: out.sweeper,
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScenarioReport {
+    pub name: String,
+    pub description: String,
+    pub metrics: Metrics,
+    pub violations: Vec<Violation>,
+    pub unmet_expectations: Vec<String>,
+    /// Set when the scenario could not run at all.
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub trace: String,
+}
+
+impl ScenarioReport {
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty() && self.unmet_expectations.is_empty() && self.error.is_none()
+    }
+
+    /// The snapshot text: the trace and the metrics.
+    pub fn snapshot(&self) -> String {
+        let m = &self.metrics;
+        format!(
+            "# {}\n# {}\n{}# metrics: {} state transitions, {} history events, {} action calls, {} generation(s), {} lineage(s), {}s simulated\n",
+            self.name, self.description, self.trace, m.state_transitions, m.history_events, m.action_calls, m.generations, m.lineages, m.simulated_seconds
+        )
+    }
+}
+
+/// Runs one scenario and evaluates every invariant over it.
+pub fn run_one(subject: &Subject, scenario: &Scenario, seed: u64) -> ScenarioReport {
+    match run::run(subject, scenario, seed) {
+        Ok(r) => ScenarioReport {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            metrics: r.metrics.clone(),
+            violations: invariants::evaluate(&r),
+            unmet_expectations: r.unmet.clone(),
+            error: None,
+            trace: r.world.trace.render(),
+        },
+        Err(e) => ScenarioReport {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            metrics: Metrics::default(),
+            violations: Vec::new(),
+            unmet_expectations: Vec::new(),
+            error: Some(e),
+            trace: String::new(),
+        },
+    }
+}
+
+/// The derived matrix plus `extra` hand-written scenarios.
+pub fn scenarios(subject: &Subject, extra: Vec<Scenario>) -> Vec<Scenario> {
+    let mut all = matrix::derive(subject);
+    all.extend(extra);
+    all
+}
+
+pub fn prove(subject: &Subject, scenarios: &[Scenario], seed: u64) -> Vec<ScenarioReport> {
+    scenarios.iter().map(|s| run_one(subject, s, seed)).collect()
+}
+
+/// File name for a scenario's trace snapshot.
+pub fn snapshot_file(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    format!("{safe}.trace")
+}

@@ -1,0 +1,182 @@
+//! Every invariant check can fail: each test breaks the driver (or the bridge) the way a real
+//! mistake would, runs a scenario, and asserts the named check rejects it.
+
+use serde_json::{json, Value};
+use tpf_sfn_compiler::asl;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_mapping::proof::{self, RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_mapping::scenario::{matrix, Scenario, Subject};
+
+fn subject() -> Subject {
+    let input = Input {
+        contract_file: "restaurant-approval.pipeline-contract.json",
+        contract: RESTAURANT_CONTRACT,
+        release: Some(("restaurant-approval.pipeline-release.json", RESTAURANT_RELEASE)),
+        ..Input::default()
+    };
+    proof::subject(&input, None).expect("restaurant compiles")
+}
+
+/// The subject with its driver edited as JSON.
+fn broken(edit: impl FnOnce(&mut Value)) -> Subject {
+    let mut s = subject();
+    let mut v = serde_json::to_value(&s.driver).unwrap();
+    edit(&mut v);
+    s.driver = asl::from_value("broken-driver.asl.json", v).expect("edited driver still parses");
+    s
+}
+
+fn scenario(s: &Subject, name: &str) -> Scenario {
+    matrix::derive(s).into_iter().find(|x| x.name == name).unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// Runs `scenario` on `subject` and returns the names of the checks that failed.
+fn failed_checks(subject: &Subject, scenario: &Scenario) -> Vec<&'static str> {
+    let r = proof::run_one(subject, scenario, proof::SEED);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let mut names: Vec<_> = r.violations.iter().map(|v| v.invariant).collect();
+    names.dedup();
+    names
+}
+
+fn assert_fails(subject: &Subject, scenario_name: &str, check: &str) {
+    let s = scenario(subject, scenario_name);
+    let failed = failed_checks(subject, &s);
+    assert!(failed.contains(&check), "expected {check} to fail on {scenario_name}, got {failed:?}");
+}
+
+const PROCESS: &str = "/States/Process work item";
+const AWAIT: &str = "/States/Await Restaurant Decision";
+
+#[test]
+fn the_unbroken_driver_passes_every_check_on_every_scenario() {
+    let s = subject();
+    for sc in matrix::derive(&s) {
+        let r = proof::run_one(&s, &sc, proof::SEED);
+        assert!(r.passed(), "{}: {:?} {:?} {:?}\n{}", sc.name, r.error, r.unmet_expectations, r.violations, r.trace);
+    }
+}
+
+#[test]
+fn dropping_the_pinned_identity_from_a_call_is_caught() {
+    let s = broken(|d| {
+        d.pointer_mut(&format!("{PROCESS}/Parameters/RequestBody")).unwrap().as_object_mut().unwrap().remove("releaseVersion");
+    });
+    assert_fails(&s, "happy-path", "calls-carry-pinned-identity");
+}
+
+#[test]
+fn polling_instead_of_parking_is_caught() {
+    let s = broken(|d| {
+        *d.pointer_mut(AWAIT).unwrap() = json!({"Type": "Wait", "Seconds": 60, "Next": "Count loop iteration"});
+    });
+    assert_fails(&s, "happy-path", "parks-without-polling");
+}
+
+#[test]
+fn resuming_an_await_without_tpf_is_caught() {
+    let s = broken(|d| {
+        *d.pointer_mut(&format!("{AWAIT}/Next")).unwrap() = json!("Execution succeeded");
+    });
+    let sc = scenario(&s, "happy-path");
+    let failed = failed_checks(&s, &sc);
+    assert!(failed.contains(&"resume-goes-through-tpf"), "{failed:?}");
+    assert!(failed.contains(&"driver-ends-as-tpf-ends"), "{failed:?}");
+}
+
+#[test]
+fn ignoring_next_due_at_is_caught() {
+    let s = broken(|d| {
+        *d.pointer_mut("/States/Wait until due").unwrap() = json!({"Type": "Wait", "Seconds": 1, "Next": "Count loop iteration"});
+    });
+    assert_fails(&s, "retries-then-success", "respects-tpf-due-time");
+}
+
+#[test]
+fn a_driver_without_rollover_is_caught() {
+    let s = broken(|d| {
+        let choices = d.pointer_mut("/States/Route on TPF status/Choices").unwrap().as_array_mut().unwrap();
+        choices.retain(|c| c["Next"] != "Continue as new generation");
+    });
+    let sc = scenario(&s, "history-rollover");
+    let failed = failed_checks(&s, &sc);
+    assert!(failed.contains(&"history-within-proven-bound"), "{failed:?}");
+    assert!(failed.contains(&"definition-within-limits"), "{failed:?}");
+}
+
+#[test]
+fn retrying_business_failures_in_step_functions_is_caught() {
+    let s = broken(|d| {
+        d.pointer_mut(&format!("{PROCESS}/Retry"))
+            .unwrap()
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"ErrorEquals": ["States.ALL"], "MaxAttempts": 3}));
+    });
+    assert_fails(&s, "happy-path", "transport-only-retries");
+}
+
+#[test]
+fn writing_to_a_tpf_table_is_caught() {
+    let s = broken(|d| {
+        *d.pointer_mut("/States/Register driver generation/Parameters/TableName").unwrap() = json!("tpf_execution");
+    });
+    assert_fails(&s, "happy-path", "writes-only-the-wakeup-table");
+}
+
+#[test]
+fn routing_a_retry_to_the_wrong_wait_is_caught() {
+    let s = broken(|d| {
+        let choices = d.pointer_mut("/States/Route on TPF status/Choices").unwrap().as_array_mut().unwrap();
+        for c in choices.iter_mut() {
+            if c["Next"] == "Wait until due" {
+                c["Next"] = json!("Wait for lease");
+            }
+        }
+    });
+    assert_fails(&s, "retries-then-success", "routes-follow-tpf-outcome");
+}
+
+#[test]
+fn a_second_live_driver_is_caught() {
+    let s = subject();
+    let mut sc = scenario(&s, "happy-path");
+    sc.actions.push(tpf_sfn_mapping::scenario::model::Action {
+        when: tpf_sfn_mapping::scenario::model::When::Start,
+        step: None,
+        nth: None,
+        after_seconds: 0,
+        act: tpf_sfn_mapping::scenario::model::Do::StartExtraDriver,
+    });
+    assert!(failed_checks(&s, &sc).contains(&"single-live-generation"));
+}
+
+#[test]
+fn waking_twice_for_one_park_is_caught() {
+    // After waking, the broken driver parks again without asking TPF; the bridge sees the record
+    // has moved on and wakes it a second time.
+    let s = broken(|d| {
+        let mut second = d.pointer(AWAIT).unwrap().clone();
+        second["Next"] = json!("Count loop iteration");
+        d["States"]["Await again"] = second;
+        *d.pointer_mut(&format!("{AWAIT}/Next")).unwrap() = json!("Await again");
+    });
+    assert_fails(&s, "happy-path", "one-resume-per-park");
+}
+
+#[test]
+fn a_redrive_that_starts_no_driver_is_caught() {
+    let s = subject();
+    let mut sc = scenario(&s, "retries-exhausted-then-redrive");
+    sc.faults.lose_redrive_starts = true;
+    assert!(failed_checks(&s, &sc).contains(&"redrive-continues-same-execution"));
+}
+
+#[test]
+fn an_idempotency_key_without_the_iteration_is_caught() {
+    let s = broken(|d| {
+        *d.pointer_mut(&format!("{PROCESS}/Parameters/RequestBody/idempotencyKey.$")).unwrap() =
+            json!("States.Format('{}', $.driver.lineage)");
+    });
+    assert_fails(&s, "happy-path", "idempotency-keys-and-single-commits");
+}
