@@ -12,5 +12,6 @@ pub mod config;
 pub mod contract;
 pub mod diagnostic;
 pub mod release;
+pub mod validate;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Location, Severity};

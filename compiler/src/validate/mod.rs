@@ -1,0 +1,182 @@
+//! Static validation of ASL definitions: coded diagnostics and the history-budget proof.
+//!
+//! Works on any JSONPath-dialect definition, not only the ones this compiler renders. Each rule
+//! family lives in its own module under `rules/`; the history proof lives in `history`. Every
+//! diagnostic carries a stable code and the JSON pointer of the offending field, so CI can match
+//! on both.
+
+mod dag;
+mod history;
+mod paths;
+mod rules;
+mod scope;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+pub use history::{HistoryAnalysis, LoopGuard};
+pub use paths::{parse_intrinsic, Intrinsic, IntrinsicArg};
+
+use crate::asl::{self, StateMachine};
+use crate::diagnostic::{Diagnostic, Location, Severity};
+
+/// Largest definition CreateStateMachine accepts (API reference: `definition` max length
+/// 1,048,576).
+pub const MAX_DEFINITION_BYTES: usize = 1_048_576;
+/// Largest payload Step Functions passes between states (`States.DataLimitExceeded` above it).
+pub const MAX_PAYLOAD_BYTES: usize = 262_144;
+/// AWS's hard cap on events in one Standard execution's history.
+pub const DEFAULT_EVENT_LIMIT: u64 = 25_000;
+
+/// Which definitions the caller expects. `TpfDriver` turns JSONata and variables into errors
+/// because the local executors the project tests with cannot run them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum Profile {
+    #[default]
+    Generic,
+    TpfDriver,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// The history budget the proof must stay under (AWS cap: 25,000).
+    pub event_limit: u64,
+    /// Upper bound on the items each inline Map iterates over, by Map state name. A Map without
+    /// an entry makes the history proof unprovable.
+    pub map_item_bounds: BTreeMap<String, u64>,
+    pub profile: Profile,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        ValidateOptions {
+            event_limit: DEFAULT_EVENT_LIMIT,
+            map_item_bounds: BTreeMap::new(),
+            profile: Profile::Generic,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Report {
+    pub diagnostics: Vec<Diagnostic>,
+    pub history: HistoryAnalysis,
+}
+
+impl Report {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// Diagnostics with the given code, for tests and callers that react to one problem.
+    pub fn with_code<'a>(&'a self, code: &'a str) -> impl Iterator<Item = &'a Diagnostic> + 'a {
+        self.diagnostics.iter().filter(move |d| d.code == code)
+    }
+}
+
+/// Validates a parsed definition: every rule family, then the history proof.
+pub fn validate(file: &str, machine: &StateMachine, opts: &ValidateOptions) -> Report {
+    let mut ctx = Ctx::new(file, opts);
+    rules::limits::definition_size(&mut ctx, asl::to_canonical_json(machine).len(), "canonical");
+    run_rules(ctx, machine)
+}
+
+/// Parses and validates raw bytes. Parse failures become diagnostics; the raw size is checked
+/// before parsing because AWS measures what it is sent.
+pub fn validate_bytes(file: &str, bytes: &[u8], opts: &ValidateOptions) -> Report {
+    let mut ctx = Ctx::new(file, opts);
+    rules::limits::definition_size(&mut ctx, bytes.len(), "raw");
+    match asl::parse(file, bytes) {
+        Ok(machine) => run_rules(ctx, &machine),
+        Err(d) => {
+            ctx.out.push(d);
+            Report {
+                diagnostics: ctx.out,
+                history: HistoryAnalysis::default(),
+            }
+        }
+    }
+}
+
+/// The worst-case history of one execution, without diagnostics. See [`HistoryAnalysis`].
+pub fn analyze_history(machine: &StateMachine, opts: &ValidateOptions) -> HistoryAnalysis {
+    let mut ctx = Ctx::new("", opts);
+    history::analyze(&mut ctx, machine)
+}
+
+fn run_rules(mut ctx: Ctx<'_>, machine: &StateMachine) -> Report {
+    let scopes = scope::scopes(machine);
+    rules::limits::check(&mut ctx, &scopes);
+    rules::graph::check(&mut ctx, &scopes);
+    rules::errors::check(&mut ctx, &scopes);
+    rules::fields::check(&mut ctx, machine, &scopes);
+    rules::query_language::check(&mut ctx, machine);
+    let history = history::analyze(&mut ctx, machine);
+    Report {
+        diagnostics: ctx.out,
+        history,
+    }
+}
+
+/// Shared state of one validation run: where diagnostics go and how severe profile-dependent
+/// ones are.
+pub(crate) struct Ctx<'a> {
+    pub file: &'a str,
+    pub opts: &'a ValidateOptions,
+    pub out: Vec<Diagnostic>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(file: &'a str, opts: &'a ValidateOptions) -> Self {
+        Ctx {
+            file,
+            opts,
+            out: Vec::new(),
+        }
+    }
+
+    pub fn emit(
+        &mut self,
+        severity: Severity,
+        code: &'static str,
+        pointer: String,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        let location = Location::pointer(self.file, pointer);
+        let d = match severity {
+            Severity::Error => Diagnostic::error(code, location, message),
+            Severity::Warning => Diagnostic::warning(code, location, message),
+        };
+        self.out.push(d.with_hint(hint));
+    }
+
+    pub fn error(
+        &mut self,
+        code: &'static str,
+        pointer: String,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.emit(Severity::Error, code, pointer, message, hint);
+    }
+
+    pub fn warning(
+        &mut self,
+        code: &'static str,
+        pointer: String,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.emit(Severity::Warning, code, pointer, message, hint);
+    }
+
+    /// Errors for the TPF driver profile, warnings for foreign definitions.
+    pub fn profile_severity(&self) -> Severity {
+        match self.opts.profile {
+            Profile::TpfDriver => Severity::Error,
+            Profile::Generic => Severity::Warning,
+        }
+    }
+}
