@@ -29,6 +29,44 @@ pub const MAX_PAYLOAD_BYTES: usize = 262_144;
 /// AWS's hard cap on events in one Standard execution's history.
 pub const DEFAULT_EVENT_LIMIT: u64 = 25_000;
 
+/// Every code the validator emits, with what it means. Codes never change meaning.
+pub const CODES: &[(&str, &str)] = &[
+    ("ASL_JSON_SYNTAX", "the file is not JSON (validate_bytes only)"),
+    ("ASL_SCHEMA", "the JSON is not a state machine the typed model can read (validate_bytes only)"),
+    ("ASL_DEFINITION_TOO_LARGE", "definition over 1,048,576 bytes (raw bytes, or canonical text for a model)"),
+    ("ASL_STATE_NAME", "state name empty, over 80 characters, with control characters, or over 80 UTF-16 units"),
+    ("ASL_DUPLICATE_STATE_NAME", "state name used twice anywhere in the definition, branches included"),
+    ("ASL_PAYLOAD_TEMPLATE_TOO_LARGE", "Parameters/ResultSelector/ItemSelector/Result serialises over 256 KiB"),
+    ("ASL_MISSING_TRANSITION_TARGET", "StartAt, Next, Default or Catch Next names no state in its scope"),
+    ("ASL_MISSING_NEXT_OR_END", "a state that needs one has neither or both of Next/End"),
+    ("ASL_UNREACHABLE_STATE", "a state cannot be reached from its scope's StartAt"),
+    ("ASL_NO_REACHABLE_TERMINAL", "no Succeed/Fail/End state is reachable from StartAt"),
+    ("ASL_EMPTY_ERROR_EQUALS", "a retrier or catcher has an empty ErrorEquals"),
+    ("ASL_STATES_ALL_NOT_ALONE", "States.ALL shares its ErrorEquals with other names"),
+    ("ASL_STATES_ALL_NOT_LAST", "States.ALL is not in the last retrier/catcher"),
+    ("ASL_UNKNOWN_STATES_ERROR", "warning: a States.* error name that is not predefined"),
+    ("ASL_RETRIER_INVALID", "BackoffRate < 1, MaxAttempts/IntervalSeconds/MaxDelaySeconds out of range, bad JitterStrategy"),
+    ("ASL_TIMEOUT_AND_PATH", "TimeoutSeconds with TimeoutSecondsPath, or HeartbeatSeconds with HeartbeatSecondsPath"),
+    ("ASL_TIMEOUT_RANGE", "TimeoutSeconds/HeartbeatSeconds of 0 or over 99,999,999"),
+    ("ASL_HEARTBEAT_NOT_LESS_THAN_TIMEOUT", "static HeartbeatSeconds >= TimeoutSeconds"),
+    ("ASL_UNKNOWN_FIELD", "a field the States Language does not define at that place"),
+    ("ASL_UNMODELLED_FIELD", "warning: valid ASL field (distributed Map, Credentials) this toolchain does not check"),
+    ("ASL_INVALID_PATH", "a path field or `.$` value that is not a valid path or intrinsic call"),
+    ("ASL_RESOURCE_NOT_ARN", "a Task Resource that is not an ARN"),
+    ("ASL_CHOICE_NO_RULES", "a Choice state with an empty Choices"),
+    ("ASL_CHOICE_RULE_NEXT", "a top-level rule without Next, or a nested rule with Next"),
+    ("ASL_CHOICE_RULE_VARIABLE", "a comparison rule without Variable"),
+    ("ASL_CHOICE_RULE_OPERATOR", "not exactly one known comparison operator, a mixed or empty And/Or, or a mistyped operand"),
+    ("ASL_WAIT_DURATION", "a Wait without exactly one of Seconds/SecondsPath/Timestamp/TimestampPath"),
+    ("ASL_FAIL_BOTH_FORMS", "a Fail with Error and ErrorPath, or Cause and CausePath"),
+    ("ASL_MAP_PROCESSOR", "a Map without ItemProcessor, or with both ItemProcessor and Iterator"),
+    ("ASL_PARALLEL_NO_BRANCHES", "a Parallel with no branches"),
+    ("ASL_JSONATA_OR_VARIABLES", "JSONata, Assign/Arguments/Output or a $variable (error for TpfDriver, warning otherwise)"),
+    ("ASL_HISTORY_UNBOUNDED", "a loop without a proven counter guard, or a loop inside a branch/processor"),
+    ("ASL_HISTORY_UNPROVEN", "warning: a Map without an item bound, so no history bound exists"),
+    ("ASL_HISTORY_BUDGET_EXCEEDED", "the proven worst-case history exceeds the event limit"),
+];
+
 /// Which definitions the caller expects. `TpfDriver` turns JSONata and variables into errors
 /// because the local executors the project tests with cannot run them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

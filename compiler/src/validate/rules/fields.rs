@@ -79,7 +79,7 @@ fn invalid_path(ctx: &mut Ctx<'_>, ptr: String, value: &str, why: &str) {
     ctx.error(
         "ASL_INVALID_PATH",
         ptr,
-        format!("{value:?} is not a valid path or intrinsic call: {why}"),
+        format!("{value:?} is not valid here: {why}"),
         "use `$` or `$.field…` (state input), `$$.…` (context object), or an intrinsic such as `States.Format('{}', $.x)`",
     );
 }
