@@ -53,6 +53,10 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, scopes: &[Scope<'_>]) {
     }
 }
 
+/// AWS documents 80 "characters". The count here is Unicode scalar values, as asl-validator
+/// 4.0.0 does (its `^.{1,80}$` schema pattern runs with Ajv's unicode flag, so 80 emoji pass and
+/// 81 fail — checked). A name over 80 UTF-16 code units is still flagged, at profile severity,
+/// because a service measuring Java string length would see it as too long.
 fn state_name(ctx: &mut Ctx<'_>, name: &str, ptr: &str) {
     let chars = name.chars().count();
     let utf16 = name.encode_utf16().count();
@@ -70,7 +74,7 @@ fn state_name(ctx: &mut Ctx<'_>, name: &str, ptr: &str) {
             "ASL_STATE_NAME",
             ptr.to_string(),
             format!(
-                "state name is {chars} characters but {utf16} UTF-16 code units; asl-validator's schema counts code units and rejects it"
+                "state name is {chars} characters but {utf16} UTF-16 code units; tools that measure length in UTF-16 units (Java and JavaScript string lengths) count it as over 80"
             ),
             "shorten the name or replace characters outside the Basic Multilingual Plane (emoji, rare scripts)",
         );
