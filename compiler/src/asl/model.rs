@@ -27,6 +27,9 @@ pub struct StateMachine {
     pub extra: Map<String, Value>,
 }
 
+// States are built once per definition and never moved in bulk; boxing variants would only
+// complicate every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "Type")]
 pub enum State {

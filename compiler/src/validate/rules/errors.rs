@@ -115,7 +115,7 @@ fn retriers(ctx: &mut Ctx<'_>, ptr: &str, state: &State) {
             );
         };
         if let Some(rate) = r.backoff_rate {
-            if !(rate >= 1.0) {
+            if rate.is_nan() || rate < 1.0 {
                 bad(
                     "BackoffRate",
                     format!("BackoffRate {rate} is below 1.0; intervals would shrink"),
