@@ -460,3 +460,49 @@ fn every_code_has_a_violating_definition() {
         run(fixture_name, *profile, bounds, expected);
     }
 }
+
+/// A driver rendered by the bundled templates (multi-await example, HTTP binding).
+#[test]
+fn rendered_tpf_driver_is_proven() {
+    let report = run("tpf_driver_multi_await", T, NO_BOUNDS, &[]);
+    let h = &report.history;
+    let guard = h.loop_guard.as_ref().expect("loop guard");
+    assert_eq!(guard.state, "Route on TPF status");
+    assert_eq!(guard.counter_path, "$.driver.iteration");
+    assert_eq!(guard.limit, 325);
+    let per = h.per_iteration.expect("per-iteration cost");
+    assert_eq!(h.max_events, Some(h.fixed + (guard.limit + 1) * per));
+    assert!(h.max_events.is_some_and(|m| m <= 20_000), "{h:?}");
+}
+
+#[test]
+fn rendered_driver_needs_its_explicit_null_result_path() {
+    // `"ResultPath": null` on the registration Task keeps the counter the Pass before it set;
+    // without it the Task's result would replace the whole input, counter included.
+    let mut doc: Value = serde_json::from_slice(&fixture("tpf_driver_multi_await")).unwrap();
+    doc["States"]["Register driver generation"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ResultPath");
+    unbounded_at(&doc, "/States/Register driver generation");
+}
+
+#[test]
+fn rendered_sweeper_needs_a_map_bound() {
+    run(
+        "tpf_sweeper",
+        T,
+        NO_BOUNDS,
+        &[(
+            "ASL_HISTORY_UNPROVEN",
+            "/States/Ensure a driver for each due execution",
+        )],
+    );
+    let report = run(
+        "tpf_sweeper",
+        T,
+        &[("Ensure a driver for each due execution", 100)],
+        &[],
+    );
+    assert!(report.history.max_events.is_some());
+}

@@ -52,6 +52,13 @@ pub enum Transition<'a> {
     Missing,
 }
 
+/// `InputPath`, `ResultPath` and `OutputPath` distinguish "absent" (`None`, the default `$`)
+/// from an explicit `null` (`Some(Value::Null)`: discard the input/result/output). Plain
+/// `Option` deserialisation would fold the two together.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
 fn transition<'a>(next: &'a Option<String>, end: Option<bool>) -> Transition<'a> {
     match (next, end.unwrap_or(false)) {
         (Some(n), false) => Transition::Next(n),
@@ -66,15 +73,27 @@ pub struct TaskState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     pub resource: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_selector: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u64>,
@@ -133,9 +152,13 @@ impl Retrier {
 #[serde(rename_all = "PascalCase")]
 pub struct Catcher {
     pub error_equals: Vec<String>,
-    pub next: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
+    pub next: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     #[serde(flatten)]
@@ -147,9 +170,17 @@ pub struct Catcher {
 pub struct ChoiceState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     pub choices: Vec<ChoiceRule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,6 +199,8 @@ pub struct ChoiceRule {
     pub comment: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variable: Option<String>,
+    #[serde(flatten)]
+    pub comparison: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub and: Option<Vec<ChoiceRule>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,8 +209,6 @@ pub struct ChoiceRule {
     pub not: Option<Box<ChoiceRule>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
-    #[serde(flatten)]
-    pub comparison: Map<String, Value>,
 }
 
 /// Every JSONPath comparison operator the States Language defines.
@@ -228,9 +259,17 @@ pub const COMPARISON_OPERATORS: &[&str] = &[
 pub struct WaitState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<u64>,
@@ -253,15 +292,27 @@ pub struct WaitState {
 pub struct PassState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
@@ -276,9 +327,17 @@ pub struct PassState {
 pub struct SucceedState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -307,7 +366,11 @@ pub struct FailState {
 pub struct MapState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_path: Option<String>,
@@ -323,9 +386,17 @@ pub struct MapState {
     pub iterator: Option<SubMachine>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_selector: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry: Vec<Retrier>,
@@ -350,16 +421,28 @@ impl MapState {
 pub struct ParallelState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     pub branches: Vec<SubMachine>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_selector: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry: Vec<Retrier>,
