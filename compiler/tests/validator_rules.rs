@@ -143,6 +143,10 @@ cases! {
         ("ASL_INVALID_PATH", "/States/Work/ResultPath"),
     ];
     unknown_field: "unknown_field", G, NO_BOUNDS, [("ASL_UNKNOWN_FIELD", "/States/Work/Retries")];
+    next_or_end_not_allowed: "next_or_end_not_allowed", G, NO_BOUNDS, [
+        ("ASL_UNKNOWN_FIELD", "/States/Decide/End"),
+        ("ASL_UNKNOWN_FIELD", "/States/Done/Next"),
+    ];
     unmodelled_field: "unmodelled_field", G, &[("Each", 10)], [("ASL_UNMODELLED_FIELD", "/States/Each/ItemReader")];
     resource_not_arn: "resource_not_arn", G, NO_BOUNDS, [("ASL_RESOURCE_NOT_ARN", "/States/Work/Resource")];
     choice_no_rules: "choice_no_rules", G, NO_BOUNDS, [("ASL_CHOICE_NO_RULES", "/States/Decide/Choices")];
@@ -505,4 +509,12 @@ fn rendered_sweeper_needs_a_map_bound() {
         &[],
     );
     assert!(report.history.max_events.is_some());
+}
+
+#[test]
+fn increment_reading_a_filtered_input_is_not_an_increment() {
+    // With InputPath `$.driver`, `$.driver.iteration` in Parameters reads `$.driver.driver.iteration`.
+    let mut doc = counted_loop();
+    doc["States"]["Increment"]["InputPath"] = json!("$.driver");
+    unbounded_at(&doc, "/States/Increment");
 }

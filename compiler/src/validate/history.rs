@@ -488,11 +488,19 @@ fn effect(state: &State, p: &[String]) -> Effect {
         // Unknown result, or a write below the counter.
         return Effect::Clobber;
     };
-    written_value(template, dynamic, rest, p)
+    // Parameters read the InputPath-filtered input, so `MathAdd(P, 1)` only reads the counter
+    // when the Pass keeps the whole input.
+    written_value(template, dynamic, is_identity(input_path), rest, p)
 }
 
 /// Follows `rest` through a Pass template to see what lands on the counter.
-fn written_value(template: &Value, dynamic: bool, rest: &[String], p: &[String]) -> Effect {
+fn written_value(
+    template: &Value,
+    dynamic: bool,
+    reads_root: bool,
+    rest: &[String],
+    p: &[String],
+) -> Effect {
     let Some((last, parents)) = rest.split_last() else {
         return non_negative(template);
     };
@@ -506,7 +514,7 @@ fn written_value(template: &Value, dynamic: bool, rest: &[String], p: &[String])
     if let Some(v) = obj.get(last.as_str()) {
         return non_negative(v);
     }
-    if dynamic {
+    if dynamic && reads_root {
         if let Some(Value::String(expr)) = obj.get(format!("{last}.$")) {
             if is_increment(expr, p) {
                 return Effect::Increment;

@@ -30,6 +30,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, machine: &StateMachine, scopes: &[Scope<'
     for scope in scopes {
         for (name, state) in scope.states {
             let ptr = scope.state_pointer(name);
+            misplaced_transition(ctx, &ptr, state);
             unknown_fields(ctx, &ptr, state.extra(), true);
             for (i, r) in state.retriers().iter().enumerate() {
                 unknown_fields(ctx, &format!("{ptr}/Retry/{i}"), &r.extra, false);
@@ -50,10 +51,34 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, machine: &StateMachine, scopes: &[Scope<'
     }
 }
 
+/// `Next`/`End` on a Choice, Succeed or Fail state land among the unknown fields; say why
+/// they are wrong rather than just "unknown".
+fn misplaced_transition(ctx: &mut Ctx<'_>, ptr: &str, state: &State) {
+    if state.transition().is_some() {
+        return;
+    }
+    for key in ["Next", "End"] {
+        if state.extra().contains_key(key) {
+            let why = match state {
+                State::Choice(_) => "a Choice state moves on through its rules and `Default`",
+                _ => "Succeed and Fail states always end their (sub-)machine",
+            };
+            ctx.error(
+                "ASL_UNKNOWN_FIELD",
+                format!("{ptr}/{key}"),
+                format!("a {} state cannot have `{key}`: {why}", state.type_name()),
+                format!("remove `{key}`"),
+            );
+        }
+    }
+}
+
 fn unknown_fields(ctx: &mut Ctx<'_>, ptr: &str, extra: &Map<String, Value>, is_state: bool) {
     for (key, value) in extra {
         let at = format!("{ptr}/{}", pointer_token(key));
-        if is_state && key == "QueryLanguage" {
+        if is_state && (key == "Next" || key == "End") {
+            // Reported by `misplaced_transition`.
+        } else if is_state && key == "QueryLanguage" {
             query_language::query_language(ctx, at, value.as_str().unwrap_or("(not a string)"));
         } else if query_language::JSONATA_FIELDS.contains(&key.as_str()) {
             query_language::field(ctx, at, key);
