@@ -13,7 +13,8 @@ pub(crate) struct Edge {
 }
 
 /// Nodes are state indexes in document order; edges to unknown states are dropped (the graph
-/// rule reports them).
+/// rule reports them). Every node id, including every `Edge::to`, is below `len()`: the
+/// algorithms below index their per-node vectors with them directly.
 pub(crate) struct Graph {
     pub edges: Vec<Vec<Edge>>,
 }
@@ -204,5 +205,70 @@ impl Graph {
             best[v] = weight(v).saturating_add(tail);
         }
         Some(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asl::State;
+
+    fn graph(json: &str) -> (IndexMap<String, State>, Graph) {
+        let states: IndexMap<String, State> = serde_json::from_str(json).unwrap();
+        let g = Graph::new(&states);
+        (states, g)
+    }
+
+    const LOOP: &str = r#"{
+        "A": {"Type": "Pass", "Next": "B"},
+        "B": {"Type": "Choice", "Choices": [{"Variable": "$.x", "IsPresent": true, "Next": "D"}], "Default": "C"},
+        "C": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "Next": "B",
+              "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "D"}]},
+        "D": {"Type": "Succeed"},
+        "E": {"Type": "Pass", "Next": "Nowhere"}
+    }"#;
+
+    #[test]
+    fn edges_reachability_and_cycles() {
+        let (_, g) = graph(LOOP);
+        assert_eq!(
+            g.edges[2],
+            vec![
+                Edge {
+                    to: 1,
+                    catcher: None
+                },
+                Edge {
+                    to: 3,
+                    catcher: Some(0)
+                }
+            ]
+        );
+        assert!(g.edges[4].is_empty(), "unknown targets are dropped");
+        let alive = g.reachable(0, &|_| false);
+        assert_eq!(alive, vec![true, true, true, true, false]);
+        assert_eq!(g.cyclic_components(&alive), vec![vec![1, 2]]);
+        assert!(g.topo_order(&alive, &|_, _| true).is_none());
+        let cut = g.topo_order(&alive, &|u, _| u != 2).unwrap();
+        assert_eq!(cut.len(), 4);
+    }
+
+    #[test]
+    fn longest_path_counts_every_node_as_a_possible_end() {
+        let (_, g) = graph(LOOP);
+        let alive = g.reachable(0, &|_| false);
+        let best = g
+            .longest_from(&alive, &|u, e| !(u == 2 && e.to == 1), &|v| {
+                [1, 10, 100, 1000, 0][v]
+            })
+            .unwrap();
+        // A → B → C → D = 1 + 10 + 100 + 1000.
+        assert_eq!(best[0], 1111);
+    }
+
+    #[test]
+    fn self_loop_is_a_cycle() {
+        let (_, g) = graph(r#"{"A": {"Type": "Wait", "Seconds": 1, "Next": "A"}}"#);
+        assert_eq!(g.cyclic_components(&[true]), vec![vec![0]]);
     }
 }
