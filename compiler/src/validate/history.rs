@@ -125,11 +125,19 @@ pub(crate) fn analyze(ctx: &mut Ctx<'_>, machine: &StateMachine) -> HistoryAnaly
                 }
             }
             Err((at, reason)) => {
-                let members: Vec<&str> = scc.iter().map(|&v| name_of(v)).collect();
+                // Generated drivers have loops through hundreds of await states; name a few.
+                let mut members: Vec<String> = scc
+                    .iter()
+                    .take(6)
+                    .map(|&v| format!("{:?}", name_of(v)))
+                    .collect();
+                if scc.len() > members.len() {
+                    members.push(format!("and {} more", scc.len() - members.len()));
+                }
                 ctx.error(
                     "ASL_HISTORY_UNBOUNDED",
                     state_pointer("", name_of(at)),
-                    format!("the loop through {members:?} has no proven bound: {reason}"),
+                    format!("the loop through {} has no proven bound: {reason}", members.join(", ")),
                     "guard the loop with a Choice rule `{\"Variable\": P, \"NumericGreaterThanEquals\": N}` that leaves it, \
                      increment P with a Pass `\"x.$\": \"States.MathAdd(P, 1)\"` on every cycle, and set P to 0 before the loop",
                 );
