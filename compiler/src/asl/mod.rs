@@ -9,6 +9,9 @@ use crate::diagnostic::{json_syntax, Diagnostic, Location};
 
 /// Parses an ASL document. Syntax errors carry line and column; shape errors carry the JSON
 /// pointer of the offending field.
+// A Diagnostic is the project's one error type; parsing fails once per file, so its size
+// does not matter.
+#[allow(clippy::result_large_err)]
 pub fn parse(file: &str, bytes: &[u8]) -> Result<StateMachine, Diagnostic> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| json_syntax("ASL_JSON_SYNTAX", file, &e))?;
@@ -16,6 +19,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<StateMachine, Diagnostic> {
 }
 
 /// Converts an already-parsed JSON value into the typed model.
+#[allow(clippy::result_large_err)]
 pub fn from_value(file: &str, value: serde_json::Value) -> Result<StateMachine, Diagnostic> {
     serde_path_to_error::deserialize::<_, StateMachine>(value).map_err(|e| {
         let pointer = path_to_pointer(e.path());
