@@ -127,7 +127,8 @@ pub struct QueueBinding {
 impl Default for QueueBinding {
     fn default() -> Self {
         QueueBinding {
-            queue_url: "https://sqs.us-east-1.amazonaws.com/123456789012/tpf-sfn-actions".to_string(),
+            queue_url: "https://sqs.us-east-1.amazonaws.com/123456789012/tpf-sfn-actions"
+                .to_string(),
         }
     }
 }
@@ -173,7 +174,10 @@ pub struct TimeoutConfig {
 
 impl Default for TimeoutConfig {
     fn default() -> Self {
-        TimeoutConfig { action_call_seconds: 60, sweep_call_seconds: 60 }
+        TimeoutConfig {
+            action_call_seconds: 60,
+            sweep_call_seconds: 60,
+        }
     }
 }
 
@@ -189,7 +193,12 @@ pub struct TransportRetryConfig {
 
 impl Default for TransportRetryConfig {
     fn default() -> Self {
-        TransportRetryConfig { interval_seconds: 2, max_attempts: 6, backoff_rate: 2.0, max_delay_seconds: 60 }
+        TransportRetryConfig {
+            interval_seconds: 2,
+            max_attempts: 6,
+            backoff_rate: 2.0,
+            max_delay_seconds: 60,
+        }
     }
 }
 
@@ -203,7 +212,9 @@ pub struct HistoryConfig {
 
 impl Default for HistoryConfig {
     fn default() -> Self {
-        HistoryConfig { event_budget: 20_000 }
+        HistoryConfig {
+            event_budget: 20_000,
+        }
     }
 }
 
@@ -220,7 +231,11 @@ pub struct SweeperConfig {
 
 impl Default for SweeperConfig {
     fn default() -> Self {
-        SweeperConfig { schedule: "rate(1 minute)".to_string(), limit: 100, max_concurrency: 10 }
+        SweeperConfig {
+            schedule: "rate(1 minute)".to_string(),
+            limit: 100,
+            max_concurrency: 10,
+        }
     }
 }
 
@@ -244,7 +259,11 @@ pub struct LoggingConfig {
 
 impl Default for LoggingConfig {
     fn default() -> Self {
-        LoggingConfig { level: LogLevel::Off, include_execution_data: false, log_group_arn: None }
+        LoggingConfig {
+            level: LogLevel::Off,
+            include_execution_data: false,
+            log_group_arn: None,
+        }
     }
 }
 

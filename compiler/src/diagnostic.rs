@@ -33,15 +33,27 @@ pub struct Location {
 
 impl Location {
     pub fn file(file: impl Into<String>) -> Self {
-        Location { file: file.into(), ..Default::default() }
+        Location {
+            file: file.into(),
+            ..Default::default()
+        }
     }
 
     pub fn pointer(file: impl Into<String>, pointer: impl Into<String>) -> Self {
-        Location { file: file.into(), pointer: Some(pointer.into()), ..Default::default() }
+        Location {
+            file: file.into(),
+            pointer: Some(pointer.into()),
+            ..Default::default()
+        }
     }
 
     pub fn position(file: impl Into<String>, line: usize, column: usize) -> Self {
-        Location { file: file.into(), pointer: None, line: Some(line), column: Some(column) }
+        Location {
+            file: file.into(),
+            pointer: None,
+            line: Some(line),
+            column: Some(column),
+        }
     }
 }
 
@@ -79,7 +91,10 @@ impl Diagnostic {
     }
 
     pub fn warning(code: &'static str, location: Location, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, location, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, location, message)
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -98,7 +113,11 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{level}[{}]: {}\n  --> {}", self.code, self.message, self.location)?;
+        write!(
+            f,
+            "{level}[{}]: {}\n  --> {}",
+            self.code, self.message, self.location
+        )?;
         if !self.hint.is_empty() {
             write!(f, "\n  = hint: {}", self.hint)?;
         }
@@ -160,7 +179,9 @@ where
 /// reported at the end of the file, where the parser gave up.
 pub fn json_syntax(code: &'static str, file: &str, err: &serde_json::Error) -> Diagnostic {
     let what = match err.classify() {
-        serde_json::error::Category::Eof => "the file ends before the JSON document does (truncated?)",
+        serde_json::error::Category::Eof => {
+            "the file ends before the JSON document does (truncated?)"
+        }
         serde_json::error::Category::Syntax => "the file is not valid JSON",
         serde_json::error::Category::Data => "the JSON has an unexpected shape",
         serde_json::error::Category::Io => "the file could not be read",

@@ -149,7 +149,10 @@ pub struct CompositionContinuation {
 pub enum HashCheck {
     Verified,
     /// The hash did not match and the caller allowed it; the manifest records this.
-    Unverified { expected: String, computed: String },
+    Unverified {
+        expected: String,
+        computed: String,
+    },
 }
 
 /// What `load_contract` returns on success: the contract, its hash verdict and any warnings.
