@@ -27,8 +27,16 @@ fn wait_all_four_forms() {
     let cases = [
         (json!({"Seconds": 90}), json!({}), T0 + 90_000),
         (json!({"SecondsPath": "$.s"}), json!({"s": 30}), T0 + 30_000),
-        (json!({"Timestamp": "2026-01-01T01:00:00Z"}), json!({}), T0 + 3_600_000),
-        (json!({"TimestampPath": "$.t"}), json!({"t": "2026-01-02T00:00:00.500Z"}), T0 + 86_400_500),
+        (
+            json!({"Timestamp": "2026-01-01T01:00:00Z"}),
+            json!({}),
+            T0 + 3_600_000,
+        ),
+        (
+            json!({"TimestampPath": "$.t"}),
+            json!({"t": "2026-01-02T00:00:00.500Z"}),
+            T0 + 86_400_500,
+        ),
         // A timestamp in the past proceeds at once.
         (json!({"Timestamp": "2025-01-01T00:00:00Z"}), json!({}), T0),
     ];
@@ -91,13 +99,19 @@ fn offsets(calls: &[i64]) -> Vec<i64> {
 
 #[test]
 fn retry_backoff_timings() {
-    let def = flaky_task(json!([{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 2, "BackoffRate": 3.0, "MaxAttempts": 3}]), json!([]));
+    let def = flaky_task(
+        json!([{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 2, "BackoffRate": 3.0, "MaxAttempts": 3}]),
+        json!([]),
+    );
     let (engine, arn, calls) = run_flaky(def, "E", 3, 1);
     assert_eq!(offsets(&calls), vec![0, 2_000, 8_000, 26_000]);
     assert_eq!(engine.status(&arn), Some(ExecutionStatus::Succeeded));
 
     // MaxDelaySeconds caps each delay.
-    let def = flaky_task(json!([{"ErrorEquals": ["E"], "IntervalSeconds": 2, "BackoffRate": 3.0, "MaxAttempts": 4, "MaxDelaySeconds": 10}]), json!([]));
+    let def = flaky_task(
+        json!([{"ErrorEquals": ["E"], "IntervalSeconds": 2, "BackoffRate": 3.0, "MaxAttempts": 4, "MaxDelaySeconds": 10}]),
+        json!([]),
+    );
     let (_, _, calls) = run_flaky(def, "E", 4, 1);
     assert_eq!(offsets(&calls), vec![0, 2_000, 8_000, 18_000, 28_000]);
 
@@ -106,15 +120,24 @@ fn retry_backoff_timings() {
     let (engine, arn, calls) = run_flaky(def, "E", 10, 1);
     assert_eq!(offsets(&calls), vec![0, 1_000, 3_000, 7_000]);
     let d = engine.describe_execution(&arn).unwrap();
-    assert_eq!((d.status, d.error.as_deref()), (ExecutionStatus::Failed, Some("E")));
+    assert_eq!(
+        (d.status, d.error.as_deref()),
+        (ExecutionStatus::Failed, Some("E"))
+    );
 
     // MaxAttempts 0 never retries, and the first matching retrier wins.
-    let def = flaky_task(json!([{"ErrorEquals": ["E"], "MaxAttempts": 0}, {"ErrorEquals": ["States.ALL"], "MaxAttempts": 5}]), json!([]));
+    let def = flaky_task(
+        json!([{"ErrorEquals": ["E"], "MaxAttempts": 0}, {"ErrorEquals": ["States.ALL"], "MaxAttempts": 5}]),
+        json!([]),
+    );
     let (_, _, calls) = run_flaky(def, "E", 10, 1);
     assert_eq!(calls.len(), 1);
 
     // Each retrier counts its own attempts.
-    let def = flaky_task(json!([{"ErrorEquals": ["A"], "MaxAttempts": 1, "IntervalSeconds": 1}, {"ErrorEquals": ["B"], "MaxAttempts": 1, "IntervalSeconds": 5}]), json!([]));
+    let def = flaky_task(
+        json!([{"ErrorEquals": ["A"], "MaxAttempts": 1, "IntervalSeconds": 1}, {"ErrorEquals": ["B"], "MaxAttempts": 1, "IntervalSeconds": 5}]),
+        json!([]),
+    );
     let mut engine = Engine::new(T0, 1);
     let arn = start(&mut engine, def, json!({}));
     let mut calls = Vec::new();
@@ -133,7 +156,12 @@ fn retry_backoff_timings() {
 
 #[test]
 fn full_jitter_is_reproducible_by_seed() {
-    let def = || flaky_task(json!([{"ErrorEquals": ["E"], "IntervalSeconds": 10, "MaxAttempts": 5, "JitterStrategy": "FULL"}]), json!([]));
+    let def = || {
+        flaky_task(
+            json!([{"ErrorEquals": ["E"], "IntervalSeconds": 10, "MaxAttempts": 5, "JitterStrategy": "FULL"}]),
+            json!([]),
+        )
+    };
     let (_, _, a) = run_flaky(def(), "E", 5, 7);
     let (_, _, b) = run_flaky(def(), "E", 5, 7);
     let (_, _, c) = run_flaky(def(), "E", 5, 8);
@@ -144,7 +172,10 @@ fn full_jitter_is_reproducible_by_seed() {
         let d = w[1] - w[0];
         assert!((0..=10_000 << n).contains(&d), "{d}");
     }
-    let none = flaky_task(json!([{"ErrorEquals": ["E"], "IntervalSeconds": 10, "MaxAttempts": 1, "JitterStrategy": "NONE"}]), json!([]));
+    let none = flaky_task(
+        json!([{"ErrorEquals": ["E"], "IntervalSeconds": 10, "MaxAttempts": 1, "JitterStrategy": "NONE"}]),
+        json!([]),
+    );
     assert_eq!(offsets(&run_flaky(none, "E", 1, 7).2), vec![0, 10_000]);
 }
 
@@ -159,16 +190,33 @@ fn catch_order_and_result_path() {
         ]),
     );
     let (engine, arn, _) = run_flaky(def, "E", 10, 1);
-    assert_eq!(engine.output(&arn), Some(&json!({"err": {"Error": "E", "Cause": "boom"}})));
+    assert_eq!(
+        engine.output(&arn),
+        Some(&json!({"err": {"Error": "E", "Cause": "boom"}}))
+    );
     assert_eq!(engine.current_state(&arn), None);
     let t = types(&engine, &arn);
-    assert_eq!(&t[t.len() - 4..], ["TaskStateExited", "PassStateEntered", "PassStateExited", "ExecutionSucceeded"]);
+    assert_eq!(
+        &t[t.len() - 4..],
+        [
+            "TaskStateExited",
+            "PassStateEntered",
+            "PassStateExited",
+            "ExecutionSucceeded"
+        ]
+    );
 
     // Retry exhausts before Catch; States.TaskFailed catches task errors but not timeouts.
-    let def = flaky_task(json!([{"ErrorEquals": ["E"], "MaxAttempts": 2, "IntervalSeconds": 1}]), json!([{"ErrorEquals": ["States.TaskFailed"], "Next": "Caught"}]));
+    let def = flaky_task(
+        json!([{"ErrorEquals": ["E"], "MaxAttempts": 2, "IntervalSeconds": 1}]),
+        json!([{"ErrorEquals": ["States.TaskFailed"], "Next": "Caught"}]),
+    );
     let (engine, arn, calls) = run_flaky(def, "E", 10, 1);
     assert_eq!(calls.len(), 3);
-    assert_eq!(engine.output(&arn), Some(&json!({"Error": "E", "Cause": "boom"})));
+    assert_eq!(
+        engine.output(&arn),
+        Some(&json!({"Error": "E", "Cause": "boom"}))
+    );
 }
 
 #[test]
@@ -181,8 +229,14 @@ fn states_all_does_not_catch_runtime() {
         "C": {"Type": "Succeed"}}});
     let (engine, arn, calls) = run_flaky(def, "E", 0, 1);
     assert!(calls.is_empty());
-    assert_eq!(engine.describe_execution(&arn).unwrap().error.as_deref(), Some("States.Runtime"));
-    assert_eq!(types(&engine, &arn), vec!["ExecutionStarted", "TaskStateEntered", "ExecutionFailed"]);
+    assert_eq!(
+        engine.describe_execution(&arn).unwrap().error.as_deref(),
+        Some("States.Runtime")
+    );
+    assert_eq!(
+        types(&engine, &arn),
+        vec!["ExecutionStarted", "TaskStateEntered", "ExecutionFailed"]
+    );
 
     // A catchable intrinsic failure in Parameters is caught.
     let def = json!({"StartAt": "T", "States": {
@@ -212,7 +266,10 @@ struct Parker {
 
 impl TaskHandler for Parker {
     fn invoke(&mut self, call: &TaskCall<'_>) -> TaskOutcome {
-        let tok = call.input["MessageBody"]["token"].as_str().unwrap().to_string();
+        let tok = call.input["MessageBody"]["token"]
+            .as_str()
+            .unwrap()
+            .to_string();
         assert_eq!(Some(tok.as_str()), call.task_token);
         self.tokens.push(tok);
         TaskOutcome::Succeeded(json!({"MessageId": "m"}))
@@ -223,17 +280,27 @@ impl TaskHandler for Parker {
 fn task_timeout_seconds_and_path() {
     for (task, input, at) in [
         (json!({"TimeoutSeconds": 300}), json!({}), 300_000),
-        (json!({"TimeoutSecondsPath": "$.to"}), json!({"to": 42}), 42_000),
+        (
+            json!({"TimeoutSecondsPath": "$.to"}),
+            json!({"to": 42}),
+            42_000,
+        ),
     ] {
         let mut engine = Engine::new(T0, 1);
         let arn = start(&mut engine, callback_machine(task), input);
         let mut h = Parker::default();
         engine.advance_until_idle_or(i64::MAX, &mut h);
         let d = engine.describe_execution(&arn).unwrap();
-        assert_eq!((d.status, d.error.as_deref()), (ExecutionStatus::Failed, Some("States.Timeout")));
+        assert_eq!(
+            (d.status, d.error.as_deref()),
+            (ExecutionStatus::Failed, Some("States.Timeout"))
+        );
         assert_eq!(exit_time(&engine, &arn, "TaskTimedOut") - T0, at);
         // The token is closed now.
-        assert!(matches!(engine.send_task_success(&h.tokens[0], json!({})), Err(SfnError::TaskTimedOut(_))));
+        assert!(matches!(
+            engine.send_task_success(&h.tokens[0], json!({})),
+            Err(SfnError::TaskTimedOut(_))
+        ));
     }
 }
 
@@ -256,7 +323,10 @@ fn heartbeat_timeout_and_keep_alive() {
     engine.run_until_idle(&mut h);
     let tok = h.tokens[0].clone();
     assert_eq!(engine.open_tokens(&arn), vec![tok.as_str()]);
-    assert_eq!(engine.positions(&arn)[0].waiting, Waiting::Token(tok.clone()));
+    assert_eq!(
+        engine.positions(&arn)[0].waiting,
+        Waiting::Token(tok.clone())
+    );
     let before = engine.history(&arn).len();
     for k in 1..=3 {
         engine.advance_to(T0 + k * 50_000, &mut h);
@@ -272,7 +342,11 @@ fn heartbeat_timeout_and_keep_alive() {
 
     // TimeoutSeconds is a hard cap regardless of heartbeats.
     let mut engine = Engine::new(T0, 1);
-    let arn = start(&mut engine, callback_machine(json!({"TimeoutSeconds": 100, "HeartbeatSeconds": 30})), json!({}));
+    let arn = start(
+        &mut engine,
+        callback_machine(json!({"TimeoutSeconds": 100, "HeartbeatSeconds": 30})),
+        json!({}),
+    );
     let mut h = Parker::default();
     engine.run_until_idle(&mut h);
     let tok = h.tokens[0].clone();
@@ -281,12 +355,17 @@ fn heartbeat_timeout_and_keep_alive() {
         let _ = engine.send_task_heartbeat(&tok);
     }
     assert_eq!(exit_time(&engine, &arn, "TaskTimedOut") - T0, 100_000);
-    assert!(matches!(engine.send_task_heartbeat(&tok), Err(SfnError::TaskTimedOut(_))));
+    assert!(matches!(
+        engine.send_task_heartbeat(&tok),
+        Err(SfnError::TaskTimedOut(_))
+    ));
 }
 
 #[test]
 fn wait_for_task_token_success_failure_and_closed_token() {
-    let def = callback_machine(json!({"ResultPath": "$.cb", "Catch": [{"ErrorEquals": ["Custom.Error"], "ResultPath": "$.err", "Next": "Timeout"}]}));
+    let def = callback_machine(
+        json!({"ResultPath": "$.cb", "Catch": [{"ErrorEquals": ["Custom.Error"], "ResultPath": "$.err", "Next": "Timeout"}]}),
+    );
     let mut engine = Engine::new(T0, 1);
     let arn = start(&mut engine, def.clone(), json!({"a": 1}));
     let mut h = Parker::default();
@@ -296,24 +375,48 @@ fn wait_for_task_token_success_failure_and_closed_token() {
     engine.advance_to(T0 + 5_000, &mut h);
     engine.send_task_success(&tok, json!({"ok": true})).unwrap();
     engine.run_until_idle(&mut h);
-    assert_eq!(engine.output(&arn), Some(&json!({"a": 1, "cb": {"ok": true}})));
+    assert_eq!(
+        engine.output(&arn),
+        Some(&json!({"a": 1, "cb": {"ok": true}}))
+    );
     assert_eq!(
         types(&engine, &arn),
-        vec!["ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted",
-             "TaskSucceeded", "TaskStateExited", "SucceedStateEntered", "SucceedStateExited", "ExecutionSucceeded"]
+        vec![
+            "ExecutionStarted",
+            "TaskStateEntered",
+            "TaskScheduled",
+            "TaskStarted",
+            "TaskSubmitted",
+            "TaskSucceeded",
+            "TaskStateExited",
+            "SucceedStateEntered",
+            "SucceedStateExited",
+            "ExecutionSucceeded"
+        ]
     );
     // Closed token → TaskTimedOut; never-issued token → InvalidToken.
-    assert!(matches!(engine.send_task_success(&tok, json!({})), Err(SfnError::TaskTimedOut(_))));
-    assert!(matches!(engine.send_task_failure("garbage", "E", "c"), Err(SfnError::InvalidToken(_))));
+    assert!(matches!(
+        engine.send_task_success(&tok, json!({})),
+        Err(SfnError::TaskTimedOut(_))
+    ));
+    assert!(matches!(
+        engine.send_task_failure("garbage", "E", "c"),
+        Err(SfnError::InvalidToken(_))
+    ));
 
     // Failure through the token is caught by name.
     let mut engine = Engine::new(T0, 1);
     let arn = start(&mut engine, def, json!({"a": 1}));
     let mut h = Parker::default();
     engine.run_until_idle(&mut h);
-    engine.send_task_failure(&h.tokens[0], "Custom.Error", "nope").unwrap();
+    engine
+        .send_task_failure(&h.tokens[0], "Custom.Error", "nope")
+        .unwrap();
     engine.run_until_idle(&mut h);
-    assert_eq!(engine.output(&arn), Some(&json!({"a": 1, "err": {"Error": "Custom.Error", "Cause": "nope"}})));
+    assert_eq!(
+        engine.output(&arn),
+        Some(&json!({"a": 1, "err": {"Error": "Custom.Error", "Cause": "nope"}}))
+    );
 }
 
 /// A relay that answers each token 30 s later through the deferred list.
@@ -334,7 +437,10 @@ fn deferred_callbacks_arrive_in_virtual_time() {
         fn invoke(&mut self, call: &TaskCall<'_>) -> TaskOutcome {
             self.pending.push(Deferred {
                 at_ms: call.now_ms + 30_000,
-                callback: Callback::Success { token: call.token.to_string(), output: json!({"late": true}) },
+                callback: Callback::Success {
+                    token: call.token.to_string(),
+                    output: json!({"late": true}),
+                },
             });
             TaskOutcome::Pending
         }
@@ -345,7 +451,9 @@ fn deferred_callbacks_arrive_in_virtual_time() {
     let def = callback_machine(json!({"TimeoutSeconds": 3600}));
     let mut engine = Engine::new(T0, 1);
     let arn = start(&mut engine, def, json!({}));
-    let mut h = Delayed { pending: Vec::new() };
+    let mut h = Delayed {
+        pending: Vec::new(),
+    };
     engine.advance_until_idle_or(i64::MAX, &mut h);
     assert_eq!(engine.status(&arn), Some(ExecutionStatus::Succeeded));
     assert_eq!(exit_time(&engine, &arn, "TaskSucceeded") - T0, 30_000);
@@ -357,8 +465,20 @@ fn deferred_callbacks_arrive_in_virtual_time() {
     let arn = start(&mut engine, def, json!({}));
     engine.run_until_idle(&mut Relay);
     let tok = engine.open_tokens(&arn)[0].to_string();
-    engine.schedule_callback(T0 + 10, Callback::Success { token: tok.clone(), output: json!(1) });
-    engine.schedule_callback(T0 + 20, Callback::Success { token: tok, output: json!(2) });
+    engine.schedule_callback(
+        T0 + 10,
+        Callback::Success {
+            token: tok.clone(),
+            output: json!(1),
+        },
+    );
+    engine.schedule_callback(
+        T0 + 20,
+        Callback::Success {
+            token: tok,
+            output: json!(2),
+        },
+    );
     engine.advance_until_idle_or(i64::MAX, &mut Relay);
     assert_eq!(engine.output(&arn), Some(&json!(1)));
     assert_eq!(engine.rejected_callbacks().len(), 1);

@@ -141,9 +141,7 @@ impl Engine {
         let st = &prog.scopes[scope].states[idx];
         let name = prog.scopes[scope].names[idx].as_str();
         let record = self.record_payloads;
-        let x = &mut self.execs[e];
-        x.transitions += 1;
-        let th = &mut x.threads[t];
+        let th = &mut self.execs[e].threads[t];
         th.entered_ms = now;
         th.retry_counts.clear();
         th.retry_counts.resize(st.retriers().len(), 0);
@@ -157,6 +155,7 @@ impl Engine {
         if self.execs[e].overflow {
             return;
         }
+        self.execs[e].transitions += 1;
         match st {
             State::Task(_) | State::Map(_) | State::Parallel(_) => {
                 self.attempt(e, t, prog, handler)

@@ -13,7 +13,10 @@ pub fn machine(def: Value) -> tpf_sfn_compiler::asl::StateMachine {
 /// Registers `def` as machine `m` and starts execution `x` with `input`.
 pub fn start(engine: &mut Engine, def: Value, input: Value) -> String {
     let arn = engine.create_state_machine("m", machine(def)).unwrap();
-    engine.start_execution(&arn, "x", input).unwrap().execution_arn
+    engine
+        .start_execution(&arn, "x", input)
+        .unwrap()
+        .execution_arn
 }
 
 /// Runs a machine with no external tasks to quiescence.
@@ -36,7 +39,12 @@ pub fn last_event(engine: &Engine, arn: &str) -> HistoryEvent {
 pub fn output(def: Value, input: Value) -> Value {
     let (engine, arn) = run(def, input);
     let d = engine.describe_execution(&arn).unwrap();
-    assert_eq!(d.status, ExecutionStatus::Succeeded, "{:?}", last_event(&engine, &arn));
+    assert_eq!(
+        d.status,
+        ExecutionStatus::Succeeded,
+        "{:?}",
+        last_event(&engine, &arn)
+    );
     d.output.unwrap()
 }
 
