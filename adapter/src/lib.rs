@@ -1,1 +1,60 @@
 //! The tpf-sfn command line and everything that touches files, processes or AWS.
+//!
+//! The compiler and the mapping proof are pure libraries; this crate reads and writes files,
+//! prints reports and maps outcomes to exit codes (0 success, 1 findings or drift, 2 usage or
+//! input errors).
+
+pub mod cli;
+pub mod cmd;
+pub mod exit;
+pub mod output;
+pub mod report;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, Command};
+use crate::exit::Failure;
+
+/// Runs the CLI with `args` (including the program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // clap exits 0 for --help/--version and 2 for usage errors; keep its choice.
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let result = match &cli.command {
+        Command::Compile(a) => cmd::compile::run(a),
+        Command::Validate(a) => cmd::validate::run(a),
+        Command::Graph(a) => cmd::graph::run(a),
+        Command::Init(a) => cmd::init::run(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                *shell,
+                &mut Cli::command(),
+                "tpf-sfn",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            match &failure {
+                Failure::Input(d) if !d.0.is_empty() => eprintln!("{d}"),
+                Failure::Io(m) => eprintln!("{m}"),
+                _ => {}
+            }
+            failure.exit_code()
+        }
+    }
+}

@@ -1,1 +1,3 @@
-fn main() {}
+fn main() -> std::process::ExitCode {
+    tpf_sfn::run(std::env::args_os())
+}

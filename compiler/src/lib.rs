@@ -8,9 +8,17 @@
 //! adapter's CLI.
 
 pub mod asl;
+pub mod compile;
 pub mod config;
 pub mod contract;
 pub mod diagnostic;
+pub mod graph;
+pub mod iam;
+pub mod manifest;
+pub mod plan;
+mod json_fields;
 pub mod release;
+pub mod render;
+pub mod validate;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Location, Severity};

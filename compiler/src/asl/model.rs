@@ -49,6 +49,13 @@ pub enum Transition<'a> {
     Missing,
 }
 
+/// `InputPath`, `ResultPath` and `OutputPath` distinguish "absent" (`None`, the default `$`)
+/// from an explicit `null` (`Some(Value::Null)`: discard the input/result/output). Plain
+/// `Option` deserialisation would fold the two together.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
 fn transition<'a>(next: &'a Option<String>, end: Option<bool>) -> Transition<'a> {
     match (next, end.unwrap_or(false)) {
         (Some(n), false) => Transition::Next(n),
@@ -63,15 +70,27 @@ pub struct TaskState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     pub resource: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_selector: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u64>,
@@ -130,9 +149,13 @@ impl Retrier {
 #[serde(rename_all = "PascalCase")]
 pub struct Catcher {
     pub error_equals: Vec<String>,
-    pub next: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
+    pub next: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     #[serde(flatten)]
@@ -144,9 +167,17 @@ pub struct Catcher {
 pub struct ChoiceState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     pub choices: Vec<ChoiceRule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,6 +196,8 @@ pub struct ChoiceRule {
     pub comment: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variable: Option<String>,
+    #[serde(flatten)]
+    pub comparison: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub and: Option<Vec<ChoiceRule>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,8 +206,6 @@ pub struct ChoiceRule {
     pub not: Option<Box<ChoiceRule>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
-    #[serde(flatten)]
-    pub comparison: Map<String, Value>,
 }
 
 /// Every JSONPath comparison operator the States Language defines.
@@ -225,9 +256,17 @@ pub const COMPARISON_OPERATORS: &[&str] = &[
 pub struct WaitState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<u64>,
@@ -250,15 +289,27 @@ pub struct WaitState {
 pub struct PassState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
@@ -273,9 +324,17 @@ pub struct PassState {
 pub struct SucceedState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -304,7 +363,11 @@ pub struct FailState {
 pub struct MapState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_path: Option<String>,
@@ -320,9 +383,17 @@ pub struct MapState {
     pub iterator: Option<SubMachine>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_selector: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry: Vec<Retrier>,
@@ -347,16 +418,28 @@ impl MapState {
 pub struct ParallelState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     pub branches: Vec<SubMachine>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_selector: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_path: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_path: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry: Vec<Retrier>,

@@ -1,5 +1,11 @@
 //! TPF pipeline contracts: model, loading, hash verification and TPF's own constraints.
 
+pub mod cardinality;
+pub mod composition;
+pub mod hash;
+pub mod load;
 pub mod model;
 
+pub use hash::{contract_hash, contract_version, fingerprint, gson_compact, GsonFormatter};
+pub use load::{default_capabilities, load_contract};
 pub use model::*;

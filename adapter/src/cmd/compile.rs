@@ -1,0 +1,137 @@
+//! `tpf-sfn compile`.
+
+use serde_json::json;
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::Diagnostic;
+
+use crate::cli::{CompileArgs, Format};
+use crate::exit::{read, CmdResult, Failure};
+use crate::{output, report};
+
+pub fn run(args: &CompileArgs) -> CmdResult {
+    let contract_file = args.contract.display().to_string();
+    let contract = read(&args.contract)?;
+    let release = match &args.release {
+        Some(p) => Some((p.display().to_string(), read(p)?)),
+        None => None,
+    };
+    let config = match &args.config {
+        Some(p) => {
+            let bytes = read(p)?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Failure::Io(format!(
+                    "error[CONFIG_ENCODING]: {} is not UTF-8 text",
+                    p.display()
+                ))
+            })?;
+            Some((p.display().to_string(), text))
+        }
+        None => None,
+    };
+    let input = Input {
+        contract_file: &contract_file,
+        contract: &contract,
+        release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+        config: config.as_ref().map(|(f, t)| (f.as_str(), t.as_str())),
+        binding: args.binding.map(Into::into),
+        allow_unverified_hash: args.allow_unverified_hash,
+    };
+    let out = match compile(&input) {
+        Ok(out) => out,
+        Err(diags) => {
+            report::diagnostics(args.format, &diags.0);
+            return Err(Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new())));
+        }
+    };
+    let warnings: &[Diagnostic] = &out.warnings;
+
+    if args.check {
+        let drift = output::check(&args.out, &out.files);
+        match args.format {
+            Format::Text => {
+                for w in warnings {
+                    eprintln!("{w}");
+                }
+                for d in &drift {
+                    if d.missing {
+                        println!("drift: {} is missing from {}", d.file, args.out.display());
+                    } else {
+                        println!(
+                            "drift: {} differs from the compiled output\n{}",
+                            d.file, d.diff
+                        );
+                    }
+                }
+                if drift.is_empty() {
+                    println!(
+                        "up to date: {} files in {} match the compiled output",
+                        out.files.len(),
+                        args.out.display()
+                    );
+                }
+            }
+            Format::Json => println!(
+                "{}",
+                json!({
+                    "upToDate": drift.is_empty(),
+                    "drift": drift.iter().map(|d| json!({"file": d.file, "missing": d.missing, "diff": d.diff})).collect::<Vec<_>>(),
+                    "warnings": warnings,
+                })
+            ),
+        }
+        return if drift.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::Findings)
+        };
+    }
+
+    output::write_all(&args.out, &out.files)?;
+    let m = &out.manifest;
+    match args.format {
+        Format::Text => {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            println!(
+                "compiled {} (release {}){}",
+                m.identity.pipeline_id,
+                m.identity.release_version,
+                if m.contract.verified {
+                    ""
+                } else {
+                    " — contract hash UNVERIFIED"
+                }
+            );
+            println!("  binding   {}", m.binding.kind);
+            println!(
+                "  driver    {}  ({} states, ≤{} history events, rolls over after {} loop iterations)",
+                m.machines.driver.name,
+                m.machines.driver.states,
+                m.machines.driver.max_history_events.unwrap_or_default(),
+                m.machines.driver.max_loop_iterations.unwrap_or_default()
+            );
+            println!(
+                "  sweeper   {}  (schedule {})",
+                m.machines.sweeper.name,
+                m.machines.sweeper.schedule.as_deref().unwrap_or("-")
+            );
+            for a in &m.contract.await_steps {
+                println!(
+                    "  await     step {} \"{}\" → state \"{}\"",
+                    a.step_index, a.authored_name, a.state_name
+                );
+            }
+            println!(
+                "  wrote     {} files to {}",
+                out.files.len(),
+                args.out.display()
+            );
+        }
+        Format::Json => println!(
+            "{}",
+            json!({"manifest": m, "out": args.out.display().to_string(), "files": out.files.iter().map(|(n, _)| n).collect::<Vec<_>>(), "warnings": warnings})
+        ),
+    }
+    Ok(())
+}

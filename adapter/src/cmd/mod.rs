@@ -1,0 +1,4 @@
+pub mod compile;
+pub mod graph;
+pub mod init;
+pub mod validate;

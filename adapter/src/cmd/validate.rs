@@ -1,0 +1,98 @@
+//! `tpf-sfn validate`: any ASL file, coded diagnostics.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tpf_sfn_compiler::validate::{validate_bytes, Profile, ValidateOptions};
+
+use crate::cli::{Format, ValidateArgs};
+use crate::exit::{read, CmdResult, Failure};
+
+pub fn run(args: &ValidateArgs) -> CmdResult {
+    let files = expand(&args.paths)?;
+    let opts = ValidateOptions {
+        event_limit: args.event_limit,
+        map_item_bounds: Default::default(),
+        profile: if args.driver_profile {
+            Profile::TpfDriver
+        } else {
+            Profile::Generic
+        },
+    };
+    let mut any_error = false;
+    let mut results = Vec::new();
+    for f in &files {
+        let bytes = read(f)?;
+        let report = validate_bytes(&f.display().to_string(), &bytes, &opts);
+        let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
+        any_error |= errors > 0;
+        match args.format {
+            Format::Text => {
+                for d in &report.diagnostics {
+                    println!("{d}");
+                }
+                let bound = report
+                    .history
+                    .max_events
+                    .map(|m| format!(", at most {m} history events"))
+                    .unwrap_or_default();
+                println!(
+                    "{}: {}{}",
+                    f.display(),
+                    if errors == 0 {
+                        "valid".to_string()
+                    } else {
+                        format!("{errors} error(s)")
+                    },
+                    bound
+                );
+            }
+            Format::Json => results.push(json!({
+                "file": f.display().to_string(),
+                "valid": errors == 0,
+                "maxHistoryEvents": report.history.max_events,
+                "diagnostics": report.diagnostics,
+            })),
+        }
+    }
+    if args.format == Format::Json {
+        println!("{}", json!({ "files": results }));
+    }
+    if any_error {
+        Err(Failure::Findings)
+    } else {
+        Ok(())
+    }
+}
+
+/// Files as given, and `*.asl.json` files found under directories, sorted.
+fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        Failure::Io(format!(
+            "error[IO_READ]: cannot list {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p.to_string_lossy().ends_with(".asl.json") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}

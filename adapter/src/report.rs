@@ -1,0 +1,17 @@
+//! Prints diagnostics for people (text) and machines (`--format json`).
+
+use serde_json::json;
+use tpf_sfn_compiler::Diagnostic;
+
+use crate::cli::Format;
+
+pub fn diagnostics(format: Format, diags: &[Diagnostic]) {
+    match format {
+        Format::Text => {
+            for d in diags {
+                eprintln!("{d}");
+            }
+        }
+        Format::Json => println!("{}", json!({ "diagnostics": diags })),
+    }
+}

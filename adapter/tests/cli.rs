@@ -1,0 +1,243 @@
+//! The CLI as a user runs it: exit codes, files written, drift detection, coded errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts")
+}
+
+fn tpf_sfn(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tpf-sfn"))
+        .args(args)
+        .output()
+        .expect("run tpf-sfn")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn restaurant() -> (String, String) {
+    let e = examples();
+    (
+        e.join("restaurant-approval.pipeline-contract.json")
+            .display()
+            .to_string(),
+        e.join("restaurant-approval.pipeline-release.json")
+            .display()
+            .to_string(),
+    )
+}
+
+#[test]
+fn compile_writes_all_outputs_then_check_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let out_s = out.display().to_string();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for f in [
+        "driver.asl.json",
+        "sweeper.asl.json",
+        "driver.iam-policy.json",
+        "sweeper.iam-policy.json",
+        "driver.mmd",
+        "manifest.json",
+    ] {
+        assert!(out.join(f).is_file(), "missing {f}");
+    }
+    let driver = std::fs::read_to_string(out.join("driver.asl.json")).unwrap();
+    assert!(driver.contains("\"Await Restaurant Decision\": {"));
+
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("up to date"));
+}
+
+#[test]
+fn check_reports_drift_with_a_diff_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_s = dir.path().display().to_string();
+    let (contract, release) = restaurant();
+    assert_eq!(
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s])
+            .status
+            .code(),
+        Some(0)
+    );
+    let path = dir.path().join("driver.asl.json");
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"Seconds\": 30", "\"Seconds\": 5");
+    std::fs::write(&path, edited).unwrap();
+    std::fs::remove_file(dir.path().join("driver.mmd")).unwrap();
+
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("drift: driver.asl.json differs"), "{t}");
+    assert!(
+        t.contains("-      \"Seconds\": 5,") && t.contains("+      \"Seconds\": 30,"),
+        "{t}"
+    );
+    assert!(t.contains("driver.mmd is missing"), "{t}");
+    // --check never writes.
+    assert!(!dir.path().join("driver.mmd").exists());
+}
+
+#[test]
+fn bad_input_is_a_coded_error_with_exit_2_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("truncated.json");
+    std::fs::write(&bad, "{\"schemaVersion\": 1, \"pipelineId\": \"x\",").unwrap();
+    let out = dir.path().join("out");
+    let o = tpf_sfn(&[
+        "compile",
+        &bad.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("error[CONTRACT_JSON_SYNTAX]"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists(), "nothing may be written for bad input");
+
+    let o = tpf_sfn(&["compile", "does-not-exist.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("error[IO_READ]"));
+
+    let o = tpf_sfn(&["compile", "--no-such-flag"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn json_format_is_machine_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &dir.path().display().to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["manifest"]["identity"]["pipelineId"],
+        "org.pipelineframework.restaurantapproval"
+    );
+    assert_eq!(v["manifest"]["contract"]["verified"], true);
+}
+
+#[test]
+fn validate_accepts_compiled_output_and_flags_broken_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    assert_eq!(
+        tpf_sfn(&[
+            "compile",
+            &contract,
+            "--release",
+            &release,
+            "--out",
+            &dir.path().display().to_string()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    let o = tpf_sfn(&[
+        "validate",
+        &dir.path().display().to_string(),
+        "--driver-profile",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("driver.asl.json: valid"), "{}", text(&o));
+
+    let broken = dir.path().join("broken.asl.json");
+    std::fs::write(
+        &broken,
+        r#"{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nowhere"}}}"#,
+    )
+    .unwrap();
+    let o = tpf_sfn(&[
+        "validate",
+        &broken.display().to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files"][0]["valid"], false);
+}
+
+#[test]
+fn graph_draws_contracts_and_asl() {
+    let (contract, _) = restaurant();
+    let o = tpf_sfn(&["graph", &contract]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.starts_with("flowchart TD"));
+    assert!(t.contains("Await Restaurant Decision"));
+}
+
+#[test]
+fn init_writes_an_annotated_config_and_refuses_to_clobber() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpf-sfn.toml");
+    let p = path.display().to_string();
+    assert_eq!(tpf_sfn(&["init", &p]).status.code(), Some(0));
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(written.contains("event-budget"), "{written}");
+    let o = tpf_sfn(&["init", &p]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("INIT_EXISTS"));
+    assert_eq!(tpf_sfn(&["init", &p, "--force"]).status.code(), Some(0));
+    // The written file compiles.
+    let (contract, _) = restaurant();
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--config",
+        &p,
+        "--out",
+        &dir.path().join("o").display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn completions_are_generated() {
+    let o = tpf_sfn(&["completions", "bash"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("tpf-sfn"));
+}

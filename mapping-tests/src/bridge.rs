@@ -1,0 +1,180 @@
+//! The wakeup bridge's decisions, written once.
+//!
+//! The bridge turns changes of TPF's records, and registrations of wakeup tokens, into driver
+//! starts and wakeups. This module is the pure decision: an event in, the actions to take out.
+//! The mapping-test harness feeds it TPF's transition log; the adapter's bridge feeds it
+//! DynamoDB stream records. Both execute the actions against a Step Functions API and treat
+//! "already done" answers (`ExecutionAlreadyExists`, `InvalidToken`, `TaskTimedOut`) as success,
+//! which is what makes replaying an event harmless.
+
+use serde_json::{json, Value};
+
+/// The slice of TPF's `ExecutionRecord` the bridge reads (stream images carry more).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordImage {
+    pub tenant_id: String,
+    pub execution_id: String,
+    /// The pinned release: the bridge starts that release's driver machine, never the active one.
+    pub pipeline_id: String,
+    pub release_version: String,
+    pub status: String,
+    pub version: i64,
+    pub await_unit_id: Option<String>,
+    pub last_transition_key: Option<String>,
+}
+
+/// A row of the adapter-owned wakeup table (`sk = "wakeup"`): one parked driver's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRow {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub task_token: String,
+    pub unit_id: String,
+    pub execution_arn: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BridgeEvent {
+    /// A TPF execution record was written. `old` is `None` for a new record.
+    RecordChanged { old: Option<RecordImage>, new: RecordImage },
+    /// A driver registered a wakeup token while parking. `record` is TPF's record as read right
+    /// after the token arrived (`None` if it no longer exists).
+    TokenRegistered { token: TokenRow, record: Option<RecordImage> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BridgeAction {
+    /// Start a driver lineage on the pinned release's machine: execution name = `lineage`,
+    /// generation 0.
+    StartDriver { tenant_id: String, execution_id: String, pipeline_id: String, release_version: String, lineage: String },
+    /// Wake a parked driver; it then asks TPF what to do.
+    Wake { task_token: String, output: Value },
+}
+
+impl BridgeAction {
+    /// The driver input for a `StartDriver`.
+    pub fn driver_input(tenant_id: &str, execution_id: &str, lineage: &str) -> Value {
+        json!({ "tenantId": tenant_id, "executionId": execution_id, "lineage": lineage, "generation": 0 })
+    }
+}
+
+/// Lineage name of a TPF re-drive: the version the re-drive committed makes it unique, so a
+/// replayed stream record starts the same (already existing) execution.
+pub fn redrive_lineage(execution_id: &str, version: i64) -> String {
+    format!("{execution_id}-r{version}")
+}
+
+fn is_terminal_failure(status: &str) -> bool {
+    matches!(status, "FAILED" | "DLQ")
+}
+
+/// Decides what to do about one event. `token` is the current wakeup row of the record's
+/// execution, looked up by the caller (`None` when no driver is parked).
+pub fn decide(event: &BridgeEvent, token: Option<&TokenRow>) -> Vec<BridgeAction> {
+    match event {
+        BridgeEvent::RecordChanged { old: None, new } => vec![start(new, new.execution_id.clone())],
+        BridgeEvent::RecordChanged { old: Some(old), new } => {
+            let mut actions = Vec::new();
+            // Re-drive: a terminal failure became runnable again. A new lineage, same machine.
+            if is_terminal_failure(&old.status) && new.status == "QUEUED" {
+                actions.push(start(new, redrive_lineage(&new.execution_id, new.version)));
+            }
+            // Left WAITING_EXTERNAL (completion admitted, timeout applied): wake the driver parked
+            // on that unit. No token yet means the driver has not parked; the token-registration
+            // re-check below closes that race.
+            if old.status == "WAITING_EXTERNAL" && new.status != "WAITING_EXTERNAL" {
+                if let Some(t) = token {
+                    if old.await_unit_id.as_deref() == Some(t.unit_id.as_str()) {
+                        actions.push(wake(t, "bridge:record-changed"));
+                    }
+                }
+            }
+            actions
+        }
+        BridgeEvent::TokenRegistered { token, record } => {
+            let still_parked = record.as_ref().is_some_and(|r| {
+                r.status == "WAITING_EXTERNAL" && r.await_unit_id.as_deref() == Some(token.unit_id.as_str())
+            });
+            if still_parked {
+                Vec::new()
+            } else {
+                vec![wake(token, "bridge:token-recheck")]
+            }
+        }
+    }
+}
+
+fn start(r: &RecordImage, lineage: String) -> BridgeAction {
+    BridgeAction::StartDriver {
+        tenant_id: r.tenant_id.clone(),
+        execution_id: r.execution_id.clone(),
+        pipeline_id: r.pipeline_id.clone(),
+        release_version: r.release_version.clone(),
+        lineage,
+    }
+}
+
+fn wake(t: &TokenRow, by: &str) -> BridgeAction {
+    BridgeAction::Wake { task_token: t.task_token.clone(), output: json!({ "wokenBy": by }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(status: &str, version: i64, unit: Option<&str>) -> RecordImage {
+        RecordImage {
+            tenant_id: "t".into(),
+            execution_id: "e".into(),
+            pipeline_id: "p".into(),
+            release_version: "r".into(),
+            status: status.into(),
+            version,
+            await_unit_id: unit.map(Into::into),
+            last_transition_key: None,
+        }
+    }
+
+    fn token(unit: &str) -> TokenRow {
+        TokenRow { tenant_id: "t".into(), execution_id: "e".into(), task_token: "tok".into(), unit_id: unit.into(), execution_arn: "arn".into() }
+    }
+
+    #[test]
+    fn a_new_record_starts_the_first_lineage() {
+        let a = decide(&BridgeEvent::RecordChanged { old: None, new: rec("QUEUED", 0, None) }, None);
+        assert_eq!(a, vec![BridgeAction::StartDriver { tenant_id: "t".into(), execution_id: "e".into(), pipeline_id: "p".into(), release_version: "r".into(), lineage: "e".into() }]);
+    }
+
+    #[test]
+    fn leaving_the_await_wakes_only_the_token_of_that_unit() {
+        let ev = BridgeEvent::RecordChanged { old: Some(rec("WAITING_EXTERNAL", 2, Some("u"))), new: rec("QUEUED", 3, Some("u")) };
+        assert!(matches!(decide(&ev, Some(&token("u")))[..], [BridgeAction::Wake { .. }]));
+        assert!(decide(&ev, Some(&token("other"))).is_empty());
+        assert!(decide(&ev, None).is_empty());
+    }
+
+    #[test]
+    fn a_token_for_a_record_that_already_moved_on_is_woken_at_once() {
+        let still = BridgeEvent::TokenRegistered { token: token("u"), record: Some(rec("WAITING_EXTERNAL", 2, Some("u"))) };
+        assert!(decide(&still, None).is_empty());
+        let moved = BridgeEvent::TokenRegistered { token: token("u"), record: Some(rec("QUEUED", 3, Some("u"))) };
+        assert_eq!(decide(&moved, None).len(), 1);
+        let gone = BridgeEvent::TokenRegistered { token: token("u"), record: None };
+        assert_eq!(decide(&gone, None).len(), 1);
+    }
+
+    #[test]
+    fn a_redrive_starts_a_lineage_named_by_the_committed_version() {
+        let ev = BridgeEvent::RecordChanged { old: Some(rec("FAILED", 7, None)), new: rec("QUEUED", 8, None) };
+        assert_eq!(
+            decide(&ev, None),
+            vec![BridgeAction::StartDriver { tenant_id: "t".into(), execution_id: "e".into(), pipeline_id: "p".into(), release_version: "r".into(), lineage: "e-r8".into() }]
+        );
+    }
+
+    #[test]
+    fn other_transitions_do_nothing() {
+        let ev = BridgeEvent::RecordChanged { old: Some(rec("QUEUED", 0, None)), new: rec("RUNNING", 1, None) };
+        assert!(decide(&ev, Some(&token("u"))).is_empty());
+    }
+}

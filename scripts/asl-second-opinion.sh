@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Compiles every example contract under every binding and runs AWS's community validator
+# (asl-validator, npm) over each definition as a second opinion next to our own validator.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v npm >/dev/null || { echo "npm is required to install asl-validator" >&2; exit 1; }
+validator=.tools/npm/node_modules/.bin/asl-validator
+if [ ! -x "$validator" ]; then
+  npm install --silent --no-audit --no-fund --prefix .tools/npm asl-validator@4.0.0
+fi
+
+cargo build --quiet -p tpf-sfn
+bin=target/debug/tpf-sfn
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+count=0
+for contract in examples/contracts/*.pipeline-contract.json; do
+  name=$(basename "$contract" .pipeline-contract.json)
+  for binding in http lambda queue; do
+    out="$work/$name-$binding"
+    if ! "$bin" compile "$contract" --binding "$binding" --out "$out" >/dev/null 2>"$work/err"; then
+      # Contracts the compiler rejects must say why with a coded error.
+      grep -q 'error\[' "$work/err" || { echo "$contract: rejected without a coded error" >&2; cat "$work/err" >&2; exit 1; }
+      echo "rejected (coded): $name [$binding]: $(grep -m1 -o 'error\[[A-Z_]*\]' "$work/err")"
+      continue
+    fi
+    for def in "$out"/*.asl.json; do
+      "$validator" --json-path "$def" >/dev/null || { echo "asl-validator rejects $def" >&2; "$validator" --json-path "$def" >&2; exit 1; }
+      count=$((count + 1))
+    done
+  done
+done
+[ "$count" -gt 0 ] || { echo "no definitions were checked" >&2; exit 1; }
+echo "asl-validator: $count definitions valid"
