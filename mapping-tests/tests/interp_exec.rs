@@ -586,7 +586,7 @@ fn many_executions_run_fast_and_deterministically() {
                 });
                 return TaskOutcome::Succeeded(json!({}));
             }
-            if self.k % 7 == 0 {
+            if self.k.is_multiple_of(7) {
                 TaskOutcome::failed("States.Http.Socket", "flaky")
             } else {
                 TaskOutcome::Succeeded(json!({}))

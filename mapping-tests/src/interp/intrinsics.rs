@@ -445,8 +445,8 @@ fn format(c: &Call, input: &Value, ctx: &Context<'_>, rng: &mut Rng) -> Result<V
             while let Some(ch) = chars.next() {
                 match ch {
                     '\\' => {
-                        if let Some(e) = chars.next() {
-                            pieces.last_mut().map(|p| p.push(e));
+                        if let (Some(e), Some(p)) = (chars.next(), pieces.last_mut()) {
+                            p.push(e);
                         }
                     }
                     '{' if chars.peek() == Some(&'}') => {
@@ -454,7 +454,9 @@ fn format(c: &Call, input: &Value, ctx: &Context<'_>, rng: &mut Rng) -> Result<V
                         pieces.push(String::new());
                     }
                     ch => {
-                        pieces.last_mut().map(|p| p.push(ch));
+                        if let Some(p) = pieces.last_mut() {
+                            p.push(ch);
+                        }
                     }
                 }
             }
