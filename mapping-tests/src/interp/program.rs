@@ -89,6 +89,16 @@ impl Program {
                     "state '{name}' needs exactly one of Next or End"
                 )));
             }
+            if let State::Task(t) = st {
+                // AWS rejects the definition: HeartbeatSeconds must be below TimeoutSeconds.
+                if let (Some(h), Some(to)) = (t.heartbeat_seconds, t.timeout_seconds) {
+                    if h >= to {
+                        return Err(SfnError::InvalidDefinition(format!(
+                            "state '{name}': HeartbeatSeconds ({h}) must be smaller than TimeoutSeconds ({to})"
+                        )));
+                    }
+                }
+            }
             if let State::Choice(c) = st {
                 if c.choices.is_empty() || c.choices.iter().any(|r| r.next.is_none()) {
                     return Err(SfnError::InvalidDefinition(format!(

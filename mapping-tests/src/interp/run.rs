@@ -821,6 +821,13 @@ impl Engine {
             Ok(v) => v,
             Err(err) => return self.state_failed(e, t, prog, err),
         };
+        if json_size(&eff) > MAX_PAYLOAD_BYTES {
+            let err = StateError::new(
+                DATA_LIMIT,
+                "The task input exceeds the 262144-byte payload quota",
+            );
+            return self.fail_thread(e, t, prog, err);
+        }
         let (rtype, rname) = split_resource(&ts.resource);
         let mut d =
             json!({"resourceType": rtype, "resource": rname, "region": super::engine::REGION});
