@@ -645,7 +645,7 @@ fn nested_map_in_parallel_and_redrive_of_a_failed_map() {
     let arn = start(&mut engine, def, json!({"items": [10, 11, 12]}));
     let mut first_run = true;
     let mut calls = Vec::new();
-    let mut drive = |engine: &mut Engine, first_run: bool, calls: &mut Vec<Value>| {
+    let drive = |engine: &mut Engine, first_run: bool, calls: &mut Vec<Value>| {
         let mut h = |c: &TaskCall<'_>| {
             calls.push(c.input.clone());
             if first_run && *c.input == json!(11) {
