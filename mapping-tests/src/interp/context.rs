@@ -1,0 +1,148 @@
+//! The context object (`$$`) and payload templates (`Parameters`, `ItemSelector`,
+//! `ResultSelector`). The context object is only materialised when a `$$` path is read, which
+//! most states never do.
+
+use std::cell::OnceCell;
+
+use serde_json::{json, Map, Value};
+
+use super::clock::format_rfc3339;
+use super::error::StateError;
+use super::intrinsics;
+use super::paths;
+use super::rng::Rng;
+
+/// What `$$` is built from.
+#[derive(Debug, Clone)]
+pub struct ContextData<'a> {
+    pub execution_id: &'a str,
+    pub execution_name: &'a str,
+    pub execution_input: &'a Value,
+    pub execution_start_ms: i64,
+    pub redrive_count: u32,
+    pub machine_id: &'a str,
+    pub machine_name: &'a str,
+    pub state_name: &'a str,
+    pub entered_ms: i64,
+    pub retry_count: u32,
+    pub task_token: Option<&'a str>,
+    pub map_item: Option<(usize, &'a Value)>,
+}
+
+pub struct Context<'a> {
+    data: ContextData<'a>,
+    built: OnceCell<Value>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(data: ContextData<'a>) -> Self {
+        Context {
+            data,
+            built: OnceCell::new(),
+        }
+    }
+
+    pub fn value(&self) -> &Value {
+        self.built.get_or_init(|| {
+            let d = &self.data;
+            let mut v = json!({
+                "Execution": {
+                    "Id": d.execution_id,
+                    "Input": d.execution_input,
+                    "Name": d.execution_name,
+                    "RoleArn": "arn:aws:iam::123456789012:role/StepFunctionsRole",
+                    "StartTime": format_rfc3339(d.execution_start_ms),
+                    "RedriveCount": d.redrive_count,
+                },
+                "State": {
+                    "EnteredTime": format_rfc3339(d.entered_ms),
+                    "Name": d.state_name,
+                    "RetryCount": d.retry_count,
+                },
+                "StateMachine": {"Id": d.machine_id, "Name": d.machine_name},
+            });
+            if let Value::Object(o) = &mut v {
+                if let Some(t) = d.task_token {
+                    o.insert("Task".into(), json!({"Token": t}));
+                }
+                if let Some((i, item)) = d.map_item {
+                    o.insert("Map".into(), json!({"Item": {"Index": i, "Value": item}}));
+                }
+            }
+            v
+        })
+    }
+
+    /// Reads `$...` from `input` or `$$...` from the context object; a miss is `States.Runtime`.
+    pub fn read_path(&self, path: &str, input: &Value, field: &str) -> Result<Value, StateError> {
+        if let Some(rest) = path.strip_prefix("$$") {
+            let p = format!("${rest}");
+            paths::read_required(&p, self.value(), field)
+        } else {
+            paths::read_required(path, input, field)
+        }
+    }
+
+    /// Reads a path, telling a miss apart (for `IsPresent`).
+    pub fn read_optional(&self, path: &str, input: &Value) -> Result<Option<Value>, StateError> {
+        if let Some(rest) = path.strip_prefix("$$") {
+            paths::read(&format!("${rest}"), self.value())
+        } else {
+            paths::read(path, input)
+        }
+    }
+}
+
+/// Evaluates a payload template: keys ending in `.$` take a path, a `$$` context path or an
+/// intrinsic function; everything else is copied, recursing into objects and arrays.
+pub fn eval_template(
+    tpl: &Value,
+    input: &Value,
+    ctx: &Context<'_>,
+    rng: &mut Rng,
+) -> Result<Value, StateError> {
+    match tpl {
+        Value::Object(o) => {
+            let mut out = Map::with_capacity(o.len());
+            for (k, v) in o {
+                if let Some(key) = k.strip_suffix(".$") {
+                    let Value::String(expr) = v else {
+                        return Err(StateError::runtime(format!(
+                            "the value of field '{k}' must be a path or intrinsic function string"
+                        )));
+                    };
+                    out.insert(key.to_string(), eval_expr(expr, k, input, ctx, rng)?);
+                } else {
+                    out.insert(k.clone(), eval_template(v, input, ctx, rng)?);
+                }
+            }
+            Ok(Value::Object(out))
+        }
+        Value::Array(a) => a
+            .iter()
+            .map(|v| eval_template(v, input, ctx, rng))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        other => Ok(other.clone()),
+    }
+}
+
+/// One `.$` value: a path, a context path or an intrinsic.
+pub fn eval_expr(
+    expr: &str,
+    field: &str,
+    input: &Value,
+    ctx: &Context<'_>,
+    rng: &mut Rng,
+) -> Result<Value, StateError> {
+    let e = expr.trim();
+    if e.starts_with('$') {
+        ctx.read_path(e, input, field)
+    } else if e.starts_with("States.") {
+        intrinsics::evaluate(e, input, ctx, rng)
+    } else {
+        Err(StateError::runtime(format!(
+            "the value of field '{field}' is neither a path nor an intrinsic function: '{expr}'"
+        )))
+    }
+}

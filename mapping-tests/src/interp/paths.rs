@@ -1,0 +1,353 @@
+//! JSONPath reads and reference-path writes, with ASL's rules on top of RFC 9535.
+//!
+//! Most ASL paths are "definite" (`$.a.b[0]['c']`); those are walked directly without building
+//! a query, which keeps the hot path allocation-free. Anything else (wildcards, filters, slices,
+//! descendants) goes through `serde_json_path` and, like AWS's JSONPath engine, yields an array
+//! of every matched node.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+use serde_json_path::JsonPath;
+
+use super::error::{StateError, RESULT_PATH};
+
+/// Payload quota (AWS "Step Functions service quotas": 256 KiB of UTF-8 per state input/output).
+pub const MAX_PAYLOAD_BYTES: usize = 262_144;
+
+enum Walk<'a> {
+    Found(&'a Value),
+    Missing,
+    NotSimple,
+}
+
+/// Walks a definite path. Returns `NotSimple` for syntax it does not handle, so the caller
+/// can fall back to a full JSONPath query.
+fn walk<'a>(path: &str, root: &'a Value) -> Walk<'a> {
+    let b = path.as_bytes();
+    if b.first() != Some(&b'$') {
+        return Walk::NotSimple;
+    }
+    let mut i = 1;
+    let mut cur = Some(root);
+    while i < b.len() {
+        match b[i] {
+            b'.' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'.' && b[j] != b'[' {
+                    j += 1;
+                }
+                let name = &path[start..j];
+                if name.is_empty() || name == "*" {
+                    return Walk::NotSimple;
+                }
+                cur = cur.and_then(|v| v.as_object()).and_then(|o| o.get(name));
+                i = j;
+            }
+            b'[' => {
+                let rest = &path[i + 1..];
+                if let Some(q) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') {
+                    let body = &rest[1..];
+                    let Some(end) = body.find(q) else {
+                        return Walk::NotSimple;
+                    };
+                    let name = &body[..end];
+                    if name.contains('\\') || !body[end + 1..].starts_with(']') {
+                        return Walk::NotSimple;
+                    }
+                    cur = cur.and_then(|v| v.as_object()).and_then(|o| o.get(name));
+                    i += 1 + 1 + end + 1 + 1;
+                } else {
+                    let Some(end) = rest.find(']') else {
+                        return Walk::NotSimple;
+                    };
+                    let Ok(idx) = rest[..end].parse::<usize>() else {
+                        return Walk::NotSimple;
+                    };
+                    cur = cur.and_then(|v| v.as_array()).and_then(|a| a.get(idx));
+                    i += 1 + end + 1;
+                }
+            }
+            _ => return Walk::NotSimple,
+        }
+    }
+    match cur {
+        Some(v) => Walk::Found(v),
+        None => Walk::Missing,
+    }
+}
+
+thread_local! {
+    static COMPILED: RefCell<HashMap<String, Option<Rc<JsonPath>>>> = RefCell::new(HashMap::new());
+}
+
+fn compiled(path: &str) -> Option<Rc<JsonPath>> {
+    COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(p) = c.get(path) {
+            return p.clone();
+        }
+        let p = JsonPath::parse(path).ok().map(Rc::new);
+        c.insert(path.to_string(), p.clone());
+        p
+    })
+}
+
+/// Reads a path. `Ok(None)` means the path is well-formed but selects nothing (a definite path
+/// whose target is absent); callers decide whether that is an error.
+pub fn read(path: &str, root: &Value) -> Result<Option<Value>, StateError> {
+    match walk(path, root) {
+        Walk::Found(v) => Ok(Some(v.clone())),
+        Walk::Missing => Ok(None),
+        Walk::NotSimple => {
+            let Some(q) = compiled(path) else {
+                return Err(StateError::runtime(format!("invalid JSONPath '{path}'")));
+            };
+            let nodes = q.query(root).all();
+            Ok(Some(Value::Array(nodes.into_iter().cloned().collect())))
+        }
+    }
+}
+
+/// Like [`read`] but borrows when the path is definite, to avoid cloning large inputs.
+pub fn read_ref<'a>(
+    path: &str,
+    root: &'a Value,
+) -> Result<Option<std::borrow::Cow<'a, Value>>, StateError> {
+    use std::borrow::Cow;
+    match walk(path, root) {
+        Walk::Found(v) => Ok(Some(Cow::Borrowed(v))),
+        Walk::Missing => Ok(None),
+        Walk::NotSimple => read(path, root).map(|o| o.map(Cow::Owned)),
+    }
+}
+
+/// Reads a path that must resolve; a miss is `States.Runtime`, as on AWS for InputPath,
+/// Parameters, ResultSelector, OutputPath, ItemsPath and the Wait/Choice paths.
+pub fn read_required(path: &str, root: &Value, field: &str) -> Result<Value, StateError> {
+    read(path, root)?.ok_or_else(|| missing(path, field))
+}
+
+pub fn missing(path: &str, field: &str) -> StateError {
+    StateError::runtime(format!(
+        "The JSONPath '{path}' specified for the field '{field}' could not be found in the input"
+    ))
+}
+
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Parses a reference path (`$`, `.name`, `['name']`, `[n]` only), as ResultPath requires.
+fn reference_segments(path: &str) -> Option<Vec<Seg<'_>>> {
+    let b = path.as_bytes();
+    if b.first() != Some(&b'$') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'.' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'.' && b[j] != b'[' {
+                    j += 1;
+                }
+                let name = &path[start..j];
+                if name.is_empty() || name.contains('*') {
+                    return None;
+                }
+                out.push(Seg::Key(name));
+                i = j;
+            }
+            b'[' => {
+                let rest = &path[i + 1..];
+                if let Some(q) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') {
+                    let body = &rest[1..];
+                    let end = body.find(q)?;
+                    if !body[end + 1..].starts_with(']') {
+                        return None;
+                    }
+                    out.push(Seg::Key(&body[..end]));
+                    i += end + 4;
+                } else {
+                    let end = rest.find(']')?;
+                    out.push(Seg::Index(rest[..end].parse().ok()?));
+                    i += end + 2;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Applies `ResultPath`: `None` (absent) replaces the input, JSON `null` discards the result,
+/// a reference path writes the result into the input, creating missing objects on the way.
+pub fn apply_result_path(
+    result_path: Option<&Value>,
+    input: Value,
+    result: Value,
+) -> Result<Value, StateError> {
+    let path = match result_path {
+        None => return Ok(result),
+        Some(Value::Null) => return Ok(input),
+        Some(Value::String(p)) => p.as_str(),
+        Some(other) => {
+            return Err(StateError::runtime(format!(
+                "ResultPath must be a string or null, got {other}"
+            )))
+        }
+    };
+    let Some(segs) = reference_segments(path) else {
+        return Err(StateError::runtime(format!(
+            "ResultPath '{path}' is not a valid reference path"
+        )));
+    };
+    if segs.is_empty() {
+        return Ok(result);
+    }
+    let mut root = input;
+    let fail = || {
+        StateError::new(
+            RESULT_PATH,
+            format!("Unable to apply ResultPath '{path}' to input"),
+        )
+    };
+    {
+        let mut cur = &mut root;
+        let last = segs.len() - 1;
+        for (n, seg) in segs.iter().enumerate() {
+            match seg {
+                Seg::Key(k) => {
+                    let Value::Object(o) = cur else {
+                        return Err(fail());
+                    };
+                    if n == last {
+                        o.insert((*k).to_string(), result);
+                        break;
+                    }
+                    cur = o
+                        .entry((*k).to_string())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                }
+                Seg::Index(i) => {
+                    let Some(slot) = cur.as_array_mut().and_then(|a| a.get_mut(*i)) else {
+                        return Err(fail());
+                    };
+                    if n == last {
+                        *slot = result;
+                        break;
+                    }
+                    cur = slot;
+                }
+            }
+        }
+    }
+    Ok(root)
+}
+
+/// Applies `InputPath`/`OutputPath`: absent keeps the value, `null` gives `{}`.
+pub fn apply_filter_path(
+    path: Option<&Value>,
+    value: Value,
+    field: &str,
+) -> Result<Value, StateError> {
+    match path {
+        None => Ok(value),
+        Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(Value::String(p)) if p == "$" => Ok(value),
+        Some(Value::String(p)) => read_required(p, &value, field),
+        Some(other) => Err(StateError::runtime(format!(
+            "{field} must be a string or null, got {other}"
+        ))),
+    }
+}
+
+/// Byte length of the compact JSON text of `v`, without building it.
+pub fn json_size(v: &Value) -> usize {
+    fn str_size(s: &str) -> usize {
+        let mut n = 2;
+        for c in s.chars() {
+            n += match c {
+                '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0c}' => 2,
+                c if (c as u32) < 0x20 => 6,
+                c => c.len_utf8(),
+            };
+        }
+        n
+    }
+    match v {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => str_size(s),
+        Value::Array(a) => 2 + a.iter().map(json_size).sum::<usize>() + a.len().saturating_sub(1),
+        Value::Object(o) => {
+            2 + o
+                .iter()
+                .map(|(k, v)| str_size(k) + 1 + json_size(v))
+                .sum::<usize>()
+                + o.len().saturating_sub(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads() {
+        let v = json!({"a": {"b": [1, {"c": 2}]}, "x y": 3, "items": [{"id": 1}, {"id": 2}]});
+        assert_eq!(read("$", &v).unwrap(), Some(v.clone()));
+        assert_eq!(read("$.a.b[1].c", &v).unwrap(), Some(json!(2)));
+        assert_eq!(read("$['x y']", &v).unwrap(), Some(json!(3)));
+        assert_eq!(read("$.a.zz", &v).unwrap(), None);
+        assert_eq!(read("$.items[*].id", &v).unwrap(), Some(json!([1, 2])));
+        assert!(read("$[?", &v).is_err());
+    }
+
+    #[test]
+    fn result_paths() {
+        let inp = json!({"a": 1});
+        assert_eq!(
+            apply_result_path(None, inp.clone(), json!(2)).unwrap(),
+            json!(2)
+        );
+        assert_eq!(
+            apply_result_path(Some(&Value::Null), inp.clone(), json!(2)).unwrap(),
+            inp
+        );
+        assert_eq!(
+            apply_result_path(Some(&json!("$.x.y")), inp.clone(), json!(2)).unwrap(),
+            json!({"a": 1, "x": {"y": 2}})
+        );
+        let e = apply_result_path(Some(&json!("$.a.b")), inp, json!(2)).unwrap_err();
+        assert_eq!(e.error, RESULT_PATH);
+        assert_eq!(
+            apply_result_path(Some(&json!("$.r")), json!("str"), json!(1))
+                .unwrap_err()
+                .error,
+            RESULT_PATH
+        );
+    }
+
+    #[test]
+    fn sizes() {
+        for v in [
+            json!(null),
+            json!({"a": [1, "x\"\n\u{1}", true, false, 1.5]}),
+            json!("é"),
+        ] {
+            assert_eq!(json_size(&v), serde_json::to_string(&v).unwrap().len());
+        }
+    }
+}

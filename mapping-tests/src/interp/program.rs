@@ -1,0 +1,129 @@
+//! A registered definition flattened into scopes (the top level, each Parallel branch, each
+//! Map item processor) so a running thread addresses its state by two indices.
+
+use std::collections::HashMap;
+
+use tpf_sfn_compiler::asl::{State, StateMachine, SubMachine, Transition};
+
+use super::error::SfnError;
+
+pub type ScopeId = usize;
+
+#[derive(Debug)]
+pub struct Scope {
+    pub start: usize,
+    pub names: Vec<String>,
+    pub states: Vec<State>,
+    pub index: HashMap<String, usize>,
+    /// For Map/Parallel states (by index): the child scopes (branches, or the one processor).
+    pub children: HashMap<usize, Vec<ScopeId>>,
+}
+
+#[derive(Debug)]
+pub struct Program {
+    pub scopes: Vec<Scope>,
+    pub timeout_seconds: Option<u64>,
+}
+
+impl Program {
+    pub fn compile(sm: &StateMachine) -> Result<Program, SfnError> {
+        if let Some(q) = &sm.query_language {
+            if q != "JSONPath" {
+                return Err(SfnError::InvalidDefinition(format!(
+                    "QueryLanguage {q} is not supported by this interpreter"
+                )));
+            }
+        }
+        let mut p = Program {
+            scopes: Vec::new(),
+            timeout_seconds: sm.timeout_seconds,
+        };
+        p.add_scope(&sm.start_at, &sm.states, 0)?;
+        Ok(p)
+    }
+
+    fn add_scope(
+        &mut self,
+        start_at: &str,
+        states: &indexmap::IndexMap<String, State>,
+        depth: usize,
+    ) -> Result<ScopeId, SfnError> {
+        if depth > 32 {
+            return Err(SfnError::InvalidDefinition(
+                "definition nested too deeply".into(),
+            ));
+        }
+        let id = self.scopes.len();
+        let index: HashMap<String, usize> = states
+            .keys()
+            .enumerate()
+            .map(|(i, k)| (k.clone(), i))
+            .collect();
+        let Some(&start) = index.get(start_at) else {
+            return Err(SfnError::InvalidDefinition(format!(
+                "StartAt '{start_at}' names no state"
+            )));
+        };
+        self.scopes.push(Scope {
+            start,
+            names: states.keys().cloned().collect(),
+            states: states.values().cloned().collect(),
+            index,
+            children: HashMap::new(),
+        });
+        let check = |target: &str, from: &str| -> Result<(), SfnError> {
+            if states.contains_key(target) {
+                Ok(())
+            } else {
+                Err(SfnError::InvalidDefinition(format!(
+                    "state '{from}' transitions to unknown state '{target}'"
+                )))
+            }
+        };
+        for (i, (name, st)) in states.iter().enumerate() {
+            for (_, target) in st.successors() {
+                check(target, name)?;
+            }
+            if matches!(st.transition(), Some(Transition::Missing)) {
+                return Err(SfnError::InvalidDefinition(format!(
+                    "state '{name}' needs exactly one of Next or End"
+                )));
+            }
+            if let State::Task(t) = st {
+                // AWS rejects the definition: HeartbeatSeconds must be below TimeoutSeconds.
+                if let (Some(h), Some(to)) = (t.heartbeat_seconds, t.timeout_seconds) {
+                    if h >= to {
+                        return Err(SfnError::InvalidDefinition(format!(
+                            "state '{name}': HeartbeatSeconds ({h}) must be smaller than TimeoutSeconds ({to})"
+                        )));
+                    }
+                }
+            }
+            if let State::Choice(c) = st {
+                if c.choices.is_empty() || c.choices.iter().any(|r| r.next.is_none()) {
+                    return Err(SfnError::InvalidDefinition(format!(
+                        "Choice state '{name}' needs Choices, each with Next"
+                    )));
+                }
+            }
+            let subs: Vec<&SubMachine> = match st {
+                State::Map(m) => match m.processor() {
+                    Some(p) => vec![p],
+                    None => {
+                        return Err(SfnError::InvalidDefinition(format!(
+                            "Map state '{name}' has no ItemProcessor"
+                        )))
+                    }
+                },
+                State::Parallel(p) => p.branches.iter().collect(),
+                _ => continue,
+            };
+            let mut ids = Vec::with_capacity(subs.len());
+            for sub in subs {
+                ids.push(self.add_scope(&sub.start_at, &sub.states, depth + 1)?);
+            }
+            self.scopes[id].children.insert(i, ids);
+        }
+        Ok(id)
+    }
+}

@@ -1,0 +1,1077 @@
+//! State stepping: entering states, task attempts, input/output processing, Retry/Catch, and
+//! the Map/Parallel fan-out and join.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tpf_sfn_compiler::asl::{State, TaskState, Transition};
+
+use super::builtins;
+use super::choice;
+use super::clock::parse_rfc3339;
+use super::context::{eval_expr, eval_template, Context, ContextData};
+use super::engine::{
+    Engine, Execution, ExecutionStatus, Join, JoinKind, Machine, Step, Thread, TimerKind,
+    TokenEntry, TokenState,
+};
+use super::error::{StateError, DATA_LIMIT, NO_CHOICE, TIMEOUT};
+use super::handler::{TaskCall, TaskHandler, TaskOutcome};
+use super::history::{entered, exited};
+use super::paths::{self, apply_filter_path, apply_result_path, json_size, MAX_PAYLOAD_BYTES};
+use super::program::Program;
+use super::retry;
+
+fn ctx<'a>(
+    x: &'a Execution,
+    th: &'a Thread,
+    m: &'a Machine,
+    name: &'a str,
+    token: Option<&'a str>,
+    map_item: Option<(usize, &'a Value)>,
+) -> Context<'a> {
+    Context::new(ContextData {
+        execution_id: &x.arn,
+        execution_name: &x.name,
+        execution_input: &x.input,
+        execution_start_ms: x.start_ms,
+        redrive_count: x.redrive_count,
+        machine_id: &m.arn,
+        machine_name: &m.name,
+        state_name: name,
+        entered_ms: th.entered_ms,
+        retry_count: th.retry_total,
+        task_token: token,
+        map_item,
+    })
+}
+
+/// `InputPath` without cloning when it is absent or definite.
+fn filter_input<'a>(path: Option<&Value>, input: &'a Value) -> Result<Cow<'a, Value>, StateError> {
+    match path {
+        None => Ok(Cow::Borrowed(input)),
+        Some(Value::String(p)) => {
+            paths::read_ref(p, input)?.ok_or_else(|| paths::missing(p, "InputPath"))
+        }
+        Some(other) => apply_filter_path(Some(other), input.clone(), "InputPath").map(Cow::Owned),
+    }
+}
+
+fn next_of(st: &State) -> Option<&str> {
+    match st.transition() {
+        Some(Transition::Next(n)) => Some(n),
+        _ => None,
+    }
+}
+
+fn result_selector(st: &State) -> Option<&Value> {
+    match st {
+        State::Task(s) => s.result_selector.as_ref(),
+        State::Map(s) => s.result_selector.as_ref(),
+        State::Parallel(s) => s.result_selector.as_ref(),
+        _ => None,
+    }
+}
+
+fn result_path(st: &State) -> Option<&Value> {
+    match st {
+        State::Task(s) => s.result_path.as_ref(),
+        State::Map(s) => s.result_path.as_ref(),
+        State::Parallel(s) => s.result_path.as_ref(),
+        State::Pass(s) => s.result_path.as_ref(),
+        _ => None,
+    }
+}
+
+fn output_path(st: &State) -> Option<&Value> {
+    match st {
+        State::Task(s) => s.output_path.as_ref(),
+        State::Map(s) => s.output_path.as_ref(),
+        State::Parallel(s) => s.output_path.as_ref(),
+        State::Pass(s) => s.output_path.as_ref(),
+        State::Choice(s) => s.output_path.as_ref(),
+        State::Wait(s) => s.output_path.as_ref(),
+        State::Succeed(s) => s.output_path.as_ref(),
+        State::Fail(_) => None,
+    }
+}
+
+fn input_path(st: &State) -> Option<&Value> {
+    match st {
+        State::Task(s) => s.input_path.as_ref(),
+        State::Map(s) => s.input_path.as_ref(),
+        State::Parallel(s) => s.input_path.as_ref(),
+        State::Pass(s) => s.input_path.as_ref(),
+        State::Choice(s) => s.input_path.as_ref(),
+        State::Wait(s) => s.input_path.as_ref(),
+        State::Succeed(s) => s.input_path.as_ref(),
+        State::Fail(_) => None,
+    }
+}
+
+/// Reads a positive whole number of seconds from a `...SecondsPath`.
+fn seconds_at(path: &str, input: &Value, field: &str) -> Result<u64, StateError> {
+    let v = paths::read_required(path, input, field)?;
+    v.as_u64().ok_or_else(|| {
+        StateError::runtime(format!(
+            "The value at '{path}' for {field} must be a non-negative integer, got {v}"
+        ))
+    })
+}
+
+impl Engine {
+    pub(super) fn run_thread(&mut self, e: usize, t: usize, handler: &mut dyn TaskHandler) {
+        let prog = self.execs[e].program.clone();
+        match self.execs[e].threads[t].step {
+            Step::Enter => self.enter(e, t, &prog, handler),
+            Step::Attempt => self.attempt(e, t, &prog, handler),
+            Step::WaitDone => self.wait_done(e, t, &prog),
+            _ => {}
+        }
+    }
+
+    fn names(&self, e: usize, t: usize) -> (usize, usize) {
+        let th = &self.execs[e].threads[t];
+        (th.scope, th.state)
+    }
+
+    fn enter(&mut self, e: usize, t: usize, prog: &Arc<Program>, handler: &mut dyn TaskHandler) {
+        let now = self.now_ms();
+        let (scope, idx) = self.names(e, t);
+        let st = &prog.scopes[scope].states[idx];
+        let name = prog.scopes[scope].names[idx].as_str();
+        let record = self.record_payloads;
+        let th = &mut self.execs[e].threads[t];
+        th.entered_ms = now;
+        th.retry_counts.clear();
+        th.retry_counts.resize(st.retriers().len(), 0);
+        th.retry_total = 0;
+        let details = if record {
+            json!({"name": name, "input": &th.input})
+        } else {
+            json!({"name": name})
+        };
+        self.emit(e, entered(st.type_name()), Some(name), details);
+        if self.execs[e].overflow {
+            return;
+        }
+        self.execs[e].transitions += 1;
+        match st {
+            State::Task(_) | State::Map(_) | State::Parallel(_) => {
+                self.attempt(e, t, prog, handler)
+            }
+            State::Pass(p) => {
+                let r = self.effective_input(
+                    e,
+                    t,
+                    name,
+                    p.input_path.as_ref(),
+                    p.parameters.as_ref(),
+                    None,
+                );
+                let r = r.and_then(|eff| {
+                    let result = match &p.result {
+                        Some(v) => v.clone(),
+                        None => eff,
+                    };
+                    self.post_process(e, t, st, name, result, false)
+                });
+                self.finish_state(e, t, prog, r, next_of(st));
+            }
+            State::Choice(c) => {
+                let x = &self.execs[e];
+                let th = &x.threads[t];
+                let m = &self.machines[x.machine];
+                let r = filter_input(c.input_path.as_ref(), &th.input).and_then(|inp| {
+                    let cx = ctx(x, th, m, name, None, None);
+                    let next = match choice::first_match(&c.choices, &inp, &cx)? {
+                        Some(i) => c.choices[i].next.clone(),
+                        None => c.default.clone(),
+                    };
+                    let Some(next) = next else {
+                        return Err(StateError::new(
+                            NO_CHOICE,
+                            format!(
+                            "No Matches! (state '{name}' matched no choice rule and has no Default)"
+                        ),
+                        ));
+                    };
+                    Ok((
+                        apply_filter_path(c.output_path.as_ref(), inp.into_owned(), "OutputPath")?,
+                        next,
+                    ))
+                });
+                match r {
+                    Ok((out, next)) => self.exit_to(e, t, prog, out, Some(&next)),
+                    Err(err) => self.state_failed(e, t, prog, err),
+                }
+            }
+            State::Wait(w) => {
+                let x = &self.execs[e];
+                let th = &x.threads[t];
+                let target = filter_input(w.input_path.as_ref(), &th.input).and_then(|inp| {
+                    let secs = |s: u64| now.saturating_add((s.min(i64::MAX as u64 / 1000) as i64) * 1000);
+                    let ts = |s: &str| {
+                        parse_rfc3339(s).ok_or_else(|| {
+                            StateError::runtime(format!("Wait state '{name}': '{s}' is not an RFC 3339 timestamp"))
+                        })
+                    };
+                    match (w.seconds, &w.seconds_path, &w.timestamp, &w.timestamp_path) {
+                        (Some(s), None, None, None) => Ok(secs(s)),
+                        (None, Some(p), None, None) => Ok(secs(seconds_at(p, &inp, "SecondsPath")?)),
+                        (None, None, Some(s), None) => ts(s),
+                        (None, None, None, Some(p)) => {
+                            let v = paths::read_required(p, &inp, "TimestampPath")?;
+                            match v.as_str() {
+                                Some(s) => ts(s),
+                                None => Err(StateError::runtime(format!(
+                                    "Wait state '{name}': TimestampPath value {v} is not a string"
+                                ))),
+                            }
+                        }
+                        _ => Err(StateError::runtime(format!(
+                            "Wait state '{name}' needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath"
+                        ))),
+                    }
+                });
+                match target {
+                    // A timestamp in the past proceeds at once.
+                    Ok(at) if at <= now => self.wait_done(e, t, prog),
+                    Ok(at) => self.sleep(e, t, at, Step::WaitDone),
+                    Err(err) => self.state_failed(e, t, prog, err),
+                }
+            }
+            State::Succeed(s) => {
+                let th = &self.execs[e].threads[t];
+                let r = filter_input(s.input_path.as_ref(), &th.input).and_then(|inp| {
+                    apply_filter_path(s.output_path.as_ref(), inp.into_owned(), "OutputPath")
+                });
+                self.finish_state(e, t, prog, r, None);
+            }
+            State::Fail(f) => {
+                let x = &self.execs[e];
+                let th = &x.threads[t];
+                let m = &self.machines[x.machine];
+                let cx = ctx(x, th, m, name, None, None);
+                let rng = &mut self.rng;
+                let mut text = |lit: &Option<String>,
+                                path: &Option<String>,
+                                field: &str|
+                 -> Result<String, StateError> {
+                    match (lit, path) {
+                        (Some(l), _) => Ok(l.clone()),
+                        (None, Some(p)) => match eval_expr(p, field, &th.input, &cx, rng)? {
+                            Value::String(s) => Ok(s),
+                            v => Err(StateError::runtime(format!(
+                                "{field} must select a string, got {v}"
+                            ))),
+                        },
+                        (None, None) => Ok(String::new()),
+                    }
+                };
+                let err = text(&f.error, &f.error_path, "ErrorPath").and_then(|error| {
+                    Ok(StateError::new(
+                        error,
+                        text(&f.cause, &f.cause_path, "CausePath")?,
+                    ))
+                });
+                match err {
+                    Ok(err) => self.fail_thread(e, t, prog, err),
+                    Err(err) => self.fail_thread(e, t, prog, err),
+                }
+            }
+        }
+    }
+
+    /// InputPath then a payload template (`Parameters`) over the thread's state input.
+    fn effective_input(
+        &mut self,
+        e: usize,
+        t: usize,
+        name: &str,
+        input_path: Option<&Value>,
+        template: Option<&Value>,
+        token: Option<&str>,
+    ) -> Result<Value, StateError> {
+        let x = &self.execs[e];
+        let th = &x.threads[t];
+        let m = &self.machines[x.machine];
+        let inp = filter_input(input_path, &th.input)?;
+        match template {
+            Some(tpl) => {
+                let cx = ctx(x, th, m, name, token, None);
+                eval_template(tpl, &inp, &cx, &mut self.rng)
+            }
+            None => Ok(inp.into_owned()),
+        }
+    }
+
+    /// ResultSelector, ResultPath (over the state input), OutputPath.
+    fn post_process(
+        &mut self,
+        e: usize,
+        t: usize,
+        st: &State,
+        name: &str,
+        result: Value,
+        selector: bool,
+    ) -> Result<Value, StateError> {
+        let x = &self.execs[e];
+        let th = &x.threads[t];
+        let m = &self.machines[x.machine];
+        let result = match result_selector(st).filter(|_| selector) {
+            Some(sel) => {
+                let cx = ctx(x, th, m, name, None, None);
+                eval_template(sel, &result, &cx, &mut self.rng)?
+            }
+            None => result,
+        };
+        let rp = result_path(st);
+        let base = match rp {
+            None => Value::Null,
+            Some(_) => th.input.clone(),
+        };
+        let merged = apply_result_path(rp, base, result)?;
+        apply_filter_path(output_path(st), merged, "OutputPath")
+    }
+
+    fn finish_state(
+        &mut self,
+        e: usize,
+        t: usize,
+        prog: &Arc<Program>,
+        r: Result<Value, StateError>,
+        next: Option<&str>,
+    ) {
+        match r {
+            Ok(out) => self.exit_to(e, t, prog, out, next),
+            Err(err) => self.state_failed(e, t, prog, err),
+        }
+    }
+
+    /// Emits `...StateExited` and moves to `next`, or ends the thread when `next` is `None`.
+    fn exit_to(
+        &mut self,
+        e: usize,
+        t: usize,
+        prog: &Arc<Program>,
+        output: Value,
+        next: Option<&str>,
+    ) {
+        if json_size(&output) > MAX_PAYLOAD_BYTES {
+            let err = StateError::new(
+                DATA_LIMIT,
+                "The state output exceeds the 262144-byte payload quota",
+            );
+            return self.fail_thread(e, t, prog, err);
+        }
+        let (scope, idx) = self.names(e, t);
+        let st = &prog.scopes[scope].states[idx];
+        let name = prog.scopes[scope].names[idx].as_str();
+        let details = if self.record_payloads {
+            json!({"name": name, "output": &output})
+        } else {
+            json!({"name": name})
+        };
+        self.emit(e, exited(st.type_name()), Some(name), details);
+        match next {
+            Some(n) => {
+                let Some(&ni) = prog.scopes[scope].index.get(n) else {
+                    return self.fail_thread(
+                        e,
+                        t,
+                        prog,
+                        StateError::runtime(format!("unknown state '{n}'")),
+                    );
+                };
+                let th = &mut self.execs[e].threads[t];
+                th.state = ni;
+                th.input = output;
+                th.step = Step::Enter;
+                self.enqueue(e, t);
+            }
+            None => self.finish_thread(e, t, prog, Ok(output)),
+        }
+    }
+
+    fn sleep(&mut self, e: usize, t: usize, at: i64, then: Step) {
+        let th = &mut self.execs[e].threads[t];
+        th.epoch += 1;
+        th.step = Step::Sleeping(at);
+        let epoch = th.epoch;
+        self.push_timer(
+            at,
+            TimerKind::Wake {
+                exec: e,
+                thread: t,
+                epoch,
+                step: then,
+            },
+        );
+    }
+
+    fn wait_done(&mut self, e: usize, t: usize, prog: &Arc<Program>) {
+        let (scope, idx) = self.names(e, t);
+        let st = &prog.scopes[scope].states[idx];
+        let th = &self.execs[e].threads[t];
+        let r = filter_input(input_path(st), &th.input)
+            .and_then(|inp| apply_filter_path(output_path(st), inp.into_owned(), "OutputPath"));
+        self.finish_state(e, t, prog, r, next_of(st));
+    }
+
+    /// One attempt of a Task, Map or Parallel state (the first, or a retry).
+    fn attempt(&mut self, e: usize, t: usize, prog: &Arc<Program>, handler: &mut dyn TaskHandler) {
+        let (scope, idx) = self.names(e, t);
+        let st = &prog.scopes[scope].states[idx];
+        let name = prog.scopes[scope].names[idx].as_str();
+        match st {
+            State::Task(ts) => self.attempt_task(e, t, prog, ts, name, handler),
+            State::Map(ms) => {
+                let th = &self.execs[e].threads[t];
+                let r = filter_input(ms.input_path.as_ref(), &th.input).and_then(|inp| {
+                    let inp = inp.into_owned();
+                    let items = match &ms.items_path {
+                        Some(p) => paths::read_required(p, &inp, "ItemsPath")?,
+                        None => inp.clone(),
+                    };
+                    match items {
+                        Value::Array(a) => Ok((inp, a)),
+                        v => Err(StateError::runtime(format!(
+                            "Map state '{name}': ItemsPath must select an array, got {}",
+                            json_type(&v)
+                        ))),
+                    }
+                });
+                let (inp, items) = match r {
+                    Ok(v) => v,
+                    Err(err) => return self.state_failed(e, t, prog, err),
+                };
+                self.emit(
+                    e,
+                    "MapStateStarted",
+                    Some(name),
+                    json!({"length": items.len()}),
+                );
+                let n = items.len();
+                let max = match ms.max_concurrency {
+                    None | Some(0) => usize::MAX,
+                    Some(m) => usize::try_from(m).unwrap_or(usize::MAX),
+                };
+                let processor = prog.scopes[scope]
+                    .children
+                    .get(&idx)
+                    .and_then(|c| c.first().copied());
+                let Some(processor) = processor else {
+                    return self.state_failed(
+                        e,
+                        t,
+                        prog,
+                        StateError::runtime("Map state has no ItemProcessor"),
+                    );
+                };
+                let j = self.new_join(e, t, JoinKind::Map, items, n, max, processor, inp);
+                if n == 0 {
+                    self.join_succeeded(e, j, prog);
+                } else {
+                    self.launch_items(e, j, prog);
+                }
+            }
+            State::Parallel(ps) => {
+                let r = self.effective_input(
+                    e,
+                    t,
+                    name,
+                    ps.input_path.as_ref(),
+                    ps.parameters.as_ref(),
+                    None,
+                );
+                let inp = match r {
+                    Ok(v) => v,
+                    Err(err) => return self.state_failed(e, t, prog, err),
+                };
+                self.emit(e, "ParallelStateStarted", Some(name), json!({}));
+                let branches = prog.scopes[scope]
+                    .children
+                    .get(&idx)
+                    .cloned()
+                    .unwrap_or_default();
+                let n = branches.len();
+                let j = self.new_join(
+                    e,
+                    t,
+                    JoinKind::Parallel,
+                    Vec::new(),
+                    n,
+                    usize::MAX,
+                    0,
+                    Value::Null,
+                );
+                if n == 0 {
+                    return self.join_succeeded(e, j, prog);
+                }
+                for (b, sid) in branches.into_iter().enumerate() {
+                    let c = self.spawn(e, sid, prog, inp.clone(), (j, b));
+                    self.execs[e].joins[j].active.push(c);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new_join(
+        &mut self,
+        e: usize,
+        parent: usize,
+        kind: JoinKind,
+        items: Vec<Value>,
+        n: usize,
+        max: usize,
+        processor: usize,
+        selector_input: Value,
+    ) -> usize {
+        let x = &mut self.execs[e];
+        let j = x.joins.len();
+        x.joins.push(Join {
+            kind,
+            parent,
+            items,
+            next_item: 0,
+            results: vec![Value::Null; n],
+            done: 0,
+            active: Vec::new(),
+            max_concurrency: max,
+            processor,
+            selector_input,
+            finished: false,
+        });
+        let th = &mut x.threads[parent];
+        th.step = Step::Joining(j);
+        th.epoch += 1;
+        j
+    }
+
+    fn spawn(
+        &mut self,
+        e: usize,
+        scope: usize,
+        prog: &Arc<Program>,
+        input: Value,
+        parent: (usize, usize),
+    ) -> usize {
+        let now = self.now_ms();
+        let x = &mut self.execs[e];
+        let c = x.threads.len();
+        x.threads.push(Thread {
+            scope,
+            state: prog.scopes[scope].start,
+            input,
+            entered_ms: now,
+            retry_counts: Vec::new(),
+            retry_total: 0,
+            step: Step::Enter,
+            parent: Some(parent),
+            epoch: 0,
+            token: None,
+        });
+        self.enqueue(e, c);
+        c
+    }
+
+    /// Starts Map iterations while the concurrency limit allows, in item order.
+    fn launch_items(&mut self, e: usize, j: usize, prog: &Arc<Program>) {
+        loop {
+            let join = &self.execs[e].joins[j];
+            if join.finished
+                || join.active.len() >= join.max_concurrency
+                || join.next_item >= join.items.len()
+            {
+                return;
+            }
+            let i = join.next_item;
+            let p = join.parent;
+            let (scope, idx) = self.names(e, p);
+            let name = prog.scopes[scope].names[idx].as_str();
+            let State::Map(ms) = &prog.scopes[scope].states[idx] else {
+                return;
+            };
+            let selector = ms.item_selector.as_ref().or(ms.parameters.as_ref());
+            let x = &self.execs[e];
+            let join = &x.joins[j];
+            let item = &join.items[i];
+            let r = match selector {
+                Some(sel) => {
+                    let m = &self.machines[x.machine];
+                    let cx = ctx(x, &x.threads[p], m, name, None, Some((i, item)));
+                    eval_template(sel, &join.selector_input, &cx, &mut self.rng)
+                }
+                None => Ok(item.clone()),
+            };
+            let processor = join.processor;
+            let input = match r {
+                Ok(v) => v,
+                Err(err) => {
+                    self.abort_join(e, j, prog);
+                    self.emit(
+                        e,
+                        "MapStateFailed",
+                        Some(name),
+                        json!({"error": &err.error, "cause": &err.cause}),
+                    );
+                    return self.state_failed(e, p, prog, err);
+                }
+            };
+            self.execs[e].joins[j].next_item += 1;
+            self.emit(
+                e,
+                "MapIterationStarted",
+                Some(name),
+                json!({"name": name, "index": i}),
+            );
+            let c = self.spawn(e, processor, prog, input, (j, i));
+            self.execs[e].joins[j].active.push(c);
+        }
+    }
+
+    /// Stops every running iteration/branch of a join (and their own children).
+    fn abort_join(&mut self, e: usize, j: usize, prog: &Arc<Program>) {
+        let join = &mut self.execs[e].joins[j];
+        join.finished = true;
+        let kind = join.kind;
+        let active = std::mem::take(&mut join.active);
+        let parent = join.parent;
+        let (scope, idx) = self.names(e, parent);
+        let name = prog.scopes[scope].names[idx].as_str();
+        for c in active {
+            if kind == JoinKind::Map {
+                let slot = self.execs[e].threads[c].parent.map(|p| p.1).unwrap_or(0);
+                self.emit(
+                    e,
+                    "MapIterationAborted",
+                    Some(name),
+                    json!({"name": name, "index": slot}),
+                );
+            }
+            self.kill(e, c);
+        }
+    }
+
+    fn kill(&mut self, e: usize, t: usize) {
+        let th = &mut self.execs[e].threads[t];
+        th.epoch += 1;
+        let step = std::mem::replace(&mut th.step, Step::Done);
+        if let Some(tok) = th.token.take() {
+            if let Some(entry) = self.tokens.get_mut(&tok) {
+                entry.state = TokenState::Closed;
+            }
+        }
+        if let Step::Joining(j) = step {
+            let join = &mut self.execs[e].joins[j];
+            join.finished = true;
+            for c in std::mem::take(&mut join.active) {
+                self.kill(e, c);
+            }
+        }
+    }
+
+    /// A thread reached `End` or a Succeed state (`Ok`) or failed without a catcher (`Err`).
+    fn finish_thread(
+        &mut self,
+        e: usize,
+        t: usize,
+        prog: &Arc<Program>,
+        r: Result<Value, StateError>,
+    ) {
+        let th = &mut self.execs[e].threads[t];
+        th.step = Step::Done;
+        th.epoch += 1;
+        match (th.parent, r) {
+            (None, Ok(out)) => {
+                let d = if self.record_payloads {
+                    json!({"output": &out})
+                } else {
+                    json!({})
+                };
+                self.emit(e, "ExecutionSucceeded", None, d);
+                self.close(e, ExecutionStatus::Succeeded, None, None, Some(out));
+            }
+            (None, Err(err)) => self.fail_execution(e, err),
+            (Some((j, slot)), r) => self.child_done(e, j, slot, t, r, prog),
+        }
+    }
+
+    fn fail_thread(&mut self, e: usize, t: usize, prog: &Arc<Program>, err: StateError) {
+        self.finish_thread(e, t, prog, Err(err));
+    }
+
+    fn child_done(
+        &mut self,
+        e: usize,
+        j: usize,
+        slot: usize,
+        child: usize,
+        r: Result<Value, StateError>,
+        prog: &Arc<Program>,
+    ) {
+        let join = &mut self.execs[e].joins[j];
+        if join.finished {
+            return;
+        }
+        join.active.retain(|&c| c != child);
+        let kind = join.kind;
+        let p = join.parent;
+        let (scope, idx) = self.names(e, p);
+        let name = prog.scopes[scope].names[idx].as_str();
+        match r {
+            Ok(v) => {
+                let join = &mut self.execs[e].joins[j];
+                join.results[slot] = v;
+                join.done += 1;
+                let all = join.done == join.results.len();
+                if kind == JoinKind::Map {
+                    self.emit(
+                        e,
+                        "MapIterationSucceeded",
+                        Some(name),
+                        json!({"name": name, "index": slot}),
+                    );
+                }
+                if all {
+                    self.join_succeeded(e, j, prog);
+                } else if kind == JoinKind::Map {
+                    self.launch_items(e, j, prog);
+                }
+            }
+            Err(err) => {
+                if kind == JoinKind::Map {
+                    self.emit(e, "MapIterationFailed", Some(name), json!({"name": name, "index": slot, "error": &err.error, "cause": &err.cause}));
+                }
+                self.abort_join(e, j, prog);
+                let ty = if kind == JoinKind::Map {
+                    "MapStateFailed"
+                } else {
+                    "ParallelStateFailed"
+                };
+                self.emit(
+                    e,
+                    ty,
+                    Some(name),
+                    json!({"error": &err.error, "cause": &err.cause}),
+                );
+                self.state_failed(e, p, prog, err);
+            }
+        }
+    }
+
+    fn join_succeeded(&mut self, e: usize, j: usize, prog: &Arc<Program>) {
+        let join = &mut self.execs[e].joins[j];
+        join.finished = true;
+        let results = std::mem::take(&mut join.results);
+        let kind = join.kind;
+        let p = join.parent;
+        let (scope, idx) = self.names(e, p);
+        let st = &prog.scopes[scope].states[idx];
+        let name = prog.scopes[scope].names[idx].as_str();
+        let ty = if kind == JoinKind::Map {
+            "MapStateSucceeded"
+        } else {
+            "ParallelStateSucceeded"
+        };
+        self.emit(e, ty, Some(name), json!({}));
+        let r = self.post_process(e, p, st, name, Value::Array(results), true);
+        self.finish_state(e, p, prog, r, next_of(st));
+    }
+
+    fn attempt_task(
+        &mut self,
+        e: usize,
+        t: usize,
+        prog: &Arc<Program>,
+        ts: &TaskState,
+        name: &str,
+        handler: &mut dyn TaskHandler,
+    ) {
+        let now = self.now_ms();
+        let callback = ts.resource.ends_with(".waitForTaskToken");
+        let token = format!("tok-{:08}-{}", self.tokens.len(), e);
+        let eff = self.effective_input(
+            e,
+            t,
+            name,
+            ts.input_path.as_ref(),
+            ts.parameters.as_ref(),
+            callback.then_some(token.as_str()),
+        );
+        // TimeoutSecondsPath/HeartbeatSecondsPath read the state input (before InputPath).
+        let th = &self.execs[e].threads[t];
+        let limits = eff.and_then(|eff| {
+            let timeout = match (&ts.timeout_seconds, &ts.timeout_seconds_path) {
+                (Some(s), _) => Some(*s),
+                (None, Some(p)) => Some(seconds_at(p, &th.input, "TimeoutSecondsPath")?),
+                (None, None) => None,
+            };
+            let hb = match (&ts.heartbeat_seconds, &ts.heartbeat_seconds_path) {
+                (Some(s), _) => Some(*s),
+                (None, Some(p)) => Some(seconds_at(p, &th.input, "HeartbeatSecondsPath")?),
+                (None, None) => None,
+            };
+            Ok((eff, timeout, hb))
+        });
+        let (eff, timeout, hb) = match limits {
+            Ok(v) => v,
+            Err(err) => return self.state_failed(e, t, prog, err),
+        };
+        if json_size(&eff) > MAX_PAYLOAD_BYTES {
+            let err = StateError::new(
+                DATA_LIMIT,
+                "The task input exceeds the 262144-byte payload quota",
+            );
+            return self.fail_thread(e, t, prog, err);
+        }
+        let (rtype, rname) = split_resource(&ts.resource);
+        let mut d =
+            json!({"resourceType": rtype, "resource": rname, "region": super::engine::REGION});
+        if let Value::Object(o) = &mut d {
+            if self.record_payloads {
+                o.insert("parameters".into(), eff.clone());
+            }
+            if let Some(s) = timeout {
+                o.insert("timeoutInSeconds".into(), json!(s));
+            }
+            if let Some(s) = hb {
+                o.insert("heartbeatInSeconds".into(), json!(s));
+            }
+        }
+        self.emit(e, "TaskScheduled", Some(name), d);
+        self.emit(
+            e,
+            "TaskStarted",
+            Some(name),
+            json!({"resourceType": rtype, "resource": rname}),
+        );
+        let ms = |s: u64| now.saturating_add((s.min(i64::MAX as u64 / 1000) as i64) * 1000);
+        self.tokens.insert(
+            token.clone(),
+            TokenEntry {
+                exec: e,
+                thread: t,
+                state: TokenState::Open,
+                heartbeat_ms: hb.map(|s| ms(s) - now),
+                heartbeat_epoch: 0,
+            },
+        );
+        let th = &mut self.execs[e].threads[t];
+        th.token = Some(token.clone());
+        th.step = Step::Task;
+        th.epoch += 1;
+        if let Some(s) = timeout {
+            self.push_timer(
+                ms(s),
+                TimerKind::TaskTimeout {
+                    token: token.clone(),
+                },
+            );
+        }
+        if let Some(s) = hb {
+            self.push_timer(
+                ms(s),
+                TimerKind::Heartbeat {
+                    token: token.clone(),
+                    epoch: 0,
+                },
+            );
+        }
+        let base = ts
+            .resource
+            .strip_suffix(".waitForTaskToken")
+            .unwrap_or(&ts.resource);
+        let outcome = if builtins::is_builtin(base) {
+            self.builtin(base, &eff)
+        } else {
+            let x = &self.execs[e];
+            let th = &x.threads[t];
+            let call = TaskCall {
+                now_ms: now,
+                execution_arn: &x.arn,
+                execution_name: &x.name,
+                state_machine_arn: &self.machines[x.machine].arn,
+                state_name: name,
+                resource: &ts.resource,
+                input: &eff,
+                task_token: callback.then_some(token.as_str()),
+                token: &token,
+                retry_count: th.retry_total,
+                timeout_seconds: timeout,
+                heartbeat_seconds: hb,
+            };
+            let o = handler.invoke(&call);
+            self.drain_deferred(handler);
+            o
+        };
+        // The call may have closed this very task (a built-in answering its own token).
+        if self
+            .tokens
+            .get(&token)
+            .is_none_or(|t| t.state != TokenState::Open)
+        {
+            return;
+        }
+        match outcome {
+            TaskOutcome::Succeeded(v) if callback => {
+                let d = if self.record_payloads {
+                    json!({"resourceType": rtype, "resource": rname, "output": v})
+                } else {
+                    json!({"resourceType": rtype, "resource": rname})
+                };
+                self.emit(e, "TaskSubmitted", Some(name), d);
+            }
+            TaskOutcome::Pending if callback => {
+                self.emit(
+                    e,
+                    "TaskSubmitted",
+                    Some(name),
+                    json!({"resourceType": rtype, "resource": rname}),
+                );
+            }
+            TaskOutcome::Pending => {}
+            TaskOutcome::Succeeded(v) => {
+                let _ = self.take_token(&token);
+                self.complete_task(e, t, Ok(v));
+            }
+            TaskOutcome::Failed { error, cause } => {
+                let _ = self.take_token(&token);
+                self.complete_task(e, t, Err(StateError::new(error, cause)));
+            }
+        }
+    }
+
+    /// A task attempt ended: with its result, or with an error (including timeouts).
+    pub(super) fn complete_task(&mut self, e: usize, t: usize, r: Result<Value, StateError>) {
+        let x = &self.execs[e];
+        if x.status != ExecutionStatus::Running || x.threads[t].step != Step::Task {
+            return;
+        }
+        let prog = x.program.clone();
+        let (scope, idx) = self.names(e, t);
+        let st = &prog.scopes[scope].states[idx];
+        let name = prog.scopes[scope].names[idx].as_str();
+        let State::Task(ts) = st else { return };
+        let th = &mut self.execs[e].threads[t];
+        th.token = None;
+        th.epoch += 1;
+        let (rtype, rname) = split_resource(&ts.resource);
+        let r = r.and_then(|v| {
+            if json_size(&v) > MAX_PAYLOAD_BYTES {
+                Err(StateError::new(
+                    DATA_LIMIT,
+                    "The task result exceeds the 262144-byte payload quota",
+                ))
+            } else {
+                Ok(v)
+            }
+        });
+        match r {
+            Ok(v) => {
+                let d = if self.record_payloads {
+                    json!({"resourceType": rtype, "resource": rname, "output": &v})
+                } else {
+                    json!({"resourceType": rtype, "resource": rname})
+                };
+                self.emit(e, "TaskSucceeded", Some(name), d);
+                let r = self.post_process(e, t, st, name, v, true);
+                self.finish_state(e, t, &prog, r, next_of(st));
+            }
+            Err(err) => {
+                let ty = if err.error == TIMEOUT {
+                    "TaskTimedOut"
+                } else {
+                    "TaskFailed"
+                };
+                self.emit(
+                    e,
+                    ty,
+                    Some(name),
+                    json!({"resourceType": rtype, "resource": rname, "error": &err.error, "cause": &err.cause}),
+                );
+                self.state_failed(e, t, &prog, err);
+            }
+        }
+    }
+
+    /// Retry, then Catch, then fail the thread.
+    fn state_failed(&mut self, e: usize, t: usize, prog: &Arc<Program>, err: StateError) {
+        if err.is_terminal() {
+            return self.fail_thread(e, t, prog, err);
+        }
+        let (scope, idx) = self.names(e, t);
+        let st = &prog.scopes[scope].states[idx];
+        let now = self.now_ms();
+        // The first retrier whose ErrorEquals matches decides; once its attempts are used up
+        // the error goes to Catch, not to a later retrier.
+        if let Some((i, r)) = st
+            .retriers()
+            .iter()
+            .enumerate()
+            .find(|(_, r)| retry::matches(&r.error_equals, &err))
+        {
+            let th = &self.execs[e].threads[t];
+            let used = th.retry_counts.get(i).copied().unwrap_or(0);
+            if u64::from(used) < r.attempts() {
+                let delay = retry::delay_ms(r, used, &mut self.rng);
+                let th = &mut self.execs[e].threads[t];
+                if let Some(c) = th.retry_counts.get_mut(i) {
+                    *c += 1;
+                }
+                th.retry_total += 1;
+                return self.sleep(e, t, now.saturating_add(delay), Step::Attempt);
+            }
+        }
+        if let Some(c) = st
+            .catchers()
+            .iter()
+            .find(|c| retry::matches(&c.error_equals, &err))
+        {
+            let out = json!({"Error": &err.error, "Cause": &err.cause});
+            let th = &self.execs[e].threads[t];
+            let base = match c.result_path {
+                None => Value::Null,
+                Some(_) => th.input.clone(),
+            };
+            return match apply_result_path(c.result_path.as_ref(), base, out) {
+                Ok(v) => self.exit_to(e, t, prog, v, Some(&c.next)),
+                Err(err2) => self.fail_thread(e, t, prog, err2),
+            };
+        }
+        self.fail_thread(e, t, prog, err)
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Splits a Task resource the way history events report it: `arn:aws:states:::sqs:sendMessage`
+/// → (`sqs`, `sendMessage`), `...:::aws-sdk:dynamodb:getItem` → (`aws-sdk:dynamodb`,
+/// `getItem`), a Lambda function ARN → (`lambda`, the ARN).
+pub(super) fn split_resource(resource: &str) -> (&str, &str) {
+    if let Some(rest) = resource.strip_prefix("arn:aws:states:::") {
+        if let Some(sdk) = rest.strip_prefix("aws-sdk:") {
+            if let Some(pos) = sdk.find(':') {
+                return (&rest[..8 + pos], &sdk[pos + 1..]);
+            }
+        }
+        if let Some(pos) = rest.find(':') {
+            return (&rest[..pos], &rest[pos + 1..]);
+        }
+        return (rest, rest);
+    }
+    let service = resource.split(':').nth(2).unwrap_or("");
+    (service, resource)
+}
