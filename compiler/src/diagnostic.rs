@@ -127,7 +127,7 @@ impl fmt::Display for Diagnostic {
 
 /// A list of diagnostics that stops a stage. The stage's warnings travel with its errors so a
 /// user sees everything at once.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {

@@ -231,7 +231,7 @@ fn context(plan: &DriverPlan) -> Value {
             "start": states::START, "register": states::REGISTER, "process": states::PROCESS,
             "route": states::ROUTE, "route_await": states::ROUTE_AWAIT, "generic_await": states::GENERIC_AWAIT,
             "wait_due": states::WAIT_DUE, "wait_lease": states::WAIT_LEASE, "recheck": states::RECHECK,
-            "count": states::COUNT, "continue": states::CONTINUE, "handed_over": states::HANDED_OVER,
+            "count": states::COUNT, "check_budget": states::CHECK_BUDGET, "continue": states::CONTINUE, "handed_over": states::HANDED_OVER,
             "succeeded": states::SUCCEEDED, "failed": states::FAILED, "mismatch": states::MISMATCH,
             "not_found": states::NOT_FOUND, "unexpected": states::UNEXPECTED,
         },
@@ -252,7 +252,7 @@ fn context(plan: &DriverPlan) -> Value {
             id.pipeline_id, id.release_version, plan.binding.kind().as_str()
         ),
         "count_comment": format!(
-            "Counts loop iterations. After {} iterations the next route continues as a new generation, which keeps one generation's history under {} events.",
+            "Counts loop iterations, the counter the history-budget proof reads. After {} iterations the driver continues as a new generation, which keeps one generation's history under {} events.",
             plan.budget.max_iterations, plan.budget.event_budget
         ),
         "process_action": action(plan, "process-work-item", true, PROCESS_RESULT_FIELDS),

@@ -36,17 +36,29 @@ pub struct TokenRow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BridgeEvent {
     /// A TPF execution record was written. `old` is `None` for a new record.
-    RecordChanged { old: Option<RecordImage>, new: RecordImage },
+    RecordChanged {
+        old: Option<RecordImage>,
+        new: RecordImage,
+    },
     /// A driver registered a wakeup token while parking. `record` is TPF's record as read right
     /// after the token arrived (`None` if it no longer exists).
-    TokenRegistered { token: TokenRow, record: Option<RecordImage> },
+    TokenRegistered {
+        token: TokenRow,
+        record: Option<RecordImage>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeAction {
     /// Start a driver lineage on the pinned release's machine: execution name = `lineage`,
     /// generation 0.
-    StartDriver { tenant_id: String, execution_id: String, pipeline_id: String, release_version: String, lineage: String },
+    StartDriver {
+        tenant_id: String,
+        execution_id: String,
+        pipeline_id: String,
+        release_version: String,
+        lineage: String,
+    },
     /// Wake a parked driver; it then asks TPF what to do.
     Wake { task_token: String, output: Value },
 }
@@ -73,7 +85,10 @@ fn is_terminal_failure(status: &str) -> bool {
 pub fn decide(event: &BridgeEvent, token: Option<&TokenRow>) -> Vec<BridgeAction> {
     match event {
         BridgeEvent::RecordChanged { old: None, new } => vec![start(new, new.execution_id.clone())],
-        BridgeEvent::RecordChanged { old: Some(old), new } => {
+        BridgeEvent::RecordChanged {
+            old: Some(old),
+            new,
+        } => {
             let mut actions = Vec::new();
             // Re-drive: a terminal failure became runnable again. A new lineage, same machine.
             if is_terminal_failure(&old.status) && new.status == "QUEUED" {
@@ -93,7 +108,8 @@ pub fn decide(event: &BridgeEvent, token: Option<&TokenRow>) -> Vec<BridgeAction
         }
         BridgeEvent::TokenRegistered { token, record } => {
             let still_parked = record.as_ref().is_some_and(|r| {
-                r.status == "WAITING_EXTERNAL" && r.await_unit_id.as_deref() == Some(token.unit_id.as_str())
+                r.status == "WAITING_EXTERNAL"
+                    && r.await_unit_id.as_deref() == Some(token.unit_id.as_str())
             });
             if still_parked {
                 Vec::new()
@@ -115,7 +131,10 @@ fn start(r: &RecordImage, lineage: String) -> BridgeAction {
 }
 
 fn wake(t: &TokenRow, by: &str) -> BridgeAction {
-    BridgeAction::Wake { task_token: t.task_token.clone(), output: json!({ "wokenBy": by }) }
+    BridgeAction::Wake {
+        task_token: t.task_token.clone(),
+        output: json!({ "wokenBy": by }),
+    }
 }
 
 #[cfg(test)]
@@ -136,45 +155,93 @@ mod tests {
     }
 
     fn token(unit: &str) -> TokenRow {
-        TokenRow { tenant_id: "t".into(), execution_id: "e".into(), task_token: "tok".into(), unit_id: unit.into(), execution_arn: "arn".into() }
+        TokenRow {
+            tenant_id: "t".into(),
+            execution_id: "e".into(),
+            task_token: "tok".into(),
+            unit_id: unit.into(),
+            execution_arn: "arn".into(),
+        }
     }
 
     #[test]
     fn a_new_record_starts_the_first_lineage() {
-        let a = decide(&BridgeEvent::RecordChanged { old: None, new: rec("QUEUED", 0, None) }, None);
-        assert_eq!(a, vec![BridgeAction::StartDriver { tenant_id: "t".into(), execution_id: "e".into(), pipeline_id: "p".into(), release_version: "r".into(), lineage: "e".into() }]);
+        let a = decide(
+            &BridgeEvent::RecordChanged {
+                old: None,
+                new: rec("QUEUED", 0, None),
+            },
+            None,
+        );
+        assert_eq!(
+            a,
+            vec![BridgeAction::StartDriver {
+                tenant_id: "t".into(),
+                execution_id: "e".into(),
+                pipeline_id: "p".into(),
+                release_version: "r".into(),
+                lineage: "e".into()
+            }]
+        );
     }
 
     #[test]
     fn leaving_the_await_wakes_only_the_token_of_that_unit() {
-        let ev = BridgeEvent::RecordChanged { old: Some(rec("WAITING_EXTERNAL", 2, Some("u"))), new: rec("QUEUED", 3, Some("u")) };
-        assert!(matches!(decide(&ev, Some(&token("u")))[..], [BridgeAction::Wake { .. }]));
+        let ev = BridgeEvent::RecordChanged {
+            old: Some(rec("WAITING_EXTERNAL", 2, Some("u"))),
+            new: rec("QUEUED", 3, Some("u")),
+        };
+        assert!(matches!(
+            decide(&ev, Some(&token("u")))[..],
+            [BridgeAction::Wake { .. }]
+        ));
         assert!(decide(&ev, Some(&token("other"))).is_empty());
         assert!(decide(&ev, None).is_empty());
     }
 
     #[test]
     fn a_token_for_a_record_that_already_moved_on_is_woken_at_once() {
-        let still = BridgeEvent::TokenRegistered { token: token("u"), record: Some(rec("WAITING_EXTERNAL", 2, Some("u"))) };
+        let still = BridgeEvent::TokenRegistered {
+            token: token("u"),
+            record: Some(rec("WAITING_EXTERNAL", 2, Some("u"))),
+        };
         assert!(decide(&still, None).is_empty());
-        let moved = BridgeEvent::TokenRegistered { token: token("u"), record: Some(rec("QUEUED", 3, Some("u"))) };
+        let moved = BridgeEvent::TokenRegistered {
+            token: token("u"),
+            record: Some(rec("QUEUED", 3, Some("u"))),
+        };
         assert_eq!(decide(&moved, None).len(), 1);
-        let gone = BridgeEvent::TokenRegistered { token: token("u"), record: None };
+        let gone = BridgeEvent::TokenRegistered {
+            token: token("u"),
+            record: None,
+        };
         assert_eq!(decide(&gone, None).len(), 1);
     }
 
     #[test]
     fn a_redrive_starts_a_lineage_named_by_the_committed_version() {
-        let ev = BridgeEvent::RecordChanged { old: Some(rec("FAILED", 7, None)), new: rec("QUEUED", 8, None) };
+        let ev = BridgeEvent::RecordChanged {
+            old: Some(rec("FAILED", 7, None)),
+            new: rec("QUEUED", 8, None),
+        };
         assert_eq!(
             decide(&ev, None),
-            vec![BridgeAction::StartDriver { tenant_id: "t".into(), execution_id: "e".into(), pipeline_id: "p".into(), release_version: "r".into(), lineage: "e-r8".into() }]
+            vec![BridgeAction::StartDriver {
+                tenant_id: "t".into(),
+                execution_id: "e".into(),
+                pipeline_id: "p".into(),
+                release_version: "r".into(),
+                lineage: "e-r8".into()
+            }]
         );
     }
 
     #[test]
     fn other_transitions_do_nothing() {
-        let ev = BridgeEvent::RecordChanged { old: Some(rec("QUEUED", 0, None)), new: rec("RUNNING", 1, None) };
+        let ev = BridgeEvent::RecordChanged {
+            old: Some(rec("QUEUED", 0, None)),
+            new: rec("RUNNING", 1, None),
+        };
         assert!(decide(&ev, Some(&token("u"))).is_empty());
     }
 }

@@ -13,8 +13,10 @@ use crate::scenario::run::NextRelease;
 use crate::scenario::{matrix, run, Metrics, Scenario, Subject};
 
 /// The bundled restaurant-approval contract and release: the default subject of `simulate`.
-pub const RESTAURANT_CONTRACT: &[u8] = include_bytes!("../../examples/contracts/restaurant-approval.pipeline-contract.json");
-pub const RESTAURANT_RELEASE: &[u8] = include_bytes!("../../examples/contracts/restaurant-approval.pipeline-release.json");
+pub const RESTAURANT_CONTRACT: &[u8] =
+    include_bytes!("../../examples/contracts/restaurant-approval.pipeline-contract.json");
+pub const RESTAURANT_RELEASE: &[u8] =
+    include_bytes!("../../examples/contracts/restaurant-approval.pipeline-release.json");
 
 /// Seed for jitter and ids: the same seed gives the same traces.
 pub const SEED: u64 = 7;
@@ -29,7 +31,13 @@ pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, 
         None => out.driver.clone(),
     };
     let next = next_release(input, &out.plan.identity)?;
-    Ok(Subject { contract: loaded.contract, plan: out.plan, driver: driver_def, sweeper: out.sweeper, next_release: Some(next) })
+    Ok(Subject {
+        contract: loaded.contract,
+        plan: out.plan,
+        driver: driver_def,
+        sweeper: out.sweeper,
+        next_release: Some(next),
+    })
 }
 
 /// A second release of the same contract, for "a new release activated mid-flight".
@@ -42,8 +50,17 @@ fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagn
         "releaseVersion": release_version,
         "artifacts": [{ "artifactId": "next", "kind": "container-image", "uri": "oci://next", "digest": "sha256:00" }]
     });
-    let bytes = serde_json::to_vec(&release).map_err(|e| Diagnostics(vec![Diagnostic::error("INTERNAL", Default::default(), e.to_string())]))?;
-    let out = compile(&Input { release: Some(("next-release.json", &bytes)), ..input.clone() })?;
+    let bytes = serde_json::to_vec(&release).map_err(|e| {
+        Diagnostics(vec![Diagnostic::error(
+            "INTERNAL",
+            Default::default(),
+            e.to_string(),
+        )])
+    })?;
+    let out = compile(&Input {
+        release: Some(("next-release.json", &bytes)),
+        ..input.clone()
+    })?;
     Ok(NextRelease {
         identity: out.plan.identity.clone(),
         driver_name: out.plan.machines.driver.clone(),
@@ -114,14 +131,23 @@ pub fn scenarios(subject: &Subject, extra: Vec<Scenario>) -> Vec<Scenario> {
 }
 
 pub fn prove(subject: &Subject, scenarios: &[Scenario], seed: u64) -> Vec<ScenarioReport> {
-    scenarios.iter().map(|s| run_one(subject, s, seed)).collect()
+    scenarios
+        .iter()
+        .map(|s| run_one(subject, s, seed))
+        .collect()
 }
 
 /// File name for a scenario's trace snapshot.
 pub fn snapshot_file(name: &str) -> String {
     let safe: String = name
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{safe}.trace")
 }

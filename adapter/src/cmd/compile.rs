@@ -4,8 +4,8 @@ use serde_json::json;
 use tpf_sfn_compiler::compile::compile;
 use tpf_sfn_compiler::Diagnostic;
 
-use crate::cli::{CompileArgs, Format};
 use super::inputs::InputFiles;
+use crate::cli::{CompileArgs, Format};
 use crate::exit::{CmdResult, Failure};
 use crate::{output, report};
 

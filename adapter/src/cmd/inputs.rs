@@ -16,7 +16,11 @@ pub struct InputFiles {
 }
 
 impl InputFiles {
-    pub fn read(contract: &Path, release: Option<&PathBuf>, config: Option<&PathBuf>) -> Result<InputFiles, Failure> {
+    pub fn read(
+        contract: &Path,
+        release: Option<&PathBuf>,
+        config: Option<&PathBuf>,
+    ) -> Result<InputFiles, Failure> {
         let release = match release {
             Some(p) => Some((p.display().to_string(), read(p)?)),
             None => None,
@@ -25,14 +29,22 @@ impl InputFiles {
             Some(p) => Some(read_config(p)?),
             None => None,
         };
-        Ok(InputFiles { contract_file: contract.display().to_string(), contract: read(contract)?, release, config })
+        Ok(InputFiles {
+            contract_file: contract.display().to_string(),
+            contract: read(contract)?,
+            release,
+            config,
+        })
     }
 
     pub fn input(&self, binding: Option<Binding>, allow_unverified_hash: bool) -> Input<'_> {
         Input {
             contract_file: &self.contract_file,
             contract: &self.contract,
-            release: self.release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+            release: self
+                .release
+                .as_ref()
+                .map(|(f, b)| (f.as_str(), b.as_slice())),
             config: self.config.as_ref().map(|(f, t)| (f.as_str(), t.as_str())),
             binding: binding.map(Into::into),
             allow_unverified_hash,
@@ -42,7 +54,11 @@ impl InputFiles {
 
 /// A config file as (name, text).
 pub fn read_config(p: &Path) -> Result<(String, String), Failure> {
-    let text = String::from_utf8(read(p)?)
-        .map_err(|_| Failure::Io(format!("error[CONFIG_ENCODING]: {} is not UTF-8 text", p.display())))?;
+    let text = String::from_utf8(read(p)?).map_err(|_| {
+        Failure::Io(format!(
+            "error[CONFIG_ENCODING]: {} is not UTF-8 text",
+            p.display()
+        ))
+    })?;
     Ok((p.display().to_string(), text))
 }

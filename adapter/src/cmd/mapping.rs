@@ -21,7 +21,10 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
         None => None,
     };
     let input = files.input(args.binding, args.allow_unverified_hash);
-    let subject = match proof::subject(&input, driver.as_ref().map(|(f, b)| (f.as_str(), b.as_slice()))) {
+    let subject = match proof::subject(
+        &input,
+        driver.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+    ) {
         Ok(s) => s,
         Err(d) => {
             report::diagnostics(args.format, &d.0);
@@ -35,8 +38,10 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
     let scenarios = proof::scenarios(&subject, extra);
     let reports = proof::prove(&subject, &scenarios, proof::SEED);
 
-    let snapshot_files: Vec<(String, String)> =
-        reports.iter().map(|r| (proof::snapshot_file(&r.name), r.snapshot())).collect();
+    let snapshot_files: Vec<(String, String)> = reports
+        .iter()
+        .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
+        .collect();
     let drift = match (&args.snapshots, args.check) {
         (Some(dir), true) => output::check(dir, &snapshot_files),
         (Some(dir), false) => {
@@ -55,7 +60,9 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
                 id.pipeline_id,
                 id.release_version,
                 subject.plan.binding.kind().as_str(),
-                args.driver.as_ref().map_or("compiled".to_string(), |p| p.display().to_string())
+                args.driver
+                    .as_ref()
+                    .map_or("compiled".to_string(), |p| p.display().to_string())
             );
             for r in &reports {
                 print_report(r);
@@ -73,7 +80,11 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
                 tpf_sfn_mapping::invariants::CHECKS.len(),
                 reports.len() - failed,
                 failed,
-                if drift.is_empty() { String::new() } else { format!(", {} snapshot(s) drifted", drift.len()) }
+                if drift.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} snapshot(s) drifted", drift.len())
+                }
             );
         }
         Format::Json => println!(
@@ -121,13 +132,25 @@ fn print_report(r: &ScenarioReport) {
 }
 
 fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| Failure::Io(format!("error[IO_READ]: cannot list {}: {e}", dir.display())))?;
-    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        Failure::Io(format!(
+            "error[IO_READ]: cannot list {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let text = String::from_utf8(read(&p)?).map_err(|_| Failure::Io(format!("error[SCENARIO_ENCODING]: {} is not UTF-8", p.display())))?;
+        let text = String::from_utf8(read(&p)?).map_err(|_| {
+            Failure::Io(format!(
+                "error[SCENARIO_ENCODING]: {} is not UTF-8",
+                p.display()
+            ))
+        })?;
         let s = Scenario::from_toml(&text).map_err(|e| {
             Failure::Io(format!("error[SCENARIO_INVALID]: {}: {e}\n  = hint: see mapping-tests/scenarios/ for the format", p.display()))
         })?;
@@ -143,7 +166,10 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
             let mut f = InputFiles {
                 contract_file: "restaurant-approval.pipeline-contract.json (bundled)".into(),
                 contract: RESTAURANT_CONTRACT.to_vec(),
-                release: Some(("restaurant-approval.pipeline-release.json (bundled)".into(), RESTAURANT_RELEASE.to_vec())),
+                release: Some((
+                    "restaurant-approval.pipeline-release.json (bundled)".into(),
+                    RESTAURANT_RELEASE.to_vec(),
+                )),
                 config: None,
             };
             if let Some(p) = &args.config {
@@ -195,7 +221,10 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
                 tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
             );
             if r.passed() {
-                println!("all {} invariant checks hold", tpf_sfn_mapping::invariants::CHECKS.len());
+                println!(
+                    "all {} invariant checks hold",
+                    tpf_sfn_mapping::invariants::CHECKS.len()
+                );
             }
             for v in &r.violations {
                 println!("{v}");

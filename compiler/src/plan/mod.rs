@@ -23,6 +23,7 @@ pub mod states {
     pub const WAIT_LEASE: &str = "Wait for lease";
     pub const RECHECK: &str = "Wait before re-checking TPF";
     pub const COUNT: &str = "Count loop iteration";
+    pub const CHECK_BUDGET: &str = "Check history budget";
     pub const CONTINUE: &str = "Continue as new generation";
     pub const HANDED_OVER: &str = "Generation handed over";
     pub const SUCCEEDED: &str = "Execution succeeded";
@@ -42,6 +43,7 @@ pub mod states {
         WAIT_LEASE,
         RECHECK,
         COUNT,
+        CHECK_BUDGET,
         CONTINUE,
         HANDED_OVER,
         SUCCEEDED,

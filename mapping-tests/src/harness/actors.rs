@@ -48,13 +48,20 @@ pub fn submit(
                 format!(
                     "submit key {key} → {}{}",
                     r.execution_id,
-                    if r.duplicate { " (duplicate: same execution, nothing new)" } else { "" }
+                    if r.duplicate {
+                        " (duplicate: same execution, nothing new)"
+                    } else {
+                        ""
+                    }
                 ),
             )];
             entries.extend(records_since(host, before));
             (Some(r.execution_id), entries)
         }
-        Err(e) => (None, vec![actor(now_ms, format!("submit key {key} rejected: {e}"))]),
+        Err(e) => (
+            None,
+            vec![actor(now_ms, format!("submit key {key} rejected: {e}"))],
+        ),
     }
 }
 
@@ -68,10 +75,16 @@ pub fn complete_await(
     label: &str,
 ) -> Vec<Entry> {
     let before = host.coordinator().log().transitions().len();
-    let interactions = host.coordinator().await_interactions(tenant, execution_id, now_ms).unwrap_or_default();
+    let interactions = host
+        .coordinator()
+        .await_interactions(tenant, execution_id, now_ms)
+        .unwrap_or_default();
     let mut entries = Vec::new();
     if interactions.is_empty() {
-        entries.push(actor(now_ms, format!("complete await of {execution_id} ({label}): nothing to complete")));
+        entries.push(actor(
+            now_ms,
+            format!("complete await of {execution_id} ({label}): nothing to complete"),
+        ));
     }
     for i in interactions {
         let cmd = AwaitCompletion {
@@ -82,7 +95,10 @@ pub fn complete_await(
             actor: Some(label.to_string()),
         };
         let what = match host.coordinator_mut().complete_await(&cmd, now_ms) {
-            Ok(r) if r.duplicate => format!("complete await {} ({label}) → duplicate, ignored", i.step_id),
+            Ok(r) if r.duplicate => format!(
+                "complete await {} ({label}) → duplicate, ignored",
+                i.step_id
+            ),
             Ok(r) => format!(
                 "complete await {} ({label}) → {}{}",
                 i.step_id,
@@ -104,8 +120,14 @@ pub fn redrive(
     now_ms: i64,
 ) -> Vec<Entry> {
     let before = host.coordinator().log().transitions().len();
-    let what = match host.coordinator_mut().redrive(tenant, execution_id, None, true, now_ms) {
-        Ok(r) => format!("TPF re-drive (allowFailed) of {execution_id} → {} v{} attempt {}", r.status, r.version, r.attempt),
+    let what = match host
+        .coordinator_mut()
+        .redrive(tenant, execution_id, None, true, now_ms)
+    {
+        Ok(r) => format!(
+            "TPF re-drive (allowFailed) of {execution_id} → {} v{} attempt {}",
+            r.status, r.version, r.attempt
+        ),
         Err(e) => format!("TPF re-drive of {execution_id} rejected: {e}"),
     };
     let mut entries = vec![actor(now_ms, what)];
@@ -121,10 +143,14 @@ pub fn activate(
 ) -> Vec<Entry> {
     let release = crate::tpf::coordinator::local_release(tenant, identity, now_ms);
     let c = host.coordinator_mut();
-    let what = match c
-        .register_release(&release)
-        .and_then(|_| c.activate_release(tenant, &identity.pipeline_id, &identity.release_version, now_ms))
-    {
+    let what = match c.register_release(&release).and_then(|_| {
+        c.activate_release(
+            tenant,
+            &identity.pipeline_id,
+            &identity.release_version,
+            now_ms,
+        )
+    }) {
         Ok(_) => format!("activate release {}", identity.release_version),
         Err(e) => format!("activate release {} failed: {e}", identity.release_version),
     };

@@ -56,7 +56,12 @@ fn http_request(input: &Value) -> Option<ActionRequest> {
             execution_id: Some((*e).to_string()),
             request,
         }),
-        [action] => Some(ActionRequest { action: (*action).to_string(), tenant_id: None, execution_id: None, request }),
+        [action] => Some(ActionRequest {
+            action: (*action).to_string(),
+            tenant_id: None,
+            execution_id: None,
+            request,
+        }),
         _ => None,
     }
 }
@@ -64,8 +69,14 @@ fn http_request(input: &Value) -> Option<ActionRequest> {
 fn envelope_request(body: &Value) -> Option<ActionRequest> {
     Some(ActionRequest {
         action: body.get("action")?.as_str()?.to_string(),
-        tenant_id: body.get("tenantId").and_then(Value::as_str).map(str::to_string),
-        execution_id: body.get("executionId").and_then(Value::as_str).map(str::to_string),
+        tenant_id: body
+            .get("tenantId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        execution_id: body
+            .get("executionId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         request: body.get("request").cloned().unwrap_or(Value::Null),
     })
 }
@@ -102,11 +113,14 @@ impl Bindings<'_> {
                         obj.entry(k).or_insert(json!(""));
                     }
                 }
-                let parsed: ProcessWorkItemRequest = serde_json::from_value(body)
-                    .map_err(|e| ActionError::Transport(format!("bad process-work-item request: {e}")))?;
+                let parsed: ProcessWorkItemRequest = serde_json::from_value(body).map_err(|e| {
+                    ActionError::Transport(format!("bad process-work-item request: {e}"))
+                })?;
                 let tenant = req.tenant_id.clone().unwrap_or_default();
                 let exec = req.execution_id.clone().unwrap_or_default();
-                let response = self.host.process_work_item(&tenant, &exec, &parsed, now_ms)?;
+                let response = self
+                    .host
+                    .process_work_item(&tenant, &exec, &parsed, now_ms)?;
                 let value = response.to_json();
                 self.maybe_complete_before_park(&tenant, &exec, &value, now_ms);
                 Ok(value)
@@ -120,30 +134,59 @@ impl Bindings<'_> {
         }
     }
 
-    fn maybe_complete_before_park(&mut self, tenant: &str, exec: &str, response: &Value, now_ms: i64) {
-        let Some(step) = self.hooks.complete_before_park.clone() else { return };
-        if response["status"] == "WAITING_EXTERNAL" && response["await"]["stepName"] == step.as_str() {
+    fn maybe_complete_before_park(
+        &mut self,
+        tenant: &str,
+        exec: &str,
+        response: &Value,
+        now_ms: i64,
+    ) {
+        let Some(step) = self.hooks.complete_before_park.clone() else {
+            return;
+        };
+        if response["status"] == "WAITING_EXTERNAL"
+            && response["await"]["stepName"] == step.as_str()
+        {
             self.hooks.complete_before_park = None;
             let _ = super::actors::complete_await(self.host, tenant, exec, now_ms, "early");
         }
     }
 
-    fn action_call(&mut self, call: &TaskCall<'_>, binding: &str, req: ActionRequest) -> TaskOutcome {
-        let key = req.request.get("idempotencyKey").and_then(Value::as_str).unwrap_or("").to_string();
+    fn action_call(
+        &mut self,
+        call: &TaskCall<'_>,
+        binding: &str,
+        req: ActionRequest,
+    ) -> TaskOutcome {
+        let key = req
+            .request
+            .get("idempotencyKey")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let fault = self.faults.next(&format!("{}|{key}", req.action));
         let before = self.log_len();
         let mut answered: Option<Value> = None;
         let (outcome, shown) = match fault {
-            Some(Fault::Unavailable) => (self.transport_failure(call, binding), "unavailable".to_string()),
+            Some(Fault::Unavailable) => (
+                self.transport_failure(call, binding),
+                "unavailable".to_string(),
+            ),
             Some(Fault::LostReply) => {
                 let applied = self.deliver(&req, call.now_ms);
                 let shown = summary(&applied);
                 if binding == "queue" {
                     // The relay applied the call but its answer never arrives: the task's
                     // TimeoutSeconds fires, and the driver retries with the same key.
-                    (TaskOutcome::Succeeded(json!({"MessageId": "lost-reply"})), shown)
+                    (
+                        TaskOutcome::Succeeded(json!({"MessageId": "lost-reply"})),
+                        shown,
+                    )
                 } else {
-                    (TaskOutcome::failed("States.Timeout", "the action's reply was lost"), shown)
+                    (
+                        TaskOutcome::failed("States.Timeout", "the action's reply was lost"),
+                        shown,
+                    )
                 }
             }
             Some(Fault::Duplicate) => {
@@ -163,15 +206,24 @@ impl Bindings<'_> {
                 (self.answer(call, binding, result), shown)
             }
         };
-        let identity = ["pipelineId", "contractVersion", "releaseVersion"]
-            .map(|k| req.request.get(k).and_then(Value::as_str).unwrap_or("").to_string());
+        let identity = ["pipelineId", "contractVersion", "releaseVersion"].map(|k| {
+            req.request
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        });
         let mut entries = vec![Entry::Call {
             at_ms: call.now_ms,
             execution: call.execution_name.to_string(),
             action: req.action.clone(),
             key: if key.is_empty() { None } else { Some(key) },
             identity: Some(identity),
-            status: answered.as_ref().and_then(|v| v.get("status")).and_then(Value::as_str).map(str::to_string),
+            status: answered
+                .as_ref()
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
             next_due_ms: answered
                 .as_ref()
                 .and_then(|v| v.get("nextDueAt"))
@@ -193,7 +245,10 @@ impl Bindings<'_> {
     fn transport_failure(&mut self, call: &TaskCall<'_>, binding: &str) -> TaskOutcome {
         match binding {
             "http" => TaskOutcome::failed("States.Http.StatusCode.503", "Service Unavailable"),
-            "lambda" => TaskOutcome::failed("Lambda.ServiceException", "Lambda was unable to run the function"),
+            "lambda" => TaskOutcome::failed(
+                "Lambda.ServiceException",
+                "Lambda was unable to run the function",
+            ),
             _ => {
                 self.deferred.push(Deferred {
                     at_ms: call.now_ms,
@@ -208,13 +263,23 @@ impl Bindings<'_> {
         }
     }
 
-    fn answer(&mut self, call: &TaskCall<'_>, binding: &str, result: Result<Value, ActionError>) -> TaskOutcome {
+    fn answer(
+        &mut self,
+        call: &TaskCall<'_>,
+        binding: &str,
+        result: Result<Value, ActionError>,
+    ) -> TaskOutcome {
         match (binding, result) {
-            ("http", Ok(body)) => {
-                TaskOutcome::Succeeded(json!({"StatusCode": 200, "StatusText": "OK", "Headers": {}, "ResponseBody": body}))
-            }
-            ("http", Err(e)) => TaskOutcome::failed(format!("States.Http.StatusCode.{}", e.http_status()), e.body().to_string()),
-            ("lambda", Ok(body)) => TaskOutcome::Succeeded(json!({"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": body})),
+            ("http", Ok(body)) => TaskOutcome::Succeeded(
+                json!({"StatusCode": 200, "StatusText": "OK", "Headers": {}, "ResponseBody": body}),
+            ),
+            ("http", Err(e)) => TaskOutcome::failed(
+                format!("States.Http.StatusCode.{}", e.http_status()),
+                e.body().to_string(),
+            ),
+            ("lambda", Ok(body)) => TaskOutcome::Succeeded(
+                json!({"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": body}),
+            ),
             ("lambda", Err(e)) => TaskOutcome::failed(e.error_type(), e.body().to_string()),
             (_, result) => {
                 self.answer_later(call, &result);
@@ -227,10 +292,20 @@ impl Bindings<'_> {
     fn answer_later(&mut self, call: &TaskCall<'_>, result: &Result<Value, ActionError>) {
         let token = call.token.to_string();
         let callback = match result {
-            Ok(body) => Callback::Success { token, output: body.clone() },
-            Err(e) => Callback::Failure { token, error: e.error_type().to_string(), cause: e.body().to_string() },
+            Ok(body) => Callback::Success {
+                token,
+                output: body.clone(),
+            },
+            Err(e) => Callback::Failure {
+                token,
+                error: e.error_type().to_string(),
+                cause: e.body().to_string(),
+            },
         };
-        self.deferred.push(Deferred { at_ms: call.now_ms, callback });
+        self.deferred.push(Deferred {
+            at_ms: call.now_ms,
+            callback,
+        });
     }
 }
 
@@ -266,10 +341,12 @@ impl TaskHandler for Bindings<'_> {
                 Some(req) => self.action_call(call, "http", req),
                 None => TaskOutcome::failed("States.Http.StatusCode.404", "no such action path"),
             },
-            "arn:aws:states:::lambda:invoke" => match input.get("Payload").and_then(envelope_request) {
-                Some(req) => self.action_call(call, "lambda", req),
-                None => TaskOutcome::failed("TPF.BadRequest", "payload names no action"),
-            },
+            "arn:aws:states:::lambda:invoke" => {
+                match input.get("Payload").and_then(envelope_request) {
+                    Some(req) => self.action_call(call, "lambda", req),
+                    None => TaskOutcome::failed("TPF.BadRequest", "payload names no action"),
+                }
+            }
             "arn:aws:states:::sqs:sendMessage.waitForTaskToken" => {
                 match input.get("MessageBody").and_then(envelope_request) {
                     Some(req) => self.action_call(call, "queue", req),
@@ -292,7 +369,10 @@ impl TaskHandler for Bindings<'_> {
             "arn:aws:states:::dynamodb:getItem" | "arn:aws:states:::aws-sdk:dynamodb:getItem" => {
                 TaskOutcome::Succeeded(self.wakeup.get(input.get("Key").unwrap_or(&Value::Null)))
             }
-            other => TaskOutcome::failed("States.TaskFailed", format!("no binding for resource {other}")),
+            other => TaskOutcome::failed(
+                "States.TaskFailed",
+                format!("no binding for resource {other}"),
+            ),
         }
     }
 

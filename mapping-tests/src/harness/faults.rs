@@ -47,7 +47,10 @@ pub struct FaultState {
 
 impl FaultState {
     pub fn new(plan: FaultPlan) -> Self {
-        FaultState { plan, ..FaultState::default() }
+        FaultState {
+            plan,
+            ..FaultState::default()
+        }
     }
 
     /// The fault for the next delivery of the call with this key, if any.

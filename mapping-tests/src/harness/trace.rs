@@ -10,7 +10,14 @@ use serde::Serialize;
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Entry {
     /// A history event of a driver or sweeper execution.
-    Driver { at_ms: i64, execution: String, sweeper: bool, event: String, state: Option<String>, detail: Option<String> },
+    Driver {
+        at_ms: i64,
+        execution: String,
+        sweeper: bool,
+        event: String,
+        state: Option<String>,
+        detail: Option<String>,
+    },
     /// One delivery of an action call. `execution` is the calling driver execution's name;
     /// `identity` the (pipelineId, contractVersion, releaseVersion) it sent; `status` and
     /// `next_due_ms` what TPF answered (for process-work-item).
@@ -26,9 +33,23 @@ pub enum Entry {
         fault: Option<String>,
     },
     /// A committed TPF record change.
-    Record { at_ms: i64, execution_id: String, version: i64, status: String, step: u32, attempt: u32, cause: String },
-    Bridge { at_ms: i64, what: String },
-    Actor { at_ms: i64, what: String },
+    Record {
+        at_ms: i64,
+        execution_id: String,
+        version: i64,
+        status: String,
+        step: u32,
+        attempt: u32,
+        cause: String,
+    },
+    Bridge {
+        at_ms: i64,
+        what: String,
+    },
+    Actor {
+        at_ms: i64,
+        what: String,
+    },
 }
 
 impl Entry {
@@ -85,7 +106,10 @@ impl Trace {
                 }
             }
         }
-        ids.into_iter().enumerate().map(|(i, id)| (id, format!("exec-{}", i + 1))).collect()
+        ids.into_iter()
+            .enumerate()
+            .map(|(i, id)| (id, format!("exec-{}", i + 1)))
+            .collect()
     }
 
     pub fn render(&self) -> String {
@@ -101,11 +125,22 @@ impl Trace {
         for e in &self.entries {
             let t = clock(e.at_ms() - self.start_ms);
             match e {
-                Entry::Driver { execution, sweeper, event, state, detail, .. } => {
+                Entry::Driver {
+                    execution,
+                    sweeper,
+                    event,
+                    state,
+                    detail,
+                    ..
+                } => {
                     if !shown(event) {
                         continue;
                     }
-                    if *sweeper && !(event.ends_with("StateEntered") && state.as_deref().is_some_and(|s| SWEEPER_ACTIONS.contains(&s)))
+                    if *sweeper
+                        && !(event.ends_with("StateEntered")
+                            && state
+                                .as_deref()
+                                .is_some_and(|s| SWEEPER_ACTIONS.contains(&s)))
                         && event != "TaskFailed"
                     {
                         continue;
@@ -120,12 +155,32 @@ impl Trace {
                     };
                     let _ = writeln!(out, "{t} {who} {:<22} {}", alias(execution), alias(&what));
                 }
-                Entry::Call { action, key, outcome, fault, .. } => {
-                    let key = key.as_deref().map(|k| format!(" [{}]", alias(k))).unwrap_or_default();
-                    let fault = fault.as_deref().map(|f| format!(" ⚡{f}")).unwrap_or_default();
+                Entry::Call {
+                    action,
+                    key,
+                    outcome,
+                    fault,
+                    ..
+                } => {
+                    let key = key
+                        .as_deref()
+                        .map(|k| format!(" [{}]", alias(k)))
+                        .unwrap_or_default();
+                    let fault = fault
+                        .as_deref()
+                        .map(|f| format!(" ⚡{f}"))
+                        .unwrap_or_default();
                     let _ = writeln!(out, "{t} call    {action}{key} → {}{fault}", alias(outcome));
                 }
-                Entry::Record { execution_id, version, status, step, attempt, cause, .. } => {
+                Entry::Record {
+                    execution_id,
+                    version,
+                    status,
+                    step,
+                    attempt,
+                    cause,
+                    ..
+                } => {
                     let _ = writeln!(
                         out,
                         "{t} tpf     {:<22} v{version} {status} step {step} attempt {attempt} ({cause})",
@@ -163,5 +218,11 @@ impl Trace {
 /// `+HH:MM:SS.mmm` since the scenario started.
 pub fn clock(ms: i64) -> String {
     let ms = ms.max(0);
-    format!("+{:02}:{:02}:{:02}.{:03}", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
+    format!(
+        "+{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
 }

@@ -38,7 +38,9 @@ impl WakeupTable {
     }
 
     pub fn token(&self, tenant_id: &str, execution_id: &str) -> Option<TokenRow> {
-        let item = self.items.get(&(format!("{tenant_id}#{execution_id}"), "wakeup".to_string()))?;
+        let item = self
+            .items
+            .get(&(format!("{tenant_id}#{execution_id}"), "wakeup".to_string()))?;
         Some(TokenRow {
             tenant_id: tenant_id.to_string(),
             execution_id: execution_id.to_string(),
@@ -50,7 +52,9 @@ impl WakeupTable {
 
     /// The live-driver pointer's execution ARN.
     pub fn driver(&self, tenant_id: &str, execution_id: &str) -> Option<String> {
-        let item = self.items.get(&(format!("{tenant_id}#{execution_id}"), "driver".to_string()))?;
+        let item = self
+            .items
+            .get(&(format!("{tenant_id}#{execution_id}"), "driver".to_string()))?;
         attr_s(item, "execution_arn")
     }
 }

@@ -25,6 +25,21 @@ pub struct ReleaseMachines {
     pub sweeper_arn: String,
 }
 
+/// The handler over the world's fields, borrowed apart from the engine that calls it.
+macro_rules! bindings {
+    ($w:ident) => {
+        Bindings {
+            host: &mut $w.host,
+            wakeup: &mut $w.wakeup,
+            faults: &mut $w.faults,
+            calls: &mut $w.calls,
+            tokens: &mut $w.tokens,
+            hooks: &mut $w.hooks,
+            deferred: Vec::new(),
+        }
+    };
+}
+
 pub struct World {
     pub engine: Engine,
     pub host: ActionHost<InMemoryStore>,
@@ -46,14 +61,22 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(engine: Engine, host: ActionHost<InMemoryStore>, tenant: &str, faults: FaultPlan) -> World {
+    pub fn new(
+        engine: Engine,
+        host: ActionHost<InMemoryStore>,
+        tenant: &str,
+        faults: FaultPlan,
+    ) -> World {
         let start = engine.now_ms();
         World {
             engine,
             host,
             wakeup: WakeupTable::default(),
             faults: FaultState::new(faults),
-            trace: Trace { start_ms: start, entries: Vec::new() },
+            trace: Trace {
+                start_ms: start,
+                entries: Vec::new(),
+            },
             hooks: Hooks::default(),
             releases: Vec::new(),
             tenant: tenant.to_string(),
@@ -81,9 +104,19 @@ impl World {
         sweeper_name: &str,
         sweeper: StateMachine,
     ) -> Result<(), String> {
-        let driver_arn = self.engine.create_state_machine(driver_name, driver).map_err(|e| e.to_string())?;
-        let sweeper_arn = self.engine.create_state_machine(sweeper_name, sweeper).map_err(|e| e.to_string())?;
-        self.releases.push(ReleaseMachines { identity, driver_arn, sweeper_arn });
+        let driver_arn = self
+            .engine
+            .create_state_machine(driver_name, driver)
+            .map_err(|e| e.to_string())?;
+        let sweeper_arn = self
+            .engine
+            .create_state_machine(sweeper_name, sweeper)
+            .map_err(|e| e.to_string())?;
+        self.releases.push(ReleaseMachines {
+            identity,
+            driver_arn,
+            sweeper_arn,
+        });
         Ok(())
     }
 
@@ -100,28 +133,12 @@ impl World {
     /// reactions — until nothing changes.
     pub fn settle(&mut self) {
         for _ in 0..10_000 {
-            let mut b = Bindings {
-                host: &mut self.host,
-                wakeup: &mut self.wakeup,
-                faults: &mut self.faults,
-                calls: &mut self.calls,
-                tokens: &mut self.tokens,
-                hooks: &mut self.hooks,
-                deferred: Vec::new(),
-            };
+            let mut b = bindings!(self);
             self.engine.run_until_idle(&mut b);
             let now = self.engine.now_ms();
             let mut progressed = false;
             while self.engine.next_timer().is_some_and(|t| t <= now) {
-                let mut b = Bindings {
-                    host: &mut self.host,
-                    wakeup: &mut self.wakeup,
-                    faults: &mut self.faults,
-                    calls: &mut self.calls,
-                    tokens: &mut self.tokens,
-                    hooks: &mut self.hooks,
-                    deferred: Vec::new(),
-                };
+                let mut b = bindings!(self);
                 self.engine.step_timer(&mut b);
                 progressed = true;
             }
@@ -135,7 +152,10 @@ impl World {
 
     /// The earliest instant something is scheduled: an engine timer or the next sweep.
     pub fn next_event_ms(&self) -> Option<i64> {
-        [self.engine.next_timer(), self.next_sweep_ms].into_iter().flatten().min()
+        [self.engine.next_timer(), self.next_sweep_ms]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Moves the clock to `t` (not past it), firing what is due on the way and settling after
@@ -145,25 +165,19 @@ impl World {
             self.settle();
             match self.next_event_ms() {
                 Some(next) if next <= t => {
-                    if self.next_sweep_ms == Some(next) && self.engine.next_timer().is_none_or(|e| e >= next) {
-                        let mut b = self.bindings_free();
+                    if self.next_sweep_ms == Some(next)
+                        && self.engine.next_timer().is_none_or(|e| e >= next)
+                    {
+                        let mut b = bindings!(self);
                         self.engine.advance_to(next, &mut b);
                         self.start_sweep();
                     } else {
-                        let mut b = Bindings {
-                            host: &mut self.host,
-                            wakeup: &mut self.wakeup,
-                            faults: &mut self.faults,
-                            calls: &mut self.calls,
-                            tokens: &mut self.tokens,
-                            hooks: &mut self.hooks,
-                            deferred: Vec::new(),
-                        };
+                        let mut b = bindings!(self);
                         self.engine.step_timer(&mut b);
                     }
                 }
                 _ => {
-                    let mut b = self.bindings_free();
+                    let mut b = bindings!(self);
                     self.engine.advance_to(t, &mut b);
                     self.settle();
                     return;
@@ -172,40 +186,47 @@ impl World {
         }
     }
 
-    fn bindings_free(&mut self) -> Bindings<'_> {
-        Bindings {
-            host: &mut self.host,
-            wakeup: &mut self.wakeup,
-            faults: &mut self.faults,
-            calls: &mut self.calls,
-            tokens: &mut self.tokens,
-            hooks: &mut self.hooks,
-            deferred: Vec::new(),
-        }
-    }
-
     fn start_sweep(&mut self) {
         self.sweeps += 1;
         let now = self.now_ms();
         self.next_sweep_ms = self.sweep_every_ms.map(|p| now + p);
-        let arns: Vec<String> = self.releases.iter().map(|r| r.sweeper_arn.clone()).collect();
+        let arns: Vec<String> = self
+            .releases
+            .iter()
+            .map(|r| r.sweeper_arn.clone())
+            .collect();
         for arn in arns {
-            let _ = self.engine.start_execution(&arn, &format!("sweep-{}", self.sweeps), json!({}));
+            let _ = self
+                .engine
+                .start_execution(&arn, &format!("sweep-{}", self.sweeps), json!({}));
         }
     }
 
     /// Moves new engine history into the trace, placing each call's entries right after the
     /// `TaskStarted` event of the task that made it.
     fn collect_events(&mut self) {
-        let sweeper_arns: Vec<String> = self.releases.iter().map(|r| r.sweeper_arn.clone()).collect();
+        let sweeper_arns: Vec<String> = self
+            .releases
+            .iter()
+            .map(|r| r.sweeper_arn.clone())
+            .collect();
         let (events, cursor) = self.engine.events_since(self.event_cursor);
         let mut out = Vec::new();
         for (arn, ev) in events {
-            let sweeper = sweeper_arns.iter().any(|s| arn.contains(&format!(":execution:{}:", s.rsplit(':').next().unwrap_or(""))));
+            let sweeper = sweeper_arns.iter().any(|s| {
+                arn.contains(&format!(
+                    ":execution:{}:",
+                    s.rsplit(':').next().unwrap_or("")
+                ))
+            });
             let name = arn.rsplit(':').next().unwrap_or(arn).to_string();
             let detail = match ev.event_type {
                 "TaskFailed" | "ExecutionFailed" => {
-                    let e = ev.details.get("error").and_then(|v| v.as_str()).unwrap_or("");
+                    let e = ev
+                        .details
+                        .get("error")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("");
                     Some(e.to_string())
                 }
                 _ => None,
@@ -220,7 +241,11 @@ impl World {
             });
             if ev.event_type == "TaskStarted" {
                 let state = ev.state_name.clone().unwrap_or_default();
-                if let Some(i) = self.calls.iter().position(|c| c.execution_arn == arn && c.state_name == state) {
+                if let Some(i) = self
+                    .calls
+                    .iter()
+                    .position(|c| c.execution_arn == arn && c.state_name == state)
+                {
                     out.extend(self.calls.remove(i).entries);
                 }
             }
@@ -233,7 +258,11 @@ impl World {
     }
 
     fn image(&self, tenant: &str, execution_id: &str) -> Option<RecordImage> {
-        let r = self.host.coordinator().status(tenant, execution_id, self.now_ms()).ok()?;
+        let r = self
+            .host
+            .coordinator()
+            .status(tenant, execution_id, self.now_ms())
+            .ok()?;
         Some(RecordImage {
             tenant_id: r.tenant_id.clone(),
             execution_id: r.execution_id.clone(),
@@ -250,11 +279,14 @@ impl World {
     /// and carries out its decisions. Returns whether it did anything.
     fn run_bridge(&mut self) -> bool {
         let mut acted = false;
-        let transitions: Vec<_> = self.host.coordinator().log().transitions()[self.log_cursor..].to_vec();
+        let transitions: Vec<_> =
+            self.host.coordinator().log().transitions()[self.log_cursor..].to_vec();
         self.log_cursor += transitions.len();
         for t in transitions {
             let key = (t.tenant_id.clone(), t.execution_id.clone());
-            let Some(current) = self.image(&t.tenant_id, &t.execution_id) else { continue };
+            let Some(current) = self.image(&t.tenant_id, &t.execution_id) else {
+                continue;
+            };
             // A stream record's new image: the committed values of this write, plus fields the
             // log does not carry, read from the record.
             let new = RecordImage {
@@ -282,21 +314,35 @@ impl World {
     fn execute(&mut self, action: BridgeAction) -> bool {
         let now = self.now_ms();
         match action {
-            BridgeAction::StartDriver { tenant_id, execution_id, pipeline_id, release_version, lineage } => {
+            BridgeAction::StartDriver {
+                tenant_id,
+                execution_id,
+                pipeline_id,
+                release_version,
+                lineage,
+            } => {
                 if self.faults.plan.lose_redrive_starts && lineage != execution_id {
-                    self.push(vec![Entry::Bridge { at_ms: now, what: format!("start of {lineage} lost (injected fault)") }]);
+                    self.push(vec![Entry::Bridge {
+                        at_ms: now,
+                        what: format!("start of {lineage} lost (injected fault)"),
+                    }]);
                     return false;
                 }
-                let Some(m) = self
-                    .releases
-                    .iter()
-                    .find(|r| r.identity.pipeline_id == pipeline_id && r.identity.release_version == release_version)
-                else {
-                    self.push(vec![Entry::Bridge { at_ms: now, what: format!("no driver deployed for release {release_version}") }]);
+                let Some(m) = self.releases.iter().find(|r| {
+                    r.identity.pipeline_id == pipeline_id
+                        && r.identity.release_version == release_version
+                }) else {
+                    self.push(vec![Entry::Bridge {
+                        at_ms: now,
+                        what: format!("no driver deployed for release {release_version}"),
+                    }]);
                     return false;
                 };
                 let input = BridgeAction::driver_input(&tenant_id, &execution_id, &lineage);
-                let what = match self.engine.start_execution(&m.driver_arn.clone(), &lineage, input) {
+                let what = match self
+                    .engine
+                    .start_execution(&m.driver_arn.clone(), &lineage, input)
+                {
                     Ok(_) => format!("start driver {lineage}"),
                     Err(e) => format!("start driver {lineage}: {e} (already started: done)"),
                 };
@@ -305,7 +351,10 @@ impl World {
             }
             BridgeAction::Wake { task_token, output } => {
                 if self.faults.plan.lose_wakeups {
-                    self.push(vec![Entry::Bridge { at_ms: now, what: "wakeup lost (injected fault)".to_string() }]);
+                    self.push(vec![Entry::Bridge {
+                        at_ms: now,
+                        what: "wakeup lost (injected fault)".to_string(),
+                    }]);
                     return false;
                 }
                 let what = match self.engine.send_task_success(&task_token, output) {

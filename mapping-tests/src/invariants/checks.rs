@@ -14,35 +14,103 @@ use crate::scenario::run::{driver_executions, TENANT};
 use crate::scenario::Run;
 
 pub const CHECKS: &[Check] = &[
-    Check { name: "transport-only-retries", invariant: "§4.1 TPF is authoritative", run: transport_only_retries },
-    Check { name: "writes-only-the-wakeup-table", invariant: "§4.1 TPF is authoritative", run: writes_only_wakeup_table },
-    Check { name: "routes-follow-tpf-outcome", invariant: "§4.1 TPF is authoritative", run: routes_follow_outcome },
-    Check { name: "respects-tpf-due-time", invariant: "§4.1 TPF is authoritative", run: respects_due_time },
-    Check { name: "driver-ends-as-tpf-ends", invariant: "§4.1 TPF is authoritative", run: ends_as_tpf_ends },
-    Check { name: "single-live-generation", invariant: "§4.2 execution identity and idempotent start", run: single_live_generation },
-    Check { name: "parks-without-polling", invariant: "§4.3 await", run: parks_without_polling },
-    Check { name: "resume-goes-through-tpf", invariant: "§4.3 await", run: resume_goes_through_tpf },
-    Check { name: "one-resume-per-park", invariant: "§4.3 await", run: one_resume_per_park },
-    Check { name: "calls-carry-pinned-identity", invariant: "§4.4 release pinning", run: calls_carry_pinned_identity },
-    Check { name: "redrive-continues-same-execution", invariant: "§4.5 re-drive", run: redrive_same_execution },
-    Check { name: "idempotency-keys-and-single-commits", invariant: "§4.6 at-least-once with idempotency keys", run: idempotency },
-    Check { name: "history-within-proven-bound", invariant: "§4.7 bounded history", run: bounded_history },
-    Check { name: "definition-within-limits", invariant: "§4.8 limits checked at compile time", run: within_limits },
+    Check {
+        name: "transport-only-retries",
+        invariant: "§4.1 TPF is authoritative",
+        run: transport_only_retries,
+    },
+    Check {
+        name: "writes-only-the-wakeup-table",
+        invariant: "§4.1 TPF is authoritative",
+        run: writes_only_wakeup_table,
+    },
+    Check {
+        name: "routes-follow-tpf-outcome",
+        invariant: "§4.1 TPF is authoritative",
+        run: routes_follow_outcome,
+    },
+    Check {
+        name: "respects-tpf-due-time",
+        invariant: "§4.1 TPF is authoritative",
+        run: respects_due_time,
+    },
+    Check {
+        name: "driver-ends-as-tpf-ends",
+        invariant: "§4.1 TPF is authoritative",
+        run: ends_as_tpf_ends,
+    },
+    Check {
+        name: "single-live-generation",
+        invariant: "§4.2 execution identity and idempotent start",
+        run: single_live_generation,
+    },
+    Check {
+        name: "parks-without-polling",
+        invariant: "§4.3 await",
+        run: parks_without_polling,
+    },
+    Check {
+        name: "resume-goes-through-tpf",
+        invariant: "§4.3 await",
+        run: resume_goes_through_tpf,
+    },
+    Check {
+        name: "one-resume-per-park",
+        invariant: "§4.3 await",
+        run: one_resume_per_park,
+    },
+    Check {
+        name: "calls-carry-pinned-identity",
+        invariant: "§4.4 release pinning",
+        run: calls_carry_pinned_identity,
+    },
+    Check {
+        name: "redrive-continues-same-execution",
+        invariant: "§4.5 re-drive",
+        run: redrive_same_execution,
+    },
+    Check {
+        name: "idempotency-keys-and-single-commits",
+        invariant: "§4.6 at-least-once with idempotency keys",
+        run: idempotency,
+    },
+    Check {
+        name: "history-within-proven-bound",
+        invariant: "§4.7 bounded history",
+        run: bounded_history,
+    },
+    Check {
+        name: "definition-within-limits",
+        invariant: "§4.8 limits checked at compile time",
+        run: within_limits,
+    },
 ];
 
 // ---------------------------------------------------------------------------------------------
 // helpers
 
 fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
-    Violation { invariant, detail, excerpt }
+    Violation {
+        invariant,
+        detail,
+        excerpt,
+    }
 }
 
 /// Rendered trace lines around entry `i`.
 fn excerpt(trace: &Trace, i: usize) -> String {
     let from = i.saturating_sub(6);
     let to = (i + 4).min(trace.entries.len());
-    let slice = Trace { start_ms: trace.start_ms, entries: trace.entries[from..to].to_vec() };
-    slice.render().lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+    let slice = Trace {
+        start_ms: trace.start_ms,
+        entries: trace.entries[from..to].to_vec(),
+    };
+    slice
+        .render()
+        .lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn driver(run: &Run) -> &StateMachine {
@@ -50,7 +118,10 @@ fn driver(run: &Run) -> &StateMachine {
 }
 
 fn state<'a>(m: &'a StateMachine, name: &str) -> Option<&'a State> {
-    all_states_named(m).into_iter().find(|(n, _)| *n == name).map(|(_, s)| s)
+    all_states_named(m)
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| s)
 }
 
 fn all_states_named(m: &StateMachine) -> Vec<(&str, &State)> {
@@ -97,9 +168,13 @@ fn record_timeline(trace: &Trace, exec: &str) -> Vec<(i64, String, String)> {
         .entries
         .iter()
         .filter_map(|e| match e {
-            Entry::Record { at_ms, execution_id, status, cause, .. } if execution_id == exec => {
-                Some((*at_ms, status.clone(), cause.clone()))
-            }
+            Entry::Record {
+                at_ms,
+                execution_id,
+                status,
+                cause,
+                ..
+            } if execution_id == exec => Some((*at_ms, status.clone(), cause.clone())),
             _ => None,
         })
         .collect()
@@ -116,7 +191,8 @@ fn belongs(execution: &str, exec: &str) -> bool {
 fn business_error(e: &str) -> bool {
     matches!(e, "States.ALL" | "States.TaskFailed" | "States.Runtime")
         || (e.starts_with("TPF.") && e != "TPF.TransportError")
-        || e.starts_with("States.Http.StatusCode.4")
+        // 4xx answers are TPF's verdicts, except 429, which is throttling of the transport.
+        || (e.starts_with("States.Http.StatusCode.4") && e != "States.Http.StatusCode.429")
 }
 
 fn transport_only_retries(run: &Run) -> Vec<Violation> {
@@ -143,7 +219,12 @@ fn writes_only_wakeup_table(run: &Run) -> Vec<Violation> {
     for s in all_states(driver(run)) {
         let State::Task(t) = s else { continue };
         if t.resource.contains("dynamodb") {
-            let name = t.parameters.as_ref().and_then(|p| p.get("TableName")).and_then(|n| n.as_str()).unwrap_or("");
+            let name = t
+                .parameters
+                .as_ref()
+                .and_then(|p| p.get("TableName"))
+                .and_then(|n| n.as_str())
+                .unwrap_or("");
             if name != table {
                 out.push(v(
                     "writes-only-the-wakeup-table",
@@ -161,15 +242,29 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
     let m = driver(run);
     let mut out = Vec::new();
     for (i, e) in trace.entries.iter().enumerate() {
-        let Entry::Call { execution, action, status: Some(status), fault, .. } = e else { continue };
+        let Entry::Call {
+            execution,
+            action,
+            status: Some(status),
+            fault,
+            ..
+        } = e
+        else {
+            continue;
+        };
         if action != "process-work-item" || fault.as_deref() == Some("lostreply") {
             continue;
         }
         // The first non-Choice state this execution enters after the answer.
         let next = trace.entries[i + 1..].iter().find_map(|x| match x {
-            Entry::Driver { execution: ex, event, state: Some(st), .. } if ex == execution && event.ends_with("StateEntered") => {
-                state(m, st).filter(|s| !matches!(s, State::Choice(_))).map(|s| (st.clone(), s))
-            }
+            Entry::Driver {
+                execution: ex,
+                event,
+                state: Some(st),
+                ..
+            } if ex == execution && event.ends_with("StateEntered") => state(m, st)
+                .filter(|s| !matches!(s, State::Choice(_)))
+                .map(|s| (st.clone(), s)),
             _ => None,
         });
         let Some((name, next)) = next else { continue };
@@ -179,13 +274,18 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
                 "FAILED" | "DLQ" => matches!(next, State::Fail(_)),
                 "WAITING_EXTERNAL" => is_await(next),
                 "RUNNING" => matches!(next, State::Wait(_)),
-                "WAIT_RETRY" | "QUEUED" => matches!(next, State::Wait(w) if w.timestamp_path.is_some()),
+                "WAIT_RETRY" | "QUEUED" => {
+                    matches!(next, State::Wait(w) if w.timestamp_path.is_some())
+                }
                 _ => matches!(next, State::Fail(_)),
             };
         if !ok {
             out.push(v(
                 "routes-follow-tpf-outcome",
-                format!("TPF answered {status} but {execution} went on to {name:?} ({})", next.type_name()),
+                format!(
+                    "TPF answered {status} but {execution} went on to {name:?} ({})",
+                    next.type_name()
+                ),
                 excerpt(trace, i),
             ));
         }
@@ -199,7 +299,18 @@ fn respects_due_time(run: &Run) -> Vec<Violation> {
     for exec in executions(run) {
         let mut due: Option<(i64, Option<String>)> = None;
         for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Call { at_ms, execution, action, key, status, next_due_ms, .. } = e else { continue };
+            let Entry::Call {
+                at_ms,
+                execution,
+                action,
+                key,
+                status,
+                next_due_ms,
+                ..
+            } = e
+            else {
+                continue;
+            };
             if action != "process-work-item" || !belongs(execution, &exec) {
                 continue;
             }
@@ -230,12 +341,29 @@ fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
     for exec in executions(run) {
         let timeline = record_timeline(trace, &exec);
         for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Driver { at_ms, execution, sweeper: false, event, state: Some(st), .. } = e else { continue };
+            let Entry::Driver {
+                at_ms,
+                execution,
+                sweeper: false,
+                event,
+                state: Some(st),
+                ..
+            } = e
+            else {
+                continue;
+            };
             if !belongs(execution, &exec) || !event.ends_with("StateEntered") {
                 continue;
             }
-            let Some(s) = state(driver(run), st) else { continue };
-            let tpf = timeline.iter().rev().find(|(t, _, _)| t <= at_ms).map(|(_, s, _)| s.as_str()).unwrap_or("?");
+            let Some(s) = state(driver(run), st) else {
+                continue;
+            };
+            let tpf = timeline
+                .iter()
+                .rev()
+                .find(|(t, _, _)| t <= at_ms)
+                .map(|(_, s, _)| s.as_str())
+                .unwrap_or("?");
             let wrong = match s {
                 State::Succeed(_) if !handover.contains(st) => tpf != "SUCCEEDED",
                 _ => false,
@@ -276,7 +404,11 @@ fn single_live_generation(run: &Run) -> Vec<Violation> {
                 let handed_over = w.engine.history(&a.2).iter().any(|ev| {
                     ev.event_type == "TaskStateEntered"
                         && ev.timestamp_ms <= b.0
-                        && ev.state_name.as_deref().and_then(|n| state(driver(run), n)).is_some_and(is_handover)
+                        && ev
+                            .state_name
+                            .as_deref()
+                            .and_then(|n| state(driver(run), n))
+                            .is_some_and(is_handover)
                 });
                 if !handed_over {
                     out.push(v(
@@ -298,26 +430,6 @@ fn single_live_generation(run: &Run) -> Vec<Violation> {
 // ---------------------------------------------------------------------------------------------
 // §4.3
 
-/// Intervals during which TPF's record is WAITING_EXTERNAL: (from, to).
-fn waiting_intervals(trace: &Trace, exec: &str, end: i64) -> Vec<(i64, i64)> {
-    let mut out = Vec::new();
-    let mut from = None;
-    for (t, status, _) in record_timeline(trace, exec) {
-        match (from, status == "WAITING_EXTERNAL") {
-            (None, true) => from = Some(t),
-            (Some(f), false) => {
-                out.push((f, t));
-                from = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(f) = from {
-        out.push((f, end));
-    }
-    out
-}
-
 fn parks_without_polling(run: &Run) -> Vec<Violation> {
     let trace = &run.world.trace;
     let end = run.world.now_ms();
@@ -328,26 +440,55 @@ fn parks_without_polling(run: &Run) -> Vec<Violation> {
             .entries
             .iter()
             .filter_map(|e| match e {
-                Entry::Driver { at_ms, execution, event, .. } if belongs(execution, &exec) && event == "TaskTimedOut" => Some(*at_ms),
+                Entry::Driver {
+                    at_ms,
+                    execution,
+                    event,
+                    ..
+                } if belongs(execution, &exec) && event == "TaskTimedOut" => Some(*at_ms),
                 _ => None,
             })
             .collect();
-        for (from, to) in waiting_intervals(trace, &exec, end) {
-            let hit = trace.entries.iter().position(|e| {
-                matches!(e, Entry::Driver { at_ms, execution, sweeper: false, event, .. }
-                    if belongs(execution, &exec) && *at_ms > from && *at_ms < to
+        let timeline = record_timeline(trace, &exec);
+        // From the moment a driver learns TPF parked the execution until TPF's record leaves
+        // WAITING_EXTERNAL, the driver must not move.
+        for e in &trace.entries {
+            let Entry::Call {
+                at_ms: from,
+                execution,
+                action,
+                status: Some(status),
+                ..
+            } = e
+            else {
+                continue;
+            };
+            if action != "process-work-item"
+                || status != "WAITING_EXTERNAL"
+                || !belongs(execution, &exec)
+            {
+                continue;
+            }
+            let to = timeline
+                .iter()
+                .find(|(t, s, _)| t >= from && s != "WAITING_EXTERNAL")
+                .map_or(end, |(t, _, _)| *t);
+            let hit = trace.entries.iter().position(|x| {
+                matches!(x, Entry::Driver { at_ms, execution: ex, sweeper: false, event, .. }
+                    if ex == execution && *at_ms > *from && *at_ms < to
                         && event.ends_with("StateEntered") && !timeouts.contains(at_ms))
             });
             if let Some(i) = hit {
                 out.push(v(
                     "parks-without-polling",
                     format!(
-                        "the driver made state transitions while TPF's record was WAITING_EXTERNAL ({} to {}): a parked execution must cost nothing until woken",
+                        "{execution} made state transitions while TPF's record was WAITING_EXTERNAL ({} to {}): a parked execution must cost nothing until woken",
                         clock(from - trace.start_ms),
                         clock(to - trace.start_ms)
                     ),
                     excerpt(trace, i),
                 ));
+                break;
             }
         }
     }
@@ -359,15 +500,37 @@ fn resume_goes_through_tpf(run: &Run) -> Vec<Violation> {
     let m = driver(run);
     let mut out = Vec::new();
     for (i, e) in trace.entries.iter().enumerate() {
-        let Entry::Driver { execution, sweeper: false, event, state: Some(st), .. } = e else { continue };
-        if !matches!(event.as_str(), "TaskSucceeded" | "TaskTimedOut" | "TaskFailed") || !state(m, st).is_some_and(is_await) {
+        let Entry::Driver {
+            execution,
+            sweeper: false,
+            event,
+            state: Some(st),
+            ..
+        } = e
+        else {
+            continue;
+        };
+        if !matches!(
+            event.as_str(),
+            "TaskSucceeded" | "TaskTimedOut" | "TaskFailed"
+        ) || !state(m, st).is_some_and(is_await)
+        {
             continue;
         }
         // After leaving an await, the next decision must come from a TPF call.
         for x in &trace.entries[i + 1..] {
             match x {
-                Entry::Call { execution: ex, action, .. } if ex == execution && action == "process-work-item" => break,
-                Entry::Driver { execution: ex, event, state: Some(s2), .. } if ex == execution && event.ends_with("StateEntered") => {
+                Entry::Call {
+                    execution: ex,
+                    action,
+                    ..
+                } if ex == execution && action == "process-work-item" => break,
+                Entry::Driver {
+                    execution: ex,
+                    event,
+                    state: Some(s2),
+                    ..
+                } if ex == execution && event.ends_with("StateEntered") => {
                     let Some(next) = state(m, s2) else { continue };
                     if matches!(next, State::Succeed(_) | State::Fail(_)) || is_await(next) {
                         out.push(v(
@@ -390,7 +553,10 @@ fn one_resume_per_park(run: &Run) -> Vec<Violation> {
     let m = driver(run);
     let mut out = Vec::new();
     for exec in executions(run) {
-        let parks = record_timeline(trace, &exec).iter().filter(|(_, s, _)| s == "WAITING_EXTERNAL").count();
+        let parks = record_timeline(trace, &exec)
+            .iter()
+            .filter(|(_, s, _)| s == "WAITING_EXTERNAL")
+            .count();
         let resumes = trace
             .entries
             .iter()
@@ -416,10 +582,24 @@ fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
     let trace = &w.trace;
     let mut out = Vec::new();
     for exec in executions(run) {
-        let Ok(record) = w.host.coordinator().status(TENANT, &exec, w.now_ms()) else { continue };
-        let pinned = [record.pipeline_id.clone(), record.contract_version.clone(), record.release_version.clone()];
+        let Ok(record) = w.host.coordinator().status(TENANT, &exec, w.now_ms()) else {
+            continue;
+        };
+        let pinned = [
+            record.pipeline_id.clone(),
+            record.contract_version.clone(),
+            record.release_version.clone(),
+        ];
         for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Call { execution, action, identity: Some(id), .. } = e else { continue };
+            let Entry::Call {
+                execution,
+                action,
+                identity: Some(id),
+                ..
+            } = e
+            else {
+                continue;
+            };
             if action == "process-work-item" && belongs(execution, &exec) && id != &pinned {
                 out.push(v(
                     "calls-carry-pinned-identity",
@@ -428,7 +608,11 @@ fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
                 ));
             }
         }
-        let machine = w.releases.iter().find(|r| r.identity.release_version == record.release_version).map(|r| r.driver_arn.clone());
+        let machine = w
+            .releases
+            .iter()
+            .find(|r| r.identity.release_version == record.release_version)
+            .map(|r| r.driver_arn.clone());
         for arn in driver_executions(w, &exec) {
             let on_pinned = machine.as_ref().is_some_and(|m| {
                 let name = m.rsplit(':').next().unwrap_or("");
@@ -437,7 +621,11 @@ fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
             if !on_pinned {
                 out.push(v(
                     "calls-carry-pinned-identity",
-                    format!("driver {} of {exec} does not run on the machine of its pinned release {}", arn.rsplit(':').next().unwrap_or(""), record.release_version),
+                    format!(
+                        "driver {} of {exec} does not run on the machine of its pinned release {}",
+                        arn.rsplit(':').next().unwrap_or(""),
+                        record.release_version
+                    ),
                     String::new(),
                 ));
             }
@@ -456,12 +644,23 @@ fn redrive_same_execution(run: &Run) -> Vec<Violation> {
     for exec in executions(run) {
         let drivers = driver_executions(w, &exec);
         for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Record { at_ms, execution_id, version, cause, .. } = e else { continue };
+            let Entry::Record {
+                at_ms,
+                execution_id,
+                version,
+                cause,
+                ..
+            } = e
+            else {
+                continue;
+            };
             if execution_id != &exec || cause != "redrive" {
                 continue;
             }
             let expected = format!("{exec}-r{version}");
-            let started = drivers.iter().find(|arn| arn.ends_with(&format!(":{expected}")));
+            let started = drivers
+                .iter()
+                .find(|arn| arn.ends_with(&format!(":{expected}")));
             let first_machine = drivers.first().map(|a| machine_of(a));
             match started {
                 None => out.push(v(
@@ -481,9 +680,16 @@ fn redrive_same_execution(run: &Run) -> Vec<Violation> {
                 }
             }
         }
-        let creates = record_timeline(trace, &exec).iter().filter(|(_, _, c)| c == "create").count();
+        let creates = record_timeline(trace, &exec)
+            .iter()
+            .filter(|(_, _, c)| c == "create")
+            .count();
         if creates > 1 {
-            out.push(v("redrive-continues-same-execution", format!("TPF execution {exec} was created {creates} times"), String::new()));
+            out.push(v(
+                "redrive-continues-same-execution",
+                format!("TPF execution {exec} was created {creates} times"),
+                String::new(),
+            ));
         }
     }
     out
@@ -502,12 +708,24 @@ fn idempotency(run: &Run) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
     for (i, e) in trace.entries.iter().enumerate() {
-        let Entry::Call { execution, action, key, .. } = e else { continue };
+        let Entry::Call {
+            execution,
+            action,
+            key,
+            ..
+        } = e
+        else {
+            continue;
+        };
         if action != "process-work-item" {
             continue;
         }
         let Some(key) = key else {
-            out.push(v("idempotency-keys-and-single-commits", format!("{execution} called process-work-item without an idempotency key"), excerpt(trace, i)));
+            out.push(v(
+                "idempotency-keys-and-single-commits",
+                format!("{execution} called process-work-item without an idempotency key"),
+                excerpt(trace, i),
+            ));
             continue;
         };
         let well_formed = key
@@ -515,7 +733,11 @@ fn idempotency(run: &Run) -> Vec<Violation> {
             .and_then(|(rest, it)| it.parse::<u64>().ok().and(rest.rsplit_once(":g")))
             .is_some_and(|(_, g)| g.parse::<u64>().is_ok());
         if !well_formed {
-            out.push(v("idempotency-keys-and-single-commits", format!("idempotency key {key:?} is not <lineage>:g<generation>:i<iteration>"), excerpt(trace, i)));
+            out.push(v(
+                "idempotency-keys-and-single-commits",
+                format!("idempotency key {key:?} is not <lineage>:g<generation>:i<iteration>"),
+                excerpt(trace, i),
+            ));
         }
         if let Some(owner) = owners.insert(key.clone(), execution.clone()) {
             if &owner != execution {
@@ -528,7 +750,11 @@ fn idempotency(run: &Run) -> Vec<Violation> {
         }
     }
     if let Err(e) = run.world.host.coordinator().log().check_all() {
-        out.push(v("idempotency-keys-and-single-commits", e.to_string(), String::new()));
+        out.push(v(
+            "idempotency-keys-and-single-commits",
+            e.to_string(),
+            String::new(),
+        ));
     }
     out
 }
@@ -551,11 +777,9 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
     for exec in executions(run) {
         for arn in driver_executions(w, &exec) {
             let events = w.engine.history(&arn).len() as u64;
-            let failed_runtime = w
-                .engine
-                .describe_execution(&arn)
-                .ok()
-                .is_some_and(|d| d.status == ExecutionStatus::Failed && d.error.as_deref() == Some("States.Runtime"));
+            let failed_runtime = w.engine.describe_execution(&arn).ok().is_some_and(|d| {
+                d.status == ExecutionStatus::Failed && d.error.as_deref() == Some("States.Runtime")
+            });
             let over = bound.is_none_or(|b| events > b) || events >= 25_000 || failed_runtime;
             if over {
                 out.push(v(
@@ -564,7 +788,11 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
                         "driver {} emitted {events} history events (proven bound {}){}",
                         arn.rsplit(':').next().unwrap_or(""),
                         bound.map_or("none: unbounded loop".to_string(), |b| b.to_string()),
-                        if failed_runtime { ", and failed with States.Runtime" } else { "" }
+                        if failed_runtime {
+                            ", and failed with States.Runtime"
+                        } else {
+                            ""
+                        }
                     ),
                     String::new(),
                 ));
@@ -579,6 +807,12 @@ fn within_limits(run: &Run) -> Vec<Violation> {
         .diagnostics
         .into_iter()
         .filter(|d| d.is_error())
-        .map(|d| v("definition-within-limits", format!("{}: {}", d.code, d.message), String::new()))
+        .map(|d| {
+            v(
+                "definition-within-limits",
+                format!("{}: {}", d.code, d.message),
+                String::new(),
+            )
+        })
         .collect()
 }

@@ -60,6 +60,7 @@ pub struct Metrics {
 
 pub struct Run {
     pub scenario: Scenario,
+    pub subject: Subject,
     pub world: World,
     pub identity: Identity,
     pub execution_id: Option<String>,
@@ -84,11 +85,13 @@ fn pipeline(subject: &Subject, scenario: &Scenario) -> PipelineDef {
             .contract
             .steps
             .iter()
-            .map(|s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
-                Some(a) if a.itemized => StepDef::await_itemized(&s.authored_name, 3, timeout),
-                Some(_) => StepDef::await_scalar(&s.authored_name, timeout),
-                None => StepDef::internal(&s.authored_name),
-            })
+            .map(
+                |s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
+                    Some(a) if a.itemized => StepDef::await_itemized(&s.authored_name, 3, timeout),
+                    Some(_) => StepDef::await_scalar(&s.authored_name, timeout),
+                    None => StepDef::internal(&s.authored_name),
+                },
+            )
             .collect(),
     )
 }
@@ -106,7 +109,12 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
             .iter()
             .find(|s| s.authored_name == script.step)
             .map(|s| s.index)
-            .ok_or_else(|| format!("scenario {}: no step named {:?}", scenario.name, script.step))?;
+            .ok_or_else(|| {
+                format!(
+                    "scenario {}: no step named {:?}",
+                    scenario.name, script.step
+                )
+            })?;
         worker.set_script(index, script.outcomes.iter().map(|o| outcome(o)).collect());
     }
     let mut config = CoordinatorConfig::default();
@@ -115,14 +123,30 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
         config.retry_delay_ms = r.delay_seconds as i64 * 1000;
         config.retry_multiplier = r.multiplier;
     }
-    let coordinator = Coordinator::with_config(InMemoryStore::new(), pipeline(subject, scenario), worker, config);
+    let coordinator = Coordinator::with_config(
+        InMemoryStore::new(),
+        pipeline(subject, scenario),
+        worker,
+        config,
+    );
     let mut host = ActionHost::new(coordinator);
     let c = host.coordinator_mut();
-    c.register_release(&local_release(TENANT, &identity, START_MS)).map_err(|e| e.to_string())?;
-    c.activate_release(TENANT, &identity.pipeline_id, &identity.release_version, START_MS)
+    c.register_release(&local_release(TENANT, &identity, START_MS))
         .map_err(|e| e.to_string())?;
+    c.activate_release(
+        TENANT,
+        &identity.pipeline_id,
+        &identity.release_version,
+        START_MS,
+    )
+    .map_err(|e| e.to_string())?;
 
-    let mut world = World::new(Engine::new(START_MS, seed), host, TENANT, scenario.faults.clone());
+    let mut world = World::new(
+        Engine::new(START_MS, seed),
+        host,
+        TENANT,
+        scenario.faults.clone(),
+    );
     world.deploy(
         identity,
         &subject.plan.machines.driver,
@@ -142,10 +166,23 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
     let identity = subject.plan.identity.clone();
     let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
 
-    for a in scenario.actions.iter().filter(|a| a.act == Do::CompleteBeforePark) {
-        world.hooks.complete_before_park = a.step.clone().or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
+    for a in scenario
+        .actions
+        .iter()
+        .filter(|a| a.act == Do::CompleteBeforePark)
+    {
+        world.hooks.complete_before_park = a
+            .step
+            .clone()
+            .or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
     }
-    let (execution_id, entries) = actors::submit(&mut world.host, TENANT, &identity.pipeline_id, FIRST_KEY, START_MS);
+    let (execution_id, entries) = actors::submit(
+        &mut world.host,
+        TENANT,
+        &identity.pipeline_id,
+        FIRST_KEY,
+        START_MS,
+    );
     world.push(entries);
     world.settle();
 
@@ -180,12 +217,20 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
             world.settle();
             continue;
         }
-        let pending_action = due.iter().zip(&done).filter(|(_, d)| !**d).filter_map(|(t, _)| *t).min();
+        let pending_action = due
+            .iter()
+            .zip(&done)
+            .filter(|(_, d)| !**d)
+            .filter_map(|(t, _)| *t)
+            .min();
         let unfired = done.iter().any(|d| !d);
         if !unfired && finished(&world, &exec) {
             break;
         }
-        let next = [world.next_event_ms(), pending_action].into_iter().flatten().min();
+        let next = [world.next_event_ms(), pending_action]
+            .into_iter()
+            .flatten()
+            .min();
         match next {
             Some(t) if t <= horizon => world.advance_to(t.max(now)),
             _ => break,
@@ -197,11 +242,24 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
     }
     let metrics = measure(&world, &exec);
     let unmet = check_expectations(scenario, &world, &exec, &metrics);
-    Ok(Run { scenario: scenario.clone(), world, identity, execution_id, metrics, unmet })
+    Ok(Run {
+        scenario: scenario.clone(),
+        subject: subject.clone(),
+        world,
+        identity,
+        execution_id,
+        metrics,
+        unmet,
+    })
 }
 
 fn record_status(world: &World, exec: &str) -> Option<TpfStatus> {
-    world.host.coordinator().status(TENANT, exec, world.now_ms()).ok().map(|r| r.status)
+    world
+        .host
+        .coordinator()
+        .status(TENANT, exec, world.now_ms())
+        .ok()
+        .map(|r| r.status)
 }
 
 /// Driver executions (all releases) whose input names this TPF execution, oldest first.
@@ -240,7 +298,14 @@ fn condition(world: &World, exec: &str, when: When, step: Option<&str>, nth: u32
                     .coordinator()
                     .status(TENANT, exec, world.now_ms())
                     .ok()
-                    .and_then(|r| world.host.coordinator().pipeline().step(r.current_step_index).map(|d| d.name == s))
+                    .and_then(|r| {
+                        world
+                            .host
+                            .coordinator()
+                            .pipeline()
+                            .step(r.current_step_index)
+                            .map(|d| d.name == s)
+                    })
                     .unwrap_or(false)
             });
             parks >= nth && at_step
@@ -257,12 +322,24 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
         }
         Do::CompleteAwaitTwice => {
             let mut e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
-            e.extend(actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer-retry"));
+            e.extend(actors::complete_await(
+                &mut world.host,
+                TENANT,
+                exec,
+                now,
+                "reviewer-retry",
+            ));
             world.push(e);
         }
         Do::CompleteBeforePark => {}
         Do::SubmitDuplicate => {
-            let (_, e) = actors::submit(&mut world.host, TENANT, &subject.plan.identity.pipeline_id, FIRST_KEY, now);
+            let (_, e) = actors::submit(
+                &mut world.host,
+                TENANT,
+                &subject.plan.identity.pipeline_id,
+                FIRST_KEY,
+                now,
+            );
             world.push(e);
         }
         Do::Redrive => {
@@ -271,15 +348,33 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
         }
         Do::ActivateNewRelease => {
             let Some(next) = subject.next_release.clone() else {
-                world.push(vec![Entry::Actor { at_ms: now, what: "no second release to activate".into() }]);
+                world.push(vec![Entry::Actor {
+                    at_ms: now,
+                    what: "no second release to activate".into(),
+                }]);
                 return;
             };
-            if let Err(e) = world.deploy(next.identity.clone(), &next.driver_name, next.driver, &next.sweeper_name, next.sweeper) {
-                world.push(vec![Entry::Actor { at_ms: now, what: format!("deploy of the new release failed: {e}") }]);
+            if let Err(e) = world.deploy(
+                next.identity.clone(),
+                &next.driver_name,
+                next.driver,
+                &next.sweeper_name,
+                next.sweeper,
+            ) {
+                world.push(vec![Entry::Actor {
+                    at_ms: now,
+                    what: format!("deploy of the new release failed: {e}"),
+                }]);
                 return;
             }
             let mut e = actors::activate(&mut world.host, TENANT, &next.identity, now);
-            let (_, s) = actors::submit(&mut world.host, TENANT, &next.identity.pipeline_id, "order-2", now);
+            let (_, s) = actors::submit(
+                &mut world.host,
+                TENANT,
+                &next.identity.pipeline_id,
+                "order-2",
+                now,
+            );
             e.extend(s);
             world.push(e);
         }
@@ -288,8 +383,15 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
                 .into_iter()
                 .find(|arn| world.engine.status(arn) == Some(ExecutionStatus::Running));
             let what = match running {
-                Some(arn) => match world.engine.stop_execution(&arn, Some("Operator.Abort"), Some("stopped in the console")) {
-                    Ok(_) => format!("operator aborts driver {}", arn.rsplit(':').next().unwrap_or("")),
+                Some(arn) => match world.engine.stop_execution(
+                    &arn,
+                    Some("Operator.Abort"),
+                    Some("stopped in the console"),
+                ) {
+                    Ok(_) => format!(
+                        "operator aborts driver {}",
+                        arn.rsplit(':').next().unwrap_or("")
+                    ),
                     Err(e) => format!("abort failed: {e}"),
                 },
                 None => "no running driver to abort".to_string(),
@@ -297,9 +399,17 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
             world.push(vec![Entry::Actor { at_ms: now, what }]);
         }
         Do::StartExtraDriver => {
-            let arn = world.releases.first().map(|r| r.driver_arn.clone()).unwrap_or_default();
-            let input = crate::bridge::BridgeAction::driver_input(TENANT, exec, &format!("{exec}-extra"));
-            let what = match world.engine.start_execution(&arn, &format!("{exec}-extra"), input) {
+            let arn = world
+                .releases
+                .first()
+                .map(|r| r.driver_arn.clone())
+                .unwrap_or_default();
+            let input =
+                crate::bridge::BridgeAction::driver_input(TENANT, exec, &format!("{exec}-extra"));
+            let what = match world
+                .engine
+                .start_execution(&arn, &format!("{exec}-extra"), input)
+            {
                 Ok(_) => "a faulty bridge starts a second driver".to_string(),
                 Err(e) => format!("extra driver not started: {e}"),
             };
@@ -312,7 +422,10 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
                 .find(|arn| world.engine.status(arn) == Some(ExecutionStatus::Failed));
             let what = match failed {
                 Some(arn) => match world.engine.redrive_execution(&arn) {
-                    Ok(_) => format!("operator redrives driver {} in the console", arn.rsplit(':').next().unwrap_or("")),
+                    Ok(_) => format!(
+                        "operator redrives driver {} in the console",
+                        arn.rsplit(':').next().unwrap_or("")
+                    ),
                     Err(e) => format!("console redrive refused: {e}"),
                 },
                 None => "no failed driver to redrive".to_string(),
@@ -367,27 +480,43 @@ pub fn measure(world: &World, exec: &str) -> Metrics {
 
 fn check_expectations(s: &Scenario, world: &World, exec: &str, m: &Metrics) -> Vec<String> {
     let mut unmet = Vec::new();
-    let record = world.host.coordinator().status(TENANT, exec, world.now_ms()).ok();
+    let record = world
+        .host
+        .coordinator()
+        .status(TENANT, exec, world.now_ms())
+        .ok();
     if let Some(want) = &s.expect.tpf_status {
-        let got = record.as_ref().map(|r| r.status.to_string()).unwrap_or_else(|| "missing".into());
+        let got = record
+            .as_ref()
+            .map(|r| r.status.to_string())
+            .unwrap_or_else(|| "missing".into());
         if &got != want {
             unmet.push(format!("expected TPF status {want}, got {got}"));
         }
     }
     if let Some(want) = &s.expect.error_code {
-        let got = record.as_ref().and_then(|r| r.error_code.clone()).unwrap_or_default();
+        let got = record
+            .as_ref()
+            .and_then(|r| r.error_code.clone())
+            .unwrap_or_default();
         if &got != want {
             unmet.push(format!("expected TPF errorCode {want}, got {got:?}"));
         }
     }
     if let Some(min) = s.expect.min_generations {
         if m.generations < min {
-            unmet.push(format!("expected at least {min} driver generations, got {}", m.generations));
+            unmet.push(format!(
+                "expected at least {min} driver generations, got {}",
+                m.generations
+            ));
         }
     }
     if let Some(want) = s.expect.lineages {
         if m.lineages != want {
-            unmet.push(format!("expected {want} driver lineage(s), got {}", m.lineages));
+            unmet.push(format!(
+                "expected {want} driver lineage(s), got {}",
+                m.lineages
+            ));
         }
     }
     unmet
