@@ -4,6 +4,7 @@
 //! prints reports and maps outcomes to exit codes (0 success, 1 findings or drift, 2 usage or
 //! input errors).
 
+pub mod aws;
 pub mod cli;
 pub mod cmd;
 pub mod exit;

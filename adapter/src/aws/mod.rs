@@ -1,0 +1,4 @@
+//! Everything that talks to AWS. Clients come from the standard AWS config chain (environment,
+//! profiles, `AWS_ENDPOINT_URL*`), with explicit overrides from the command line.
+
+pub mod client;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs and runs moto (the AWS emulator) on 127.0.0.1 for the tests that need real AWS APIs.
+#   scripts/moto.sh start   # installs into .tools/moto if needed, starts, enables SFN execution
+#   scripts/moto.sh stop
+#   scripts/moto.sh url     # prints the endpoint
+# The port comes from MOTO_PORT (default 5599). Nothing here reaches beyond loopback.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+port="${MOTO_PORT:-5599}"
+dir=.tools/moto
+pidfile=.tools/moto.pid
+url="http://127.0.0.1:$port"
+
+install() {
+  if [ ! -x "$dir/bin/moto_server" ]; then
+    command -v python3 >/dev/null || { echo "python3 is required to run moto" >&2; exit 1; }
+    echo "installing moto into $dir" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --target "$dir" \
+      'moto[stepfunctions,dynamodb,dynamodbstreams,sqs]==5.2.5' flask flask-cors >&2
+  fi
+}
+
+start() {
+  install
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    echo "$url"
+    return
+  fi
+  mkdir -p .tools
+  MOTO_PORT="$port" PYTHONPATH="$dir" nohup python3 "$dir/bin/moto_server" -H 127.0.0.1 -p "$port" \
+    >.tools/moto.log 2>&1 &
+  echo $! >"$pidfile"
+  for _ in $(seq 100); do
+    if curl -sf "$url/moto-api/" >/dev/null 2>&1; then
+      # Without this flag moto only pretends to run state machines.
+      curl -sf -X POST -H 'content-type: application/json' \
+        -d '{"stepfunctions":{"execute_state_machine":true}}' "$url/moto-api/config" >/dev/null
+      echo "$url"
+      return
+    fi
+    sleep 0.2
+  done
+  echo "moto did not start; see .tools/moto.log" >&2
+  cat .tools/moto.log >&2 || true
+  exit 1
+}
+
+stop() {
+  if [ -f "$pidfile" ]; then
+    kill "$(cat "$pidfile")" 2>/dev/null || true
+    rm -f "$pidfile"
+  fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  url) echo "$url" ;;
+  *) echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+esac
