@@ -17,7 +17,16 @@ cargo fmt --all -- --check
 step "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-step "unit, snapshot, golden and property tests"
+step "AWS emulator (moto) on 127.0.0.1"
+export TPF_SFN_MOTO_ENDPOINT
+TPF_SFN_MOTO_ENDPOINT=$(scripts/moto.sh start)
+trap 'scripts/moto.sh stop' EXIT
+# AWS clients in tests get an explicit endpoint, region and static credentials; these keep any
+# code path that still consults the default chain on loopback with fake credentials.
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+
+step "unit, snapshot, golden, property and emulator tests"
 INSTA_UPDATE=no cargo test --workspace --quiet
 
 step "second opinion: asl-validator over every compiled definition"
