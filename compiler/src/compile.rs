@@ -94,10 +94,10 @@ pub fn load_inputs(
 
 pub fn compile(input: &Input) -> Result<Output, Diagnostics> {
     let (loaded, mut plan, mut warnings) = load_inputs(input)?;
-    let renderer = Renderer::new()?;
+    let renderer = Renderer::shared()?;
 
-    plan.budget.max_iterations = size_loop(&renderer, &plan)?;
-    let driver = parse_rendered(DRIVER_FILE, &renderer.driver(&plan)?)?;
+    let mut driver = parse_rendered(DRIVER_FILE, &renderer.driver(&plan)?)?;
+    plan.budget.max_iterations = size_loop(&mut driver, &plan)?;
     let sweeper = parse_rendered(SWEEPER_FILE, &renderer.sweeper(&plan)?)?;
     let driver_text = asl::to_canonical_json(&driver);
     let sweeper_text = asl::to_canonical_json(&sweeper);
@@ -245,17 +245,17 @@ pub fn sweeper_options(plan: &DriverPlan) -> ValidateOptions {
     }
 }
 
-/// Finds the most loop iterations one generation can afford: render with one iteration, read
-/// the proven per-iteration and fixed costs, solve for the budget, then re-prove, stepping down
-/// if the bound's formula adds anything the estimate missed.
-fn size_loop(renderer: &Renderer, plan: &DriverPlan) -> Result<u32, Diagnostics> {
-    let mut trial = plan.clone();
-    trial.budget.max_iterations = 1;
+/// Finds the most loop iterations one generation can afford and sets them as the loop guard's
+/// limit. The driver is rendered once with a limit of 1; the validator's proven per-iteration
+/// and fixed costs do not depend on the limit, so the limit is solved for and written into the
+/// guard rule of the typed model (the one edit after rendering), then proven again.
+fn size_loop(driver: &mut StateMachine, plan: &DriverPlan) -> Result<u32, Diagnostics> {
     let opts = driver_options(plan);
-    let machine = parse_rendered(DRIVER_FILE, &renderer.driver(&trial)?)?;
-    let analysis = validate::analyze_history(&machine, &opts);
+    let analysis = validate::analyze_history(driver, &opts);
     let budget = u64::from(plan.budget.event_budget);
-    let (Some(per), fixed) = (analysis.per_iteration, analysis.fixed) else {
+    let (Some(per), fixed, Some(guard)) =
+        (analysis.per_iteration, analysis.fixed, analysis.loop_guard)
+    else {
         return Err(no_bound());
     };
     if per == 0 || fixed + 2 * per > budget {
@@ -269,15 +269,24 @@ fn size_loop(renderer: &Renderer, plan: &DriverPlan) -> Result<u32, Diagnostics>
     }
     let mut n = u32::try_from((budget - fixed) / per - 1).unwrap_or(u32::MAX);
     while n > 1 {
-        trial.budget.max_iterations = n;
-        let machine = parse_rendered(DRIVER_FILE, &renderer.driver(&trial)?)?;
-        match validate::analyze_history(&machine, &opts).max_events {
+        set_guard_limit(driver, &guard.state, n);
+        match validate::analyze_history(driver, &opts).max_events {
             Some(max) if max <= budget => return Ok(n),
             Some(_) => n -= 1,
             None => return Err(no_bound()),
         }
     }
     Ok(n)
+}
+
+fn set_guard_limit(driver: &mut StateMachine, guard: &str, limit: u32) {
+    if let Some(asl::State::Choice(c)) = driver.states.get_mut(guard) {
+        for rule in &mut c.choices {
+            if let Some(v) = rule.comparison.get_mut("NumericGreaterThanEquals") {
+                *v = serde_json::Value::from(limit);
+            }
+        }
+    }
 }
 
 fn no_bound() -> Diagnostics {

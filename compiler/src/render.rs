@@ -93,6 +93,17 @@ pub struct Renderer {
 }
 
 impl Renderer {
+    /// The process-wide renderer. Compiling the templates costs far more than rendering them, so
+    /// it happens once.
+    pub fn shared() -> Result<&'static Renderer, Diagnostic> {
+        static SHARED: std::sync::OnceLock<Result<Renderer, Diagnostic>> =
+            std::sync::OnceLock::new();
+        SHARED
+            .get_or_init(Renderer::new)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     pub fn new() -> Result<Renderer, Diagnostic> {
         let mut hb = Handlebars::new();
         hb.set_strict_mode(true);
@@ -252,8 +263,8 @@ fn context(plan: &DriverPlan) -> Value {
             id.pipeline_id, id.release_version, plan.binding.kind().as_str()
         ),
         "count_comment": format!(
-            "Counts loop iterations, the counter the history-budget proof reads. After {} iterations the driver continues as a new generation, which keeps one generation's history under {} events.",
-            plan.budget.max_iterations, plan.budget.event_budget
+            "Counts loop iterations, the counter the history-budget proof reads. The next state rolls over to a new generation when the count reaches the limit the compiler proved keeps one generation's history under {} events.",
+            plan.budget.event_budget
         ),
         "process_action": action(plan, "process-work-item", true, PROCESS_RESULT_FIELDS),
         "sweep_action": action(plan, "sweep-once", false, SWEEP_RESULT_FIELDS),

@@ -151,3 +151,37 @@ pub fn snapshot_file(name: &str) -> String {
         .collect();
     format!("{safe}.trace")
 }
+
+/// The same driver with every await state replaced by a fixed-interval poll (`Wait` then ask TPF
+/// again): what a driver without callback tokens would do. Used to put the parked driver's cost
+/// next to a polling one's, measured by the same interpreter on the same scenario.
+pub fn polling_variant(subject: &Subject, interval_seconds: u64) -> Subject {
+    use tpf_sfn_compiler::asl::{State, WaitState};
+    let mut s = subject.clone();
+    let awaits: Vec<String> = s
+        .driver
+        .states
+        .iter()
+        .filter(|(_, st)| matches!(st, State::Task(t) if t.resource.ends_with(".waitForTaskToken") && t.resource.contains("dynamodb")))
+        .map(|(n, _)| n.clone())
+        .collect();
+    for name in awaits {
+        let next = tpf_sfn_compiler::plan::states::COUNT.to_string();
+        s.driver.states.insert(
+            name,
+            State::Wait(WaitState {
+                comment: Some(format!("polls TPF every {interval_seconds} s")),
+                input_path: None,
+                output_path: None,
+                seconds: Some(interval_seconds),
+                seconds_path: None,
+                timestamp: None,
+                timestamp_path: None,
+                next: Some(next),
+                end: None,
+                extra: Default::default(),
+            }),
+        );
+    }
+    s
+}

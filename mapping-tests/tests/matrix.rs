@@ -16,9 +16,14 @@ fn examples() -> PathBuf {
 fn subject_for(contract: &Path, binding: BindingKind) -> Option<Subject> {
     let bytes = std::fs::read(contract).unwrap();
     let release_path = contract.with_file_name(
-        contract.file_name()?.to_str()?.replace(".pipeline-contract.json", ".pipeline-release.json"),
+        contract
+            .file_name()?
+            .to_str()?
+            .replace(".pipeline-contract.json", ".pipeline-release.json"),
     );
-    let release = release_path.exists().then(|| std::fs::read(&release_path).unwrap());
+    let release = release_path
+        .exists()
+        .then(|| std::fs::read(&release_path).unwrap());
     let input = Input {
         contract_file: "contract.json",
         contract: &bytes,
@@ -31,21 +36,39 @@ fn subject_for(contract: &Path, binding: BindingKind) -> Option<Subject> {
 
 fn hand_written() -> Vec<Scenario> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     paths.sort();
-    paths.iter().map(|p| Scenario::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap()).collect()
+    paths
+        .iter()
+        .map(|p| Scenario::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
 }
 
 #[test]
 fn every_example_contract_passes_the_matrix_under_every_binding() {
     let mut proven = 0;
-    let mut paths: Vec<_> = std::fs::read_dir(examples()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut paths: Vec<_> = std::fs::read_dir(examples())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     paths.sort();
-    for contract in paths.iter().filter(|p| p.to_string_lossy().ends_with(".pipeline-contract.json")) {
+    for contract in paths
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".pipeline-contract.json"))
+    {
         for binding in BindingKind::ALL {
             // Contracts the compiler rejects (the upstream fixture with no steps) have no driver.
-            let Some(subject) = subject_for(contract, binding) else { continue };
-            for r in proof::prove(&subject, &proof::scenarios(&subject, Vec::new()), proof::SEED) {
+            let Some(subject) = subject_for(contract, binding) else {
+                continue;
+            };
+            for r in proof::prove(
+                &subject,
+                &proof::scenarios(&subject, Vec::new()),
+                proof::SEED,
+            ) {
                 assert!(
                     r.passed(),
                     "{} [{binding:?}] {}: {:?} {:?} {:?}",
@@ -64,33 +87,66 @@ fn every_example_contract_passes_the_matrix_under_every_binding() {
 
 #[test]
 fn hand_written_scenarios_run_like_derived_ones() {
-    let subject = subject_for(&examples().join("restaurant-approval.pipeline-contract.json"), BindingKind::Http).unwrap();
+    let subject = subject_for(
+        &examples().join("restaurant-approval.pipeline-contract.json"),
+        BindingKind::Http,
+    )
+    .unwrap();
     let scenarios = hand_written();
     assert!(scenarios.len() >= 3);
     for r in proof::prove(&subject, &scenarios, proof::SEED) {
-        assert!(r.passed(), "{}: {:?} {:?} {:?}\n{}", r.name, r.error, r.unmet_expectations, r.violations, r.trace);
+        assert!(
+            r.passed(),
+            "{}: {:?} {:?} {:?}\n{}",
+            r.name,
+            r.error,
+            r.unmet_expectations,
+            r.violations,
+            r.trace
+        );
     }
 }
 
 #[test]
 fn restaurant_traces_per_binding_and_scenario() {
     for binding in BindingKind::ALL {
-        let subject = subject_for(&examples().join("restaurant-approval.pipeline-contract.json"), binding).unwrap();
+        let subject = subject_for(
+            &examples().join("restaurant-approval.pipeline-contract.json"),
+            binding,
+        )
+        .unwrap();
         let mut scenarios = proof::scenarios(&subject, hand_written());
         // The rollover trace is hundreds of identical iterations; its shape is pinned by the
         // metrics line of the other snapshots and by the invariant checks.
         scenarios.retain(|s| s.name != "history-rollover");
         for r in proof::prove(&subject, &scenarios, proof::SEED) {
-            insta::assert_snapshot!(format!("restaurant-{}-{}", binding.as_str(), r.name.replace(['/', ' '], "_")), r.snapshot());
+            insta::assert_snapshot!(
+                format!(
+                    "restaurant-{}-{}",
+                    binding.as_str(),
+                    r.name.replace(['/', ' '], "_")
+                ),
+                r.snapshot()
+            );
         }
     }
 }
 
 #[test]
 fn the_same_seed_gives_the_same_trace() {
-    let subject = subject_for(&examples().join("restaurant-approval.pipeline-contract.json"), BindingKind::Queue).unwrap();
+    let subject = subject_for(
+        &examples().join("restaurant-approval.pipeline-contract.json"),
+        BindingKind::Queue,
+    )
+    .unwrap();
     let scenarios = proof::scenarios(&subject, Vec::new());
-    let a: Vec<String> = proof::prove(&subject, &scenarios, 11).into_iter().map(|r| r.snapshot()).collect();
-    let b: Vec<String> = proof::prove(&subject, &scenarios, 11).into_iter().map(|r| r.snapshot()).collect();
+    let a: Vec<String> = proof::prove(&subject, &scenarios, 11)
+        .into_iter()
+        .map(|r| r.snapshot())
+        .collect();
+    let b: Vec<String> = proof::prove(&subject, &scenarios, 11)
+        .into_iter()
+        .map(|r| r.snapshot())
+        .collect();
     assert_eq!(a, b);
 }

@@ -22,6 +22,10 @@ impl Formatter for GsonFormatter {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
+        // Almost no text holds these two characters: skip the per-character scan then.
+        if !fragment.contains(['\u{2028}', '\u{2029}']) {
+            return writer.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             let escape = match c {
@@ -52,20 +56,58 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Feeds serialised bytes straight into the digest, so a large contract is hashed without
+/// building its compact text (or a copy of the document) in memory first.
+struct DigestWriter(Sha256);
+
+impl io::Write for DigestWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn digest_of<T: Serialize>(value: &T) -> String {
+    // The serializer writes many tiny pieces; batching them keeps the digest's per-call cost low.
+    let mut w = io::BufWriter::with_capacity(16 * 1024, DigestWriter(Sha256::new()));
+    let mut ser = serde_json::Serializer::with_formatter(&mut w, GsonFormatter);
+    // Serialising JSON values into a digest cannot fail: keys are strings, numbers finite.
+    let _ = value.serialize(&mut ser);
+    match w.into_inner() {
+        Ok(d) => hex::encode(d.0.finalize()),
+        Err(_) => String::new(),
+    }
+}
+
 /// Bare hex sha256 of the Gson-compact JSON of `value` (catalogue and definition fingerprints).
 pub fn fingerprint(value: &Value) -> String {
-    sha256_hex(&gson_compact(value))
+    digest_of(value)
+}
+
+/// The document minus the two keys the hash does not cover, in document order.
+struct WithoutHashKeys<'a>(&'a Map<String, Value>);
+
+impl Serialize for WithoutHashKeys<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in self.0 {
+            if k != "contractVersion" && k != "contractHash" {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.end()
+    }
 }
 
 /// `contractHash` of a contract document: drop `contractVersion` and `contractHash`, keep the
 /// remaining keys in document order, hash the compact JSON.
 pub fn contract_hash(document: &Map<String, Value>) -> String {
-    let without: Map<String, Value> = document
-        .iter()
-        .filter(|(k, _)| k.as_str() != "contractVersion" && k.as_str() != "contractHash")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    fingerprint(&Value::Object(without))
+    digest_of(&WithoutHashKeys(document))
 }
 
 /// The `contractVersion` TPF derives from a hash.
