@@ -241,3 +241,113 @@ fn completions_are_generated() {
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("tpf-sfn"));
 }
+
+#[test]
+fn simulate_runs_the_bundled_restaurant_sample() {
+    let o = tpf_sfn(&["simulate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("→ Await Restaurant Decision"), "{t}");
+    assert!(t.contains("all 14 invariant checks hold"), "{t}");
+
+    let o = tpf_sfn(&["simulate", "--scenario", "no-such-scenario"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("UNKNOWN_SCENARIO"));
+}
+
+#[test]
+fn mapping_test_is_a_ci_gate_with_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let snaps = dir.path().join("traces");
+    let snaps_s = snaps.display().to_string();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--snapshots",
+        &snaps_s,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(snaps.join("happy-path.trace").is_file());
+
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--snapshots",
+        &snaps_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    std::fs::write(snaps.join("happy-path.trace"), "stale\n").unwrap();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--snapshots",
+        &snaps_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("snapshot differs: happy-path.trace"));
+
+    let o = tpf_sfn(&["mapping-test", &contract, "--check"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--check without --snapshots is a usage error"
+    );
+}
+
+#[test]
+fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let out = dir.path().display().to_string();
+    assert_eq!(
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
+            .status
+            .code(),
+        Some(0)
+    );
+    let path = dir.path().join("driver.asl.json");
+    let mut driver: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    driver["States"]["Await Restaurant Decision"] =
+        serde_json::json!({"Type": "Wait", "Seconds": 30, "Next": "Count loop iteration"});
+    std::fs::write(&path, serde_json::to_string_pretty(&driver).unwrap()).unwrap();
+
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--driver",
+        &path.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("invariant parks-without-polling violated"),
+        "{t}"
+    );
+    assert!(t.contains("FAIL happy-path"), "{t}");
+
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--driver",
+        &path.display().to_string(),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["passed"], false);
+}

@@ -7,19 +7,10 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_mapping::proof::{self, RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_mapping::proof;
 
 fn main() {
-    let input = Input {
-        contract_file: "restaurant-approval.pipeline-contract.json",
-        contract: RESTAURANT_CONTRACT,
-        release: Some((
-            "restaurant-approval.pipeline-release.json",
-            RESTAURANT_RELEASE,
-        )),
-        ..Input::default()
-    };
+    let input = proof::restaurant_input();
     let subject = proof::subject(&input, None).expect("restaurant compiles");
     let scenarios = proof::scenarios(&subject, Vec::new());
 

@@ -18,6 +18,19 @@ pub const RESTAURANT_CONTRACT: &[u8] =
 pub const RESTAURANT_RELEASE: &[u8] =
     include_bytes!("../../examples/contracts/restaurant-approval.pipeline-release.json");
 
+/// Compiler input for the bundled restaurant sample with the default configuration.
+pub fn restaurant_input() -> Input<'static> {
+    Input {
+        contract_file: "restaurant-approval.pipeline-contract.json",
+        contract: RESTAURANT_CONTRACT,
+        release: Some((
+            "restaurant-approval.pipeline-release.json",
+            RESTAURANT_RELEASE,
+        )),
+        ..Input::default()
+    }
+}
+
 /// Seed for jitter and ids: the same seed gives the same traces.
 pub const SEED: u64 = 7;
 

@@ -3,20 +3,11 @@
 
 use serde_json::{json, Value};
 use tpf_sfn_compiler::asl;
-use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_mapping::proof::{self, RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::scenario::{matrix, Scenario, Subject};
 
 fn subject() -> Subject {
-    let input = Input {
-        contract_file: "restaurant-approval.pipeline-contract.json",
-        contract: RESTAURANT_CONTRACT,
-        release: Some((
-            "restaurant-approval.pipeline-release.json",
-            RESTAURANT_RELEASE,
-        )),
-        ..Input::default()
-    };
+    let input = proof::restaurant_input();
     proof::subject(&input, None).expect("restaurant compiles")
 }
 

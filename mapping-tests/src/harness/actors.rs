@@ -8,7 +8,8 @@ use crate::tpf::actions::ActionHost;
 use crate::tpf::coordinator::{AwaitCompletion, SubmitRequest};
 use crate::tpf::store::InMemoryStore;
 
-fn records_since(host: &ActionHost<InMemoryStore>, from: usize) -> Vec<Entry> {
+/// TPF record changes committed since log position `from`, as trace entries.
+pub(crate) fn records_since(host: &ActionHost<InMemoryStore>, from: usize) -> Vec<Entry> {
     host.coordinator().log().transitions()[from..]
         .iter()
         .map(|t| Entry::Record {

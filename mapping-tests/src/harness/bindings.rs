@@ -86,20 +86,8 @@ impl Bindings<'_> {
         self.host.coordinator().log().transitions().len()
     }
 
-    /// Record entries committed since `from`, as trace entries.
     fn records_since(&self, from: usize) -> Vec<Entry> {
-        self.host.coordinator().log().transitions()[from..]
-            .iter()
-            .map(|t| Entry::Record {
-                at_ms: t.at_ms,
-                execution_id: t.execution_id.clone(),
-                version: t.version,
-                status: t.status.to_string(),
-                step: t.step_index,
-                attempt: t.attempt,
-                cause: t.cause.to_string(),
-            })
-            .collect()
+        super::actors::records_since(self.host, from)
     }
 
     /// Calls TPF once. Missing identity fields are sent as empty strings: TPF compares the

@@ -2,69 +2,15 @@
 //!
 //! TPF derives await unit ids and correlation ids with Java's `UUID.nameUUIDFromBytes`
 //! (`RT/awaitable/AwaitCoordinator.deriveUnitId`), a type-3 (MD5) UUID. The drivers and the
-//! DynamoDB bridge key wakeups by those ids, so the model must mint the very same strings; MD5 is
-//! small enough to carry here instead of adding a crate.
+//! DynamoDB bridge key wakeups by those ids, so the model must mint the very same strings; MD5 comes
+//! from the `md-5` crate the interpreter's `States.Hash` already uses.
 
 use sha2::{Digest, Sha256};
 
 /// MD5 (RFC 1321). Only used for name-based UUIDs, never for security.
 pub fn md5(input: &[u8]) -> [u8; 16] {
-    const SHIFTS: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
-        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
-        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ];
-    let mut k = [0u32; 64];
-    for (i, slot) in k.iter_mut().enumerate() {
-        // RFC 1321 defines the table as floor(|sin(i + 1)| * 2^32); f64 computes it exactly.
-        *slot = (((i + 1) as f64).sin().abs() * 4_294_967_296.0) as u32;
-    }
-    let mut state: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
-    let mut message = input.to_vec();
-    let bit_len = (input.len() as u64).wrapping_mul(8);
-    message.push(0x80);
-    while message.len() % 64 != 56 {
-        message.push(0);
-    }
-    message.extend_from_slice(&bit_len.to_le_bytes());
-    for chunk in message.chunks_exact(64) {
-        let mut words = [0u32; 16];
-        for (i, word) in words.iter_mut().enumerate() {
-            *word = u32::from_le_bytes([
-                chunk[i * 4],
-                chunk[i * 4 + 1],
-                chunk[i * 4 + 2],
-                chunk[i * 4 + 3],
-            ]);
-        }
-        let [mut a, mut b, mut c, mut d] = state;
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let rotated = a
-                .wrapping_add(f)
-                .wrapping_add(k[i])
-                .wrapping_add(words[g])
-                .rotate_left(SHIFTS[i]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(rotated);
-        }
-        state[0] = state[0].wrapping_add(a);
-        state[1] = state[1].wrapping_add(b);
-        state[2] = state[2].wrapping_add(c);
-        state[3] = state[3].wrapping_add(d);
-    }
-    let mut out = [0u8; 16];
-    for (i, word) in state.iter().enumerate() {
-        out[i * 4..i * 4 + 4].copy_from_slice(&word.to_le_bytes());
-    }
-    out
+    use md5::Digest as _;
+    md5::Md5::digest(input).into()
 }
 
 /// Java's `UUID.nameUUIDFromBytes(name.getBytes(UTF_8)).toString()`.
