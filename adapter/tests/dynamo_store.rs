@@ -42,7 +42,8 @@ fn fresh_store(rt: &Runtime, client: &aws_sdk_dynamodb::Client) -> DynamoStore {
         N.fetch_add(1, Ordering::Relaxed)
     );
     let names = TableNames::with_prefix(&prefix);
-    rt.block_on(create_all(client, &names)).expect("create tables");
+    rt.block_on(create_all(client, &names))
+        .expect("create tables");
     DynamoStore::new(client.clone(), names, rt.handle().clone())
 }
 
@@ -138,8 +139,14 @@ fn restaurant_trace_on_dynamo_reads_back_with_tpf_attribute_names() {
             client
                 .get_item()
                 .table_name(&tables.execution)
-                .key("tenant_id", aws_sdk_dynamodb::types::AttributeValue::S(TENANT.into()))
-                .key("execution_id", aws_sdk_dynamodb::types::AttributeValue::S(id.clone()))
+                .key(
+                    "tenant_id",
+                    aws_sdk_dynamodb::types::AttributeValue::S(TENANT.into()),
+                )
+                .key(
+                    "execution_id",
+                    aws_sdk_dynamodb::types::AttributeValue::S(id.clone()),
+                )
                 .send(),
         )
         .unwrap();
@@ -184,7 +191,10 @@ fn tables_create_is_idempotent_and_enables_streams() {
     assert_eq!(first.len(), 7);
     assert!(first.iter().all(|t| t.created));
     let second = rt.block_on(create_all(&client, &names)).unwrap();
-    assert!(second.iter().all(|t| !t.created), "second run creates nothing");
+    assert!(
+        second.iter().all(|t| !t.created),
+        "second run creates nothing"
+    );
     for (table, streamed) in [
         (&names.execution, true),
         (&names.wakeup, true),

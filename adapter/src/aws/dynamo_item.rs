@@ -52,7 +52,13 @@ pub fn n(value: i64) -> AttributeValue {
 
 /// `len:a:len:b`, TPF's scoped index keys.
 fn scoped(tenant_id: &str, value: &str) -> String {
-    format!("{}:{}:{}:{}", tenant_id.len(), tenant_id, value.len(), value)
+    format!(
+        "{}:{}:{}:{}",
+        tenant_id.len(),
+        tenant_id,
+        value.len(),
+        value
+    )
 }
 
 /// Pending and deadline index attributes, removed on a terminal transition.

@@ -13,7 +13,9 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Put, ReturnValue, TransactWriteItem,
+};
 use aws_sdk_dynamodb::Client;
 use serde_json::Value;
 use tokio::runtime::Handle;
@@ -24,8 +26,7 @@ use tpf_sfn_mapping::tpf::store::{
 };
 use tpf_sfn_mapping::tpf::{
     AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord, AwaitUnitStatus, DynamoItem,
-    ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseActivationEvent,
-    ReleaseStatus,
+    ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseActivationEvent, ReleaseStatus,
 };
 
 use super::dynamo_item::{
@@ -114,7 +115,8 @@ fn decode<T: DynamoItem>(item: &SdkItem) -> StoreResult<T> {
 }
 
 const TTL_OK: &str = "(attribute_not_exists(#ttl_epoch_s) OR #ttl_epoch_s > :now_s)";
-const EXECUTION_REMOVE_OUTCOME: &str = "#result_payload_json, #error_code, #error_message, #lease_owner";
+const EXECUTION_REMOVE_OUTCOME: &str =
+    "#result_payload_json, #error_code, #error_message, #lease_owner";
 
 /// `DynamoExecutionStateStore.truncate`.
 fn truncate_error(message: &str) -> String {
@@ -153,7 +155,11 @@ impl DynamoStore {
     }
 
     fn get(&self, table: &str, key: Vec<(&str, AttributeValue)>) -> StoreResult<Option<SdkItem>> {
-        let mut request = self.client.get_item().table_name(table).consistent_read(true);
+        let mut request = self
+            .client
+            .get_item()
+            .table_name(table)
+            .consistent_read(true);
         for (name, value) in key {
             request = request.key(name, value);
         }
@@ -301,11 +307,16 @@ impl DynamoStore {
     }
 
     fn execution_key(tenant_id: &str, execution_id: &str) -> Vec<(&'static str, AttributeValue)> {
-        vec![("tenant_id", s(tenant_id)), ("execution_id", s(execution_id))]
+        vec![
+            ("tenant_id", s(tenant_id)),
+            ("execution_id", s(execution_id)),
+        ]
     }
 
     /// The shape of every conditional execution write: row exists, TTL live, `condition`; then
     /// `version + 1` and `updated_at` on top of `set`.
+    // The arguments are the parts of one UpdateItem; bundling them would only rename them.
+    #[allow(clippy::too_many_arguments)]
     fn update_execution(
         &self,
         tenant_id: &str,
@@ -338,7 +349,12 @@ impl DynamoStore {
         )
     }
 
-    fn execution_by_key(&self, tenant_id: &str, execution_key: &str, now_ms: i64) -> StoreResult<Option<ExecutionRecord>> {
+    fn execution_by_key(
+        &self,
+        tenant_id: &str,
+        execution_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>> {
         let scoped = ids::scoped_execution_key(tenant_id, execution_key);
         let Some(key_row) = self.get(
             &self.tables.execution_key,
@@ -378,7 +394,10 @@ impl DynamoStore {
         )
     }
 
-    fn interaction_by_lookup(&self, lookup_key: String) -> StoreResult<Option<AwaitInteractionRecord>> {
+    fn interaction_by_lookup(
+        &self,
+        lookup_key: String,
+    ) -> StoreResult<Option<AwaitInteractionRecord>> {
         let Some(row) = self.get(
             &self.tables.await_interaction_key,
             vec![("lookup_key", s(lookup_key))],
@@ -399,12 +418,19 @@ impl DynamoStore {
             ("lookup_key".to_owned(), s(key)),
             ("lookup_kind".to_owned(), s(kind)),
             ("tenant_id".to_owned(), s(record.tenant_id.clone())),
-            ("interaction_id".to_owned(), s(record.interaction_id.clone())),
+            (
+                "interaction_id".to_owned(),
+                s(record.interaction_id.clone()),
+            ),
             ("ttl_epoch_s".to_owned(), n(record.ttl_epoch_s)),
         ])
     }
 
-    fn latest_activation(&self, tenant_id: &str, pipeline_id: &str) -> StoreResult<Option<ReleaseActivationEvent>> {
+    fn latest_activation(
+        &self,
+        tenant_id: &str,
+        pipeline_id: &str,
+    ) -> StoreResult<Option<ReleaseActivationEvent>> {
         let rows = self.query_all(
             &self.tables.release,
             None,
@@ -419,7 +445,12 @@ impl DynamoStore {
         rows.first().map(decode).transpose()
     }
 
-    fn release_row(&self, tenant_id: &str, pipeline_id: &str, release_version: &str) -> StoreResult<Option<PipelineReleaseRecord>> {
+    fn release_row(
+        &self,
+        tenant_id: &str,
+        pipeline_id: &str,
+        release_version: &str,
+    ) -> StoreResult<Option<PipelineReleaseRecord>> {
         self.get(
             &self.tables.release,
             vec![
@@ -438,7 +469,9 @@ impl ExecutionStore for DynamoStore {
         &self,
         cmd: &CreateExecutionCommand,
     ) -> StoreResult<CreateOrGet<ExecutionRecord>> {
-        if let Some(record) = self.execution_by_key(&cmd.tenant_id, &cmd.execution_key, cmd.now_ms)? {
+        if let Some(record) =
+            self.execution_by_key(&cmd.tenant_id, &cmd.execution_key, cmd.now_ms)?
+        {
             return Ok(CreateOrGet {
                 record,
                 duplicate: true,
@@ -472,7 +505,10 @@ impl ExecutionStore for DynamoStore {
         let key_item = HashMap::from([
             (
                 "tenant_execution_key".to_owned(),
-                s(ids::scoped_execution_key(&cmd.tenant_id, &cmd.execution_key)),
+                s(ids::scoped_execution_key(
+                    &cmd.tenant_id,
+                    &cmd.execution_key,
+                )),
             ),
             ("tenant_id".to_owned(), s(cmd.tenant_id.clone())),
             ("execution_id".to_owned(), s(cmd.execution_id.clone())),
@@ -522,7 +558,11 @@ impl ExecutionStore for DynamoStore {
         execution_id: &str,
         now_ms: i64,
     ) -> StoreResult<Option<ExecutionRecord>> {
-        let Some(item) = self.get(&self.tables.execution, Self::execution_key(tenant_id, execution_id))? else {
+        let Some(item) = self.get(
+            &self.tables.execution,
+            Self::execution_key(tenant_id, execution_id),
+        )?
+        else {
             return Ok(None);
         };
         let record: ExecutionRecord = decode(&item)?;
@@ -822,7 +862,10 @@ const CLAIMABLE: &str = "#next_due_epoch_ms <= :now AND (attribute_not_exists(#l
 fn claimable_values() -> Vec<(&'static str, AttributeValue)> {
     vec![
         (":succeeded", status(ExecutionStatus::Succeeded)),
-        (":waiting_external", status(ExecutionStatus::WaitingExternal)),
+        (
+            ":waiting_external",
+            status(ExecutionStatus::WaitingExternal),
+        ),
         (":failed", status(ExecutionStatus::Failed)),
         (":dlq", status(ExecutionStatus::Dlq)),
     ]
@@ -1107,7 +1150,11 @@ impl AwaitStore for DynamoStore {
 
     /// The deadline index: `query_deadline_key = "active" AND query_deadline_sort <= "%019d(now)~"`,
     /// then TPF's non-terminal / TTL filter.
-    fn find_timed_out(&self, now_ms: i64, limit: usize) -> StoreResult<Vec<AwaitInteractionRecord>> {
+    fn find_timed_out(
+        &self,
+        now_ms: i64,
+        limit: usize,
+    ) -> StoreResult<Vec<AwaitInteractionRecord>> {
         let rows = self.query_all(
             &self.tables.await_interaction,
             Some(GSI_PENDING_BY_DEADLINE),
@@ -1131,9 +1178,16 @@ impl AwaitStore for DynamoStore {
             }
         }
         found.sort_by(|a, b| {
-            deadline_sort(a.deadline_epoch_ms.unwrap_or(0), &a.tenant_id, &a.interaction_id).cmp(
-                &deadline_sort(b.deadline_epoch_ms.unwrap_or(0), &b.tenant_id, &b.interaction_id),
+            deadline_sort(
+                a.deadline_epoch_ms.unwrap_or(0),
+                &a.tenant_id,
+                &a.interaction_id,
             )
+            .cmp(&deadline_sort(
+                b.deadline_epoch_ms.unwrap_or(0),
+                &b.tenant_id,
+                &b.interaction_id,
+            ))
         });
         found.truncate(limit);
         Ok(found)
@@ -1181,7 +1235,11 @@ impl ReleaseRegistry for DynamoStore {
             return Ok(stored);
         }
         let existing = self
-            .release_row(&release.tenant_id, &release.pipeline_id, &release.release_version)?
+            .release_row(
+                &release.tenant_id,
+                &release.pipeline_id,
+                &release.release_version,
+            )?
             .ok_or_else(|| {
                 RegistryError::Store(StoreError("release row refused but unreadable".into()))
             })?;

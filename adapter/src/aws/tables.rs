@@ -207,7 +207,12 @@ pub async fn existing_tables(client: &Client) -> Result<Vec<String>, String> {
             .set_exclusive_start_table_name(start.take())
             .send()
             .await
-            .map_err(|e| format!("ListTables: {}", aws_sdk_dynamodb::error::DisplayErrorContext(&e)))?;
+            .map_err(|e| {
+                format!(
+                    "ListTables: {}",
+                    aws_sdk_dynamodb::error::DisplayErrorContext(&e)
+                )
+            })?;
         names.extend(page.table_names().iter().cloned());
         match page.last_evaluated_table_name() {
             Some(last) => start = Some(last.to_owned()),

@@ -73,7 +73,11 @@ fn serve<S: HostStore>(
             })
             .map_err(|e| Failure::Service(format!("error[ACTIVATE]: tenant {tenant}: {e}")))?;
     }
-    let state = Arc::new(HostState::new(ActionHost::new(coordinator), token, system_clock));
+    let state = Arc::new(HostState::new(
+        ActionHost::new(coordinator),
+        token,
+        system_clock,
+    ));
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await

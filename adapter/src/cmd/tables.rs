@@ -27,7 +27,11 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::Service(format!("error[RUNTIME]: cannot start the async runtime: {e}")))
+        .map_err(|e| {
+            Failure::Service(format!(
+                "error[RUNTIME]: cannot start the async runtime: {e}"
+            ))
+        })
 }
 
 pub fn create(args: &TablesCreateArgs) -> CmdResult {
@@ -38,8 +42,7 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
         let client = aws_sdk_dynamodb::Client::new(&config);
         create_all(&client, &names).await
     });
-    let outcomes =
-        outcomes.map_err(|e| Failure::Service(format!("error[DYNAMODB]: {e}")))?;
+    let outcomes = outcomes.map_err(|e| Failure::Service(format!("error[DYNAMODB]: {e}")))?;
     match args.format {
         Format::Text => {
             for o in &outcomes {

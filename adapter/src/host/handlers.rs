@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tpf_sfn_mapping::tpf::{
     ActionError, ActionHost, AwaitCompletion, AwaitInteractionRecord, CoordinatorError,
-    ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ProcessWorkItemRequest,
-    ReleaseStatus, SubmitRequest, SweepOnceRequest,
+    ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ProcessWorkItemRequest, ReleaseStatus,
+    SubmitRequest, SweepOnceRequest,
 };
 
 use super::{auth, HostState, HostStore};
@@ -143,7 +143,10 @@ pub async fn sweep_once<S: HostStore>(
 ) -> ApiResult {
     check_auth(&state, &headers)?;
     let req: SweepOnceRequest = parse(&body)?;
-    run(state, move |host, now| Ok(host.sweep_once(&req, now)?.to_json())).await
+    run(state, move |host, now| {
+        Ok(host.sweep_once(&req, now)?.to_json())
+    })
+    .await
 }
 
 // --- control plane ---
@@ -175,7 +178,9 @@ pub async fn submit<S: HostStore>(
     tenant(&tenant_id)?;
     let req: SubmitBody = parse(&body)?;
     if !matches!(req.input_shape.as_str(), "UNI" | "MULTI" | "RAW") {
-        return Err(ApiError::bad_request("inputShape must be UNI, MULTI or RAW"));
+        return Err(ApiError::bad_request(
+            "inputShape must be UNI, MULTI or RAW",
+        ));
     }
     if req.pipeline_id.trim().is_empty() {
         return Err(ApiError::bad_request("pipelineId is required"));
@@ -477,7 +482,9 @@ fn release_from_descriptor(
             )));
         }
         if !field("digest")?.starts_with("sha256:") {
-            return Err(ApiError::bad_request("artifact digest must start with sha256:"));
+            return Err(ApiError::bad_request(
+                "artifact digest must start with sha256:",
+            ));
         }
     }
     let primary = &artifacts[0];
@@ -534,9 +541,12 @@ pub async fn activate_release<S: HostStore>(
     check_auth(&state, &headers)?;
     tenant(&tenant_id)?;
     run(state, move |host, now| {
-        let active =
-            host.coordinator_mut()
-                .activate_release(&tenant_id, &pipeline_id, &release_version, now)?;
+        let active = host.coordinator_mut().activate_release(
+            &tenant_id,
+            &pipeline_id,
+            &release_version,
+            now,
+        )?;
         release_json(&active)
     })
     .await

@@ -72,20 +72,15 @@ pub fn load(
         .contract
         .steps
         .iter()
-        .map(|s| {
-            match subject
-                .plan
-                .awaits
-                .iter()
-                .find(|a| a.step_index == s.index)
-            {
+        .map(
+            |s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
                 Some(a) if a.itemized => {
                     StepDef::await_itemized(&s.authored_name, 1, await_timeout_ms)
                 }
                 Some(_) => StepDef::await_scalar(&s.authored_name, await_timeout_ms),
                 None => StepDef::internal(&s.authored_name),
-            }
-        })
+            },
+        )
         .collect();
     let identity = subject.plan.identity.clone();
     let mut worker = ScriptedWorker::new(identity.clone());

@@ -41,7 +41,9 @@ pub async fn request(
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     assert!(
-        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
         "this client reads only content-length bodies: {head}"
     );
     let body = serde_json::from_str(payload).unwrap_or(Value::Null);

@@ -9,9 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 use tpf_sfn_compiler::release::Identity;
 
-use super::{
-    AwaitStore, CreateExecutionCommand, ExecutionStore, RegistryError, ReleaseRegistry,
-};
+use super::{AwaitStore, CreateExecutionCommand, ExecutionStore, RegistryError, ReleaseRegistry};
 use crate::tpf::coordinator::local_release;
 use crate::tpf::ids;
 use crate::tpf::records::{
@@ -31,7 +29,10 @@ type Case<S> = (&'static str, fn(&S));
 /// The cases, by name.
 pub fn cases<S: Store>() -> Vec<Case<S>> {
     vec![
-        ("claim_lease_follows_tpf_conditions", claim_lease_follows_tpf_conditions::<S>),
+        (
+            "claim_lease_follows_tpf_conditions",
+            claim_lease_follows_tpf_conditions::<S>,
+        ),
         (
             "mark_await_completed_has_no_version_check_but_needs_the_unit",
             mark_await_completed_has_no_version_check_but_needs_the_unit::<S>,
@@ -581,14 +582,20 @@ pub fn unit_item_counting_is_idempotent_and_completes_when_ready<S: Store>(store
             .is_none(),
         "terminal"
     );
-    assert!(store.mark_dispatch_complete("t", "u", 3, NOW).unwrap().is_none());
+    assert!(store
+        .mark_dispatch_complete("t", "u", 3, NOW)
+        .unwrap()
+        .is_none());
     // Existence-only writes.
     let timed_out = store
         .mark_unit_terminal("t", "u", AwaitUnitStatus::TimedOut, NOW)
         .unwrap()
         .unwrap();
     assert_eq!(timed_out.status, AwaitUnitStatus::TimedOut);
-    assert!(store.mark_unit_completed("t", "nope", NOW).unwrap().is_none());
+    assert!(store
+        .mark_unit_completed("t", "nope", NOW)
+        .unwrap()
+        .is_none());
     let mut scalar = unit();
     scalar.unit_id = "s".into();
     scalar.primary_interaction_id = Some("i1".into());
