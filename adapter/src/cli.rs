@@ -63,6 +63,8 @@ pub enum Command {
     },
     /// Run the reference action host: Action API v1 plus TPF's control-plane and admin routes.
     Serve(ServeArgs),
+    /// Run the wakeup bridge: DynamoDB Streams of TPF's execution table and the wakeup table → driver starts and wakeups.
+    Bridge(BridgeArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -245,6 +247,27 @@ pub struct ServeArgs {
     /// as TPF's local release activation does for tenant `default`.
     #[arg(long = "activate-tenant", value_name = "TENANT")]
     pub activate_tenants: Vec<String>,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BridgeArgs {
+    /// Driver machine ARN prefix, e.g. `arn:aws:states:us-east-1:123456789012:stateMachine:`;
+    /// the machine name is the compiler's deterministic driver name for the pinned release.
+    #[arg(long)]
+    pub machine_arn_prefix: String,
+    /// The compiler's `name_prefix` the drivers were compiled with.
+    #[arg(long, default_value = "tpf")]
+    pub name_prefix: String,
+    /// Pause between passes.
+    #[arg(long, default_value_t = 1000)]
+    pub interval_ms: u64,
+    /// One pass over both streams, then exit (non-zero if it failed).
+    #[arg(long)]
+    pub once: bool,
     #[command(flatten)]
     pub tables: TableArgs,
     #[command(flatten)]

@@ -5,6 +5,7 @@
 //! input errors).
 
 pub mod aws;
+pub mod bridge;
 pub mod cli;
 pub mod cmd;
 pub mod exit;
@@ -44,6 +45,7 @@ where
             command: cli::TablesCommand::Create(a),
         } => cmd::tables::create(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Bridge(a) => cmd::bridge::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,

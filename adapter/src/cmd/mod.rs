@@ -1,3 +1,4 @@
+pub mod bridge;
 pub mod compile;
 pub mod graph;
 pub mod init;
