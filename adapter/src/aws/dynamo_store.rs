@@ -1207,10 +1207,13 @@ impl AwaitStore for DynamoStore {
             None,
         )?;
         let mut found = Vec::new();
-        for row in rows.iter().take(limit) {
+        for row in &rows {
             let record: AwaitInteractionRecord = decode(row)?;
             if !record.status.terminal() {
                 found.push(record);
+            }
+            if found.len() >= limit {
+                break;
             }
         }
         Ok(found)
