@@ -459,6 +459,117 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded() {
     assert_eq!(activate_unknown.body["code"], "RELEASE_NOT_FOUND");
 }
 
+/// `--script`: a non-retryable failure at the first step ends FAILED with its error code; the
+/// admin re-drive with `allowFailed` makes it runnable again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_failure_then_admin_redrive() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/contracts/restaurant-approval.pipeline-contract.json"
+    );
+    let bytes = std::fs::read(path).expect("contract");
+    let first_step = restaurant().pipeline.steps[0].name.clone();
+    let script = format!(
+        "[[steps]]\nstep = {first_step:?}\noutcomes = [\"fail-non-retryable:com.example.Rejected\"]\n"
+    );
+    let hosted = pipeline::load(path, &bytes, Some(&script), Some(60_000)).expect("pipeline");
+    assert!(pipeline::load(
+        path,
+        &bytes,
+        Some("[[steps]]\nstep = \"nope\"\noutcomes = []\n"),
+        None
+    )
+    .is_err());
+    assert!(pipeline::load(
+        path,
+        &bytes,
+        Some("[[steps]]\nstep = \"x\"\noutcomes = [\"explode\"]\n"),
+        None
+    )
+    .is_err());
+    let identity = hosted.identity.clone();
+    let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
+    let state = Arc::new(HostState::new(
+        ActionHost::new(coordinator),
+        TOKEN.to_owned(),
+        system_clock,
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router(state)).await;
+    });
+    let again = restaurant();
+    let admin = format!(
+        "/tpf/admin/tenants/{TENANT}/pipelines/{}/releases",
+        identity.pipeline_id
+    );
+    request(
+        addr,
+        "POST",
+        &format!("{admin}/register"),
+        Some(TOKEN),
+        Some(&descriptor(&again)),
+    )
+    .await;
+    request(
+        addr,
+        "POST",
+        &format!("{admin}/{}/activate", identity.release_version),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    let submit =
+        json!({"pipelineId": identity.pipeline_id, "inputShape": "UNI", "inputPayload": {"o": 1}})
+            .to_string();
+    let id = request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
+        Some(TOKEN),
+        Some(&submit),
+    )
+    .await
+    .body["executionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
+    let failed = request(
+        addr,
+        "POST",
+        &pwi,
+        Some(TOKEN),
+        Some(&identity_body(&again, &identity.release_version)),
+    )
+    .await;
+    assert_eq!(failed.status, 200, "{}", failed.raw);
+    assert_eq!(failed.body["status"], "FAILED");
+    assert!(failed.body["errorCode"].is_string());
+    let redrive = format!("/tpf/admin/tenants/{TENANT}/executions/{id}/redrive");
+    let refused = request(addr, "POST", &redrive, Some(TOKEN), None).await;
+    assert_eq!(
+        refused.status, 409,
+        "FAILED needs allowFailed: {}",
+        refused.raw
+    );
+    let redriven = request(
+        addr,
+        "POST",
+        &redrive,
+        Some(TOKEN),
+        Some(r#"{"allowFailed": true, "reason": "test"}"#),
+    )
+    .await;
+    assert_eq!(redriven.status, 200, "{}", redriven.raw);
+    assert_eq!(redriven.body["previousStatus"], "FAILED");
+    assert_eq!(redriven.body["status"], "QUEUED");
+    assert_eq!(redriven.body["attempt"], 1);
+}
+
 #[test]
 fn openapi_document_lists_exactly_the_routes_the_router_serves() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/openapi.json");
