@@ -150,4 +150,40 @@ fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
     let released = rt.block_on(bridge.poll_once()).expect("released pass");
     assert_eq!(released.woken + released.already_done, 1, "{released:?}");
     assert_eq!(released.started, 0);
+
+    // A terminal failure re-driven by an operator starts a new lineage on the same machine.
+    let claimed = store
+        .claim_lease("restaurant-demo", id, "w", NOW + 2, 30_000)
+        .expect("claim")
+        .expect("claimable");
+    let failed = store
+        .mark_terminal_failure(
+            "restaurant-demo",
+            id,
+            claimed.version,
+            tpf_sfn_mapping::tpf::ExecutionStatus::Failed,
+            "k",
+            "E",
+            "m",
+            NOW + 3,
+        )
+        .expect("fail")
+        .expect("failed");
+    let redriven = store
+        .redrive_terminal_execution("restaurant-demo", id, failed.version, true, "r", NOW + 4)
+        .expect("redrive")
+        .expect("redriven");
+    let pass = rt.block_on(bridge.poll_once()).expect("redrive pass");
+    assert_eq!(pass.started, 1, "{pass:?}");
+    let names: Vec<String> = rt
+        .block_on(sfn.list_executions().state_machine_arn(&machine_arn).send())
+        .expect("list")
+        .executions()
+        .iter()
+        .map(|e| e.name().to_owned())
+        .collect();
+    assert!(
+        names.contains(&format!("{id}-r{}", redriven.version)),
+        "{names:?}"
+    );
 }

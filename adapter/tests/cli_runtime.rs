@@ -67,6 +67,41 @@ fn tables_create_creates_then_reports_existing_tables() {
 }
 
 #[test]
+fn bridge_once_reads_both_streams_and_exits() {
+    let endpoint = support::moto_endpoint();
+    let prefix = format!("clibridge{}_", std::process::id());
+    let conn = ["--endpoint-url", endpoint.as_str(), "--region", "us-east-1"];
+    let o = tpf_sfn()
+        .args(["tables", "create", "--prefix", &prefix])
+        .args(conn)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = tpf_sfn()
+        .args(["bridge", "--once", "--prefix", &prefix])
+        .args([
+            "--machine-arn-prefix",
+            "arn:aws:states:us-east-1:123456789012:stateMachine:",
+        ])
+        .args(conn)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("0 drivers started"), "{}", text(&o));
+    let o = tpf_sfn()
+        .args(["bridge", "--once", "--prefix", "absent_"])
+        .args([
+            "--machine-arn-prefix",
+            "arn:aws:states:us-east-1:123456789012:stateMachine:",
+        ])
+        .args(conn)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("BRIDGE"), "{}", text(&o));
+}
+
+#[test]
 fn bad_table_override_and_missing_token_exit_2() {
     let o = tpf_sfn()
         .args(["tables", "create", "--table", "nonsense=x"])

@@ -235,3 +235,23 @@ fn tables_create_is_idempotent_and_enables_streams() {
         .unwrap_or_default();
     assert_eq!(indexes.len(), 6, "{indexes:?}");
 }
+
+#[test]
+fn service_errors_are_store_errors_not_failed_conditions() {
+    let rt = runtime();
+    let client = client(&rt);
+    let store = DynamoStore::new(
+        client,
+        TableNames::with_prefix("no_such_tables_"),
+        rt.handle().clone(),
+    );
+    use tpf_sfn_mapping::tpf::ExecutionStore;
+    let err = store
+        .claim_lease("t", "e", "w", T0, 1)
+        .expect_err("missing table is not a lost race");
+    assert!(err.0.contains("UpdateItem"), "{err}");
+    assert!(store.get_execution("t", "e", T0).is_err());
+    assert!(store
+        .create_or_get_execution(&conformance::create_command("t", "k", T0))
+        .is_err());
+}
