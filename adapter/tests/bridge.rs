@@ -186,4 +186,17 @@ fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
         names.contains(&format!("{id}-r{}", redriven.version)),
         "{names:?}"
     );
+
+    // A release whose driver is not deployed is reported and skipped, not a stuck shard.
+    let mut orphan = create_command("restaurant-demo", "order-2", NOW);
+    orphan.pipeline_id = PIPELINE.into();
+    orphan.release_version = "sha256:not-deployed".into();
+    store.create_or_get_execution(&orphan).expect("create");
+    let pass = rt.block_on(bridge.poll_once()).expect("orphan pass");
+    assert_eq!(pass.refused.len(), 1, "{pass:?}");
+    let after = rt.block_on(bridge.poll_once()).expect("next pass");
+    assert!(
+        after.refused.is_empty(),
+        "checkpoint moved past it: {after:?}"
+    );
 }

@@ -71,6 +71,9 @@ pub struct PassReport {
     pub woken: usize,
     /// Actions Step Functions had already seen (replays).
     pub already_done: usize,
+    /// Starts Step Functions refused for good (no such machine, invalid name, ...): skipped so
+    /// one undeployed release cannot stall its shard; the sweeper ensures those drivers later.
+    pub refused: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -423,6 +426,20 @@ impl Bridge {
                             .is_some_and(|se| se.is_execution_already_exists()) =>
                     {
                         report.already_done += 1
+                    }
+                    Err(e)
+                        if e.as_service_error().is_some_and(|se| {
+                            se.is_state_machine_does_not_exist()
+                                || se.is_state_machine_deleting()
+                                || se.is_invalid_arn()
+                                || se.is_invalid_name()
+                                || se.is_invalid_execution_input()
+                        }) =>
+                    {
+                        report.refused.push(format!(
+                            "{tenant_id}/{execution_id} ({pipeline_id} {release_version}): {}",
+                            aws_sdk_sfn::error::DisplayErrorContext(&e)
+                        ))
                     }
                     Err(e) => return Err(failed("StartExecution", &e)),
                 }

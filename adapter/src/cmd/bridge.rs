@@ -23,6 +23,9 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
         loop {
             match bridge.poll_once().await {
                 Ok(report) => {
+                    for refused in &report.refused {
+                        eprintln!("bridge: driver start refused for {refused}");
+                    }
                     if report.records > 0 || args.once {
                         eprintln!(
                             "bridge: {} records, {} drivers started, {} woken, {} already done",
