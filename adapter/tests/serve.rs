@@ -125,6 +125,20 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
     .await;
     assert_eq!(activated.status, 200, "{}", activated.raw);
     assert_eq!(activated.body["status"], "ACTIVE");
+    let active = request(addr, "GET", &format!("{admin}/active"), Some(TOKEN), None).await;
+    assert_eq!(active.status, 200, "{}", active.raw);
+    assert_eq!(active.body["releaseVersion"], release.as_str());
+    let one = request(
+        addr,
+        "GET",
+        &format!("{admin}/{release}"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(one.body["status"], "ACTIVE");
+    let none = request(addr, "GET", &format!("{admin}/v404"), Some(TOKEN), None).await;
+    assert_eq!(none.status, 404);
 
     let submit = json!({
         "pipelineId": pipeline_id, "inputShape": "UNI",

@@ -551,3 +551,51 @@ pub async fn activate_release<S: HostStore>(
     })
     .await
 }
+
+pub async fn active_release<S: HostStore>(
+    State(state): State<Arc<HostState<S>>>,
+    Path((tenant_id, pipeline_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult {
+    check_auth(&state, &headers)?;
+    tenant(&tenant_id)?;
+    run(state, move |host, _now| {
+        let active = host
+            .coordinator()
+            .active_release(&tenant_id, &pipeline_id)?
+            .ok_or_else(|| {
+                ApiError::new(
+                    404,
+                    "RELEASE_NOT_FOUND",
+                    format!("no active release of {pipeline_id}"),
+                )
+            })?;
+        release_json(&active)
+    })
+    .await
+}
+
+pub async fn get_release<S: HostStore>(
+    State(state): State<Arc<HostState<S>>>,
+    Path((tenant_id, pipeline_id, release_version)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> ApiResult {
+    check_auth(&state, &headers)?;
+    tenant(&tenant_id)?;
+    run(state, move |host, _now| {
+        let release = host
+            .coordinator()
+            .store()
+            .get_release(&tenant_id, &pipeline_id, &release_version)
+            .map_err(CoordinatorError::from)?
+            .ok_or_else(|| {
+                ApiError::new(
+                    404,
+                    "RELEASE_NOT_FOUND",
+                    format!("release {release_version} of {pipeline_id}"),
+                )
+            })?;
+        release_json(&release)
+    })
+    .await
+}

@@ -82,6 +82,8 @@ pub fn router<S: HostStore>(state: Arc<HostState<S>>) -> Router {
             RouteId::Redrive => on(filter, handlers::redrive::<S>),
             RouteId::RegisterRelease => on(filter, handlers::register_release::<S>),
             RouteId::ActivateRelease => on(filter, handlers::activate_release::<S>),
+            RouteId::ActiveRelease => on(filter, handlers::active_release::<S>),
+            RouteId::GetRelease => on(filter, handlers::get_release::<S>),
         };
         router = router.route(path, route);
     }

@@ -14,6 +14,8 @@ pub enum RouteId {
     Redrive,
     RegisterRelease,
     ActivateRelease,
+    ActiveRelease,
+    GetRelease,
 }
 
 /// (HTTP method, path in OpenAPI/axum `{param}` syntax, handler).
@@ -63,5 +65,15 @@ pub const ROUTES: &[(&str, &str, RouteId)] = &[
         "POST",
         "/tpf/admin/tenants/{tenantId}/pipelines/{pipelineId}/releases/{releaseVersion}/activate",
         RouteId::ActivateRelease,
+    ),
+    (
+        "GET",
+        "/tpf/admin/tenants/{tenantId}/pipelines/{pipelineId}/releases/active",
+        RouteId::ActiveRelease,
+    ),
+    (
+        "GET",
+        "/tpf/admin/tenants/{tenantId}/pipelines/{pipelineId}/releases/{releaseVersion}",
+        RouteId::GetRelease,
     ),
 ];
