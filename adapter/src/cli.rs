@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use tpf_sfn_compiler::config::BindingKind;
 
+use crate::aws::client::Connection;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "tpf-sfn",
@@ -54,6 +56,15 @@ pub enum Command {
     MappingTest(MappingTestArgs),
     /// Run one scenario in virtual time and print its trace and metrics.
     Simulate(SimulateArgs),
+    /// Manage TPF's DynamoDB tables and the adapter's wakeup table.
+    Tables {
+        #[command(subcommand)]
+        command: TablesCommand,
+    },
+    /// Run the reference action host: Action API v1 plus TPF's control-plane and admin routes.
+    Serve(ServeArgs),
+    /// Run the wakeup bridge: DynamoDB Streams of TPF's execution table and the wakeup table → driver starts and wakeups.
+    Bridge(BridgeArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -174,4 +185,91 @@ pub struct SimulateArgs {
     pub allow_unverified_hash: bool,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TablesCommand {
+    /// Create every table that does not exist yet (existing ones are left alone and reported).
+    Create(TablesCreateArgs),
+}
+
+/// Which tables: TPF's default names, a prefix, and per-table overrides.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TableArgs {
+    /// Prefix for every table name (e.g. `stage_` gives `stage_tpf_execution`).
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+    /// Override one table by TPF's config key, e.g. `execution-table=my_exec`
+    /// (keys: execution-table, execution-key-table, await-unit-table, await-interaction-table,
+    /// await-interaction-key-table, release-table, wakeup-table). Wins over --prefix.
+    #[arg(long = "table", value_name = "KEY=NAME")]
+    pub tables: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TablesCreateArgs {
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub connection: Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoreKind {
+    /// Process memory; lost on exit.
+    Memory,
+    /// TPF's DynamoDB tables (create them with `tpf-sfn tables create`).
+    Dynamodb,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The contract whose steps the scripted worker runs (await steps park, others complete).
+    #[arg(long)]
+    pub pipeline_contract: PathBuf,
+    /// Failure script (TOML): per step, outcomes by attempt.
+    #[arg(long)]
+    pub script: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Bearer token every request must carry; otherwise the TPF_SFN_TOKEN environment variable.
+    #[arg(long)]
+    pub token: Option<String>,
+    #[arg(long, value_enum, default_value = "memory")]
+    pub store: StoreKind,
+    /// Await interaction timeout (TPF requires one on every await step).
+    #[arg(long, default_value_t = 1800)]
+    pub await_timeout_seconds: u64,
+    /// Register and activate the contract's release for this tenant at startup (repeatable),
+    /// as TPF's local release activation does for tenant `default`.
+    #[arg(long = "activate-tenant", value_name = "TENANT")]
+    pub activate_tenants: Vec<String>,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BridgeArgs {
+    /// Driver machine ARN prefix, e.g. `arn:aws:states:us-east-1:123456789012:stateMachine:`;
+    /// the machine name is the compiler's deterministic driver name for the pinned release.
+    #[arg(long)]
+    pub machine_arn_prefix: String,
+    /// The compiler's `name_prefix` the drivers were compiled with.
+    #[arg(long, default_value = "tpf")]
+    pub name_prefix: String,
+    /// Pause between passes.
+    #[arg(long, default_value_t = 1000)]
+    pub interval_ms: u64,
+    /// One pass over both streams, then exit (non-zero if it failed).
+    #[arg(long)]
+    pub once: bool,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub connection: Connection,
 }

@@ -5,9 +5,11 @@
 //! input errors).
 
 pub mod aws;
+pub mod bridge;
 pub mod cli;
 pub mod cmd;
 pub mod exit;
+pub mod host;
 pub mod output;
 pub mod report;
 
@@ -39,6 +41,11 @@ where
         Command::Init(a) => cmd::init::run(a),
         Command::MappingTest(a) => cmd::mapping::mapping_test(a),
         Command::Simulate(a) => cmd::mapping::simulate(a),
+        Command::Tables {
+            command: cli::TablesCommand::Create(a),
+        } => cmd::tables::create(a),
+        Command::Serve(a) => cmd::serve::run(a),
+        Command::Bridge(a) => cmd::bridge::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,
@@ -54,7 +61,7 @@ where
         Err(failure) => {
             match &failure {
                 Failure::Input(d) if !d.0.is_empty() => eprintln!("{d}"),
-                Failure::Io(m) => eprintln!("{m}"),
+                Failure::Io(m) | Failure::Service(m) => eprintln!("{m}"),
                 _ => {}
             }
             failure.exit_code()

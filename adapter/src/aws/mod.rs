@@ -2,3 +2,6 @@
 //! profiles, `AWS_ENDPOINT_URL*`), with explicit overrides from the command line.
 
 pub mod client;
+pub mod dynamo_item;
+pub mod dynamo_store;
+pub mod tables;

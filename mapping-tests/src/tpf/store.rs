@@ -8,6 +8,8 @@
 //! store itself failing (a DynamoDB-backed store's throttling or transport errors). The traits
 //! are synchronous and object-safe so an async DynamoDB client can sit behind them.
 
+pub mod conformance;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
@@ -268,6 +270,14 @@ pub trait AwaitStore {
     /// Non-terminal interactions with `deadline <= now`, sorted by (deadline, tenant, id).
     fn find_timed_out(&self, now_ms: i64, limit: usize)
         -> StoreResult<Vec<AwaitInteractionRecord>>;
+
+    /// `await-interaction-pending-by-tenant`: non-terminal interactions of one tenant, sorted by
+    /// (deadline, interaction id), at most `limit` (the control plane's pending list).
+    fn pending_interactions(
+        &self,
+        tenant_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<AwaitInteractionRecord>>;
 }
 
 /// Why a registry call was refused.
@@ -1005,6 +1015,26 @@ impl AwaitStore for InMemoryStore {
                 &b.tenant_id,
                 &b.interaction_id,
             ))
+        });
+        found.truncate(limit);
+        Ok(found)
+    }
+
+    fn pending_interactions(
+        &self,
+        tenant_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<AwaitInteractionRecord>> {
+        let mut found: Vec<AwaitInteractionRecord> = self
+            .tables()
+            .interactions
+            .values()
+            .filter(|i| i.tenant_id == tenant_id && !i.status.terminal())
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| {
+            (a.deadline_epoch_ms.unwrap_or(i64::MAX), &a.interaction_id)
+                .cmp(&(b.deadline_epoch_ms.unwrap_or(i64::MAX), &b.interaction_id))
         });
         found.truncate(limit);
         Ok(found)

@@ -1,0 +1,118 @@
+//! DynamoDB stream images → the bridge's [`BridgeEvent`] inputs. Only the attributes the
+//! decision reads are taken; TPF's attribute names are the contract.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodbstreams::types::AttributeValue;
+use tpf_sfn_mapping::bridge::{RecordImage, TokenRow};
+
+pub type Image = HashMap<String, AttributeValue>;
+
+/// The wakeup row's sort key for a parked driver's token.
+pub const WAKEUP_SK: &str = "wakeup";
+/// Partition key of the bridge's own checkpoint rows in the wakeup table.
+pub const CHECKPOINT_PK: &str = "bridge#checkpoint";
+
+fn text(image: &Image, name: &str) -> Option<String> {
+    match image.get(name) {
+        Some(AttributeValue::S(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn number(image: &Image, name: &str) -> Option<i64> {
+    match image.get(name) {
+        Some(AttributeValue::N(n)) => n.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A `tpf_execution` image; `None` when a required attribute is missing.
+pub fn record_image(image: &Image) -> Option<RecordImage> {
+    Some(RecordImage {
+        tenant_id: text(image, "tenant_id")?,
+        execution_id: text(image, "execution_id")?,
+        pipeline_id: text(image, "pipeline_id")?,
+        release_version: text(image, "release_version")?,
+        status: text(image, "status")?,
+        version: number(image, "version")?,
+        await_unit_id: text(image, "await_unit_id"),
+        last_transition_key: text(image, "last_transition_key"),
+    })
+}
+
+/// `tenant#execution` → (tenant, execution). Tenant ids may not contain `#`
+/// in this key format; the execution id is everything after the first `#`.
+pub fn split_pk(pk: &str) -> Option<(String, String)> {
+    pk.split_once('#')
+        .map(|(tenant, execution)| (tenant.to_owned(), execution.to_owned()))
+}
+
+/// A wakeup-table image that is a driver's token row (`sk = "wakeup"`).
+pub fn token_row(image: &Image) -> Option<TokenRow> {
+    if text(image, "sk").as_deref() != Some(WAKEUP_SK) {
+        return None;
+    }
+    let (tenant_id, execution_id) = split_pk(&text(image, "pk")?)?;
+    Some(TokenRow {
+        tenant_id,
+        execution_id,
+        task_token: text(image, "task_token")?,
+        unit_id: text(image, "unit_id")?,
+        execution_arn: text(image, "execution_arn").unwrap_or_default(),
+    })
+}
+
+/// The bridge's own checkpoint rows: their stream records carry nothing to decide.
+pub fn is_checkpoint(image: &Image) -> bool {
+    text(image, "pk").as_deref() == Some(CHECKPOINT_PK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> AttributeValue {
+        AttributeValue::S(v.into())
+    }
+
+    #[test]
+    fn execution_and_token_images_decode_with_tpf_names() {
+        let image: Image = [
+            ("tenant_id", s("t")),
+            ("execution_id", s("e")),
+            ("pipeline_id", s("p")),
+            ("release_version", s("r")),
+            ("status", s("WAITING_EXTERNAL")),
+            ("version", AttributeValue::N("2".into())),
+            ("await_unit_id", s("u")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let r = record_image(&image).unwrap();
+        assert_eq!((r.status.as_str(), r.version), ("WAITING_EXTERNAL", 2));
+        assert_eq!(r.await_unit_id.as_deref(), Some("u"));
+        let mut partial = image.clone();
+        partial.remove("version");
+        assert!(record_image(&partial).is_none());
+
+        let token: Image = [
+            ("pk", s("t#e#1")),
+            ("sk", s("wakeup")),
+            ("task_token", s("tok")),
+            ("unit_id", s("u")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let row = token_row(&token).unwrap();
+        assert_eq!(
+            (row.tenant_id.as_str(), row.execution_id.as_str()),
+            ("t", "e#1")
+        );
+        let mut driver = token.clone();
+        driver.insert("sk".into(), s("driver"));
+        assert!(token_row(&driver).is_none());
+    }
+}

@@ -1,0 +1,46 @@
+//! `tpf-sfn bridge`: the wakeup bridge, polling until interrupted (or one pass with `--once`).
+
+use std::time::Duration;
+
+use crate::bridge::{Bridge, Machines};
+use crate::cli::BridgeArgs;
+use crate::cmd::tables::{runtime, table_names};
+use crate::exit::{CmdResult, Failure};
+
+pub fn run(args: &BridgeArgs) -> CmdResult {
+    let names = table_names(&args.tables)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let config = args.connection.load().await;
+        let bridge = Bridge::new(
+            &config,
+            names,
+            Machines {
+                arn_prefix: args.machine_arn_prefix.clone(),
+                name_prefix: args.name_prefix.clone(),
+            },
+        );
+        loop {
+            match bridge.poll_once().await {
+                Ok(report) => {
+                    for refused in &report.refused {
+                        eprintln!("bridge: driver start refused for {refused}");
+                    }
+                    if report.records > 0 || args.once {
+                        eprintln!(
+                            "bridge: {} records, {} drivers started, {} woken, {} already done",
+                            report.records, report.started, report.woken, report.already_done
+                        );
+                    }
+                }
+                // A failed pass leaves its checkpoints where they were; the next pass retries.
+                Err(e) if !args.once => eprintln!("{e}"),
+                Err(e) => return Err(Failure::Service(format!("error[BRIDGE]: {e}"))),
+            }
+            if args.once {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(args.interval_ms)).await;
+        }
+    })
+}

@@ -1,0 +1,96 @@
+//! `tpf-sfn serve`: the reference action host on a socket.
+
+use std::sync::Arc;
+
+use tpf_sfn_mapping::tpf::coordinator::local_release;
+use tpf_sfn_mapping::tpf::{ActionHost, Coordinator, InMemoryStore};
+
+use crate::aws::dynamo_store::DynamoStore;
+use crate::cli::{ServeArgs, StoreKind};
+use crate::cmd::tables::{runtime, table_names};
+use crate::exit::{read, CmdResult, Failure};
+use crate::host::pipeline::{self, HostedPipeline};
+use crate::host::{router, system_clock, HostState, HostStore};
+
+pub fn run(args: &ServeArgs) -> CmdResult {
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("TPF_SFN_TOKEN").ok())
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            Failure::Service(
+                "error[NO_TOKEN]: pass --token or set TPF_SFN_TOKEN; the host never runs unauthenticated"
+                    .to_owned(),
+            )
+        })?;
+    let contract = read(&args.pipeline_contract)?;
+    let script = match &args.script {
+        Some(path) => Some(String::from_utf8_lossy(&read(path)?).into_owned()),
+        None => None,
+    };
+    let timeout_ms = i64::try_from(args.await_timeout_seconds.saturating_mul(1000)).ok();
+    let hosted = pipeline::load(
+        &args.pipeline_contract.display().to_string(),
+        &contract,
+        script.as_deref(),
+        timeout_ms,
+    )
+    .map_err(|e| Failure::Service(format!("error[PIPELINE]: {e}")))?;
+    let rt = runtime()?;
+    match args.store {
+        StoreKind::Memory => serve(&rt, args, token, hosted, InMemoryStore::new()),
+        StoreKind::Dynamodb => {
+            let names = table_names(&args.tables)?;
+            let config = rt.block_on(args.connection.load());
+            let client = aws_sdk_dynamodb::Client::new(&config);
+            let store = DynamoStore::new(client, names, rt.handle().clone());
+            serve(&rt, args, token, hosted, store)
+        }
+    }
+}
+
+fn serve<S: HostStore>(
+    rt: &tokio::runtime::Runtime,
+    args: &ServeArgs,
+    token: String,
+    hosted: HostedPipeline,
+    store: S,
+) -> CmdResult {
+    let mut coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
+    let now = system_clock();
+    // Store calls block on the runtime: do this before entering it.
+    for tenant in &args.activate_tenants {
+        coordinator
+            .register_release(&local_release(tenant, &hosted.identity, now))
+            .and_then(|_| {
+                coordinator.activate_release(
+                    tenant,
+                    &hosted.identity.pipeline_id,
+                    &hosted.identity.release_version,
+                    now,
+                )
+            })
+            .map_err(|e| Failure::Service(format!("error[ACTIVATE]: tenant {tenant}: {e}")))?;
+    }
+    let state = Arc::new(HostState::new(
+        ActionHost::new(coordinator),
+        token,
+        system_clock,
+    ));
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .map_err(|e| Failure::Service(format!("error[LISTEN]: {}: {e}", args.listen)))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Failure::Service(format!("error[LISTEN]: {e}")))?;
+        eprintln!(
+            "tpf-sfn serve: {} release {} on http://{local}",
+            hosted.identity.pipeline_id, hosted.identity.release_version
+        );
+        axum::serve(listener, router(state))
+            .await
+            .map_err(|e| Failure::Service(format!("error[SERVE]: {e}")))
+    })
+}

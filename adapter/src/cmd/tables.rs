@@ -1,0 +1,62 @@
+//! `tpf-sfn tables create`: TPF's tables plus the wakeup table, created only where missing.
+
+use serde_json::json;
+
+use crate::aws::tables::{create_all, TableNames};
+use crate::cli::{Format, TableArgs, TablesCreateArgs};
+use crate::exit::{CmdResult, Failure};
+
+/// Table names from `--prefix` and `--table KEY=NAME`.
+pub fn table_names(args: &TableArgs) -> Result<TableNames, Failure> {
+    let mut names = TableNames::with_prefix(&args.prefix);
+    for entry in &args.tables {
+        let ok = entry
+            .split_once('=')
+            .filter(|(_, name)| !name.trim().is_empty())
+            .is_some_and(|(key, name)| names.set(key.trim(), name.trim()));
+        if !ok {
+            return Err(Failure::Service(format!(
+                "error[TABLE_OVERRIDE]: `--table {entry}` is not KEY=NAME with a known key"
+            )));
+        }
+    }
+    Ok(names)
+}
+
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Failure::Service(format!(
+                "error[RUNTIME]: cannot start the async runtime: {e}"
+            ))
+        })
+}
+
+pub fn create(args: &TablesCreateArgs) -> CmdResult {
+    let names = table_names(&args.tables)?;
+    let rt = runtime()?;
+    let outcomes = rt.block_on(async {
+        let config = args.connection.load().await;
+        let client = aws_sdk_dynamodb::Client::new(&config);
+        create_all(&client, &names).await
+    });
+    let outcomes = outcomes.map_err(|e| Failure::Service(format!("error[DYNAMODB]: {e}")))?;
+    match args.format {
+        Format::Text => {
+            for o in &outcomes {
+                let what = if o.created { "created" } else { "exists " };
+                println!("{what} {}", o.name);
+            }
+        }
+        Format::Json => {
+            let tables: Vec<_> = outcomes
+                .iter()
+                .map(|o| json!({ "table": o.name, "created": o.created }))
+                .collect();
+            println!("{}", json!({ "tables": tables }));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,40 @@
+//! Bearer-token authentication, compared in constant time as TPF's hosted resources do.
+
+use axum::http::{header, HeaderMap};
+use subtle::ConstantTimeEq;
+
+/// True when `Authorization: Bearer <token>` carries exactly `expected`.
+pub fn authorized(headers: &HeaderMap, expected: &str) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some(given) = value.strip_prefix("Bearer ") else {
+        return false;
+    };
+    // `ct_eq` on slices of different lengths is false without comparing contents; the length
+    // of the expected token is not a secret worth hiding.
+    bool::from(given.trim().as_bytes().ct_eq(expected.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, value.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn only_the_exact_bearer_token_passes() {
+        assert!(authorized(&headers("Bearer s3cret"), "s3cret"));
+        assert!(!authorized(&headers("Bearer s3cre"), "s3cret"));
+        assert!(!authorized(&headers("Bearer s3cretX"), "s3cret"));
+        assert!(!authorized(&headers("Basic s3cret"), "s3cret"));
+        assert!(!authorized(&HeaderMap::new(), "s3cret"));
+    }
+}

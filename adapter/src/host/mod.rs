@@ -1,0 +1,91 @@
+//! `tpf-sfn serve`: a reference action host. It serves Action API v1 and TPF's control-plane and
+//! admin routes over the reference coordinator with a scripted transition worker, on the
+//! in-memory store or on TPF's DynamoDB tables. It is for demos and end-to-end tests of the
+//! drivers, not a TPF replacement.
+//!
+//! The coordinator is synchronous; each request runs it in `spawn_blocking` behind one mutex,
+//! which also serialises requests the way a single TPF coordinator instance would.
+
+pub mod auth;
+pub mod handlers;
+pub mod pipeline;
+pub mod routes;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::routing::{on, MethodFilter};
+use axum::Router;
+use tpf_sfn_mapping::tpf::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
+
+use routes::{RouteId, ROUTES};
+
+/// A store the host can run on.
+pub trait HostStore: ExecutionStore + AwaitStore + ReleaseRegistry + Send + 'static {}
+impl<T: ExecutionStore + AwaitStore + ReleaseRegistry + Send + 'static> HostStore for T {}
+
+/// Shared by every request.
+pub struct HostState<S> {
+    actions: Mutex<ActionHost<S>>,
+    token: String,
+    clock: fn() -> i64,
+}
+
+impl<S: HostStore> HostState<S> {
+    pub fn new(actions: ActionHost<S>, token: String, clock: fn() -> i64) -> Self {
+        Self {
+            actions: Mutex::new(actions),
+            token,
+            clock,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ActionHost<S>> {
+        // A panic in one request must not take the host down; the model's writes are single
+        // store calls, so the state behind a poisoned lock is still coherent.
+        self.actions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub(crate) fn now_ms(&self) -> i64 {
+        (self.clock)()
+    }
+}
+
+/// Wall-clock milliseconds since the epoch.
+pub fn system_clock() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The router, built from [`ROUTES`].
+pub fn router<S: HostStore>(state: Arc<HostState<S>>) -> Router {
+    let mut router = Router::new();
+    for (method, path, id) in ROUTES {
+        let filter = if *method == "GET" {
+            MethodFilter::GET
+        } else {
+            MethodFilter::POST
+        };
+        let route = match id {
+            RouteId::ProcessWorkItem => on(filter, handlers::process_work_item::<S>),
+            RouteId::SweepOnce => on(filter, handlers::sweep_once::<S>),
+            RouteId::Submit => on(filter, handlers::submit::<S>),
+            RouteId::Status => on(filter, handlers::status::<S>),
+            RouteId::Result => on(filter, handlers::result::<S>),
+            RouteId::PendingInteractions => on(filter, handlers::pending::<S>),
+            RouteId::CompleteInteraction => on(filter, handlers::complete::<S>),
+            RouteId::Redrive => on(filter, handlers::redrive::<S>),
+            RouteId::RegisterRelease => on(filter, handlers::register_release::<S>),
+            RouteId::ActivateRelease => on(filter, handlers::activate_release::<S>),
+            RouteId::ActiveRelease => on(filter, handlers::active_release::<S>),
+            RouteId::GetRelease => on(filter, handlers::get_release::<S>),
+        };
+        router = router.route(path, route);
+    }
+    router.fallback(handlers::no_route).with_state(state)
+}

@@ -1,0 +1,112 @@
+//! The host's pipeline: runtime steps from a contract (await steps park, others complete) and an
+//! optional failure script.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::release::Identity;
+use tpf_sfn_mapping::proof;
+use tpf_sfn_mapping::tpf::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+
+/// `--script FILE.toml`:
+///
+/// ```toml
+/// [[steps]]
+/// step = "Finalize Restaurant Decision"        # the contract's authoredName
+/// outcomes = ["fail-retryable:java.io.IOException", "complete"]   # by attempt
+/// ```
+///
+/// Outcomes: `complete`, `park`, `fail-retryable:<class>`, `fail-non-retryable:<class>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    #[serde(default)]
+    pub steps: Vec<ScriptedStep>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedStep {
+    pub step: String,
+    pub outcomes: Vec<String>,
+}
+
+fn outcome(text: &str) -> Result<StepOutcome, String> {
+    match text.split_once(':') {
+        Some(("fail-retryable", class)) if !class.is_empty() => {
+            Ok(StepOutcome::FailRetryable(class.to_owned()))
+        }
+        Some(("fail-non-retryable", class)) if !class.is_empty() => {
+            Ok(StepOutcome::FailNonRetryable(class.to_owned()))
+        }
+        None if text == "complete" => Ok(StepOutcome::Complete),
+        None if text == "park" => Ok(StepOutcome::Park),
+        _ => Err(format!(
+            "unknown outcome `{text}` (complete, park, fail-retryable:<class>, fail-non-retryable:<class>)"
+        )),
+    }
+}
+
+/// What the host runs: the contract's identity, its runtime steps and the worker.
+pub struct HostedPipeline {
+    pub identity: Identity,
+    pub pipeline: PipelineDef,
+    pub worker: ScriptedWorker,
+}
+
+/// Builds the pipeline from a contract's bytes; awaits time out after `await_timeout_ms`.
+pub fn load(
+    contract_file: &str,
+    contract: &[u8],
+    script: Option<&str>,
+    await_timeout_ms: Option<i64>,
+) -> Result<HostedPipeline, String> {
+    let input = Input {
+        contract_file,
+        contract,
+        ..Input::default()
+    };
+    let subject = proof::subject(&input, None).map_err(|d| d.to_string())?;
+    let steps: Vec<StepDef> = subject
+        .contract
+        .steps
+        .iter()
+        .map(
+            |s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
+                Some(a) if a.itemized => {
+                    StepDef::await_itemized(&s.authored_name, 1, await_timeout_ms)
+                }
+                Some(_) => StepDef::await_scalar(&s.authored_name, await_timeout_ms),
+                None => StepDef::internal(&s.authored_name),
+            },
+        )
+        .collect();
+    let identity = subject.plan.identity.clone();
+    let mut worker = ScriptedWorker::new(identity.clone());
+    if let Some(text) = script {
+        let script: Script = toml::from_str(text).map_err(|e| format!("script: {e}"))?;
+        let by_name: BTreeMap<&str, u32> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i as u32))
+            .collect();
+        for scripted in script.steps {
+            let index = by_name
+                .get(scripted.step.as_str())
+                .ok_or_else(|| format!("script: no step named `{}`", scripted.step))?;
+            let outcomes = scripted
+                .outcomes
+                .iter()
+                .map(|o| outcome(o))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("script: {e}"))?;
+            worker.set_script(*index, outcomes);
+        }
+    }
+    Ok(HostedPipeline {
+        identity,
+        pipeline: PipelineDef::new(steps),
+        worker,
+    })
+}

@@ -1,0 +1,202 @@
+//! The wakeup bridge on moto: stream records of a new TPF execution start its pinned release's
+//! driver once, checkpoints hold across passes, a replay counts as already done, and a token
+//! registered for a record that is not parked is woken (here: an unknown token, already done).
+
+mod support;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use tokio::runtime::Runtime;
+use tpf_sfn::aws::dynamo_store::DynamoStore;
+use tpf_sfn::aws::tables::{create_all, TableNames};
+use tpf_sfn::bridge::{Bridge, Machines};
+use tpf_sfn_compiler::plan::names::machine_name;
+use tpf_sfn_mapping::tpf::store::conformance::{create_command, NOW};
+use tpf_sfn_mapping::tpf::ExecutionStore;
+
+const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
+
+#[test]
+fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
+    let rt = Runtime::new().expect("runtime");
+    let config = rt.block_on(support::moto_config());
+    let ddb = aws_sdk_dynamodb::Client::new(&config);
+    let sfn = aws_sdk_sfn::Client::new(&config);
+    let names = TableNames::with_prefix(&format!("bridge{}_", std::process::id()));
+    rt.block_on(create_all(&ddb, &names)).expect("tables");
+
+    let release = format!("sha256:bridge{}", std::process::id());
+    let name = machine_name("tpf", PIPELINE, &release, "driver");
+    let machine_arn = rt
+        .block_on(
+            sfn.create_state_machine()
+                .name(&name)
+                .definition(r#"{"StartAt":"W","States":{"W":{"Type":"Pass","End":true}}}"#)
+                .role_arn("arn:aws:iam::123456789012:role/tpf-sfn-test")
+                .send(),
+        )
+        .expect("machine")
+        .state_machine_arn()
+        .to_owned();
+    let arn_prefix = machine_arn
+        .strip_suffix(&name)
+        .expect("arn ends with the name")
+        .to_owned();
+
+    let store = DynamoStore::new(ddb.clone(), names.clone(), rt.handle().clone());
+    let mut cmd = create_command("restaurant-demo", "order-1", NOW);
+    cmd.pipeline_id = PIPELINE.into();
+    cmd.release_version = release.clone();
+    let record = store.create_or_get_execution(&cmd).expect("create").record;
+
+    let bridge = Bridge::new(
+        &config,
+        names.clone(),
+        Machines {
+            arn_prefix,
+            name_prefix: "tpf".into(),
+        },
+    );
+    let first = rt.block_on(bridge.poll_once()).expect("pass");
+    assert_eq!(first.started, 1, "{first:?}");
+    let executions = rt
+        .block_on(sfn.list_executions().state_machine_arn(&machine_arn).send())
+        .expect("list");
+    let started: Vec<&str> = executions.executions().iter().map(|e| e.name()).collect();
+    assert_eq!(
+        started,
+        vec![record.execution_id.as_str()],
+        "lineage = execution id"
+    );
+
+    let second = rt.block_on(bridge.poll_once()).expect("pass");
+    assert_eq!(
+        (second.started, second.already_done),
+        (0, 0),
+        "checkpointed: {second:?}"
+    );
+
+    // Forget the checkpoints: the replay is harmless.
+    let rows = rt
+        .block_on(ddb.scan().table_name(&names.wakeup).send())
+        .expect("scan");
+    for row in rows.items() {
+        rt.block_on(
+            ddb.delete_item()
+                .table_name(&names.wakeup)
+                .key("pk", row["pk"].clone())
+                .key("sk", row["sk"].clone())
+                .send(),
+        )
+        .expect("delete");
+    }
+    let replay = rt.block_on(bridge.poll_once()).expect("replay");
+    assert_eq!(replay.started, 0, "{replay:?}");
+    assert!(replay.already_done >= 1, "{replay:?}");
+
+    // A driver registers a token while TPF's record is not parked on that unit: wake it.
+    rt.block_on(
+        ddb.put_item()
+            .table_name(&names.wakeup)
+            .item(
+                "pk",
+                AttributeValue::S(format!("restaurant-demo#{}", record.execution_id)),
+            )
+            .item("sk", AttributeValue::S("wakeup".into()))
+            .item("task_token", AttributeValue::S("not-a-real-token".into()))
+            .item("unit_id", AttributeValue::S("u".into()))
+            .item("execution_arn", AttributeValue::S("arn".into()))
+            .item(
+                "expires_at",
+                AttributeValue::N((NOW / 1000 + 60).to_string()),
+            )
+            .send(),
+    )
+    .expect("token");
+    let woke = rt.block_on(bridge.poll_once()).expect("wake pass");
+    assert_eq!(woke.woken + woke.already_done, 1, "{woke:?}");
+    assert_eq!(woke.started, 0);
+
+    // Park on a unit, register that unit's token (no action: still parked), then admit the
+    // completion: the record leaving WAITING_EXTERNAL wakes exactly that token.
+    let id = record.execution_id.as_str();
+    let claimed = store
+        .claim_lease("restaurant-demo", id, "w", NOW, 30_000)
+        .expect("claim")
+        .expect("claimable");
+    store
+        .mark_waiting_external("restaurant-demo", id, claimed.version, "k", "u2", 2, NOW)
+        .expect("park")
+        .expect("parked");
+    rt.block_on(
+        ddb.put_item()
+            .table_name(&names.wakeup)
+            .item("pk", AttributeValue::S(format!("restaurant-demo#{id}")))
+            .item("sk", AttributeValue::S("wakeup".into()))
+            .item("task_token", AttributeValue::S("tok-2".into()))
+            .item("unit_id", AttributeValue::S("u2".into()))
+            .send(),
+    )
+    .expect("token");
+    let parked = rt.block_on(bridge.poll_once()).expect("parked pass");
+    assert_eq!(
+        parked.woken + parked.already_done + parked.started,
+        0,
+        "{parked:?}"
+    );
+    store
+        .mark_await_completed("restaurant-demo", id, "u2", 3, NOW + 1)
+        .expect("complete")
+        .expect("released");
+    let released = rt.block_on(bridge.poll_once()).expect("released pass");
+    assert_eq!(released.woken + released.already_done, 1, "{released:?}");
+    assert_eq!(released.started, 0);
+
+    // A terminal failure re-driven by an operator starts a new lineage on the same machine.
+    let claimed = store
+        .claim_lease("restaurant-demo", id, "w", NOW + 2, 30_000)
+        .expect("claim")
+        .expect("claimable");
+    let failed = store
+        .mark_terminal_failure(
+            "restaurant-demo",
+            id,
+            claimed.version,
+            tpf_sfn_mapping::tpf::ExecutionStatus::Failed,
+            "k",
+            "E",
+            "m",
+            NOW + 3,
+        )
+        .expect("fail")
+        .expect("failed");
+    let redriven = store
+        .redrive_terminal_execution("restaurant-demo", id, failed.version, true, "r", NOW + 4)
+        .expect("redrive")
+        .expect("redriven");
+    let pass = rt.block_on(bridge.poll_once()).expect("redrive pass");
+    assert_eq!(pass.started, 1, "{pass:?}");
+    let names: Vec<String> = rt
+        .block_on(sfn.list_executions().state_machine_arn(&machine_arn).send())
+        .expect("list")
+        .executions()
+        .iter()
+        .map(|e| e.name().to_owned())
+        .collect();
+    assert!(
+        names.contains(&format!("{id}-r{}", redriven.version)),
+        "{names:?}"
+    );
+
+    // A release whose driver is not deployed is reported and skipped, not a stuck shard.
+    let mut orphan = create_command("restaurant-demo", "order-2", NOW);
+    orphan.pipeline_id = PIPELINE.into();
+    orphan.release_version = "sha256:not-deployed".into();
+    store.create_or_get_execution(&orphan).expect("create");
+    let pass = rt.block_on(bridge.poll_once()).expect("orphan pass");
+    assert_eq!(pass.refused.len(), 1, "{pass:?}");
+    let after = rt.block_on(bridge.poll_once()).expect("next pass");
+    assert!(
+        after.refused.is_empty(),
+        "checkpoint moved past it: {after:?}"
+    );
+}

@@ -1,0 +1,257 @@
+//! The DynamoDB store on moto: the same conformance cases as the in-memory store, the
+//! restaurant coordinator trace, and `tables create`'s idempotence.
+
+mod support;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::json;
+use tokio::runtime::Runtime;
+use tpf_sfn::aws::dynamo_item::from_sdk;
+use tpf_sfn::aws::dynamo_store::DynamoStore;
+use tpf_sfn::aws::tables::{create_all, TableNames};
+use tpf_sfn_mapping::tpf::coordinator::local_release;
+use tpf_sfn_mapping::tpf::store::conformance;
+use tpf_sfn_mapping::tpf::{
+    AttrValue, AwaitCompletion, Coordinator, ExecutionStatus, PipelineDef, ScriptedWorker,
+    SubmitRequest,
+};
+
+const TENANT: &str = "restaurant-demo";
+const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
+const T0: i64 = conformance::NOW;
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn client(rt: &Runtime) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::new(&rt.block_on(support::moto_config()))
+}
+
+/// Fresh tables under a unique prefix, and a store over them.
+fn fresh_store(rt: &Runtime, client: &aws_sdk_dynamodb::Client) -> DynamoStore {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let prefix = format!(
+        "t{}_{}_",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let names = TableNames::with_prefix(&prefix);
+    rt.block_on(create_all(client, &names))
+        .expect("create tables");
+    DynamoStore::new(client.clone(), names, rt.handle().clone())
+}
+
+#[test]
+fn dynamo_store_passes_the_store_conformance_suite_on_moto() {
+    let rt = runtime();
+    let client = client(&rt);
+    conformance::run_all(|| fresh_store(&rt, &client));
+}
+
+#[test]
+fn restaurant_trace_on_dynamo_reads_back_with_tpf_attribute_names() {
+    let rt = runtime();
+    let client = client(&rt);
+    let store = fresh_store(&rt, &client);
+    let tables = store.tables().clone();
+    let identity = tpf_sfn_compiler::release::Identity {
+        pipeline_id: PIPELINE.into(),
+        contract_version: "sha256:v1".into(),
+        release_version: "sha256:v1".into(),
+    };
+    let mut c = Coordinator::new(
+        store,
+        PipelineDef::restaurant(),
+        ScriptedWorker::new(identity.clone()),
+    );
+    c.register_release(&local_release(TENANT, &identity, T0 - 60_000))
+        .unwrap();
+    c.activate_release(TENANT, PIPELINE, "sha256:v1", T0 - 60_000)
+        .unwrap();
+    let submitted = c
+        .submit(
+            &SubmitRequest {
+                tenant_id: TENANT.into(),
+                pipeline_id: PIPELINE.into(),
+                execution_key: Some("order-1".into()),
+                input_payload: json!({"orderId": "order-1"}),
+            },
+            T0,
+        )
+        .unwrap();
+    let id = submitted.execution_id.clone();
+    assert_eq!(submitted.record.version, 0);
+    let parked = c.process_work_item(TENANT, &id, T0).unwrap();
+    assert_eq!(parked.record.status, ExecutionStatus::WaitingExternal);
+    assert_eq!(parked.record.version, 2);
+    assert_eq!(parked.record.current_step_index, 2);
+    let pending = c.await_interactions(TENANT, &id, T0).unwrap();
+    assert_eq!(pending.len(), 1);
+    let done = c
+        .complete_await(
+            &AwaitCompletion {
+                tenant_id: TENANT.into(),
+                interaction_id: Some(pending[0].interaction_id.clone()),
+                correlation_id: None,
+                response_payload: json!({"decision": "accepted"}),
+                actor: Some("chef".into()),
+            },
+            T0 + 60_000,
+        )
+        .unwrap();
+    assert!(done.released);
+    let queued = c.status(TENANT, &id, T0 + 60_000).unwrap();
+    assert_eq!(
+        (queued.status, queued.version, queued.current_step_index),
+        (ExecutionStatus::Queued, 3, 3)
+    );
+    let finished = c.process_work_item(TENANT, &id, T0 + 61_000).unwrap();
+    assert_eq!(finished.record.status, ExecutionStatus::Succeeded);
+    assert_eq!(finished.record.version, 5);
+    let versions: Vec<(i64, String)> = c
+        .log()
+        .transitions()
+        .iter()
+        .filter(|t| t.execution_id == id)
+        .map(|t| (t.version, t.status.to_string()))
+        .collect();
+    assert_eq!(
+        versions,
+        vec![
+            (0, "QUEUED".into()),
+            (1, "RUNNING".into()),
+            (2, "WAITING_EXTERNAL".into()),
+            (3, "QUEUED".into()),
+            (4, "RUNNING".into()),
+            (5, "SUCCEEDED".into()),
+        ]
+    );
+
+    // The raw row, as TPF would read it.
+    let raw = rt
+        .block_on(
+            client
+                .get_item()
+                .table_name(&tables.execution)
+                .key(
+                    "tenant_id",
+                    aws_sdk_dynamodb::types::AttributeValue::S(TENANT.into()),
+                )
+                .key(
+                    "execution_id",
+                    aws_sdk_dynamodb::types::AttributeValue::S(id.clone()),
+                )
+                .send(),
+        )
+        .unwrap();
+    let item = from_sdk(raw.item().expect("row"));
+    assert_eq!(item.get("status"), Some(&AttrValue::S("SUCCEEDED".into())));
+    assert_eq!(item.get("version"), Some(&AttrValue::N("5".into())));
+    assert_eq!(
+        item.get("last_transition_key"),
+        Some(&AttrValue::S(format!("{id}:3:0")))
+    );
+    assert_eq!(
+        item.get("execution_key"),
+        Some(&AttrValue::S("order-1".into()))
+    );
+    assert!(item.contains_key("result_payload_json"));
+    assert!(!item.contains_key("lease_owner"), "REMOVEd, not NULL");
+    assert!(!item.contains_key("await_unit_id"));
+    let key_row = rt
+        .block_on(
+            client
+                .get_item()
+                .table_name(&tables.execution_key)
+                .key(
+                    "tenant_execution_key",
+                    aws_sdk_dynamodb::types::AttributeValue::S(format!(
+                        "{}:{TENANT}:7:order-1",
+                        TENANT.len()
+                    )),
+                )
+                .send(),
+        )
+        .unwrap();
+    assert!(key_row.item().is_some(), "scoped key row");
+}
+
+#[test]
+fn tables_create_is_idempotent_and_enables_streams() {
+    let rt = runtime();
+    let client = client(&rt);
+    let names = TableNames::with_prefix(&format!("idem{}_", std::process::id()));
+    let first = rt.block_on(create_all(&client, &names)).unwrap();
+    assert_eq!(first.len(), 7);
+    assert!(first.iter().all(|t| t.created));
+    let second = rt.block_on(create_all(&client, &names)).unwrap();
+    assert!(
+        second.iter().all(|t| !t.created),
+        "second run creates nothing"
+    );
+    for (table, streamed) in [
+        (&names.execution, true),
+        (&names.wakeup, true),
+        (&names.execution_key, false),
+    ] {
+        let described = rt
+            .block_on(client.describe_table().table_name(table).send())
+            .unwrap();
+        let spec = described.table().and_then(|t| t.stream_specification());
+        assert_eq!(
+            spec.map(|s| s.stream_enabled()).unwrap_or(false),
+            streamed,
+            "{table}"
+        );
+        if streamed {
+            assert_eq!(
+                spec.and_then(|s| s.stream_view_type()),
+                Some(&aws_sdk_dynamodb::types::StreamViewType::NewAndOldImages)
+            );
+        }
+    }
+    let interaction = rt
+        .block_on(
+            client
+                .describe_table()
+                .table_name(&names.await_interaction)
+                .send(),
+        )
+        .unwrap();
+    let indexes: Vec<String> = interaction
+        .table()
+        .map(|t| {
+            t.global_secondary_indexes()
+                .iter()
+                .filter_map(|g| g.index_name().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(indexes.len(), 6, "{indexes:?}");
+}
+
+#[test]
+fn service_errors_are_store_errors_not_failed_conditions() {
+    let rt = runtime();
+    let client = client(&rt);
+    let store = DynamoStore::new(
+        client,
+        TableNames::with_prefix("no_such_tables_"),
+        rt.handle().clone(),
+    );
+    use tpf_sfn_mapping::tpf::ExecutionStore;
+    let err = store
+        .claim_lease("t", "e", "w", T0, 1)
+        .expect_err("missing table is not a lost race");
+    assert!(err.0.contains("UpdateItem"), "{err}");
+    assert!(store.get_execution("t", "e", T0).is_err());
+    assert!(store
+        .create_or_get_execution(&conformance::create_command("t", "k", T0))
+        .is_err());
+}

@@ -1,0 +1,55 @@
+//! A minimal HTTP/1.1 client for in-process server tests (loopback only): one request per
+//! connection, `Connection: close`, read to EOF.
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+pub struct Response {
+    pub status: u16,
+    pub body: Value,
+    pub raw: String,
+}
+
+pub async fn request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> Response {
+    assert!(addr.ip().is_loopback(), "tests reach only 127.0.0.1");
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let body = body.unwrap_or("");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(token) = token {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.expect("write");
+    stream.write_all(body.as_bytes()).await.expect("write body");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, payload) = raw.split_once("\r\n\r\n").unwrap_or((raw.as_str(), ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "this client reads only content-length bodies: {head}"
+    );
+    let body = serde_json::from_str(payload).unwrap_or(Value::Null);
+    Response {
+        status,
+        body,
+        raw: raw.clone(),
+    }
+}
