@@ -54,6 +54,10 @@ pub enum Command {
     MappingTest(MappingTestArgs),
     /// Run one scenario in virtual time and print its trace and metrics.
     Simulate(SimulateArgs),
+    /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
+    Deploy(DeployArgs),
+    /// Show one TPF execution next to its driver generations, with a divergence verdict.
+    Status(StatusArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -83,6 +87,50 @@ pub struct CompileArgs {
     /// Compare with the files already in --out and fail on any difference; writes nothing.
     #[arg(long)]
     pub check: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeployArgs {
+    /// Output directory of `tpf-sfn compile` (manifest.json and the definitions).
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// IAM role the machines run as (the compiled policies attach to it).
+    #[arg(long, required_unless_present = "dry_run")]
+    pub role_arn: Option<String>,
+    /// Print the plan (create / unchanged / update / refuse) and the diff; make no write calls.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Replace the definition of an existing release machine. Running executions keep the old
+    /// definition; new generations get the new one.
+    #[arg(long)]
+    pub force_replace: bool,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Output directory of the release the execution is pinned to.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// TPF tenant id.
+    #[arg(long)]
+    pub tenant: String,
+    /// TPF execution id (also the driver's execution name).
+    #[arg(long)]
+    pub execution: String,
+    /// TPF's execution table.
+    #[arg(long, default_value = "tpf_execution")]
+    pub execution_table: String,
+    /// The adapter's wakeup table; the manifest's when omitted.
+    #[arg(long)]
+    pub wakeup_table: Option<String>,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }

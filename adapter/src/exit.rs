@@ -14,13 +14,15 @@ pub enum Failure {
     Input(Diagnostics),
     /// Files that could not be read or written: exit 2.
     Io(String),
+    /// An AWS call failed (classified, coded message): exit 2.
+    Aws(String),
 }
 
 impl Failure {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Failure::Findings => ExitCode::from(1),
-            Failure::Input(_) | Failure::Io(_) => ExitCode::from(2),
+            Failure::Input(_) | Failure::Io(_) | Failure::Aws(_) => ExitCode::from(2),
         }
     }
 }
@@ -30,7 +32,7 @@ impl fmt::Display for Failure {
         match self {
             Failure::Findings => f.write_str("findings reported"),
             Failure::Input(d) => write!(f, "{d}"),
-            Failure::Io(m) => f.write_str(m),
+            Failure::Io(m) | Failure::Aws(m) => f.write_str(m),
         }
     }
 }

@@ -39,6 +39,8 @@ where
         Command::Init(a) => cmd::init::run(a),
         Command::MappingTest(a) => cmd::mapping::mapping_test(a),
         Command::Simulate(a) => cmd::mapping::simulate(a),
+        Command::Deploy(a) => cmd::deploy::run(a),
+        Command::Status(a) => cmd::status::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,
@@ -54,7 +56,7 @@ where
         Err(failure) => {
             match &failure {
                 Failure::Input(d) if !d.0.is_empty() => eprintln!("{d}"),
-                Failure::Io(m) => eprintln!("{m}"),
+                Failure::Io(m) | Failure::Aws(m) => eprintln!("{m}"),
                 _ => {}
             }
             failure.exit_code()
