@@ -83,7 +83,10 @@ fn list_pages(pages: Vec<Vec<String>>) -> Vec<Rule> {
 
 /// DescribeStateMachine and ListTagsForResource answering with `deployed(name)`'s definition
 /// and the machine's manifest tags.
-fn describe(release: &Release, definition: impl Fn(&str, &str) -> String + Send + Sync + 'static) -> Vec<Rule> {
+fn describe(
+    release: &Release,
+    definition: impl Fn(&str, &str) -> String + Send + Sync + 'static,
+) -> Vec<Rule> {
     let machines: Vec<(String, String, Vec<(String, String)>)> = release
         .machines
         .iter()
@@ -166,7 +169,11 @@ fn client(rules: &[&Rule]) -> Client {
         .retry_config(RetryConfig::disabled()))
 }
 
-fn run(client: &Client, release: &Release, opts: Options<'_>) -> Result<(Report, Vec<String>), AwsError> {
+fn run(
+    client: &Client,
+    release: &Release,
+    opts: Options<'_>,
+) -> Result<(Report, Vec<String>), AwsError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -206,7 +213,10 @@ fn first_deploy_creates_both_machines_with_progress() {
     let (report, lines) = run(&client(&rules), &release, normal()).unwrap();
     assert_eq!(w.create.num_calls(), 2);
     assert_eq!(report.write_calls, 2);
-    assert!(lines[0].starts_with("[1/2] driver ") && lines[0].ends_with(": created"), "{lines:?}");
+    assert!(
+        lines[0].starts_with("[1/2] driver ") && lines[0].ends_with(": created"),
+        "{lines:?}"
+    );
     assert!(lines[1].starts_with("[2/2] sweeper "), "{lines:?}");
 }
 
@@ -223,7 +233,10 @@ fn unchanged_release_makes_no_write_calls() {
     let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
     rules.extend(w.rules());
     let (report, _) = run(&client(&rules), &release, normal()).unwrap();
-    assert!(report.machines.iter().all(|m| m.action == Action::Unchanged));
+    assert!(report
+        .machines
+        .iter()
+        .all(|m| m.action == Action::Unchanged));
     assert_eq!(w.total(), 0, "an unchanged release must not write");
     assert_eq!(report.write_calls, 0);
 }
@@ -248,10 +261,20 @@ fn changed_definition_is_refused_with_a_diff_and_no_writes() {
     let Action::Refuse { diff } = &report.machines[0].action else {
         panic!("driver not refused: {:?}", report.machines[0].action);
     };
-    assert!(diff.iter().any(|l| l == "+ States.\"Wait for lease\""), "{diff:?}");
-    assert!(diff.iter().any(|l| l == "- States.\"Wait for the lease\""), "{diff:?}");
+    assert!(
+        diff.iter().any(|l| l == "+ States.\"Wait for lease\""),
+        "{diff:?}"
+    );
+    assert!(
+        diff.iter().any(|l| l == "- States.\"Wait for the lease\""),
+        "{diff:?}"
+    );
     assert_eq!(report.machines[1].action, Action::Unchanged);
-    assert_eq!(w.total(), 0, "a refusal writes nothing, not even the unchanged sweeper");
+    assert_eq!(
+        w.total(),
+        0,
+        "a refusal writes nothing, not even the unchanged sweeper"
+    );
 }
 
 #[test]
@@ -277,7 +300,9 @@ fn force_replace_updates_and_lists_running_executions_across_pages() {
             .unwrap()
     };
     let page1 = mock!(Client::list_executions)
-        .match_requests(|r| r.next_token().is_none() && r.status_filter() == Some(&ExecutionStatus::Running))
+        .match_requests(|r| {
+            r.next_token().is_none() && r.status_filter() == Some(&ExecutionStatus::Running)
+        })
         .then_output(move || {
             ListExecutionsOutput::builder()
                 .executions(exec("e1"))
@@ -299,9 +324,16 @@ fn force_replace_updates_and_lists_running_executions_across_pages() {
     rules.extend([&page1, &page2]);
     rules.extend(w.rules());
     let (report, lines) = run(&client(&rules), &release, forced()).unwrap();
-    assert_eq!(w.update.num_calls(), 1, "UpdateStateMachine replaces the driver");
+    assert_eq!(
+        w.update.num_calls(),
+        1,
+        "UpdateStateMachine replaces the driver"
+    );
     assert_eq!(w.create.num_calls(), 0);
-    assert_eq!(report.machines[0].running_executions, vec!["e1", "e2-g1", "e3"]);
+    assert_eq!(
+        report.machines[0].running_executions,
+        vec!["e1", "e2-g1", "e3"]
+    );
     assert!(matches!(report.machines[0].action, Action::Replace { .. }));
     assert!(lines[0].contains("definition replaced"), "{lines:?}");
     assert_eq!(page2.num_calls(), 1);
@@ -342,8 +374,15 @@ fn list_state_machines_is_paginated() {
     let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
     rules.extend(w.rules());
     let (report, _) = run(&client(&rules), &release, normal()).unwrap();
-    assert!(report.machines.iter().all(|m| m.action == Action::Unchanged));
-    assert_eq!(w.total(), 0, "machines on the third page are found, not re-created");
+    assert!(report
+        .machines
+        .iter()
+        .all(|m| m.action == Action::Unchanged));
+    assert_eq!(
+        w.total(),
+        0,
+        "machines on the third page are found, not re-created"
+    );
     assert_eq!(list[2].num_calls(), 2);
 }
 
@@ -403,7 +442,11 @@ fn concurrent_create_is_a_conflict() {
     let e = error_case(&rules, &release);
     assert_eq!(e.code(), "DEPLOY_CONFLICT");
     assert_eq!(e.operation, "CreateStateMachine");
-    assert_eq!(exists.num_calls(), 1, "the first failed write stops the deploy");
+    assert_eq!(
+        exists.num_calls(),
+        1,
+        "the first failed write stops the deploy"
+    );
 }
 
 #[test]
@@ -433,7 +476,12 @@ fn throttling_then_success_is_retried_by_the_sdk() {
             400,
             Some(r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#.into()),
         )
-        .output(|| ListStateMachinesOutput::builder().set_state_machines(Some(vec![])).build().unwrap())
+        .output(|| {
+            ListStateMachinesOutput::builder()
+                .set_state_machines(Some(vec![]))
+                .build()
+                .unwrap()
+        })
         .repeatedly()
         .build();
     let w = Writes::new();

@@ -105,13 +105,20 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     let o = deploy(&out, &[]);
     assert!(o.status.success(), "{}", show(&o));
     let s = stdout(&o);
-    assert!(s.contains("[1/2] driver ") && s.contains(": created"), "{s}");
+    assert!(
+        s.contains("[1/2] driver ") && s.contains(": created"),
+        "{s}"
+    );
     assert!(s.contains("[2/2] sweeper "), "{s}");
 
     let o = deploy(&out, &[]);
     assert!(o.status.success(), "{}", show(&o));
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
-    assert!(stdout(&o).lines().any(|l| l.starts_with("unchanged: ")), "{}", show(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("unchanged: ")),
+        "{}",
+        show(&o)
+    );
 
     // Tags carry the pinned identity and the definition hash.
     let conf = moto_config().await;
@@ -119,7 +126,12 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     let m = manifest(&out);
     let driver = m["machines"]["driver"]["name"].as_str().unwrap();
     let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
-    let tags = sfn.list_tags_for_resource().resource_arn(&arn).send().await.unwrap();
+    let tags = sfn
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
     let sha = tags
         .tags()
         .iter()
@@ -136,7 +148,10 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     let s = stdout(&o);
     assert!(s.contains("refuse: driver"), "{s}");
-    assert!(s.contains("~ States.\"Wait for lease\".Seconds: 30 → 7"), "{s}");
+    assert!(
+        s.contains("~ States.\"Wait for lease\".Seconds: 30 → 7"),
+        "{s}"
+    );
     assert!(s.contains("DEPLOY_DEFINITION_CHANGED"), "{s}");
 
     let o = deploy(&out, &["--dry-run", "--format", "json"]);
@@ -146,7 +161,11 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
 
     let o = deploy(&out, &["--force-replace"]);
     assert!(o.status.success(), "{}", show(&o));
-    assert!(stdout(&o).contains("definition replaced (forced)"), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("definition replaced (forced)"),
+        "{}",
+        show(&o)
+    );
     assert!(stdout(&o).contains("no RUNNING executions"), "{}", show(&o));
 
     let o = deploy(&out, &[]);
@@ -330,7 +349,7 @@ async fn status_joins_tpf_records_with_driver_generations() {
     compile(
         &out,
         &format!(
-            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[wakeup]\ntable-name = \"{wakeup}\"\n"
+            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[timeouts]\naction-call-seconds = 300\n[wakeup]\ntable-name = \"{wakeup}\"\n"
         ),
     );
     let o = deploy(&out, &[]);
@@ -338,7 +357,10 @@ async fn status_joins_tpf_records_with_driver_generations() {
     create_table(&ddb, &wakeup, "pk", "sk").await;
     create_table(&ddb, &table, "tenant_id", "execution_id").await;
     let m = manifest(&out);
-    let release = m["identity"]["releaseVersion"].as_str().unwrap().to_string();
+    let release = m["identity"]["releaseVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let env = StatusEnv {
         out: out.clone(),
         table: table.clone(),
@@ -371,7 +393,12 @@ async fn status_joins_tpf_records_with_driver_generations() {
     assert_eq!(v["verdict"]["code"], "STATUS_NO_TPF_RECORD");
 
     // TPF waits, but no driver was ever started.
-    put(&ddb, &table, &record("e1", ExecutionStatus::WaitingExternal, &m, &release)).await;
+    put(
+        &ddb,
+        &table,
+        &record("e1", ExecutionStatus::WaitingExternal, &m, &release),
+    )
+    .await;
     let (o, v) = env.status("e1");
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_NO_LIVE_DRIVER");
@@ -379,8 +406,8 @@ async fn status_joins_tpf_records_with_driver_generations() {
     assert_eq!(v["record"]["awaitUnitId"], "unit-e1");
 
     // Two generations parked at the queue binding's callback: two live drivers.
-    let g0 = start("e1", "e1", 0).await;
-    let g1 = start("e1-g1", "e1", 1).await;
+    start("e1", "e1", 0).await;
+    start("e1-g1", "e1", 1).await;
     let (o, v) = env.status_until("e1", |v| parked(v, 2));
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_TWO_LIVE_GENERATIONS", "{v}");
@@ -388,35 +415,88 @@ async fn status_joins_tpf_records_with_driver_generations() {
     assert!(url.starts_with("https://us-east-1.console.aws.amazon.com/states/home?region=us-east-1#/v2/executions/details/arn:aws:states:"), "{url}");
     assert!(v["wakeupPointer"]["executionArn"].is_string(), "{v}");
 
-    // One live generation: consistent.
-    sfn.stop_execution().execution_arn(&g1).send().await.unwrap();
-    let (o, v) = env.status_until("e1", |v| v["generations"][1]["status"] == "ABORTED");
+    // One live generation: consistent. (moto does not stop an execution parked on a task token,
+    // so ended generations come from input the driver rejects instead of StopExecution.)
+    put(
+        &ddb,
+        &table,
+        &record("e4", ExecutionStatus::WaitingExternal, &m, &release),
+    )
+    .await;
+    start("e4", "e4", 0).await;
+    let (o, v) = env.status_until("e4", |v| parked(v, 1));
     assert!(o.status.success(), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_OK", "{v}");
     let text = tpf(&[
-        "status", "--out", out.to_str().unwrap(), "--tenant", "t1", "--execution", "e1",
-        "--execution-table", &table, "--endpoint-url", &endpoint,
+        "status",
+        "--out",
+        out.to_str().unwrap(),
+        "--tenant",
+        "t1",
+        "--execution",
+        "e4",
+        "--execution-table",
+        &table,
+        "--endpoint-url",
+        &endpoint,
     ]);
     let s = stdout(&text);
-    assert!(s.contains("consistent: TPF is WAITING_EXTERNAL; driver e1 is running at \"Process work item\""), "{s}");
-    assert!(s.contains("https://us-east-1.console.aws.amazon.com/"), "{s}");
+    assert!(
+        s.contains(
+            "consistent: TPF is WAITING_EXTERNAL; driver e4 is running at \"Process work item\""
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("https://us-east-1.console.aws.amazon.com/"),
+        "{s}"
+    );
+    assert!(s.contains("await     unit unit-e4"), "{s}");
 
-    // The driver was stopped while TPF still waits.
-    sfn.stop_execution().execution_arn(&g0).send().await.unwrap();
-    let (o, v) = env.status_until("e1", |v| v["generations"][0]["status"] == "ABORTED");
+    // The only driver ended while TPF still waits.
+    put(
+        &ddb,
+        &table,
+        &record("e5", ExecutionStatus::WaitingExternal, &m, &release),
+    )
+    .await;
+    sfn.start_execution()
+        .state_machine_arn(&driver_arn)
+        .name("e5")
+        .input(r#"{"tenantId": "t1"}"#)
+        .send()
+        .await
+        .unwrap();
+    let (o, v) = env.status_until("e5", |v| v["generations"][0]["status"] == "FAILED");
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_NO_LIVE_DRIVER", "{v}");
-    assert!(v["verdict"]["summary"].as_str().unwrap().contains("ended ABORTED"), "{v}");
+    assert!(
+        v["verdict"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("ended FAILED"),
+        "{v}"
+    );
 
     // TPF finished but a driver still runs.
-    put(&ddb, &table, &record("e2", ExecutionStatus::Failed, &m, &release)).await;
+    put(
+        &ddb,
+        &table,
+        &record("e2", ExecutionStatus::Failed, &m, &release),
+    )
+    .await;
     start("e2", "e2", 0).await;
     let (o, v) = env.status_until("e2", |v| parked(v, 1));
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_DRIVER_AFTER_TERMINAL", "{v}");
 
     // The record is pinned to another release than --out.
-    put(&ddb, &table, &record("e3", ExecutionStatus::WaitingExternal, &m, "other-release")).await;
+    put(
+        &ddb,
+        &table,
+        &record("e3", ExecutionStatus::WaitingExternal, &m, "other-release"),
+    )
+    .await;
     let (o, v) = env.status("e3");
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_RELEASE_MISMATCH", "{v}");

@@ -109,7 +109,12 @@ pub async fn deploy(
         ));
     };
     let total = report.machines.len();
-    for (i, (m, r)) in release.machines.iter().zip(&mut report.machines).enumerate() {
+    for (i, (m, r)) in release
+        .machines
+        .iter()
+        .zip(&mut report.machines)
+        .enumerate()
+    {
         let head = format!("[{}/{total}] {} {}", i + 1, m.role, m.name);
         match &r.action {
             Action::Unchanged | Action::Refuse { .. } => {
@@ -123,9 +128,7 @@ pub async fn deploy(
                     .role_arn(role_arn)
                     .r#type(aws_sdk_sfn::types::StateMachineType::Standard)
                     .set_logging_configuration(logging_config(&logging, false))
-                    .tracing_configuration(
-                        TracingConfiguration::builder().enabled(tracing).build(),
-                    )
+                    .tracing_configuration(TracingConfiguration::builder().enabled(tracing).build())
                     .set_tags(Some(sdk_tags(&m.tags, None)))
                     .send()
                     .await

@@ -195,29 +195,31 @@ pub mod sfn {
     use super::Kind;
 
     pub fn create(e: &C) -> Option<Kind> {
-        Some(if e.is_state_machine_already_exists() || e.is_conflict_exception() {
-            Kind::Conflict
-        } else if e.is_invalid_definition() {
-            Kind::InvalidDefinition
-        } else if e.is_invalid_logging_configuration() {
-            Kind::InvalidLogging
-        } else if e.is_invalid_tracing_configuration() {
-            Kind::InvalidTracing
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_state_machine_deleting() {
-            Kind::Deleting
-        } else if e.is_state_machine_limit_exceeded() || e.is_too_many_tags() {
-            Kind::LimitExceeded
-        } else if e.is_kms_access_denied_exception() {
-            Kind::AccessDenied
-        } else if e.is_kms_throttling_exception() {
-            Kind::Throttled
-        } else if e.is_validation_exception() || e.is_invalid_name() {
-            Kind::Validation
-        } else {
-            return None;
-        })
+        Some(
+            if e.is_state_machine_already_exists() || e.is_conflict_exception() {
+                Kind::Conflict
+            } else if e.is_invalid_definition() {
+                Kind::InvalidDefinition
+            } else if e.is_invalid_logging_configuration() {
+                Kind::InvalidLogging
+            } else if e.is_invalid_tracing_configuration() {
+                Kind::InvalidTracing
+            } else if e.is_invalid_arn() {
+                Kind::InvalidArn
+            } else if e.is_state_machine_deleting() {
+                Kind::Deleting
+            } else if e.is_state_machine_limit_exceeded() || e.is_too_many_tags() {
+                Kind::LimitExceeded
+            } else if e.is_kms_access_denied_exception() {
+                Kind::AccessDenied
+            } else if e.is_kms_throttling_exception() {
+                Kind::Throttled
+            } else if e.is_validation_exception() || e.is_invalid_name() {
+                Kind::Validation
+            } else {
+                return None;
+            },
+        )
     }
 
     pub fn update(e: &U) -> Option<Kind> {

@@ -69,7 +69,9 @@ pub enum Action {
         settings: Vec<String>,
     },
     /// Different definition on an existing release machine, not forced.
-    Refuse { diff: Vec<String> },
+    Refuse {
+        diff: Vec<String>,
+    },
     /// Different definition, `--force-replace`.
     Replace {
         diff: Vec<String>,
@@ -260,7 +262,8 @@ mod tests {
 
     #[test]
     fn diff_names_states_and_fields() {
-        let old = r#"{"States": {"Wait": {"Type": "Wait", "Seconds": 30}, "Gone": {"Type": "Pass"}}}"#;
+        let old =
+            r#"{"States": {"Wait": {"Type": "Wait", "Seconds": 30}, "Gone": {"Type": "Pass"}}}"#;
         let new = json!({"States": {"Wait": {"Type": "Wait", "Seconds": 5}, "Await: Approval": {"Type": "Task"}}});
         let d = definition_diff(old, &new);
         assert_eq!(

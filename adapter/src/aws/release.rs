@@ -113,7 +113,8 @@ impl std::fmt::Display for ReleaseError {
     }
 }
 
-const RECOMPILE: &str = "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand";
+const RECOMPILE: &str =
+    "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand";
 
 impl Release {
     /// Reads only `manifest.json` (for commands that need names and identity, not definitions).

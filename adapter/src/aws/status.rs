@@ -169,7 +169,8 @@ async fn read_record(
         .await
         .map_err(|e| {
             AwsError::from_sdk(SCOPE, "GetItem (execution table)", e, |e| {
-                e.is_resource_not_found_exception().then_some(Kind::NotFound)
+                e.is_resource_not_found_exception()
+                    .then_some(Kind::NotFound)
             })
         })?;
     let Some(item) = out.item() else {
@@ -194,19 +195,29 @@ async fn read_pointer(
     let out = ddb
         .get_item()
         .table_name(q.wakeup_table)
-        .key("pk", AttributeValue::S(format!("{}#{}", q.tenant, q.execution)))
+        .key(
+            "pk",
+            AttributeValue::S(format!("{}#{}", q.tenant, q.execution)),
+        )
         .key("sk", AttributeValue::S("driver".to_string()))
         .send()
         .await;
     let out = match out {
         Ok(out) => out,
-        Err(e) if e
-            .as_service_error()
-            .is_some_and(|e| e.is_resource_not_found_exception()) =>
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception()) =>
         {
             return Ok(None)
         }
-        Err(e) => return Err(AwsError::from_sdk(SCOPE, "GetItem (wakeup table)", e, |_| None)),
+        Err(e) => {
+            return Err(AwsError::from_sdk(
+                SCOPE,
+                "GetItem (wakeup table)",
+                e,
+                |_| None,
+            ))
+        }
     };
     let Some(item) = out.item() else {
         return Ok(None);

@@ -79,7 +79,11 @@ fn print_text(report: &Report) {
                 }
             }
             Action::Replace { diff, .. } => {
-                let head = if report.dry_run { "replace" } else { "replaced" };
+                let head = if report.dry_run {
+                    "replace"
+                } else {
+                    "replaced"
+                };
                 println!("  {head}: {what} (--force-replace)");
                 for line in diff {
                     println!("      {line}");

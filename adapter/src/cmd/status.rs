@@ -47,7 +47,10 @@ fn print_text(r: &Report) {
     println!("execution {}/{}", r.tenant, r.execution);
     match &r.record {
         Some(rec) => {
-            println!("  TPF       {} (record version {})", rec.status, rec.version);
+            println!(
+                "  TPF       {} (record version {})",
+                rec.status, rec.version
+            );
             println!(
                 "  step      {}  attempt {}",
                 rec.current_step_index, rec.attempt
@@ -57,7 +60,9 @@ fn print_text(r: &Report) {
             }
             println!(
                 "  deadline  {}",
-                rec.next_due.as_deref().unwrap_or("none (waiting for an external completion)")
+                rec.next_due
+                    .as_deref()
+                    .unwrap_or("none (waiting for an external completion)")
             );
             if let Some(code) = &rec.error_code {
                 println!("  error     {code}");

@@ -18,7 +18,11 @@ pub fn moto_endpoint() -> String {
         .arg("start")
         .output()
         .expect("run scripts/moto.sh");
-    assert!(out.status.success(), "could not start moto: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "could not start moto: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -38,5 +42,9 @@ pub async fn moto_config() -> aws_config::SdkConfig {
 pub fn unique(prefix: &str) -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    format!("{prefix}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
