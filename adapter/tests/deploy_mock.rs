@@ -81,13 +81,16 @@ fn list_pages(pages: Vec<Vec<String>>) -> Vec<Rule> {
         .collect()
 }
 
+/// name, definition, tags.
+type Known = (String, String, Vec<(String, String)>);
+
 /// DescribeStateMachine and ListTagsForResource answering with `deployed(name)`'s definition
 /// and the machine's manifest tags.
 fn describe(
     release: &Release,
     definition: impl Fn(&str, &str) -> String + Send + Sync + 'static,
 ) -> Vec<Rule> {
-    let machines: Vec<(String, String, Vec<(String, String)>)> = release
+    let machines: Vec<Known> = release
         .machines
         .iter()
         .map(|m| {
