@@ -87,8 +87,27 @@ pub struct CompileArgs {
     /// Compare with the files already in --out and fail on any difference; writes nothing.
     #[arg(long)]
     pub check: bool,
+    /// Also write an infrastructure-as-code export: cloudformation.json or main.tf.json (role,
+    /// both machines, the sweeper's schedule). Repeat for both.
+    #[arg(long, value_enum)]
+    pub emit: Vec<Emit>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    Cloudformation,
+    Terraform,
+}
+
+impl From<Emit> for tpf_sfn_compiler::export::Kind {
+    fn from(e: Emit) -> Self {
+        match e {
+            Emit::Cloudformation => tpf_sfn_compiler::export::Kind::CloudFormation,
+            Emit::Terraform => tpf_sfn_compiler::export::Kind::Terraform,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
