@@ -58,6 +58,10 @@ pub enum Command {
     Deploy(DeployArgs),
     /// Show one TPF execution next to its driver generations, with a divergence verdict.
     Status(StatusArgs),
+    /// List deployed release machines (found by their tpf-sfn:* tags) with identity, definition hash and open executions.
+    Releases(ReleasesArgs),
+    /// Delete release machines with no RUNNING executions that are not active in TPF's release registry (dry run unless --yes).
+    Prune(PruneArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -148,6 +152,34 @@ pub struct StatusArgs {
     /// The adapter's wakeup table; the manifest's when omitted.
     #[arg(long)]
     pub wakeup_table: Option<String>,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReleasesArgs {
+    /// Only machines whose names start with this (e.g. the configured name-prefix).
+    #[arg(long)]
+    pub name_prefix: Option<String>,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PruneArgs {
+    /// Only machines whose names start with this (e.g. the configured name-prefix).
+    #[arg(long)]
+    pub name_prefix: Option<String>,
+    /// TPF's release registry table; releases active there are kept. A missing table protects nothing.
+    #[arg(long, default_value = "tpf_release_registry")]
+    pub registry_table: String,
+    /// Delete; without it prune only prints what it would delete.
+    #[arg(long)]
+    pub yes: bool,
     #[command(flatten)]
     pub connection: crate::aws::client::Connection,
     #[arg(long, value_enum, default_value = "text")]

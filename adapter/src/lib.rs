@@ -41,6 +41,8 @@ where
         Command::Simulate(a) => cmd::mapping::simulate(a),
         Command::Deploy(a) => cmd::deploy::run(a),
         Command::Status(a) => cmd::status::run(a),
+        Command::Releases(a) => cmd::releases::releases(a),
+        Command::Prune(a) => cmd::releases::prune(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,

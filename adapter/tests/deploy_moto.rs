@@ -501,3 +501,81 @@ async fn status_joins_tpf_records_with_driver_generations() {
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_RELEASE_MISMATCH", "{v}");
 }
+
+#[tokio::test]
+async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
+    let endpoint = moto_endpoint();
+    let conf = moto_config().await;
+    let ddb = aws_sdk_dynamodb::Client::new(&conf);
+    let prefix = unique("r");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{prefix}\"\n"));
+    assert!(deploy(&out, &[]).status.success());
+    let m = manifest(&out);
+    let conn = ["--name-prefix", &prefix, "--endpoint-url", &endpoint];
+
+    let mut args = vec!["releases", "--format", "json"];
+    args.extend(conn);
+    let o = tpf(&args);
+    assert!(o.status.success(), "{}", show(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let machines = v["machines"].as_array().unwrap();
+    assert_eq!(machines.len(), 2, "{v}");
+    let driver = machines.iter().find(|x| x["role"] == "driver").unwrap();
+    assert_eq!(driver["identity"], m["identity"]);
+    assert_eq!(
+        driver["definitionSha256"],
+        m["machines"]["driver"]["definitionSha256"]
+    );
+    assert_eq!(driver["runningExecutions"], 0);
+
+    // Active in TPF's registry: kept.
+    let registry = format!("{prefix}_registry");
+    create_table(&ddb, &registry, "registry_key", "registry_sort").await;
+    let event = tpf_sfn_mapping::tpf::records::ReleaseActivationEvent {
+        tenant_id: "t1".into(),
+        pipeline_id: m["identity"]["pipelineId"].as_str().unwrap().into(),
+        release_version: m["identity"]["releaseVersion"].as_str().unwrap().into(),
+        activated_at_epoch_ms: 5,
+    };
+    let item = event
+        .to_item()
+        .into_iter()
+        .map(|(k, v)| match v {
+            AttrValue::N(n) => (k, AttributeValue::N(n)),
+            AttrValue::S(s) => (k, AttributeValue::S(s)),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    ddb.put_item()
+        .table_name(&registry)
+        .set_item(Some(item))
+        .send()
+        .await
+        .unwrap();
+    let mut args = vec!["prune", "--registry-table", &registry];
+    args.extend(conn);
+    let o = tpf(&args);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert_eq!(
+        s.matches("(active in TPF's release registry)").count(),
+        2,
+        "{s}"
+    );
+
+    // No registry: nothing active, dry run by default, then deleted with --yes.
+    let missing = format!("{prefix}_no_registry");
+    let mut args = vec!["prune", "--registry-table", &missing];
+    args.extend(conn);
+    let s = stdout(&tpf(&args));
+    assert!(s.contains("warning: release registry table"), "{s}");
+    assert_eq!(s.matches("would delete: ").count(), 2, "{s}");
+    args.push("--yes");
+    let s = stdout(&tpf(&args));
+    assert_eq!(s.matches("deleted: ").count(), 2, "{s}");
+    let mut args = vec!["releases"];
+    args.extend(conn);
+    assert!(stdout(&tpf(&args)).contains("no tpf-sfn release machines"));
+}

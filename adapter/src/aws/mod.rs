@@ -9,6 +9,7 @@ pub mod deploy;
 pub mod errors;
 pub mod plan;
 pub mod release;
+pub mod releases;
 pub mod status;
 
 /// Runs one command's AWS work on a single-threaded runtime: the CLI stays synchronous.

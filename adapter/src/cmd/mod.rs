@@ -4,5 +4,6 @@ pub mod graph;
 pub mod init;
 pub mod inputs;
 pub mod mapping;
+pub mod releases;
 pub mod status;
 pub mod validate;
