@@ -579,3 +579,41 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     args.extend(conn);
     assert!(stdout(&tpf(&args)).contains("no tpf-sfn release machines"));
 }
+
+#[test]
+fn deploy_errors_are_coded_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let o = tpf(&["deploy", "--out", missing.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("error[RELEASE_MANIFEST_MISSING]"),
+        "{}",
+        show(&o)
+    );
+
+    // Nothing listens on port 9 of loopback: classified from the SDK's dispatch failure.
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("u")));
+    let o = tpf(&[
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--dry-run",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("error[DEPLOY_UNREACHABLE]"),
+        "{}",
+        show(&o)
+    );
+
+    let o = tpf(&["deploy", "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--role-arn is required without --dry-run"
+    );
+}
