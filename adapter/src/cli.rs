@@ -122,6 +122,11 @@ pub struct DeployArgs {
     /// IAM role the machines run as (the compiled policies attach to it).
     #[arg(long, required_unless_present = "dry_run")]
     pub role_arn: Option<String>,
+    /// Role EventBridge Scheduler assumes to start the sweeper (states:StartExecution on it).
+    /// With it, deploy also creates or updates the sweeper's schedule; without it the schedule
+    /// is left to `compile --emit cloudformation|terraform`.
+    #[arg(long)]
+    pub schedule_role_arn: Option<String>,
     /// Print the plan (create / unchanged / update / refuse) and the diff; make no write calls.
     #[arg(long)]
     pub dry_run: bool,

@@ -617,3 +617,30 @@ fn deploy_errors_are_coded_with_exit_2() {
         "--role-arn is required without --dry-run"
     );
 }
+
+#[test]
+fn deploy_creates_the_sweeper_schedule_idempotently() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("k")));
+    let sched = [
+        "--schedule-role-arn",
+        "arn:aws:iam::123456789012:role/tpf-sfn-scheduler",
+    ];
+    let o = deploy(&out, &sched);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(s.contains("-sweeper-schedule: created"), "{s}");
+    assert!(
+        !s.contains("note: the sweeper's schedule was not deployed"),
+        "{s}"
+    );
+    let o = deploy(&out, &sched);
+    let s = stdout(&o);
+    assert!(s.contains("unchanged: schedule "), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.starts_with("unchanged: ") && l.ends_with("(no write calls)")),
+        "{s}"
+    );
+}

@@ -90,12 +90,12 @@ fn level(out: &Output) -> Value {
     serde_json::to_value(out.manifest.logging.level).unwrap_or(Value::Null)
 }
 
-/// Scheduler names are at most 64 characters; machine names may be longer.
-fn schedule_name(sweeper: &MachineInfo) -> String {
-    let base = sweeper
-        .name
+/// The sweeper schedule's name, shared with `deploy`. Scheduler names are at most 64
+/// characters; machine names may be longer.
+pub fn schedule_name(sweeper_machine: &str) -> String {
+    let base = sweeper_machine
         .strip_suffix("-sweeper")
-        .unwrap_or(&sweeper.name);
+        .unwrap_or(sweeper_machine);
     let mut name: String = base.chars().take(64 - "-sweeper-schedule".len()).collect();
     name.push_str("-sweeper-schedule");
     name
@@ -186,7 +186,7 @@ pub fn cloudformation(out: &Output) -> Value {
             "SweeperSchedule": {
                 "Type": "AWS::Scheduler::Schedule",
                 "Properties": {
-                    "Name": schedule_name(&m.machines.sweeper),
+                    "Name": schedule_name(&m.machines.sweeper.name),
                     "ScheduleExpression": schedule(out),
                     "FlexibleTimeWindow": {"Mode": "OFF"},
                     "Target": {
@@ -295,7 +295,7 @@ pub fn terraform(out: &Output) -> Value {
             },
             "aws_scheduler_schedule": {
                 "sweeper": {
-                    "name": tf_literal(&schedule_name(&m.machines.sweeper)),
+                    "name": tf_literal(&schedule_name(&m.machines.sweeper.name)),
                     "schedule_expression": schedule(out),
                     "flexible_time_window": {"mode": "OFF"},
                     "target": {

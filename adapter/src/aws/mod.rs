@@ -10,6 +10,7 @@ pub mod errors;
 pub mod plan;
 pub mod release;
 pub mod releases;
+pub mod schedule;
 pub mod status;
 
 /// Runs one command's AWS work on a single-threaded runtime: the CLI stays synchronous.
