@@ -500,6 +500,24 @@ async fn status_joins_tpf_records_with_driver_generations() {
     let (o, v) = env.status("e3");
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_RELEASE_MISMATCH", "{v}");
+
+    // Forcing a new definition onto this release warns about every parked driver.
+    compile(
+        &out,
+        &format!(
+            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[timeouts]\naction-call-seconds = 300\n[wakeup]\ntable-name = \"{wakeup}\"\nlease-wait-seconds = 7\n"
+        ),
+    );
+    let o = deploy(&out, &["--force-replace"]);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("warning: 4 RUNNING execution(s) keep the old definition"),
+        "{s}"
+    );
+    for name in ["e1", "e1-g1", "e4", "e2"] {
+        assert!(s.contains(name), "{name} missing from {s}");
+    }
 }
 
 #[tokio::test]
