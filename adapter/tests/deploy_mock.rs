@@ -499,3 +499,34 @@ fn throttling_then_success_is_retried_by_the_sdk() {
     assert_eq!(report.write_calls, 2);
     assert!(flaky.num_calls() >= 3, "{}", flaky.num_calls());
 }
+
+#[test]
+fn tag_drift_on_an_unchanged_definition_is_a_tag_update_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployed = compiled(dir.path());
+    let list = list_pages(vec![names(&deployed)]);
+    let desc = describe(&deployed, |_, def| def.to_string());
+    // A newer tpf-sfn compiled the same definitions.
+    let mut ours = deployed.clone();
+    for m in &mut ours.machines {
+        m.tags
+            .insert("tpf-sfn:compiler-version".into(), "9.9.9".into());
+    }
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, lines) = run(&client(&rules), &ours, normal()).unwrap();
+    assert_eq!(
+        report.machines[0].action,
+        Action::Update {
+            tags: vec!["tpf-sfn:compiler-version".into()],
+            settings: vec![]
+        }
+    );
+    assert_eq!(w.tag.num_calls(), 2);
+    assert_eq!(w.update.num_calls() + w.create.num_calls(), 0);
+    assert!(
+        lines[0].ends_with("updated tag tpf-sfn:compiler-version"),
+        "{lines:?}"
+    );
+}
