@@ -529,7 +529,8 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("release");
     compile(&out, &format!("name-prefix = \"{prefix}\"\n"));
-    assert!(deploy(&out, &[]).status.success());
+    let sched = ["--schedule-role-arn", "arn:aws:iam::123456789012:role/s"];
+    assert!(deploy(&out, &sched).status.success());
     let m = manifest(&out);
     let conn = ["--name-prefix", &prefix, "--endpoint-url", &endpoint];
 
@@ -592,7 +593,8 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     assert_eq!(s.matches("would delete: ").count(), 2, "{s}");
     args.push("--yes");
     let s = stdout(&tpf(&args));
-    assert_eq!(s.matches("deleted: ").count(), 2, "{s}");
+    assert_eq!(s.matches("deleted: ").count(), 3, "{s}");
+    assert!(s.contains("deleted: schedule "), "{s}");
     let mut args = vec!["releases"];
     args.extend(conn);
     assert!(stdout(&tpf(&args)).contains("no tpf-sfn release machines"));

@@ -184,3 +184,23 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
     report.write_calls = 1;
     Ok(report)
 }
+
+/// Deletes the schedule `name`; `false` when there was none.
+pub async fn delete(sch: &Client, name: &str) -> Result<bool, AwsError> {
+    match sch.delete_schedule().name(name).send().await {
+        Ok(_) => Ok(true),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception()) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(AwsError::from_sdk("RELEASES", "DeleteSchedule", e, |e| {
+            if e.is_conflict_exception() {
+                Some(Kind::Conflict)
+            } else {
+                classify!(e)
+            }
+        })),
+    }
+}

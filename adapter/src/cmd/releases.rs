@@ -53,7 +53,15 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
         let decisions = releases::prune_plan(&machines, active.as_ref());
         let mut deleted = Vec::new();
         if yes {
+            let sch = aws_sdk_scheduler::Client::new(&conf);
             for d in decisions.iter().filter(|d| d.delete) {
+                // The schedule first: it must never start a sweeper that is gone.
+                if d.machine.role == "sweeper" {
+                    let name = tpf_sfn_compiler::export::schedule_name(&d.machine.name);
+                    if crate::aws::schedule::delete(&sch, &name).await? {
+                        deleted.push(format!("schedule {name}"));
+                    }
+                }
                 releases::delete(&sfn, &d.machine.arn).await?;
                 deleted.push(d.machine.name.clone());
             }
@@ -80,6 +88,9 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
                     (false, _) => "keep",
                 };
                 println!("{verb}: {} ({})", d.machine.name, d.reason);
+            }
+            for name in deleted.iter().filter(|n| n.starts_with("schedule ")) {
+                println!("deleted: {name}");
             }
             if !yes && decisions.iter().any(|d| d.delete) {
                 println!("dry run: pass --yes to delete");
