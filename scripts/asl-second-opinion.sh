@@ -11,7 +11,7 @@ if [ ! -x "$validator" ]; then
 fi
 
 cargo build --quiet -p tpf-sfn
-bin=target/debug/tpf-sfn
+bin="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -65,6 +65,14 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the wakeup bridge: DynamoDB Streams of TPF's execution table and the wakeup table → driver starts and wakeups.
     Bridge(BridgeArgs),
+    /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
+    Deploy(DeployArgs),
+    /// Show one TPF execution next to its driver generations, with a divergence verdict.
+    Status(StatusArgs),
+    /// List deployed release machines (found by their tpf-sfn:* tags) with identity, definition hash and open executions.
+    Releases(ReleasesArgs),
+    /// Delete release machines with no RUNNING executions that are not active in TPF's release registry (dry run unless --yes).
+    Prune(PruneArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -94,6 +102,102 @@ pub struct CompileArgs {
     /// Compare with the files already in --out and fail on any difference; writes nothing.
     #[arg(long)]
     pub check: bool,
+    /// Also write an infrastructure-as-code export: cloudformation.json or main.tf.json (role,
+    /// both machines, the sweeper's schedule). Repeat for both.
+    #[arg(long, value_enum)]
+    pub emit: Vec<Emit>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    Cloudformation,
+    Terraform,
+}
+
+impl From<Emit> for tpf_sfn_compiler::export::Kind {
+    fn from(e: Emit) -> Self {
+        match e {
+            Emit::Cloudformation => tpf_sfn_compiler::export::Kind::CloudFormation,
+            Emit::Terraform => tpf_sfn_compiler::export::Kind::Terraform,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeployArgs {
+    /// Output directory of `tpf-sfn compile` (manifest.json and the definitions).
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// IAM role the machines run as (the compiled policies attach to it).
+    #[arg(long, required_unless_present = "dry_run")]
+    pub role_arn: Option<String>,
+    /// Role EventBridge Scheduler assumes to start the sweeper (states:StartExecution on it).
+    /// With it, deploy also creates or updates the sweeper's schedule; without it the schedule
+    /// is left to `compile --emit cloudformation|terraform`.
+    #[arg(long)]
+    pub schedule_role_arn: Option<String>,
+    /// Print the plan (create / unchanged / update / refuse) and the diff; make no write calls.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Replace the definition of an existing release machine. Running executions keep the old
+    /// definition; new generations get the new one.
+    #[arg(long)]
+    pub force_replace: bool,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Output directory of the release the execution is pinned to.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// TPF tenant id.
+    #[arg(long)]
+    pub tenant: String,
+    /// TPF execution id (also the driver's execution name).
+    #[arg(long)]
+    pub execution: String,
+    /// TPF's execution table.
+    #[arg(long, default_value = "tpf_execution")]
+    pub execution_table: String,
+    /// The adapter's wakeup table; the manifest's when omitted.
+    #[arg(long)]
+    pub wakeup_table: Option<String>,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReleasesArgs {
+    /// Only machines whose names start with this (e.g. the configured name-prefix).
+    #[arg(long)]
+    pub name_prefix: Option<String>,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PruneArgs {
+    /// Only machines whose names start with this (e.g. the configured name-prefix).
+    #[arg(long)]
+    pub name_prefix: Option<String>,
+    /// TPF's release registry table; releases active there are kept. A missing table protects nothing.
+    #[arg(long, default_value = "tpf_release_registry")]
+    pub registry_table: String,
+    /// Delete; without it prune only prints what it would delete.
+    #[arg(long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub connection: crate::aws::client::Connection,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }

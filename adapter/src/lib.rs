@@ -46,6 +46,10 @@ where
         } => cmd::tables::create(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Bridge(a) => cmd::bridge::run(a),
+        Command::Deploy(a) => cmd::deploy::run(a),
+        Command::Status(a) => cmd::status::run(a),
+        Command::Releases(a) => cmd::releases::releases(a),
+        Command::Prune(a) => cmd::releases::prune(a),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,

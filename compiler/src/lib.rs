@@ -16,6 +16,7 @@ pub mod compile;
 pub mod config;
 pub mod contract;
 pub mod diagnostic;
+pub mod export;
 pub mod graph;
 pub mod iam;
 mod json_fields;

@@ -12,13 +12,19 @@ use crate::{output, report};
 pub fn run(args: &CompileArgs) -> CmdResult {
     let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
     let input = files.input(args.binding, args.allow_unverified_hash);
-    let out = match compile(&input) {
+    let mut out = match compile(&input) {
         Ok(out) => out,
         Err(diags) => {
             report::diagnostics(args.format, &diags.0);
             return Err(Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new())));
         }
     };
+    for kind in &args.emit {
+        let file = tpf_sfn_compiler::export::file(&out, (*kind).into());
+        if !out.files.iter().any(|(n, _)| n == &file.0) {
+            out.files.push(file);
+        }
+    }
     let warnings: &[Diagnostic] = &out.warnings;
 
     if args.check {

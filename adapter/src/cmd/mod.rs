@@ -1,9 +1,12 @@
 pub mod bridge;
 pub mod compile;
+pub mod deploy;
 pub mod graph;
 pub mod init;
 pub mod inputs;
 pub mod mapping;
+pub mod releases;
 pub mod serve;
+pub mod status;
 pub mod tables;
 pub mod validate;

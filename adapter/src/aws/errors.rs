@@ -1,0 +1,347 @@
+//! One error type for everything that talks to AWS, classified from the SDK's typed errors.
+//!
+//! Classification reads the modeled error variants (`is_invalid_definition()`, ...) first. Only
+//! errors the service does not model for an operation (throttling, access denied) fall back to
+//! the error code the SDK exposes through `ProvideErrorMetadata`. Error messages are shown to the
+//! user but never parsed.
+
+use std::fmt;
+
+use aws_sdk_sfn::error::{ProvideErrorMetadata, SdkError};
+
+/// What went wrong, in terms of what the user can do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    AccessDenied,
+    Throttled,
+    InvalidDefinition,
+    InvalidLogging,
+    InvalidTracing,
+    InvalidArn,
+    /// Another writer created or changed the resource between our read and our write.
+    Conflict,
+    NotFound,
+    Deleting,
+    LimitExceeded,
+    Validation,
+    /// The endpoint could not be reached or did not answer in time.
+    Unreachable,
+    /// Credentials or region could not be resolved, or the request could not be built.
+    Configuration,
+    Other,
+}
+
+impl Kind {
+    pub fn code_suffix(self) -> &'static str {
+        match self {
+            Kind::AccessDenied => "ACCESS_DENIED",
+            Kind::Throttled => "THROTTLED",
+            Kind::InvalidDefinition => "INVALID_DEFINITION",
+            Kind::InvalidLogging => "INVALID_LOGGING",
+            Kind::InvalidTracing => "INVALID_TRACING",
+            Kind::InvalidArn => "INVALID_ARN",
+            Kind::Conflict => "CONFLICT",
+            Kind::NotFound => "NOT_FOUND",
+            Kind::Deleting => "MACHINE_DELETING",
+            Kind::LimitExceeded => "LIMIT_EXCEEDED",
+            Kind::Validation => "VALIDATION",
+            Kind::Unreachable => "UNREACHABLE",
+            Kind::Configuration => "CONFIGURATION",
+            Kind::Other => "AWS_ERROR",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            Kind::AccessDenied => "the caller's IAM identity lacks this permission: grant it (states:* on the release's machines, dynamodb:GetItem on TPF's tables) or use another --profile",
+            Kind::Throttled => "AWS throttled the request even after the SDK's retries: wait and re-run; the command is idempotent",
+            Kind::InvalidDefinition => "the definition was rejected by Step Functions: run `tpf-sfn validate` on it and recompile with the current tpf-sfn",
+            Kind::InvalidLogging => "check [logging] log-group-arn (must end in `:*`) and that the role may deliver logs to CloudWatch Logs",
+            Kind::InvalidTracing => "check [tracing] in the driver configuration",
+            Kind::InvalidArn => "check --role-arn and the ARNs in the driver configuration",
+            Kind::Conflict => "another deploy changed this machine at the same time: re-run; the command is idempotent",
+            Kind::NotFound => "the resource does not exist (yet): deploy the release first, or check --region and --endpoint-url",
+            Kind::Deleting => "the machine is being deleted: wait until the deletion finishes, then deploy again",
+            Kind::LimitExceeded => "an account quota is exhausted: prune old releases (`tpf-sfn prune`) or raise the quota",
+            Kind::Validation => "the request was rejected as invalid: check names, tags and --role-arn",
+            Kind::Unreachable => "the endpoint could not be reached: check --endpoint-url, --region and the network",
+            Kind::Configuration => "set a region (--region or AWS_REGION) and credentials (AWS_PROFILE, --profile or environment)",
+            Kind::Other => "see the AWS error above",
+        }
+    }
+}
+
+/// A failed AWS call: which operation, its classification and the service's own message.
+#[derive(Debug, Clone)]
+pub struct AwsError {
+    /// `DEPLOY`, `STATUS`, `RELEASES`: which command's error codes this belongs to.
+    pub scope: &'static str,
+    pub operation: &'static str,
+    pub kind: Kind,
+    pub detail: String,
+}
+
+impl AwsError {
+    pub fn new(
+        scope: &'static str,
+        operation: &'static str,
+        kind: Kind,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            scope,
+            operation,
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn code(&self) -> String {
+        format!("{}_{}", self.scope, self.kind.code_suffix())
+    }
+
+    pub fn hint(&self) -> &'static str {
+        self.kind.hint()
+    }
+
+    /// Classifies an SDK error. `typed` maps the operation's modeled variants; everything else
+    /// falls back to the transport outcome and, last, to the error code.
+    pub fn from_sdk<E, R>(
+        scope: &'static str,
+        operation: &'static str,
+        err: SdkError<E, R>,
+        typed: impl FnOnce(&E) -> Option<Kind>,
+    ) -> Self
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+        R: fmt::Debug + Send + Sync + 'static,
+    {
+        let kind = match &err {
+            SdkError::ServiceError(service) => {
+                let e = service.err();
+                typed(e).unwrap_or_else(|| kind_from_code(e.code()))
+            }
+            SdkError::DispatchFailure(d) if d.is_io() || d.is_timeout() => Kind::Unreachable,
+            SdkError::DispatchFailure(_) => Kind::Configuration,
+            SdkError::TimeoutError(_) => Kind::Unreachable,
+            SdkError::ConstructionFailure(_) => Kind::Configuration,
+            _ => Kind::Other,
+        };
+        let detail = match err.as_service_error() {
+            Some(e) => format!(
+                "{}: {}",
+                e.code().unwrap_or("error"),
+                e.message().unwrap_or("(no message)")
+            ),
+            None => aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
+        };
+        Self::new(scope, operation, kind, detail)
+    }
+}
+
+/// Errors the Step Functions and DynamoDB models do not declare per operation but every AWS
+/// service can return. Codes are stable API identifiers, unlike messages.
+fn kind_from_code(code: Option<&str>) -> Kind {
+    match code {
+        Some(
+            "ThrottlingException"
+            | "Throttling"
+            | "TooManyRequestsException"
+            | "RequestLimitExceeded"
+            | "ProvisionedThroughputExceededException",
+        ) => Kind::Throttled,
+        Some(
+            "AccessDeniedException"
+            | "AccessDenied"
+            | "UnauthorizedOperation"
+            | "UnrecognizedClientException"
+            | "InvalidSignatureException"
+            | "ExpiredTokenException"
+            | "MissingAuthenticationToken",
+        ) => Kind::AccessDenied,
+        Some("ResourceNotFoundException") => Kind::NotFound,
+        Some("ValidationException") => Kind::Validation,
+        _ => Kind::Other,
+    }
+}
+
+impl fmt::Display for AwsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "error[{}]: {} failed: {}\n  hint: {}",
+            self.code(),
+            self.operation,
+            self.detail,
+            self.hint()
+        )
+    }
+}
+
+impl std::error::Error for AwsError {}
+
+/// Typed classifications of the Step Functions operations deploy and status use.
+pub mod sfn {
+    use aws_sdk_sfn::operation::create_state_machine::CreateStateMachineError as C;
+    use aws_sdk_sfn::operation::delete_state_machine::DeleteStateMachineError as Del;
+    use aws_sdk_sfn::operation::describe_execution::DescribeExecutionError as DE;
+    use aws_sdk_sfn::operation::describe_state_machine::DescribeStateMachineError as D;
+    use aws_sdk_sfn::operation::get_execution_history::GetExecutionHistoryError as H;
+    use aws_sdk_sfn::operation::list_executions::ListExecutionsError as LE;
+    use aws_sdk_sfn::operation::list_tags_for_resource::ListTagsForResourceError as LT;
+    use aws_sdk_sfn::operation::tag_resource::TagResourceError as T;
+    use aws_sdk_sfn::operation::update_state_machine::UpdateStateMachineError as U;
+
+    use super::Kind;
+
+    pub fn create(e: &C) -> Option<Kind> {
+        Some(
+            if e.is_state_machine_already_exists() || e.is_conflict_exception() {
+                Kind::Conflict
+            } else if e.is_invalid_definition() {
+                Kind::InvalidDefinition
+            } else if e.is_invalid_logging_configuration() {
+                Kind::InvalidLogging
+            } else if e.is_invalid_tracing_configuration() {
+                Kind::InvalidTracing
+            } else if e.is_invalid_arn() {
+                Kind::InvalidArn
+            } else if e.is_state_machine_deleting() {
+                Kind::Deleting
+            } else if e.is_state_machine_limit_exceeded() || e.is_too_many_tags() {
+                Kind::LimitExceeded
+            } else if e.is_kms_access_denied_exception() {
+                Kind::AccessDenied
+            } else if e.is_kms_throttling_exception() {
+                Kind::Throttled
+            } else if e.is_validation_exception() || e.is_invalid_name() {
+                Kind::Validation
+            } else {
+                return None;
+            },
+        )
+    }
+
+    pub fn update(e: &U) -> Option<Kind> {
+        Some(if e.is_conflict_exception() {
+            Kind::Conflict
+        } else if e.is_invalid_definition() {
+            Kind::InvalidDefinition
+        } else if e.is_invalid_logging_configuration() {
+            Kind::InvalidLogging
+        } else if e.is_invalid_tracing_configuration() {
+            Kind::InvalidTracing
+        } else if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else if e.is_state_machine_deleting() {
+            Kind::Deleting
+        } else if e.is_state_machine_does_not_exist() {
+            Kind::NotFound
+        } else if e.is_service_quota_exceeded_exception() {
+            Kind::LimitExceeded
+        } else if e.is_kms_access_denied_exception() {
+            Kind::AccessDenied
+        } else if e.is_kms_throttling_exception() {
+            Kind::Throttled
+        } else if e.is_validation_exception() || e.is_missing_required_parameter() {
+            Kind::Validation
+        } else {
+            return None;
+        })
+    }
+
+    pub fn describe(e: &D) -> Option<Kind> {
+        Some(if e.is_state_machine_does_not_exist() {
+            Kind::NotFound
+        } else if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else if e.is_kms_access_denied_exception() {
+            Kind::AccessDenied
+        } else if e.is_kms_throttling_exception() {
+            Kind::Throttled
+        } else {
+            return None;
+        })
+    }
+
+    pub fn tags(e: &LT) -> Option<Kind> {
+        Some(if e.is_resource_not_found() {
+            Kind::NotFound
+        } else if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else {
+            return None;
+        })
+    }
+
+    pub fn tag(e: &T) -> Option<Kind> {
+        Some(if e.is_resource_not_found() {
+            Kind::NotFound
+        } else if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else if e.is_too_many_tags() {
+            Kind::LimitExceeded
+        } else {
+            return None;
+        })
+    }
+
+    pub fn list_executions(e: &LE) -> Option<Kind> {
+        Some(
+            if e.is_state_machine_does_not_exist() || e.is_resource_not_found() {
+                Kind::NotFound
+            } else if e.is_invalid_arn() {
+                Kind::InvalidArn
+            } else if e.is_validation_exception() || e.is_invalid_token() {
+                Kind::Validation
+            } else {
+                return None;
+            },
+        )
+    }
+
+    pub fn describe_execution(e: &DE) -> Option<Kind> {
+        Some(if e.is_execution_does_not_exist() {
+            Kind::NotFound
+        } else if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else if e.is_kms_access_denied_exception() {
+            Kind::AccessDenied
+        } else if e.is_kms_throttling_exception() {
+            Kind::Throttled
+        } else {
+            return None;
+        })
+    }
+
+    pub fn history(e: &H) -> Option<Kind> {
+        Some(if e.is_execution_does_not_exist() {
+            Kind::NotFound
+        } else if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else if e.is_kms_access_denied_exception() {
+            Kind::AccessDenied
+        } else if e.is_kms_throttling_exception() {
+            Kind::Throttled
+        } else if e.is_invalid_token() {
+            Kind::Validation
+        } else {
+            return None;
+        })
+    }
+
+    pub fn delete(e: &Del) -> Option<Kind> {
+        Some(if e.is_invalid_arn() {
+            Kind::InvalidArn
+        } else if e.is_validation_exception() {
+            Kind::Validation
+        } else {
+            return None;
+        })
+    }
+
+    /// Operations without modeled errors beyond the common ones.
+    pub fn none<E>(_: &E) -> Option<Kind> {
+        None
+    }
+}

@@ -1,0 +1,191 @@
+//! A compiled release as `deploy` and `status` read it back: `manifest.json` and the definition
+//! files it names, with each definition checked against the sha256 the compiler recorded.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tpf_sfn_compiler::compile::sha256_hex;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestView {
+    pub compiler: CompilerView,
+    pub identity: Identity,
+    pub machines: MachinesView,
+    pub wakeup_table: String,
+    pub logging: LoggingView,
+    pub tracing: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CompilerView {
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Identity {
+    pub pipeline_id: String,
+    pub contract_version: String,
+    pub release_version: String,
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} contract {} release {}",
+            self.pipeline_id, self.contract_version, self.release_version
+        )
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct MachinesView {
+    pub driver: MachineView,
+    pub sweeper: MachineView,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineView {
+    pub name: String,
+    pub definition: String,
+    pub definition_sha256: String,
+    #[serde(default)]
+    pub schedule: Option<String>,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggingView {
+    pub level: String,
+    pub include_execution_data: bool,
+    pub log_group_arn: Option<String>,
+}
+
+impl LoggingView {
+    pub fn enabled(&self) -> bool {
+        !self.level.eq_ignore_ascii_case("OFF")
+    }
+}
+
+/// One machine ready to deploy.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// `driver` or `sweeper`.
+    pub role: &'static str,
+    pub name: String,
+    /// The exact text sent to Step Functions.
+    pub definition_text: String,
+    pub definition: Value,
+    pub sha256: String,
+    pub tags: BTreeMap<String, String>,
+    pub schedule: Option<String>,
+}
+
+/// Everything `deploy` needs from an output directory.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub manifest: ManifestView,
+    pub machines: Vec<Machine>,
+}
+
+/// Why an output directory cannot be deployed; shown with a code, exit 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseError {
+    pub code: &'static str,
+    pub message: String,
+    pub hint: &'static str,
+}
+
+impl std::fmt::Display for ReleaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "error[{}]: {}\n  hint: {}",
+            self.code, self.message, self.hint
+        )
+    }
+}
+
+const RECOMPILE: &str =
+    "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand";
+
+impl Release {
+    /// Reads only `manifest.json` (for commands that need names and identity, not definitions).
+    pub fn manifest(dir: &Path) -> Result<ManifestView, ReleaseError> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| ReleaseError {
+            code: "RELEASE_MANIFEST_MISSING",
+            message: format!("cannot read {}: {e}", path.display()),
+            hint: "point --out at a directory written by `tpf-sfn compile`",
+        })?;
+        serde_json::from_str(&text).map_err(|e| ReleaseError {
+            code: "RELEASE_MANIFEST_INVALID",
+            message: format!("{} is not a tpf-sfn manifest: {e}", path.display()),
+            hint: RECOMPILE,
+        })
+    }
+
+    pub fn load(dir: &Path) -> Result<Self, ReleaseError> {
+        let manifest = Self::manifest(dir)?;
+        let mut machines = Vec::new();
+        for (role, m) in [
+            ("driver", &manifest.machines.driver),
+            ("sweeper", &manifest.machines.sweeper),
+        ] {
+            // The manifest names files in its own directory; anything else is not ours.
+            if m.definition.is_empty()
+                || m.definition.contains(['/', '\\'])
+                || m.definition.starts_with('.')
+            {
+                return Err(ReleaseError {
+                    code: "RELEASE_MANIFEST_INVALID",
+                    message: format!(
+                        "the manifest names `{}` as the {role} definition, which is not a file name",
+                        m.definition
+                    ),
+                    hint: RECOMPILE,
+                });
+            }
+            let path = dir.join(&m.definition);
+            let text = std::fs::read_to_string(&path).map_err(|e| ReleaseError {
+                code: "RELEASE_DEFINITION_MISSING",
+                message: format!("cannot read {}: {e}", path.display()),
+                hint: RECOMPILE,
+            })?;
+            let sha = sha256_hex(&text);
+            if sha != m.definition_sha256 {
+                return Err(ReleaseError {
+                    code: "RELEASE_DEFINITION_MODIFIED",
+                    message: format!(
+                        "{} has sha256 {sha}, but the manifest records {}",
+                        path.display(),
+                        m.definition_sha256
+                    ),
+                    hint: RECOMPILE,
+                });
+            }
+            let definition = serde_json::from_str(&text).map_err(|e| ReleaseError {
+                code: "RELEASE_DEFINITION_INVALID",
+                message: format!("{} is not JSON: {e}", path.display()),
+                hint: RECOMPILE,
+            })?;
+            machines.push(Machine {
+                role,
+                name: m.name.clone(),
+                definition_text: text,
+                definition,
+                sha256: sha,
+                tags: m.tags.clone(),
+                schedule: m.schedule.clone(),
+            });
+        }
+        Ok(Self { manifest, machines })
+    }
+}

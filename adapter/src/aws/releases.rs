@@ -1,0 +1,262 @@
+//! `releases` and `prune`: the deployed release machines, found by their `tpf-sfn:*` tags, and
+//! which of them can go.
+//!
+//! A machine may be deleted only when nothing needs it: no RUNNING execution (a parked driver
+//! is RUNNING for as long as TPF waits) and its release is not the active one of any tenant in
+//! TPF's release registry. TPF's registry, not Step Functions, decides what is active.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use tpf_sfn_compiler::manifest::TAG_PREFIX;
+
+use super::deploy::{read_tags, running_executions};
+use super::errors::{sfn as classify, AwsError, Kind};
+use super::release::Identity;
+
+const SCOPE: &str = "RELEASES";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseMachine {
+    pub name: String,
+    pub arn: String,
+    pub role: String,
+    pub identity: Identity,
+    pub definition_sha256: String,
+    pub compiler_version: String,
+    pub running_executions: usize,
+}
+
+/// Every state machine carrying tpf-sfn's identity tags, optionally only names starting with
+/// `name_prefix`, with its count of RUNNING executions.
+pub async fn list(
+    sfn: &aws_sdk_sfn::Client,
+    name_prefix: Option<&str>,
+) -> Result<Vec<ReleaseMachine>, AwsError> {
+    let mut machines = Vec::new();
+    let mut token = None;
+    loop {
+        let out = sfn
+            .list_state_machines()
+            .set_next_token(token)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk(SCOPE, "ListStateMachines", e, classify::none))?;
+        for m in out.state_machines() {
+            if name_prefix.is_none_or(|p| m.name().starts_with(p)) {
+                machines.push((m.name().to_string(), m.state_machine_arn().to_string()));
+            }
+        }
+        match out.next_token() {
+            Some(t) if !t.is_empty() => token = Some(t.to_string()),
+            _ => break,
+        }
+    }
+    let mut found = Vec::new();
+    for (name, arn) in machines {
+        let tags = read_tags(sfn, &arn, SCOPE).await?;
+        let tag = |k: &str| tags.get(&format!("{TAG_PREFIX}{k}")).cloned();
+        let (Some(pipeline_id), Some(release_version)) =
+            (tag("pipeline-id"), tag("release-version"))
+        else {
+            continue;
+        };
+        let running = running_executions(sfn, &arn, SCOPE).await?.len();
+        found.push(ReleaseMachine {
+            name,
+            arn,
+            role: tag("role").unwrap_or_default(),
+            identity: Identity {
+                pipeline_id,
+                contract_version: tag("contract-version").unwrap_or_default(),
+                release_version,
+            },
+            definition_sha256: tag("definition-sha256").unwrap_or_default(),
+            compiler_version: tag("compiler-version").unwrap_or_default(),
+            running_executions: running,
+        });
+    }
+    Ok(found)
+}
+
+/// `(pipelineId, releaseVersion)` active for some tenant: the latest activation event per
+/// registry key. `None` when the registry table does not exist.
+pub async fn active_releases(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+) -> Result<Option<BTreeSet<(String, String)>>, AwsError> {
+    // (tenant, pipeline) -> (activated_at, release)
+    let mut latest: BTreeMap<(String, String), (i64, String)> = BTreeMap::new();
+    let mut start = None;
+    loop {
+        let out = ddb
+            .scan()
+            .table_name(table)
+            .filter_expression("record_type = :a")
+            .expression_attribute_values(":a", AttributeValue::S("ACTIVATION".into()))
+            .set_exclusive_start_key(start)
+            .send()
+            .await;
+        let out = match out {
+            Ok(out) => out,
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => {
+                return Err(AwsError::from_sdk(
+                    SCOPE,
+                    "Scan (release registry)",
+                    e,
+                    |_| None,
+                ))
+            }
+        };
+        for item in out.items() {
+            let s = |k: &str| match item.get(k) {
+                Some(AttributeValue::S(s)) => Some(s.clone()),
+                _ => None,
+            };
+            let at = match item.get("activated_at_epoch_ms") {
+                Some(AttributeValue::N(n)) => n.parse::<i64>().ok(),
+                _ => None,
+            };
+            let (Some(tenant), Some(pipeline), Some(release), Some(at)) =
+                (s("tenant_id"), s("pipeline_id"), s("release_version"), at)
+            else {
+                return Err(AwsError::new(
+                    SCOPE,
+                    "Scan (release registry)",
+                    Kind::Validation,
+                    "an ACTIVATION row lacks tenant_id, pipeline_id, release_version or activated_at_epoch_ms",
+                ));
+            };
+            let e = latest
+                .entry((tenant, pipeline))
+                .or_insert((at, release.clone()));
+            if at > e.0 || (at == e.0 && release > e.1) {
+                *e = (at, release);
+            }
+        }
+        match out.last_evaluated_key() {
+            Some(k) if !k.is_empty() => start = Some(k.clone()),
+            _ => break,
+        }
+    }
+    Ok(Some(
+        latest
+            .into_iter()
+            .map(|((_, pipeline), (_, release))| (pipeline, release))
+            .collect(),
+    ))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PruneDecision {
+    pub machine: ReleaseMachine,
+    pub delete: bool,
+    pub reason: String,
+}
+
+/// Pure: which machines can go. A release's driver and sweeper go together or not at all, so a
+/// running sweeper also keeps its driver (and the other way round).
+pub fn prune_plan(
+    machines: &[ReleaseMachine],
+    active: Option<&BTreeSet<(String, String)>>,
+) -> Vec<PruneDecision> {
+    let key = |m: &ReleaseMachine| {
+        (
+            m.identity.pipeline_id.clone(),
+            m.identity.release_version.clone(),
+        )
+    };
+    let busy: BTreeSet<(String, String)> = machines
+        .iter()
+        .filter(|m| m.running_executions > 0)
+        .map(key)
+        .collect();
+    machines
+        .iter()
+        .map(|m| {
+            let k = key(m);
+            let (delete, reason) = if m.running_executions > 0 {
+                (
+                    false,
+                    format!("{} RUNNING execution(s)", m.running_executions),
+                )
+            } else if busy.contains(&k) {
+                (
+                    false,
+                    "the release's other machine has RUNNING executions".to_string(),
+                )
+            } else if active.is_some_and(|a| a.contains(&k)) {
+                (false, "active in TPF's release registry".to_string())
+            } else {
+                (
+                    true,
+                    "no RUNNING executions and not active in TPF".to_string(),
+                )
+            };
+            PruneDecision {
+                machine: m.clone(),
+                delete,
+                reason,
+            }
+        })
+        .collect()
+}
+
+pub async fn delete(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<(), AwsError> {
+    sfn.delete_state_machine()
+        .state_machine_arn(arn)
+        .send()
+        .await
+        .map_err(|e| AwsError::from_sdk(SCOPE, "DeleteStateMachine", e, classify::delete))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(name: &str, release: &str, running: usize) -> ReleaseMachine {
+        ReleaseMachine {
+            name: name.into(),
+            arn: format!("arn:{name}"),
+            role: "driver".into(),
+            identity: Identity {
+                pipeline_id: "p".into(),
+                contract_version: "c".into(),
+                release_version: release.into(),
+            },
+            definition_sha256: String::new(),
+            compiler_version: String::new(),
+            running_executions: running,
+        }
+    }
+
+    #[test]
+    fn running_and_active_releases_are_kept() {
+        let machines = [
+            m("a-driver", "1", 0),
+            m("a-sweeper", "1", 1),
+            m("b-driver", "2", 0),
+            m("c-driver", "3", 0),
+        ];
+        let active = BTreeSet::from([("p".to_string(), "2".to_string())]);
+        let plan = prune_plan(&machines, Some(&active));
+        let deleted: Vec<&str> = plan
+            .iter()
+            .filter(|d| d.delete)
+            .map(|d| d.machine.name.as_str())
+            .collect();
+        assert_eq!(deleted, ["c-driver"]);
+        assert!(plan[0].reason.contains("other machine"));
+        assert!(plan[2].reason.contains("active"));
+    }
+}

@@ -1,0 +1,507 @@
+//! `status`: TPF's execution record next to the driver generations Step Functions ran for it,
+//! and a verdict on whether the two agree.
+//!
+//! TPF's record is authoritative; the driver is only a wakeup mechanism. So every verdict is
+//! phrased as "what the driver should be doing given TPF's record", with a fix that never edits
+//! TPF's record.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_sfn::primitives::{DateTime, DateTimeFormat};
+use aws_sdk_sfn::types::ExecutionStatus;
+use serde::Serialize;
+use tpf_sfn_mapping::tpf::records::{AttrValue, DynamoItem, ExecutionRecord, Item};
+
+use super::deploy::find_machine;
+use super::errors::{sfn as classify, AwsError, Kind};
+use super::release::{Identity, ManifestView};
+
+const SCOPE: &str = "STATUS";
+
+/// What to look up.
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    pub manifest: &'a ManifestView,
+    pub tenant: &'a str,
+    pub execution: &'a str,
+    pub execution_table: &'a str,
+    pub wakeup_table: &'a str,
+    /// For console links.
+    pub region: &'a str,
+}
+
+/// TPF's record, reduced to what an operator reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordView {
+    pub status: String,
+    pub terminal: bool,
+    pub version: i64,
+    pub current_step_index: u32,
+    pub attempt: u32,
+    pub await_unit_id: Option<String>,
+    /// `None` when TPF has nothing scheduled (`Long.MAX_VALUE` while waiting externally).
+    pub next_due: Option<String>,
+    pub identity: Identity,
+    pub error_code: Option<String>,
+}
+
+impl RecordView {
+    pub fn from_record(r: &ExecutionRecord) -> Self {
+        Self {
+            status: r.status.as_str().to_string(),
+            terminal: r.status.terminal(),
+            version: r.version,
+            current_step_index: r.current_step_index,
+            attempt: r.attempt,
+            await_unit_id: r.await_unit_id.clone(),
+            next_due: (r.next_due_epoch_ms != i64::MAX)
+                .then(|| fmt_time(&DateTime::from_millis(r.next_due_epoch_ms))),
+            identity: Identity {
+                pipeline_id: r.pipeline_id.clone(),
+                contract_version: r.contract_version.clone(),
+                release_version: r.release_version.clone(),
+            },
+            error_code: r.error_code.clone(),
+        }
+    }
+}
+
+/// One driver execution of this TPF execution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Generation {
+    pub name: String,
+    pub arn: String,
+    pub status: String,
+    pub started: String,
+    pub stopped: Option<String>,
+    /// The last state entered: where a running driver is parked, or where an ended one stopped.
+    pub current_state: Option<String>,
+    pub error: Option<String>,
+    pub console_url: String,
+}
+
+impl Generation {
+    pub fn live(&self) -> bool {
+        self.status == "RUNNING" || self.status == "PENDING_REDRIVE"
+    }
+}
+
+/// The live-driver pointer the driver writes to the wakeup table (`sk = driver`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WakeupPointer {
+    pub execution_arn: Option<String>,
+    pub generation: Option<String>,
+    pub release_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    pub diverged: bool,
+    /// `STATUS_OK` or `STATUS_<divergence>`.
+    pub code: &'static str,
+    pub summary: String,
+    pub fix: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub tenant: String,
+    pub execution: String,
+    pub release: Identity,
+    pub driver_machine: String,
+    pub driver_machine_arn: Option<String>,
+    pub record: Option<RecordView>,
+    pub generations: Vec<Generation>,
+    pub wakeup_pointer: Option<WakeupPointer>,
+    pub verdict: Verdict,
+}
+
+pub async fn status(
+    sfn: &aws_sdk_sfn::Client,
+    ddb: &aws_sdk_dynamodb::Client,
+    q: &Query<'_>,
+) -> Result<Report, AwsError> {
+    let record = read_record(ddb, q).await?;
+    let machine = &q.manifest.machines.driver.name;
+    let machine_arn = find_machine(sfn, machine, SCOPE).await?;
+    let generations = match &machine_arn {
+        Some(arn) => generations(sfn, arn, q).await?,
+        None => Vec::new(),
+    };
+    let wakeup_pointer = read_pointer(ddb, q).await?;
+    let verdict = verdict(
+        &q.manifest.identity,
+        record.as_ref(),
+        machine_arn.is_some(),
+        &generations,
+        q,
+    );
+    Ok(Report {
+        tenant: q.tenant.to_string(),
+        execution: q.execution.to_string(),
+        release: q.manifest.identity.clone(),
+        driver_machine: machine.clone(),
+        driver_machine_arn: machine_arn,
+        record,
+        generations,
+        wakeup_pointer,
+        verdict,
+    })
+}
+
+async fn read_record(
+    ddb: &aws_sdk_dynamodb::Client,
+    q: &Query<'_>,
+) -> Result<Option<RecordView>, AwsError> {
+    let out = ddb
+        .get_item()
+        .table_name(q.execution_table)
+        .key("tenant_id", AttributeValue::S(q.tenant.to_string()))
+        .key("execution_id", AttributeValue::S(q.execution.to_string()))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| {
+            AwsError::from_sdk(SCOPE, "GetItem (execution table)", e, |e| {
+                e.is_resource_not_found_exception()
+                    .then_some(Kind::NotFound)
+            })
+        })?;
+    let Some(item) = out.item() else {
+        return Ok(None);
+    };
+    let record = ExecutionRecord::from_item(&to_item(item)).map_err(|e| {
+        AwsError::new(
+            SCOPE,
+            "GetItem (execution table)",
+            Kind::Validation,
+            format!("the row is not a TPF ExecutionRecord: {e}"),
+        )
+    })?;
+    Ok(Some(RecordView::from_record(&record)))
+}
+
+/// The wakeup table is the adapter's own; a missing table or row only means no pointer.
+async fn read_pointer(
+    ddb: &aws_sdk_dynamodb::Client,
+    q: &Query<'_>,
+) -> Result<Option<WakeupPointer>, AwsError> {
+    let out = ddb
+        .get_item()
+        .table_name(q.wakeup_table)
+        .key(
+            "pk",
+            AttributeValue::S(format!("{}#{}", q.tenant, q.execution)),
+        )
+        .key("sk", AttributeValue::S("driver".to_string()))
+        .send()
+        .await;
+    let out = match out {
+        Ok(out) => out,
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception()) =>
+        {
+            return Ok(None)
+        }
+        Err(e) => {
+            return Err(AwsError::from_sdk(
+                SCOPE,
+                "GetItem (wakeup table)",
+                e,
+                |_| None,
+            ))
+        }
+    };
+    let Some(item) = out.item() else {
+        return Ok(None);
+    };
+    let s = |k: &str| match item.get(k) {
+        Some(AttributeValue::S(s) | AttributeValue::N(s)) => Some(s.clone()),
+        _ => None,
+    };
+    Ok(Some(WakeupPointer {
+        execution_arn: s("execution_arn"),
+        generation: s("generation"),
+        release_version: s("release_version"),
+    }))
+}
+
+fn to_item(item: &HashMap<String, AttributeValue>) -> Item {
+    item.iter()
+        .filter_map(|(k, v)| {
+            let v = match v {
+                AttributeValue::S(s) => AttrValue::S(s.clone()),
+                AttributeValue::N(n) => AttrValue::N(n.clone()),
+                AttributeValue::Bool(b) => AttrValue::Bool(*b),
+                AttributeValue::Ss(ss) => AttrValue::Ss(ss.iter().cloned().collect()),
+                AttributeValue::Null(_) => AttrValue::Null,
+                // Attribute types TPF's execution rows never use.
+                _ => return None,
+            };
+            Some((k.clone(), v))
+        })
+        .collect()
+}
+
+/// Whether `name` is a driver execution of TPF execution `id`: the id itself, then any of the
+/// suffixes the driver and sweeper append (`-g<N>` rollover, `-r<V>` re-drive, `-s<V>` sweeper
+/// recovery). A plain prefix test would also match a different execution `<id>-x`.
+pub fn is_generation_of(name: &str, id: &str) -> bool {
+    let Some(rest) = name.strip_prefix(id) else {
+        return false;
+    };
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(rest) = rest.strip_prefix('-') else {
+        return false;
+    };
+    rest.split('-').all(|seg| {
+        let mut c = seg.chars();
+        matches!(c.next(), Some('g' | 'r' | 's'))
+            && !c.as_str().is_empty()
+            && c.as_str().chars().all(|d| d.is_ascii_digit())
+    })
+}
+
+async fn generations(
+    sfn: &aws_sdk_sfn::Client,
+    machine_arn: &str,
+    q: &Query<'_>,
+) -> Result<Vec<Generation>, AwsError> {
+    let mut found = Vec::new();
+    let mut token = None;
+    loop {
+        let out = sfn
+            .list_executions()
+            .state_machine_arn(machine_arn)
+            .set_next_token(token)
+            .send()
+            .await
+            .map_err(|e| {
+                AwsError::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions)
+            })?;
+        for e in out.executions() {
+            if is_generation_of(e.name(), q.execution) {
+                found.push((
+                    e.start_date().as_nanos(),
+                    e.execution_arn().to_string(),
+                    e.name().to_string(),
+                ));
+            }
+        }
+        match out.next_token() {
+            Some(t) if !t.is_empty() => token = Some(t.to_string()),
+            _ => break,
+        }
+    }
+    found.sort();
+    let mut gens = Vec::new();
+    for (_, arn, name) in found {
+        let d = sfn
+            .describe_execution()
+            .execution_arn(&arn)
+            .send()
+            .await
+            .map_err(|e| {
+                AwsError::from_sdk(SCOPE, "DescribeExecution", e, classify::describe_execution)
+            })?;
+        let current_state = current_state(sfn, &arn).await?;
+        gens.push(Generation {
+            console_url: console_url(q.region, &arn),
+            name,
+            status: status_str(d.status()),
+            started: fmt_time(d.start_date()),
+            stopped: d.stop_date().map(fmt_time),
+            current_state,
+            error: d.error().map(str::to_string),
+            arn,
+        });
+    }
+    Ok(gens)
+}
+
+/// The most recent `StateEntered` event. Asks for the newest events first; events are also
+/// picked by id, so a service that ignores `reverseOrder` (moto does) still gives the latest.
+async fn current_state(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<Option<String>, AwsError> {
+    let out = sfn
+        .get_execution_history()
+        .execution_arn(arn)
+        .reverse_order(true)
+        .max_results(100)
+        .send()
+        .await
+        .map_err(|e| AwsError::from_sdk(SCOPE, "GetExecutionHistory", e, classify::history))?;
+    Ok(out
+        .events()
+        .iter()
+        .filter_map(|e| Some((e.id(), e.state_entered_event_details()?.name().to_string())))
+        .max_by_key(|(id, _)| *id)
+        .map(|(_, name)| name))
+}
+
+fn status_str(s: &ExecutionStatus) -> String {
+    s.as_str().to_string()
+}
+
+fn fmt_time(t: &DateTime) -> String {
+    t.fmt(DateTimeFormat::DateTime)
+        .unwrap_or_else(|_| t.secs().to_string())
+}
+
+pub fn console_url(region: &str, arn: &str) -> String {
+    format!("https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{arn}")
+}
+
+/// The verdict: pure, from what was read.
+pub fn verdict(
+    release: &Identity,
+    record: Option<&RecordView>,
+    machine_deployed: bool,
+    gens: &[Generation],
+    q: &Query<'_>,
+) -> Verdict {
+    let diverged = |code, summary: String, fix: String| Verdict {
+        diverged: true,
+        code,
+        summary,
+        fix: Some(fix),
+    };
+    let Some(r) = record else {
+        return diverged(
+            "STATUS_NO_TPF_RECORD",
+            format!(
+                "TPF has no record of {}/{} in {}",
+                q.tenant, q.execution, q.execution_table
+            ),
+            if gens.iter().any(Generation::live) {
+                "check --tenant and --execution; a driver without a TPF record does nothing useful: stop it (StopExecution)".to_string()
+            } else {
+                "check --tenant, --execution and --execution-table (the record may also have expired by TTL)".to_string()
+            },
+        );
+    };
+    if &r.identity != release {
+        return diverged(
+            "STATUS_RELEASE_MISMATCH",
+            format!(
+                "the record is pinned to {} but --out holds {}",
+                r.identity, release
+            ),
+            format!(
+                "run status with the output directory of release {} (its driver machine is the one that serves this execution)",
+                r.identity.release_version
+            ),
+        );
+    }
+    if !machine_deployed {
+        return diverged(
+            "STATUS_MACHINE_MISSING",
+            format!(
+                "the driver machine {} of release {} is not deployed",
+                q.manifest.machines.driver.name, release.release_version
+            ),
+            "run `tpf-sfn deploy --out DIR --role-arn ...` for this release; the sweeper then recovers its executions".to_string(),
+        );
+    }
+    let live: Vec<&Generation> = gens.iter().filter(|g| g.live()).collect();
+    if live.len() > 1 {
+        let names: Vec<&str> = live.iter().map(|g| g.name.as_str()).collect();
+        return diverged(
+            "STATUS_TWO_LIVE_GENERATIONS",
+            format!("{} driver generations are running: {}", live.len(), names.join(", ")),
+            format!(
+                "stop all but the newest ({}) with StopExecution; TPF's version checks make the duplicates harmless but they double the action calls",
+                names.last().copied().unwrap_or_default()
+            ),
+        );
+    }
+    if r.terminal {
+        if let Some(g) = live.first() {
+            return diverged(
+                "STATUS_DRIVER_AFTER_TERMINAL",
+                format!("TPF is {} but driver {} is still running", r.status, g.name),
+                format!(
+                    "stop {} (StopExecution); TPF's outcome is final and the driver has nothing left to wake",
+                    g.name
+                ),
+            );
+        }
+        return Verdict {
+            diverged: false,
+            code: "STATUS_OK",
+            summary: format!("TPF is {} and no driver is running", r.status),
+            fix: None,
+        };
+    }
+    match (live.first(), gens.last()) {
+        (Some(g), _) => Verdict {
+            diverged: false,
+            code: "STATUS_OK",
+            summary: format!(
+                "TPF is {}; driver {} is running{}",
+                r.status,
+                g.name,
+                g.current_state
+                    .as_deref()
+                    .map(|s| format!(" at \"{s}\""))
+                    .unwrap_or_default()
+            ),
+            fix: None,
+        },
+        (None, None) => diverged(
+            "STATUS_NO_LIVE_DRIVER",
+            format!("TPF is {} but no driver generation was ever started", r.status),
+            format!(
+                "wait for the sweeper's next run (it starts `{}-s{}`), or start that execution yourself with input {{\"tenantId\",\"executionId\",\"lineage\",\"generation\":0}}",
+                q.execution, r.version
+            ),
+        ),
+        (None, Some(last)) => diverged(
+            "STATUS_NO_LIVE_DRIVER",
+            format!(
+                "TPF is {} but the last driver {} ended {}{}",
+                r.status,
+                last.name,
+                last.status,
+                last.current_state
+                    .as_deref()
+                    .map(|s| format!(" at \"{s}\""))
+                    .unwrap_or_default()
+            ),
+            if last.current_state.as_deref() == Some("Process work item") && last.status != "SUCCEEDED" {
+                format!(
+                    "Redrive {} in the console (a transport failure at \"Process work item\"; the action is idempotent), or wait for the sweeper",
+                    last.name
+                )
+            } else {
+                format!(
+                    "wait for the sweeper's next run (it starts `{}-s{}`), or start that recovery execution yourself",
+                    q.execution, r.version
+                )
+            },
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_names() {
+        for n in ["e1", "e1-g1", "e1-r3", "e1-s7", "e1-r3-g12"] {
+            assert!(is_generation_of(n, "e1"), "{n}");
+        }
+        for n in ["e10", "e1-x", "e1-g", "e1-gx", "e2", "e1-", "e"] {
+            assert!(!is_generation_of(n, "e1"), "{n}");
+        }
+    }
+}

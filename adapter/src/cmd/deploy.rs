@@ -1,0 +1,169 @@
+//! `tpf-sfn deploy`.
+
+use serde_json::json;
+
+use crate::aws::deploy::{self, Options, Report};
+use crate::aws::plan::Action;
+use crate::aws::release::Release;
+use crate::aws::schedule;
+use crate::cli::{DeployArgs, Format};
+use crate::exit::{CmdResult, Failure};
+
+pub fn run(args: &DeployArgs) -> CmdResult {
+    let release = Release::load(&args.out).map_err(|e| Failure::Io(e.to_string()))?;
+    let opts = Options {
+        role_arn: args.role_arn.as_deref(),
+        dry_run: args.dry_run,
+        force_replace: args.force_replace,
+    };
+    let text = args.format == Format::Text;
+    let report = crate::aws::block_on(async {
+        let conf = args.connection.load().await;
+        let sfn = aws_sdk_sfn::Client::new(&conf);
+        let mut progress = |line: String| {
+            if text {
+                println!("{line}");
+            }
+        };
+        let report = deploy::deploy(&sfn, &release, opts, &mut progress).await?;
+        let schedule = match (&args.schedule_role_arn, report.refused()) {
+            (Some(role), false) => {
+                let sch = aws_sdk_scheduler::Client::new(&conf);
+                let sweeper = &release.manifest.machines.sweeper;
+                let desired = schedule::Desired {
+                    name: tpf_sfn_compiler::export::schedule_name(&sweeper.name),
+                    expression: sweeper
+                        .schedule
+                        .clone()
+                        .unwrap_or_else(|| "rate(1 minute)".to_string()),
+                    sweeper_arn: report
+                        .machines
+                        .iter()
+                        .find(|m| m.role == "sweeper")
+                        .and_then(|m| m.arn.clone()),
+                    role_arn: role.clone(),
+                };
+                let s = schedule::deploy(&sch, &desired, args.dry_run).await?;
+                if text && !args.dry_run {
+                    println!("schedule {}: {}", s.name, schedule_verb(&s.action));
+                }
+                Some(s)
+            }
+            _ => None,
+        };
+        Ok::<_, crate::aws::errors::AwsError>((report, schedule))
+    })?
+    .map_err(|e| Failure::Service(e.to_string()))?;
+    let (report, schedule) = report;
+    match args.format {
+        Format::Text => print_text(&report, schedule.as_ref()),
+        Format::Json => println!(
+            "{}",
+            json!({
+                "report": report,
+                "refused": report.refused(),
+                "schedule": schedule,
+                "sweeperSchedule": if schedule.is_some() { None } else { Some(sweeper_schedule_note(&release)) },
+            })
+        ),
+    }
+    if report.refused() {
+        Err(Failure::Findings)
+    } else {
+        Ok(())
+    }
+}
+
+fn schedule_verb(a: &schedule::Action) -> String {
+    match a {
+        schedule::Action::Create => "created".to_string(),
+        schedule::Action::Unchanged => "unchanged".to_string(),
+        schedule::Action::Update { changes } => format!("updated: {}", changes.join(", ")),
+    }
+}
+
+fn sweeper_schedule_note(release: &Release) -> String {
+    format!(
+        "the sweeper's schedule ({}) was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`",
+        release.manifest.machines.sweeper.schedule.as_deref().unwrap_or("-")
+    )
+}
+
+fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
+    let verb = if report.dry_run { "plan" } else { "deploy" };
+    println!("{verb}: {}", report.identity);
+    for m in &report.machines {
+        let what = format!("{} {}", m.role, m.name);
+        match &m.action {
+            Action::Create if report.dry_run => println!("  create: {what}"),
+            Action::Create => {}
+            Action::Unchanged => println!("  unchanged: {what} (no write calls)"),
+            Action::Update { tags, settings } => {
+                let head = if report.dry_run { "update" } else { "updated" };
+                let mut parts = settings.clone();
+                if !tags.is_empty() {
+                    parts.push(format!("tags {}", tags.join(", ")));
+                }
+                println!("  {head}: {what}: {}", parts.join("; "));
+            }
+            Action::Refuse { diff } => {
+                println!(
+                    "  refuse: {what}: the deployed definition differs, and executions pinned to release {} would mix definitions",
+                    report.identity.release_version
+                );
+                for line in diff {
+                    println!("      {line}");
+                }
+            }
+            Action::Replace { diff, .. } => {
+                let head = if report.dry_run {
+                    "replace"
+                } else {
+                    "replaced"
+                };
+                println!("  {head}: {what} (--force-replace)");
+                for line in diff {
+                    println!("      {line}");
+                }
+                if m.running_executions.is_empty() {
+                    println!("  warning: no RUNNING executions");
+                } else {
+                    println!(
+                        "  warning: {} RUNNING execution(s) keep the old definition; generations they start get the new one: {}",
+                        m.running_executions.len(),
+                        m.running_executions.join(", ")
+                    );
+                }
+            }
+        }
+    }
+    if let Some(s) = schedule {
+        match &s.action {
+            schedule::Action::Unchanged => {
+                println!("  unchanged: schedule {} (no write calls)", s.name)
+            }
+            schedule::Action::Create if report.dry_run => {
+                println!("  create: schedule {} ({})", s.name, s.expression)
+            }
+            schedule::Action::Update { changes } if report.dry_run => {
+                println!("  update: schedule {}: {}", s.name, changes.join(", "))
+            }
+            _ => {}
+        }
+    }
+    let writes = report.write_calls + schedule.map_or(0, |s| s.write_calls);
+    if report.refused() {
+        println!(
+            "error[DEPLOY_DEFINITION_CHANGED]: refused: a release's definition is never changed in place\n  hint: bump the release version (a new machine), or pass --force-replace if the change is known to be compatible"
+        );
+    } else if report.dry_run {
+        println!("dry run: no write calls");
+    } else if writes == 0 {
+        println!("unchanged: {} (no write calls)", report.identity);
+    } else {
+        println!("done: {writes} write call(s)");
+    }
+    if schedule.is_none() && !report.refused() {
+        println!("  note: the sweeper's schedule was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`");
+    }
+}

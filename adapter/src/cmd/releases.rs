@@ -1,0 +1,101 @@
+//! `tpf-sfn releases` and `tpf-sfn prune`.
+
+use serde_json::json;
+
+use crate::aws::releases::{self, ReleaseMachine};
+use crate::cli::{Format, PruneArgs, ReleasesArgs};
+use crate::exit::{CmdResult, Failure};
+
+pub fn releases(args: &ReleasesArgs) -> CmdResult {
+    let machines = crate::aws::block_on(async {
+        let conf = args.connection.load().await;
+        releases::list(
+            &aws_sdk_sfn::Client::new(&conf),
+            args.name_prefix.as_deref(),
+        )
+        .await
+    })?
+    .map_err(|e| Failure::Service(e.to_string()))?;
+    match args.format {
+        Format::Json => println!("{}", json!({ "machines": machines })),
+        Format::Text => {
+            if machines.is_empty() {
+                println!("no tpf-sfn release machines");
+            }
+            for m in &machines {
+                print_machine(m);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print_machine(m: &ReleaseMachine) {
+    println!("{} ({})", m.name, m.role);
+    println!(
+        "  pipeline {}  release {}",
+        m.identity.pipeline_id, m.identity.release_version
+    );
+    println!(
+        "  definition sha256 {}  compiler {}  running executions {}",
+        m.definition_sha256, m.compiler_version, m.running_executions
+    );
+}
+
+pub fn prune(args: &PruneArgs) -> CmdResult {
+    let yes = args.yes;
+    let (decisions, registry_found, deleted) = crate::aws::block_on(async {
+        let conf = args.connection.load().await;
+        let sfn = aws_sdk_sfn::Client::new(&conf);
+        let ddb = aws_sdk_dynamodb::Client::new(&conf);
+        let machines = releases::list(&sfn, args.name_prefix.as_deref()).await?;
+        let active = releases::active_releases(&ddb, &args.registry_table).await?;
+        let decisions = releases::prune_plan(&machines, active.as_ref());
+        let mut deleted = Vec::new();
+        if yes {
+            let sch = aws_sdk_scheduler::Client::new(&conf);
+            for d in decisions.iter().filter(|d| d.delete) {
+                // The schedule first: it must never start a sweeper that is gone.
+                if d.machine.role == "sweeper" {
+                    let name = tpf_sfn_compiler::export::schedule_name(&d.machine.name);
+                    if crate::aws::schedule::delete(&sch, &name).await? {
+                        deleted.push(format!("schedule {name}"));
+                    }
+                }
+                releases::delete(&sfn, &d.machine.arn).await?;
+                deleted.push(d.machine.name.clone());
+            }
+        }
+        Ok::<_, crate::aws::errors::AwsError>((decisions, active.is_some(), deleted))
+    })?
+    .map_err(|e| Failure::Service(e.to_string()))?;
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            json!({"decisions": decisions, "registryFound": registry_found, "deleted": deleted, "dryRun": !yes})
+        ),
+        Format::Text => {
+            if !registry_found {
+                println!(
+                    "warning: release registry table {} not found; only RUNNING executions protect a release",
+                    args.registry_table
+                );
+            }
+            for d in &decisions {
+                let verb = match (d.delete, yes) {
+                    (true, true) => "deleted",
+                    (true, false) => "would delete",
+                    (false, _) => "keep",
+                };
+                println!("{verb}: {} ({})", d.machine.name, d.reason);
+            }
+            for name in deleted.iter().filter(|n| n.starts_with("schedule ")) {
+                println!("deleted: {name}");
+            }
+            if !yes && decisions.iter().any(|d| d.delete) {
+                println!("dry run: pass --yes to delete");
+            }
+        }
+    }
+    Ok(())
+}
