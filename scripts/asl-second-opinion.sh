@@ -10,7 +10,9 @@ if [ ! -x "$validator" ]; then
   npm install --silent --no-audit --no-fund --prefix .tools/npm asl-validator@4.0.0
 fi
 
-cargo build --quiet -p tpf-sfn
+# Built the way the test suite builds it (dev-dependency features included), so running this
+# right after `cargo test` reuses that build instead of compiling the AWS SDK a second time.
+cargo test --quiet -p tpf-sfn --no-run
 bin="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
