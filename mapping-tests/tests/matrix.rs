@@ -150,3 +150,41 @@ fn the_same_seed_gives_the_same_trace() {
         .collect();
     assert_eq!(a, b);
 }
+
+#[test]
+fn traces_per_contract_and_scenario() {
+    let mut paths: Vec<_> = std::fs::read_dir(examples())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for contract in paths
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".pipeline-contract.json"))
+    {
+        let Some(subject) = subject_for(contract, BindingKind::Queue) else {
+            continue;
+        };
+        let name = contract
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace(".pipeline-contract.json", "");
+        let mut scenarios = proof::scenarios(&subject, Vec::new());
+        scenarios.retain(|s| s.name != "history-rollover");
+        for r in proof::prove(&subject, &scenarios, proof::SEED) {
+            let slug: String = r
+                .name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            insta::assert_snapshot!(format!("{name}-queue-{slug}"), r.snapshot());
+        }
+    }
+}
