@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::{json, Value};
 use support::http::request;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_mapping::proof;
+use tpf_sfn_mapping::scenario::{self, matrix, run::driver_executions};
 
 const TOKEN: &str = "e2e-token";
 const TENANT: &str = "t1";
@@ -343,5 +347,50 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
         succeeded.is_some(),
         "never SUCCEEDED in both\n{}",
         logs_text()
+    );
+
+    // Cross-check: our interpreter runs the same scenario on the same compiled driver and must
+    // enter the same driver states in the same order as moto's interpreter did.
+    let on_moto = entered_states(&sfn, &execution_arn).await;
+    let config_text = std::fs::read_to_string(&cfg).expect("config");
+    let contract_bytes = std::fs::read(contract).expect("contract");
+    let release_bytes = std::fs::read(&release).expect("release");
+    let input = Input {
+        contract_file: "restaurant-approval.pipeline-contract.json",
+        contract: &contract_bytes,
+        release: Some(("restaurant-approval.pipeline-release.json", &release_bytes)),
+        config: Some(("tpf-sfn.toml", &config_text)),
+        binding: Some(BindingKind::Queue),
+        allow_unverified_hash: false,
+    };
+    let subject = proof::subject(&input, None).expect("subject");
+    let scenario = matrix::derive(&subject)
+        .into_iter()
+        .find(|s| s.name == "happy-path")
+        .expect("happy-path scenario");
+    let simulated = scenario::run(&subject, &scenario, proof::SEED).expect("simulate");
+    let exec = simulated.execution_id.clone().expect("simulated execution");
+    let generations = driver_executions(&simulated.world, &exec);
+    assert_eq!(
+        generations.len(),
+        1,
+        "one driver generation in the interpreter"
+    );
+    let in_interpreter: Vec<String> = simulated
+        .world
+        .engine
+        .history(&generations[0])
+        .iter()
+        .filter(|e| e.event_type.ends_with("StateEntered"))
+        .filter_map(|e| e.state_name.clone())
+        .collect();
+    assert_eq!(
+        on_moto, in_interpreter,
+        "driver states entered: moto (left) vs our interpreter (right)"
+    );
+    assert!(on_moto.iter().any(|s| s == "Await Restaurant Decision"));
+    println!(
+        "driver states entered (moto = interpreter): {}",
+        on_moto.join(" -> ")
     );
 }
