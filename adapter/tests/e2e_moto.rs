@@ -319,6 +319,16 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
     )
     .await;
     assert_eq!(done.status, 200, "{}", done.raw);
+    // A duplicate completion is admitted once by TPF and must not resume the driver twice.
+    let dup = request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
+        Some(TOKEN),
+        Some(&complete),
+    )
+    .await;
+    assert_eq!(dup.body["duplicate"], true, "{}", dup.raw);
     // Resumed: the driver entered a state after the await it parked in.
     let resumed = poll(200, || async {
         (entered_states(&sfn, &execution_arn).await.len() > parked_len).then_some(())
@@ -388,7 +398,20 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
         on_moto, in_interpreter,
         "driver states entered: moto (left) vs our interpreter (right)"
     );
-    assert!(on_moto.iter().any(|s| s == "Await Restaurant Decision"));
+    let history = sfn
+        .get_execution_history()
+        .execution_arn(&execution_arn)
+        .max_results(1000)
+        .send()
+        .await
+        .expect("history");
+    let await_exits = history
+        .events()
+        .iter()
+        .filter_map(|e| e.state_exited_event_details())
+        .filter(|d| d.name() == "Await Restaurant Decision")
+        .count();
+    assert_eq!(await_exits, 1, "exactly one resume of the await");
     println!(
         "driver states entered (moto = interpreter): {}",
         on_moto.join(" -> ")
