@@ -124,6 +124,21 @@ async fn entered_states(sfn: &aws_sdk_sfn::Client, arn: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
+    drive(None).await;
+}
+
+/// The first step fails non-retryably: TPF's record and the driver are FAILED; a TPF re-drive
+/// (attempt 1 completes) makes the bridge start generation `<id>-r<version>` on the same machine,
+/// which then runs the happy path to SUCCEEDED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_step_then_tpf_redrive_starts_a_new_generation_that_succeeds() {
+    drive(Some(
+        "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\"fail-non-retryable:java.lang.IllegalStateException\", \"complete\"]\n",
+    ))
+    .await;
+}
+
+async fn drive(script: Option<&str>) {
     let endpoint = support::moto_endpoint();
     let config = support::moto_config().await;
     let sfn = aws_sdk_sfn::Client::new(&config);
@@ -131,7 +146,7 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
     let conn = ["--endpoint-url", endpoint.as_str(), "--region", "us-east-1"];
     let id = support::unique("e2e");
     let prefix = format!("{}_", id.replace('-', "_"));
-    let name_prefix = format!("e{}", std::process::id() % 100_000);
+    let name_prefix = id.clone();
 
     let mut args = vec!["tables", "create", "--prefix", &prefix];
     args.extend(conn);
@@ -210,6 +225,11 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
         "--activate-tenant",
         TENANT,
     ];
+    let script_path = dir.path().join("script.toml");
+    if let Some(text) = script {
+        std::fs::write(&script_path, text).expect("script");
+        serve.extend(["--script", script_path.to_str().expect("utf-8 path")]);
+    }
     serve.extend(conn);
     let mut bridge = vec![
         "bridge",
@@ -278,8 +298,35 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
         .as_str()
         .expect("driver machine")
         .to_owned();
-    let execution_arn =
+    let mut execution_arn =
         format!("arn:aws:states:us-east-1:123456789012:execution:{driver}:{execution}");
+    if script.is_some() {
+        let failed = poll(200, || async {
+            let d = sfn
+                .describe_execution()
+                .execution_arn(&execution_arn)
+                .send()
+                .await
+                .ok()?;
+            (d.status() == &ExecutionStatus::Failed
+                && record_status(addr, &execution).await == "FAILED")
+                .then_some(())
+        })
+        .await;
+        assert!(failed.is_some(), "never FAILED in both\n{}", logs_text());
+        let redrive = request(
+            addr,
+            "POST",
+            &format!("/tpf/admin/tenants/{TENANT}/executions/{execution}/redrive"),
+            Some(TOKEN),
+            Some(r#"{"allowFailed": true}"#),
+        )
+        .await;
+        assert_eq!(redrive.status, 200, "{}", redrive.raw);
+        let version = redrive.body["version"].as_i64().expect("version");
+        // The bridge names the re-drive's generation `<id>-r<version>` on the same machine.
+        execution_arn = format!("{execution_arn}-r{version}");
+    }
 
     let parked = poll(200, || async {
         let entered = entered_states(&sfn, &execution_arn).await;
