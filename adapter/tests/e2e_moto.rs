@@ -103,6 +103,19 @@ async fn record_status(addr: SocketAddr, id: &str) -> String {
     r.body["status"].as_str().unwrap_or("").to_owned()
 }
 
+/// TPF's record status read straight from DynamoDB, as `tpf-sfn status` reports it.
+fn stored_status(out: &Path, execution: &str, execution_table: &str, endpoint: &str) -> String {
+    let o = tpf_sfn()
+        .args(["status", "--out", out.to_str().expect("utf-8 path")])
+        .args(["--tenant", TENANT, "--execution", execution])
+        .args(["--execution-table", execution_table, "--format", "json"])
+        .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
+        .output()
+        .expect("run tpf-sfn status");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    report["record"]["status"].as_str().unwrap_or("").to_owned()
+}
+
 /// Names of the states the driver entered, in order; empty until the bridge has started it.
 async fn entered_states(sfn: &aws_sdk_sfn::Client, arn: &str) -> Vec<String> {
     let Ok(history) = sfn
@@ -338,6 +351,11 @@ async fn drive(script: Option<&str>) {
     let Some(parked_len) = parked else {
         panic!("driver never parked\n{}", logs_text());
     };
+    let execution_table = format!("{prefix}tpf_execution");
+    assert_eq!(
+        stored_status(&out, &execution, &execution_table, &endpoint),
+        "WAITING_EXTERNAL"
+    );
 
     // Complete the interaction: the bridge sees the record leave WAITING_EXTERNAL and wakes the driver.
     let pending = request(
@@ -404,6 +422,11 @@ async fn drive(script: Option<&str>) {
         succeeded.is_some(),
         "never SUCCEEDED in both\n{}",
         logs_text()
+    );
+
+    assert_eq!(
+        stored_status(&out, &execution, &execution_table, &endpoint),
+        "SUCCEEDED"
     );
 
     // Cross-check: our interpreter runs the same scenario on the same compiled driver and must

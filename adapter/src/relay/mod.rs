@@ -71,8 +71,10 @@ pub fn answer_for(reply: Result<Reply, http::Unreachable>) -> Answer {
 /// What happened to one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Handled {
-    /// Answered (or already answered) and deleted; `error` is the failure name sent, if any.
+    /// Answered and deleted; `error` is the failure name sent, if any.
     Answered { error: Option<String> },
+    /// Step Functions had closed the token already; deleted.
+    AlreadyDone,
     /// Could never succeed; deleted without an answer.
     Malformed(String),
 }
@@ -209,12 +211,10 @@ impl<A: ActionHost> Relay<A> {
         let answer = answer_for(self.action.post(&envelope.path(), &request).await);
         let closed = self.answer(&envelope.task_token, &answer).await?;
         self.delete(receipt).await?;
-        Ok(Handled::Answered {
-            error: match (&answer, closed) {
-                (_, true) => Some("already done".into()),
-                (Answer::Failure { error, .. }, false) => Some(error.clone()),
-                (Answer::Success { .. }, false) => None,
-            },
+        Ok(match answer {
+            _ if closed => Handled::AlreadyDone,
+            Answer::Failure { error, .. } => Handled::Answered { error: Some(error) },
+            Answer::Success { .. } => Handled::Answered { error: None },
         })
     }
 
@@ -246,9 +246,7 @@ impl<A: ActionHost> Relay<A> {
             };
             match self.handle(body, receipt).await {
                 Ok(Handled::Answered { error: None }) => report.succeeded += 1,
-                Ok(Handled::Answered { error: Some(e) }) if e == "already done" => {
-                    report.already_done += 1
-                }
+                Ok(Handled::AlreadyDone) => report.already_done += 1,
                 Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
                 Ok(Handled::Malformed(why)) => report.malformed.push(format!("{id}: {why}")),
                 Err(e) => report.retained.push(format!("{id}: {e}")),
