@@ -65,6 +65,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the wakeup bridge: DynamoDB Streams of TPF's execution table and the wakeup table → driver starts and wakeups.
     Bridge(BridgeArgs),
+    /// Run the queue relay: SQS task-token messages of the queue binding → Action API calls → SendTaskSuccess/Failure.
+    Relay(RelayArgs),
     /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
     Deploy(DeployArgs),
     /// Show one TPF execution next to its driver generations, with a divergence verdict.
@@ -374,6 +376,30 @@ pub struct BridgeArgs {
     pub once: bool,
     #[command(flatten)]
     pub tables: TableArgs,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RelayArgs {
+    /// The queue the drivers send their action messages to.
+    #[arg(long)]
+    pub queue_url: String,
+    /// Base URL of the action host (TPF), plain http.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub action_url: String,
+    /// Bearer token for the action host; otherwise the TPF_SFN_TOKEN environment variable.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// One receive pass, then exit (non-zero if receiving failed).
+    #[arg(long)]
+    pub once: bool,
+    /// SQS long-poll wait per receive (0 to 20 seconds).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(i32).range(0..=20))]
+    pub wait_seconds: i32,
+    /// Timeout for one action call.
+    #[arg(long, default_value_t = 30)]
+    pub action_timeout_seconds: u64,
     #[command(flatten)]
     pub connection: Connection,
 }

@@ -11,6 +11,7 @@ pub mod cmd;
 pub mod exit;
 pub mod host;
 pub mod output;
+pub mod relay;
 pub mod report;
 
 use std::process::ExitCode;
@@ -46,6 +47,7 @@ where
         } => cmd::tables::create(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Bridge(a) => cmd::bridge::run(a),
+        Command::Relay(a) => cmd::relay::run(a),
         Command::Deploy(a) => cmd::deploy::run(a),
         Command::Status(a) => cmd::status::run(a),
         Command::Releases(a) => cmd::releases::releases(a),

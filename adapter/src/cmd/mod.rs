@@ -5,6 +5,7 @@ pub mod graph;
 pub mod init;
 pub mod inputs;
 pub mod mapping;
+pub mod relay;
 pub mod releases;
 pub mod serve;
 pub mod status;

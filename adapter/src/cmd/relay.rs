@@ -1,0 +1,61 @@
+//! `tpf-sfn relay`: the queue relay, long-polling until interrupted (or one pass with `--once`).
+
+use std::time::Duration;
+
+use crate::cli::RelayArgs;
+use crate::cmd::tables::runtime;
+use crate::exit::{CmdResult, Failure};
+use crate::relay::http::HttpActionHost;
+use crate::relay::Relay;
+
+pub fn run(args: &RelayArgs) -> CmdResult {
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("TPF_SFN_TOKEN").ok())
+        .filter(|t| !t.is_empty());
+    let host = HttpActionHost::new(
+        &args.action_url,
+        token,
+        Duration::from_secs(args.action_timeout_seconds),
+    )
+    .map_err(|e| Failure::Service(format!("error[ACTION_URL]: {e}")))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let config = args.connection.load().await;
+        let mut relay = Relay::new(
+            aws_sdk_sqs::Client::new(&config),
+            aws_sdk_sfn::Client::new(&config),
+            args.queue_url.clone(),
+            host,
+        );
+        relay.wait_seconds = args.wait_seconds;
+        loop {
+            match relay.poll_once().await {
+                Ok(report) => {
+                    for m in &report.malformed {
+                        eprintln!("relay: deleted malformed message {m}");
+                    }
+                    for r in &report.retained {
+                        eprintln!("relay: left for redelivery {r}");
+                    }
+                    if report.received > 0 || args.once {
+                        eprintln!(
+                            "relay: {} messages, {} succeeded, {} failed, {} already done",
+                            report.received, report.succeeded, report.failed, report.already_done
+                        );
+                    }
+                }
+                Err(e) if !args.once => {
+                    eprintln!("{e}");
+                    // Back off so an unreachable queue does not spin the loop.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => return Err(Failure::Service(format!("error[RELAY]: {e}"))),
+            }
+            if args.once {
+                return Ok(());
+            }
+        }
+    })
+}

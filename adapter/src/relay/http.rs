@@ -1,0 +1,149 @@
+//! The relay's HTTP/1.1 client for the action host, on the hyper the AWS SDK already links.
+//!
+//! Plain `http://` only: the action host is TPF itself, next to the relay (sidecar or same VPC);
+//! TLS termination, if any, is the load balancer's job.
+
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+/// Status and body of one action call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
+}
+
+/// The action host could not be reached or did not answer (a transport error for the driver).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreachable(pub String);
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreachable {}
+
+/// Anything that can POST a JSON body to an action path; the tests substitute their own.
+pub trait ActionHost {
+    fn post(
+        &self,
+        path: &str,
+        body: &str,
+    ) -> impl std::future::Future<Output = Result<Reply, Unreachable>> + Send;
+}
+
+/// `http://host:port[/base]` with an optional bearer token.
+#[derive(Debug, Clone)]
+pub struct HttpActionHost {
+    authority: String,
+    base_path: String,
+    token: Option<String>,
+    timeout: Duration,
+}
+
+impl HttpActionHost {
+    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("action URL `{url}` must start with http://"))?;
+        let (authority, base) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+            None => (rest, ""),
+        };
+        if authority.is_empty() {
+            return Err(format!("action URL `{url}` has no host"));
+        }
+        let authority = if authority.contains(':') && !authority.ends_with(']') {
+            authority.to_owned()
+        } else {
+            format!("{authority}:80")
+        };
+        Ok(HttpActionHost {
+            authority,
+            base_path: base.to_owned(),
+            token,
+            timeout,
+        })
+    }
+
+    async fn send(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            Unreachable(format!("{what} {}: {e}", self.authority))
+        };
+        let stream = TcpStream::connect(&self.authority)
+            .await
+            .map_err(|e| fail("connect", &e))?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| fail("handshake with", &e))?;
+        // The connection task ends when the request is done; one connection per call keeps the
+        // relay stateless (a call is milliseconds next to a Step Functions transition).
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut request = hyper::Request::post(format!("{}{path}", self.base_path))
+            .header(hyper::header::HOST, &self.authority)
+            .header(hyper::header::CONTENT_TYPE, "application/json");
+        if let Some(token) = &self.token {
+            request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .map_err(|e| fail("build request for", &e))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| fail("request to", &e))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| fail("read response from", &e))?
+            .to_bytes();
+        Ok(Reply {
+            status,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    }
+}
+
+impl ActionHost for HttpActionHost {
+    async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
+        match tokio::time::timeout(self.timeout, self.send(path, body)).await {
+            Ok(result) => result,
+            Err(_) => Err(Unreachable(format!(
+                "no answer from {} within {:?}",
+                self.authority, self.timeout
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_urls() {
+        let h =
+            HttpActionHost::new("http://127.0.0.1:8080/", None, Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            (h.authority.as_str(), h.base_path.as_str()),
+            ("127.0.0.1:8080", "")
+        );
+        let h = HttpActionHost::new("http://tpf/api", None, Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            (h.authority.as_str(), h.base_path.as_str()),
+            ("tpf:80", "/api")
+        );
+        assert!(HttpActionHost::new("https://x", None, Duration::from_secs(1)).is_err());
+        assert!(HttpActionHost::new("http:///x", None, Duration::from_secs(1)).is_err());
+    }
+}

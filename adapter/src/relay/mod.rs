@@ -1,0 +1,257 @@
+//! `tpf-sfn relay`: the queue binding's worker. The driver sends
+//! `{"action", "tenantId", "executionId", "request", "taskToken"}` with
+//! `sqs:sendMessage.waitForTaskToken`; the relay calls the action host over HTTP and answers the
+//! token with `SendTaskSuccess(response)` or `SendTaskFailure(error)`.
+//!
+//! Delivery is at least once. A message is deleted only after its token was answered, so a
+//! crash between the two redelivers it; the repeated call carries the same `idempotencyKey` and
+//! every TPF commit is OCC-conditioned, and an answer Step Functions already has
+//! (`TaskTimedOut`, `InvalidToken`, `TaskDoesNotExist`) counts as done.
+
+pub mod envelope;
+pub mod http;
+
+use std::fmt;
+
+use aws_sdk_sfn::error::ProvideErrorMetadata;
+
+use envelope::Envelope;
+use http::{ActionHost, Reply};
+
+/// Step Functions' limits on `SendTaskFailure`'s `error` and `cause`.
+const MAX_ERROR: usize = 256;
+const MAX_CAUSE: usize = 32_768;
+
+/// SQS or Step Functions failed; the message stays in the queue and comes back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayError(pub String);
+
+impl fmt::Display for RelayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "relay: {}", self.0)
+    }
+}
+
+impl std::error::Error for RelayError {}
+
+/// How the relay answers a task token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Success { output: String },
+    Failure { error: String, cause: String },
+}
+
+fn failure(error: &str, cause: String) -> Answer {
+    Answer::Failure {
+        error: error.to_owned(),
+        cause,
+    }
+}
+
+/// The Action API's error table (docs/action-api.md): 409 and 404 fail the driver loudly,
+/// everything else that is not a 2xx JSON answer is a transport error the driver retries.
+pub fn answer_for(reply: Result<Reply, http::Unreachable>) -> Answer {
+    match reply {
+        Err(e) => failure("TPF.TransportError", e.0),
+        Ok(Reply { status, body }) => match status {
+            200..=299 => match serde_json::from_str::<serde_json::Value>(&body) {
+                Ok(_) => Answer::Success { output: body },
+                Err(e) => failure(
+                    "TPF.TransportError",
+                    format!("HTTP {status} with a body that is not JSON: {e}"),
+                ),
+            },
+            409 => failure("TPF.ReleaseIdentityMismatch", body),
+            404 => failure("TPF.ExecutionNotFound", body),
+            _ => failure("TPF.TransportError", format!("HTTP {status}: {body}")),
+        },
+    }
+}
+
+/// What happened to one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handled {
+    /// Answered and deleted; `error` is the failure name sent, if any.
+    Answered { error: Option<String> },
+    /// Step Functions had closed the token already; deleted.
+    AlreadyDone,
+    /// Could never succeed; deleted without an answer.
+    Malformed(String),
+}
+
+/// What one receive pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassReport {
+    pub received: usize,
+    pub succeeded: usize,
+    pub failed: usize,
+    /// Tokens Step Functions had already closed (redeliveries, timeouts).
+    pub already_done: usize,
+    pub malformed: Vec<String>,
+    /// Messages left in the queue because answering or deleting failed (they come back).
+    pub retained: Vec<String>,
+}
+
+pub struct Relay<A> {
+    sqs: aws_sdk_sqs::Client,
+    sfn: aws_sdk_sfn::Client,
+    queue_url: String,
+    action: A,
+    /// SQS long-poll wait (0..=20 s).
+    pub wait_seconds: i32,
+}
+
+/// `true` when Step Functions says the token is closed already: the answer has nothing to do.
+fn already_done(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("TaskTimedOut" | "InvalidToken" | "TaskDoesNotExist")
+    )
+}
+
+/// `None` when the error says the token is closed already, otherwise the error to report.
+fn closed_or<E, R>(e: &aws_sdk_sfn::error::SdkError<E, R>) -> Option<RelayError>
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: fmt::Debug,
+{
+    if already_done(e.code()) {
+        return None;
+    }
+    Some(RelayError(format!(
+        "answering the task token: {}",
+        aws_sdk_sfn::error::DisplayErrorContext(e)
+    )))
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+impl<A: ActionHost> Relay<A> {
+    pub fn new(
+        sqs: aws_sdk_sqs::Client,
+        sfn: aws_sdk_sfn::Client,
+        queue_url: impl Into<String>,
+        action: A,
+    ) -> Self {
+        Relay {
+            sqs,
+            sfn,
+            queue_url: queue_url.into(),
+            action,
+            wait_seconds: 20,
+        }
+    }
+
+    /// Sends `answer` for `token`. `Ok(true)` when Step Functions had already closed the token.
+    async fn answer(&self, token: &str, answer: &Answer) -> Result<bool, RelayError> {
+        let result = match answer {
+            Answer::Success { output } => self
+                .sfn
+                .send_task_success()
+                .task_token(token)
+                .output(output)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| closed_or(&e)),
+            Answer::Failure { error, cause } => self
+                .sfn
+                .send_task_failure()
+                .task_token(token)
+                .error(clip(error, MAX_ERROR))
+                .cause(clip(cause, MAX_CAUSE))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| closed_or(&e)),
+        };
+        match result {
+            Ok(()) => Ok(false),
+            Err(None) => Ok(true),
+            Err(Some(e)) => Err(e),
+        }
+    }
+
+    async fn delete(&self, receipt: &str) -> Result<(), RelayError> {
+        self.sqs
+            .delete_message()
+            .queue_url(&self.queue_url)
+            .receipt_handle(receipt)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                RelayError(format!(
+                    "DeleteMessage: {}",
+                    aws_sdk_sqs::error::DisplayErrorContext(&e)
+                ))
+            })
+    }
+
+    /// Relays one message body: parse, call, answer, then delete. Returns what it did; an error
+    /// leaves the message for redelivery.
+    pub async fn handle(&self, body: &str, receipt: &str) -> Result<Handled, RelayError> {
+        let envelope = match Envelope::parse(body) {
+            Ok(e) => e,
+            Err(m) => {
+                self.delete(receipt).await?;
+                return Ok(Handled::Malformed(m.to_string()));
+            }
+        };
+        let request = envelope.request.to_string();
+        let answer = answer_for(self.action.post(&envelope.path(), &request).await);
+        let closed = self.answer(&envelope.task_token, &answer).await?;
+        self.delete(receipt).await?;
+        Ok(match answer {
+            _ if closed => Handled::AlreadyDone,
+            Answer::Failure { error, .. } => Handled::Answered { error: Some(error) },
+            Answer::Success { .. } => Handled::Answered { error: None },
+        })
+    }
+
+    /// One ReceiveMessage (long poll) and every message it returned.
+    pub async fn poll_once(&self) -> Result<PassReport, RelayError> {
+        let received = self
+            .sqs
+            .receive_message()
+            .queue_url(&self.queue_url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(self.wait_seconds)
+            .send()
+            .await
+            .map_err(|e| {
+                RelayError(format!(
+                    "ReceiveMessage: {}",
+                    aws_sdk_sqs::error::DisplayErrorContext(&e)
+                ))
+            })?;
+        let mut report = PassReport::default();
+        for message in received.messages() {
+            report.received += 1;
+            let id = message.message_id().unwrap_or("?").to_owned();
+            let (Some(body), Some(receipt)) = (message.body(), message.receipt_handle()) else {
+                report
+                    .retained
+                    .push(format!("{id}: no body or receipt handle"));
+                continue;
+            };
+            match self.handle(body, receipt).await {
+                Ok(Handled::Answered { error: None }) => report.succeeded += 1,
+                Ok(Handled::AlreadyDone) => report.already_done += 1,
+                Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
+                Ok(Handled::Malformed(why)) => report.malformed.push(format!("{id}: {why}")),
+                Err(e) => report.retained.push(format!("{id}: {e}")),
+            }
+        }
+        Ok(report)
+    }
+}
