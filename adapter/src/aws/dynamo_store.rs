@@ -477,31 +477,7 @@ impl ExecutionStore for DynamoStore {
                 duplicate: true,
             });
         }
-        let record = ExecutionRecord {
-            tenant_id: cmd.tenant_id.clone(),
-            execution_id: cmd.execution_id.clone(),
-            execution_key: cmd.execution_key.clone(),
-            pipeline_id: cmd.pipeline_id.clone(),
-            contract_version: cmd.contract_version.clone(),
-            release_version: cmd.release_version.clone(),
-            result_shape: cmd.result_shape,
-            status: ExecutionStatus::Queued,
-            version: 0,
-            current_step_index: cmd.initial_step_index,
-            attempt: 0,
-            lease_owner: None,
-            lease_expires_epoch_ms: 0,
-            next_due_epoch_ms: cmd.now_ms,
-            last_transition_key: None,
-            input_payload: cmd.input_payload.clone(),
-            await_unit_id: None,
-            result_payload: None,
-            error_code: None,
-            error_message: None,
-            created_at_epoch_ms: cmd.now_ms,
-            updated_at_epoch_ms: cmd.now_ms,
-            ttl_epoch_s: cmd.ttl_epoch_s,
-        };
+        let record = cmd.new_record();
         let key_item = HashMap::from([
             (
                 "tenant_execution_key".to_owned(),

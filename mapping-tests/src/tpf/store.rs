@@ -60,6 +60,38 @@ pub struct CreateExecutionCommand {
     pub ttl_epoch_s: i64,
 }
 
+impl CreateExecutionCommand {
+    /// The record `createOrGetExecution` writes when the key is new: QUEUED, version 0, due now.
+    pub fn new_record(&self) -> ExecutionRecord {
+        let cmd = self;
+        ExecutionRecord {
+            tenant_id: cmd.tenant_id.clone(),
+            execution_id: cmd.execution_id.clone(),
+            execution_key: cmd.execution_key.clone(),
+            pipeline_id: cmd.pipeline_id.clone(),
+            contract_version: cmd.contract_version.clone(),
+            release_version: cmd.release_version.clone(),
+            result_shape: cmd.result_shape,
+            status: ExecutionStatus::Queued,
+            version: 0,
+            current_step_index: cmd.initial_step_index,
+            attempt: 0,
+            lease_owner: None,
+            lease_expires_epoch_ms: 0,
+            next_due_epoch_ms: cmd.now_ms,
+            last_transition_key: None,
+            input_payload: cmd.input_payload.clone(),
+            await_unit_id: None,
+            result_payload: None,
+            error_code: None,
+            error_message: None,
+            created_at_epoch_ms: cmd.now_ms,
+            updated_at_epoch_ms: cmd.now_ms,
+            ttl_epoch_s: cmd.ttl_epoch_s,
+        }
+    }
+}
+
 /// `ExecutionStateStore`.
 pub trait ExecutionStore {
     /// Looks the scoped key up first; creates QUEUED v0 `nextDue=now` when absent.
@@ -478,31 +510,7 @@ impl ExecutionStore for InMemoryStore {
                 }
             }
         }
-        let record = ExecutionRecord {
-            tenant_id: cmd.tenant_id.clone(),
-            execution_id: cmd.execution_id.clone(),
-            execution_key: cmd.execution_key.clone(),
-            pipeline_id: cmd.pipeline_id.clone(),
-            contract_version: cmd.contract_version.clone(),
-            release_version: cmd.release_version.clone(),
-            result_shape: cmd.result_shape,
-            status: ExecutionStatus::Queued,
-            version: 0,
-            current_step_index: cmd.initial_step_index,
-            attempt: 0,
-            lease_owner: None,
-            lease_expires_epoch_ms: 0,
-            next_due_epoch_ms: cmd.now_ms,
-            last_transition_key: None,
-            input_payload: cmd.input_payload.clone(),
-            await_unit_id: None,
-            result_payload: None,
-            error_code: None,
-            error_message: None,
-            created_at_epoch_ms: cmd.now_ms,
-            updated_at_epoch_ms: cmd.now_ms,
-            ttl_epoch_s: cmd.ttl_epoch_s,
-        };
+        let record = cmd.new_record();
         let row = key(&cmd.tenant_id, &cmd.execution_id);
         tables.execution_keys.insert(scoped, row.clone());
         tables.executions.insert(row, record.clone());
