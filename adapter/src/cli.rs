@@ -338,6 +338,11 @@ pub struct ServeArgs {
     /// Failure script (TOML): per step, outcomes by attempt.
     #[arg(long)]
     pub script: Option<PathBuf>,
+    /// A pipeline-release.json this host runs (repeatable). TPF keeps an old release's workers
+    /// until its pinned executions drain, so one host may run several; the first is the one
+    /// `--activate-tenant` activates. Without it the release is the contract version, as in TPF.
+    #[arg(long = "release", value_name = "FILE")]
+    pub releases: Vec<PathBuf>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
@@ -349,6 +354,16 @@ pub struct ServeArgs {
     /// Await interaction timeout (TPF requires one on every await step).
     #[arg(long, default_value_t = 1800)]
     pub await_timeout_seconds: u64,
+    /// Retries after a retryable step failure before TPF fails the execution
+    /// (`pipeline.orchestrator.max-retries`).
+    #[arg(long, default_value_t = 3)]
+    pub max_retries: u32,
+    /// First retry delay (`pipeline.orchestrator.retry-delay`); later ones grow by the multiplier.
+    #[arg(long, default_value_t = 10_000)]
+    pub retry_delay_ms: i64,
+    /// Growth of the retry delay per attempt (`pipeline.orchestrator.retry-multiplier`), at least 1.
+    #[arg(long, default_value_t = 2.0)]
+    pub retry_multiplier: f64,
     /// Register and activate the contract's release for this tenant at startup (repeatable),
     /// as TPF's local release activation does for tenant `default`.
     #[arg(long = "activate-tenant", value_name = "TENANT")]

@@ -1,489 +1,320 @@
-//! The whole runtime loop on moto, as a user runs it: `tables create`, `compile --binding queue`,
-//! `deploy`, then `serve` (DynamoDB store), `bridge` and `relay` as child processes. A submitted
-//! execution starts its driver (bridge), runs its first segment through SQS (relay), parks at the
-//! await, and a completed interaction wakes the driver to SUCCEEDED, in TPF's record and in moto's
-//! own Step Functions interpreter.
+//! The whole runtime loop on moto's Step Functions interpreter (code nobody here wrote): the
+//! bridge starts and wakes drivers from DynamoDB Streams, the relay carries their action calls
+//! through SQS, and TPF's records live in DynamoDB. Every test asserts on TPF's records and on
+//! moto's execution history, then runs the same scenario in our interpreter and fails when the
+//! two disagree on the sequence of driver states.
 
+#[path = "e2e_moto/harness.rs"]
+mod harness;
 mod support;
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sfn::types::ExecutionStatus;
-use serde_json::{json, Value};
-use support::http::request;
-use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::{self, matrix, run::driver_executions};
-
-const TOKEN: &str = "e2e-token";
-const TENANT: &str = "t1";
-const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-e2e";
-
-fn tpf_sfn() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
-    // Static credentials, explicit region, never instance metadata or the user's profiles.
-    c.env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_CONFIG_FILE", "/dev/null")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-        .env("TPF_SFN_TOKEN", TOKEN);
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    let o = tpf_sfn().args(args).output().expect("run tpf-sfn");
-    assert!(
-        o.status.success(),
-        "tpf-sfn {args:?}: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-/// Kills the runtime processes when the test ends, also on panic.
-struct Children(Vec<Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn spawn(args: &[&str], log: &Path) -> Child {
-    let file = std::fs::File::create(log).expect("log file");
-    tpf_sfn()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(file)
-        .spawn()
-        .expect("spawn tpf-sfn")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("ephemeral port")
-        .port()
-}
-
-/// Polls `probe` every 100 ms, at most `tries` times; `None` when it never answered.
-async fn poll<T, F, Fut>(tries: u32, mut probe: F) -> Option<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    for _ in 0..tries {
-        if let Some(v) = probe().await {
-            return Some(v);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    None
-}
-
-async fn record_status(addr: SocketAddr, id: &str) -> String {
-    let r = request(
-        addr,
-        "GET",
-        &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
-    r.body["status"].as_str().unwrap_or("").to_owned()
-}
-
-/// TPF's record status read straight from DynamoDB, as `tpf-sfn status` reports it.
-fn stored_status(out: &Path, execution: &str, execution_table: &str, endpoint: &str) -> String {
-    let o = tpf_sfn()
-        .args(["status", "--out", out.to_str().expect("utf-8 path")])
-        .args(["--tenant", TENANT, "--execution", execution])
-        .args(["--execution-table", execution_table, "--format", "json"])
-        .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
-        .output()
-        .expect("run tpf-sfn status");
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    report["record"]["status"].as_str().unwrap_or("").to_owned()
-}
-
-/// Names of the states the driver entered, in order; empty until the bridge has started it.
-async fn entered_states(sfn: &aws_sdk_sfn::Client, arn: &str) -> Vec<String> {
-    let Ok(history) = sfn
-        .get_execution_history()
-        .execution_arn(arn)
-        .max_results(1000)
-        .send()
-        .await
-    else {
-        return Vec::new();
-    };
-    history
-        .events()
-        .iter()
-        .filter_map(|e| e.state_entered_event_details())
-        .map(|d| d.name().to_owned())
-        .collect()
-}
+use harness::{complete_interaction, pending_interaction, Loop, Relay};
+use tpf_sfn::relay::http::{ActionHost, HttpActionHost, Reply, Unreachable};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
-    drive(None).await;
-}
+    let lp = Loop::start("happy-path", Relay::Process, false).await;
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    let parked = lp.wait_parked(&arn, &id).await;
+    assert_eq!(lp.stored_status(&id), "WAITING_EXTERNAL");
 
-/// The first step fails non-retryably: TPF's record and the driver are FAILED; a TPF re-drive
-/// (attempt 1 completes) makes the bridge start generation `<id>-r<version>` on the same machine,
-/// which then runs the happy path to SUCCEEDED.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failed_step_then_tpf_redrive_starts_a_new_generation_that_succeeds() {
-    drive(Some(
-        "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\"fail-non-retryable:java.lang.IllegalStateException\", \"complete\"]\n",
-    ))
-    .await;
-}
-
-async fn drive(script: Option<&str>) {
-    let endpoint = support::moto_endpoint();
-    let config = support::moto_config().await;
-    let sfn = aws_sdk_sfn::Client::new(&config);
-    let sqs = aws_sdk_sqs::Client::new(&config);
-    let conn = ["--endpoint-url", endpoint.as_str(), "--region", "us-east-1"];
-    let id = support::unique("e2e");
-    let prefix = format!("{}_", id.replace('-', "_"));
-    let name_prefix = id.clone();
-
-    let mut args = vec!["tables", "create", "--prefix", &prefix];
-    args.extend(conn);
-    run(&args);
-    let queue_url = sqs
-        .create_queue()
-        .queue_name(&id)
-        .send()
-        .await
-        .expect("queue")
-        .queue_url()
-        .expect("queue url")
-        .to_owned();
-
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("release");
-    let cfg = dir.path().join("tpf-sfn.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "name-prefix = \"{name_prefix}\"\n[binding]\nkind = \"queue\"\n[binding.queue]\nqueue-url = \"{queue_url}\"\n\
-             [wakeup]\ntable-name = \"{prefix}tpf_sfn_wakeup\"\n[history]\nevent-budget = 20000\n"
-        ),
-    )
-    .expect("config");
-    let contracts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts");
-    let contract = contracts.join("restaurant-approval.pipeline-contract.json");
-    let contract = contract.to_str().expect("utf-8 path");
-    let release = contracts.join("restaurant-approval.pipeline-release.json");
-    run(&[
-        "compile",
-        contract,
-        "--release",
-        release.to_str().expect("utf-8 path"),
-        "--binding",
-        "queue",
-        "--config",
-        cfg.to_str().expect("utf-8 path"),
-        "--out",
-        out.to_str().expect("utf-8 path"),
-    ]);
-    let mut args = vec![
-        "deploy",
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--role-arn",
-        ROLE,
-    ];
-    args.extend(conn);
-    run(&args);
-    let manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("manifest.json")).expect("manifest"),
-    )
-    .expect("manifest json");
-    let pipeline_id = manifest["identity"]["pipelineId"]
-        .as_str()
-        .expect("pipelineId")
-        .to_owned();
-
-    let port = free_port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
-    let listen = addr.to_string();
-    let action_url = format!("http://{addr}");
-    let arn_prefix = "arn:aws:states:us-east-1:123456789012:stateMachine:";
-    let logs = dir.path();
-    let mut serve = vec![
-        "serve",
-        "--pipeline-contract",
-        contract,
-        "--listen",
-        &listen,
-        "--store",
-        "dynamodb",
-        "--prefix",
-        &prefix,
-        "--activate-tenant",
-        TENANT,
-    ];
-    let script_path = dir.path().join("script.toml");
-    if let Some(text) = script {
-        std::fs::write(&script_path, text).expect("script");
-        serve.extend(["--script", script_path.to_str().expect("utf-8 path")]);
-    }
-    serve.extend(conn);
-    let mut bridge = vec![
-        "bridge",
-        "--machine-arn-prefix",
-        arn_prefix,
-        "--name-prefix",
-        &name_prefix,
-        "--interval-ms",
-        "100",
-        "--prefix",
-        &prefix,
-    ];
-    bridge.extend(conn);
-    let mut relay = vec![
-        "relay",
-        "--queue-url",
-        &queue_url,
-        "--action-url",
-        &action_url,
-        "--wait-seconds",
-        "1",
-    ];
-    relay.extend(conn);
-    let _children = Children(vec![
-        spawn(&serve, &logs.join("serve.log")),
-        spawn(&bridge, &logs.join("bridge.log")),
-        spawn(&relay, &logs.join("relay.log")),
-    ]);
-    let logs_text = || {
-        ["serve.log", "bridge.log", "relay.log"]
-            .iter()
-            .map(|f| {
-                format!(
-                    "--- {f}\n{}",
-                    std::fs::read_to_string(logs.join(f)).unwrap_or_default()
-                )
-            })
-            .collect::<String>()
-    };
-    let up = poll(200, || async {
-        std::net::TcpStream::connect(addr).ok().map(|_| ())
-    })
-    .await;
-    assert!(up.is_some(), "serve never listened\n{}", logs_text());
-
-    // Submit: the bridge starts the driver, the driver's first call goes through SQS and the relay.
-    let submit = json!({
-        "pipelineId": pipeline_id, "inputShape": "UNI",
-        "inputPayload": {"orderId": "order-1"}, "idempotencyKey": "order-1", "outputStreaming": false
-    })
-    .to_string();
-    let accepted = request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
-        Some(TOKEN),
-        Some(&submit),
-    )
-    .await;
-    assert_eq!(accepted.status, 200, "{}", accepted.raw);
-    let execution = accepted.body["executionId"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let driver = manifest["machines"]["driver"]["name"]
-        .as_str()
-        .expect("driver machine")
-        .to_owned();
-    let mut execution_arn =
-        format!("arn:aws:states:us-east-1:123456789012:execution:{driver}:{execution}");
-    if script.is_some() {
-        let failed = poll(200, || async {
-            let d = sfn
-                .describe_execution()
-                .execution_arn(&execution_arn)
-                .send()
-                .await
-                .ok()?;
-            (d.status() == &ExecutionStatus::Failed
-                && record_status(addr, &execution).await == "FAILED")
-                .then_some(())
-        })
-        .await;
-        assert!(failed.is_some(), "never FAILED in both\n{}", logs_text());
-        let redrive = request(
-            addr,
-            "POST",
-            &format!("/tpf/admin/tenants/{TENANT}/executions/{execution}/redrive"),
-            Some(TOKEN),
-            Some(r#"{"allowFailed": true}"#),
-        )
-        .await;
-        assert_eq!(redrive.status, 200, "{}", redrive.raw);
-        let version = redrive.body["version"].as_i64().expect("version");
-        // The bridge names the re-drive's generation `<id>-r<version>` on the same machine.
-        execution_arn = format!("{execution_arn}-r{version}");
-    }
-
-    let parked = poll(200, || async {
-        let entered = entered_states(&sfn, &execution_arn).await;
-        (record_status(addr, &execution).await == "WAITING_EXTERNAL"
-            && entered.last().map(String::as_str) == Some("Await Restaurant Decision"))
-        .then_some(entered.len())
-    })
-    .await;
-    let Some(parked_len) = parked else {
-        panic!("driver never parked\n{}", logs_text());
-    };
-    let execution_table = format!("{prefix}tpf_execution");
-    assert_eq!(
-        stored_status(&out, &execution, &execution_table, &endpoint),
-        "WAITING_EXTERNAL"
-    );
-
-    // Complete the interaction: the bridge sees the record leave WAITING_EXTERNAL and wakes the driver.
-    let pending = request(
-        addr,
-        "GET",
-        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
-    let interaction = pending.body[0]["interactionId"]
-        .as_str()
-        .expect("interaction")
-        .to_owned();
-    let complete = json!({
-        "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
-    })
-    .to_string();
+    let interaction = lp.pending(&id).await.expect("pending interaction");
     let woken_at = Instant::now();
-    let done = request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
-        Some(TOKEN),
-        Some(&complete),
-    )
-    .await;
-    assert_eq!(done.status, 200, "{}", done.raw);
+    lp.complete(&interaction).await;
     // A duplicate completion is admitted once by TPF and must not resume the driver twice.
-    let dup = request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
-        Some(TOKEN),
-        Some(&complete),
-    )
-    .await;
-    assert_eq!(dup.body["duplicate"], true, "{}", dup.raw);
-    // Resumed: the driver entered a state after the await it parked in.
-    let resumed = poll(200, || async {
-        (entered_states(&sfn, &execution_arn).await.len() > parked_len).then_some(())
-    })
-    .await;
-    let wake = woken_at.elapsed();
-    assert!(resumed.is_some(), "driver never resumed\n{}", logs_text());
+    let dup = lp.complete(&interaction).await;
+    assert_eq!(dup["duplicate"], true, "{dup}");
+    lp.wait_resumed(&arn, parked).await;
     println!(
         "wake latency (interaction completed -> driver resumed on moto): {} ms",
-        wake.as_millis()
+        woken_at.elapsed().as_millis()
     );
+    lp.wait_ended(&arn, &id, ExecutionStatus::Succeeded).await;
+    assert_eq!(lp.stored_status(&id), "SUCCEEDED");
+    assert_eq!(lp.await_exits(&arn).await, 1, "exactly one resume");
 
-    let succeeded = poll(200, || async {
-        let d = sfn
-            .describe_execution()
-            .execution_arn(&execution_arn)
-            .send()
-            .await
-            .ok()?;
-        (d.status() == &ExecutionStatus::Succeeded
-            && record_status(addr, &execution).await == "SUCCEEDED")
-            .then_some(())
-    })
+    let sim = lp.simulate();
+    let gens = lp.cross_check(&sim).await;
+    lp.assert_same_record(&id, &sim).await;
+    println!("driver states (moto = interpreter): {:?}", gens[0].1);
+}
+
+/// The action path, hooked: when a process-work-item reply comes back and TPF has parked the
+/// execution, the interaction is completed before the driver sees the reply. The token the
+/// driver registers next therefore meets a record that has already left WAITING_EXTERNAL, and
+/// only the bridge's re-check on the token's arrival can wake it.
+struct CompleteBeforePark {
+    inner: HttpActionHost,
+    addr: std::net::SocketAddr,
+    completed: Arc<AtomicBool>,
+}
+
+impl ActionHost for CompleteBeforePark {
+    async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
+        let reply = self.inner.post(path, body).await?;
+        if path.ends_with("/process-work-item") && !self.completed.load(Ordering::SeqCst) {
+            let execution = path.split('/').nth_back(1).unwrap_or_default().to_owned();
+            if let Some(interaction) = pending_interaction(self.addr, &execution).await {
+                complete_interaction(self.addr, &interaction).await;
+                self.completed.store(true, Ordering::SeqCst);
+            }
+        }
+        Ok(reply)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_before_park_is_caught_when_the_token_arrives() {
+    let lp = Loop::start(
+        "complete-before-park/Await Restaurant Decision",
+        Relay::InTest,
+        false,
+    )
     .await;
-    assert!(
-        succeeded.is_some(),
-        "never SUCCEEDED in both\n{}",
-        logs_text()
-    );
-
-    assert_eq!(
-        stored_status(&out, &execution, &execution_table, &endpoint),
-        "SUCCEEDED"
-    );
-
-    // Cross-check: our interpreter runs the same scenario on the same compiled driver and must
-    // enter the same driver states in the same order as moto's interpreter did.
-    let on_moto = entered_states(&sfn, &execution_arn).await;
-    let config_text = std::fs::read_to_string(&cfg).expect("config");
-    let contract_bytes = std::fs::read(contract).expect("contract");
-    let release_bytes = std::fs::read(&release).expect("release");
-    let input = Input {
-        contract_file: "restaurant-approval.pipeline-contract.json",
-        contract: &contract_bytes,
-        release: Some(("restaurant-approval.pipeline-release.json", &release_bytes)),
-        config: Some(("tpf-sfn.toml", &config_text)),
-        binding: Some(BindingKind::Queue),
-        allow_unverified_hash: false,
+    let completed = Arc::new(AtomicBool::new(false));
+    let host = CompleteBeforePark {
+        inner: HttpActionHost::new(
+            &format!("http://{}", lp.addr),
+            Some(harness::TOKEN.to_owned()),
+            Duration::from_secs(30),
+        )
+        .expect("action url"),
+        addr: lp.addr,
+        completed: completed.clone(),
     };
-    let subject = proof::subject(&input, None).expect("subject");
-    let scenario = matrix::derive(&subject)
-        .into_iter()
-        .find(|s| s.name == "happy-path")
-        .expect("happy-path scenario");
-    let simulated = scenario::run(&subject, &scenario, proof::SEED).expect("simulate");
-    let exec = simulated.execution_id.clone().expect("simulated execution");
-    let generations = driver_executions(&simulated.world, &exec);
-    assert_eq!(
-        generations.len(),
-        1,
-        "one driver generation in the interpreter"
+    let mut relay =
+        tpf_sfn::relay::Relay::new(lp.sqs.clone(), lp.sfn.clone(), lp.queue_url.clone(), host);
+    relay.wait_seconds = 1;
+    let relay = tokio::spawn(async move {
+        loop {
+            relay.poll_once().await.expect("relay pass");
+        }
+    });
+
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    lp.wait_ended(&arn, &id, ExecutionStatus::Succeeded).await;
+    relay.abort();
+    assert!(
+        completed.load(Ordering::SeqCst),
+        "the hook never completed the interaction"
     );
-    let in_interpreter: Vec<String> = simulated
-        .world
-        .engine
-        .history(&generations[0])
-        .iter()
-        .filter(|e| e.event_type.ends_with("StateEntered"))
-        .filter_map(|e| e.state_name.clone())
-        .collect();
+    // The driver did park (registered its token) after the completion, and was woken once.
+    assert_eq!(lp.await_exits(&arn).await, 1, "exactly one resume");
+    assert_eq!(lp.stored_status(&id), "SUCCEEDED");
+    lp.cross_check(&lp.simulate()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation() {
+    let lp = Loop::start("retries-exhausted-then-redrive", Relay::Process, false).await;
+    let step = &lp.scenario.worker[0].step;
+    let id = lp.submit("order-1").await;
+    let first = lp.arn(0, &id);
+    // `step` fails on every attempt: the driver waits out each of TPF's retry delays (real
+    // waits on moto, until TPF's due time), then TPF gives up. FAILED in both.
+    lp.wait_ended_completing(&first, &id, ExecutionStatus::Failed, true)
+        .await;
+    let failed = lp.record(&id).await;
     assert_eq!(
-        on_moto, in_interpreter,
-        "driver states entered: moto (left) vs our interpreter (right)"
+        failed["attempt"], 3,
+        "{step}: three retries, then FAILED: {failed}"
     );
-    let history = sfn
-        .get_execution_history()
-        .execution_arn(&execution_arn)
-        .max_results(1000)
-        .send()
+    assert!(
+        failed["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("TransientError")),
+        "{failed}"
+    );
+    let waits = harness::driver_path(&lp.sfn, &first)
         .await
-        .expect("history");
-    let await_exits = history
-        .events()
+        .normalised
         .iter()
-        .filter_map(|e| e.state_exited_event_details())
-        .filter(|d| d.name() == "Await Restaurant Decision")
+        .filter(|s| *s == "Wait until due")
         .count();
-    assert_eq!(await_exits, 1, "exactly one resume of the await");
-    println!(
-        "driver states entered (moto = interpreter): {}",
-        on_moto.join(" -> ")
+    assert_eq!(waits, 3, "one wait per retry TPF scheduled");
+
+    let redrive = lp
+        .post_admin(
+            &format!("executions/{id}/redrive"),
+            r#"{"allowFailed": true}"#,
+        )
+        .await;
+    let version = redrive["version"].as_i64().expect("version");
+    // The bridge names the re-drive's generation `<id>-r<version>`, on the same machine.
+    let second = lp.arn(0, &format!("{id}-r{version}"));
+    lp.wait_ended_completing(&second, &id, ExecutionStatus::Succeeded, true)
+        .await;
+    assert_eq!(lp.stored_status(&id), "SUCCEEDED");
+
+    let sim = lp.simulate();
+    let gens = lp.cross_check(&sim).await;
+    assert_eq!(gens.len(), 2, "two generations: {gens:?}");
+    lp.assert_same_record(&id, &sim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_release_mid_flight_keeps_the_parked_execution_pinned() {
+    let lp = Loop::start("new-release-mid-flight", Relay::Process, true).await;
+    let old = lp.submit("order-1").await;
+    let old_arn = lp.arn(0, &old);
+    lp.wait_parked(&old_arn, &old).await;
+
+    let next = &lp.releases[1];
+    let descriptor = std::fs::read_to_string(&next.file).expect("next release");
+    let pipelines = format!("pipelines/{}/releases", lp.pipeline_id());
+    lp.post_admin(&format!("{pipelines}/register"), &descriptor)
+        .await;
+    let active = lp
+        .post_admin(
+            &format!("{pipelines}/{}/activate", next.release_version),
+            "",
+        )
+        .await;
+    assert_eq!(active["releaseVersion"], next.release_version.as_str());
+
+    // A new submission pins the new release and runs on its machine.
+    let new = lp.submit("order-2").await;
+    let new_arn = lp.arn(1, &new);
+    lp.wait_parked(&new_arn, &new).await;
+
+    // The parked execution resumes on the machine of the release it was submitted under; a
+    // driver of the other release would be refused by TPF's identity check.
+    let interaction = lp.pending(&old).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    lp.wait_ended(&old_arn, &old, ExecutionStatus::Succeeded)
+        .await;
+    assert_eq!(lp.await_exits(&old_arn).await, 1, "exactly one resume");
+
+    // The interpreter's scenario ends here: the first execution done, the second parked.
+    let sim = lp.simulate();
+    let gens = lp.cross_check(&sim).await;
+    let names: Vec<&str> = gens.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, [old.as_str(), new.as_str()], "one generation each");
+    lp.assert_same_record(&old, &sim).await;
+
+    let interaction = lp.pending(&new).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    lp.wait_ended(&new_arn, &new, ExecutionStatus::Succeeded)
+        .await;
+    let done = harness::entered_states(&lp.sfn, &new_arn).await;
+    assert_eq!(
+        done, gens[0].1,
+        "the new release's driver ran the same path"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_killed_and_restarted_mid_flight_loses_nothing() {
+    let mut lp = Loop::start("happy-path", Relay::Process, false).await;
+    let first = lp.submit("order-1").await;
+    let first_arn = lp.arn(0, &first);
+    let parked = lp.wait_parked(&first_arn, &first).await;
+
+    // Crash the bridge, then change TPF's records while nobody reads the streams.
+    lp.kill("bridge");
+    let interaction = lp.pending(&first).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let second = lp.submit("order-2").await;
+    let second_arn = lp.arn(0, &second);
+    assert!(
+        harness::entered_states(&lp.sfn, &second_arn)
+            .await
+            .is_empty(),
+        "no driver starts while the bridge is down"
+    );
+
+    // The restarted bridge resumes from its checkpoints: the parked driver wakes and the new
+    // execution's driver starts, once each.
+    lp.spawn("bridge");
+    lp.wait_resumed(&first_arn, parked).await;
+    lp.wait_ended(&first_arn, &first, ExecutionStatus::Succeeded)
+        .await;
+    lp.wait_parked(&second_arn, &second).await;
+    let interaction = lp.pending(&second).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    lp.wait_ended(&second_arn, &second, ExecutionStatus::Succeeded)
+        .await;
+
+    let sim = lp.simulate();
+    let happy = harness::interpreter_generations(&sim);
+    assert_eq!(happy.len(), 1);
+    let gens = lp.moto_generations().await;
+    let names: Vec<&str> = gens.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [first.as_str(), second.as_str()],
+        "one driver per execution"
+    );
+    for (name, states) in &gens {
+        assert_eq!(
+            states, &happy[0],
+            "{name}: moto (left) vs our interpreter (right)"
+        );
+        assert_eq!(
+            lp.await_exits(&lp.arn(0, name)).await,
+            1,
+            "{name}: one resume"
+        );
+    }
+    // No duplicate transitions: each record took exactly the interpreter's transitions.
+    for id in [&first, &second] {
+        lp.assert_same_record(id, &sim).await;
+    }
+}
+
+/// The early-wake normalisation drops only no-op iterations: a not-claimed answer with an
+/// unchanged version. Anything TPF acted on stays in the comparison.
+#[test]
+fn normalisation_drops_only_no_op_early_wakes() {
+    use harness::{normalise, Event};
+    let answer = |claimed: bool, version: i64| {
+        Event::TaskSucceeded(
+            serde_json::json!({"status": "WAIT_RETRY", "claimed": claimed, "version": version})
+                .to_string(),
+        )
+    };
+    let entered = |n: &str| Event::Entered(n.to_owned());
+    let iteration = |claimed: bool, version: i64| {
+        vec![
+            entered("Count loop iteration"),
+            entered("Check history budget"),
+            entered("Process work item"),
+            answer(claimed, version),
+            entered("Route on TPF status"),
+            entered("Wait until due"),
+        ]
+    };
+    let run = |tail: Vec<Event>| {
+        let mut events = vec![
+            entered("Process work item"),
+            answer(true, 5),
+            entered("Route on TPF status"),
+            entered("Wait until due"),
+        ];
+        events.extend(tail);
+        normalise(events)
+    };
+
+    let early = run(iteration(false, 5));
+    assert_eq!(early.early_wakes, 1);
+    assert_eq!(early.states.len(), 8);
+    assert_eq!(
+        early.normalised,
+        ["Process work item", "Route on TPF status", "Wait until due"]
+    );
+    // TPF claimed the item: a real retry, kept.
+    let retried = run(iteration(true, 6));
+    assert_eq!(retried.early_wakes, 0);
+    assert_eq!(retried.normalised, retried.states);
+    // Not claimed, but the record moved on: kept.
+    let moved = run(iteration(false, 6));
+    assert_eq!(moved.early_wakes, 0);
+    assert_eq!(moved.normalised.len(), 8);
 }

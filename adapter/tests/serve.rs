@@ -24,7 +24,7 @@ fn restaurant() -> HostedPipeline {
         "/../examples/contracts/restaurant-approval.pipeline-contract.json"
     );
     let bytes = std::fs::read(path).expect("contract");
-    pipeline::load(path, &bytes, None, Some(30 * 60 * 1000)).expect("pipeline")
+    pipeline::load(path, &bytes, &[], None, Some(30 * 60 * 1000)).expect("pipeline")
 }
 
 async fn start() -> (std::net::SocketAddr, HostedPipeline) {
@@ -486,10 +486,11 @@ async fn scripted_failure_then_admin_redrive() {
     let script = format!(
         "[[steps]]\nstep = {first_step:?}\noutcomes = [\"fail-non-retryable:com.example.Rejected\"]\n"
     );
-    let hosted = pipeline::load(path, &bytes, Some(&script), Some(60_000)).expect("pipeline");
+    let hosted = pipeline::load(path, &bytes, &[], Some(&script), Some(60_000)).expect("pipeline");
     assert!(pipeline::load(
         path,
         &bytes,
+        &[],
         Some("[[steps]]\nstep = \"nope\"\noutcomes = []\n"),
         None
     )
@@ -497,6 +498,7 @@ async fn scripted_failure_then_admin_redrive() {
     assert!(pipeline::load(
         path,
         &bytes,
+        &[],
         Some("[[steps]]\nstep = \"x\"\noutcomes = [\"explode\"]\n"),
         None
     )

@@ -53,16 +53,21 @@ pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, 
     })
 }
 
-/// A second release of the same contract, for "a new release activated mid-flight".
-fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagnostics> {
-    let release_version = format!("{}+next", identity.release_version);
-    let release = json!({
+/// The pipeline-release.json of the second release the proof activates mid-flight; the
+/// end-to-end tests deploy and register the same one.
+pub fn next_release_descriptor(identity: &Identity) -> serde_json::Value {
+    json!({
         "schemaVersion": 1,
         "pipelineId": identity.pipeline_id,
         "contractVersion": identity.contract_version,
-        "releaseVersion": release_version,
+        "releaseVersion": format!("{}+next", identity.release_version),
         "artifacts": [{ "artifactId": "next", "kind": "container-image", "uri": "oci://next", "digest": "sha256:00" }]
-    });
+    })
+}
+
+/// A second release of the same contract, for "a new release activated mid-flight".
+fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagnostics> {
+    let release = next_release_descriptor(identity);
     let bytes = serde_json::to_vec(&release).map_err(|e| {
         Diagnostics(vec![Diagnostic::error(
             "INTERNAL",

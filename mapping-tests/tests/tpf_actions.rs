@@ -3,7 +3,7 @@
 mod tpf_support;
 
 use serde_json::Value;
-use tpf_sfn_mapping::tpf::actions::rfc3339;
+use tpf_sfn_mapping::tpf::actions::{due_at, rfc3339};
 use tpf_sfn_mapping::tpf::{
     ActionError, ActionHost, ExecutionStatus, InMemoryStore, PipelineDef, StepDef, SweepOnceRequest,
 };
@@ -359,6 +359,17 @@ fn rfc3339_uses_utc_z_and_whole_seconds_when_possible() {
         rfc3339(T0 + 250).as_deref(),
         Some("2026-11-30T06:40:00.250Z")
     );
+}
+
+/// moto's `IsTimestamp` refuses fractional seconds (found by the end-to-end retry test), so
+/// `nextDueAt` is whole seconds, and rounded up so that the driver never calls early.
+#[test]
+fn next_due_at_is_whole_seconds_rounded_up() {
+    assert_eq!(due_at(T0).as_deref(), Some("2026-11-30T06:40:00Z"));
+    assert_eq!(due_at(T0 + 1).as_deref(), Some("2026-11-30T06:40:01Z"));
+    assert_eq!(due_at(T0 + 999).as_deref(), Some("2026-11-30T06:40:01Z"));
+    assert_eq!(due_at(T0 + 1000).as_deref(), Some("2026-11-30T06:40:01Z"));
+    assert_eq!(due_at(-1).as_deref(), Some("1970-01-01T00:00:00Z"));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use tpf_sfn_mapping::tpf::coordinator::local_release;
+use tpf_sfn_mapping::tpf::coordinator::CoordinatorConfig;
 use tpf_sfn_mapping::tpf::{ActionHost, Coordinator, InMemoryStore};
 
 use crate::aws::dynamo_store::DynamoStore;
@@ -30,9 +31,19 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         None => None,
     };
     let timeout_ms = i64::try_from(args.await_timeout_seconds.saturating_mul(1000)).ok();
+    let releases = args
+        .releases
+        .iter()
+        .map(|p| Ok((p.display().to_string(), read(p)?)))
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let releases: Vec<(&str, &[u8])> = releases
+        .iter()
+        .map(|(f, b)| (f.as_str(), b.as_slice()))
+        .collect();
     let hosted = pipeline::load(
         &args.pipeline_contract.display().to_string(),
         &contract,
+        &releases,
         script.as_deref(),
         timeout_ms,
     )
@@ -57,7 +68,13 @@ fn serve<S: HostStore>(
     hosted: HostedPipeline,
     store: S,
 ) -> CmdResult {
-    let mut coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
+    let config = CoordinatorConfig {
+        max_retries: args.max_retries,
+        retry_delay_ms: args.retry_delay_ms.max(0),
+        retry_multiplier: args.retry_multiplier,
+        ..CoordinatorConfig::default()
+    };
+    let mut coordinator = Coordinator::with_config(store, hosted.pipeline, hosted.worker, config);
     let now = system_clock();
     // Store calls block on the runtime: do this before entering it.
     for tenant in &args.activate_tenants {

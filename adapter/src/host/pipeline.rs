@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_compiler::release::Identity;
+use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
 use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::tpf::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
 
@@ -56,9 +56,14 @@ pub struct HostedPipeline {
 }
 
 /// Builds the pipeline from a contract's bytes; awaits time out after `await_timeout_ms`.
+///
+/// `releases` are the release files (name, bytes) whose executions this host runs: TPF keeps an
+/// old release's workers until its pinned executions drain, so one host may serve several. The
+/// first is the host's own identity; without any, the contract's (release = contract version).
 pub fn load(
     contract_file: &str,
     contract: &[u8],
+    releases: &[(&str, &[u8])],
     script: Option<&str>,
     await_timeout_ms: Option<i64>,
 ) -> Result<HostedPipeline, String> {
@@ -82,8 +87,21 @@ pub fn load(
             },
         )
         .collect();
-    let identity = subject.plan.identity.clone();
+    let mut identities = Vec::new();
+    for (file, bytes) in releases {
+        let release = load_release(file, bytes).map_err(|d| d.to_string())?;
+        let identity = resolve_identity(&subject.contract, Some((file, &release)))
+            .map_err(|d| d.to_string())?;
+        identities.push(identity);
+    }
+    let identity = identities
+        .first()
+        .cloned()
+        .unwrap_or_else(|| subject.plan.identity.clone());
     let mut worker = ScriptedWorker::new(identity.clone());
+    for also in identities.into_iter().skip(1) {
+        worker = worker.hosting(also);
+    }
     if let Some(text) = script {
         let script: Script = toml::from_str(text).map_err(|e| format!("script: {e}"))?;
         let by_name: BTreeMap<&str, u32> = steps

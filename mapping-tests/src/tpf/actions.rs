@@ -20,10 +20,19 @@ use super::transitions::ActionCall;
 
 const DAY_S: i64 = 86_400;
 
-/// RFC 3339, UTC, `Z`, whole seconds or milliseconds.
+/// RFC 3339, UTC, `Z`, milliseconds.
 pub fn rfc3339(epoch_ms: i64) -> Option<String> {
     DateTime::from_timestamp_millis(epoch_ms)
         .map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+}
+
+/// `nextDueAt`: RFC 3339, UTC, `Z`, whole seconds rounded up. The driver hands it to a Choice's
+/// `IsTimestamp` and a Wait's `TimestampPath`; whole seconds is the one shape every engine
+/// takes (AWS's documented form; moto's `IsTimestamp` refuses fractions), and rounding up
+/// means the driver never calls before TPF's due time.
+pub fn due_at(epoch_ms: i64) -> Option<String> {
+    let secs = epoch_ms.div_euclid(1000) + i64::from(epoch_ms.rem_euclid(1000) != 0);
+    DateTime::from_timestamp(secs, 0).map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
 /// The driver execution that makes the call (informational).
@@ -380,9 +389,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
     ) -> Result<ProcessWorkItemResponse, ActionError> {
         let next_due_at = match record.status {
             ExecutionStatus::Queued | ExecutionStatus::WaitRetry => {
-                rfc3339(record.next_due_epoch_ms)
+                due_at(record.next_due_epoch_ms)
             }
-            ExecutionStatus::Running => rfc3339(record.lease_expires_epoch_ms),
+            ExecutionStatus::Running => due_at(record.lease_expires_epoch_ms),
             _ => None,
         };
         let await_ = if record.status == ExecutionStatus::WaitingExternal {
@@ -527,7 +536,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
             })
             .take(req.limit)
             .map(|r| DueExecution {
-                next_due_at: rfc3339(r.next_due_epoch_ms),
+                next_due_at: due_at(r.next_due_epoch_ms),
                 tenant_id: r.tenant_id,
                 execution_id: r.execution_id,
                 pipeline_id: r.pipeline_id,

@@ -1,0 +1,770 @@
+//! The runtime loop as a user runs it, on moto: `tables create`, `compile --binding queue`,
+//! `deploy`, then `serve` (DynamoDB store), `bridge` and `relay` as child processes. Each test
+//! picks a scenario of the derived matrix; the same scenario then runs in our interpreter, and
+//! the two must enter the same driver states in the same order.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use aws_sdk_sfn::types::ExecutionStatus;
+use serde_json::{json, Value};
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::plan::states;
+use tpf_sfn_mapping::proof;
+use tpf_sfn_mapping::scenario::run::{Run, Subject, TENANT as SIM_TENANT};
+use tpf_sfn_mapping::scenario::{self, matrix, Scenario};
+
+use crate::support;
+use crate::support::http::request;
+
+pub const TOKEN: &str = "e2e-token";
+pub const TENANT: &str = "t1";
+const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-e2e";
+const MACHINE_ARN: &str = "arn:aws:states:us-east-1:123456789012:stateMachine:";
+const EXECUTION_ARN: &str = "arn:aws:states:us-east-1:123456789012:execution:";
+pub const AWAIT: &str = "Await Restaurant Decision";
+const CONTRACT: &str = "restaurant-approval.pipeline-contract.json";
+const RELEASE: &str = "restaurant-approval.pipeline-release.json";
+
+pub fn tpf_sfn() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
+    // Static credentials, explicit region, never instance metadata or the user's profiles.
+    c.env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/dev/null")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+        .env("TPF_SFN_TOKEN", TOKEN);
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    let o = tpf_sfn().args(args).output().expect("run tpf-sfn");
+    assert!(
+        o.status.success(),
+        "tpf-sfn {args:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("ephemeral port")
+        .port()
+}
+
+fn utf8(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Polls `probe` every 100 ms, at most `tries` times; `None` when it never answered.
+pub async fn poll<T, F, Fut>(tries: u32, mut probe: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..tries {
+        if let Some(v) = probe().await {
+            return Some(v);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+/// One compiled and deployed release.
+pub struct Deployed {
+    pub file: PathBuf,
+    pub out: PathBuf,
+    pub driver: String,
+    pub release_version: String,
+}
+
+/// Which runtime processes a test starts itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Relay {
+    /// `tpf-sfn relay` as a child process.
+    Process,
+    /// The test runs the relay library itself (to hook the action path).
+    InTest,
+}
+
+pub struct Loop {
+    pub endpoint: String,
+    pub sfn: aws_sdk_sfn::Client,
+    pub sqs: aws_sdk_sqs::Client,
+    dir: tempfile::TempDir,
+    pub prefix: String,
+    name_prefix: String,
+    pub queue_url: String,
+    contract: PathBuf,
+    pub releases: Vec<Deployed>,
+    pub subject: Subject,
+    pub scenario: Scenario,
+    pub addr: SocketAddr,
+    children: BTreeMap<&'static str, Child>,
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        for child in self.children.values_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Loop {
+    /// Sets up tables, queue, compiled and deployed release(s) for `scenario_name`, and starts
+    /// serve, bridge and (with `Relay::Process`) the relay. `next_release` also compiles and
+    /// deploys the proof's second release, which the host then runs next to the first.
+    pub async fn start(scenario_name: &str, relay: Relay, next_release: bool) -> Loop {
+        let endpoint = support::moto_endpoint();
+        let config = support::moto_config().await;
+        let sfn = aws_sdk_sfn::Client::new(&config);
+        let sqs = aws_sdk_sqs::Client::new(&config);
+        let id = support::unique("e2e");
+        let prefix = format!("{}_", id.replace('-', "_"));
+        let conn = ["--endpoint-url", endpoint.as_str(), "--region", "us-east-1"];
+
+        let mut args = vec!["tables", "create", "--prefix", &prefix];
+        args.extend(conn);
+        run(&args);
+        let queue_url = sqs
+            .create_queue()
+            .queue_name(&id)
+            .send()
+            .await
+            .expect("queue")
+            .queue_url()
+            .expect("queue url")
+            .to_owned();
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = dir.path().join("tpf-sfn.toml");
+        // A history budget no scenario here reaches: moto cannot run the nested startExecution
+        // of a rollover.
+        std::fs::write(
+            &cfg,
+            format!(
+                "name-prefix = \"{id}\"\n[binding]\nkind = \"queue\"\n[binding.queue]\nqueue-url = \"{queue_url}\"\n\
+                 [wakeup]\ntable-name = \"{prefix}tpf_sfn_wakeup\"\n[history]\nevent-budget = 20000\n"
+            ),
+        )
+        .expect("config");
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts");
+        let contract = examples.join(CONTRACT);
+        let subject = subject(&contract, &examples.join(RELEASE), &cfg);
+        let scenario = matrix::derive(&subject)
+            .into_iter()
+            .find(|s| s.name == scenario_name)
+            .unwrap_or_else(|| panic!("no scenario `{scenario_name}` in the matrix"));
+
+        let mut release_files = vec![examples.join(RELEASE)];
+        if next_release {
+            let next = dir.path().join("next.pipeline-release.json");
+            let descriptor = proof::next_release_descriptor(&subject.plan.identity);
+            std::fs::write(&next, descriptor.to_string()).expect("next release");
+            release_files.push(next);
+        }
+        let mut releases = Vec::new();
+        for (i, file) in release_files.into_iter().enumerate() {
+            let out = dir.path().join(format!("release-{i}"));
+            run(&[
+                "compile",
+                utf8(&contract),
+                "--release",
+                utf8(&file),
+                "--config",
+                utf8(&cfg),
+                "--out",
+                utf8(&out),
+            ]);
+            let mut args = vec!["deploy", "--out", utf8(&out), "--role-arn", ROLE];
+            args.extend(conn);
+            run(&args);
+            let manifest: Value = serde_json::from_str(
+                &std::fs::read_to_string(out.join("manifest.json")).expect("manifest"),
+            )
+            .expect("manifest json");
+            releases.push(Deployed {
+                file,
+                out,
+                driver: manifest["machines"]["driver"]["name"]
+                    .as_str()
+                    .expect("driver name")
+                    .to_owned(),
+                release_version: manifest["identity"]["releaseVersion"]
+                    .as_str()
+                    .expect("releaseVersion")
+                    .to_owned(),
+            });
+        }
+
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let mut this = Loop {
+            endpoint,
+            sfn,
+            sqs,
+            dir,
+            prefix,
+            name_prefix: id,
+            queue_url,
+            contract,
+            releases,
+            subject,
+            scenario,
+            addr,
+            children: BTreeMap::new(),
+        };
+        this.write_script();
+        this.spawn("serve");
+        this.spawn("bridge");
+        if relay == Relay::Process {
+            this.spawn("relay");
+        }
+        let up = poll(200, || async {
+            std::net::TcpStream::connect(addr).ok().map(|_| ())
+        })
+        .await;
+        assert!(up.is_some(), "serve never listened\n{}", this.logs());
+        this
+    }
+
+    /// The scenario's worker script in `serve --script` form: the same outcomes by attempt.
+    fn write_script(&self) {
+        let steps: Vec<Value> = self
+            .scenario
+            .worker
+            .iter()
+            .map(|w| json!({ "step": w.step, "outcomes": w.outcomes }))
+            .collect();
+        let text = toml::to_string(&json!({ "steps": steps })).expect("script toml");
+        std::fs::write(self.dir.path().join("script.toml"), text).expect("script");
+    }
+
+    fn args(&self, which: &str) -> Vec<String> {
+        let mut a: Vec<String> = match which {
+            "serve" => {
+                let mut a = vec![
+                    "serve".into(),
+                    "--pipeline-contract".into(),
+                    utf8(&self.contract).into(),
+                    "--listen".into(),
+                    self.addr.to_string(),
+                    "--store".into(),
+                    "dynamodb".into(),
+                    "--prefix".into(),
+                    self.prefix.clone(),
+                    "--activate-tenant".into(),
+                    TENANT.into(),
+                    "--script".into(),
+                    utf8(&self.dir.path().join("script.toml")).into(),
+                    // Short retry waits: the driver really waits for TPF's due time on moto.
+                    "--retry-delay-ms".into(),
+                    "200".into(),
+                    "--retry-multiplier".into(),
+                    "1".into(),
+                ];
+                for r in &self.releases {
+                    a.extend(["--release".into(), utf8(&r.file).into()]);
+                }
+                a
+            }
+            "bridge" => vec![
+                "bridge".into(),
+                "--machine-arn-prefix".into(),
+                MACHINE_ARN.into(),
+                "--name-prefix".into(),
+                self.name_prefix.clone(),
+                "--interval-ms".into(),
+                "100".into(),
+                "--prefix".into(),
+                self.prefix.clone(),
+            ],
+            "relay" => vec![
+                "relay".into(),
+                "--queue-url".into(),
+                self.queue_url.clone(),
+                "--action-url".into(),
+                format!("http://{}", self.addr),
+                "--wait-seconds".into(),
+                "1".into(),
+            ],
+            other => panic!("no process `{other}`"),
+        };
+        a.extend([
+            "--endpoint-url".into(),
+            self.endpoint.clone(),
+            "--region".into(),
+            "us-east-1".into(),
+        ]);
+        a
+    }
+
+    /// Starts `tpf-sfn <which>`; its stderr goes to `<which>.log` (appended across restarts).
+    pub fn spawn(&mut self, which: &'static str) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("{which}.log")))
+            .expect("log file");
+        let child = tpf_sfn()
+            .args(self.args(which))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn tpf-sfn");
+        self.children.insert(which, child);
+    }
+
+    /// SIGKILL, as a crash would: no shutdown path runs.
+    pub fn kill(&mut self, which: &'static str) {
+        let mut child = self.children.remove(which).expect("running child");
+        child.kill().expect("kill");
+        child.wait().expect("reap");
+    }
+
+    pub fn logs(&self) -> String {
+        ["serve", "bridge", "relay"]
+            .iter()
+            .map(|f| {
+                format!(
+                    "--- {f}.log\n{}",
+                    std::fs::read_to_string(self.dir.path().join(format!("{f}.log")))
+                        .unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    pub fn pipeline_id(&self) -> &str {
+        &self.subject.plan.identity.pipeline_id
+    }
+
+    /// Submits an order; returns TPF's execution id.
+    pub async fn submit(&self, key: &str) -> String {
+        let body = json!({
+            "pipelineId": self.pipeline_id(), "inputShape": "UNI",
+            "inputPayload": {"orderId": key}, "idempotencyKey": key, "outputStreaming": false
+        })
+        .to_string();
+        let r = request(
+            self.addr,
+            "POST",
+            &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
+            Some(TOKEN),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.raw);
+        r.body["executionId"].as_str().expect("id").to_owned()
+    }
+
+    /// TPF's `ExecutionStatusDto` for `id`.
+    pub async fn record(&self, id: &str) -> Value {
+        request(
+            self.addr,
+            "GET",
+            &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
+            Some(TOKEN),
+            None,
+        )
+        .await
+        .body
+    }
+
+    /// The pending interaction of execution `id`, if TPF has one.
+    pub async fn pending(&self, id: &str) -> Option<String> {
+        pending_interaction(self.addr, id).await
+    }
+
+    /// Completes interaction `interaction`; returns the response body.
+    pub async fn complete(&self, interaction: &str) -> Value {
+        complete_interaction(self.addr, interaction).await
+    }
+
+    pub async fn post_admin(&self, path: &str, body: &str) -> Value {
+        let r = request(
+            self.addr,
+            "POST",
+            &format!("/tpf/admin/tenants/{TENANT}/{path}"),
+            Some(TOKEN),
+            Some(body),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{path}: {}", r.raw);
+        r.body
+    }
+
+    /// The driver execution ARN: `name` on release `release`'s machine.
+    pub fn arn(&self, release: usize, name: &str) -> String {
+        format!("{EXECUTION_ARN}{}:{name}", self.releases[release].driver)
+    }
+
+    /// Waits until TPF parked `id` and its driver `arn` entered the await; returns how many
+    /// states the driver had entered by then.
+    pub async fn wait_parked(&self, arn: &str, id: &str) -> usize {
+        let parked = poll(300, || async {
+            let entered = entered_states(&self.sfn, arn).await;
+            (self.record(id).await["status"] == "WAITING_EXTERNAL"
+                && entered.last().map(String::as_str) == Some(AWAIT))
+            .then_some(entered.len())
+        })
+        .await;
+        parked.unwrap_or_else(|| panic!("{arn} never parked\n{}", self.logs()))
+    }
+
+    /// Waits until the driver `arn` and TPF's record of `id` both end in `status`.
+    pub async fn wait_ended(&self, arn: &str, id: &str, status: ExecutionStatus) {
+        self.wait_ended_completing(arn, id, status, false).await
+    }
+
+    /// `wait_ended`; with `complete_parks` it also completes every interaction of `id` that
+    /// TPF opens meanwhile, as the matrix's "complete every park" actor does.
+    pub async fn wait_ended_completing(
+        &self,
+        arn: &str,
+        id: &str,
+        status: ExecutionStatus,
+        complete_parks: bool,
+    ) {
+        let tpf = status.as_str().to_owned();
+        let ended = poll(300, || async {
+            if complete_parks {
+                if let Some(interaction) = self.pending(id).await {
+                    self.complete(&interaction).await;
+                }
+            }
+            let d = self
+                .sfn
+                .describe_execution()
+                .execution_arn(arn)
+                .send()
+                .await
+                .ok()?;
+            (d.status() == &status && self.record(id).await["status"] == tpf.as_str()).then_some(())
+        })
+        .await;
+        assert!(
+            ended.is_some(),
+            "{arn} never {tpf} in both\n{}",
+            self.logs()
+        );
+    }
+
+    /// Waits until the driver `arn` has entered more than `after` states (it resumed).
+    pub async fn wait_resumed(&self, arn: &str, after: usize) {
+        let resumed = poll(300, || async {
+            (entered_states(&self.sfn, arn).await.len() > after).then_some(())
+        })
+        .await;
+        assert!(resumed.is_some(), "{arn} never resumed\n{}", self.logs());
+    }
+
+    /// TPF's record status straight from DynamoDB, as `tpf-sfn status` reports it.
+    pub fn stored_status(&self, id: &str) -> String {
+        let o = tpf_sfn()
+            .args(["status", "--out", utf8(&self.releases[0].out)])
+            .args(["--tenant", TENANT, "--execution", id])
+            .args([
+                "--execution-table",
+                &format!("{}tpf_execution", self.prefix),
+            ])
+            .args(["--format", "json"])
+            .args(["--endpoint-url", &self.endpoint, "--region", "us-east-1"])
+            .output()
+            .expect("run tpf-sfn status");
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        report["record"]["status"].as_str().unwrap_or("").to_owned()
+    }
+
+    /// Every driver execution on every deployed release machine, oldest first: (name, states
+    /// entered in order, early wakes dropped; see `driver_path`).
+    pub async fn moto_generations(&self) -> Vec<(String, Vec<String>)> {
+        let mut all = Vec::new();
+        for r in &self.releases {
+            let list = self
+                .sfn
+                .list_executions()
+                .state_machine_arn(format!("{MACHINE_ARN}{}", r.driver))
+                .send()
+                .await
+                .expect("list executions");
+            for e in list.executions() {
+                let started = e.start_date();
+                all.push((
+                    (started.secs(), started.subsec_nanos()),
+                    e.name().to_owned(),
+                    e.execution_arn().to_owned(),
+                ));
+            }
+        }
+        all.sort();
+        let mut out = Vec::new();
+        for (_, name, arn) in all {
+            let path = driver_path(&self.sfn, &arn).await;
+            if path.early_wakes > 0 {
+                println!("{name}: {} early wake(s) on moto dropped", path.early_wakes);
+            }
+            out.push((name, path.normalised));
+        }
+        out
+    }
+
+    /// How many times driver `arn` left the await state: one per resume.
+    pub async fn await_exits(&self, arn: &str) -> usize {
+        let history = self
+            .sfn
+            .get_execution_history()
+            .execution_arn(arn)
+            .max_results(1000)
+            .send()
+            .await
+            .expect("history");
+        history
+            .events()
+            .iter()
+            .filter_map(|e| e.state_exited_event_details())
+            .filter(|d| d.name() == AWAIT)
+            .count()
+    }
+
+    /// The same scenario in our interpreter, on the same compiled driver.
+    pub fn simulate(&self) -> Run {
+        let run = scenario::run(&self.subject, &self.scenario, proof::SEED).expect("simulate");
+        assert!(
+            run.unmet.is_empty(),
+            "the interpreter run misses its own expectations: {:?}",
+            run.unmet
+        );
+        run
+    }
+
+    /// Fails unless TPF's record of `id` (in DynamoDB) ended where the interpreter's did, after
+    /// as many transitions: a duplicated or lost transition changes `version`.
+    pub async fn assert_same_record(&self, id: &str, sim: &Run) {
+        let record = self.record(id).await;
+        let ours: Value = ["status", "stepIndex", "attempt", "version", "errorCode"]
+            .iter()
+            .map(|k| (k.to_string(), record[*k].clone()))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        assert_eq!(
+            ours,
+            interpreter_record(sim),
+            "TPF's record of {id}: loop on moto (left) vs interpreter (right)"
+        );
+    }
+
+    /// Fails unless moto's driver executions entered the same states, in the same order, as
+    /// the interpreter's for the same scenario (generation by generation, oldest first).
+    pub async fn cross_check(&self, sim: &Run) -> Vec<(String, Vec<String>)> {
+        let on_moto = self.moto_generations().await;
+        let moto: Vec<&Vec<String>> = on_moto.iter().map(|(_, s)| s).collect();
+        let interp = interpreter_generations(sim);
+        let interp: Vec<&Vec<String>> = interp.iter().collect();
+        assert_eq!(
+            moto, interp,
+            "driver states entered per generation: moto (left) vs our interpreter (right)"
+        );
+        on_moto
+    }
+}
+
+/// Entered-state names of every driver generation in the interpreter run, oldest first.
+pub fn interpreter_generations(sim: &Run) -> Vec<Vec<String>> {
+    let world = &sim.world;
+    let mut all = Vec::new();
+    for r in &world.releases {
+        for arn in world.engine.list_executions(&r.driver_arn) {
+            let start = world
+                .engine
+                .describe_execution(arn)
+                .map(|d| d.start_ms)
+                .expect("describe");
+            let states: Vec<String> = world
+                .engine
+                .history(arn)
+                .iter()
+                .filter(|e| e.event_type.ends_with("StateEntered"))
+                .filter_map(|e| e.state_name.clone())
+                .collect();
+            all.push((start, states));
+        }
+    }
+    all.sort();
+    all.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The fields of TPF's record that say where an execution ended and how many transitions it
+/// took, for the interpreter run's first execution.
+pub fn interpreter_record(sim: &Run) -> Value {
+    let exec = sim.execution_id.as_deref().expect("simulated execution");
+    let r = sim
+        .world
+        .host
+        .coordinator()
+        .status(SIM_TENANT, exec, sim.world.now_ms())
+        .expect("simulated record");
+    json!({
+        "status": r.status,
+        "stepIndex": r.current_step_index,
+        "attempt": r.attempt,
+        "version": r.version,
+        "errorCode": r.error_code,
+    })
+}
+
+fn subject(contract: &Path, release: &Path, config: &Path) -> Subject {
+    let config_text = std::fs::read_to_string(config).expect("config");
+    let contract_bytes = std::fs::read(contract).expect("contract");
+    let release_bytes = std::fs::read(release).expect("release");
+    proof::subject(
+        &Input {
+            contract_file: CONTRACT,
+            contract: &contract_bytes,
+            release: Some((RELEASE, &release_bytes)),
+            config: Some(("tpf-sfn.toml", &config_text)),
+            binding: Some(BindingKind::Queue),
+            allow_unverified_hash: false,
+        },
+        None,
+    )
+    .expect("subject")
+}
+
+pub async fn pending_interaction(addr: SocketAddr, id: &str) -> Option<String> {
+    let r = request(
+        addr,
+        "GET",
+        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    r.body
+        .as_array()?
+        .iter()
+        .find(|i| i["executionId"] == id)
+        .and_then(|i| i["interactionId"].as_str())
+        .map(str::to_owned)
+}
+
+pub async fn complete_interaction(addr: SocketAddr, interaction: &str) -> Value {
+    let body = json!({
+        "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
+    })
+    .to_string();
+    let r = request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
+        Some(TOKEN),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    r.body
+}
+
+/// Names of the states the driver entered, in order; empty until the bridge has started it.
+pub async fn entered_states(sfn: &aws_sdk_sfn::Client, arn: &str) -> Vec<String> {
+    driver_path(sfn, arn).await.states
+}
+
+/// A driver's path through its states, as moto ran it.
+#[derive(Debug, Default)]
+pub struct DriverPath {
+    /// Every state entered, in order.
+    pub states: Vec<String>,
+    /// The same, without the loop iterations that only re-waited after an early wake.
+    pub normalised: Vec<String>,
+    /// How many such iterations there were.
+    pub early_wakes: usize,
+}
+
+/// Reads a driver's history. moto's Wait `TimestampPath` sleeps `int(seconds left)`, so it
+/// wakes up to a second before `nextDueAt`; TPF answers that call with `claimed: false` and the
+/// same record version (no transition), and the driver waits again. AWS waits until the
+/// timestamp and our interpreter does too, so the comparison drops exactly those iterations
+/// (Count loop iteration .. Wait until due around a not-claimed, unchanged WAIT_RETRY/QUEUED
+/// answer) and counts them.
+pub async fn driver_path(sfn: &aws_sdk_sfn::Client, arn: &str) -> DriverPath {
+    let Ok(history) = sfn
+        .get_execution_history()
+        .execution_arn(arn)
+        .max_results(1000)
+        .send()
+        .await
+    else {
+        return DriverPath::default();
+    };
+    let events = history.events().iter().filter_map(|e| {
+        if let Some(d) = e.state_entered_event_details() {
+            Some(Event::Entered(d.name().to_owned()))
+        } else {
+            e.task_succeeded_event_details()
+                .map(|d| Event::TaskSucceeded(d.output().unwrap_or_default().to_owned()))
+        }
+    });
+    normalise(events)
+}
+
+/// The history events `normalise` reads.
+pub enum Event {
+    Entered(String),
+    /// A task's output.
+    TaskSucceeded(String),
+}
+
+/// See `driver_path`.
+pub fn normalise(events: impl IntoIterator<Item = Event>) -> DriverPath {
+    let mut path = DriverPath::default();
+    let mut iteration_start = None;
+    let mut last_version: Option<i64> = None;
+    let mut drop_from = None;
+    for event in events {
+        match event {
+            Event::Entered(name) => {
+                path.states.push(name.clone());
+                if name == states::COUNT {
+                    iteration_start = Some(path.normalised.len());
+                }
+                if name == states::WAIT_DUE {
+                    if let Some(at) = drop_from.take() {
+                        path.normalised.truncate(at);
+                        path.early_wakes += 1;
+                        continue;
+                    }
+                }
+                path.normalised.push(name);
+            }
+            Event::TaskSucceeded(output) => {
+                if path.normalised.last().map(String::as_str) != Some(states::PROCESS) {
+                    continue;
+                }
+                let out: Value = serde_json::from_str(&output).unwrap_or(Value::Null);
+                let version = out["version"].as_i64();
+                let waiting = matches!(out["status"].as_str(), Some("WAIT_RETRY" | "QUEUED"));
+                if out["claimed"] == false
+                    && waiting
+                    && version.is_some()
+                    && version == last_version
+                {
+                    drop_from = iteration_start;
+                }
+                last_version = version;
+            }
+        }
+    }
+    path
+}
