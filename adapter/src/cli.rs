@@ -67,6 +67,9 @@ pub enum Command {
     Bridge(BridgeArgs),
     /// Run the queue relay: SQS task-token messages of the queue binding → Action API calls → SendTaskSuccess/Failure.
     Relay(RelayArgs),
+    /// The whole loop in one command, against an endpoint (e.g. moto): create tables and the
+    /// action queue, compile (queue binding) and deploy, then run host, bridge and relay.
+    Dev(DevArgs),
     /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
     Deploy(DeployArgs),
     /// Show one TPF execution next to its driver generations, with a divergence verdict.
@@ -330,6 +333,24 @@ pub enum StoreKind {
     Dynamodb,
 }
 
+/// The reference coordinator's settings, named after TPF's `pipeline.orchestrator.*` keys.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CoordinatorArgs {
+    /// Await interaction timeout (TPF requires one on every await step).
+    #[arg(long, default_value_t = 1800)]
+    pub await_timeout_seconds: u64,
+    /// Retries after a retryable step failure before TPF fails the execution
+    /// (`pipeline.orchestrator.max-retries`).
+    #[arg(long, default_value_t = 3)]
+    pub max_retries: u32,
+    /// First retry delay (`pipeline.orchestrator.retry-delay`); later ones grow by the multiplier.
+    #[arg(long, default_value_t = 10_000)]
+    pub retry_delay_ms: i64,
+    /// Growth of the retry delay per attempt (`pipeline.orchestrator.retry-multiplier`), at least 1.
+    #[arg(long, default_value_t = 2.0)]
+    pub retry_multiplier: f64,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// The contract whose steps the scripted worker runs (await steps park, others complete).
@@ -351,19 +372,8 @@ pub struct ServeArgs {
     pub token: Option<String>,
     #[arg(long, value_enum, default_value = "memory")]
     pub store: StoreKind,
-    /// Await interaction timeout (TPF requires one on every await step).
-    #[arg(long, default_value_t = 1800)]
-    pub await_timeout_seconds: u64,
-    /// Retries after a retryable step failure before TPF fails the execution
-    /// (`pipeline.orchestrator.max-retries`).
-    #[arg(long, default_value_t = 3)]
-    pub max_retries: u32,
-    /// First retry delay (`pipeline.orchestrator.retry-delay`); later ones grow by the multiplier.
-    #[arg(long, default_value_t = 10_000)]
-    pub retry_delay_ms: i64,
-    /// Growth of the retry delay per attempt (`pipeline.orchestrator.retry-multiplier`), at least 1.
-    #[arg(long, default_value_t = 2.0)]
-    pub retry_multiplier: f64,
+    #[command(flatten)]
+    pub coordinator: CoordinatorArgs,
     /// Register and activate the contract's release for this tenant at startup (repeatable),
     /// as TPF's local release activation does for tenant `default`.
     #[arg(long = "activate-tenant", value_name = "TENANT")]
@@ -417,4 +427,48 @@ pub struct RelayArgs {
     pub action_timeout_seconds: u64,
     #[command(flatten)]
     pub connection: Connection,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DevArgs {
+    /// The pipeline contract; the bundled restaurant-approval sample when omitted.
+    pub contract: Option<PathBuf>,
+    /// pipeline-release.json; without it the release version is the contract version.
+    #[arg(long)]
+    pub release: Option<PathBuf>,
+    /// Driver configuration (TOML). dev sets its binding to `queue` (the relay carries the
+    /// driver's calls), its queue URL, wakeup table and name prefix; the rest is kept.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Where the compiled release is written.
+    #[arg(long, default_value = "tpf-sfn-dev")]
+    pub out: PathBuf,
+    /// Prefix of the machine names and of the action queue's name.
+    #[arg(long, default_value = "tpf-dev")]
+    pub name_prefix: String,
+    /// Address the action host listens on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Bearer token for the host; otherwise TPF_SFN_TOKEN; otherwise one is generated and printed.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The tenant whose release is activated at start.
+    #[arg(long, default_value = "default")]
+    pub tenant: String,
+    /// Failure script for the host's worker (see `serve --script`).
+    #[arg(long)]
+    pub script: Option<PathBuf>,
+    /// IAM role the machines run as. Required against AWS; against `--endpoint-url` a
+    /// placeholder is used when omitted (emulators do not check roles).
+    #[arg(long)]
+    pub role_arn: Option<String>,
+    #[command(flatten)]
+    pub coordinator: CoordinatorArgs,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub connection: Connection,
+    /// `json` prints one line describing what runs where (for scripts), then the processes' logs.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }

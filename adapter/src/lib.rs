@@ -48,6 +48,7 @@ where
         Command::Serve(a) => cmd::serve::run(a),
         Command::Bridge(a) => cmd::bridge::run(a),
         Command::Relay(a) => cmd::relay::run(a),
+        Command::Dev(a) => cmd::dev::run(a),
         Command::Deploy(a) => cmd::deploy::run(a),
         Command::Status(a) => cmd::status::run(a),
         Command::Releases(a) => cmd::releases::releases(a),

@@ -318,3 +318,136 @@ fn normalisation_drops_only_no_op_early_wakes() {
     assert_eq!(moved.early_wakes, 0);
     assert_eq!(moved.normalised.len(), 8);
 }
+
+/// Starts `tpf-sfn dev --format json` (its logs to `log`) and returns it with its one-line
+/// summary.
+fn start_dev(args: &[&str], log: &std::path::Path) -> (harness::Reaped, serde_json::Value) {
+    use std::io::BufRead;
+    let mut child = harness::tpf_sfn()
+        .arg("dev")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("log"))
+        .spawn()
+        .expect("spawn tpf-sfn dev");
+    let stdout = child.stdout.take().expect("stdout");
+    let child = harness::Reaped(child);
+    let mut line = String::new();
+    let read = std::io::BufReader::new(stdout).read_line(&mut line);
+    if read.map_or(true, |n| n == 0) {
+        panic!(
+            "dev printed no summary:\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+    let summary = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    (child, summary)
+}
+
+/// `tpf-sfn dev` provisions everything and runs host, bridge and relay: an order goes from
+/// submit to SUCCEEDED through it alone. A second start finds everything in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dev_runs_the_whole_loop_in_one_command() {
+    let endpoint = support::moto_endpoint();
+    let config = support::moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&config);
+    let id = support::unique("dev");
+    let prefix = format!("{}_", id.replace('-', "_"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let listen = format!("127.0.0.1:{}", harness::free_port());
+    let args = [
+        "--endpoint-url",
+        endpoint.as_str(),
+        "--region",
+        "us-east-1",
+        "--prefix",
+        &prefix,
+        "--name-prefix",
+        &id,
+        "--listen",
+        &listen,
+        "--tenant",
+        harness::TENANT,
+        "--out",
+        harness::utf8(&out),
+        "--format",
+        "json",
+    ];
+    let log = dir.path().join("dev.log");
+    let (dev, summary) = start_dev(&args, &log);
+    let tables = summary["tables"].as_array().expect("tables");
+    assert_eq!(tables.len(), 7, "{summary}");
+    assert!(tables.iter().all(|t| t["created"] == true), "{summary}");
+    let driver = summary["machines"]
+        .as_array()
+        .expect("machines")
+        .iter()
+        .find(|m| m["role"] == "driver")
+        .expect("driver machine");
+    assert_eq!(driver["action"], "created");
+    assert_eq!(summary["token"]["from"], "TPF_SFN_TOKEN");
+    assert!(
+        summary["token"]["value"].is_null(),
+        "a chosen token is never printed"
+    );
+    assert!(out.join("manifest.json").is_file());
+
+    let addr: std::net::SocketAddr = listen.parse().expect("addr");
+    let pipeline_id = summary["pipelineId"].as_str().expect("pipelineId");
+    let execution = harness::submit(addr, pipeline_id, "order-1").await;
+    let arn = format!(
+        "{}:{execution}",
+        driver["arn"]
+            .as_str()
+            .expect("arn")
+            .replace(":stateMachine:", ":execution:")
+    );
+    let parked = harness::poll(300, || async {
+        harness::pending_interaction(addr, &execution).await
+    })
+    .await
+    .expect("TPF parked the execution");
+    harness::complete_interaction(addr, &parked).await;
+    let done = harness::poll(300, || async {
+        let d = sfn
+            .describe_execution()
+            .execution_arn(&arn)
+            .send()
+            .await
+            .ok()?;
+        (d.status() == &ExecutionStatus::Succeeded
+            && harness::record(addr, &execution).await["status"] == "SUCCEEDED")
+            .then_some(())
+    })
+    .await;
+    assert!(
+        done.is_some(),
+        "{arn} never SUCCEEDED in both\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    drop(dev);
+
+    // Idempotent: the second start creates nothing and leaves the machines unchanged.
+    let (_dev, again) = start_dev(&args, &log);
+    let tables = again["tables"].as_array().expect("tables");
+    assert!(tables.iter().all(|t| t["created"] == false), "{again}");
+    for m in again["machines"].as_array().expect("machines") {
+        assert_eq!(m["action"], "unchanged", "{again}");
+    }
+}
+
+/// Without an emulator endpoint, dev needs a real role; it says so before touching anything.
+#[test]
+fn dev_without_endpoint_or_role_is_refused_with_a_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let o = harness::tpf_sfn()
+        .args(["dev", "--out", harness::utf8(&out)])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("DEV_ROLE"), "{err}");
+    assert!(!out.exists(), "nothing written");
+}

@@ -1,6 +1,7 @@
 pub mod bridge;
 pub mod compile;
 pub mod deploy;
+pub mod dev;
 pub mod graph;
 pub mod init;
 pub mod inputs;

@@ -30,7 +30,8 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         Some(path) => Some(String::from_utf8_lossy(&read(path)?).into_owned()),
         None => None,
     };
-    let timeout_ms = i64::try_from(args.await_timeout_seconds.saturating_mul(1000)).ok();
+    let timeout_ms =
+        i64::try_from(args.coordinator.await_timeout_seconds.saturating_mul(1000)).ok();
     let releases = args
         .releases
         .iter()
@@ -69,9 +70,9 @@ fn serve<S: HostStore>(
     store: S,
 ) -> CmdResult {
     let config = CoordinatorConfig {
-        max_retries: args.max_retries,
-        retry_delay_ms: args.retry_delay_ms.max(0),
-        retry_multiplier: args.retry_multiplier,
+        max_retries: args.coordinator.max_retries,
+        retry_delay_ms: args.coordinator.retry_delay_ms.max(0),
+        retry_multiplier: args.coordinator.retry_multiplier,
         ..CoordinatorConfig::default()
     };
     let mut coordinator = Coordinator::with_config(store, hosted.pipeline, hosted.worker, config);

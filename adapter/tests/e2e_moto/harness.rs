@@ -54,14 +54,14 @@ fn run(args: &[&str]) -> Output {
     o
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("ephemeral port")
         .port()
 }
 
-fn utf8(p: &Path) -> &str {
+pub fn utf8(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
@@ -78,6 +78,16 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     None
+}
+
+/// A child process killed and reaped when dropped, also on panic.
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// One compiled and deployed release.
@@ -352,34 +362,12 @@ impl Loop {
 
     /// Submits an order; returns TPF's execution id.
     pub async fn submit(&self, key: &str) -> String {
-        let body = json!({
-            "pipelineId": self.pipeline_id(), "inputShape": "UNI",
-            "inputPayload": {"orderId": key}, "idempotencyKey": key, "outputStreaming": false
-        })
-        .to_string();
-        let r = request(
-            self.addr,
-            "POST",
-            &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
-            Some(TOKEN),
-            Some(&body),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{}", r.raw);
-        r.body["executionId"].as_str().expect("id").to_owned()
+        submit(self.addr, self.pipeline_id(), key).await
     }
 
     /// TPF's `ExecutionStatusDto` for `id`.
     pub async fn record(&self, id: &str) -> Value {
-        request(
-            self.addr,
-            "GET",
-            &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
-            Some(TOKEN),
-            None,
-        )
-        .await
-        .body
+        record(self.addr, id).await
     }
 
     /// The pending interaction of execution `id`, if TPF has one.
@@ -640,6 +628,38 @@ fn subject(contract: &Path, release: &Path, config: &Path) -> Subject {
         None,
     )
     .expect("subject")
+}
+
+/// TPF's `ExecutionStatusDto` for `id`, from the host at `addr`.
+pub async fn record(addr: SocketAddr, id: &str) -> Value {
+    request(
+        addr,
+        "GET",
+        &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
+        Some(TOKEN),
+        None,
+    )
+    .await
+    .body
+}
+
+/// Submits an order to the host at `addr`; returns TPF's execution id.
+pub async fn submit(addr: SocketAddr, pipeline_id: &str, key: &str) -> String {
+    let body = json!({
+        "pipelineId": pipeline_id, "inputShape": "UNI",
+        "inputPayload": {"orderId": key}, "idempotencyKey": key, "outputStreaming": false
+    })
+    .to_string();
+    let r = request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
+        Some(TOKEN),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    r.body["executionId"].as_str().expect("id").to_owned()
 }
 
 pub async fn pending_interaction(addr: SocketAddr, id: &str) -> Option<String> {
