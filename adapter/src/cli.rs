@@ -425,6 +425,9 @@ pub struct RelayArgs {
     /// Timeout for one action call.
     #[arg(long, default_value_t = 30)]
     pub action_timeout_seconds: u64,
+    /// Messages of one received batch handled at once (1 = one after another).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=10))]
+    pub concurrency: u16,
     #[command(flatten)]
     pub connection: Connection,
 }

@@ -69,6 +69,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
         once: false,
         wait_seconds: 5,
         action_timeout_seconds: 30,
+        concurrency: 10,
         connection: args.connection.clone(),
     };
     start("serve", &tx, move || super::serve::run(&serve))?;

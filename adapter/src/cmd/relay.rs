@@ -30,6 +30,7 @@ pub fn run(args: &RelayArgs) -> CmdResult {
             host,
         );
         relay.wait_seconds = args.wait_seconds;
+        relay.concurrency = usize::from(args.concurrency);
         loop {
             match relay.poll_once().await {
                 Ok(report) => {

@@ -14,6 +14,7 @@ pub mod http;
 use std::fmt;
 
 use aws_sdk_sfn::error::ProvideErrorMetadata;
+use futures_util::stream::{self, StreamExt};
 
 use envelope::Envelope;
 use http::{ActionHost, Reply};
@@ -99,6 +100,8 @@ pub struct Relay<A> {
     action: A,
     /// SQS long-poll wait (0..=20 s).
     pub wait_seconds: i32,
+    /// Messages of one batch handled at once (1 = one after another).
+    pub concurrency: usize,
 }
 
 /// `true` when Step Functions says the token is closed already: the answer has nothing to do.
@@ -148,6 +151,7 @@ impl<A: ActionHost> Relay<A> {
             queue_url: queue_url.into(),
             action,
             wait_seconds: 20,
+            concurrency: 10,
         }
     }
 
@@ -218,6 +222,18 @@ impl<A: ActionHost> Relay<A> {
         })
     }
 
+    async fn handle_message(
+        &self,
+        message: &aws_sdk_sqs::types::Message,
+    ) -> (String, Result<Handled, RelayError>) {
+        let id = message.message_id().unwrap_or("?").to_owned();
+        let outcome = match (message.body(), message.receipt_handle()) {
+            (Some(body), Some(receipt)) => self.handle(body, receipt).await,
+            _ => Err(RelayError("no body or receipt handle".to_owned())),
+        };
+        (id, outcome)
+    }
+
     /// One ReceiveMessage (long poll) and every message it returned.
     pub async fn poll_once(&self) -> Result<PassReport, RelayError> {
         let received = self
@@ -234,17 +250,24 @@ impl<A: ActionHost> Relay<A> {
                     aws_sdk_sqs::error::DisplayErrorContext(&e)
                 ))
             })?;
+        // Messages are independent and every step of `handle` is idempotent, so a batch is
+        // handled concurrently: the round trips to the host, Step Functions and SQS overlap.
+        let pending: Vec<_> = received
+            .messages()
+            .iter()
+            .map(|m| self.handle_message(m))
+            .collect();
+        let outcomes: Vec<(String, Result<Handled, RelayError>)> =
+            // Collected first: a closure inside the stream's type would make the future
+            // lose `Send` (rust-lang/rust#64552).
+            stream::iter(pending)
+                .buffer_unordered(self.concurrency.max(1))
+                .collect()
+                .await;
         let mut report = PassReport::default();
-        for message in received.messages() {
+        for (id, outcome) in outcomes {
             report.received += 1;
-            let id = message.message_id().unwrap_or("?").to_owned();
-            let (Some(body), Some(receipt)) = (message.body(), message.receipt_handle()) else {
-                report
-                    .retained
-                    .push(format!("{id}: no body or receipt handle"));
-                continue;
-            };
-            match self.handle(body, receipt).await {
+            match outcome {
                 Ok(Handled::Answered { error: None }) => report.succeeded += 1,
                 Ok(Handled::AlreadyDone) => report.already_done += 1,
                 Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
