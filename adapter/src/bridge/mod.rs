@@ -9,7 +9,9 @@
 
 pub mod images;
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Mutex;
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
@@ -66,7 +68,10 @@ impl Machines {
 /// What one pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PassReport {
+    /// Stream records read, not counting the bridge's own checkpoint writes.
     pub records: usize,
+    /// The bridge's own checkpoint writes read back from the wakeup table's stream.
+    pub echoes: usize,
     pub started: usize,
     pub woken: usize,
     /// Actions Step Functions had already seen (replays).
@@ -88,6 +93,9 @@ pub struct Bridge {
     sfn: aws_sdk_sfn::Client,
     tables: TableNames,
     machines: Machines,
+    /// Last sequence number read per `stream#shard` in this process. Passes start here rather
+    /// than at the saved checkpoint, which lags behind the checkpoint writes' own echoes.
+    positions: Mutex<HashMap<String, String>>,
 }
 
 impl Bridge {
@@ -98,7 +106,23 @@ impl Bridge {
             sfn: aws_sdk_sfn::Client::new(config),
             tables,
             machines,
+            positions: Mutex::new(HashMap::new()),
         }
+    }
+
+    fn position(&self, key: &str) -> Option<String> {
+        self.positions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    fn advance(&self, key: &str, sequence: &str) {
+        self.positions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_owned(), sequence.to_owned());
     }
 
     /// Reads every shard of both streams from its checkpoint to the current end.
@@ -226,7 +250,11 @@ impl Bridge {
         shard_id: &str,
         report: &mut PassReport,
     ) -> Result<(), BridgeError> {
-        let after = self.checkpoint(stream_arn, shard_id).await?;
+        let key = format!("{stream_arn}#{shard_id}");
+        let after = match self.position(&key) {
+            Some(seq) => Some(seq),
+            None => self.checkpoint(stream_arn, shard_id).await?,
+        };
         let request = self
             .streams
             .get_shard_iterator()
@@ -262,9 +290,11 @@ impl Bridge {
             let mut last: Option<String> = None;
             let mut only_own = true;
             for record in records {
-                report.records += 1;
-                if !self.handle(source, record, report).await? {
+                if self.handle(source, record, report).await? {
+                    report.echoes += 1;
+                } else {
                     only_own = false;
+                    report.records += 1;
                 }
                 if let Some(seq) = record.dynamodb().and_then(|d| d.sequence_number()) {
                     last = Some(seq.to_owned());
@@ -274,6 +304,9 @@ impl Bridge {
             // record; a batch of nothing but those is not checkpointed, which ends the echo.
             if let (Some(seq), false) = (&last, only_own) {
                 self.save_checkpoint(stream_arn, shard_id, seq).await?;
+            }
+            if let Some(seq) = &last {
+                self.advance(&key, seq);
             }
             iterator = out.next_shard_iterator().map(str::to_owned);
         }
