@@ -10,15 +10,16 @@ mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aws_sdk_sfn::types::ExecutionStatus;
-use harness::{complete_interaction, pending_interaction, Loop, Relay};
+use harness::{complete_interaction, pending_interaction, Loop, Options, Relay};
 use tpf_sfn::relay::http::{ActionHost, HttpActionHost, Reply, Unreachable};
+use tpf_sfn_mapping::harness::faults::Fault;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
-    let lp = Loop::start("happy-path", Relay::Process, false).await;
+    let lp = Loop::start("happy-path", Options::default()).await;
     let id = lp.submit("order-1").await;
     let arn = lp.arn(0, &id);
     let parked = lp.wait_parked(&arn, &id).await;
@@ -43,6 +44,19 @@ async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
     let gens = lp.cross_check(&sim).await;
     lp.assert_same_record(&id, &sim).await;
     println!("driver states (moto = interpreter): {:?}", gens[0].1);
+
+    // The comparison can fail: against the interpreter's run of another scenario (two retries
+    // before success) both the states and TPF's record disagree.
+    let other = lp.simulate_other("retries-then-success");
+    let why = lp
+        .compare(&other)
+        .await
+        .expect_err("a different path must not compare equal");
+    assert!(why.contains("Wait until due"), "{why}");
+    assert_ne!(
+        lp.record_summary(&id).await,
+        harness::interpreter_record(&other)
+    );
 }
 
 /// The action path, hooked: when a process-work-item reply comes back and TPF has parked the
@@ -73,34 +87,23 @@ impl ActionHost for CompleteBeforePark {
 async fn completion_before_park_is_caught_when_the_token_arrives() {
     let lp = Loop::start(
         "complete-before-park/Await Restaurant Decision",
-        Relay::InTest,
-        false,
+        Options {
+            relay: Relay::InTest,
+            ..Options::default()
+        },
     )
     .await;
     let completed = Arc::new(AtomicBool::new(false));
-    let host = CompleteBeforePark {
-        inner: HttpActionHost::new(
-            &format!("http://{}", lp.addr),
-            Some(harness::TOKEN.to_owned()),
-            Duration::from_secs(30),
-        )
-        .expect("action url"),
+    let relay = lp.relay_in_test(CompleteBeforePark {
+        inner: lp.action_host(),
         addr: lp.addr,
         completed: completed.clone(),
-    };
-    let mut relay =
-        tpf_sfn::relay::Relay::new(lp.sqs.clone(), lp.sfn.clone(), lp.queue_url.clone(), host);
-    relay.wait_seconds = 1;
-    let relay = tokio::spawn(async move {
-        loop {
-            relay.poll_once().await.expect("relay pass");
-        }
     });
 
     let id = lp.submit("order-1").await;
     let arn = lp.arn(0, &id);
     lp.wait_ended(&arn, &id, ExecutionStatus::Succeeded).await;
-    relay.abort();
+    drop(relay);
     assert!(
         completed.load(Ordering::SeqCst),
         "the hook never completed the interaction"
@@ -113,7 +116,7 @@ async fn completion_before_park_is_caught_when_the_token_arrives() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation() {
-    let lp = Loop::start("retries-exhausted-then-redrive", Relay::Process, false).await;
+    let lp = Loop::start("retries-exhausted-then-redrive", Options::default()).await;
     let step = &lp.scenario.worker[0].step;
     let id = lp.submit("order-1").await;
     let first = lp.arn(0, &id);
@@ -161,7 +164,14 @@ async fn retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_release_mid_flight_keeps_the_parked_execution_pinned() {
-    let lp = Loop::start("new-release-mid-flight", Relay::Process, true).await;
+    let lp = Loop::start(
+        "new-release-mid-flight",
+        Options {
+            next_release: true,
+            ..Options::default()
+        },
+    )
+    .await;
     let old = lp.submit("order-1").await;
     let old_arn = lp.arn(0, &old);
     lp.wait_parked(&old_arn, &old).await;
@@ -212,7 +222,7 @@ async fn new_release_mid_flight_keeps_the_parked_execution_pinned() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_killed_and_restarted_mid_flight_loses_nothing() {
-    let mut lp = Loop::start("happy-path", Relay::Process, false).await;
+    let mut lp = Loop::start("happy-path", Options::default()).await;
     let first = lp.submit("order-1").await;
     let first_arn = lp.arn(0, &first);
     let parked = lp.wait_parked(&first_arn, &first).await;
@@ -267,6 +277,168 @@ async fn bridge_killed_and_restarted_mid_flight_loses_nothing() {
     for id in [&first, &second] {
         lp.assert_same_record(id, &sim).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_submit_is_one_execution_with_one_driver() {
+    let lp = Loop::start("duplicate-submit", Options::default()).await;
+    let id = lp.submit("order-1").await;
+    assert_eq!(lp.submit("order-1").await, id, "same key, same execution");
+    let arn = lp.arn(0, &id);
+    lp.wait_ended_completing(&arn, &id, ExecutionStatus::Succeeded, true)
+        .await;
+    let sim = lp.simulate();
+    let gens = lp.cross_check(&sim).await;
+    assert_eq!(gens.len(), 1, "one driver: {gens:?}");
+    lp.assert_same_record(&id, &sim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_retryable_failure_fails_the_driver_with_tpf_code() {
+    let lp = Loop::start("non-retryable-failure", Options::default()).await;
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    lp.wait_ended_completing(&arn, &id, ExecutionStatus::Failed, true)
+        .await;
+    let record = lp.record(&id).await;
+    let described = lp
+        .sfn
+        .describe_execution()
+        .execution_arn(&arn)
+        .send()
+        .await
+        .expect("describe");
+    // The driver fails with TPF's code as its cause, so the console shows why.
+    assert_eq!(described.error(), Some("TPF.ExecutionFailed"));
+    assert_eq!(
+        described.cause(),
+        record["errorCode"].as_str(),
+        "driver cause vs TPF's errorCode"
+    );
+    let sim = lp.simulate();
+    lp.cross_check(&sim).await;
+    lp.assert_same_record(&id, &sim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_then_success_waits_out_tpf_retry_delays() {
+    let lp = Loop::start("retries-then-success", Options::default()).await;
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    lp.wait_ended_completing(&arn, &id, ExecutionStatus::Succeeded, true)
+        .await;
+    let sim = lp.simulate();
+    let gens = lp.cross_check(&sim).await;
+    let waits = gens[0].1.iter().filter(|s| *s == "Wait until due").count();
+    assert_eq!(waits, 2, "one wait per scheduled retry");
+    lp.assert_same_record(&id, &sim).await;
+}
+
+/// Nobody completes the await: the driver's await task times out at TPF's deadline (moto runs
+/// `TimeoutSecondsPath` = TPF's `wakeInSeconds`), it asks TPF, and TPF fails the execution.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn await_deadline_wakes_the_driver_and_tpf_fails_it() {
+    let lp = Loop::start(
+        "deadline-timeout/Await Restaurant Decision",
+        Options {
+            serve: vec!["--await-timeout-seconds", "1"],
+            ..Options::default()
+        },
+    )
+    .await;
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    lp.wait_ended(&arn, &id, ExecutionStatus::Failed).await;
+    let record = lp.record(&id).await;
+    assert_eq!(record["errorCode"], "AWAIT_TIMEOUT", "{record}");
+    let sim = lp.simulate();
+    lp.cross_check(&sim).await;
+    lp.assert_same_record(&id, &sim).await;
+}
+
+/// The action path fails the way the proof's transport faults do: each call first gets a 503
+/// (the relay answers `TPF.TransportError` and the driver's transport Retry re-sends it), then
+/// is delivered to TPF twice (the second delivery finds the work done).
+struct Faulty {
+    inner: HttpActionHost,
+    seen: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+impl ActionHost for Faulty {
+    async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
+        let key = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|b| b["idempotencyKey"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let n = {
+            let mut seen = self.seen.lock().expect("lock");
+            let n = seen.entry(key).or_insert(0);
+            *n += 1;
+            *n
+        };
+        match n {
+            1 => Ok(Reply {
+                status: 503,
+                body: r#"{"code":"UNAVAILABLE"}"#.into(),
+            }),
+            2 => {
+                self.inner.post(path, body).await?;
+                self.inner.post(path, body).await
+            }
+            _ => self.inner.post(path, body).await,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transport_faults_are_retried_and_duplicates_are_harmless() {
+    let mut lp = Loop::start(
+        "happy-path",
+        Options {
+            relay: Relay::InTest,
+            ..Options::default()
+        },
+    )
+    .await;
+    // The same faults in the interpreter's run of this scenario.
+    lp.scenario.faults.per_call = vec![Fault::Unavailable, Fault::Duplicate];
+    let _relay = lp.relay_in_test(Faulty {
+        inner: lp.action_host(),
+        seen: Default::default(),
+    });
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    lp.wait_ended_completing(&arn, &id, ExecutionStatus::Succeeded, true)
+        .await;
+    let sim = lp.simulate();
+    lp.cross_check(&sim).await;
+    lp.assert_same_record(&id, &sim).await;
+    // Every action call failed in transport at least once and was retried. (moto reuses one
+    // task token across a state's Retry attempts and replays the stale failure to the next
+    // attempt, so it shows more failures than AWS would; see docs/runtime.md.)
+    let history = lp
+        .sfn
+        .get_execution_history()
+        .execution_arn(&arn)
+        .max_results(1000)
+        .send()
+        .await
+        .expect("history");
+    let failed = history
+        .events()
+        .iter()
+        .filter_map(|e| e.task_failed_event_details())
+        .filter(|d| d.error() == Some("TPF.TransportError"))
+        .count();
+    let calls = harness::entered_states(&lp.sfn, &arn)
+        .await
+        .iter()
+        .filter(|s| *s == "Process work item")
+        .count();
+    assert!(
+        failed >= calls && calls == 2,
+        "{failed} transport failures for {calls} action calls"
+    );
 }
 
 /// The early-wake normalisation drops only no-op iterations: a not-claimed answer with an

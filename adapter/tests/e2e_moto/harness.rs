@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::{json, Value};
+use tpf_sfn::relay::http::{ActionHost, HttpActionHost};
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::plan::states;
@@ -90,6 +91,15 @@ impl Drop for Reaped {
     }
 }
 
+/// A background task that ends with the test.
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// One compiled and deployed release.
 pub struct Deployed {
     pub file: PathBuf,
@@ -98,10 +108,21 @@ pub struct Deployed {
     pub release_version: String,
 }
 
+/// How a test wants the loop set up.
+#[derive(Default)]
+pub struct Options {
+    pub relay: Relay,
+    /// Also compile and deploy the proof's second release; the host runs both.
+    pub next_release: bool,
+    /// Extra `serve` flags.
+    pub serve: Vec<&'static str>,
+}
+
 /// Which runtime processes a test starts itself.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub enum Relay {
     /// `tpf-sfn relay` as a child process.
+    #[default]
     Process,
     /// The test runs the relay library itself (to hook the action path).
     InTest,
@@ -120,6 +141,7 @@ pub struct Loop {
     pub subject: Subject,
     pub scenario: Scenario,
     pub addr: SocketAddr,
+    serve_extra: Vec<&'static str>,
     children: BTreeMap<&'static str, Child>,
 }
 
@@ -134,9 +156,13 @@ impl Drop for Loop {
 
 impl Loop {
     /// Sets up tables, queue, compiled and deployed release(s) for `scenario_name`, and starts
-    /// serve, bridge and (with `Relay::Process`) the relay. `next_release` also compiles and
-    /// deploys the proof's second release, which the host then runs next to the first.
-    pub async fn start(scenario_name: &str, relay: Relay, next_release: bool) -> Loop {
+    /// serve, bridge and (with `Relay::Process`) the relay.
+    pub async fn start(scenario_name: &str, options: Options) -> Loop {
+        let Options {
+            relay,
+            next_release,
+            serve,
+        } = options;
         let endpoint = support::moto_endpoint();
         let config = support::moto_config().await;
         let sfn = aws_sdk_sfn::Client::new(&config);
@@ -233,6 +259,7 @@ impl Loop {
             subject,
             scenario,
             addr,
+            serve_extra: serve,
             children: BTreeMap::new(),
         };
         this.write_script();
@@ -287,6 +314,7 @@ impl Loop {
                 for r in &self.releases {
                     a.extend(["--release".into(), utf8(&r.file).into()]);
                 }
+                a.extend(self.serve_extra.iter().map(|x| x.to_string()));
                 a
             }
             "bridge" => vec![
@@ -391,6 +419,36 @@ impl Loop {
         .await;
         assert_eq!(r.status, 200, "{path}: {}", r.raw);
         r.body
+    }
+
+    /// An HTTP client for this loop's action host, as the relay process uses it.
+    pub fn action_host(&self) -> HttpActionHost {
+        HttpActionHost::new(
+            &format!("http://{}", self.addr),
+            Some(TOKEN.to_owned()),
+            Duration::from_secs(30),
+        )
+        .expect("action url")
+    }
+
+    /// Runs the relay library in this test (for `Relay::InTest`) with `host` on the action
+    /// path; aborted when the handle is dropped.
+    pub fn relay_in_test<A>(&self, host: A) -> AbortOnDrop
+    where
+        A: ActionHost + Send + Sync + 'static,
+    {
+        let mut relay = tpf_sfn::relay::Relay::new(
+            self.sqs.clone(),
+            self.sfn.clone(),
+            self.queue_url.clone(),
+            host,
+        );
+        relay.wait_seconds = 1;
+        AbortOnDrop(tokio::spawn(async move {
+            loop {
+                relay.poll_once().await.expect("relay pass");
+            }
+        }))
     }
 
     /// The driver execution ARN: `name` on release `release`'s machine.
@@ -540,31 +598,79 @@ impl Loop {
     /// Fails unless TPF's record of `id` (in DynamoDB) ended where the interpreter's did, after
     /// as many transitions: a duplicated or lost transition changes `version`.
     pub async fn assert_same_record(&self, id: &str, sim: &Run) {
-        let record = self.record(id).await;
-        let ours: Value = ["status", "stepIndex", "attempt", "version", "errorCode"]
-            .iter()
-            .map(|k| (k.to_string(), record[*k].clone()))
-            .collect::<serde_json::Map<_, _>>()
-            .into();
         assert_eq!(
-            ours,
+            self.record_summary(id).await,
             interpreter_record(sim),
             "TPF's record of {id}: loop on moto (left) vs interpreter (right)"
         );
     }
 
+    /// The fields of TPF's record of `id` that `interpreter_record` gives for the interpreter.
+    pub async fn record_summary(&self, id: &str) -> Value {
+        let record = self.record(id).await;
+        ["status", "stepIndex", "attempt", "version", "errorCode"]
+            .iter()
+            .map(|k| (k.to_string(), record[*k].clone()))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    }
+
+    /// The interpreter's run of another scenario of the same matrix.
+    pub fn simulate_other(&self, name: &str) -> Run {
+        let other = matrix::derive(&self.subject)
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no scenario `{name}`"));
+        scenario::run(&self.subject, &other, proof::SEED).expect("simulate")
+    }
+
     /// Fails unless moto's driver executions entered the same states, in the same order, as
     /// the interpreter's for the same scenario (generation by generation, oldest first).
     pub async fn cross_check(&self, sim: &Run) -> Vec<(String, Vec<String>)> {
+        match self.compare(sim).await {
+            Ok(generations) => generations,
+            Err(why) => panic!("{why}"),
+        }
+    }
+
+    /// `cross_check` without the panic: `Err` describes the disagreement.
+    pub async fn compare(&self, sim: &Run) -> Result<Vec<(String, Vec<String>)>, String> {
         let on_moto = self.moto_generations().await;
         let moto: Vec<&Vec<String>> = on_moto.iter().map(|(_, s)| s).collect();
         let interp = interpreter_generations(sim);
         let interp: Vec<&Vec<String>> = interp.iter().collect();
-        assert_eq!(
-            moto, interp,
-            "driver states entered per generation: moto (left) vs our interpreter (right)"
-        );
-        on_moto
+        if moto != interp {
+            // Everything moto recorded, for the disagreement's write-up.
+            let mut raw = String::new();
+            for (name, _) in &on_moto {
+                for r in &self.releases {
+                    let arn = format!("{EXECUTION_ARN}{}:{name}", r.driver);
+                    let history = self
+                        .sfn
+                        .get_execution_history()
+                        .execution_arn(&arn)
+                        .max_results(1000)
+                        .send()
+                        .await;
+                    for e in history.iter().flat_map(|h| h.events()) {
+                        let detail = e
+                            .state_entered_event_details()
+                            .map(|d| d.name().to_owned())
+                            .or_else(|| {
+                                e.task_failed_event_details()
+                                    .and_then(|d| d.error().map(str::to_owned))
+                            })
+                            .unwrap_or_default();
+                        raw.push_str(&format!("  {name} {:?} {detail}\n", e.r#type()));
+                    }
+                }
+            }
+            return Err(format!(
+                "driver states entered per generation differ\n moto: {moto:?}\n ours: {interp:?}\nmoto's history:\n{raw}\n{}",
+                self.logs()
+            ));
+        }
+        Ok(on_moto)
     }
 }
 
