@@ -58,11 +58,16 @@ fn print_text(r: &Report) {
             if let Some(u) = &rec.await_unit_id {
                 println!("  await     unit {u}");
             }
+            // TPF keeps an await's deadline on its interaction, not on the execution record.
             println!(
-                "  deadline  {}",
+                "  next due  {}",
                 rec.next_due
                     .as_deref()
-                    .unwrap_or("none (waiting for an external completion)")
+                    .unwrap_or(if rec.await_unit_id.is_some() {
+                        "none: parked until the await completes or its deadline passes"
+                    } else {
+                        "none"
+                    })
             );
             if let Some(code) = &rec.error_code {
                 println!("  error     {code}");
