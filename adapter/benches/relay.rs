@@ -14,9 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::http::request;
 use tpf_sfn::host::pipeline;
-use tpf_sfn::host::{router, system_clock, HostState};
+use tpf_sfn::host::{system_clock, HostState};
 use tpf_sfn::relay::http::HttpActionHost;
 use tpf_sfn::relay::Relay;
 use tpf_sfn_mapping::tpf::coordinator::local_release;
@@ -56,18 +55,12 @@ async fn bench() {
             now,
         )
         .expect("activate");
-    let state = Arc::new(HostState::new(
+    let addr = support::spawn_host(Arc::new(HostState::new(
         ActionHost::new(coordinator),
         TOKEN.to_owned(),
         system_clock,
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+    )))
+    .await;
 
     let config = support::moto_config().await;
     let sqs = aws_sdk_sqs::Client::new(&config);
@@ -137,19 +130,7 @@ async fn enqueue(
     let mut bodies = Vec::with_capacity(MESSAGES);
     for i in 0..MESSAGES {
         let key = format!("{tag}-{i}");
-        let submit = json!({
-            "pipelineId": identity.pipeline_id, "inputShape": "UNI",
-            "inputPayload": {"orderId": key}, "idempotencyKey": key, "outputStreaming": false
-        })
-        .to_string();
-        let r = request(
-            addr,
-            "POST",
-            &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
-            Some(TOKEN),
-            Some(&submit),
-        )
-        .await;
+        let r = support::http::submit(addr, TOKEN, TENANT, &identity.pipeline_id, &key).await;
         let execution = r.body["executionId"].as_str().expect("executionId");
         bodies.push(
             json!({

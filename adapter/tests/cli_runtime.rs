@@ -9,16 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn tpf_sfn() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
-    // The default chain must find static credentials and never reach instance metadata.
-    c.env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_CONFIG_FILE", "/dev/null")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-        .env_remove("TPF_SFN_TOKEN");
-    c
+    support::cli()
 }
 
 fn text(o: &Output) -> String {

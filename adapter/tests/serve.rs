@@ -35,18 +35,12 @@ async fn start_with<S: HostStore>(store: S) -> (std::net::SocketAddr, HostedPipe
     let hosted = restaurant();
     let again = restaurant();
     let coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
-    let state = Arc::new(HostState::new(
+    let addr = support::spawn_host(Arc::new(HostState::new(
         ActionHost::new(coordinator),
         TOKEN.to_owned(),
         system_clock,
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+    )))
+    .await;
     (addr, again)
 }
 

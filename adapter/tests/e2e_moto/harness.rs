@@ -32,15 +32,8 @@ const CONTRACT: &str = "restaurant-approval.pipeline-contract.json";
 const RELEASE: &str = "restaurant-approval.pipeline-release.json";
 
 pub fn tpf_sfn() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
-    // Static credentials, explicit region, never instance metadata or the user's profiles.
-    c.env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_CONFIG_FILE", "/dev/null")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-        .env("TPF_SFN_TOKEN", TOKEN);
+    let mut c = support::cli();
+    c.env("TPF_SFN_TOKEN", TOKEN);
     c
 }
 
@@ -751,19 +744,7 @@ pub async fn record(addr: SocketAddr, id: &str) -> Value {
 
 /// Submits an order to the host at `addr`; returns TPF's execution id.
 pub async fn submit(addr: SocketAddr, pipeline_id: &str, key: &str) -> String {
-    let body = json!({
-        "pipelineId": pipeline_id, "inputShape": "UNI",
-        "inputPayload": {"orderId": key}, "idempotencyKey": key, "outputStreaming": false
-    })
-    .to_string();
-    let r = request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
-        Some(TOKEN),
-        Some(&body),
-    )
-    .await;
+    let r = support::http::submit(addr, TOKEN, TENANT, pipeline_id, key).await;
     assert_eq!(r.status, 200, "{}", r.raw);
     r.body["executionId"].as_str().expect("id").to_owned()
 }

@@ -53,3 +53,26 @@ pub async fn request(
         raw: raw.clone(),
     }
 }
+
+/// Submits order `key` (TPF's `RunAsyncRequest`, the key also its idempotency key).
+pub async fn submit(
+    addr: std::net::SocketAddr,
+    token: &str,
+    tenant: &str,
+    pipeline_id: &str,
+    key: &str,
+) -> Response {
+    let body = serde_json::json!({
+        "pipelineId": pipeline_id, "inputShape": "UNI",
+        "inputPayload": {"orderId": key}, "idempotencyKey": key, "outputStreaming": false
+    })
+    .to_string();
+    request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{tenant}/executions"),
+        Some(token),
+        Some(&body),
+    )
+    .await
+}

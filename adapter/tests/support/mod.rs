@@ -49,4 +49,32 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
+/// `tpf-sfn` as a test runs it: static credentials, an explicit region, never instance metadata
+/// or the user's profiles, and no token from the caller's environment.
+pub fn cli() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
+    c.env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/dev/null")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+        .env_remove("TPF_SFN_TOKEN");
+    c
+}
+
+/// Serves the reference action host on an ephemeral loopback port, in this runtime.
+pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
+    state: std::sync::Arc<tpf_sfn::host::HostState<S>>,
+) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, tpf_sfn::host::router(state)).await;
+    });
+    addr
+}
+
 pub mod http;
