@@ -609,6 +609,36 @@ async fn dev_runs_the_whole_loop_in_one_command() {
     }
 }
 
+/// A bad contract stops dev with the compiler's coded diagnostic before any AWS call: the
+/// endpoint here refuses every connection, and the error is still the contract's.
+#[test]
+fn dev_with_a_bad_contract_fails_before_creating_anything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let contract = dir.path().join("bad.pipeline-contract.json");
+    std::fs::write(&contract, "{\"schemaVersion\": 1}").expect("contract");
+    let out = dir.path().join("out");
+    let o = harness::tpf_sfn()
+        .args([
+            "dev",
+            harness::utf8(&contract),
+            "--out",
+            harness::utf8(&out),
+        ])
+        .args([
+            "--endpoint-url",
+            "http://127.0.0.1:9",
+            "--region",
+            "us-east-1",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error[CONTRACT_"), "{err}");
+    assert!(!err.contains("DYNAMODB"), "no AWS call was made: {err}");
+    assert!(!out.exists(), "nothing written");
+}
+
 /// Without an emulator endpoint, dev needs a real role; it says so before touching anything.
 #[test]
 fn dev_without_endpoint_or_role_is_refused_with_a_code() {
@@ -616,6 +646,7 @@ fn dev_without_endpoint_or_role_is_refused_with_a_code() {
     let out = dir.path().join("out");
     let o = harness::tpf_sfn()
         .args(["dev", "--out", harness::utf8(&out)])
+        .env_remove("AWS_ENDPOINT_URL")
         .output()
         .expect("run");
     assert_eq!(o.status.code(), Some(2));

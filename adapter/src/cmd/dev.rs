@@ -184,17 +184,18 @@ fn dev_config(
 }
 
 fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure> {
-    let role = match (&args.role_arn, &args.connection.endpoint_url) {
+    let emulator = args.connection.endpoint_url.is_some()
+        || std::env::var("AWS_ENDPOINT_URL").is_ok_and(|u| !u.is_empty());
+    let role = match (&args.role_arn, emulator) {
         (Some(r), _) => r.clone(),
-        (None, Some(_)) => PLACEHOLDER_ROLE.to_owned(),
-        (None, None) => {
+        (None, true) => PLACEHOLDER_ROLE.to_owned(),
+        (None, false) => {
             return Err(Failure::Service(
                 "error[DEV_ROLE]: pass --role-arn (the machines' IAM role), or --endpoint-url for an emulator"
                     .to_owned(),
             ))
         }
     };
-    // Inputs first: a bad contract stops dev before anything is created.
     let (contract_file, contract_bytes, release) = match &args.contract {
         Some(p) => (
             p.display().to_string(),
@@ -213,6 +214,29 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
             )),
         ),
     };
+
+    let compile_with = |config_file: &str, config_text: &str| {
+        compile(&Input {
+            contract_file: &contract_file,
+            contract: &contract_bytes,
+            release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+            config: Some((config_file, config_text)),
+            binding: Some(BindingKind::Queue),
+            allow_unverified_hash: false,
+        })
+        .map_err(|d| {
+            report::diagnostics(args.format, &d.0);
+            Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new()))
+        })
+    };
+    // The queue's URL is only known once it exists; a placeholder lets bad inputs fail before
+    // anything is created.
+    let (file, text) = dev_config(
+        args,
+        "https://sqs.us-east-1.amazonaws.com/0/placeholder",
+        names,
+    )?;
+    compile_with(&file, &text)?;
 
     let rt = runtime()?;
     let config = rt.block_on(args.connection.load());
@@ -238,18 +262,7 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
         .ok_or_else(|| Failure::Service("error[SQS]: CreateQueue returned no URL".to_owned()))?;
 
     let (config_file, config_text) = dev_config(args, &queue_url, names)?;
-    let out = compile(&Input {
-        contract_file: &contract_file,
-        contract: &contract_bytes,
-        release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
-        config: Some((&config_file, &config_text)),
-        binding: Some(BindingKind::Queue),
-        allow_unverified_hash: false,
-    })
-    .map_err(|d| {
-        report::diagnostics(args.format, &d.0);
-        Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new()))
-    })?;
+    let out = compile_with(&config_file, &config_text)?;
     let mut files = out.files.clone();
     // The host reads the contract (and release) from files; bundled inputs get written out.
     let (contract, release_path) = match &args.contract {
