@@ -233,7 +233,7 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
     // anything is created.
     let (file, text) = dev_config(
         args,
-        "https://sqs.us-east-1.amazonaws.com/0/placeholder",
+        "https://sqs.us-east-1.amazonaws.com/123456789012/placeholder",
         names,
     )?;
     compile_with(&file, &text)?;
