@@ -467,8 +467,11 @@ impl Loop {
         self.wait_ended_completing(arn, id, status, false).await
     }
 
-    /// `wait_ended`; with `complete_parks` it also completes every interaction of `id` that
-    /// TPF opens meanwhile, as the matrix's "complete every park" actor does.
+    /// `wait_ended`; with `complete_parks` it also completes every interaction of `id` once the
+    /// driver has parked on it, as the matrix's "complete every park" actor does (its
+    /// completions come minutes after the park). Completing earlier would race the driver's own
+    /// calls, and under duplicate delivery TPF could legitimately finish before the driver
+    /// parks: a different, equally correct path.
     pub async fn wait_ended_completing(
         &self,
         arn: &str,
@@ -478,7 +481,14 @@ impl Loop {
     ) {
         let tpf = status.as_str().to_owned();
         let ended = poll(300, || async {
-            if complete_parks {
+            let parked = || async {
+                entered_states(&self.sfn, arn)
+                    .await
+                    .last()
+                    .map(String::as_str)
+                    == Some(AWAIT)
+            };
+            if complete_parks && parked().await {
                 if let Some(interaction) = self.pending(id).await {
                     self.complete(&interaction).await;
                 }
