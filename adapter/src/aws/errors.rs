@@ -180,6 +180,21 @@ impl fmt::Display for AwsError {
 
 impl std::error::Error for AwsError {}
 
+/// `classify!(name, ErrorType, { Kind: is_a | is_b; ... })` writes `fn name(&ErrorType) ->
+/// Option<Kind>`: the first row whose modeled variant matches wins, in the order written.
+macro_rules! classify {
+    ($name:ident, $err:ty, { $($kind:ident: $($check:ident)|+;)* }) => {
+        pub fn $name(e: &$err) -> Option<Kind> {
+            $(
+                if $(e.$check())||+ {
+                    return Some(Kind::$kind);
+                }
+            )*
+            None
+        }
+    };
+}
+
 /// Typed classifications of the Step Functions operations deploy and status use.
 pub mod sfn {
     use aws_sdk_sfn::operation::create_state_machine::CreateStateMachineError as C;
@@ -194,151 +209,76 @@ pub mod sfn {
 
     use super::Kind;
 
-    pub fn create(e: &C) -> Option<Kind> {
-        Some(
-            if e.is_state_machine_already_exists() || e.is_conflict_exception() {
-                Kind::Conflict
-            } else if e.is_invalid_definition() {
-                Kind::InvalidDefinition
-            } else if e.is_invalid_logging_configuration() {
-                Kind::InvalidLogging
-            } else if e.is_invalid_tracing_configuration() {
-                Kind::InvalidTracing
-            } else if e.is_invalid_arn() {
-                Kind::InvalidArn
-            } else if e.is_state_machine_deleting() {
-                Kind::Deleting
-            } else if e.is_state_machine_limit_exceeded() || e.is_too_many_tags() {
-                Kind::LimitExceeded
-            } else if e.is_kms_access_denied_exception() {
-                Kind::AccessDenied
-            } else if e.is_kms_throttling_exception() {
-                Kind::Throttled
-            } else if e.is_validation_exception() || e.is_invalid_name() {
-                Kind::Validation
-            } else {
-                return None;
-            },
-        )
-    }
+    classify!(create, C, {
+        Conflict: is_state_machine_already_exists | is_conflict_exception;
+        InvalidDefinition: is_invalid_definition;
+        InvalidLogging: is_invalid_logging_configuration;
+        InvalidTracing: is_invalid_tracing_configuration;
+        InvalidArn: is_invalid_arn;
+        Deleting: is_state_machine_deleting;
+        LimitExceeded: is_state_machine_limit_exceeded | is_too_many_tags;
+        AccessDenied: is_kms_access_denied_exception;
+        Throttled: is_kms_throttling_exception;
+        Validation: is_validation_exception | is_invalid_name;
+    });
 
-    pub fn update(e: &U) -> Option<Kind> {
-        Some(if e.is_conflict_exception() {
-            Kind::Conflict
-        } else if e.is_invalid_definition() {
-            Kind::InvalidDefinition
-        } else if e.is_invalid_logging_configuration() {
-            Kind::InvalidLogging
-        } else if e.is_invalid_tracing_configuration() {
-            Kind::InvalidTracing
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_state_machine_deleting() {
-            Kind::Deleting
-        } else if e.is_state_machine_does_not_exist() {
-            Kind::NotFound
-        } else if e.is_service_quota_exceeded_exception() {
-            Kind::LimitExceeded
-        } else if e.is_kms_access_denied_exception() {
-            Kind::AccessDenied
-        } else if e.is_kms_throttling_exception() {
-            Kind::Throttled
-        } else if e.is_validation_exception() || e.is_missing_required_parameter() {
-            Kind::Validation
-        } else {
-            return None;
-        })
-    }
+    classify!(update, U, {
+        Conflict: is_conflict_exception;
+        InvalidDefinition: is_invalid_definition;
+        InvalidLogging: is_invalid_logging_configuration;
+        InvalidTracing: is_invalid_tracing_configuration;
+        InvalidArn: is_invalid_arn;
+        Deleting: is_state_machine_deleting;
+        NotFound: is_state_machine_does_not_exist;
+        LimitExceeded: is_service_quota_exceeded_exception;
+        AccessDenied: is_kms_access_denied_exception;
+        Throttled: is_kms_throttling_exception;
+        Validation: is_validation_exception | is_missing_required_parameter;
+    });
 
-    pub fn describe(e: &D) -> Option<Kind> {
-        Some(if e.is_state_machine_does_not_exist() {
-            Kind::NotFound
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_kms_access_denied_exception() {
-            Kind::AccessDenied
-        } else if e.is_kms_throttling_exception() {
-            Kind::Throttled
-        } else {
-            return None;
-        })
-    }
+    classify!(describe, D, {
+        NotFound: is_state_machine_does_not_exist;
+        InvalidArn: is_invalid_arn;
+        AccessDenied: is_kms_access_denied_exception;
+        Throttled: is_kms_throttling_exception;
+    });
 
-    pub fn tags(e: &LT) -> Option<Kind> {
-        Some(if e.is_resource_not_found() {
-            Kind::NotFound
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else {
-            return None;
-        })
-    }
+    classify!(tags, LT, {
+        NotFound: is_resource_not_found;
+        InvalidArn: is_invalid_arn;
+    });
 
-    pub fn tag(e: &T) -> Option<Kind> {
-        Some(if e.is_resource_not_found() {
-            Kind::NotFound
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_too_many_tags() {
-            Kind::LimitExceeded
-        } else {
-            return None;
-        })
-    }
+    classify!(tag, T, {
+        NotFound: is_resource_not_found;
+        InvalidArn: is_invalid_arn;
+        LimitExceeded: is_too_many_tags;
+    });
 
-    pub fn list_executions(e: &LE) -> Option<Kind> {
-        Some(
-            if e.is_state_machine_does_not_exist() || e.is_resource_not_found() {
-                Kind::NotFound
-            } else if e.is_invalid_arn() {
-                Kind::InvalidArn
-            } else if e.is_validation_exception() || e.is_invalid_token() {
-                Kind::Validation
-            } else {
-                return None;
-            },
-        )
-    }
+    classify!(list_executions, LE, {
+        NotFound: is_state_machine_does_not_exist | is_resource_not_found;
+        InvalidArn: is_invalid_arn;
+        Validation: is_validation_exception | is_invalid_token;
+    });
 
-    pub fn describe_execution(e: &DE) -> Option<Kind> {
-        Some(if e.is_execution_does_not_exist() {
-            Kind::NotFound
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_kms_access_denied_exception() {
-            Kind::AccessDenied
-        } else if e.is_kms_throttling_exception() {
-            Kind::Throttled
-        } else {
-            return None;
-        })
-    }
+    classify!(describe_execution, DE, {
+        NotFound: is_execution_does_not_exist;
+        InvalidArn: is_invalid_arn;
+        AccessDenied: is_kms_access_denied_exception;
+        Throttled: is_kms_throttling_exception;
+    });
 
-    pub fn history(e: &H) -> Option<Kind> {
-        Some(if e.is_execution_does_not_exist() {
-            Kind::NotFound
-        } else if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_kms_access_denied_exception() {
-            Kind::AccessDenied
-        } else if e.is_kms_throttling_exception() {
-            Kind::Throttled
-        } else if e.is_invalid_token() {
-            Kind::Validation
-        } else {
-            return None;
-        })
-    }
+    classify!(history, H, {
+        NotFound: is_execution_does_not_exist;
+        InvalidArn: is_invalid_arn;
+        AccessDenied: is_kms_access_denied_exception;
+        Throttled: is_kms_throttling_exception;
+        Validation: is_invalid_token;
+    });
 
-    pub fn delete(e: &Del) -> Option<Kind> {
-        Some(if e.is_invalid_arn() {
-            Kind::InvalidArn
-        } else if e.is_validation_exception() {
-            Kind::Validation
-        } else {
-            return None;
-        })
-    }
+    classify!(delete, Del, {
+        InvalidArn: is_invalid_arn;
+        Validation: is_validation_exception;
+    });
 
     /// Operations without modeled errors beyond the common ones.
     pub fn none<E>(_: &E) -> Option<Kind> {
