@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 port="${MOTO_PORT:-5599}"
 dir=.tools/moto
 pidfile=.tools/moto.pid
+urlfile=.tools/moto.url
 url="http://127.0.0.1:$port"
 
 install() {
@@ -24,7 +25,8 @@ install() {
 start() {
   install
   if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-    echo "$url"
+    # Already running: report where it listens, which may not be this call's MOTO_PORT.
+    cat "$urlfile" 2>/dev/null || echo "$url"
     return
   fi
   mkdir -p .tools
@@ -36,6 +38,7 @@ start() {
       # Without this flag moto only pretends to run state machines.
       curl -sf -X POST -H 'content-type: application/json' \
         -d '{"stepfunctions":{"execute_state_machine":true}}' "$url/moto-api/config" >/dev/null
+      echo "$url" >"$urlfile"
       echo "$url"
       return
     fi
@@ -49,13 +52,13 @@ start() {
 stop() {
   if [ -f "$pidfile" ]; then
     kill "$(cat "$pidfile")" 2>/dev/null || true
-    rm -f "$pidfile"
+    rm -f "$pidfile" "$urlfile"
   fi
 }
 
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
-  url) echo "$url" ;;
+  url) cat "$urlfile" 2>/dev/null || echo "$url" ;;
   *) echo "usage: $0 start|stop|url" >&2; exit 2 ;;
 esac

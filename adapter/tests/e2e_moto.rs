@@ -639,6 +639,29 @@ fn dev_with_a_bad_contract_fails_before_creating_anything() {
     assert!(!out.exists(), "nothing written");
 }
 
+/// An address someone else listens on is refused up front, not mistaken for the host.
+#[test]
+fn dev_refuses_a_listen_address_in_use() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let listen = taken.local_addr().expect("addr").to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let o = harness::tpf_sfn()
+        .args(["dev", "--listen", &listen, "--out", harness::utf8(&out)])
+        .args([
+            "--endpoint-url",
+            "http://127.0.0.1:9",
+            "--region",
+            "us-east-1",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error[LISTEN]"), "{err}");
+    assert!(!out.exists(), "nothing written");
+}
+
 /// Without an emulator endpoint, dev needs a real role; it says so before touching anything.
 #[test]
 fn dev_without_endpoint_or_role_is_refused_with_a_code() {

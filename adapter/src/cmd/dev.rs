@@ -39,6 +39,14 @@ struct Provisioned {
 pub fn run(args: &DevArgs) -> CmdResult {
     let (token, token_origin) = token(args)?;
     let names = table_names(&args.tables)?;
+    // Checked first: readiness is "the address accepts connections", which another process
+    // already listening there would fake.
+    std::net::TcpListener::bind(&args.listen).map_err(|e| {
+        Failure::Service(format!(
+            "error[LISTEN]: cannot listen on {}: {e}; pick another --listen",
+            args.listen
+        ))
+    })?;
     let provisioned = provision(args, &names)?;
 
     let (tx, rx) = mpsc::channel::<(&'static str, CmdResult)>();
