@@ -452,7 +452,7 @@ fn normalisation_drops_only_no_op_early_wakes() {
                 .to_string(),
         )
     };
-    let entered = |n: &str| Event::Entered(n.to_owned());
+    let entered = |n: &str| Event::Entered(n.to_owned(), "{}".to_owned());
     let iteration = |claimed: bool, version: i64| {
         vec![
             entered("Count loop iteration"),
@@ -676,4 +676,33 @@ fn dev_without_endpoint_or_role_is_refused_with_a_code() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("DEV_ROLE"), "{err}");
     assert!(!out.exists(), "nothing written");
+}
+
+/// The data comparison sees the driver's counters and TPF's answers, and only ignores what
+/// differs between two runs by construction (ids, unit ids, times).
+#[test]
+fn state_digest_keeps_counters_and_answers_and_ignores_ids() {
+    use harness::digest;
+    use serde_json::json;
+    let input = |exec: &str, iteration: i64, version: i64, claimed: bool| {
+        json!({
+            "driver": {"tenantId": "t", "executionId": exec, "lineage": exec,
+                       "generation": 0, "nextGeneration": 1, "iteration": iteration},
+            "tpf": {"status": "WAIT_RETRY", "version": version, "currentStepIndex": 3,
+                    "attempt": 1, "claimed": claimed, "errorCode": "E",
+                    "nextDueAt": format!("2026-11-30T10:00:0{iteration}Z"),
+                    "await": {"unitId": exec}}
+        })
+    };
+    let base = input("a", 1, 5, true);
+    assert_eq!(digest(&base, true), digest(&input("b", 1, 5, true), true));
+    assert_ne!(digest(&base, true), digest(&input("a", 2, 5, true), true));
+    assert_ne!(digest(&base, true), digest(&input("a", 1, 6, true), true));
+    assert_ne!(digest(&base, true), digest(&input("a", 1, 5, false), true));
+    // After dropped early wakes: the iteration count and `claimed` may differ, nothing else.
+    assert_eq!(
+        digest(&base, false),
+        digest(&input("a", 2, 5, false), false)
+    );
+    assert_ne!(digest(&base, false), digest(&input("a", 1, 6, true), false));
 }

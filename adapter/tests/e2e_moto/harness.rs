@@ -539,6 +539,15 @@ impl Loop {
     /// Every driver execution on every deployed release machine, oldest first: (name, states
     /// entered in order, early wakes dropped; see `driver_path`).
     pub async fn moto_generations(&self) -> Vec<(String, Vec<String>)> {
+        self.moto_paths()
+            .await
+            .into_iter()
+            .map(|(name, path)| (name, path.normalised))
+            .collect()
+    }
+
+    /// Every driver execution on every deployed release machine, oldest first, with its path.
+    pub async fn moto_paths(&self) -> Vec<(String, DriverPath)> {
         let mut all = Vec::new();
         for r in &self.releases {
             let list = self
@@ -564,7 +573,7 @@ impl Loop {
             if path.early_wakes > 0 {
                 println!("{name}: {} early wake(s) on moto dropped", path.early_wakes);
             }
-            out.push((name, path.normalised));
+            out.push((name, path));
         }
         out
     }
@@ -638,7 +647,11 @@ impl Loop {
 
     /// `cross_check` without the panic: `Err` describes the disagreement.
     pub async fn compare(&self, sim: &Run) -> Result<Vec<(String, Vec<String>)>, String> {
-        let on_moto = self.moto_generations().await;
+        let paths = self.moto_paths().await;
+        let on_moto: Vec<(String, Vec<String>)> = paths
+            .iter()
+            .map(|(n, p)| (n.clone(), p.normalised.clone()))
+            .collect();
         let moto: Vec<&Vec<String>> = on_moto.iter().map(|(_, s)| s).collect();
         let interp = interpreter_generations(sim);
         let interp: Vec<&Vec<String>> = interp.iter().collect();
@@ -673,8 +686,87 @@ impl Loop {
                 self.logs()
             ));
         }
+        // Same states; now the same data in them: the driver's counters and TPF's answers.
+        for ((name, path), ours) in paths.iter().zip(interpreter_inputs(sim)) {
+            let exact = path.early_wakes == 0;
+            for (i, (theirs, ours)) in path.inputs.iter().zip(&ours).enumerate() {
+                let (a, b) = (digest(theirs, exact), digest(ours, exact));
+                if a != b {
+                    return Err(format!(
+                        "{name}: the input of state #{i} ({}) differs\n moto: {a}\n ours: {b}",
+                        path.normalised[i]
+                    ));
+                }
+            }
+        }
         Ok(on_moto)
     }
+}
+
+/// The inputs of the states in `interpreter_generations`, generation by generation.
+pub fn interpreter_inputs(sim: &Run) -> Vec<Vec<Value>> {
+    let world = &sim.world;
+    let mut all = Vec::new();
+    for r in &world.releases {
+        for arn in world.engine.list_executions(&r.driver_arn) {
+            let start = world
+                .engine
+                .describe_execution(arn)
+                .map(|d| d.start_ms)
+                .expect("describe");
+            let inputs: Vec<Value> = world
+                .engine
+                .history(arn)
+                .iter()
+                .filter(|e| e.event_type.ends_with("StateEntered"))
+                .map(|e| e.details["input"].clone())
+                .collect();
+            all.push((start, inputs));
+        }
+    }
+    all.sort_by_key(|(start, _)| *start);
+    all.into_iter().map(|(_, s)| s).collect()
+}
+
+/// What of a driver state's input both runs must agree on: the driver's own counters and
+/// TPF's answer. Ids, unit ids and times differ between the runs by construction. `exact` is
+/// false for a moto path from which early wakes were dropped: each added a loop iteration, and
+/// the answer the driver carried on was the early call's (`claimed: false`, same record).
+pub fn digest(input: &Value, exact: bool) -> Value {
+    let pick = |obj: &Value, keys: &[&str]| -> Value {
+        keys.iter()
+            .map(|k| (k.to_string(), obj.get(*k).cloned().unwrap_or(Value::Null)))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let (driver_keys, tpf_keys): (&[&str], &[&str]) = if exact {
+        (
+            &["generation", "nextGeneration", "iteration"],
+            &[
+                "status",
+                "version",
+                "currentStepIndex",
+                "attempt",
+                "claimed",
+                "errorCode",
+            ],
+        )
+    } else {
+        (
+            &["generation", "nextGeneration"],
+            &[
+                "status",
+                "version",
+                "currentStepIndex",
+                "attempt",
+                "errorCode",
+            ],
+        )
+    };
+    json!({
+        "driver": pick(&input["driver"], driver_keys),
+        "tpf": pick(&input["tpf"], tpf_keys),
+    })
 }
 
 /// Entered-state names of every driver generation in the interpreter run, oldest first.
@@ -698,7 +790,7 @@ pub fn interpreter_generations(sim: &Run) -> Vec<Vec<String>> {
             all.push((start, states));
         }
     }
-    all.sort();
+    all.sort_by_key(|(start, _)| *start);
     all.into_iter().map(|(_, s)| s).collect()
 }
 
@@ -805,6 +897,8 @@ pub struct DriverPath {
     pub states: Vec<String>,
     /// The same, without the loop iterations that only re-waited after an early wake.
     pub normalised: Vec<String>,
+    /// The input of each state in `normalised`.
+    pub inputs: Vec<Value>,
     /// How many such iterations there were.
     pub early_wakes: usize,
 }
@@ -827,7 +921,10 @@ pub async fn driver_path(sfn: &aws_sdk_sfn::Client, arn: &str) -> DriverPath {
     };
     let events = history.events().iter().filter_map(|e| {
         if let Some(d) = e.state_entered_event_details() {
-            Some(Event::Entered(d.name().to_owned()))
+            Some(Event::Entered(
+                d.name().to_owned(),
+                d.input().unwrap_or_default().to_owned(),
+            ))
         } else {
             e.task_succeeded_event_details()
                 .map(|d| Event::TaskSucceeded(d.output().unwrap_or_default().to_owned()))
@@ -838,7 +935,8 @@ pub async fn driver_path(sfn: &aws_sdk_sfn::Client, arn: &str) -> DriverPath {
 
 /// The history events `normalise` reads.
 pub enum Event {
-    Entered(String),
+    /// A state's name and its input (JSON text).
+    Entered(String, String),
     /// A task's output.
     TaskSucceeded(String),
 }
@@ -851,7 +949,7 @@ pub fn normalise(events: impl IntoIterator<Item = Event>) -> DriverPath {
     let mut drop_from = None;
     for event in events {
         match event {
-            Event::Entered(name) => {
+            Event::Entered(name, input) => {
                 path.states.push(name.clone());
                 if name == states::COUNT {
                     iteration_start = Some(path.normalised.len());
@@ -859,11 +957,14 @@ pub fn normalise(events: impl IntoIterator<Item = Event>) -> DriverPath {
                 if name == states::WAIT_DUE {
                     if let Some(at) = drop_from.take() {
                         path.normalised.truncate(at);
+                        path.inputs.truncate(at);
                         path.early_wakes += 1;
                         continue;
                     }
                 }
                 path.normalised.push(name);
+                path.inputs
+                    .push(serde_json::from_str(&input).unwrap_or(Value::Null));
             }
             Event::TaskSucceeded(output) => {
                 if path.normalised.last().map(String::as_str) != Some(states::PROCESS) {
