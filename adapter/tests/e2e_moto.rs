@@ -609,6 +609,26 @@ async fn dev_runs_the_whole_loop_in_one_command() {
     }
 }
 
+/// Runs `tpf-sfn dev` with `args` (plus `--out` in a fresh directory) where it must refuse:
+/// exit 2, nothing written. Returns its stderr.
+fn dev_refusal(args: &[&str], endpoint: Option<&str>) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let mut cmd = harness::tpf_sfn();
+    cmd.arg("dev")
+        .args(args)
+        .args(["--out", harness::utf8(&out)]);
+    match endpoint {
+        Some(url) => cmd.args(["--endpoint-url", url, "--region", "us-east-1"]),
+        None => cmd.env_remove("AWS_ENDPOINT_URL"),
+    };
+    let o = cmd.output().expect("run");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!out.exists(), "nothing written: {err}");
+    err
+}
+
 /// A bad contract stops dev with the compiler's coded diagnostic before any AWS call: the
 /// endpoint here refuses every connection, and the error is still the contract's.
 #[test]
@@ -616,27 +636,9 @@ fn dev_with_a_bad_contract_fails_before_creating_anything() {
     let dir = tempfile::tempdir().expect("tempdir");
     let contract = dir.path().join("bad.pipeline-contract.json");
     std::fs::write(&contract, "{\"schemaVersion\": 1}").expect("contract");
-    let out = dir.path().join("out");
-    let o = harness::tpf_sfn()
-        .args([
-            "dev",
-            harness::utf8(&contract),
-            "--out",
-            harness::utf8(&out),
-        ])
-        .args([
-            "--endpoint-url",
-            "http://127.0.0.1:9",
-            "--region",
-            "us-east-1",
-        ])
-        .output()
-        .expect("run");
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = dev_refusal(&[harness::utf8(&contract)], Some("http://127.0.0.1:9"));
     assert!(err.contains("error[CONTRACT_"), "{err}");
     assert!(!err.contains("DYNAMODB"), "no AWS call was made: {err}");
-    assert!(!out.exists(), "nothing written");
 }
 
 /// An address someone else listens on is refused up front, not mistaken for the host.
@@ -644,38 +646,15 @@ fn dev_with_a_bad_contract_fails_before_creating_anything() {
 fn dev_refuses_a_listen_address_in_use() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let listen = taken.local_addr().expect("addr").to_string();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("out");
-    let o = harness::tpf_sfn()
-        .args(["dev", "--listen", &listen, "--out", harness::utf8(&out)])
-        .args([
-            "--endpoint-url",
-            "http://127.0.0.1:9",
-            "--region",
-            "us-east-1",
-        ])
-        .output()
-        .expect("run");
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = dev_refusal(&["--listen", &listen], Some("http://127.0.0.1:9"));
     assert!(err.contains("error[LISTEN]"), "{err}");
-    assert!(!out.exists(), "nothing written");
 }
 
 /// Without an emulator endpoint, dev needs a real role; it says so before touching anything.
 #[test]
 fn dev_without_endpoint_or_role_is_refused_with_a_code() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("out");
-    let o = harness::tpf_sfn()
-        .args(["dev", "--out", harness::utf8(&out)])
-        .env_remove("AWS_ENDPOINT_URL")
-        .output()
-        .expect("run");
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = dev_refusal(&[], None);
     assert!(err.contains("DEV_ROLE"), "{err}");
-    assert!(!out.exists(), "nothing written");
 }
 
 /// The data comparison sees the driver's counters and TPF's answers, and only ignores what

@@ -705,6 +705,15 @@ impl Loop {
 
 /// The inputs of the states in `interpreter_generations`, generation by generation.
 pub fn interpreter_inputs(sim: &Run) -> Vec<Vec<Value>> {
+    interpreter_entered(sim, |e| e.details["input"].clone())
+}
+
+/// One value per state entered, for every driver generation in the interpreter run, oldest
+/// first.
+fn interpreter_entered<T>(
+    sim: &Run,
+    value: impl Fn(&tpf_sfn_mapping::interp::HistoryEvent) -> T,
+) -> Vec<Vec<T>> {
     let world = &sim.world;
     let mut all = Vec::new();
     for r in &world.releases {
@@ -714,18 +723,18 @@ pub fn interpreter_inputs(sim: &Run) -> Vec<Vec<Value>> {
                 .describe_execution(arn)
                 .map(|d| d.start_ms)
                 .expect("describe");
-            let inputs: Vec<Value> = world
+            let values: Vec<T> = world
                 .engine
                 .history(arn)
                 .iter()
                 .filter(|e| e.event_type.ends_with("StateEntered"))
-                .map(|e| e.details["input"].clone())
+                .map(&value)
                 .collect();
-            all.push((start, inputs));
+            all.push((start, values));
         }
     }
     all.sort_by_key(|(start, _)| *start);
-    all.into_iter().map(|(_, s)| s).collect()
+    all.into_iter().map(|(_, v)| v).collect()
 }
 
 /// What of a driver state's input both runs must agree on: the driver's own counters and
@@ -771,27 +780,7 @@ pub fn digest(input: &Value, exact: bool) -> Value {
 
 /// Entered-state names of every driver generation in the interpreter run, oldest first.
 pub fn interpreter_generations(sim: &Run) -> Vec<Vec<String>> {
-    let world = &sim.world;
-    let mut all = Vec::new();
-    for r in &world.releases {
-        for arn in world.engine.list_executions(&r.driver_arn) {
-            let start = world
-                .engine
-                .describe_execution(arn)
-                .map(|d| d.start_ms)
-                .expect("describe");
-            let states: Vec<String> = world
-                .engine
-                .history(arn)
-                .iter()
-                .filter(|e| e.event_type.ends_with("StateEntered"))
-                .filter_map(|e| e.state_name.clone())
-                .collect();
-            all.push((start, states));
-        }
-    }
-    all.sort_by_key(|(start, _)| *start);
-    all.into_iter().map(|(_, s)| s).collect()
+    interpreter_entered(sim, |e| e.state_name.clone().unwrap_or_default())
 }
 
 /// The fields of TPF's record that say where an execution ended and how many transitions it
