@@ -9,7 +9,7 @@ use aws_sdk_scheduler::types::{FlexibleTimeWindow, FlexibleTimeWindowMode, Sched
 use aws_sdk_scheduler::Client;
 use serde::Serialize;
 
-use super::errors::{AwsError, Kind};
+use super::errors::{scheduler, AwsError, Kind};
 
 const SCOPE: &str = "DEPLOY";
 /// The sweeper reads everything it needs from its own ARN; its input is empty.
@@ -42,22 +42,6 @@ pub struct Report {
     pub write_calls: usize,
 }
 
-/// Typed classification of the scheduler's modeled errors (they include throttling).
-macro_rules! classify {
-    ($e:expr) => {{
-        let e = $e;
-        if e.is_throttling_exception() {
-            Some(Kind::Throttled)
-        } else if e.is_validation_exception() {
-            Some(Kind::Validation)
-        } else if e.is_resource_not_found_exception() {
-            Some(Kind::NotFound)
-        } else {
-            None
-        }
-    }};
-}
-
 pub async fn plan(sch: &Client, d: &Desired) -> Result<Action, AwsError> {
     let got = sch.get_schedule().name(&d.name).send().await;
     let got = match got {
@@ -68,11 +52,7 @@ pub async fn plan(sch: &Client, d: &Desired) -> Result<Action, AwsError> {
         {
             return Ok(Action::Create)
         }
-        Err(e) => {
-            return Err(AwsError::from_sdk(SCOPE, "GetSchedule", e, |e| {
-                classify!(e)
-            }))
-        }
+        Err(e) => return Err(AwsError::from_sdk(SCOPE, "GetSchedule", e, scheduler::get)),
     };
     let mut changes = Vec::new();
     if got.schedule_expression() != Some(d.expression.as_str()) {
@@ -149,17 +129,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
                 .state(ScheduleState::Enabled)
                 .send()
                 .await
-                .map_err(|e| {
-                    AwsError::from_sdk(SCOPE, "CreateSchedule", e, |e| {
-                        if e.is_conflict_exception() {
-                            Some(Kind::Conflict)
-                        } else if e.is_service_quota_exceeded_exception() {
-                            Some(Kind::LimitExceeded)
-                        } else {
-                            classify!(e)
-                        }
-                    })
-                })?;
+                .map_err(|e| AwsError::from_sdk(SCOPE, "CreateSchedule", e, scheduler::create))?;
         }
         _ => {
             sch.update_schedule()
@@ -170,15 +140,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
                 .state(ScheduleState::Enabled)
                 .send()
                 .await
-                .map_err(|e| {
-                    AwsError::from_sdk(SCOPE, "UpdateSchedule", e, |e| {
-                        if e.is_conflict_exception() {
-                            Some(Kind::Conflict)
-                        } else {
-                            classify!(e)
-                        }
-                    })
-                })?;
+                .map_err(|e| AwsError::from_sdk(SCOPE, "UpdateSchedule", e, scheduler::update))?;
         }
     }
     report.write_calls = 1;
@@ -195,12 +157,11 @@ pub async fn delete(sch: &Client, name: &str) -> Result<bool, AwsError> {
         {
             Ok(false)
         }
-        Err(e) => Err(AwsError::from_sdk("RELEASES", "DeleteSchedule", e, |e| {
-            if e.is_conflict_exception() {
-                Some(Kind::Conflict)
-            } else {
-                classify!(e)
-            }
-        })),
+        Err(e) => Err(AwsError::from_sdk(
+            "RELEASES",
+            "DeleteSchedule",
+            e,
+            scheduler::delete,
+        )),
     }
 }
