@@ -5,15 +5,14 @@
 //! phrased as "what the driver should be doing given TPF's record", with a fix that never edits
 //! TPF's record.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sfn::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde::Serialize;
-use tpf_sfn_mapping::tpf::records::{AttrValue, DynamoItem, ExecutionRecord, Item};
+use tpf_sfn_mapping::tpf::records::{DynamoItem, ExecutionRecord};
 
 use super::deploy::find_machine;
+use super::dynamo_item::from_sdk;
 use super::errors::{sfn as classify, AwsError, Kind};
 use super::release::{Identity, ManifestView};
 
@@ -176,7 +175,7 @@ async fn read_record(
     let Some(item) = out.item() else {
         return Ok(None);
     };
-    let record = ExecutionRecord::from_item(&to_item(item)).map_err(|e| {
+    let record = ExecutionRecord::from_item(&from_sdk(item)).map_err(|e| {
         AwsError::new(
             SCOPE,
             "GetItem (execution table)",
@@ -231,23 +230,6 @@ async fn read_pointer(
         generation: s("generation"),
         release_version: s("release_version"),
     }))
-}
-
-fn to_item(item: &HashMap<String, AttributeValue>) -> Item {
-    item.iter()
-        .filter_map(|(k, v)| {
-            let v = match v {
-                AttributeValue::S(s) => AttrValue::S(s.clone()),
-                AttributeValue::N(n) => AttrValue::N(n.clone()),
-                AttributeValue::Bool(b) => AttrValue::Bool(*b),
-                AttributeValue::Ss(ss) => AttrValue::Ss(ss.iter().cloned().collect()),
-                AttributeValue::Null(_) => AttrValue::Null,
-                // Attribute types TPF's execution rows never use.
-                _ => return None,
-            };
-            Some((k.clone(), v))
-        })
-        .collect()
 }
 
 /// Whether `name` is a driver execution of TPF execution `id`: the id itself, then any of the
