@@ -12,6 +12,7 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tpf_sfn_compiler::release::SUPPORTED_ARTIFACT_KINDS;
 use tpf_sfn_mapping::tpf::{
     ActionError, ActionHost, AwaitCompletion, AwaitInteractionRecord, CoordinatorError,
     ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ProcessWorkItemRequest, ReleaseStatus,
@@ -423,16 +424,6 @@ pub async fn redrive<S: HostStore>(
     .await
 }
 
-const ARTIFACT_KINDS: &[&str] = &[
-    "local-file",
-    "jar",
-    "native-binary",
-    "container-image",
-    "lambda-zip",
-    "lambda-image",
-    "external-endpoint",
-];
-
 /// `PipelineReleaseRegistrar.validate`, minus the artifact-file checks: this host takes the
 /// descriptor JSON itself (TPF takes an absolute path) and verifies no artifacts.
 fn release_from_descriptor(
@@ -476,7 +467,7 @@ fn release_from_descriptor(
         field("artifactId")?;
         field("uri")?;
         let kind = field("kind")?.to_ascii_lowercase();
-        if !ARTIFACT_KINDS.contains(&kind.as_str()) {
+        if !SUPPORTED_ARTIFACT_KINDS.contains(&kind.as_str()) {
             return Err(ApiError::bad_request(format!(
                 "unsupported artifact kind `{kind}`"
             )));
