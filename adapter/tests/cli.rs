@@ -1,17 +1,16 @@
 //! The CLI as a user runs it: exit codes, files written, drift detection, coded errors.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts")
 }
 
 fn tpf_sfn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tpf-sfn"))
-        .args(args)
-        .output()
-        .expect("run tpf-sfn")
+    support::cli().args(args).output().expect("run tpf-sfn")
 }
 
 fn text(o: &Output) -> String {

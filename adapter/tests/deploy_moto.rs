@@ -5,7 +5,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{
@@ -21,18 +21,7 @@ use tpf_sfn_mapping::tpf::records::{
 const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-test";
 
 fn tpf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tpf-sfn"))
-        .args(args)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_CONFIG_FILE", "/dev/null")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-        .env_remove("AWS_PROFILE")
-        .env_remove("AWS_ENDPOINT_URL")
-        .output()
-        .expect("run tpf-sfn")
+    support::cli().args(args).output().expect("run tpf-sfn")
 }
 
 fn stdout(o: &Output) -> String {

@@ -1,8 +1,10 @@
 //! `compile --emit cloudformation|terraform`: the IaC exports parse, have the expected shape,
 //! every reference resolves, and they match their snapshots for the restaurant sample.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use tpf_sfn_compiler::export::{unresolved_cloudformation_refs, unresolved_terraform_refs};
@@ -12,10 +14,7 @@ fn examples() -> PathBuf {
 }
 
 fn tpf_sfn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tpf-sfn"))
-        .args(args)
-        .output()
-        .expect("run tpf-sfn")
+    support::cli().args(args).output().expect("run tpf-sfn")
 }
 
 fn compile(out: &Path, extra: &[&str]) -> Output {

@@ -50,7 +50,7 @@ pub fn unique(prefix: &str) -> String {
 }
 
 /// `tpf-sfn` as a test runs it: static credentials, an explicit region, never instance metadata
-/// or the user's profiles, and no token from the caller's environment.
+/// or the user's profiles or endpoint, and no token from the caller's environment.
 pub fn cli() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
     c.env("AWS_ACCESS_KEY_ID", "testing")
@@ -59,6 +59,8 @@ pub fn cli() -> Command {
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .env("AWS_CONFIG_FILE", "/dev/null")
         .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_ENDPOINT_URL")
         .env_remove("TPF_SFN_TOKEN");
     c
 }
