@@ -252,22 +252,14 @@ pub async fn find_machine(
     name: &str,
     scope: &'static str,
 ) -> Result<Option<String>, AwsError> {
-    let mut token = None;
-    loop {
-        let out = sfn
-            .list_state_machines()
-            .set_next_token(token)
-            .send()
-            .await
-            .map_err(|e| AwsError::from_sdk(scope, "ListStateMachines", e, classify::none))?;
-        if let Some(m) = out.state_machines().iter().find(|m| m.name() == name) {
+    let mut machines = sfn.list_state_machines().into_paginator().items().send();
+    while let Some(m) = machines.next().await {
+        let m = m.map_err(|e| AwsError::from_sdk(scope, "ListStateMachines", e, classify::none))?;
+        if m.name() == name {
             return Ok(Some(m.state_machine_arn().to_string()));
         }
-        match out.next_token() {
-            Some(t) if !t.is_empty() => token = Some(t.to_string()),
-            _ => return Ok(None),
-        }
     }
+    Ok(None)
 }
 
 pub async fn read_deployed(sfn: &Client, arn: &str) -> Result<Deployed, AwsError> {
@@ -328,22 +320,18 @@ pub async fn running_executions(
     scope: &'static str,
 ) -> Result<Vec<String>, AwsError> {
     let mut names = Vec::new();
-    let mut token = None;
-    loop {
-        let out = sfn
-            .list_executions()
-            .state_machine_arn(arn)
-            .status_filter(ExecutionStatus::Running)
-            .set_next_token(token)
-            .send()
-            .await
-            .map_err(|e| {
-                AwsError::from_sdk(scope, "ListExecutions", e, classify::list_executions)
-            })?;
-        names.extend(out.executions().iter().map(|e| e.name().to_string()));
-        match out.next_token() {
-            Some(t) if !t.is_empty() => token = Some(t.to_string()),
-            _ => return Ok(names),
-        }
+    let mut executions = sfn
+        .list_executions()
+        .state_machine_arn(arn)
+        .status_filter(ExecutionStatus::Running)
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(e) = executions.next().await {
+        let e = e.map_err(|e| {
+            AwsError::from_sdk(scope, "ListExecutions", e, classify::list_executions)
+        })?;
+        names.push(e.name().to_string());
     }
+    Ok(names)
 }

@@ -36,22 +36,11 @@ pub async fn list(
     name_prefix: Option<&str>,
 ) -> Result<Vec<ReleaseMachine>, AwsError> {
     let mut machines = Vec::new();
-    let mut token = None;
-    loop {
-        let out = sfn
-            .list_state_machines()
-            .set_next_token(token)
-            .send()
-            .await
-            .map_err(|e| AwsError::from_sdk(SCOPE, "ListStateMachines", e, classify::none))?;
-        for m in out.state_machines() {
-            if name_prefix.is_none_or(|p| m.name().starts_with(p)) {
-                machines.push((m.name().to_string(), m.state_machine_arn().to_string()));
-            }
-        }
-        match out.next_token() {
-            Some(t) if !t.is_empty() => token = Some(t.to_string()),
-            _ => break,
+    let mut listed = sfn.list_state_machines().into_paginator().items().send();
+    while let Some(m) = listed.next().await {
+        let m = m.map_err(|e| AwsError::from_sdk(SCOPE, "ListStateMachines", e, classify::none))?;
+        if name_prefix.is_none_or(|p| m.name().starts_with(p)) {
+            machines.push((m.name().to_string(), m.state_machine_arn().to_string()));
         }
     }
     let mut found = Vec::new();

@@ -259,29 +259,22 @@ async fn generations(
     q: &Query<'_>,
 ) -> Result<Vec<Generation>, AwsError> {
     let mut found = Vec::new();
-    let mut token = None;
-    loop {
-        let out = sfn
-            .list_executions()
-            .state_machine_arn(machine_arn)
-            .set_next_token(token)
-            .send()
-            .await
-            .map_err(|e| {
-                AwsError::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions)
-            })?;
-        for e in out.executions() {
-            if is_generation_of(e.name(), q.execution) {
-                found.push((
-                    e.start_date().as_nanos(),
-                    e.execution_arn().to_string(),
-                    e.name().to_string(),
-                ));
-            }
-        }
-        match out.next_token() {
-            Some(t) if !t.is_empty() => token = Some(t.to_string()),
-            _ => break,
+    let mut executions = sfn
+        .list_executions()
+        .state_machine_arn(machine_arn)
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(e) = executions.next().await {
+        let e = e.map_err(|e| {
+            AwsError::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions)
+        })?;
+        if is_generation_of(e.name(), q.execution) {
+            found.push((
+                e.start_date().as_nanos(),
+                e.execution_arn().to_string(),
+                e.name().to_string(),
+            ));
         }
     }
     found.sort();
