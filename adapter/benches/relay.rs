@@ -14,12 +14,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tpf_model::coordinator::local_release;
+use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 use tpf_sfn::host::pipeline;
 use tpf_sfn::host::{system_clock, HostState};
 use tpf_sfn::relay::http::HttpActionHost;
 use tpf_sfn::relay::Relay;
-use tpf_sfn_mapping::tpf::coordinator::local_release;
-use tpf_sfn_mapping::tpf::{ActionHost, Coordinator, InMemoryStore};
 
 const TOKEN: &str = "bench-token";
 const TENANT: &str = "bench";
@@ -124,7 +124,7 @@ async fn enqueue(
     addr: std::net::SocketAddr,
     sqs: &aws_sdk_sqs::Client,
     queue_url: &str,
-    identity: &tpf_sfn_compiler::release::Identity,
+    identity: &tpf_wire::Identity,
     tag: &str,
 ) {
     let mut bodies = Vec::with_capacity(MESSAGES);

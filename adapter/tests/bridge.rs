@@ -6,12 +6,12 @@ mod support;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use tokio::runtime::Runtime;
+use tpf_model::store::conformance::{create_command, NOW};
+use tpf_model::ExecutionStore;
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::bridge::{Bridge, Machines};
 use tpf_sfn_compiler::plan::names::machine_name;
-use tpf_sfn_mapping::tpf::store::conformance::{create_command, NOW};
-use tpf_sfn_mapping::tpf::ExecutionStore;
 
 const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
 
@@ -177,7 +177,7 @@ fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
             "restaurant-demo",
             id,
             claimed.version,
-            tpf_sfn_mapping::tpf::ExecutionStatus::Failed,
+            tpf_wire::records::ExecutionStatus::Failed,
             "k",
             "E",
             "m",

@@ -14,9 +14,7 @@ use aws_sdk_dynamodb::types::{
 };
 use serde_json::Value;
 use support::{moto_config, moto_endpoint, unique};
-use tpf_sfn_mapping::tpf::records::{
-    AttrValue, DynamoItem, ExecutionRecord, ExecutionStatus, ResultShape,
-};
+use tpf_wire::records::{AttrValue, DynamoItem, ExecutionRecord, ExecutionStatus, ResultShape};
 
 const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-test";
 
@@ -541,7 +539,7 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     // Active in TPF's registry: kept.
     let registry = format!("{prefix}_registry");
     create_table(&ddb, &registry, "registry_key", "registry_sort").await;
-    let event = tpf_sfn_mapping::tpf::records::ReleaseActivationEvent {
+    let event = tpf_wire::records::ReleaseActivationEvent {
         tenant_id: "t1".into(),
         pipeline_id: m["identity"]["pipelineId"].as_str().unwrap().into(),
         release_version: m["identity"]["releaseVersion"].as_str().unwrap().into(),

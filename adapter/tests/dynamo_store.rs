@@ -7,15 +7,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::json;
 use tokio::runtime::Runtime;
+use tpf_model::coordinator::local_release;
+use tpf_model::store::conformance;
+use tpf_model::{AwaitCompletion, Coordinator, PipelineDef, ScriptedWorker, SubmitRequest};
 use tpf_sfn::aws::dynamo_item::from_sdk;
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
-use tpf_sfn_mapping::tpf::coordinator::local_release;
-use tpf_sfn_mapping::tpf::store::conformance;
-use tpf_sfn_mapping::tpf::{
-    AttrValue, AwaitCompletion, Coordinator, ExecutionStatus, PipelineDef, ScriptedWorker,
-    SubmitRequest,
-};
+use tpf_wire::records::{AttrValue, ExecutionStatus};
 
 const TENANT: &str = "restaurant-demo";
 const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
@@ -60,7 +58,7 @@ fn restaurant_trace_on_dynamo_reads_back_with_tpf_attribute_names() {
     let client = client(&rt);
     let store = fresh_store(&rt, &client);
     let tables = store.tables().clone();
-    let identity = tpf_sfn_compiler::release::Identity {
+    let identity = tpf_wire::Identity {
         pipeline_id: PIPELINE.into(),
         contract_version: "sha256:v1".into(),
         release_version: "sha256:v1".into(),
@@ -245,7 +243,7 @@ fn service_errors_are_store_errors_not_failed_conditions() {
         TableNames::with_prefix("no_such_tables_"),
         rt.handle().clone(),
     );
-    use tpf_sfn_mapping::tpf::ExecutionStore;
+    use tpf_model::ExecutionStore;
     let err = store
         .claim_lease("t", "e", "w", T0, 1)
         .expect_err("missing table is not a lost race");

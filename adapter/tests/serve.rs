@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use support::http::request;
+use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::host::pipeline::{self, HostedPipeline};
 use tpf_sfn::host::routes::ROUTES;
 use tpf_sfn::host::{router, system_clock, HostState, HostStore};
-use tpf_sfn_mapping::tpf::{ActionHost, Coordinator, InMemoryStore};
 
 const TOKEN: &str = "test-token";
 const TENANT: &str = "restaurant-demo";

@@ -6,13 +6,7 @@ use crate::contract::Contract;
 use crate::diagnostic::{json_syntax, Diagnostic, Diagnostics, Location};
 use crate::json_fields::{child, item, json_type, FieldCodes, FieldReader};
 
-/// The identity a driver pins and every action call carries.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Identity {
-    pub pipeline_id: String,
-    pub contract_version: String,
-    pub release_version: String,
-}
+pub use tpf_wire::Identity;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Release {

@@ -6,7 +6,7 @@ use serde_json::json;
 use tpf_sfn_compiler::asl;
 use tpf_sfn_compiler::compile::{compile, load_inputs, Input};
 use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
-use tpf_sfn_compiler::release::Identity;
+use tpf_wire::Identity;
 
 use crate::invariants::{self, Violation};
 use crate::scenario::run::NextRelease;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use tpf_sfn_mapping::tpf::{AttrValue, AwaitInteractionRecord, DynamoItem, Item};
+use tpf_wire::records::{AttrValue, AwaitInteractionRecord, DynamoItem, Item};
 
 pub type SdkItem = HashMap<String, AttributeValue>;
 

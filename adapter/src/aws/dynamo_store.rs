@@ -19,12 +19,12 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use serde_json::Value;
 use tokio::runtime::Handle;
-use tpf_sfn_mapping::tpf::ids;
-use tpf_sfn_mapping::tpf::store::{
+use tpf_model::store::{
     AwaitStore, CreateExecutionCommand, CreateOrGet, ExecutionStore, RegistryError,
     ReleaseRegistry, StoreError, StoreResult,
 };
-use tpf_sfn_mapping::tpf::{
+use tpf_wire::ids;
+use tpf_wire::records::{
     AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord, AwaitUnitStatus, DynamoItem,
     ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseActivationEvent, ReleaseStatus,
 };

@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sfn::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde::Serialize;
-use tpf_sfn_mapping::tpf::records::{DynamoItem, ExecutionRecord};
+use tpf_wire::records::{DynamoItem, ExecutionRecord};
 
 use super::deploy::find_machine;
 use super::dynamo_item::from_sdk;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodbstreams::types::AttributeValue;
-use tpf_sfn_mapping::bridge::{RecordImage, TokenRow};
+use tpf_sfn_wakeup::bridge::{RecordImage, TokenRow};
 
 pub type Image = HashMap<String, AttributeValue>;
 

@@ -1,6 +1,6 @@
 //! `tpf-sfn bridge`: polls the DynamoDB Streams of `tpf_execution` and the wakeup table, turns
 //! stream records into [`BridgeEvent`]s, asks [`decide`] what to do, and does it with Step
-//! Functions. The decision itself lives in `tpf_sfn_mapping::bridge` (shared with the mapping
+//! Functions. The decision itself lives in `tpf_sfn_wakeup::bridge` (shared with the mapping
 //! proof); this module only reads, converts and executes.
 //!
 //! Delivery is at least once: a shard's checkpoint (in the wakeup table) moves only after the
@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
 use tpf_sfn_compiler::plan::names::machine_name;
-use tpf_sfn_mapping::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
 
 use crate::aws::tables::TableNames;
 use images::{is_checkpoint, record_image, token_row, Image, CHECKPOINT_PK, WAKEUP_SK};

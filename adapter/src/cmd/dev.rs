@@ -27,7 +27,7 @@ const PLACEHOLDER_ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-dev";
 
 /// What `dev` set up, for the summary.
 struct Provisioned {
-    identity: tpf_sfn_compiler::release::Identity,
+    identity: tpf_wire::Identity,
     tables: Vec<(String, bool)>,
     queue_url: String,
     machines: Vec<(&'static str, String, String)>,

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use tpf_sfn_mapping::tpf::coordinator::local_release;
-use tpf_sfn_mapping::tpf::coordinator::CoordinatorConfig;
-use tpf_sfn_mapping::tpf::{ActionHost, Coordinator, InMemoryStore};
+use tpf_model::coordinator::local_release;
+use tpf_model::coordinator::CoordinatorConfig;
+use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 
 use crate::aws::dynamo_store::DynamoStore;
 use crate::cli::{ServeArgs, StoreKind};

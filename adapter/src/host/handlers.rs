@@ -12,11 +12,11 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tpf_model::{ActionHost, AwaitCompletion, CoordinatorError, SubmitRequest};
 use tpf_sfn_compiler::release::SUPPORTED_ARTIFACT_KINDS;
-use tpf_sfn_mapping::tpf::{
-    ActionError, ActionHost, AwaitCompletion, AwaitInteractionRecord, CoordinatorError,
-    ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ProcessWorkItemRequest, ReleaseStatus,
-    SubmitRequest, SweepOnceRequest,
+use tpf_wire::action::{ActionError, ProcessWorkItemRequest, SweepOnceRequest};
+use tpf_wire::records::{
+    AwaitInteractionRecord, ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseStatus,
 };
 
 use super::{auth, HostState, HostStore};

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::routing::{on, MethodFilter};
 use axum::Router;
-use tpf_sfn_mapping::tpf::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
+use tpf_model::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
 
 use routes::{RouteId, ROUTES};
 

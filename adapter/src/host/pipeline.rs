@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use tpf_model::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::tpf::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
 
 /// `--script FILE.toml`:
 ///

@@ -712,7 +712,7 @@ pub fn interpreter_inputs(sim: &Run) -> Vec<Vec<Value>> {
 /// first.
 fn interpreter_entered<T>(
     sim: &Run,
-    value: impl Fn(&tpf_sfn_mapping::interp::HistoryEvent) -> T,
+    value: impl Fn(&asl_interp::HistoryEvent) -> T,
 ) -> Vec<Vec<T>> {
     let world = &sim.world;
     let mut all = Vec::new();

@@ -4,9 +4,9 @@
 use serde_json::json;
 
 use super::trace::Entry;
-use crate::tpf::actions::ActionHost;
-use crate::tpf::coordinator::{AwaitCompletion, SubmitRequest};
-use crate::tpf::store::InMemoryStore;
+use tpf_model::actions::ActionHost;
+use tpf_model::coordinator::{AwaitCompletion, SubmitRequest};
+use tpf_model::store::InMemoryStore;
 
 /// TPF record changes committed since log position `from`, as trace entries.
 pub(crate) fn records_since(host: &ActionHost<InMemoryStore>, from: usize) -> Vec<Entry> {
@@ -139,10 +139,10 @@ pub fn redrive(
 pub fn activate(
     host: &mut ActionHost<InMemoryStore>,
     tenant: &str,
-    identity: &tpf_sfn_compiler::release::Identity,
+    identity: &tpf_wire::Identity,
     now_ms: i64,
 ) -> Vec<Entry> {
-    let release = crate::tpf::coordinator::local_release(tenant, identity, now_ms);
+    let release = tpf_model::coordinator::local_release(tenant, identity, now_ms);
     let c = host.coordinator_mut();
     let what = match c.register_release(&release).and_then(|_| {
         c.activate_release(

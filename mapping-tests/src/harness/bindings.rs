@@ -6,10 +6,11 @@ use serde_json::{json, Value};
 use super::faults::{Fault, FaultState};
 use super::trace::Entry;
 use super::wakeup::WakeupTable;
-use crate::bridge::TokenRow;
-use crate::interp::handler::{Callback, Deferred, TaskCall, TaskHandler, TaskOutcome};
-use crate::tpf::actions::{ActionError, ActionHost, ProcessWorkItemRequest, SweepOnceRequest};
-use crate::tpf::store::InMemoryStore;
+use asl_interp::handler::{Callback, Deferred, TaskCall, TaskHandler, TaskOutcome};
+use tpf_model::actions::ActionHost;
+use tpf_model::store::InMemoryStore;
+use tpf_sfn_wakeup::bridge::TokenRow;
+use tpf_wire::action::{ActionError, ProcessWorkItemRequest, SweepOnceRequest};
 
 /// Trace entries one task invocation produced, to be placed after its `TaskStarted` event.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::bridge::TokenRow;
+use tpf_sfn_wakeup::bridge::TokenRow;
 
 #[derive(Debug, Clone, Default)]
 pub struct WakeupTable {

@@ -6,16 +6,16 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use tpf_sfn_compiler::asl::StateMachine;
-use tpf_sfn_compiler::release::Identity;
+use tpf_wire::Identity;
 
 use super::bindings::{Bindings, CallRecord, Hooks};
 use super::faults::{FaultPlan, FaultState};
 use super::trace::{Entry, Trace};
 use super::wakeup::WakeupTable;
-use crate::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
-use crate::interp::engine::Engine;
-use crate::tpf::actions::ActionHost;
-use crate::tpf::store::InMemoryStore;
+use asl_interp::engine::Engine;
+use tpf_model::actions::ActionHost;
+use tpf_model::store::InMemoryStore;
+use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
 
 /// One release's deployed machines.
 #[derive(Debug, Clone)]

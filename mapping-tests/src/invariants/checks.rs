@@ -9,9 +9,9 @@ use tpf_sfn_compiler::validate::{self, Profile, ValidateOptions};
 
 use super::{Check, Violation};
 use crate::harness::trace::{clock, Entry, Trace};
-use crate::interp::engine::ExecutionStatus;
 use crate::scenario::run::{driver_executions, TENANT};
 use crate::scenario::Run;
+use asl_interp::engine::ExecutionStatus;
 
 pub const CHECKS: &[Check] = &[
     Check {

@@ -5,18 +5,18 @@ use serde_json::{json, Value};
 use tpf_sfn_compiler::asl::StateMachine;
 use tpf_sfn_compiler::contract::Contract;
 use tpf_sfn_compiler::plan::DriverPlan;
-use tpf_sfn_compiler::release::Identity;
+use tpf_wire::Identity;
 
 use super::model::{Do, Scenario, When};
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::harness::world::World;
-use crate::interp::engine::{Engine, ExecutionStatus};
-use crate::tpf::actions::ActionHost;
-use crate::tpf::coordinator::{local_release, Coordinator, CoordinatorConfig};
-use crate::tpf::records::ExecutionStatus as TpfStatus;
-use crate::tpf::store::InMemoryStore;
-use crate::tpf::worker::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+use asl_interp::engine::{Engine, ExecutionStatus};
+use tpf_model::actions::ActionHost;
+use tpf_model::coordinator::{local_release, Coordinator, CoordinatorConfig};
+use tpf_model::store::InMemoryStore;
+use tpf_model::worker::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+use tpf_wire::records::ExecutionStatus as TpfStatus;
 
 /// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
 pub const START_MS: i64 = 1_767_225_600_000;
@@ -404,8 +404,11 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
                 .first()
                 .map(|r| r.driver_arn.clone())
                 .unwrap_or_default();
-            let input =
-                crate::bridge::BridgeAction::driver_input(TENANT, exec, &format!("{exec}-extra"));
+            let input = tpf_sfn_wakeup::bridge::BridgeAction::driver_input(
+                TENANT,
+                exec,
+                &format!("{exec}-extra"),
+            );
             let what = match world
                 .engine
                 .start_execution(&arn, &format!("{exec}-extra"), input)

@@ -1,0 +1,20 @@
+//! TPF's wire facts, each defined once: what crosses a boundary between TPF, the compiled
+//! drivers, the wake path and the tools that read TPF's tables.
+//!
+//! - [`identity`]: the pinned identity every action call carries;
+//! - [`action`]: Action API v1 — request and response types, the outcome's field names, error
+//!   codes, HTTP statuses and the task error names the drivers catch;
+//! - [`records`]: TPF's durable records with their DynamoDB attribute names;
+//! - [`ids`]: TPF's deterministic ids and store keys;
+//! - [`wakeup`]: the adapter-owned wakeup table's keys and attributes.
+//!
+//! Nothing here does I/O or makes a decision: the crates above read these facts, and the
+//! templates get every name through the compiler's render context.
+
+pub mod action;
+pub mod identity;
+pub mod ids;
+pub mod records;
+pub mod wakeup;
+
+pub use identity::Identity;

@@ -1,0 +1,838 @@
+//! TPF's durable records, field for field, with their DynamoDB attribute names.
+//!
+//! Shapes follow `RT/orchestrator/ExecutionRecord.java`, `RT/awaitable/AwaitUnitRecord.java`,
+//! `AwaitInteractionRecord`, `RT/orchestrator/release/PipelineReleaseRecord.java` and
+//! `RT/orchestrator/DeadLetterEnvelope.java`. Attribute names are those of TPF's Dynamo stores
+//! (`DynamoExecutionStateStore`, `DynamoAwaitUnitStore`, ...), so a DynamoDB-backed store reads
+//! and writes rows TPF itself can read.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids;
+
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name {
+            $( #[serde(rename = $text)] $variant ),+
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self { $( Self::$variant => $text ),+ }
+            }
+
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $( $text => Some(Self::$variant), )+ _ => None }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// `RT/orchestrator/ExecutionStatus.java`.
+    ExecutionStatus {
+        Queued => "QUEUED",
+        Running => "RUNNING",
+        WaitingExternal => "WAITING_EXTERNAL",
+        WaitRetry => "WAIT_RETRY",
+        Succeeded => "SUCCEEDED",
+        Failed => "FAILED",
+        Dlq => "DLQ",
+    }
+);
+
+impl ExecutionStatus {
+    pub fn terminal(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed | Self::Dlq)
+    }
+}
+
+string_enum!(
+    /// `RT/orchestrator/ExecutionResultShapeResolver` output.
+    ResultShape {
+        Single => "SINGLE",
+        MaterializedMulti => "MATERIALIZED_MULTI",
+    }
+);
+
+string_enum!(
+    /// `RT/awaitable/AwaitUnitStatus`: every value but `WAITING_EXTERNAL` is terminal.
+    AwaitUnitStatus {
+        WaitingExternal => "WAITING_EXTERNAL",
+        Completed => "COMPLETED",
+        Failed => "FAILED",
+        TimedOut => "TIMED_OUT",
+        Cancelled => "CANCELLED",
+        Expired => "EXPIRED",
+    }
+);
+
+impl AwaitUnitStatus {
+    pub fn terminal(self) -> bool {
+        self != Self::WaitingExternal
+    }
+}
+
+string_enum!(
+    /// `AwaitInteractionStatus`: the last five are terminal.
+    AwaitInteractionStatus {
+        Waiting => "WAITING",
+        Dispatching => "DISPATCHING",
+        Dispatched => "DISPATCHED",
+        Completed => "COMPLETED",
+        Failed => "FAILED",
+        TimedOut => "TIMED_OUT",
+        Cancelled => "CANCELLED",
+        Expired => "EXPIRED",
+    }
+);
+
+impl AwaitInteractionStatus {
+    pub fn terminal(self) -> bool {
+        !matches!(self, Self::Waiting | Self::Dispatching | Self::Dispatched)
+    }
+}
+
+string_enum!(
+    /// Release status. `ACTIVE` is derived from the latest activation event, never stored.
+    ReleaseStatus {
+        Registered => "REGISTERED",
+        Active => "ACTIVE",
+    }
+);
+
+/// `ExecutionRecord`. Payloads are modelled inline (`input_payload_json`); TPF's chunked payload
+/// table only matters above 256 KiB.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionRecord {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub execution_key: String,
+    pub pipeline_id: String,
+    pub contract_version: String,
+    pub release_version: String,
+    pub result_shape: ResultShape,
+    pub status: ExecutionStatus,
+    pub version: i64,
+    pub current_step_index: u32,
+    pub attempt: u32,
+    pub lease_owner: Option<String>,
+    pub lease_expires_epoch_ms: i64,
+    /// `i64::MAX` (Java `Long.MAX_VALUE`) while `WAITING_EXTERNAL`.
+    pub next_due_epoch_ms: i64,
+    pub last_transition_key: Option<String>,
+    pub input_payload: Value,
+    pub await_unit_id: Option<String>,
+    pub result_payload: Option<Value>,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub created_at_epoch_ms: i64,
+    pub updated_at_epoch_ms: i64,
+    pub ttl_epoch_s: i64,
+}
+
+impl ExecutionRecord {
+    /// Expired rows are treated as absent (`ttl_epoch_s > now` in every condition).
+    pub fn live_at(&self, now_ms: i64) -> bool {
+        self.ttl_epoch_s > now_ms.div_euclid(1000)
+    }
+}
+
+/// `AwaitUnitRecord` (table `tpf_await_unit`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AwaitUnitRecord {
+    pub tenant_id: String,
+    pub unit_id: String,
+    pub execution_id: String,
+    pub step_id: String,
+    pub step_index: u32,
+    /// Raw string, compared with `equalsIgnoreCase("ONE_TO_ONE")` by the continuation planner.
+    pub cardinality: String,
+    pub version: i64,
+    pub status: AwaitUnitStatus,
+    pub primary_interaction_id: Option<String>,
+    pub expected_item_count: Option<i64>,
+    pub completed_item_count: i64,
+    /// `item:<i>` / interaction ids, plus `continuation:<i>` keys.
+    pub completed_item_keys: BTreeSet<String>,
+    pub dispatch_complete: bool,
+    pub created_at_epoch_ms: i64,
+    pub updated_at_epoch_ms: i64,
+    pub ttl_epoch_s: i64,
+}
+
+impl AwaitUnitRecord {
+    /// `AwaitContinuationPlanner.usesItemContinuations`.
+    pub fn uses_item_continuations(&self) -> bool {
+        self.primary_interaction_id.is_none() && self.cardinality.eq_ignore_ascii_case("ONE_TO_ONE")
+    }
+}
+
+/// `AwaitInteractionRecord` (table `tpf_await_interaction`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AwaitInteractionRecord {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub step_id: String,
+    pub step_index: u32,
+    pub output_type: Option<String>,
+    pub interaction_id: String,
+    pub correlation_id: String,
+    pub causation_id: Option<String>,
+    pub idempotency_key: String,
+    pub version: i64,
+    pub status: AwaitInteractionStatus,
+    pub request_payload: Option<Value>,
+    pub response_payload: Option<Value>,
+    pub unit_id: Option<String>,
+    /// `None` for a scalar interaction.
+    pub item_index: Option<u32>,
+    pub actor: Option<String>,
+    pub assignee: Option<String>,
+    pub group: Option<String>,
+    pub transport_type: Option<String>,
+    pub transport_metadata: BTreeMap<String, String>,
+    pub deadline_epoch_ms: Option<i64>,
+    pub created_at_epoch_ms: i64,
+    pub updated_at_epoch_ms: i64,
+    pub ttl_epoch_s: i64,
+    pub transport_output_type: Option<String>,
+}
+
+/// `PipelineReleaseRecord` as the admin API returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PipelineReleaseRecord {
+    pub tenant_id: String,
+    pub pipeline_id: String,
+    pub contract_version: String,
+    pub release_version: String,
+    pub status: ReleaseStatus,
+    /// The full `pipeline-release.json`.
+    pub descriptor: Value,
+    pub primary_artifact_id: Option<String>,
+    pub primary_artifact_digest: Option<String>,
+    pub primary_artifact_uri: Option<String>,
+    pub primary_artifact_size_bytes: Option<i64>,
+    pub primary_artifact_checksum: Option<String>,
+    pub contract: Option<Value>,
+    pub created_at_epoch_ms: i64,
+    pub updated_at_epoch_ms: i64,
+    pub activated_at_epoch_ms: Option<i64>,
+}
+
+impl PipelineReleaseRecord {
+    /// The metadata that must match on an idempotent re-register (`PipelineReleaseRegistry`).
+    pub fn same_immutable_metadata(&self, other: &Self) -> bool {
+        self.contract_version == other.contract_version
+            && self.descriptor == other.descriptor
+            && self.primary_artifact_id == other.primary_artifact_id
+            && self.primary_artifact_digest == other.primary_artifact_digest
+            && self.primary_artifact_uri == other.primary_artifact_uri
+            && self.contract == other.contract
+    }
+}
+
+/// One append-only activation event; the latest one names the active release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseActivationEvent {
+    pub tenant_id: String,
+    pub pipeline_id: String,
+    pub release_version: String,
+    pub activated_at_epoch_ms: i64,
+}
+
+/// `DeadLetterEnvelope`, published only after the terminal FAILED commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeadLetterEnvelope {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub execution_key: String,
+    pub correlation_id: String,
+    pub transition_key: String,
+    pub resource_type: String,
+    pub resource_name: String,
+    pub transport: String,
+    pub platform: String,
+    pub terminal_status: String,
+    /// `retry_exhausted` | `non_retryable` | `circuit_deferral_exhausted`.
+    pub terminal_reason: String,
+    pub error_code: String,
+    pub error_message: String,
+    pub retryable: bool,
+    pub retries_observed: u32,
+    pub created_at_epoch_ms: i64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// DynamoDB item mapping
+
+/// The subset of DynamoDB `AttributeValue` TPF's tables use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttrValue {
+    S(String),
+    /// Numbers travel as decimal strings, as in DynamoDB.
+    N(String),
+    Bool(bool),
+    Ss(BTreeSet<String>),
+    Null,
+}
+
+pub type Item = BTreeMap<String, AttrValue>;
+
+/// An item that does not decode into a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemError {
+    pub attribute: String,
+    pub problem: &'static str,
+}
+
+impl fmt::Display for ItemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "attribute `{}`: {}", self.attribute, self.problem)
+    }
+}
+
+impl std::error::Error for ItemError {}
+
+/// A record with a DynamoDB row shape. Absent optional fields are absent attributes (TPF writes
+/// `REMOVE`, not NULL), so conditions like `attribute_not_exists(lease_owner)` keep working.
+pub trait DynamoItem: Sized {
+    const TABLE: &'static str;
+    fn attribute_names() -> &'static [&'static str];
+    fn to_item(&self) -> Item;
+    fn from_item(item: &Item) -> Result<Self, ItemError>;
+}
+
+#[derive(Default)]
+struct Writer(Item);
+
+impl Writer {
+    fn s(&mut self, name: &str, value: &str) -> &mut Self {
+        self.0
+            .insert(name.to_owned(), AttrValue::S(value.to_owned()));
+        self
+    }
+    fn opt_s(&mut self, name: &str, value: Option<&str>) -> &mut Self {
+        if let Some(value) = value {
+            self.s(name, value);
+        }
+        self
+    }
+    fn n(&mut self, name: &str, value: i64) -> &mut Self {
+        self.0
+            .insert(name.to_owned(), AttrValue::N(value.to_string()));
+        self
+    }
+    fn opt_n(&mut self, name: &str, value: Option<i64>) -> &mut Self {
+        if let Some(value) = value {
+            self.n(name, value);
+        }
+        self
+    }
+    fn b(&mut self, name: &str, value: bool) -> &mut Self {
+        self.0.insert(name.to_owned(), AttrValue::Bool(value));
+        self
+    }
+    fn ss(&mut self, name: &str, value: &BTreeSet<String>) -> &mut Self {
+        // DynamoDB rejects empty sets; TPF's `ADD` creates the set on first use.
+        if !value.is_empty() {
+            self.0.insert(name.to_owned(), AttrValue::Ss(value.clone()));
+        }
+        self
+    }
+    fn json(&mut self, name: &str, value: &Value) -> &mut Self {
+        self.s(name, &value.to_string())
+    }
+    fn opt_json(&mut self, name: &str, value: Option<&Value>) -> &mut Self {
+        if let Some(value) = value {
+            self.json(name, value);
+        }
+        self
+    }
+    fn done(&mut self) -> Item {
+        std::mem::take(&mut self.0)
+    }
+}
+
+struct Reader<'a>(&'a Item);
+
+impl Reader<'_> {
+    fn err(name: &str, problem: &'static str) -> ItemError {
+        ItemError {
+            attribute: name.to_owned(),
+            problem,
+        }
+    }
+    fn opt_s(&self, name: &str) -> Result<Option<String>, ItemError> {
+        match self.0.get(name) {
+            None | Some(AttrValue::Null) => Ok(None),
+            Some(AttrValue::S(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Self::err(name, "expected S")),
+        }
+    }
+    fn s(&self, name: &str) -> Result<String, ItemError> {
+        self.opt_s(name)?
+            .ok_or_else(|| Self::err(name, "missing required attribute"))
+    }
+    fn opt_n(&self, name: &str) -> Result<Option<i64>, ItemError> {
+        match self.0.get(name) {
+            None | Some(AttrValue::Null) => Ok(None),
+            Some(AttrValue::N(n)) => n
+                .parse()
+                .map(Some)
+                .map_err(|_| Self::err(name, "not an integer")),
+            Some(_) => Err(Self::err(name, "expected N")),
+        }
+    }
+    fn n(&self, name: &str) -> Result<i64, ItemError> {
+        self.opt_n(name)?
+            .ok_or_else(|| Self::err(name, "missing required attribute"))
+    }
+    fn n_or(&self, name: &str, default: i64) -> Result<i64, ItemError> {
+        Ok(self.opt_n(name)?.unwrap_or(default))
+    }
+    fn u32(&self, name: &str) -> Result<u32, ItemError> {
+        u32::try_from(self.n(name)?).map_err(|_| Self::err(name, "out of range"))
+    }
+    fn opt_u32(&self, name: &str) -> Result<Option<u32>, ItemError> {
+        self.opt_n(name)?
+            .map(|n| u32::try_from(n).map_err(|_| Self::err(name, "out of range")))
+            .transpose()
+    }
+    fn b(&self, name: &str) -> Result<bool, ItemError> {
+        match self.0.get(name) {
+            None | Some(AttrValue::Null) => Ok(false),
+            Some(AttrValue::Bool(b)) => Ok(*b),
+            Some(_) => Err(Self::err(name, "expected BOOL")),
+        }
+    }
+    fn ss(&self, name: &str) -> Result<BTreeSet<String>, ItemError> {
+        match self.0.get(name) {
+            None | Some(AttrValue::Null) => Ok(BTreeSet::new()),
+            Some(AttrValue::Ss(set)) => Ok(set.clone()),
+            Some(_) => Err(Self::err(name, "expected SS")),
+        }
+    }
+    fn opt_json(&self, name: &str) -> Result<Option<Value>, ItemError> {
+        self.opt_s(name)?
+            .map(|text| serde_json::from_str(&text).map_err(|_| Self::err(name, "invalid JSON")))
+            .transpose()
+    }
+    fn json(&self, name: &str) -> Result<Value, ItemError> {
+        Ok(self.opt_json(name)?.unwrap_or(Value::Null))
+    }
+    fn parsed<T>(&self, name: &str, parse: fn(&str) -> Option<T>) -> Result<T, ItemError> {
+        parse(&self.s(name)?).ok_or_else(|| Self::err(name, "unknown enum value"))
+    }
+}
+
+impl DynamoItem for ExecutionRecord {
+    const TABLE: &'static str = "tpf_execution";
+
+    fn attribute_names() -> &'static [&'static str] {
+        &[
+            "tenant_id",
+            "execution_id",
+            "execution_key",
+            "pipeline_id",
+            "contract_version",
+            "release_version",
+            "result_shape",
+            "status",
+            "version",
+            "current_step_index",
+            "attempt",
+            "lease_owner",
+            "lease_expires_epoch_ms",
+            "next_due_epoch_ms",
+            "last_transition_key",
+            "input_payload_json",
+            "await_unit_id",
+            "result_payload_json",
+            "error_code",
+            "error_message",
+            "created_at_epoch_ms",
+            "updated_at_epoch_ms",
+            "ttl_epoch_s",
+        ]
+    }
+
+    fn to_item(&self) -> Item {
+        Writer::default()
+            .s("tenant_id", &self.tenant_id)
+            .s("execution_id", &self.execution_id)
+            .s("execution_key", &self.execution_key)
+            .s("pipeline_id", &self.pipeline_id)
+            .s("contract_version", &self.contract_version)
+            .s("release_version", &self.release_version)
+            .s("result_shape", self.result_shape.as_str())
+            .s("status", self.status.as_str())
+            .n("version", self.version)
+            .n("current_step_index", i64::from(self.current_step_index))
+            .n("attempt", i64::from(self.attempt))
+            .opt_s("lease_owner", self.lease_owner.as_deref())
+            .n("lease_expires_epoch_ms", self.lease_expires_epoch_ms)
+            .n("next_due_epoch_ms", self.next_due_epoch_ms)
+            .opt_s("last_transition_key", self.last_transition_key.as_deref())
+            .json("input_payload_json", &self.input_payload)
+            .opt_s("await_unit_id", self.await_unit_id.as_deref())
+            .opt_json("result_payload_json", self.result_payload.as_ref())
+            .opt_s("error_code", self.error_code.as_deref())
+            .opt_s("error_message", self.error_message.as_deref())
+            .n("created_at_epoch_ms", self.created_at_epoch_ms)
+            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
+            .n("ttl_epoch_s", self.ttl_epoch_s)
+            .done()
+    }
+
+    fn from_item(item: &Item) -> Result<Self, ItemError> {
+        let r = Reader(item);
+        Ok(Self {
+            tenant_id: r.s("tenant_id")?,
+            execution_id: r.s("execution_id")?,
+            execution_key: r.s("execution_key")?,
+            pipeline_id: r.s("pipeline_id")?,
+            contract_version: r.s("contract_version")?,
+            release_version: r.s("release_version")?,
+            result_shape: r.parsed("result_shape", ResultShape::parse)?,
+            status: r.parsed("status", ExecutionStatus::parse)?,
+            version: r.n("version")?,
+            current_step_index: r.u32("current_step_index")?,
+            attempt: r.u32("attempt")?,
+            lease_owner: r.opt_s("lease_owner")?,
+            lease_expires_epoch_ms: r.n_or("lease_expires_epoch_ms", 0)?,
+            next_due_epoch_ms: r.n("next_due_epoch_ms")?,
+            last_transition_key: r.opt_s("last_transition_key")?,
+            input_payload: r.json("input_payload_json")?,
+            await_unit_id: r.opt_s("await_unit_id")?,
+            result_payload: r.opt_json("result_payload_json")?,
+            error_code: r.opt_s("error_code")?,
+            error_message: r.opt_s("error_message")?,
+            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
+            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
+            ttl_epoch_s: r.n("ttl_epoch_s")?,
+        })
+    }
+}
+
+impl DynamoItem for AwaitUnitRecord {
+    const TABLE: &'static str = "tpf_await_unit";
+
+    fn attribute_names() -> &'static [&'static str] {
+        &[
+            "tenant_id",
+            "unit_id",
+            "execution_id",
+            "step_id",
+            "step_index",
+            "cardinality",
+            "version",
+            "status",
+            "primary_interaction_id",
+            "expected_item_count",
+            "completed_item_count",
+            "completed_item_keys",
+            "dispatch_complete",
+            "created_at_epoch_ms",
+            "updated_at_epoch_ms",
+            "ttl_epoch_s",
+        ]
+    }
+
+    fn to_item(&self) -> Item {
+        Writer::default()
+            .s("tenant_id", &self.tenant_id)
+            .s("unit_id", &self.unit_id)
+            .s("execution_id", &self.execution_id)
+            .s("step_id", &self.step_id)
+            .n("step_index", i64::from(self.step_index))
+            .s("cardinality", &self.cardinality)
+            .n("version", self.version)
+            .s("status", self.status.as_str())
+            .opt_s(
+                "primary_interaction_id",
+                self.primary_interaction_id.as_deref(),
+            )
+            .opt_n("expected_item_count", self.expected_item_count)
+            .n("completed_item_count", self.completed_item_count)
+            .ss("completed_item_keys", &self.completed_item_keys)
+            .b("dispatch_complete", self.dispatch_complete)
+            .n("created_at_epoch_ms", self.created_at_epoch_ms)
+            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
+            .n("ttl_epoch_s", self.ttl_epoch_s)
+            .done()
+    }
+
+    fn from_item(item: &Item) -> Result<Self, ItemError> {
+        let r = Reader(item);
+        Ok(Self {
+            tenant_id: r.s("tenant_id")?,
+            unit_id: r.s("unit_id")?,
+            execution_id: r.s("execution_id")?,
+            step_id: r.s("step_id")?,
+            step_index: r.u32("step_index")?,
+            cardinality: r.s("cardinality")?,
+            version: r.n("version")?,
+            status: r.parsed("status", AwaitUnitStatus::parse)?,
+            primary_interaction_id: r.opt_s("primary_interaction_id")?,
+            expected_item_count: r.opt_n("expected_item_count")?,
+            completed_item_count: r.n_or("completed_item_count", 0)?,
+            completed_item_keys: r.ss("completed_item_keys")?,
+            dispatch_complete: r.b("dispatch_complete")?,
+            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
+            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
+            ttl_epoch_s: r.n("ttl_epoch_s")?,
+        })
+    }
+}
+
+impl DynamoItem for AwaitInteractionRecord {
+    const TABLE: &'static str = "tpf_await_interaction";
+
+    fn attribute_names() -> &'static [&'static str] {
+        &[
+            "tenant_id",
+            "interaction_id",
+            "execution_id",
+            "step_id",
+            "step_index",
+            "output_type",
+            "transport_output_type",
+            "correlation_id",
+            "causation_id",
+            "idempotency_key",
+            "version",
+            "status",
+            "request_payload_json",
+            "response_payload_json",
+            "unit_id",
+            "item_index",
+            "actor",
+            "assignee",
+            "group_name",
+            "transport_type",
+            "transport_metadata_json",
+            "deadline_epoch_ms",
+            "created_at_epoch_ms",
+            "updated_at_epoch_ms",
+            "ttl_epoch_s",
+        ]
+    }
+
+    fn to_item(&self) -> Item {
+        let metadata = serde_json::to_value(&self.transport_metadata).unwrap_or(Value::Null);
+        Writer::default()
+            .s("tenant_id", &self.tenant_id)
+            .s("interaction_id", &self.interaction_id)
+            .s("execution_id", &self.execution_id)
+            .s("step_id", &self.step_id)
+            .n("step_index", i64::from(self.step_index))
+            .opt_s("output_type", self.output_type.as_deref())
+            .opt_s(
+                "transport_output_type",
+                self.transport_output_type.as_deref(),
+            )
+            .s("correlation_id", &self.correlation_id)
+            .opt_s("causation_id", self.causation_id.as_deref())
+            .s("idempotency_key", &self.idempotency_key)
+            .n("version", self.version)
+            .s("status", self.status.as_str())
+            .opt_json("request_payload_json", self.request_payload.as_ref())
+            .opt_json("response_payload_json", self.response_payload.as_ref())
+            .opt_s("unit_id", self.unit_id.as_deref())
+            .opt_n("item_index", self.item_index.map(i64::from))
+            .opt_s("actor", self.actor.as_deref())
+            .opt_s("assignee", self.assignee.as_deref())
+            .opt_s("group_name", self.group.as_deref())
+            .opt_s("transport_type", self.transport_type.as_deref())
+            .json("transport_metadata_json", &metadata)
+            .opt_n("deadline_epoch_ms", self.deadline_epoch_ms)
+            .n("created_at_epoch_ms", self.created_at_epoch_ms)
+            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
+            .n("ttl_epoch_s", self.ttl_epoch_s)
+            .done()
+    }
+
+    fn from_item(item: &Item) -> Result<Self, ItemError> {
+        let r = Reader(item);
+        let transport_metadata = match r.opt_json("transport_metadata_json")? {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(value) => serde_json::from_value(value)
+                .map_err(|_| Reader::err("transport_metadata_json", "expected string map"))?,
+        };
+        Ok(Self {
+            tenant_id: r.s("tenant_id")?,
+            execution_id: r.s("execution_id")?,
+            step_id: r.s("step_id")?,
+            step_index: r.u32("step_index")?,
+            output_type: r.opt_s("output_type")?,
+            interaction_id: r.s("interaction_id")?,
+            correlation_id: r.s("correlation_id")?,
+            causation_id: r.opt_s("causation_id")?,
+            idempotency_key: r.s("idempotency_key")?,
+            version: r.n("version")?,
+            status: r.parsed("status", AwaitInteractionStatus::parse)?,
+            request_payload: r.opt_json("request_payload_json")?,
+            response_payload: r.opt_json("response_payload_json")?,
+            unit_id: r.opt_s("unit_id")?,
+            item_index: r.opt_u32("item_index")?,
+            actor: r.opt_s("actor")?,
+            assignee: r.opt_s("assignee")?,
+            group: r.opt_s("group_name")?,
+            transport_type: r.opt_s("transport_type")?,
+            transport_metadata,
+            deadline_epoch_ms: r.opt_n("deadline_epoch_ms")?,
+            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
+            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
+            ttl_epoch_s: r.n("ttl_epoch_s")?,
+            transport_output_type: r.opt_s("transport_output_type")?,
+        })
+    }
+}
+
+/// Release rows live in `tpf_release_registry` under `registry_key = tenant#pipelineId`,
+/// `registry_sort = release:<releaseVersion>`, `record_type = RELEASE`. Status and activation
+/// time are not stored: they are folded from activation events on read.
+impl DynamoItem for PipelineReleaseRecord {
+    const TABLE: &'static str = "tpf_release_registry";
+
+    fn attribute_names() -> &'static [&'static str] {
+        &[
+            "registry_key",
+            "registry_sort",
+            "record_type",
+            "tenant_id",
+            "pipeline_id",
+            "contract_version",
+            "release_version",
+            "descriptor_json",
+            "contract_json",
+            "primary_artifact_id",
+            "primary_artifact_digest",
+            "primary_artifact_uri",
+            "primary_artifact_size_bytes",
+            "primary_artifact_checksum",
+            "created_at_epoch_ms",
+            "updated_at_epoch_ms",
+        ]
+    }
+
+    fn to_item(&self) -> Item {
+        Writer::default()
+            .s(
+                "registry_key",
+                &ids::registry_key(&self.tenant_id, &self.pipeline_id),
+            )
+            .s(
+                "registry_sort",
+                &ids::release_sort_key(&self.release_version),
+            )
+            .s("record_type", "RELEASE")
+            .s("tenant_id", &self.tenant_id)
+            .s("pipeline_id", &self.pipeline_id)
+            .s("contract_version", &self.contract_version)
+            .s("release_version", &self.release_version)
+            .json("descriptor_json", &self.descriptor)
+            .opt_json("contract_json", self.contract.as_ref())
+            .opt_s("primary_artifact_id", self.primary_artifact_id.as_deref())
+            .opt_s(
+                "primary_artifact_digest",
+                self.primary_artifact_digest.as_deref(),
+            )
+            .opt_s("primary_artifact_uri", self.primary_artifact_uri.as_deref())
+            .opt_n(
+                "primary_artifact_size_bytes",
+                self.primary_artifact_size_bytes,
+            )
+            .opt_s(
+                "primary_artifact_checksum",
+                self.primary_artifact_checksum.as_deref(),
+            )
+            .n("created_at_epoch_ms", self.created_at_epoch_ms)
+            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
+            .done()
+    }
+
+    fn from_item(item: &Item) -> Result<Self, ItemError> {
+        let r = Reader(item);
+        Ok(Self {
+            tenant_id: r.s("tenant_id")?,
+            pipeline_id: r.s("pipeline_id")?,
+            contract_version: r.s("contract_version")?,
+            release_version: r.s("release_version")?,
+            status: ReleaseStatus::Registered,
+            descriptor: r.json("descriptor_json")?,
+            primary_artifact_id: r.opt_s("primary_artifact_id")?,
+            primary_artifact_digest: r.opt_s("primary_artifact_digest")?,
+            primary_artifact_uri: r.opt_s("primary_artifact_uri")?,
+            primary_artifact_size_bytes: r.opt_n("primary_artifact_size_bytes")?,
+            primary_artifact_checksum: r.opt_s("primary_artifact_checksum")?,
+            contract: r.opt_json("contract_json")?,
+            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
+            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
+            activated_at_epoch_ms: None,
+        })
+    }
+}
+
+impl DynamoItem for ReleaseActivationEvent {
+    const TABLE: &'static str = "tpf_release_registry";
+
+    fn attribute_names() -> &'static [&'static str] {
+        &[
+            "registry_key",
+            "registry_sort",
+            "record_type",
+            "tenant_id",
+            "pipeline_id",
+            "release_version",
+            "activated_at_epoch_ms",
+        ]
+    }
+
+    fn to_item(&self) -> Item {
+        Writer::default()
+            .s(
+                "registry_key",
+                &ids::registry_key(&self.tenant_id, &self.pipeline_id),
+            )
+            .s(
+                "registry_sort",
+                &ids::activation_sort_key(self.activated_at_epoch_ms, &self.release_version),
+            )
+            .s("record_type", "ACTIVATION")
+            .s("tenant_id", &self.tenant_id)
+            .s("pipeline_id", &self.pipeline_id)
+            .s("release_version", &self.release_version)
+            .n("activated_at_epoch_ms", self.activated_at_epoch_ms)
+            .done()
+    }
+
+    fn from_item(item: &Item) -> Result<Self, ItemError> {
+        let r = Reader(item);
+        Ok(Self {
+            tenant_id: r.s("tenant_id")?,
+            pipeline_id: r.s("pipeline_id")?,
+            release_version: r.s("release_version")?,
+            activated_at_epoch_ms: r.n("activated_at_epoch_ms")?,
+        })
+    }
+}
