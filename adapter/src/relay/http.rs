@@ -10,12 +10,7 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-/// Status and body of one action call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    pub status: u16,
-    pub body: String,
-}
+pub use tpf_sfn_wakeup::relay::Reply;
 
 /// The action host could not be reached or did not answer (a transport error for the driver).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,38 +35,12 @@ impl fmt::Display for RelayError {
 
 impl std::error::Error for RelayError {}
 
-/// How the relay answers a task token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    Success { output: String },
-    Failure { error: String, cause: String },
-}
+pub use tpf_sfn_wakeup::relay::Answer;
 
-fn failure(error: &str, cause: String) -> Answer {
-    Answer::Failure {
-        error: error.to_owned(),
-        cause,
-    }
-}
-
-/// The Action API's error table (docs/action-api.md): 409 and 404 fail the driver loudly,
-/// everything else that is not a 2xx JSON answer is a transport error the driver retries.
+/// The relay's decision for one call: the wake path's one copy (`tpf_sfn_wakeup::relay`), which
+/// the mapping proof runs too.
 pub fn answer_for(reply: Result<Reply, http::Unreachable>) -> Answer {
-    match reply {
-        Err(e) => failure("TPF.TransportError", e.0),
-        Ok(Reply { status, body }) => match status {
-            200..=299 => match serde_json::from_str::<serde_json::Value>(&body) {
-                Ok(_) => Answer::Success { output: body },
-                Err(e) => failure(
-                    "TPF.TransportError",
-                    format!("HTTP {status} with a body that is not JSON: {e}"),
-                ),
-            },
-            409 => failure("TPF.ReleaseIdentityMismatch", body),
-            404 => failure("TPF.ExecutionNotFound", body),
-            _ => failure("TPF.TransportError", format!("HTTP {status}: {body}")),
-        },
-    }
+    tpf_sfn_wakeup::relay::answer(reply.map_err(|e| e.0))
 }
 
 /// What happened to one message.

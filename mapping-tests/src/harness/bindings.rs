@@ -3,6 +3,8 @@
 
 use serde_json::{json, Value};
 
+use tpf_sfn_wakeup::relay::{self, Answer, Reply};
+
 use super::faults::{Fault, FaultState};
 use super::trace::Entry;
 use super::wakeup::WakeupTable;
@@ -239,14 +241,7 @@ impl Bindings<'_> {
                 "Lambda was unable to run the function",
             ),
             _ => {
-                self.deferred.push(Deferred {
-                    at_ms: call.now_ms,
-                    callback: Callback::Failure {
-                        token: call.token.to_string(),
-                        error: "TPF.TransportError".to_string(),
-                        cause: "the relay could not reach TPF".to_string(),
-                    },
-                });
+                self.relay_answer(call, Err("the relay could not reach TPF".to_string()));
                 TaskOutcome::Succeeded(json!({"MessageId": "relay"}))
             }
         }
@@ -277,18 +272,32 @@ impl Bindings<'_> {
         }
     }
 
-    /// The queue relay answers through the task token.
+    /// The queue relay answers through the task token, with the real relay's decision.
     fn answer_later(&mut self, call: &TaskCall<'_>, result: &Result<Value, ActionError>) {
-        let token = call.token.to_string();
-        let callback = match result {
-            Ok(body) => Callback::Success {
-                token,
-                output: body.clone(),
+        let reply = match result {
+            Ok(body) => Reply {
+                status: 200,
+                body: body.to_string(),
             },
-            Err(e) => Callback::Failure {
+            Err(e) => Reply {
+                status: e.http_status(),
+                body: e.body().to_string(),
+            },
+        };
+        self.relay_answer(call, Ok(reply));
+    }
+
+    fn relay_answer(&mut self, call: &TaskCall<'_>, reply: Result<Reply, String>) {
+        let token = call.token.to_string();
+        let callback = match relay::answer(reply) {
+            Answer::Success { output } => Callback::Success {
                 token,
-                error: e.error_type().to_string(),
-                cause: e.body().to_string(),
+                output: serde_json::from_str(&output).unwrap_or(Value::Null),
+            },
+            Answer::Failure { error, cause } => Callback::Failure {
+                token,
+                error,
+                cause,
             },
         };
         self.deferred.push(Deferred {

@@ -1,0 +1,394 @@
+//! TPF's durable coordinator flows (`QueueAsyncCoordinator` and `QueueAsyncSubmissionFlow`,
+//! `QueueAsyncSegmentPipeline`, `ExecutionFailureHandler`, `AwaitBoundaryAdmission`,
+//! `QueueAsyncRedriveFlow`, `QueueAsyncSweepFlow`): submit, process work item, retry/backoff and
+//! DLQ, await completion, re-drive, sweep, release registration and activation.
+//!
+//! Every operation takes `now_ms` (virtual time). Each flow is written against the store traits
+//! only, so the same code runs over the in-memory store and a DynamoDB store.
+
+mod awaits;
+mod redrive;
+mod releases;
+mod segment;
+mod submit;
+mod sweep;
+
+use std::fmt;
+
+use serde_json::{json, Value};
+use tpf_wire::Identity;
+
+use super::store::{AwaitStore, ExecutionStore, RegistryError, ReleaseRegistry, StoreError};
+use super::transitions::{ActionCall, TransitionLog};
+use super::worker::{PipelineDef, ScriptedWorker, TransitionResult};
+use tpf_wire::records::{
+    AwaitInteractionRecord, AwaitInteractionStatus, DeadLetterEnvelope, ExecutionRecord,
+    ExecutionStatus, PipelineReleaseRecord, ReleaseStatus,
+};
+
+const DAY_S: i64 = 86_400;
+
+/// `pipeline.orchestrator.*` defaults (`PipelineOrchestratorConfig`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoordinatorConfig {
+    /// The lease owner this coordinator writes (`"worker-<uuid>"` in TPF).
+    pub instance_id: String,
+    pub lease_ms: i64,
+    pub max_retries: u32,
+    pub retry_delay_ms: i64,
+    pub retry_multiplier: f64,
+    pub retry_cap_ms: i64,
+    pub sweep_limit: usize,
+    pub execution_ttl_days: i64,
+    /// For the DLQ envelope.
+    pub transport: String,
+    pub platform: String,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        Self {
+            instance_id: "worker-reference-model".to_owned(),
+            lease_ms: 30_000,
+            max_retries: 3,
+            retry_delay_ms: 10_000,
+            retry_multiplier: 2.0,
+            retry_cap_ms: 30 * 60 * 1000,
+            sweep_limit: 100,
+            execution_ttl_days: 7,
+            transport: "REST".to_owned(),
+            platform: "UNKNOWN".to_owned(),
+        }
+    }
+}
+
+impl CoordinatorConfig {
+    /// `ExecutionFailureHandler`: `min(retryDelay × multiplier^(nextAttempt−1), 30 min)`, the
+    /// multiplier floored at 1.0.
+    pub fn retry_delay_for(&self, next_attempt: u32) -> i64 {
+        let exponent = i32::try_from(next_attempt.saturating_sub(1)).unwrap_or(i32::MAX);
+        let delay = self.retry_delay_ms as f64 * self.retry_multiplier.max(1.0).powi(exponent);
+        if delay >= self.retry_cap_ms as f64 {
+            self.retry_cap_ms
+        } else {
+            delay as i64
+        }
+    }
+}
+
+/// Why a coordinator operation was refused, with TPF's HTTP mapping.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoordinatorError {
+    /// Submit without an active release (409).
+    NoActiveRelease {
+        tenant_id: String,
+        pipeline_id: String,
+    },
+    NotFound(String),
+    /// Wrong status, version mismatch or a lost race (409).
+    Conflict(String),
+    BadRequest(String),
+    /// Completion of an interaction that is FAILED/TIMED_OUT/CANCELLED/EXPIRED (400).
+    InteractionTerminal {
+        interaction_id: String,
+        status: AwaitInteractionStatus,
+    },
+    /// Completion after the deadline: the interaction is now TIMED_OUT (400).
+    AwaitDeadlinePassed {
+        interaction_id: String,
+    },
+    Registry(RegistryError),
+    Store(StoreError),
+}
+
+impl CoordinatorError {
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Self::NoActiveRelease { .. } | Self::Conflict(_) => 409,
+            Self::NotFound(_) => 404,
+            Self::BadRequest(_)
+            | Self::InteractionTerminal { .. }
+            | Self::AwaitDeadlinePassed { .. } => 400,
+            Self::Registry(RegistryError::Conflict(_)) => 409,
+            Self::Registry(RegistryError::NotFound(_)) => 404,
+            Self::Registry(RegistryError::Store(_)) | Self::Store(_) => 500,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NoActiveRelease { .. } => "NO_ACTIVE_RELEASE",
+            Self::NotFound(_) => "NOT_FOUND",
+            Self::Conflict(_) => "CONFLICT",
+            Self::BadRequest(_) => "BAD_REQUEST",
+            Self::InteractionTerminal { .. } => "AWAIT_INTERACTION_TERMINAL",
+            Self::AwaitDeadlinePassed { .. } => "AWAIT_TIMEOUT",
+            Self::Registry(RegistryError::Conflict(_)) => "RELEASE_CONFLICT",
+            Self::Registry(RegistryError::NotFound(_)) => "RELEASE_NOT_FOUND",
+            Self::Registry(RegistryError::Store(_)) | Self::Store(_) => "STORE_UNAVAILABLE",
+        }
+    }
+}
+
+impl fmt::Display for CoordinatorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoActiveRelease {
+                tenant_id,
+                pipeline_id,
+            } => write!(
+                f,
+                "no active release for pipeline {pipeline_id} in tenant {tenant_id}"
+            ),
+            Self::NotFound(m) | Self::Conflict(m) | Self::BadRequest(m) => f.write_str(m),
+            Self::InteractionTerminal {
+                interaction_id,
+                status,
+            } => write!(f, "await interaction {interaction_id} is {status}"),
+            Self::AwaitDeadlinePassed { interaction_id } => {
+                write!(f, "await interaction {interaction_id} passed its deadline")
+            }
+            Self::Registry(e) => e.fmt(f),
+            Self::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CoordinatorError {}
+
+impl From<StoreError> for CoordinatorError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<RegistryError> for CoordinatorError {
+    fn from(e: RegistryError) -> Self {
+        Self::Registry(e)
+    }
+}
+
+pub type CoordinatorResult<T> = Result<T, CoordinatorError>;
+
+/// `HostedExecutionSubmitRequest`, reduced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubmitRequest {
+    pub tenant_id: String,
+    pub pipeline_id: String,
+    /// `None` derives the key from the input (`OPTIONAL_CLIENT_KEY`).
+    pub execution_key: Option<String>,
+    pub input_payload: Value,
+}
+
+/// `RunAsyncAcceptedDto` plus the record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubmitResult {
+    pub execution_id: String,
+    pub duplicate: bool,
+    pub status_url: String,
+    pub submitted_at_epoch_ms: i64,
+    pub record: ExecutionRecord,
+}
+
+/// The post-call state of one `process_work_item`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkItemOutcome {
+    /// Whether this call claimed the lease and ran a segment.
+    pub claimed: bool,
+    pub record: ExecutionRecord,
+}
+
+/// A claimed segment whose worker call has run but whose outcome is not committed yet. Tests use
+/// the gap to stage races (a completion before the parent parks, a second claim under a lease).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedSegment {
+    pub record: ExecutionRecord,
+    pub transition_key: String,
+    pub result: TransitionResult,
+    /// Set when the worker parked: the unit it created.
+    pub await_unit_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkItemStart {
+    NotClaimed(ExecutionRecord),
+    Claimed(ClaimedSegment),
+}
+
+/// `AwaitCompletionCommand`: interaction by id or by correlation id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AwaitCompletion {
+    pub tenant_id: String,
+    pub interaction_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub response_payload: Value,
+    pub actor: Option<String>,
+}
+
+/// `AwaitCompletionResult`, plus whether this call released the parent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AwaitCompletionResult {
+    pub interaction: AwaitInteractionRecord,
+    pub duplicate: bool,
+    pub released: bool,
+}
+
+/// `ExecutionRedriveResult`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedriveResult {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub previous_status: ExecutionStatus,
+    pub status: ExecutionStatus,
+    pub version: i64,
+    pub current_step_index: u32,
+    pub attempt: u32,
+    pub pipeline_id: String,
+    pub contract_version: String,
+    pub release_version: String,
+    pub updated_at_epoch_ms: i64,
+}
+
+/// One interaction the sweep timed out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimedOutAwait {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub unit_id: String,
+    pub interaction_id: String,
+    /// Whether the parent was still parked on the unit and was failed with `AWAIT_TIMEOUT`.
+    pub parent_failed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepResult {
+    pub timed_out: Vec<TimedOutAwait>,
+    /// Due executions, sorted by (nextDue, tenant, executionId). The sweep never claims them.
+    pub due: Vec<ExecutionRecord>,
+}
+
+/// A release row for an identity with no artifacts (what `LocalPipelineReleaseActivation`
+/// registers for the generated contract).
+pub fn local_release(tenant_id: &str, identity: &Identity, now_ms: i64) -> PipelineReleaseRecord {
+    PipelineReleaseRecord {
+        tenant_id: tenant_id.to_owned(),
+        pipeline_id: identity.pipeline_id.clone(),
+        contract_version: identity.contract_version.clone(),
+        release_version: identity.release_version.clone(),
+        status: ReleaseStatus::Registered,
+        descriptor: json!({
+            "schemaVersion": 1,
+            "pipelineId": identity.pipeline_id,
+            "contractVersion": identity.contract_version,
+            "releaseVersion": identity.release_version,
+            "artifacts": [],
+        }),
+        primary_artifact_id: None,
+        primary_artifact_digest: None,
+        primary_artifact_uri: None,
+        primary_artifact_size_bytes: None,
+        primary_artifact_checksum: None,
+        contract: None,
+        created_at_epoch_ms: now_ms,
+        updated_at_epoch_ms: now_ms,
+        activated_at_epoch_ms: None,
+    }
+}
+
+pub fn record_identity(record: &ExecutionRecord) -> Identity {
+    Identity {
+        pipeline_id: record.pipeline_id.clone(),
+        contract_version: record.contract_version.clone(),
+        release_version: record.release_version.clone(),
+    }
+}
+
+/// The reference coordinator.
+pub struct Coordinator<S> {
+    store: S,
+    pipeline: PipelineDef,
+    worker: ScriptedWorker,
+    config: CoordinatorConfig,
+    log: TransitionLog,
+    dead_letters: Vec<DeadLetterEnvelope>,
+}
+
+impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
+    pub fn new(store: S, pipeline: PipelineDef, worker: ScriptedWorker) -> Self {
+        Self::with_config(store, pipeline, worker, CoordinatorConfig::default())
+    }
+
+    pub fn with_config(
+        store: S,
+        pipeline: PipelineDef,
+        worker: ScriptedWorker,
+        config: CoordinatorConfig,
+    ) -> Self {
+        Self {
+            store,
+            pipeline,
+            worker,
+            config,
+            log: TransitionLog::new(),
+            dead_letters: Vec::new(),
+        }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+    pub fn pipeline(&self) -> &PipelineDef {
+        &self.pipeline
+    }
+    pub fn worker(&self) -> &ScriptedWorker {
+        &self.worker
+    }
+    pub fn worker_mut(&mut self) -> &mut ScriptedWorker {
+        &mut self.worker
+    }
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.config
+    }
+    pub fn log(&self) -> &TransitionLog {
+        &self.log
+    }
+    pub fn log_call(&mut self, call: ActionCall) {
+        self.log.call(call);
+    }
+    /// DLQ envelopes, in publication order.
+    pub fn dead_letters(&self) -> &[DeadLetterEnvelope] {
+        &self.dead_letters
+    }
+
+    pub(super) fn call(
+        &mut self,
+        at_ms: i64,
+        action: &'static str,
+        tenant_id: &str,
+        execution_id: Option<&str>,
+        outcome: String,
+    ) {
+        self.log.call(ActionCall {
+            at_ms,
+            action,
+            tenant_id: Some(tenant_id.to_owned()),
+            execution_id: execution_id.map(str::to_owned),
+            idempotency_key: None,
+            outcome,
+            replayed: false,
+        });
+    }
+
+    pub fn status(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        now_ms: i64,
+    ) -> CoordinatorResult<ExecutionRecord> {
+        self.store
+            .get_execution(tenant_id, execution_id, now_ms)?
+            .ok_or_else(|| {
+                CoordinatorError::NotFound(format!("execution {tenant_id}/{execution_id}"))
+            })
+    }
+}

@@ -1,0 +1,372 @@
+//! Process work item: claim, run one segment, commit (`QueueAsyncSegmentPipeline`), and the
+//! failure path (`ExecutionFailureHandler`).
+
+use serde_json::Value;
+
+use crate::store::{AwaitStore, ExecutionStore, ReleaseRegistry};
+use crate::worker::{AwaitShape, TransitionCommand, TransitionResult};
+use tpf_wire::ids;
+use tpf_wire::records::{
+    AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord, AwaitUnitStatus,
+    DeadLetterEnvelope, ExecutionRecord, ExecutionStatus,
+};
+
+use super::{
+    record_identity, ClaimedSegment, Coordinator, CoordinatorError, CoordinatorResult,
+    WorkItemOutcome, WorkItemStart, DAY_S,
+};
+
+impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
+    /// Claim, run one segment, commit. A non-claimable execution is returned unchanged.
+    pub fn process_work_item(
+        &mut self,
+        tenant_id: &str,
+        execution_id: &str,
+        now_ms: i64,
+    ) -> CoordinatorResult<WorkItemOutcome> {
+        match self.begin_work_item(tenant_id, execution_id, now_ms)? {
+            WorkItemStart::NotClaimed(record) => Ok(WorkItemOutcome {
+                claimed: false,
+                record,
+            }),
+            WorkItemStart::Claimed(segment) => Ok(WorkItemOutcome {
+                claimed: true,
+                record: self.commit_segment(segment, now_ms)?,
+            }),
+        }
+    }
+
+    /// Claims the lease and runs the worker; the outcome is committed by [`Self::commit_segment`].
+    pub fn begin_work_item(
+        &mut self,
+        tenant_id: &str,
+        execution_id: &str,
+        now_ms: i64,
+    ) -> CoordinatorResult<WorkItemStart> {
+        let current = self.status(tenant_id, execution_id, now_ms)?;
+        let Some(claimed) = self.store.claim_lease(
+            tenant_id,
+            execution_id,
+            &self.config.instance_id,
+            now_ms,
+            self.config.lease_ms,
+        )?
+        else {
+            // Not due, leased elsewhere, parked or terminal: the work item is simply handled.
+            return Ok(WorkItemStart::NotClaimed(current));
+        };
+        self.log.record(now_ms, &claimed, "claim");
+        let transition_key = format!(
+            "{}:{}:{}",
+            claimed.execution_id, claimed.current_step_index, claimed.attempt
+        );
+        let payload = self.segment_input(&claimed)?;
+        let cmd = TransitionCommand {
+            tenant_id: claimed.tenant_id.clone(),
+            execution_id: claimed.execution_id.clone(),
+            identity: record_identity(&claimed),
+            current_step_index: claimed.current_step_index,
+            attempt: claimed.attempt,
+            execution_version: claimed.version,
+            transition_key: transition_key.clone(),
+            payload,
+        };
+        let result = self.worker.execute(&self.pipeline, &cmd);
+        let await_unit_id = match result {
+            TransitionResult::WaitingExternal { step_index } => {
+                Some(self.import_suspension(&claimed, step_index, now_ms)?)
+            }
+            _ => None,
+        };
+        Ok(WorkItemStart::Claimed(ClaimedSegment {
+            record: claimed,
+            transition_key,
+            result,
+            await_unit_id,
+        }))
+    }
+
+    /// `SegmentCommitEffects.commit`; returns the record after the commit and its follow-ups.
+    pub fn commit_segment(
+        &mut self,
+        segment: ClaimedSegment,
+        now_ms: i64,
+    ) -> CoordinatorResult<ExecutionRecord> {
+        let claimed = &segment.record;
+        let (tenant_id, execution_id) = (&claimed.tenant_id, &claimed.execution_id);
+        match &segment.result {
+            TransitionResult::Completed { output } => {
+                // An empty answer means the claimed version went stale: a later owner took over
+                // and only one commit can win, so there is nothing to do.
+                if let Some(done) = self.store.mark_succeeded(
+                    tenant_id,
+                    execution_id,
+                    claimed.version,
+                    &segment.transition_key,
+                    output,
+                    now_ms,
+                )? {
+                    self.log.record(now_ms, &done, "succeed");
+                }
+            }
+            TransitionResult::WaitingExternal { step_index } => {
+                let unit_id = segment.await_unit_id.clone().unwrap_or_else(|| {
+                    self.unit_id_for(tenant_id, execution_id, *step_index)
+                        .unwrap_or_default()
+                });
+                if let Some(parked) = self.store.mark_waiting_external(
+                    tenant_id,
+                    execution_id,
+                    claimed.version,
+                    &segment.transition_key,
+                    &unit_id,
+                    *step_index,
+                    now_ms,
+                )? {
+                    self.log.record(now_ms, &parked, "park");
+                    // afterParentWaiting: a completion that beat the park is released now.
+                    self.release_parent(tenant_id, &unit_id, now_ms)?;
+                }
+            }
+            TransitionResult::Failed {
+                failure_class,
+                message,
+                retryable,
+            } => {
+                // TransitionFailureEnvelope.toException: the coordinator sees a
+                // TransitionWorkerFailureException("<class>: <message>"), or a
+                // NonRetryableException, and records that class's simple name as the code.
+                let (error_code, error_message) = if *retryable {
+                    let suffix = if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {message}")
+                    };
+                    (
+                        "TransitionWorkerFailureException",
+                        format!("{failure_class}{suffix}"),
+                    )
+                } else if message.is_empty() {
+                    ("NonRetryableException", failure_class.clone())
+                } else {
+                    ("NonRetryableException", message.clone())
+                };
+                self.handle_failure(
+                    claimed,
+                    &segment.transition_key,
+                    error_code,
+                    &error_message,
+                    *retryable,
+                    now_ms,
+                )?;
+            }
+        }
+        self.status(tenant_id, execution_id, now_ms)
+    }
+
+    /// `resumesFromAwait` (step > 0 with an await unit) reads the unit's responses; otherwise the
+    /// record's input.
+    pub(super) fn segment_input(&self, record: &ExecutionRecord) -> CoordinatorResult<Value> {
+        match &record.await_unit_id {
+            Some(unit_id) if record.current_step_index > 0 => {
+                let interactions = self
+                    .store
+                    .interactions_for_unit(&record.tenant_id, unit_id)?;
+                let responses: Vec<Value> = interactions
+                    .iter()
+                    .filter_map(|i| i.response_payload.clone())
+                    .collect();
+                Ok(match interactions.first() {
+                    Some(first) if first.item_index.is_none() => {
+                        responses.into_iter().next().unwrap_or(Value::Null)
+                    }
+                    _ => Value::Array(responses),
+                })
+            }
+            _ => Ok(record.input_payload.clone()),
+        }
+    }
+
+    pub(super) fn unit_id_for(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        step_index: u32,
+    ) -> Option<String> {
+        self.pipeline
+            .step(step_index)
+            .map(|step| ids::await_unit_id(tenant_id, execution_id, &step.step_id, step_index))
+    }
+
+    /// What an in-process `AwaitCoordinator` writes while the await step runs: the unit and its
+    /// interactions, before the parent's suspension is committed. Deterministic ids make a
+    /// retried segment re-find the same records.
+    pub(super) fn import_suspension(
+        &mut self,
+        record: &ExecutionRecord,
+        step_index: u32,
+        now_ms: i64,
+    ) -> CoordinatorResult<String> {
+        let step = self
+            .pipeline
+            .step(step_index)
+            .cloned()
+            .ok_or_else(|| CoordinatorError::BadRequest(format!("no step {step_index}")))?;
+        let await_step = step.await_step().cloned().ok_or_else(|| {
+            CoordinatorError::BadRequest(format!("step {step_index} is not an await"))
+        })?;
+        let tenant_id = &record.tenant_id;
+        let execution_id = &record.execution_id;
+        let unit_id = ids::await_unit_id(tenant_id, execution_id, &step.step_id, step_index);
+        let deadline = await_step.timeout_ms.map(|t| now_ms + t);
+        let ttl_epoch_s = match deadline {
+            Some(d) => d.div_euclid(1000) + DAY_S,
+            None => now_ms.div_euclid(1000) + self.config.execution_ttl_days.max(1) * DAY_S,
+        };
+        let items: Vec<Option<u32>> = match await_step.shape {
+            AwaitShape::Scalar => vec![None],
+            AwaitShape::Itemized { items } => (0..items).map(Some).collect(),
+        };
+        let interactions: Vec<AwaitInteractionRecord> = items
+            .into_iter()
+            .map(|item_index| {
+                let base = format!("{execution_id}:{}", step.step_id);
+                let idempotency_key = match item_index {
+                    Some(i) => format!("{base}:item={i}"),
+                    None => base,
+                };
+                let correlation_id =
+                    ids::correlation_id(tenant_id, execution_id, &step.step_id, &idempotency_key);
+                AwaitInteractionRecord {
+                    tenant_id: tenant_id.clone(),
+                    execution_id: execution_id.clone(),
+                    step_id: step.step_id.clone(),
+                    step_index,
+                    output_type: None,
+                    interaction_id: ids::interaction_id(&correlation_id),
+                    correlation_id,
+                    causation_id: None,
+                    idempotency_key,
+                    version: 0,
+                    status: AwaitInteractionStatus::Waiting,
+                    request_payload: Some(record.input_payload.clone()),
+                    response_payload: None,
+                    unit_id: Some(unit_id.clone()),
+                    item_index,
+                    actor: None,
+                    assignee: None,
+                    group: None,
+                    transport_type: Some("interaction-api".to_owned()),
+                    transport_metadata: Default::default(),
+                    deadline_epoch_ms: deadline,
+                    created_at_epoch_ms: now_ms,
+                    updated_at_epoch_ms: now_ms,
+                    ttl_epoch_s,
+                    transport_output_type: None,
+                }
+            })
+            .collect();
+        let primary_interaction_id = match await_step.shape {
+            AwaitShape::Scalar => interactions.first().map(|i| i.interaction_id.clone()),
+            AwaitShape::Itemized { .. } => None,
+        };
+        let unit = AwaitUnitRecord {
+            tenant_id: tenant_id.clone(),
+            unit_id: unit_id.clone(),
+            execution_id: execution_id.clone(),
+            step_id: step.step_id.clone(),
+            step_index,
+            cardinality: "ONE_TO_ONE".to_owned(),
+            version: 0,
+            status: AwaitUnitStatus::WaitingExternal,
+            primary_interaction_id,
+            expected_item_count: None,
+            completed_item_count: 0,
+            completed_item_keys: Default::default(),
+            dispatch_complete: false,
+            created_at_epoch_ms: now_ms,
+            updated_at_epoch_ms: now_ms,
+            ttl_epoch_s,
+        };
+        let unit = self.store.create_or_get_unit(&unit, now_ms)?.record;
+        for interaction in &interactions {
+            self.store.create_or_get_interaction(interaction)?;
+        }
+        if let AwaitShape::Itemized { items } = await_step.shape {
+            if !unit.dispatch_complete && !unit.status.terminal() {
+                self.store
+                    .mark_dispatch_complete(tenant_id, &unit_id, i64::from(items), now_ms)?;
+            }
+        }
+        Ok(unit_id)
+    }
+
+    /// `ExecutionFailureHandler.handleExecutionFailure` (no circuit deferral in the model).
+    pub(super) fn handle_failure(
+        &mut self,
+        claimed: &ExecutionRecord,
+        transition_key: &str,
+        error_code: &str,
+        error_message: &str,
+        retryable: bool,
+        now_ms: i64,
+    ) -> CoordinatorResult<()> {
+        let next_attempt = claimed.attempt + 1;
+        if retryable && next_attempt <= self.config.max_retries {
+            let next_due = now_ms + self.config.retry_delay_for(next_attempt);
+            if let Some(waiting) = self.store.schedule_retry(
+                &claimed.tenant_id,
+                &claimed.execution_id,
+                claimed.version,
+                next_attempt,
+                next_due,
+                transition_key,
+                error_code,
+                error_message,
+                now_ms,
+            )? {
+                self.log.record(now_ms, &waiting, "retry");
+            }
+            return Ok(());
+        }
+        let Some(failed) = self.store.mark_terminal_failure(
+            &claimed.tenant_id,
+            &claimed.execution_id,
+            claimed.version,
+            ExecutionStatus::Failed,
+            transition_key,
+            error_code,
+            error_message,
+            now_ms,
+        )?
+        else {
+            return Ok(());
+        };
+        self.log.record(now_ms, &failed, "fail");
+        // Published only after the terminal commit won; evidence, not the replay source.
+        self.dead_letters.push(DeadLetterEnvelope {
+            tenant_id: failed.tenant_id.clone(),
+            execution_id: failed.execution_id.clone(),
+            execution_key: failed.execution_key.clone(),
+            correlation_id: failed.execution_key.clone(),
+            transition_key: transition_key.to_owned(),
+            resource_type: "tpf.orchestrator.execution".to_owned(),
+            resource_name: "OrchestratorService/Run".to_owned(),
+            transport: self.config.transport.clone(),
+            platform: self.config.platform.clone(),
+            terminal_status: ExecutionStatus::Failed.to_string(),
+            terminal_reason: if retryable {
+                "retry_exhausted"
+            } else {
+                "non_retryable"
+            }
+            .to_owned(),
+            error_code: error_code.to_owned(),
+            error_message: error_message.to_owned(),
+            retryable,
+            retries_observed: claimed.attempt,
+            created_at_epoch_ms: now_ms,
+        });
+        Ok(())
+    }
+}
