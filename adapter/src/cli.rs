@@ -121,11 +121,11 @@ pub enum Emit {
     Terraform,
 }
 
-impl From<Emit> for tpf_sfn_compiler::export::Kind {
+impl From<Emit> for tpf_sfn_compiler::sfn::export::Kind {
     fn from(e: Emit) -> Self {
         match e {
-            Emit::Cloudformation => tpf_sfn_compiler::export::Kind::CloudFormation,
-            Emit::Terraform => tpf_sfn_compiler::export::Kind::Terraform,
+            Emit::Cloudformation => tpf_sfn_compiler::sfn::export::Kind::CloudFormation,
+            Emit::Terraform => tpf_sfn_compiler::sfn::export::Kind::Terraform,
         }
     }
 }

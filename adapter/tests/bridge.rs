@@ -11,7 +11,7 @@ use tpf_model::ExecutionStore;
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::bridge::{Bridge, Machines};
-use tpf_sfn_compiler::plan::names::machine_name;
+use tpf_sfn_compiler::sfn::names::machine_name;
 
 const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
 

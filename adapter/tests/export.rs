@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use tpf_sfn_compiler::export::{unresolved_cloudformation_refs, unresolved_terraform_refs};
+use tpf_sfn_compiler::sfn::export::{unresolved_cloudformation_refs, unresolved_terraform_refs};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts")

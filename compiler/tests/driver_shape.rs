@@ -2,11 +2,11 @@
 //! definitions themselves (the mapping tests check them again on executions).
 
 use serde_json::{json, Value};
-use tpf_sfn_compiler::asl::State;
 use tpf_sfn_compiler::compile::{compile, Input, Output};
 use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_compiler::iam::all_states;
-use tpf_sfn_compiler::plan::names::{name_len, MAX_NAME};
+use tpf_sfn_compiler::sfn::asl::State;
+use tpf_sfn_compiler::sfn::iam::all_states;
+use tpf_sfn_compiler::sfn::names::{name_len, MAX_NAME};
 
 const RESTAURANT: &str =
     include_str!("../../examples/contracts/restaurant-approval.pipeline-contract.json");
@@ -53,7 +53,7 @@ fn synthetic(steps: &[(&str, &str)]) -> Vec<u8> {
 }
 
 /// The request object an action Task sends, whatever the binding.
-fn action_request(task: &tpf_sfn_compiler::asl::TaskState) -> Option<Value> {
+fn action_request(task: &tpf_sfn_compiler::sfn::asl::TaskState) -> Option<Value> {
     let p = task.parameters.as_ref()?;
     p.get("RequestBody")
         .or_else(|| p.pointer("/Payload/request"))
@@ -145,16 +145,8 @@ fn colliding_and_overlong_step_names_get_deterministic_unique_names() {
     ]);
     let first = build(&contract, BindingKind::Http, true);
     let second = build(&contract, BindingKind::Http, true);
-    let names: Vec<&String> = first.plan.awaits.iter().map(|a| &a.state_name).collect();
-    assert_eq!(
-        names,
-        second
-            .plan
-            .awaits
-            .iter()
-            .map(|a| &a.state_name)
-            .collect::<Vec<_>>()
-    );
+    let names: Vec<&String> = first.sfn.await_states.iter().collect();
+    assert_eq!(names, second.sfn.await_states.iter().collect::<Vec<_>>());
     let unique: std::collections::BTreeSet<_> = names.iter().collect();
     assert_eq!(unique.len(), 4, "{names:?}");
     for n in &names {
@@ -213,9 +205,9 @@ fn loop_is_sized_under_the_history_budget() {
             .expect("bounded");
         assert!(max <= 20_000, "{binding:?}: {max}");
         assert!(
-            out.plan.budget.max_iterations > 100,
+            out.sfn.budget.max_iterations > 100,
             "{binding:?}: {}",
-            out.plan.budget.max_iterations
+            out.sfn.budget.max_iterations
         );
     }
 }

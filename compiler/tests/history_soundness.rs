@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use tpf_sfn_compiler::validate::{validate_bytes, Profile, ValidateOptions};
+use tpf_sfn_compiler::sfn::validate::{validate_bytes, Profile, ValidateOptions};
 
 fn segments(path: &str) -> Option<Vec<String>> {
     let rest = path.strip_prefix('$')?;

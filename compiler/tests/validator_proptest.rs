@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use tpf_sfn_compiler::asl;
-use tpf_sfn_compiler::validate::{
+use tpf_sfn_compiler::sfn::asl;
+use tpf_sfn_compiler::sfn::validate::{
     analyze_history, validate, validate_bytes, Profile, ValidateOptions,
 };
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
-use tpf_sfn_compiler::asl;
-use tpf_sfn_compiler::validate::{
+use tpf_sfn_compiler::sfn::asl;
+use tpf_sfn_compiler::sfn::validate::{
     analyze_history, validate, validate_bytes, LoopGuard, Profile, Report, ValidateOptions, CODES,
 };
 use tpf_sfn_compiler::Severity;

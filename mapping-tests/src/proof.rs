@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 use serde_json::json;
-use tpf_sfn_compiler::asl;
 use tpf_sfn_compiler::compile::{compile, load_inputs, Input};
 use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
+use tpf_sfn_compiler::sfn::asl;
 use tpf_wire::Identity;
 
 use crate::invariants::{self, Violation};
@@ -47,6 +47,7 @@ pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, 
     Ok(Subject {
         contract: loaded.contract,
         plan: out.plan,
+        sfn: out.sfn,
         driver: driver_def,
         sweeper: out.sweeper,
         next_release: Some(next),
@@ -81,9 +82,9 @@ fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagn
     })?;
     Ok(NextRelease {
         identity: out.plan.identity.clone(),
-        driver_name: out.plan.machines.driver.clone(),
+        driver_name: out.sfn.machines.driver.clone(),
         driver: out.driver,
-        sweeper_name: out.plan.machines.sweeper.clone(),
+        sweeper_name: out.sfn.machines.sweeper.clone(),
         sweeper: out.sweeper,
     })
 }
@@ -174,7 +175,7 @@ pub fn snapshot_file(name: &str) -> String {
 /// again): what a driver without callback tokens would do. Used to put the parked driver's cost
 /// next to a polling one's, measured by the same interpreter on the same scenario.
 pub fn polling_variant(subject: &Subject, interval_seconds: u64) -> Subject {
-    use tpf_sfn_compiler::asl::{State, WaitState};
+    use tpf_sfn_compiler::sfn::asl::{State, WaitState};
     let mut s = subject.clone();
     let awaits: Vec<String> = s
         .driver
@@ -184,7 +185,7 @@ pub fn polling_variant(subject: &Subject, interval_seconds: u64) -> Subject {
         .map(|(n, _)| n.clone())
         .collect();
     for name in awaits {
-        let next = tpf_sfn_compiler::plan::states::COUNT.to_string();
+        let next = tpf_sfn_compiler::sfn::states::driver::COUNT.to_string();
         s.driver.states.insert(
             name,
             State::Wait(WaitState {

@@ -189,7 +189,7 @@ fn traces_per_contract_and_scenario() {
                 slug = format!(
                     "{}-{}",
                     &slug[..80],
-                    tpf_sfn_compiler::plan::names::short_hash(&[&r.name], 8)
+                    tpf_sfn_compiler::sfn::names::short_hash(&[&r.name], 8)
                 );
             }
             insta::assert_snapshot!(format!("{name}-queue-{slug}"), r.snapshot());

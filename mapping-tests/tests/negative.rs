@@ -2,7 +2,7 @@
 //! mistake would, runs a scenario, and asserts the named check rejects it.
 
 use serde_json::{json, Value};
-use tpf_sfn_compiler::asl;
+use tpf_sfn_compiler::sfn::asl;
 use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::scenario::{matrix, Scenario, Subject};
 

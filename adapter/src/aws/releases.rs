@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
-use tpf_sfn_compiler::manifest::TAG_PREFIX;
+use tpf_sfn_compiler::sfn::manifest::TAG_PREFIX;
 
 use super::deploy::{read_tags, running_executions};
 use super::errors::{sfn as classify, AwsError, Kind};

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
-use tpf_sfn_compiler::plan::names::machine_name;
+use tpf_sfn_compiler::sfn::names::machine_name;
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
 
 use crate::aws::tables::TableNames;

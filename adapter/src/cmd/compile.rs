@@ -20,7 +20,7 @@ pub fn run(args: &CompileArgs) -> CmdResult {
         }
     };
     for kind in &args.emit {
-        let file = tpf_sfn_compiler::export::file(&out, (*kind).into());
+        let file = tpf_sfn_compiler::sfn::export::file(&out, (*kind).into());
         if !out.files.iter().any(|(n, _)| n == &file.0) {
             out.files.push(file);
         }

@@ -31,7 +31,7 @@ pub fn run(args: &DeployArgs) -> CmdResult {
                 let sch = aws_sdk_scheduler::Client::new(&conf);
                 let sweeper = &release.manifest.machines.sweeper;
                 let desired = schedule::Desired {
-                    name: tpf_sfn_compiler::export::schedule_name(&sweeper.name),
+                    name: tpf_sfn_compiler::sfn::export::schedule_name(&sweeper.name),
                     expression: sweeper
                         .schedule
                         .clone()

@@ -1,7 +1,7 @@
 //! `tpf-sfn graph`: Mermaid for a contract's driver or for any ASL file.
 
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::{asl, graph};
+use tpf_sfn_compiler::sfn::{asl, graph};
 
 use crate::cli::{Format, GraphArgs};
 use crate::exit::{read, CmdResult, Failure};

@@ -206,7 +206,7 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
             println!("scenario {}: {}", r.name, r.description);
             println!(
                 "driver {} · binding {} · pinned release {}\n",
-                subject.plan.machines.driver,
+                subject.sfn.machines.driver,
                 subject.plan.binding.kind().as_str(),
                 subject.plan.identity.release_version
             );

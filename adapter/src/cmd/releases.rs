@@ -57,7 +57,7 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
             for d in decisions.iter().filter(|d| d.delete) {
                 // The schedule first: it must never start a sweeper that is gone.
                 if d.machine.role == "sweeper" {
-                    let name = tpf_sfn_compiler::export::schedule_name(&d.machine.name);
+                    let name = tpf_sfn_compiler::sfn::export::schedule_name(&d.machine.name);
                     if crate::aws::schedule::delete(&sch, &name).await? {
                         deleted.push(format!("schedule {name}"));
                     }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tpf_sfn_compiler::validate::{validate_bytes, Profile, ValidateOptions};
+use tpf_sfn_compiler::sfn::validate::{validate_bytes, Profile, ValidateOptions};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::exit::{read, CmdResult, Failure};

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tpf_sfn::relay::http::{ActionHost, HttpActionHost};
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_compiler::plan::states;
+use tpf_sfn_compiler::sfn::states::driver as states;
 use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::scenario::run::{Run, Subject, TENANT as SIM_TENANT};
 use tpf_sfn_mapping::scenario::{self, matrix, Scenario};

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use serde_json::Value;
-use tpf_sfn_compiler::asl::ChoiceRule;
+use tpf_sfn_compiler::sfn::asl::ChoiceRule;
 
 use super::clock::parse_rfc3339;
 use super::context::Context;

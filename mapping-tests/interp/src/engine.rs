@@ -7,7 +7,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tpf_sfn_compiler::asl::StateMachine;
+use tpf_sfn_compiler::sfn::asl::StateMachine;
 
 use super::clock::Clock;
 use super::error::{SfnError, StateError};

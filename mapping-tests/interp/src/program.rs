@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use tpf_sfn_compiler::asl::{State, StateMachine, SubMachine, Transition};
+use tpf_sfn_compiler::sfn::asl::{State, StateMachine, SubMachine, Transition};
 
 use super::error::SfnError;
 

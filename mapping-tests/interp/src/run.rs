@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tpf_sfn_compiler::asl::{State, TaskState, Transition};
+use tpf_sfn_compiler::sfn::asl::{State, TaskState, Transition};
 
 use super::builtins;
 use super::choice;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use tpf_sfn_compiler::asl::StateMachine;
+use tpf_sfn_compiler::sfn::asl::StateMachine;
 use tpf_wire::Identity;
 
 use super::bindings::{Bindings, CallRecord, Hooks};

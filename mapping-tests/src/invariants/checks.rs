@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tpf_sfn_compiler::asl::{State, StateMachine};
-use tpf_sfn_compiler::iam::all_states;
-use tpf_sfn_compiler::validate::{self, Profile, ValidateOptions};
+use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
+use tpf_sfn_compiler::sfn::iam::all_states;
+use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
 use super::{Check, Violation};
 use crate::harness::trace::{clock, Entry, Trace};
@@ -764,7 +764,7 @@ fn idempotency(run: &Run) -> Vec<Violation> {
 
 fn options(run: &Run) -> ValidateOptions {
     ValidateOptions {
-        event_limit: u64::from(run.subject.plan.budget.event_budget),
+        event_limit: u64::from(run.subject.sfn.budget.event_budget),
         map_item_bounds: BTreeMap::new(),
         profile: Profile::TpfDriver,
     }

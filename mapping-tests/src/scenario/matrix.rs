@@ -208,7 +208,7 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
         };
         out.push(s);
 
-        let iterations = subject.plan.budget.max_iterations as usize + 20;
+        let iterations = subject.sfn.budget.max_iterations as usize + 20;
         let mut s = base(
             "history-rollover",
             "a step is retried more times than one generation's history budget allows: the driver continues as new",

@@ -2,9 +2,10 @@
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use tpf_sfn_compiler::asl::StateMachine;
 use tpf_sfn_compiler::contract::Contract;
 use tpf_sfn_compiler::plan::DriverPlan;
+use tpf_sfn_compiler::sfn::asl::StateMachine;
+use tpf_sfn_compiler::sfn::SfnPlan;
 use tpf_wire::Identity;
 
 use super::model::{Do, Scenario, When};
@@ -28,6 +29,8 @@ const FIRST_KEY: &str = "order-1";
 pub struct Subject {
     pub contract: Contract,
     pub plan: DriverPlan,
+    /// The Step Functions lowering's names and budget for this release.
+    pub sfn: SfnPlan,
     pub driver: StateMachine,
     pub sweeper: StateMachine,
     pub next_release: Option<NextRelease>,
@@ -149,9 +152,9 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
     );
     world.deploy(
         identity,
-        &subject.plan.machines.driver,
+        &subject.sfn.machines.driver,
         subject.driver.clone(),
-        &subject.plan.machines.sweeper,
+        &subject.sfn.machines.sweeper,
         subject.sweeper.clone(),
     )?;
     if let Some(every) = scenario.sweeper_every_seconds {

@@ -22,7 +22,7 @@ use super::dag::{Edge, Graph};
 use super::paths::{parse_intrinsic, simple_segments, IntrinsicArg};
 use super::scope::state_pointer;
 use super::Ctx;
-use crate::asl::{ChoiceRule, State, StateMachine, SubMachine};
+use crate::sfn::asl::{ChoiceRule, State, StateMachine, SubMachine};
 
 const EXECUTION_EVENTS: u64 = 2;
 const TASK_EVENTS: u64 = 5;

@@ -3,8 +3,8 @@
 
 use indexmap::IndexMap;
 
-use crate::asl::{State, StateMachine};
 use crate::diagnostic::pointer_token;
+use crate::sfn::asl::{State, StateMachine};
 
 pub(crate) struct Scope<'a> {
     /// Pointer of the object holding `StartAt`/`States` ("" for the top level).

@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::asl::{State, StateMachine};
 use crate::config::LogLevel;
-use crate::plan::DriverPlan;
+use crate::plan::{BindingPlan, DriverPlan};
+use crate::sfn::asl::{State, StateMachine};
+use crate::sfn::SfnPlan;
 
 /// Which machine a policy is for: it decides what `$$.StateMachine.Id` and dynamic
 /// `StateMachineArn`s can point at.
@@ -23,11 +24,16 @@ pub enum Role {
 
 /// Builds the policy document for one machine of `plan`. The second value lists Task resources
 /// this module has no rule for; the compiler refuses to emit a policy that silently lacks them.
-pub fn policy(plan: &DriverPlan, role: Role, machine: &StateMachine) -> (Value, Vec<String>) {
+pub fn policy(
+    plan: &DriverPlan,
+    sfn: &SfnPlan,
+    role: Role,
+    machine: &StateMachine,
+) -> (Value, Vec<String>) {
     let mut g = Grants::default();
     let mut unrecognised = Vec::new();
-    let aws = &plan.aws;
-    let driver_arn = aws.state_machine_arn(&plan.machines.driver);
+    let aws = &sfn.arns;
+    let driver_arn = aws.state_machine_arn(&sfn.machines.driver);
     for state in all_states(machine) {
         let State::Task(task) = state else { continue };
         let params = task.parameters.clone().unwrap_or(Value::Null);
@@ -36,10 +42,10 @@ pub fn policy(plan: &DriverPlan, role: Role, machine: &StateMachine) -> (Value, 
             "arn:aws:states:::http:invoke" => {
                 let own = match role {
                     Role::Driver => driver_arn.clone(),
-                    Role::Sweeper => aws.state_machine_arn(&plan.machines.sweeper),
+                    Role::Sweeper => aws.state_machine_arn(&sfn.machines.sweeper),
                 };
                 let endpoint = match &plan.binding {
-                    crate::plan::BindingPlan::Http { api_base_url, .. } => {
+                    BindingPlan::Http { api_base_url, .. } => {
                         format!("{api_base_url}/tpf/actions/v1/*")
                     }
                     _ => "*".to_string(),
@@ -138,7 +144,7 @@ pub fn policy(plan: &DriverPlan, role: Role, machine: &StateMachine) -> (Value, 
                 g.grant(
                     "DescribeThisReleasesDrivers",
                     &["states:DescribeExecution"],
-                    vec![aws.executions_arn(&plan.machines.driver)],
+                    vec![aws.executions_arn(&sfn.machines.driver)],
                     None,
                 );
             }

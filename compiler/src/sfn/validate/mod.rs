@@ -18,8 +18,8 @@ use serde::Serialize;
 pub use history::{HistoryAnalysis, LoopGuard};
 pub use paths::{parse_intrinsic, Intrinsic, IntrinsicArg};
 
-use crate::asl::{self, StateMachine};
 use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::sfn::asl::{self, StateMachine};
 
 /// Largest definition CreateStateMachine accepts (API reference: `definition` max length
 /// 1,048,576).

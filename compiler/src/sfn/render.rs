@@ -11,44 +11,46 @@ use handlebars::{
 use serde_json::{json, Value};
 
 use crate::diagnostic::{Diagnostic, Location};
-use crate::plan::{states, AwaitPoint, BindingPlan, DriverPlan};
+use crate::plan::{AwaitPoint, BindingPlan, DriverPlan};
+use crate::sfn::states::{driver as states, sweeper as sweeper_states};
+use crate::sfn::{binding, SfnPlan};
 
 const TEMPLATES: &[(&str, &str)] = &[
     (
         "driver",
-        include_str!("../../templates/driver.asl.json.hbs"),
+        include_str!("../../../templates/driver.asl.json.hbs"),
     ),
     (
         "sweeper",
-        include_str!("../../templates/sweeper.asl.json.hbs"),
+        include_str!("../../../templates/sweeper.asl.json.hbs"),
     ),
     (
         "action-http",
-        include_str!("../../templates/partials/action-http.hbs"),
+        include_str!("../../../templates/partials/action-http.hbs"),
     ),
     (
         "action-lambda",
-        include_str!("../../templates/partials/action-lambda.hbs"),
+        include_str!("../../../templates/partials/action-lambda.hbs"),
     ),
     (
         "action-queue",
-        include_str!("../../templates/partials/action-queue.hbs"),
+        include_str!("../../../templates/partials/action-queue.hbs"),
     ),
     (
         "await-state",
-        include_str!("../../templates/partials/await-state.hbs"),
+        include_str!("../../../templates/partials/await-state.hbs"),
     ),
     (
         "request-process-work-item",
-        include_str!("../../templates/partials/request-process-work-item.hbs"),
+        include_str!("../../../templates/partials/request-process-work-item.hbs"),
     ),
     (
         "request-sweep-once",
-        include_str!("../../templates/partials/request-sweep-once.hbs"),
+        include_str!("../../../templates/partials/request-sweep-once.hbs"),
     ),
     (
         "transport-retry",
-        include_str!("../../templates/partials/transport-retry.hbs"),
+        include_str!("../../../templates/partials/transport-retry.hbs"),
     ),
 ];
 
@@ -65,28 +67,6 @@ pub const PROCESS_RESULT_FIELDS: &[&str] = &[
     "claimed",
 ];
 pub const SWEEP_RESULT_FIELDS: &[&str] = &["timedOutAwaits", "due"];
-
-/// Sweeper state names.
-pub mod sweeper_states {
-    pub const LOCATE: &str = "Locate this release's driver";
-    pub const SWEEP: &str = "Sweep TPF once";
-    pub const ENSURE: &str = "Ensure a driver for each due execution";
-    pub const CHECK_RELEASE: &str = "Is it pinned to this release?";
-    pub const OTHER_RELEASE: &str = "Pinned to another release";
-    pub const LOOKUP_DRIVER: &str = "Look up the live driver";
-    pub const HAS_POINTER: &str = "Is a driver registered?";
-    pub const DESCRIBE: &str = "Check the registered driver";
-    pub const IS_RUNNING: &str = "Is the driver running?";
-    pub const LOOKUP_TOKEN: &str = "Look up the parked driver's token";
-    pub const HAS_TOKEN: &str = "Is a wakeup token registered?";
-    pub const TOKEN_IS_LIVE: &str = "Does the token belong to the live driver?";
-    pub const WAKE: &str = "Wake the parked driver";
-    pub const LIVE: &str = "Driver is live";
-    pub const START_RECOVERY: &str = "Start a recovery driver";
-    pub const RECOVERY_EXISTS: &str = "Recovery already started";
-    pub const RECOVERED: &str = "Recovery driver started";
-    pub const DONE: &str = "Sweep finished";
-}
 
 pub struct Renderer {
     hb: Handlebars<'static>,
@@ -122,12 +102,12 @@ impl Renderer {
         Ok(Renderer { hb })
     }
 
-    pub fn driver(&self, plan: &DriverPlan) -> Result<String, Diagnostic> {
-        self.render("driver", &context(plan))
+    pub fn driver(&self, plan: &DriverPlan, sfn: &SfnPlan) -> Result<String, Diagnostic> {
+        self.render("driver", &context(plan, sfn))
     }
 
-    pub fn sweeper(&self, plan: &DriverPlan) -> Result<String, Diagnostic> {
-        self.render("sweeper", &context(plan))
+    pub fn sweeper(&self, plan: &DriverPlan, sfn: &SfnPlan) -> Result<String, Diagnostic> {
+        self.render("sweeper", &context(plan, sfn))
     }
 
     fn render(&self, name: &str, ctx: &Value) -> Result<String, Diagnostic> {
@@ -201,13 +181,13 @@ fn action(plan: &DriverPlan, name: &str, per_execution: bool, fields: &[&str]) -
         "endpoint": endpoint,
         "endpoint_format": endpoint_format,
         "result_fields": fields,
-        "transport_errors": plan.binding.transport_errors(),
-        "identity_mismatch_error": plan.binding.identity_mismatch_error(),
-        "not_found_error": plan.binding.not_found_error(),
+        "transport_errors": binding::transport_errors(&plan.binding),
+        "identity_mismatch_error": binding::identity_mismatch_error(&plan.binding),
+        "not_found_error": binding::not_found_error(&plan.binding),
     })
 }
 
-fn context(plan: &DriverPlan) -> Value {
+fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
     let binding = match &plan.binding {
         BindingPlan::Http {
             api_base_url,
@@ -225,7 +205,8 @@ fn context(plan: &DriverPlan) -> Value {
     let awaits: Vec<Value> = plan
         .awaits
         .iter()
-        .map(|a| json!({"authored_name": a.authored_name, "state_name": a.state_name, "comment": await_comment(a)}))
+        .zip(&sfn.await_states)
+        .map(|(a, state_name)| json!({"authored_name": a.authored_name, "state_name": state_name, "comment": await_comment(a)}))
         .collect();
     let id = &plan.identity;
     json!({
@@ -264,12 +245,12 @@ fn context(plan: &DriverPlan) -> Value {
         ),
         "count_comment": format!(
             "Counts loop iterations, the counter the history-budget proof reads. The next state rolls over to a new generation when the count reaches the limit the compiler proved keeps one generation's history under {} events.",
-            plan.budget.event_budget
+            sfn.budget.event_budget
         ),
         "process_action": action(plan, "process-work-item", true, PROCESS_RESULT_FIELDS),
         "sweep_action": action(plan, "sweep-once", false, SWEEP_RESULT_FIELDS),
         "binding": binding,
-        "budget": {"max_iterations": plan.budget.max_iterations, "event_budget": plan.budget.event_budget},
+        "budget": {"max_iterations": sfn.budget.max_iterations, "event_budget": sfn.budget.event_budget},
         "wakeup": {
             "table_name": plan.wakeup.table_name,
             "lease_wait_seconds": plan.wakeup.lease_wait_seconds,
@@ -286,7 +267,7 @@ fn context(plan: &DriverPlan) -> Value {
         "sweeper": {"limit": plan.sweeper.limit, "max_concurrency": plan.sweeper.max_concurrency},
         "driver_arn_format": format!(
             "States.Format('arn:{{}}:states:{{}}:{{}}:stateMachine:{}', States.ArrayGetItem(States.StringSplit($$.StateMachine.Id, ':'), 1), States.ArrayGetItem(States.StringSplit($$.StateMachine.Id, ':'), 3), States.ArrayGetItem(States.StringSplit($$.StateMachine.Id, ':'), 4))",
-            intrinsic_literal(&plan.machines.driver)
+            intrinsic_literal(&sfn.machines.driver)
         ),
     })
 }

@@ -1,9 +1,9 @@
 //! Retry and Catch: `States.ALL` placement, empty or misspelt error names, retrier ranges, and
 //! the timeout/heartbeat pair.
 
-use crate::asl::State;
-use crate::validate::scope::Scope;
-use crate::validate::Ctx;
+use crate::sfn::asl::State;
+use crate::sfn::validate::scope::Scope;
+use crate::sfn::validate::Ctx;
 
 const STATES_ALL: &str = "States.ALL";
 
@@ -157,7 +157,7 @@ fn retriers(ctx: &mut Ctx<'_>, ptr: &str, state: &State) {
     }
 }
 
-fn timeouts(ctx: &mut Ctx<'_>, ptr: &str, t: &crate::asl::TaskState) {
+fn timeouts(ctx: &mut Ctx<'_>, ptr: &str, t: &crate::sfn::asl::TaskState) {
     if t.timeout_seconds.is_some() && t.timeout_seconds_path.is_some() {
         ctx.error(
             "ASL_TIMEOUT_AND_PATH",

@@ -2,8 +2,8 @@
 //! the local executors this project tests with cannot run them, so the TPF driver profile
 //! refuses them; for foreign definitions they are only flagged.
 
-use crate::asl::StateMachine;
-use crate::validate::Ctx;
+use crate::sfn::asl::StateMachine;
+use crate::sfn::validate::Ctx;
 
 pub(crate) const CODE: &str = "ASL_JSONATA_OR_VARIABLES";
 

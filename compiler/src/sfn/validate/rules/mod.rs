@@ -9,7 +9,7 @@ pub(crate) mod query_language;
 
 use serde_json::Value;
 
-use crate::asl::State;
+use crate::sfn::asl::State;
 
 /// A payload template of a state: field name, value, and whether `.$` keys in it are
 /// evaluated (a Pass `Result` is a literal, so its `.$` keys are just names).

@@ -4,11 +4,11 @@
 use serde_json::{Map, Value};
 
 use super::{query_language, templates};
-use crate::asl::{ChoiceRule, State, StateMachine, COMPARISON_OPERATORS};
 use crate::diagnostic::pointer_token;
-use crate::validate::paths::{check_dynamic_value, check_path, PathRoot};
-use crate::validate::scope::Scope;
-use crate::validate::Ctx;
+use crate::sfn::asl::{ChoiceRule, State, StateMachine, COMPARISON_OPERATORS};
+use crate::sfn::validate::paths::{check_dynamic_value, check_path, PathRoot};
+use crate::sfn::validate::scope::Scope;
+use crate::sfn::validate::Ctx;
 
 /// Fields AWS defines that the typed model does not carry (distributed Map, cross-account
 /// Task credentials). Not wrong, just outside what this toolchain understands.

@@ -1,9 +1,8 @@
-//! The driver plan: a backend-neutral description of one release's wakeup driver.
+//! The driver plan: a backend-neutral description of one release's wakeup driver — identity,
+//! await points, the action binding, wakeup timing, transport retry, the sweeper, tags.
 //!
-//! Everything the templates need is decided here — identity, await points, budgets, bindings,
-//! names — so the templates only lay it out. The plan knows nothing about ASL syntax.
-
-pub mod names;
+//! A backend lowers it into its own artefacts (`crate::sfn` for Step Functions). The plan holds
+//! no engine vocabulary: no state names, no engine error names, no ARNs, no history limits.
 
 use std::collections::BTreeMap;
 
@@ -11,57 +10,17 @@ use crate::config::{BindingKind, DriverConfig, LogLevel};
 use crate::contract::{Contract, HashCheck};
 use crate::release::Identity;
 
-/// The driver's fixed states. Await states must not take these names.
-pub mod states {
-    pub const START: &str = "Start driver generation";
-    pub const REGISTER: &str = "Register driver generation";
-    pub const PROCESS: &str = "Process work item";
-    pub const ROUTE: &str = "Route on TPF status";
-    pub const ROUTE_AWAIT: &str = "Route to the parked await step";
-    pub const GENERIC_AWAIT: &str = "Await external completion";
-    pub const WAIT_DUE: &str = "Wait until due";
-    pub const WAIT_LEASE: &str = "Wait for lease";
-    pub const RECHECK: &str = "Wait before re-checking TPF";
-    pub const COUNT: &str = "Count loop iteration";
-    pub const CHECK_BUDGET: &str = "Check history budget";
-    pub const CONTINUE: &str = "Continue as new generation";
-    pub const HANDED_OVER: &str = "Generation handed over";
-    pub const SUCCEEDED: &str = "Execution succeeded";
-    pub const FAILED: &str = "Execution failed in TPF";
-    pub const MISMATCH: &str = "Release identity mismatch";
-    pub const NOT_FOUND: &str = "Execution unknown to TPF";
-    pub const UNEXPECTED: &str = "Unexpected TPF outcome";
-
-    pub const ALL: &[&str] = &[
-        START,
-        REGISTER,
-        PROCESS,
-        ROUTE,
-        ROUTE_AWAIT,
-        GENERIC_AWAIT,
-        WAIT_DUE,
-        WAIT_LEASE,
-        RECHECK,
-        COUNT,
-        CHECK_BUDGET,
-        CONTINUE,
-        HANDED_OVER,
-        SUCCEEDED,
-        FAILED,
-        MISMATCH,
-        NOT_FOUND,
-        UNEXPECTED,
-    ];
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct DriverPlan {
     pub identity: Identity,
     pub contract: ContractFacts,
-    pub machines: MachineNames,
+    /// Prefix of every deployed resource's name.
+    pub name_prefix: String,
     pub awaits: Vec<AwaitPoint>,
     pub binding: BindingPlan,
-    pub budget: Budget,
+    /// Ceiling on engine events (Step Functions history events, durable-function operations)
+    /// per driver generation; a generation hands over to the next before it is reached.
+    pub generation_event_budget: u32,
     pub wakeup: WakeupPlan,
     pub action_timeout_seconds: u64,
     pub sweep_timeout_seconds: u64,
@@ -70,7 +29,7 @@ pub struct DriverPlan {
     pub tags: BTreeMap<String, String>,
     pub logging: LoggingPlan,
     pub tracing: bool,
-    pub aws: ArnContext,
+    pub aws: AwsAccount,
 }
 
 /// What the manifest and the console need to know about the contract.
@@ -82,20 +41,12 @@ pub struct ContractFacts {
     pub step_count: usize,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct MachineNames {
-    pub driver: String,
-    pub sweeper: String,
-}
-
 /// One contract await step, as the driver parks on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AwaitPoint {
     pub step_index: u32,
     /// Verbatim `authoredName`: what TPF reports in `await.stepName` and the route compares.
     pub authored_name: String,
-    /// The unique, readable state name.
-    pub state_name: String,
     pub kind: String,
     pub cardinality: &'static str,
     pub cardinality_raw: String,
@@ -128,60 +79,6 @@ impl BindingPlan {
             BindingPlan::Queue { .. } => BindingKind::Queue,
         }
     }
-
-    /// Error names that mean "the call did not get through"; the only errors Step Functions
-    /// retries. Everything TPF decided arrives as a 2xx outcome instead.
-    pub fn transport_errors(&self) -> Vec<&'static str> {
-        match self {
-            BindingPlan::Http { .. } => vec![
-                "States.Http.Socket",
-                "States.Timeout",
-                "States.Http.StatusCode.429",
-                "States.Http.StatusCode.500",
-                "States.Http.StatusCode.502",
-                "States.Http.StatusCode.503",
-                "States.Http.StatusCode.504",
-            ],
-            BindingPlan::Lambda { .. } => vec![
-                "Lambda.ServiceException",
-                "Lambda.AWSLambdaException",
-                "Lambda.SdkClientException",
-                "Lambda.TooManyRequestsException",
-                "TPF.TransportError",
-                "States.Timeout",
-            ],
-            BindingPlan::Queue { .. } => vec![
-                "SQS.SdkClientException",
-                "SQS.AmazonSQSException",
-                "TPF.TransportError",
-                "States.Timeout",
-            ],
-        }
-    }
-
-    pub fn identity_mismatch_error(&self) -> &'static str {
-        match self {
-            BindingPlan::Http { .. } => "States.Http.StatusCode.409",
-            _ => "TPF.ReleaseIdentityMismatch",
-        }
-    }
-
-    pub fn not_found_error(&self) -> &'static str {
-        match self {
-            BindingPlan::Http { .. } => "States.Http.StatusCode.404",
-            _ => "TPF.ExecutionNotFound",
-        }
-    }
-}
-
-/// How long one generation may loop before it hands over to the next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
-    /// Configured ceiling on history events per generation.
-    pub event_budget: u32,
-    /// Loop iterations after which the driver continues as a new generation. Computed from the
-    /// rendered definition so that the validator's worst-case bound stays under `event_budget`.
-    pub max_iterations: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -213,39 +110,15 @@ pub struct LoggingPlan {
     pub log_group_arn: Option<String>,
 }
 
-/// Partition, region and account for ARNs in policies; `*` where the config leaves them open.
+/// Partition, region and account the release deploys to; `*` where the config leaves them open.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ArnContext {
+pub struct AwsAccount {
     pub partition: String,
     pub region: String,
     pub account_id: String,
 }
 
-impl ArnContext {
-    pub fn state_machine_arn(&self, name: &str) -> String {
-        format!(
-            "arn:{}:states:{}:{}:stateMachine:{name}",
-            self.partition, self.region, self.account_id
-        )
-    }
-
-    pub fn executions_arn(&self, machine: &str) -> String {
-        format!(
-            "arn:{}:states:{}:{}:execution:{machine}:*",
-            self.partition, self.region, self.account_id
-        )
-    }
-
-    pub fn table_arn(&self, table: &str) -> String {
-        format!(
-            "arn:{}:dynamodb:{}:{}:table/{table}",
-            self.partition, self.region, self.account_id
-        )
-    }
-}
-
-/// Builds the plan. `max_iterations` starts at a placeholder; the compiler sizes it after a
-/// first render (see `compile`).
+/// Builds the plan.
 pub fn build(
     contract: &Contract,
     hash: &HashCheck,
@@ -254,18 +127,11 @@ pub fn build(
 ) -> DriverPlan {
     let await_steps: Vec<&crate::contract::Step> =
         contract.steps.iter().filter(|s| s.is_await()).collect();
-    let keyed: Vec<(u32, &str)> = await_steps
-        .iter()
-        .map(|s| (s.index, s.authored_name.as_str()))
-        .collect();
-    let state_names = names::assign_await_names(&keyed, states::ALL);
     let awaits = await_steps
         .iter()
-        .zip(state_names)
-        .map(|(step, state_name)| AwaitPoint {
+        .map(|step| AwaitPoint {
             step_index: step.index,
             authored_name: step.authored_name.clone(),
-            state_name,
             kind: step.kind.clone(),
             cardinality: step.cardinality.as_str(),
             cardinality_raw: step.cardinality_raw.clone(),
@@ -313,26 +179,10 @@ pub fn build(
             verified: matches!(hash, HashCheck::Verified),
             step_count: contract.steps.len(),
         },
-        machines: MachineNames {
-            driver: names::machine_name(
-                &config.name_prefix,
-                &identity.pipeline_id,
-                &identity.release_version,
-                "driver",
-            ),
-            sweeper: names::machine_name(
-                &config.name_prefix,
-                &identity.pipeline_id,
-                &identity.release_version,
-                "sweeper",
-            ),
-        },
+        name_prefix: config.name_prefix.clone(),
         awaits,
         binding,
-        budget: Budget {
-            event_budget: config.history.event_budget,
-            max_iterations: 1,
-        },
+        generation_event_budget: config.history.event_budget,
         wakeup: WakeupPlan {
             table_name: config.wakeup.table_name.clone(),
             lease_wait_seconds: config.wakeup.lease_wait_seconds,
@@ -358,7 +208,7 @@ pub fn build(
             log_group_arn: config.logging.log_group_arn.clone(),
         },
         tracing: config.tracing.enabled,
-        aws: ArnContext {
+        aws: AwsAccount {
             partition: config
                 .aws
                 .partition

@@ -3,7 +3,7 @@
 
 use indexmap::IndexMap;
 
-use crate::asl::{State, Transition};
+use crate::sfn::asl::{State, Transition};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Edge {
@@ -211,7 +211,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::asl::State;
+    use crate::sfn::asl::State;
 
     fn graph(json: &str) -> (IndexMap<String, State>, Graph) {
         let states: IndexMap<String, State> = serde_json::from_str(json).unwrap();

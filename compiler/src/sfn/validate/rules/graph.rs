@@ -2,10 +2,10 @@
 //! reachable and something terminal is. Checked in each scope separately because transitions
 //! never cross a Parallel branch or Map processor boundary.
 
-use crate::asl::{State, Transition};
-use crate::validate::dag::Graph;
-use crate::validate::scope::Scope;
-use crate::validate::Ctx;
+use crate::sfn::asl::{State, Transition};
+use crate::sfn::validate::dag::Graph;
+use crate::sfn::validate::scope::Scope;
+use crate::sfn::validate::Ctx;
 
 pub(crate) fn check(ctx: &mut Ctx<'_>, scopes: &[Scope<'_>]) {
     for scope in scopes {

@@ -9,9 +9,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::compile::{Output, DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
+use crate::compile::Output;
 use crate::config::LogLevel;
-use crate::manifest::MachineInfo;
+use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
+use crate::sfn::manifest::MachineInfo;
 
 pub const CLOUDFORMATION_FILE: &str = "cloudformation.json";
 pub const TERRAFORM_FILE: &str = "main.tf.json";

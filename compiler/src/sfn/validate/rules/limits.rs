@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use super::templates;
 use crate::diagnostic::pointer_token;
-use crate::validate::scope::Scope;
-use crate::validate::{Ctx, MAX_DEFINITION_BYTES, MAX_PAYLOAD_BYTES};
+use crate::sfn::validate::scope::Scope;
+use crate::sfn::validate::{Ctx, MAX_DEFINITION_BYTES, MAX_PAYLOAD_BYTES};
 
 const MAX_STATE_NAME_CHARS: usize = 80;
 

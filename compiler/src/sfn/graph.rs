@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::asl::{ChoiceRule, State, StateMachine, SubMachine, Transition};
+use crate::sfn::asl::{ChoiceRule, State, StateMachine, SubMachine, Transition};
 
 /// Renders `machine` as a `flowchart TD`. Node ids are positional (`s0`, `s1`, …) because state
 /// names may hold any character; labels carry the names.

@@ -1,0 +1,268 @@
+//! The Step Functions lowering of one release: render the templates, parse into the typed
+//! model, size the driver's loop to the history budget, validate, and derive policies, graph and
+//! manifest.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::contract::Contract;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::plan::DriverPlan;
+
+use super::asl::{self, State, StateMachine};
+use super::files::*;
+use super::graph;
+use super::iam::{self, Role};
+use super::manifest::{
+    self, AwaitInfo, ContractInfo, IdentityInfo, LoggingInfo, MachineInfo, Machines, Manifest,
+};
+use super::render::Renderer;
+use super::states::sweeper as sweeper_states;
+use super::validate::{self, Profile, ValidateOptions};
+use super::{SfnPlan, AWS_HISTORY_LIMIT};
+
+/// A lowered release.
+#[derive(Debug, Clone)]
+pub struct Lowered {
+    pub sfn: SfnPlan,
+    pub driver: StateMachine,
+    pub sweeper: StateMachine,
+    pub manifest: Manifest,
+    /// `(file name, contents)` in a stable order.
+    pub files: Vec<(String, String)>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Lowers a plan to Step Functions: rendered, parsed, sized and validated machines, their
+/// policies, graph and manifest.
+pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnostics> {
+    let mut warnings = Vec::new();
+    let mut sfn = SfnPlan::new(plan);
+    let renderer = Renderer::shared()?;
+
+    let mut driver = parse_rendered(DRIVER_FILE, &renderer.driver(plan, &sfn)?)?;
+    sfn.budget.max_iterations = size_loop(&mut driver, &sfn)?;
+    let sweeper = parse_rendered(SWEEPER_FILE, &renderer.sweeper(plan, &sfn)?)?;
+    let driver_text = asl::to_canonical_json(&driver);
+    let sweeper_text = asl::to_canonical_json(&sweeper);
+
+    let driver_report = validate::validate(DRIVER_FILE, &driver, &driver_options(&sfn));
+    let sweeper_report = validate::validate(SWEEPER_FILE, &sweeper, &sweeper_options(plan));
+    for d in driver_report
+        .diagnostics
+        .iter()
+        .chain(&sweeper_report.diagnostics)
+    {
+        if d.is_error() {
+            // Our own output failing our own validator is a compiler bug, but the user needs
+            // the finding, not a panic.
+            return Err(Diagnostics(
+                driver_report
+                    .diagnostics
+                    .iter()
+                    .chain(&sweeper_report.diagnostics)
+                    .cloned()
+                    .collect(),
+            ));
+        }
+        warnings.push(d.clone());
+    }
+
+    let (driver_policy, mut unknown) = iam::policy(plan, &sfn, Role::Driver, &driver);
+    let (sweeper_policy, unknown_sweeper) = iam::policy(plan, &sfn, Role::Sweeper, &sweeper);
+    unknown.extend(unknown_sweeper);
+    if let Some(resource) = unknown.first() {
+        return Err(Diagnostic::error(
+            "IAM_UNKNOWN_RESOURCE",
+            Location::file(DRIVER_FILE),
+            format!("no IAM rule for Task resource {resource}"),
+        )
+        .with_hint(
+            "this is a tpf-sfn bug: every resource the templates emit needs a rule in iam.rs",
+        )
+        .into());
+    }
+
+    let driver_sha = sha256_hex(&driver_text);
+    let sweeper_sha = sha256_hex(&sweeper_text);
+    let manifest = Manifest {
+        manifest_version: 1,
+        compiler: manifest::CompilerInfo {
+            name: manifest::COMPILER_NAME,
+            version: manifest::COMPILER_VERSION,
+        },
+        identity: IdentityInfo {
+            pipeline_id: plan.identity.pipeline_id.clone(),
+            contract_version: plan.identity.contract_version.clone(),
+            release_version: plan.identity.release_version.clone(),
+        },
+        contract: ContractInfo {
+            schema_version: plan.contract.schema_version,
+            contract_hash: plan.contract.contract_hash.clone(),
+            verified: plan.contract.verified,
+            steps: contract.steps.len(),
+            await_steps: plan
+                .awaits
+                .iter()
+                .zip(&sfn.await_states)
+                .map(|(a, state_name)| AwaitInfo {
+                    step_index: a.step_index,
+                    authored_name: a.authored_name.clone(),
+                    state_name: state_name.clone(),
+                    transport: a.transport.clone(),
+                })
+                .collect(),
+        },
+        binding: manifest::binding_info(plan),
+        machines: Machines {
+            driver: MachineInfo {
+                name: sfn.machines.driver.clone(),
+                machine_type: "STANDARD",
+                definition: DRIVER_FILE.to_string(),
+                definition_sha256: driver_sha.clone(),
+                policy: DRIVER_POLICY_FILE.to_string(),
+                states: iam::all_states(&driver).len(),
+                max_history_events: driver_report.history.max_events,
+                max_loop_iterations: Some(sfn.budget.max_iterations),
+                schedule: None,
+                tags: manifest::machine_tags(plan, "driver", &driver_sha),
+            },
+            sweeper: MachineInfo {
+                name: sfn.machines.sweeper.clone(),
+                machine_type: "STANDARD",
+                definition: SWEEPER_FILE.to_string(),
+                definition_sha256: sweeper_sha.clone(),
+                policy: SWEEPER_POLICY_FILE.to_string(),
+                states: iam::all_states(&sweeper).len(),
+                max_history_events: sweeper_report.history.max_events,
+                max_loop_iterations: None,
+                schedule: Some(plan.sweeper.schedule.clone()),
+                tags: manifest::machine_tags(plan, "sweeper", &sweeper_sha),
+            },
+        },
+        wakeup_table: plan.wakeup.table_name.clone(),
+        logging: LoggingInfo {
+            level: plan.logging.level,
+            include_execution_data: plan.logging.include_execution_data,
+            log_group_arn: plan.logging.log_group_arn.clone(),
+        },
+        tracing: plan.tracing,
+    };
+
+    let files = vec![
+        (DRIVER_FILE.to_string(), driver_text),
+        (SWEEPER_FILE.to_string(), sweeper_text),
+        (DRIVER_POLICY_FILE.to_string(), pretty(&driver_policy)),
+        (SWEEPER_POLICY_FILE.to_string(), pretty(&sweeper_policy)),
+        (GRAPH_FILE.to_string(), graph::mermaid(&driver)),
+        (MANIFEST_FILE.to_string(), pretty(&manifest)),
+    ];
+    Ok(Lowered {
+        sfn,
+        driver,
+        sweeper,
+        manifest,
+        files,
+        warnings,
+    })
+}
+
+/// Validation options for a compiled driver: the configured budget is the limit to prove.
+pub fn driver_options(sfn: &SfnPlan) -> ValidateOptions {
+    ValidateOptions {
+        event_limit: u64::from(sfn.budget.event_budget),
+        map_item_bounds: BTreeMap::new(),
+        profile: Profile::TpfDriver,
+    }
+}
+
+/// The sweeper's Map runs once per due execution, and sweep-once returns at most `limit`.
+pub fn sweeper_options(plan: &DriverPlan) -> ValidateOptions {
+    let mut map_item_bounds = BTreeMap::new();
+    map_item_bounds.insert(
+        sweeper_states::ENSURE.to_string(),
+        u64::from(plan.sweeper.limit),
+    );
+    ValidateOptions {
+        event_limit: AWS_HISTORY_LIMIT,
+        map_item_bounds,
+        profile: Profile::TpfDriver,
+    }
+}
+
+/// Finds the most loop iterations one generation can afford and sets them as the loop guard's
+/// limit. The driver is rendered once with a limit of 1; the validator's proven per-iteration
+/// and fixed costs do not depend on the limit, so the limit is solved for and written into the
+/// guard rule of the typed model (the one edit after rendering), then proven again.
+fn size_loop(driver: &mut StateMachine, sfn: &SfnPlan) -> Result<u32, Diagnostics> {
+    let opts = driver_options(sfn);
+    let analysis = validate::analyze_history(driver, &opts);
+    let budget = u64::from(sfn.budget.event_budget);
+    let (Some(per), fixed, Some(guard)) =
+        (analysis.per_iteration, analysis.fixed, analysis.loop_guard)
+    else {
+        return Err(no_bound());
+    };
+    if per == 0 || fixed + 2 * per > budget {
+        return Err(Diagnostic::error(
+            "HISTORY_BUDGET_TOO_SMALL",
+            Location::file("tpf-sfn.toml"),
+            format!("history.event-budget {budget} cannot fit even two loop iterations ({per} events each, {fixed} fixed)"),
+        )
+        .with_hint("raise history.event-budget (default 20000) or lower transport-retry.max-attempts")
+        .into());
+    }
+    let mut n = u32::try_from((budget - fixed) / per - 1).unwrap_or(u32::MAX);
+    while n > 1 {
+        set_guard_limit(driver, &guard.state, n);
+        match validate::analyze_history(driver, &opts).max_events {
+            Some(max) if max <= budget => return Ok(n),
+            Some(_) => n -= 1,
+            None => return Err(no_bound()),
+        }
+    }
+    Ok(n)
+}
+
+fn set_guard_limit(driver: &mut StateMachine, guard: &str, limit: u32) {
+    if let Some(State::Choice(c)) = driver.states.get_mut(guard) {
+        for rule in &mut c.choices {
+            if let Some(v) = rule.comparison.get_mut("NumericGreaterThanEquals") {
+                *v = serde_json::Value::from(limit);
+            }
+        }
+    }
+}
+
+fn no_bound() -> Diagnostics {
+    Diagnostic::error(
+        "HISTORY_UNPROVEN",
+        Location::file(DRIVER_FILE),
+        "the validator could not bound the driver's history; the loop guard was not recognised",
+    )
+    .with_hint("this is a tpf-sfn bug: the driver template must keep its counted loop")
+    .into()
+}
+
+fn parse_rendered(file: &str, text: &str) -> Result<StateMachine, Diagnostics> {
+    asl::parse(file, text.as_bytes()).map_err(|d| {
+        Diagnostics(vec![Diagnostic {
+            hint: format!(
+                "{} (the bundled templates produced it: a tpf-sfn bug)",
+                d.hint
+            ),
+            ..d
+        }])
+    })
+}
+
+fn pretty<T: serde::Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}

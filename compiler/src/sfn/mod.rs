@@ -1,0 +1,100 @@
+//! The Step Functions lowering: everything that is specific to AWS Step Functions lives here —
+//! state and machine names, the ASL model and its validator, the engine's error names per action
+//! binding, ARNs, the 25,000-event history limit and the loop budget, IAM policies, the graph,
+//! the manifest and the CloudFormation/Terraform exports.
+//!
+//! Input is the backend-neutral [`DriverPlan`]; TPF's wire facts (field names, error names,
+//! wakeup-table keys) come from `tpf_wire` through the render context. A second backend is a
+//! sibling module of this one, lowering the same plan.
+
+pub mod arn;
+pub mod asl;
+pub mod binding;
+pub mod export;
+pub mod graph;
+pub mod iam;
+mod lower;
+pub mod manifest;
+pub mod names;
+pub mod render;
+pub mod states;
+pub mod validate;
+
+pub use lower::{driver_options, lower, sha256_hex, sweeper_options, Lowered};
+
+use crate::plan::DriverPlan;
+use arn::ArnContext;
+
+/// Step Functions' hard cap on history events per execution.
+pub const AWS_HISTORY_LIMIT: u64 = 25_000;
+
+/// The files one compiled release consists of.
+pub mod files {
+    pub const DRIVER_FILE: &str = "driver.asl.json";
+    pub const SWEEPER_FILE: &str = "sweeper.asl.json";
+    pub const DRIVER_POLICY_FILE: &str = "driver.iam-policy.json";
+    pub const SWEEPER_POLICY_FILE: &str = "sweeper.iam-policy.json";
+    pub const GRAPH_FILE: &str = "driver.mmd";
+    pub const MANIFEST_FILE: &str = "manifest.json";
+}
+
+/// What the lowering decides on top of the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SfnPlan {
+    pub machines: MachineNames,
+    /// One state name per plan await point, in the plan's order.
+    pub await_states: Vec<String>,
+    pub budget: Budget,
+    pub arns: ArnContext,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineNames {
+    pub driver: String,
+    pub sweeper: String,
+}
+
+/// How long one generation may loop before it hands over to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Configured ceiling on history events per generation.
+    pub event_budget: u32,
+    /// Loop iterations after which the driver continues as a new generation. Computed from the
+    /// rendered definition so that the validator's worst-case bound stays under `event_budget`.
+    pub max_iterations: u32,
+}
+
+impl SfnPlan {
+    /// Names and ARNs for a plan; `max_iterations` starts at 1 until the lowering sizes it.
+    pub fn new(plan: &DriverPlan) -> SfnPlan {
+        let keyed: Vec<(u32, &str)> = plan
+            .awaits
+            .iter()
+            .map(|a| (a.step_index, a.authored_name.as_str()))
+            .collect();
+        let machine = |role| {
+            names::machine_name(
+                &plan.name_prefix,
+                &plan.identity.pipeline_id,
+                &plan.identity.release_version,
+                role,
+            )
+        };
+        SfnPlan {
+            machines: MachineNames {
+                driver: machine("driver"),
+                sweeper: machine("sweeper"),
+            },
+            await_states: names::assign_await_names(&keyed, states::driver::ALL),
+            budget: Budget {
+                event_budget: plan.generation_event_budget,
+                max_iterations: 1,
+            },
+            arns: ArnContext {
+                partition: plan.aws.partition.clone(),
+                region: plan.aws.region.clone(),
+                account_id: plan.aws.account_id.clone(),
+            },
+        }
+    }
+}

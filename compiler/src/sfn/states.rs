@@ -1,0 +1,66 @@
+//! State names the console shows: the driver's fixed states and the sweeper's.
+
+/// The driver's fixed states. Await states must not take these names.
+pub mod driver {
+    pub const START: &str = "Start driver generation";
+    pub const REGISTER: &str = "Register driver generation";
+    pub const PROCESS: &str = "Process work item";
+    pub const ROUTE: &str = "Route on TPF status";
+    pub const ROUTE_AWAIT: &str = "Route to the parked await step";
+    pub const GENERIC_AWAIT: &str = "Await external completion";
+    pub const WAIT_DUE: &str = "Wait until due";
+    pub const WAIT_LEASE: &str = "Wait for lease";
+    pub const RECHECK: &str = "Wait before re-checking TPF";
+    pub const COUNT: &str = "Count loop iteration";
+    pub const CHECK_BUDGET: &str = "Check history budget";
+    pub const CONTINUE: &str = "Continue as new generation";
+    pub const HANDED_OVER: &str = "Generation handed over";
+    pub const SUCCEEDED: &str = "Execution succeeded";
+    pub const FAILED: &str = "Execution failed in TPF";
+    pub const MISMATCH: &str = "Release identity mismatch";
+    pub const NOT_FOUND: &str = "Execution unknown to TPF";
+    pub const UNEXPECTED: &str = "Unexpected TPF outcome";
+
+    pub const ALL: &[&str] = &[
+        START,
+        REGISTER,
+        PROCESS,
+        ROUTE,
+        ROUTE_AWAIT,
+        GENERIC_AWAIT,
+        WAIT_DUE,
+        WAIT_LEASE,
+        RECHECK,
+        COUNT,
+        CHECK_BUDGET,
+        CONTINUE,
+        HANDED_OVER,
+        SUCCEEDED,
+        FAILED,
+        MISMATCH,
+        NOT_FOUND,
+        UNEXPECTED,
+    ];
+}
+
+/// Sweeper state names.
+pub mod sweeper {
+    pub const LOCATE: &str = "Locate this release's driver";
+    pub const SWEEP: &str = "Sweep TPF once";
+    pub const ENSURE: &str = "Ensure a driver for each due execution";
+    pub const CHECK_RELEASE: &str = "Is it pinned to this release?";
+    pub const OTHER_RELEASE: &str = "Pinned to another release";
+    pub const LOOKUP_DRIVER: &str = "Look up the live driver";
+    pub const HAS_POINTER: &str = "Is a driver registered?";
+    pub const DESCRIBE: &str = "Check the registered driver";
+    pub const IS_RUNNING: &str = "Is the driver running?";
+    pub const LOOKUP_TOKEN: &str = "Look up the parked driver's token";
+    pub const HAS_TOKEN: &str = "Is a wakeup token registered?";
+    pub const TOKEN_IS_LIVE: &str = "Does the token belong to the live driver?";
+    pub const WAKE: &str = "Wake the parked driver";
+    pub const LIVE: &str = "Driver is live";
+    pub const START_RECOVERY: &str = "Start a recovery driver";
+    pub const RECOVERY_EXISTS: &str = "Recovery already started";
+    pub const RECOVERED: &str = "Recovery driver started";
+    pub const DONE: &str = "Sweep finished";
+}
