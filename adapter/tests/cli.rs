@@ -318,7 +318,7 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
     let mut driver: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     driver["States"]["Await Restaurant Decision"] =
-        serde_json::json!({"Type": "Wait", "Seconds": 30, "Next": "Count loop iteration"});
+        serde_json::json!({"Type": "Wait", "Seconds": 30, "Next": "Process work item"});
     std::fs::write(&path, serde_json::to_string_pretty(&driver).unwrap()).unwrap();
 
     let o = tpf_sfn(&[

@@ -455,8 +455,6 @@ fn normalisation_drops_only_no_op_early_wakes() {
     let entered = |n: &str| Event::Entered(n.to_owned(), "{}".to_owned());
     let iteration = |claimed: bool, version: i64| {
         vec![
-            entered("Count loop iteration"),
-            entered("Check history budget"),
             entered("Process work item"),
             answer(claimed, version),
             entered("Route on TPF status"),
@@ -476,7 +474,7 @@ fn normalisation_drops_only_no_op_early_wakes() {
 
     let early = run(iteration(false, 5));
     assert_eq!(early.early_wakes, 1);
-    assert_eq!(early.states.len(), 8);
+    assert_eq!(early.states.len(), 6);
     assert_eq!(
         early.normalised,
         ["Process work item", "Route on TPF status", "Wait until due"]
@@ -488,7 +486,7 @@ fn normalisation_drops_only_no_op_early_wakes() {
     // Not claimed, but the record moved on: kept.
     let moved = run(iteration(false, 6));
     assert_eq!(moved.early_wakes, 0);
-    assert_eq!(moved.normalised.len(), 8);
+    assert_eq!(moved.normalised.len(), 6);
 }
 
 /// Starts `tpf-sfn dev --format json` (its logs to `log`) and returns it with its one-line
@@ -665,9 +663,9 @@ fn state_digest_keeps_counters_and_answers_and_ignores_ids() {
     use serde_json::json;
     let input = |exec: &str, iteration: i64, version: i64, claimed: bool| {
         json!({
-            "driver": {"tenantId": "t", "executionId": exec, "lineage": exec,
-                       "generation": 0, "nextGeneration": 1, "iteration": iteration},
-            "tpf": {"status": "WAIT_RETRY", "version": version, "currentStepIndex": 3,
+            "tenantId": "t", "executionId": exec, "lineage": exec, "generation": 0,
+            "tpf": {"nextIteration": iteration,
+                    "status": "WAIT_RETRY", "version": version, "currentStepIndex": 3,
                     "attempt": 1, "claimed": claimed, "errorCode": "E",
                     "nextDueAt": format!("2026-11-30T10:00:0{iteration}Z"),
                     "await": {"unitId": exec}}

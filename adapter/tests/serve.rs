@@ -188,6 +188,7 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
         "await",
         "errorCode",
         "claimed",
+        "driver",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -153,6 +153,9 @@ pub struct WakeupConfig {
     pub lease_wait_seconds: u64,
     /// Seconds to wait before re-asking TPF when a wakeup could not be registered.
     pub recheck_seconds: u64,
+    /// Seconds between re-asks while TPF keeps an execution parked after its await deadline
+    /// passed (a TPF that does not apply the timeout): bounds the calls per day.
+    pub late_recheck_seconds: u64,
 }
 
 impl Default for WakeupConfig {
@@ -161,6 +164,7 @@ impl Default for WakeupConfig {
             table_name: "tpf_sfn_wakeup".to_string(),
             lease_wait_seconds: 30,
             recheck_seconds: 60,
+            late_recheck_seconds: 3600,
         }
     }
 }
@@ -535,6 +539,13 @@ impl DriverConfig {
                 "a zero wait re-asks TPF in a tight loop and burns history events",
             );
         }
+        if w.late_recheck_seconds < 60 {
+            bad(
+                "wakeup.late-recheck-seconds",
+                "late-recheck-seconds must be at least 60".into(),
+                "it bounds how often a driver re-asks TPF about an execution parked past its deadline",
+            );
+        }
 
         for (key, v) in [
             (
@@ -740,6 +751,8 @@ table-name = {table}
 lease-wait-seconds = {lease}
 # Seconds to wait before re-asking TPF when a wakeup could not be registered.
 recheck-seconds = {recheck}
+# Seconds between re-asks while TPF keeps an execution parked after its await deadline passed.
+late-recheck-seconds = {late}
 
 [timeouts]
 # TimeoutSeconds of one action call. HTTP Tasks are capped at 60 s by Step Functions.
@@ -795,6 +808,7 @@ enabled = {tracing}
             table = q(&d.wakeup.table_name),
             lease = d.wakeup.lease_wait_seconds,
             recheck = d.wakeup.recheck_seconds,
+            late = d.wakeup.late_recheck_seconds,
             action = d.timeouts.action_call_seconds,
             sweep = d.timeouts.sweep_call_seconds,
             interval = d.transport_retry.interval_seconds,

@@ -86,6 +86,7 @@ pub struct WakeupPlan {
     pub table_name: String,
     pub lease_wait_seconds: u64,
     pub recheck_seconds: u64,
+    pub late_recheck_seconds: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +188,7 @@ pub fn build(
             table_name: config.wakeup.table_name.clone(),
             lease_wait_seconds: config.wakeup.lease_wait_seconds,
             recheck_seconds: config.wakeup.recheck_seconds,
+            late_recheck_seconds: config.wakeup.late_recheck_seconds,
         },
         action_timeout_seconds: config.timeouts.action_call_seconds,
         sweep_timeout_seconds: config.timeouts.sweep_call_seconds,

@@ -122,13 +122,15 @@ fn each_await_step_gets_one_commented_state_routed_by_authored_name() {
             .get(state)
             .unwrap_or_else(|| panic!("missing {state}"));
         assert!(s.comment().unwrap_or("").contains(authored));
-        let route =
-            serde_json::to_value(&out.driver.states["Route to the parked await step"]).unwrap();
+        let route = serde_json::to_value(&out.driver.states["Route on TPF status"]).unwrap();
         assert!(route["Choices"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["StringEquals"] == authored && r["Next"] == state));
+            .any(|r| r["Next"] == state
+                && r["And"]
+                    .as_array()
+                    .is_some_and(|and| and.iter().any(|t| t["StringEquals"] == authored))));
     }
 }
 

@@ -185,7 +185,7 @@ pub fn polling_variant(subject: &Subject, interval_seconds: u64) -> Subject {
         .map(|(n, _)| n.clone())
         .collect();
     for name in awaits {
-        let next = tpf_sfn_compiler::sfn::states::driver::COUNT.to_string();
+        let next = tpf_sfn_compiler::sfn::states::driver::PROCESS.to_string();
         s.driver.states.insert(
             name,
             State::Wait(WaitState {

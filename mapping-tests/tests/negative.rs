@@ -81,7 +81,7 @@ fn dropping_the_pinned_identity_from_a_call_is_caught() {
 fn polling_instead_of_parking_is_caught() {
     let s = broken(|d| {
         *d.pointer_mut(AWAIT).unwrap() =
-            json!({"Type": "Wait", "Seconds": 60, "Next": "Count loop iteration"});
+            json!({"Type": "Wait", "Seconds": 60, "Next": "Process work item"});
     });
     assert_fails(&s, "happy-path", "parks-without-polling");
 }
@@ -101,16 +101,20 @@ fn resuming_an_await_without_tpf_is_caught() {
 fn ignoring_next_due_at_is_caught() {
     let s = broken(|d| {
         *d.pointer_mut("/States/Wait until due").unwrap() =
-            json!({"Type": "Wait", "Seconds": 1, "Next": "Count loop iteration"});
+            json!({"Type": "Wait", "Seconds": 1, "Next": "Process work item"});
     });
     assert_fails(&s, "retries-then-success", "respects-tpf-due-time");
 }
 
 #[test]
 fn a_driver_without_rollover_is_caught() {
-    // The loop's back edge skips the budget check: nothing ever rolls over.
+    // The route forgets the budget check: nothing ever rolls over.
     let s = broken(|d| {
-        *d.pointer_mut("/States/Count loop iteration/Next").unwrap() = json!("Process work item");
+        d.pointer_mut("/States/Route on TPF status/Choices")
+            .unwrap()
+            .as_array_mut()
+            .unwrap()
+            .retain(|rule| !rule.to_string().contains("nextIteration"));
     });
     let sc = scenario(&s, "history-rollover");
     let failed = failed_checks(&s, &sc);
@@ -179,7 +183,7 @@ fn waking_twice_for_one_park_is_caught() {
     // has moved on and wakes it a second time.
     let s = broken(|d| {
         let mut second = d.pointer(AWAIT).unwrap().clone();
-        second["Next"] = json!("Count loop iteration");
+        second["Next"] = json!("Process work item");
         d["States"]["Await again"] = second;
         *d.pointer_mut(&format!("{AWAIT}/Next")).unwrap() = json!("Await again");
     });
@@ -200,7 +204,29 @@ fn an_idempotency_key_without_the_iteration_is_caught() {
         *d.pointer_mut(&format!(
             "{PROCESS}/Parameters/RequestBody/idempotencyKey.$"
         ))
-        .unwrap() = json!("States.Format('{}', $.driver.lineage)");
+        .unwrap() = json!("States.Format('{}', $.lineage)");
     });
     assert_fails(&s, "happy-path", "idempotency-keys-and-single-commits");
+}
+
+#[test]
+fn re_asking_a_late_await_in_a_tight_loop_is_caught() {
+    // TPF parks a re-driven execution whose await deadline has already passed (it reports a
+    // wake-up due now); a driver that re-asks after one second instead of its slow late pace is
+    // rejected.
+    let s = broken(|d| {
+        *d.pointer_mut("/States/Wait after a missed await deadline/Seconds")
+            .unwrap() = json!(1);
+    });
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/late-decision-then-redrive.toml"),
+    )
+    .unwrap();
+    let sc = Scenario::from_toml(&text).unwrap();
+    assert!(
+        failed_checks(&s, &sc).contains(&"routes-follow-tpf-outcome"),
+        "{:?}",
+        failed_checks(&s, &sc)
+    );
 }

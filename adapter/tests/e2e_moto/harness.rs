@@ -750,8 +750,9 @@ pub fn digest(input: &Value, exact: bool) -> Value {
     };
     let (driver_keys, tpf_keys): (&[&str], &[&str]) = if exact {
         (
-            &["generation", "nextGeneration", "iteration"],
+            &["generation"],
             &[
+                "nextIteration",
                 "status",
                 "version",
                 "currentStepIndex",
@@ -762,7 +763,7 @@ pub fn digest(input: &Value, exact: bool) -> Value {
         )
     } else {
         (
-            &["generation", "nextGeneration"],
+            &["generation"],
             &[
                 "status",
                 "version",
@@ -773,7 +774,7 @@ pub fn digest(input: &Value, exact: bool) -> Value {
         )
     };
     json!({
-        "driver": pick(&input["driver"], driver_keys),
+        "driver": pick(input, driver_keys),
         "tpf": pick(&input["tpf"], tpf_keys),
     })
 }
@@ -940,7 +941,7 @@ pub fn normalise(events: impl IntoIterator<Item = Event>) -> DriverPath {
         match event {
             Event::Entered(name, input) => {
                 path.states.push(name.clone());
-                if name == states::COUNT {
+                if name == states::PROCESS {
                     iteration_start = Some(path.normalised.len());
                 }
                 if name == states::WAIT_DUE {

@@ -10,7 +10,7 @@ use crate::contract::Contract;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::plan::DriverPlan;
 
-use super::asl::{self, State, StateMachine};
+use super::asl::{self, ChoiceRule, State, StateMachine};
 use super::files::*;
 use super::graph;
 use super::iam::{self, Role};
@@ -19,7 +19,7 @@ use super::manifest::{
 };
 use super::render::Renderer;
 use super::states::sweeper as sweeper_states;
-use super::validate::{self, Profile, ValidateOptions};
+use super::validate::{self, LoopGuard, Profile, ValidateOptions};
 use super::{SfnPlan, AWS_HISTORY_LIMIT};
 
 /// A lowered release.
@@ -215,7 +215,7 @@ fn size_loop(driver: &mut StateMachine, sfn: &SfnPlan) -> Result<u32, Diagnostic
     }
     let mut n = u32::try_from((budget - fixed) / per - 1).unwrap_or(u32::MAX);
     while n > 1 {
-        set_guard_limit(driver, &guard.state, n);
+        set_guard_limit(driver, &guard, n);
         match validate::analyze_history(driver, &opts).max_events {
             Some(max) if max <= budget => return Ok(n),
             Some(_) => n -= 1,
@@ -225,12 +225,25 @@ fn size_loop(driver: &mut StateMachine, sfn: &SfnPlan) -> Result<u32, Diagnostic
     Ok(n)
 }
 
-fn set_guard_limit(driver: &mut StateMachine, guard: &str, limit: u32) {
-    if let Some(State::Choice(c)) = driver.states.get_mut(guard) {
-        for rule in &mut c.choices {
+/// Writes the limit into every `counter >= _` test of the guard Choice, the unconditional guard
+/// and the rules before it that hand over after a wait.
+fn set_guard_limit(driver: &mut StateMachine, guard: &LoopGuard, limit: u32) {
+    fn visit(rule: &mut ChoiceRule, counter: &str, limit: u32) {
+        if rule.variable.as_deref() == Some(counter) {
             if let Some(v) = rule.comparison.get_mut("NumericGreaterThanEquals") {
                 *v = serde_json::Value::from(limit);
             }
+        }
+        for r in rule.and.iter_mut().chain(rule.or.iter_mut()).flatten() {
+            visit(r, counter, limit);
+        }
+        if let Some(r) = rule.not.as_deref_mut() {
+            visit(r, counter, limit);
+        }
+    }
+    if let Some(State::Choice(c)) = driver.states.get_mut(&guard.state) {
+        for rule in &mut c.choices {
+            visit(rule, &guard.counter_path, limit);
         }
     }
 }

@@ -2,17 +2,16 @@
 
 /// The driver's fixed states. Await states must not take these names.
 pub mod driver {
-    pub const START: &str = "Start driver generation";
     pub const REGISTER: &str = "Register driver generation";
     pub const PROCESS: &str = "Process work item";
     pub const ROUTE: &str = "Route on TPF status";
-    pub const ROUTE_AWAIT: &str = "Route to the parked await step";
     pub const GENERIC_AWAIT: &str = "Await external completion";
     pub const WAIT_DUE: &str = "Wait until due";
     pub const WAIT_LEASE: &str = "Wait for lease";
     pub const RECHECK: &str = "Wait before re-checking TPF";
-    pub const COUNT: &str = "Count loop iteration";
-    pub const CHECK_BUDGET: &str = "Check history budget";
+    pub const LATE: &str = "Wait after a missed await deadline";
+    pub const DUE_THEN_HAND_OVER: &str = "Wait until due, then hand over";
+    pub const LEASE_THEN_HAND_OVER: &str = "Wait for lease, then hand over";
     pub const CONTINUE: &str = "Continue as new generation";
     pub const HANDED_OVER: &str = "Generation handed over";
     pub const SUCCEEDED: &str = "Execution succeeded";
@@ -22,17 +21,16 @@ pub mod driver {
     pub const UNEXPECTED: &str = "Unexpected TPF outcome";
 
     pub const ALL: &[&str] = &[
-        START,
         REGISTER,
         PROCESS,
         ROUTE,
-        ROUTE_AWAIT,
         GENERIC_AWAIT,
         WAIT_DUE,
         WAIT_LEASE,
         RECHECK,
-        COUNT,
-        CHECK_BUDGET,
+        LATE,
+        DUE_THEN_HAND_OVER,
+        LEASE_THEN_HAND_OVER,
         CONTINUE,
         HANDED_OVER,
         SUCCEEDED,

@@ -24,21 +24,86 @@ pub mod path {
     pub const SWEEP_ONCE: &str = "sweep-once";
 }
 
+/// The envelope a driver sends when the call does not go over HTTP: a TPF action Lambda's
+/// payload, and the queue binding's message body (which adds the task token the relay answers).
+pub mod envelope {
+    pub const ACTION: &str = "action";
+    pub const TENANT_ID: &str = "tenantId";
+    pub const EXECUTION_ID: &str = "executionId";
+    pub const TASK_TOKEN: &str = "taskToken";
+    pub const REQUEST: &str = "request";
+}
+
 /// The keys of a process-work-item outcome, in the order the response writes them. A driver
-/// selects exactly these, so its view of TPF's answer has one shape whatever the binding.
+/// selects exactly these (and reads its counter from [`ECHO`]), so its view of TPF's answer has
+/// one shape whatever the binding.
 pub const PROCESS_RESULT_FIELDS: &[&str] = &[
-    "status",
-    "version",
-    "currentStepIndex",
-    "attempt",
-    "nextDueAt",
-    "await",
-    "errorCode",
-    "claimed",
+    field::STATUS,
+    field::VERSION,
+    field::CURRENT_STEP_INDEX,
+    field::ATTEMPT,
+    field::NEXT_DUE_AT,
+    field::AWAIT,
+    field::ERROR_CODE,
+    field::CLAIMED,
 ];
 
+/// The outcome's field names.
+pub mod field {
+    pub const STATUS: &str = "status";
+    pub const VERSION: &str = "version";
+    pub const CURRENT_STEP_INDEX: &str = "currentStepIndex";
+    pub const ATTEMPT: &str = "attempt";
+    pub const NEXT_DUE_AT: &str = "nextDueAt";
+    pub const AWAIT: &str = "await";
+    pub const ERROR_CODE: &str = "errorCode";
+    pub const CLAIMED: &str = "claimed";
+    /// sweep-once: the awaits it timed out, and the due executions.
+    pub const TIMED_OUT_AWAITS: &str = "timedOutAwaits";
+    pub const DUE: &str = "due";
+}
+
+/// The response key that echoes the request's `driver` object.
+pub const ECHO: &str = "driver";
+
+/// Field names of a process-work-item request and of its `driver` object.
+pub mod request {
+    pub const PIPELINE_ID: &str = "pipelineId";
+    pub const CONTRACT_VERSION: &str = "contractVersion";
+    pub const RELEASE_VERSION: &str = "releaseVersion";
+    pub const IDEMPOTENCY_KEY: &str = "idempotencyKey";
+    pub const DRIVER: &str = super::ECHO;
+    pub const LIMIT: &str = "limit";
+    /// Fields of the `driver` object.
+    pub mod driver {
+        pub const EXECUTION_ARN: &str = "executionArn";
+        pub const LINEAGE: &str = "lineage";
+        pub const GENERATION: &str = "generation";
+        pub const ITERATION: &str = "iteration";
+    }
+}
+
+/// Field names of an outcome's `await` object.
+pub mod await_field {
+    pub const UNIT_ID: &str = "unitId";
+    pub const STEP_INDEX: &str = "stepIndex";
+    pub const STEP_NAME: &str = "stepName";
+    pub const DEADLINE_AT: &str = "deadlineAt";
+    pub const WAKE_IN_SECONDS: &str = "wakeInSeconds";
+    pub const EXPIRES_AT_EPOCH_SECONDS: &str = "expiresAtEpochSeconds";
+}
+
+/// Field names of a sweep-once outcome's `due` entries.
+pub mod due_field {
+    pub const TENANT_ID: &str = "tenantId";
+    pub const EXECUTION_ID: &str = "executionId";
+    pub const PIPELINE_ID: &str = "pipelineId";
+    pub const RELEASE_VERSION: &str = "releaseVersion";
+    pub const VERSION: &str = "version";
+}
+
 /// The keys of a sweep-once outcome.
-pub const SWEEP_RESULT_FIELDS: &[&str] = &["timedOutAwaits", "due"];
+pub const SWEEP_RESULT_FIELDS: &[&str] = &[field::TIMED_OUT_AWAITS, field::DUE];
 
 /// Error codes in an error response's `code`.
 pub mod code {
@@ -142,6 +207,10 @@ pub struct ProcessWorkItemResponse {
     pub await_: Option<AwaitView>,
     pub error_code: Option<String>,
     pub claimed: bool,
+    /// The request's `driver` object, echoed verbatim (`null` when the request had none). The
+    /// driver reads its loop counter back from here, which keeps its loop free of extra
+    /// states; TPF never interprets it.
+    pub driver: Option<DriverInfo>,
 }
 
 /// The name the brief uses for the process-work-item response.
@@ -289,6 +358,7 @@ mod tests {
             await_: None,
             error_code: None,
             claimed: false,
+            driver: None,
         };
         let value = response.to_json();
         let keys: Vec<&str> = value
@@ -298,7 +368,9 @@ mod tests {
             .map(String::as_str)
             .filter(|k| !matches!(*k, "tenantId" | "executionId"))
             .collect();
-        assert_eq!(keys, PROCESS_RESULT_FIELDS);
+        let mut expected = PROCESS_RESULT_FIELDS.to_vec();
+        expected.push(ECHO);
+        assert_eq!(keys, expected);
         let sweep = SweepOnceResponse {
             timed_out_awaits: vec![],
             due: vec![],
@@ -311,5 +383,97 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(keys, SWEEP_RESULT_FIELDS);
+    }
+}
+
+#[cfg(test)]
+mod field_names {
+    use super::*;
+
+    /// The named fields are the serialised names of the structs, so a rename in one place fails.
+    #[test]
+    fn named_fields_match_the_wire_structs() {
+        let view = AwaitView {
+            unit_id: "u".into(),
+            step_index: 1,
+            step_name: None,
+            deadline_at: None,
+            wake_in_seconds: 1,
+            expires_at_epoch_seconds: 1,
+        };
+        let keys: Vec<String> = serde_json::to_value(view)
+            .ok()
+            .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                await_field::UNIT_ID,
+                await_field::STEP_INDEX,
+                await_field::STEP_NAME,
+                await_field::DEADLINE_AT,
+                await_field::WAKE_IN_SECONDS,
+                await_field::EXPIRES_AT_EPOCH_SECONDS
+            ]
+        );
+        let req = ProcessWorkItemRequest {
+            pipeline_id: "p".into(),
+            contract_version: "c".into(),
+            release_version: "r".into(),
+            idempotency_key: None,
+            driver: Some(DriverInfo {
+                execution_arn: None,
+                lineage: None,
+                generation: None,
+                iteration: None,
+            }),
+        };
+        let v = serde_json::to_value(req).unwrap_or_default();
+        for k in [
+            request::PIPELINE_ID,
+            request::CONTRACT_VERSION,
+            request::RELEASE_VERSION,
+            request::IDEMPOTENCY_KEY,
+            request::DRIVER,
+        ] {
+            assert!(v.get(k).is_some(), "{k}");
+        }
+        for k in [
+            request::driver::EXECUTION_ARN,
+            request::driver::LINEAGE,
+            request::driver::GENERATION,
+            request::driver::ITERATION,
+        ] {
+            assert!(v[request::DRIVER].get(k).is_some(), "{k}");
+        }
+        let due = DueExecution {
+            tenant_id: "t".into(),
+            execution_id: "e".into(),
+            pipeline_id: "p".into(),
+            contract_version: "c".into(),
+            release_version: "r".into(),
+            status: ExecutionStatus::Queued,
+            version: 0,
+            next_due_at: None,
+        };
+        let v = serde_json::to_value(due).unwrap_or_default();
+        for k in [
+            due_field::TENANT_ID,
+            due_field::EXECUTION_ID,
+            due_field::PIPELINE_ID,
+            due_field::RELEASE_VERSION,
+            due_field::VERSION,
+        ] {
+            assert!(v.get(k).is_some(), "{k}");
+        }
+        let sweep = serde_json::to_value(SweepOnceRequest {
+            limit: 1,
+            pipeline_id: None,
+            contract_version: None,
+            release_version: None,
+            idempotency_key: None,
+        })
+        .unwrap_or_default();
+        assert!(sweep.get(request::LIMIT).is_some());
     }
 }

@@ -130,7 +130,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
             .map(|key| (tenant_id.to_owned(), execution_id.to_owned(), key.clone()));
         if let Some(previous) = reply_key.as_ref().and_then(|k| self.replies.get(k)) {
             if previous.version == record.version {
-                return Ok((previous.clone(), true));
+                let mut replay = previous.clone();
+                replay.driver = req.driver.clone();
+                return Ok((replay, true));
             }
         }
         let (claimed, record) = if record.status == ExecutionStatus::WaitingExternal
@@ -152,7 +154,8 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
                 .map_err(transport)?;
             (outcome.claimed, outcome.record)
         };
-        let response = self.response(&record, claimed, now_ms)?;
+        let mut response = self.response(&record, claimed, now_ms)?;
+        response.driver = req.driver.clone();
         if let Some(key) = reply_key {
             self.replies.insert(key, response.clone());
         }
@@ -198,6 +201,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
                 _ => record.error_code.clone(),
             },
             claimed,
+            driver: None,
         })
     }
 

@@ -13,7 +13,7 @@ fn host() -> ActionHost<InMemoryStore> {
     ActionHost::new(restaurant(|w| w.hosting(identity("v2"))))
 }
 
-const RESPONSE_KEYS: [&str; 10] = [
+const RESPONSE_KEYS: [&str; 11] = [
     "tenantId",
     "executionId",
     "status",
@@ -24,6 +24,7 @@ const RESPONSE_KEYS: [&str; 10] = [
     "await",
     "errorCode",
     "claimed",
+    "driver",
 ];
 const AWAIT_KEYS: [&str; 6] = [
     "unitId",

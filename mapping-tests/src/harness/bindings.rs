@@ -221,6 +221,10 @@ impl Bindings<'_> {
                 .and_then(Value::as_str)
                 .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
                 .map(|t| t.timestamp_millis()),
+            wake_in_s: answered
+                .as_ref()
+                .and_then(|v| v.pointer("/await/wakeInSeconds"))
+                .and_then(Value::as_i64),
             outcome: shown,
             fault: fault.map(|f| format!("{f:?}").to_lowercase()),
         }];

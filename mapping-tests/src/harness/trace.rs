@@ -29,6 +29,8 @@ pub enum Entry {
         identity: Option<[String; 3]>,
         status: Option<String>,
         next_due_ms: Option<i64>,
+        /// The answer's `await.wakeInSeconds`, when it parked the execution.
+        wake_in_s: Option<i64>,
         outcome: String,
         fault: Option<String>,
     },

@@ -247,6 +247,7 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
             action,
             status: Some(status),
             fault,
+            wake_in_s,
             ..
         } = e
         else {
@@ -272,6 +273,11 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
             || match status.as_str() {
                 "SUCCEEDED" => matches!(next, State::Succeed(_)),
                 "FAILED" | "DLQ" => matches!(next, State::Fail(_)),
+                // Parked, but TPF reports the wake-up due now (its deadline passed without TPF
+                // applying it): a fixed slow re-ask, never a tight loop.
+                "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
+                    matches!(next, State::Wait(w) if w.seconds.is_some_and(|s| s >= 60))
+                }
                 "WAITING_EXTERNAL" => is_await(next),
                 "RUNNING" => matches!(next, State::Wait(_)),
                 "WAIT_RETRY" | "QUEUED" => {

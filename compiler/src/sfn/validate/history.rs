@@ -108,7 +108,15 @@ pub(crate) fn analyze(ctx: &mut Ctx<'_>, machine: &StateMachine) -> HistoryAnaly
                 fixed,
             }
         }
-        [scc] => match prove_loop(states, &graph, &alive, start, scc, &weight) {
+        [scc] => match prove_loop(
+            states,
+            &graph,
+            &alive,
+            start,
+            scc,
+            &weight,
+            ctx.opts.profile == super::Profile::TpfDriver,
+        ) {
             Ok(proof) => {
                 let max = proof.fixed.saturating_add(
                     proof
@@ -307,6 +315,7 @@ fn prove_loop(
     start: usize,
     scc: &[usize],
     weight: &dyn Fn(usize) -> u64,
+    echo: bool,
 ) -> Result<LoopProof, Unproven> {
     let mut in_scc = vec![false; graph.len()];
     for &v in scc {
@@ -325,7 +334,9 @@ fn prove_loop(
         let Some((counter, limit)) = guard_rule(choice.choices.as_slice(), states, &in_loop) else {
             continue;
         };
-        match verify_guard(states, graph, alive, start, &in_loop, g, &counter, weight) {
+        match verify_guard(
+            states, graph, alive, start, &in_loop, g, &counter, weight, echo,
+        ) {
             Ok((fixed, per_iteration)) => {
                 let state = states
                     .get_index(g)
@@ -447,7 +458,18 @@ fn catcher_effect(result_path: Option<&Value>, p: &[String]) -> Effect {
     }
 }
 
-fn effect(state: &State, p: &[String]) -> Effect {
+/// Where a template's `.$` expressions read from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// A Pass's Parameters: the state input (`reads_root`: the whole of it).
+    Input { reads_root: bool },
+    /// A Task's ResultSelector: the task result; `params` is what the call sent.
+    Result { params: Option<&'a Value> },
+    /// A literal `Result`.
+    Literal,
+}
+
+fn effect(state: &State, p: &[String], echo: bool) -> Effect {
     let (input_path, output_path) = match state {
         State::Task(s) => (None, s.output_path.as_ref()),
         State::Pass(s) => (s.input_path.as_ref(), s.output_path.as_ref()),
@@ -461,19 +483,30 @@ fn effect(state: &State, p: &[String]) -> Effect {
     if !is_identity(output_path) {
         return Effect::Clobber;
     }
-    let (result_path, template, dynamic) = match state {
-        State::Task(s) => (s.result_path.as_ref(), None, false),
-        State::Map(s) => (s.result_path.as_ref(), None, false),
-        State::Parallel(s) => (s.result_path.as_ref(), None, false),
+    let reads_root = is_identity(input_path);
+    let (result_path, template, source) = match state {
+        State::Task(s) => (
+            s.result_path.as_ref(),
+            s.result_selector.as_ref(),
+            Source::Result {
+                params: s.parameters.as_ref(),
+            },
+        ),
+        State::Map(s) => (s.result_path.as_ref(), None, Source::Literal),
+        State::Parallel(s) => (s.result_path.as_ref(), None, Source::Literal),
         State::Pass(s) => match (&s.result, &s.parameters) {
-            (Some(r), _) => (s.result_path.as_ref(), Some(r), false),
-            (None, Some(params)) => (s.result_path.as_ref(), Some(params), true),
+            (Some(r), _) => (s.result_path.as_ref(), Some(r), Source::Literal),
+            (None, Some(params)) => (
+                s.result_path.as_ref(),
+                Some(params),
+                Source::Input { reads_root },
+            ),
             (None, None) => {
                 // A bare Pass copies its input to ResultPath; at `$` that is the identity.
                 if is_identity(input_path) && is_identity(s.result_path.as_ref()) {
                     return Effect::Keep;
                 }
-                (s.result_path.as_ref(), None, false)
+                (s.result_path.as_ref(), None, Source::Literal)
             }
         },
         State::Choice(_) | State::Wait(_) | State::Succeed(_) | State::Fail(_) => {
@@ -498,17 +531,19 @@ fn effect(state: &State, p: &[String]) -> Effect {
     };
     // Parameters read the InputPath-filtered input, so `MathAdd(P, 1)` only reads the counter
     // when the Pass keeps the whole input.
-    written_value(template, dynamic, is_identity(input_path), rest, p)
+    written_value(template, source, rest, p, echo)
 }
 
-/// Follows `rest` through a Pass template to see what lands on the counter.
+/// Follows `rest` through a Pass template or a Task's ResultSelector to see what lands on the
+/// counter.
 fn written_value(
     template: &Value,
-    dynamic: bool,
-    reads_root: bool,
+    source: Source<'_>,
     rest: &[String],
     p: &[String],
+    echo: bool,
 ) -> Effect {
+    let dynamic = !matches!(source, Source::Literal);
     let Some((last, parents)) = rest.split_last() else {
         return non_negative(template);
     };
@@ -522,14 +557,60 @@ fn written_value(
     if let Some(v) = obj.get(last.as_str()) {
         return non_negative(v);
     }
-    if dynamic && reads_root {
-        if let Some(Value::String(expr)) = obj.get(format!("{last}.$")) {
-            if is_increment(expr, p) {
-                return Effect::Increment;
-            }
+    if let Some(Value::String(expr)) = obj.get(format!("{last}.$")) {
+        let increments = match source {
+            Source::Input { reads_root } => reads_root && is_increment(expr, p),
+            Source::Result { params } => echo && is_echo_increment(expr, params, p),
+            Source::Literal => false,
+        };
+        if increments {
+            return Effect::Increment;
         }
     }
     Effect::Clobber
+}
+
+/// Under the TPF driver profile, Action API v1 echoes the request's `driver` object verbatim.
+/// So a Task that sends `driver.iteration` = P and selects `States.MathAdd(<result>.driver.
+/// iteration, k)` writes P + k: an increment, read back from TPF's echo of the counter it sent.
+fn is_echo_increment(expr: &str, params: Option<&Value>, p: &[String]) -> bool {
+    let Ok(call) = parse_intrinsic(expr) else {
+        return false;
+    };
+    let [IntrinsicArg::Path(q), IntrinsicArg::Number(k)] = call.args.as_slice() else {
+        return false;
+    };
+    let echoed = simple_segments(q).is_some_and(|segs| {
+        segs.ends_with(&[
+            tpf_wire::action::ECHO.to_string(),
+            tpf_wire::action::request::driver::ITERATION.to_string(),
+        ])
+    });
+    call.name == "MathAdd"
+        && *k >= 1.0
+        && k.fract() == 0.0
+        && echoed
+        && params.is_some_and(|params| sends_counter(params, p))
+}
+
+/// Whether a request template sends P as some `driver.iteration`.
+fn sends_counter(template: &Value, p: &[String]) -> bool {
+    match template {
+        Value::Object(o) => o.iter().any(|(k, v)| {
+            let sent_here = k == tpf_wire::action::ECHO
+                && v.get(format!(
+                    "{}.$",
+                    tpf_wire::action::request::driver::ITERATION
+                ))
+                .and_then(Value::as_str)
+                .and_then(simple_segments)
+                .as_deref()
+                    == Some(p);
+            sent_here || sends_counter(v, p)
+        }),
+        Value::Array(a) => a.iter().any(|v| sends_counter(v, p)),
+        _ => false,
+    }
 }
 
 fn non_negative(v: &Value) -> Effect {
@@ -564,6 +645,7 @@ fn verify_guard(
     g: usize,
     counter: &str,
     weight: &dyn Fn(usize) -> u64,
+    echo: bool,
 ) -> Result<(u64, u64), Unproven> {
     let name = |v: usize| states.get_index(v).map(|(n, _)| n.as_str()).unwrap_or("?");
     let p =
@@ -584,7 +666,7 @@ fn verify_guard(
         let Some((_, state)) = states.get_index(v) else {
             continue;
         };
-        match effect(state, &p) {
+        match effect(state, &p, echo) {
             Effect::Keep => {}
             Effect::Increment => increments[v] = true,
             Effect::SetNonNegative | Effect::Clobber => {
@@ -648,7 +730,7 @@ fn verify_guard(
                 state.catchers().get(i).and_then(|c| c.result_path.as_ref()),
                 &p,
             ),
-            None => effect(state, &p),
+            None => effect(state, &p, echo),
         };
         match eff {
             Effect::SetNonNegative => true,
