@@ -117,6 +117,21 @@ fn intrinsic_format_and_json() {
         intrinsic_err("States.StringToJson('{oops')", json!({})),
         "States.IntrinsicFailure"
     );
+    // Blank text is null and "-0" the integer 0 on AWS (recorded).
+    assert_eq!(intrinsic("States.StringToJson('')", json!({})), json!(null));
+    assert_eq!(
+        intrinsic("States.StringToJson(' ')", json!({})),
+        json!(null)
+    );
+    assert_eq!(intrinsic("States.StringToJson('-0')", json!({})), json!(0));
+    // Objects and arrays print the way AWS's runtime prints maps and lists (recorded).
+    assert_eq!(
+        intrinsic(
+            "States.Format('a={} b={}', $.o, $.l)",
+            json!({"o": {"Arg1": 1, "Arg2": [], "s": "x"}, "l": [1, "y", null]})
+        ),
+        json!("a={Arg1=1, Arg2=[], s=x} b=[1, y, null]")
+    );
     assert_eq!(
         intrinsic(
             "States.Format('{}', States.JsonToString(States.Array(1, 'two', null)))",
@@ -236,10 +251,13 @@ fn intrinsic_encoding_hash_math() {
         intrinsic("States.MathAdd($.v, -3)", json!({"v": 10})),
         json!(7)
     );
-    assert_eq!(
-        intrinsic_err("States.MathAdd(1.5, 1)", json!({})),
-        "States.IntrinsicFailure"
-    );
+    // AWS rounds non-integers, halves up (recorded: 1.49 + 1.5 = 3, -1.5 + 0 = -1).
+    assert_eq!(intrinsic("States.MathAdd(1.5, 1)", json!({})), json!(3));
+    assert_eq!(intrinsic("States.MathAdd(1.49, 1.5)", json!({})), json!(3));
+    assert_eq!(intrinsic("States.MathAdd(-1.5, 0)", json!({})), json!(-1));
+    assert_eq!(intrinsic("States.MathAdd(-2.5, 0)", json!({})), json!(-2));
+    let r = intrinsic("States.MathRandom(12.5, 44.51)", json!({}));
+    assert!((13..45).contains(&r.as_i64().unwrap()), "{r}");
     assert_eq!(
         intrinsic(
             "States.StringSplit($.s, '.+,=')",
