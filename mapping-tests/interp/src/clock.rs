@@ -38,6 +38,11 @@ pub fn format_rfc3339(ms: i64) -> String {
 /// Parses an RFC 3339 timestamp into epoch milliseconds (sub-millisecond digits truncated).
 /// ASL requires an uppercase `T` separator and an explicit offset, which RFC 3339 also does.
 pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    // RFC 3339 also allows a space or a lowercase `t` there; AWS refuses both (recorded:
+    // "2016-12-05 21:29:29Z" fails a Wait's TimestampPath).
+    if s.as_bytes().get(10) != Some(&b'T') {
+        return None;
+    }
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc).timestamp_millis())
@@ -53,6 +58,8 @@ mod tests {
         assert_eq!(format_rfc3339(t), "2026-01-01T00:00:00.000Z");
         assert_eq!(parse_rfc3339("2026-01-01T01:00:00+01:00"), Some(t));
         assert_eq!(parse_rfc3339("yesterday"), None);
+        assert_eq!(parse_rfc3339("2026-01-01 00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2026-01-01t00:00:00Z"), None);
         let mut c = Clock::new(t);
         c.advance_to(t - 5);
         assert_eq!(c.now_ms(), t);

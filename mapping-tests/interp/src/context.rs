@@ -24,7 +24,9 @@ pub struct ContextData<'a> {
     pub machine_name: &'a str,
     pub state_name: &'a str,
     pub entered_ms: i64,
-    pub retry_count: u32,
+    /// `$$.State.RetryCount`, which AWS shows only in states that can retry (a Pass state's
+    /// `$$.State` has no RetryCount; recorded).
+    pub retry_count: Option<u32>,
     pub task_token: Option<&'a str>,
     pub map_item: Option<(usize, &'a Value)>,
 }
@@ -57,11 +59,13 @@ impl<'a> Context<'a> {
                 "State": {
                     "EnteredTime": format_rfc3339(d.entered_ms),
                     "Name": d.state_name,
-                    "RetryCount": d.retry_count,
                 },
                 "StateMachine": {"Id": d.machine_id, "Name": d.machine_name},
             });
             if let Value::Object(o) = &mut v {
+                if let (Some(n), Some(Value::Object(st))) = (d.retry_count, o.get_mut("State")) {
+                    st.insert("RetryCount".into(), json!(n));
+                }
                 if let Some(t) = d.task_token {
                     o.insert("Task".into(), json!({"Token": t}));
                 }
@@ -73,13 +77,23 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// Reads `$...` from `input` or `$$...` from the context object; a miss is `States.Runtime`.
+    /// Reads `$...` from `input` or `$$...` from the context object; a miss is `States.Runtime`
+    /// naming the path as written and the state input.
     pub fn read_path(&self, path: &str, input: &Value, field: &str) -> Result<Value, StateError> {
-        if let Some(rest) = path.strip_prefix("$$") {
-            let p = format!("${rest}");
-            paths::read_required(&p, self.value(), field)
-        } else {
-            paths::read_required(path, input, field)
+        self.read_optional(path, input)?
+            .ok_or_else(|| paths::missing_in(path, field, input))
+    }
+
+    /// An InputPath/OutputPath: `$$` paths read the context object (AWS accepts them there;
+    /// recorded), others the value; a miss names the first missing member.
+    pub fn filter(&self, path: &str, value: &Value) -> Result<Value, StateError> {
+        match path.strip_prefix("$$") {
+            Some(rest) => {
+                let p = format!("${rest}");
+                paths::read(&p, self.value())?
+                    .ok_or_else(|| paths::invalid_path(path, self.value()))
+            }
+            None => paths::read(path, value)?.ok_or_else(|| paths::invalid_path(path, value)),
         }
     }
 

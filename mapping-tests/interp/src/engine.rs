@@ -121,6 +121,8 @@ pub(super) struct Thread {
     pub state: usize,
     pub input: Value,
     pub entered_ms: i64,
+    /// Id of this visit's `...StateEntered` event, which AWS quotes in runtime-error causes.
+    pub entered_event: u32,
     pub retry_counts: Vec<u32>,
     pub retry_total: u32,
     pub step: Step,
@@ -261,6 +263,7 @@ pub struct Engine {
     pub(super) trace: Vec<(u32, u32)>,
     pub(super) rejected: Vec<(Callback, SfnError)>,
     pub(super) record_payloads: bool,
+    pub(super) builtin_integrations: bool,
 }
 
 impl Engine {
@@ -279,6 +282,7 @@ impl Engine {
             trace: Vec::new(),
             rejected: Vec::new(),
             record_payloads: true,
+            builtin_integrations: true,
         }
     }
 
@@ -286,6 +290,13 @@ impl Engine {
     /// Turning it off makes long runs cheaper; event types, names and errors are kept.
     pub fn set_record_payloads(&mut self, on: bool) {
         self.record_payloads = on;
+    }
+
+    /// Whether the engine answers Step Functions' own integrations (nested StartExecution, the
+    /// `aws-sdk:sfn:` calls) itself (default on). Off, they go to the task handler like any
+    /// other resource: a replay of a recorded execution feeds them what the recording holds.
+    pub fn set_builtin_integrations(&mut self, on: bool) {
+        self.builtin_integrations = on;
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -398,6 +409,7 @@ impl Engine {
                 state: start,
                 input: Value::Null,
                 entered_ms: now,
+                entered_event: 0,
                 retry_counts: Vec::new(),
                 retry_total: 0,
                 step: Step::Enter,
@@ -520,7 +532,7 @@ impl Engine {
         cause: &str,
     ) -> Result<(), SfnError> {
         let (e, t) = self.take_token(token)?;
-        self.complete_task(e, t, Err(StateError::new(error, cause)));
+        self.complete_task(e, t, Err(StateError::reported(error, cause)));
         self.after_external(e);
         Ok(())
     }
@@ -851,15 +863,11 @@ impl Engine {
                     exec,
                     "ExecutionTimedOut",
                     None,
-                    json!({"error": "States.Timeout", "cause": "Execution timed out"}),
+                    json!({"error": "States.Timeout"}),
                 );
-                self.close(
-                    exec,
-                    ExecutionStatus::TimedOut,
-                    Some("States.Timeout".into()),
-                    Some("Execution timed out".into()),
-                    None,
-                );
+                // DescribeExecution of a timed-out execution has no error and no cause on
+                // AWS (recorded); the status says it all.
+                self.close(exec, ExecutionStatus::TimedOut, None, None, None);
             }
             TimerKind::Callback(cb) => {
                 let r = match &cb {
@@ -884,14 +892,9 @@ impl Engine {
         let Ok((e, t)) = self.take_token(token) else {
             return;
         };
-        let mut err = StateError::new(
-            super::error::TIMEOUT,
-            if heartbeat {
-                "Task missed its heartbeat (HeartbeatSeconds elapsed)"
-            } else {
-                "Task timed out (TimeoutSeconds elapsed)"
-            },
-        );
+        // AWS gives a timed-out task no cause: its events leave the field out and a Catch
+        // writes "" (recorded), for a missed heartbeat too.
+        let mut err = StateError::new(super::error::TIMEOUT, "");
         err.heartbeat = heartbeat;
         self.complete_task(e, t, Err(err));
         self.after_external(e);
@@ -925,13 +928,16 @@ impl Engine {
             e,
             "ExecutionFailed",
             None,
-            json!({"error": &err.error, "cause": &err.cause}),
+            Value::Object(err.event_details()),
         );
+        // AWS leaves an empty error or cause out of DescribeExecution as well (recorded: a
+        // Fail state without Error/Cause).
+        let some = |s: String| (!s.is_empty()).then_some(s);
         self.close(
             e,
             ExecutionStatus::Failed,
-            Some(err.error),
-            Some(err.cause),
+            some(err.error),
+            some(err.cause),
             None,
         );
     }

@@ -83,6 +83,12 @@ pub struct StateError {
     /// A missed heartbeat: reported as `States.Timeout` but also matched by
     /// `States.HeartbeatTimeout` (AWS "Error names": HeartbeatTimeout exists only in Retry/Catch).
     pub heartbeat: bool,
+    /// Reported by the task (a handler's failure or SendTaskFailure) rather than raised here.
+    /// An empty error or cause there means none was given, which a Catch writes as `null`
+    /// (recorded on AWS); an interpreter error with an empty cause (a timeout) writes `""`.
+    pub reported: bool,
+    /// The cause already names the state it happened in (see [`StateError::locate`]).
+    pub located: bool,
 }
 
 impl StateError {
@@ -91,7 +97,57 @@ impl StateError {
             error: error.into(),
             cause: cause.into(),
             heartbeat: false,
+            reported: false,
+            located: false,
         }
+    }
+
+    /// A failure a task reported (handler outcome or SendTaskFailure).
+    pub fn reported(error: impl Into<String>, cause: impl Into<String>) -> Self {
+        StateError {
+            reported: true,
+            located: true,
+            ..StateError::new(error, cause)
+        }
+    }
+
+    /// AWS prefixes the cause of a `States.Runtime` error raised while evaluating a state with
+    /// where it happened: "An error occurred while executing the state 'X' (entered at the
+    /// event id #N). ..." (recorded on AWS). Errors reported by tasks, or already located by
+    /// a nested state, are left alone.
+    pub fn locate(mut self, state: &str, entered_event_id: u32) -> Self {
+        if self.error == RUNTIME && !self.located {
+            self.cause = format!(
+                "An error occurred while executing the state '{state}' (entered at the event id #{entered_event_id}). {}",
+                self.cause
+            );
+        }
+        self.located = true;
+        self
+    }
+
+    /// `{"Error": ..., "Cause": ...}` as a Catch writes it into the state output.
+    pub fn catch_output(&self) -> serde_json::Value {
+        let field = |s: &str| {
+            if self.reported && s.is_empty() {
+                serde_json::Value::Null
+            } else {
+                serde_json::Value::String(s.to_string())
+            }
+        };
+        serde_json::json!({"Error": field(&self.error), "Cause": field(&self.cause)})
+    }
+
+    /// `error`/`cause` of a history event's details; AWS leaves out the empty ones.
+    pub fn event_details(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut d = serde_json::Map::new();
+        if !self.error.is_empty() {
+            d.insert("error".into(), self.error.clone().into());
+        }
+        if !self.cause.is_empty() {
+            d.insert("cause".into(), self.cause.clone().into());
+        }
+        d
     }
 
     pub fn runtime(cause: impl Into<String>) -> Self {
@@ -102,10 +158,11 @@ impl StateError {
         StateError::new(INTRINSIC, cause)
     }
 
-    /// `States.Runtime` and `States.DataLimitExceeded` end the execution: no retrier or catcher
-    /// sees them (AWS "Error handling": States.ALL does not match these two).
+    /// `States.Runtime` ends the execution: no retrier or catcher sees it. AWS's error-handling
+    /// page says the same of `States.DataLimitExceeded`, but a task's DataLimitExceeded is
+    /// caught on AWS, by name and by `States.ALL` (recorded), so it is not terminal here.
     pub fn is_terminal(&self) -> bool {
-        self.error == RUNTIME || self.error == DATA_LIMIT
+        self.error == RUNTIME
     }
 }
 

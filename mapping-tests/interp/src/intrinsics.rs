@@ -218,6 +218,73 @@ fn int(v: &Value, what: &str) -> Result<i64, StateError> {
     }
 }
 
+/// A number rounded to the nearest integer, halves towards positive infinity: AWS accepts
+/// non-integers in MathAdd and MathRandom and rounds them this way (recorded: 1.49 + 1.5 = 3,
+/// -1.5 + 0 = -1, 2.5 + 0 = 3).
+fn rounded(v: &Value, what: &str) -> Result<i64, StateError> {
+    match v {
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Ok(i),
+            None => n
+                .as_f64()
+                .map(|f| (f + 0.5).floor())
+                .filter(|f| f.is_finite() && f.abs() < 9.0e18)
+                .map(|f| f as i64)
+                .ok_or_else(|| fail(format!("{what} must be a number in range, got {n}"))),
+        },
+        other => Err(fail(format!("{what} must be a number, got {other}"))),
+    }
+}
+
+/// `-0` parses as a float negative zero; AWS's reader keeps it an integer 0.
+fn normalise_negative_zero(v: Value) -> Value {
+    match v {
+        Value::Number(n) if n.as_f64() == Some(0.0) && n.is_f64() && n.to_string() == "-0.0" => {
+            Value::from(0)
+        }
+        other => other,
+    }
+}
+
+/// How `States.Format` prints an argument: strings bare, numbers, booleans and null as JSON,
+/// objects and arrays the way AWS's runtime prints its maps and lists (`{a=1, b=[x, y]}`;
+/// recorded on AWS, which documents scalar arguments only).
+fn format_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => out.push_str(s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                format_text(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => {
+            out.push('{');
+            for (i, (k, x)) in o.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(k);
+                out.push('=');
+                format_text(x, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The text of a value as AWS quotes it in error causes (see [`format_text`]).
+pub fn java_text(v: &Value) -> String {
+    let mut s = String::new();
+    format_text(v, &mut s);
+    s
+}
+
 fn string<'v>(v: &'v Value, what: &str) -> Result<&'v str, StateError> {
     v.as_str()
         .ok_or_else(|| fail(format!("{what} must be a string, got {v}")))
@@ -266,7 +333,14 @@ fn eval_call(
         "States.StringToJson" => {
             arity(c, 1..=1)?;
             let s = string(&args[0], "StringToJson argument")?;
-            serde_json::from_str(s).map_err(|e| fail(format!("StringToJson: {e}")))
+            // AWS answers blank text with null rather than a parse error, and reads "-0" as
+            // the integer 0 (both recorded on AWS).
+            if s.trim().is_empty() {
+                return Ok(Value::Null);
+            }
+            serde_json::from_str(s)
+                .map(normalise_negative_zero)
+                .map_err(|e| fail(format!("StringToJson: {e}")))
         }
         "States.JsonToString" => {
             arity(c, 1..=1)?;
@@ -388,8 +462,8 @@ fn eval_call(
         }
         "States.MathRandom" => {
             arity(c, 2..=3)?;
-            let lo = int(&args[0], "MathRandom start")?;
-            let hi = int(&args[1], "MathRandom end")?;
+            let lo = rounded(&args[0], "MathRandom start")?;
+            let hi = rounded(&args[1], "MathRandom end")?;
             if hi <= lo {
                 return Err(fail("MathRandom end must be greater than start"));
             }
@@ -406,8 +480,8 @@ fn eval_call(
         }
         "States.MathAdd" => {
             arity(c, 2..=2)?;
-            let a = int(&args[0], "MathAdd first argument")?;
-            let b = int(&args[1], "MathAdd second argument")?;
+            let a = rounded(&args[0], "MathAdd first argument")?;
+            let b = rounded(&args[1], "MathAdd second argument")?;
             a.checked_add(b)
                 .map(Value::from)
                 .ok_or_else(|| fail("MathAdd overflow"))
@@ -478,16 +552,7 @@ fn format(c: &Call, input: &Value, ctx: &Context<'_>, rng: &mut Rng) -> Result<V
     }
     let mut out = pieces[0].clone();
     for (a, piece) in rest.iter().zip(&pieces[1..]) {
-        match eval_arg(a, input, ctx, rng)? {
-            Value::String(s) => out.push_str(&s),
-            v @ (Value::Number(_) | Value::Bool(_) | Value::Null) => out.push_str(&v.to_string()),
-            v => {
-                // AWS documents string, number, boolean and null arguments only.
-                return Err(fail(format!(
-                    "States.Format argument must be a scalar, got {v}"
-                )));
-            }
-        }
+        format_text(&eval_arg(a, input, ctx, rng)?, &mut out);
         out.push_str(piece);
     }
     Ok(Value::String(out))

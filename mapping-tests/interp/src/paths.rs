@@ -50,16 +50,16 @@ fn walk<'a>(path: &str, root: &'a Value) -> Walk<'a> {
             b'[' => {
                 let rest = &path[i + 1..];
                 if let Some(q) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') {
-                    let body = &rest[1..];
-                    let Some(end) = body.find(q) else {
+                    let Some((name, used)) = quoted_name(&rest[1..], q) else {
                         return Walk::NotSimple;
                     };
-                    let name = &body[..end];
-                    if name.contains('\\') || !body[end + 1..].starts_with(']') {
+                    if !rest[1 + used..].starts_with(']') {
                         return Walk::NotSimple;
                     }
-                    cur = cur.and_then(|v| v.as_object()).and_then(|o| o.get(name));
-                    i += 1 + 1 + end + 1 + 1;
+                    cur = cur
+                        .and_then(|v| v.as_object())
+                        .and_then(|o| o.get(name.as_ref()));
+                    i += 1 + 1 + used + 1;
                 } else {
                     let Some(end) = rest.find(']') else {
                         return Walk::NotSimple;
@@ -78,6 +78,34 @@ fn walk<'a>(path: &str, root: &'a Value) -> Walk<'a> {
         Some(v) => Walk::Found(v),
         None => Walk::Missing,
     }
+}
+
+/// A bracket-quoted member name up to its closing quote: only an escaped quote of the same
+/// kind is unescaped, every other backslash stays literal (AWS reads `$['Test\""Name"']` as
+/// the key `Test\""Name"`; recorded). Returns the name and the bytes used, closing quote
+/// included.
+fn quoted_name(body: &str, quote: char) -> Option<(std::borrow::Cow<'_, str>, usize)> {
+    let mut out: Option<String> = None;
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\\' && chars.peek().map(|&(_, n)| n) == Some(quote) {
+            let o = out.get_or_insert_with(|| body[..i].to_string());
+            o.push(quote);
+            chars.next();
+            continue;
+        }
+        if c == quote {
+            let name = match out {
+                Some(o) => std::borrow::Cow::Owned(o),
+                None => std::borrow::Cow::Borrowed(&body[..i]),
+            };
+            return Some((name, i + 1));
+        }
+        if let Some(o) = out.as_mut() {
+            o.push(c);
+        }
+    }
+    None
 }
 
 thread_local! {
@@ -128,17 +156,61 @@ pub fn read_ref<'a>(
 /// Reads a path that must resolve; a miss is `States.Runtime`, as on AWS for InputPath,
 /// Parameters, ResultSelector, OutputPath, ItemsPath and the Wait/Choice paths.
 pub fn read_required(path: &str, root: &Value, field: &str) -> Result<Value, StateError> {
-    read(path, root)?.ok_or_else(|| missing(path, field))
+    read(path, root)?.ok_or_else(|| missing_in(path, field, root))
 }
 
-pub fn missing(path: &str, field: &str) -> StateError {
+/// A payload-template or Fail-state path that selects nothing (AWS's wording, recorded).
+pub fn missing_in(path: &str, field: &str, input: &Value) -> StateError {
     StateError::runtime(format!(
-        "The JSONPath '{path}' specified for the field '{field}' could not be found in the input"
+        "The JSONPath '{path}' specified for the field '{field}' could not be found in the input '{}'",
+        serde_json::to_string(input).unwrap_or_default()
     ))
 }
 
+/// An InputPath/OutputPath/...SecondsPath that selects nothing. AWS names the first missing
+/// member: a missing leaf is "No results for path", a missing member on the way "Missing
+/// property in path", both in bracket notation (recorded).
+pub fn invalid_path(path: &str, root: &Value) -> StateError {
+    let detail = match reference_segments(path) {
+        Some(segs) => {
+            let mut shown = String::from("$");
+            let mut cur = Some(root);
+            let mut detail = None;
+            for (n, seg) in segs.iter().enumerate() {
+                match seg {
+                    Seg::Key(k) => shown.push_str(&format!("['{k}']")),
+                    Seg::Index(i) => shown.push_str(&format!("[{i}]")),
+                }
+                cur = match (cur, seg) {
+                    (Some(Value::Object(o)), Seg::Key(k)) => o.get(k.as_ref()),
+                    (Some(Value::Array(a)), Seg::Index(i)) => a.get(*i),
+                    _ => None,
+                };
+                if cur.is_none() {
+                    detail = Some(if n + 1 == segs.len() {
+                        let mut full = String::from("$");
+                        for seg in &segs {
+                            match seg {
+                                Seg::Key(k) => full.push_str(&format!("['{k}']")),
+                                Seg::Index(i) => full.push_str(&format!("[{i}]")),
+                            }
+                        }
+                        format!("No results for path: {full}")
+                    } else {
+                        format!("Missing property in path {shown}")
+                    });
+                    break;
+                }
+            }
+            detail.unwrap_or_else(|| format!("No results for path: {shown}"))
+        }
+        None => format!("No results for path: {path}"),
+    };
+    StateError::runtime(format!("Invalid path '{path}' : {detail}"))
+}
+
 enum Seg<'a> {
-    Key(&'a str),
+    Key(std::borrow::Cow<'a, str>),
     Index(usize),
 }
 
@@ -162,19 +234,18 @@ fn reference_segments(path: &str) -> Option<Vec<Seg<'_>>> {
                 if name.is_empty() || name.contains('*') {
                     return None;
                 }
-                out.push(Seg::Key(name));
+                out.push(Seg::Key(std::borrow::Cow::Borrowed(name)));
                 i = j;
             }
             b'[' => {
                 let rest = &path[i + 1..];
                 if let Some(q) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') {
-                    let body = &rest[1..];
-                    let end = body.find(q)?;
-                    if !body[end + 1..].starts_with(']') {
+                    let (name, used) = quoted_name(&rest[1..], q)?;
+                    if !rest[1 + used..].starts_with(']') {
                         return None;
                     }
-                    out.push(Seg::Key(&body[..end]));
-                    i += end + 4;
+                    out.push(Seg::Key(name));
+                    i += used + 3;
                 } else {
                     let end = rest.find(']')?;
                     out.push(Seg::Index(rest[..end].parse().ok()?));
@@ -229,11 +300,11 @@ pub fn apply_result_path(
                         return Err(fail());
                     };
                     if n == last {
-                        o.insert((*k).to_string(), result);
+                        o.insert(k.to_string(), result);
                         break;
                     }
                     cur = o
-                        .entry((*k).to_string())
+                        .entry(k.to_string())
                         .or_insert_with(|| Value::Object(Map::new()));
                 }
                 Seg::Index(i) => {
@@ -262,7 +333,7 @@ pub fn apply_filter_path(
         None => Ok(value),
         Some(Value::Null) => Ok(Value::Object(Map::new())),
         Some(Value::String(p)) if p == "$" => Ok(value),
-        Some(Value::String(p)) => read_required(p, &value, field),
+        Some(Value::String(p)) => read(p, &value)?.ok_or_else(|| invalid_path(p, &value)),
         Some(other) => Err(StateError::runtime(format!(
             "{field} must be a string or null, got {other}"
         ))),

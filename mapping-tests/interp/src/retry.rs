@@ -6,7 +6,7 @@ use super::error::{StateError, ALL, HEARTBEAT_TIMEOUT, TASK_FAILED, TIMEOUT};
 use super::rng::Rng;
 
 /// Whether `ErrorEquals` matches `err` (AWS "Error handling in Step Functions"):
-/// `States.ALL` matches everything except the terminal errors; `States.TaskFailed` matches
+/// `States.ALL` matches everything except the terminal error (`States.Runtime`); `States.TaskFailed` matches
 /// everything except timeouts; `States.HeartbeatTimeout` also matches a missed heartbeat,
 /// which is reported as `States.Timeout`.
 pub fn matches(error_equals: &[String], err: &StateError) -> bool {
@@ -51,7 +51,12 @@ mod tests {
         let all = vec![ALL.to_string()];
         assert!(matches(&all, &e("Custom")));
         assert!(!matches(&all, &e("States.Runtime")));
-        assert!(!matches(&all, &e("States.DataLimitExceeded")));
+        // Caught on AWS by States.ALL and by name (recorded), whatever its docs say.
+        assert!(matches(&all, &e("States.DataLimitExceeded")));
+        assert!(matches(
+            &["States.DataLimitExceeded".to_string()],
+            &e("States.DataLimitExceeded")
+        ));
         let tf = vec![TASK_FAILED.to_string()];
         assert!(matches(&tf, &e("Lambda.Boom")));
         assert!(!matches(&tf, &e(TIMEOUT)));

@@ -18,6 +18,7 @@ use super::engine::{
 use super::error::{StateError, DATA_LIMIT, NO_CHOICE, TIMEOUT};
 use super::handler::{TaskCall, TaskHandler, TaskOutcome};
 use super::history::{entered, exited};
+use super::intrinsics::java_text;
 use super::paths::{self, apply_filter_path, apply_result_path, json_size, MAX_PAYLOAD_BYTES};
 use super::program::Program;
 use super::retry;
@@ -40,21 +41,103 @@ fn ctx<'a>(
         machine_name: &m.name,
         state_name: name,
         entered_ms: th.entered_ms,
-        retry_count: th.retry_total,
+        retry_count: matches!(
+            x.program.scopes[th.scope].states[th.state],
+            State::Task(_) | State::Map(_) | State::Parallel(_)
+        )
+        .then_some(th.retry_total),
         task_token: token,
         map_item,
     })
 }
 
-/// `InputPath` without cloning when it is absent or definite.
-fn filter_input<'a>(path: Option<&Value>, input: &'a Value) -> Result<Cow<'a, Value>, StateError> {
+/// `InputPath` without cloning when it is absent or definite. A `$$` path reads the context
+/// object.
+fn filter_input<'a>(
+    path: Option<&Value>,
+    input: &'a Value,
+    cx: &Context<'_>,
+) -> Result<Cow<'a, Value>, StateError> {
     match path {
         None => Ok(Cow::Borrowed(input)),
+        Some(Value::String(p)) if p.starts_with("$$") => cx.filter(p, input).map(Cow::Owned),
         Some(Value::String(p)) => {
-            paths::read_ref(p, input)?.ok_or_else(|| paths::missing(p, "InputPath"))
+            paths::read_ref(p, input)?.ok_or_else(|| paths::invalid_path(p, input))
         }
         Some(other) => apply_filter_path(Some(other), input.clone(), "InputPath").map(Cow::Owned),
     }
+}
+
+/// `OutputPath`; a `$$` path reads the context object.
+fn filter_output(
+    path: Option<&Value>,
+    value: Value,
+    cx: &Context<'_>,
+) -> Result<Value, StateError> {
+    match path {
+        Some(Value::String(p)) if p.starts_with("$$") => cx.filter(p, &value),
+        _ => apply_filter_path(path, value, "OutputPath"),
+    }
+}
+
+/// How AWS names a task in a DataLimitExceeded cause: the service of an integration
+/// (`lambda` for `arn:aws:states:::lambda:invoke`), else the resource ARN (recorded).
+fn task_label(resource: &str) -> &str {
+    if resource.starts_with("arn:aws:states:::") {
+        split_resource(resource).0
+    } else {
+        resource
+    }
+}
+
+fn data_limit(who: &str) -> StateError {
+    StateError::new(
+        DATA_LIMIT,
+        format!(
+            "The state/task '{who}' returned a result with a size exceeding the maximum number of bytes service limit."
+        ),
+    )
+}
+
+/// AWS refuses a wait that ends more than 2^31-1 seconds from now (recorded: 24,855 days is
+/// accepted, 24,856 days is not).
+const MAX_WAIT_MS: i64 = i32::MAX as i64 * 1000;
+
+/// `SecondsPath`: a non-negative whole number, in AWS's words when it is not (recorded).
+fn wait_seconds_at(p: &str, inp: &Value) -> Result<u64, StateError> {
+    let Some(v) = paths::read(p, inp)? else {
+        return Err(StateError::runtime(format!(
+            "The SecondsPath parameter does not reference an input value: {p}"
+        )));
+    };
+    match v.as_i64() {
+        Some(n) if n >= 0 => Ok(n as u64),
+        Some(_) => Err(StateError::runtime(format!(
+            "The SecondsPath parameter references a negative value: {p} == {v}"
+        ))),
+        None => match v.as_u64() {
+            Some(n) => Ok(n),
+            None => Err(StateError::runtime(format!(
+                "The SecondsPath parameter cannot be parsed as a long value: {p} == {}",
+                java_text(&v)
+            ))),
+        },
+    }
+}
+
+/// `TimestampPath`: an RFC 3339 timestamp with `T` and an offset (recorded).
+fn wait_timestamp_at(p: &str, inp: &Value) -> Result<i64, StateError> {
+    let Some(v) = paths::read(p, inp)? else {
+        return Err(StateError::runtime(format!(
+            "The TimestampPath parameter does not reference an input value: {p}"
+        )));
+    };
+    v.as_str().and_then(parse_rfc3339).ok_or_else(|| {
+        StateError::runtime(format!(
+            "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: {p} == {}",
+            java_text(&v)
+        ))
+    })
 }
 
 fn next_of(st: &State) -> Option<&str> {
@@ -109,9 +192,21 @@ fn input_path(st: &State) -> Option<&Value> {
     }
 }
 
+/// `MaxConcurrencyPath`: a non-negative integer; anything else fails the state in AWS's words
+/// (recorded; AWS documents the field but not this check).
+fn max_concurrency_at(p: &str, inp: &Value) -> Result<u64, StateError> {
+    let v = paths::read(p, inp)?.ok_or_else(|| paths::invalid_path(p, inp))?;
+    v.as_u64().ok_or_else(|| {
+        StateError::runtime(format!(
+            "The MaxConcurrencyPath field refers to value \"{}\" which is not a valid integer: {p}",
+            java_text(&v)
+        ))
+    })
+}
+
 /// Reads a positive whole number of seconds from a `...SecondsPath`.
 fn seconds_at(path: &str, input: &Value, field: &str) -> Result<u64, StateError> {
-    let v = paths::read_required(path, input, field)?;
+    let v = paths::read(path, input)?.ok_or_else(|| paths::invalid_path(path, input))?;
     v.as_u64().ok_or_else(|| {
         StateError::runtime(format!(
             "The value at '{path}' for {field} must be a non-negative integer, got {v}"
@@ -155,6 +250,8 @@ impl Engine {
         if self.execs[e].overflow {
             return;
         }
+        let entered_event = self.execs[e].history.len() as u32;
+        self.execs[e].threads[t].entered_event = entered_event;
         self.execs[e].transitions += 1;
         match st {
             State::Task(_) | State::Map(_) | State::Parallel(_) => {
@@ -182,8 +279,8 @@ impl Engine {
                 let x = &self.execs[e];
                 let th = &x.threads[t];
                 let m = &self.machines[x.machine];
-                let r = filter_input(c.input_path.as_ref(), &th.input).and_then(|inp| {
-                    let cx = ctx(x, th, m, name, None, None);
+                let cx = ctx(x, th, m, name, None, None);
+                let r = filter_input(c.input_path.as_ref(), &th.input, &cx).and_then(|inp| {
                     let next = match choice::first_match(&c.choices, &inp, &cx)? {
                         Some(i) => c.choices[i].next.clone(),
                         None => c.default.clone(),
@@ -197,7 +294,7 @@ impl Engine {
                         ));
                     };
                     Ok((
-                        apply_filter_path(c.output_path.as_ref(), inp.into_owned(), "OutputPath")?,
+                        filter_output(c.output_path.as_ref(), inp.into_owned(), &cx)?,
                         next,
                     ))
                 });
@@ -209,30 +306,28 @@ impl Engine {
             State::Wait(w) => {
                 let x = &self.execs[e];
                 let th = &x.threads[t];
-                let target = filter_input(w.input_path.as_ref(), &th.input).and_then(|inp| {
+                let m = &self.machines[x.machine];
+                let cx = ctx(x, th, m, name, None, None);
+                let target = filter_input(w.input_path.as_ref(), &th.input, &cx).and_then(|inp| {
                     let secs = |s: u64| now.saturating_add((s.min(i64::MAX as u64 / 1000) as i64) * 1000);
                     let ts = |s: &str| {
                         parse_rfc3339(s).ok_or_else(|| {
-                            StateError::runtime(format!("Wait state '{name}': '{s}' is not an RFC 3339 timestamp"))
+                            StateError::runtime(format!("The Timestamp parameter is not a valid ISO-8601 extended offset date-time format string: {s}"))
                         })
                     };
-                    match (w.seconds, &w.seconds_path, &w.timestamp, &w.timestamp_path) {
-                        (Some(s), None, None, None) => Ok(secs(s)),
-                        (None, Some(p), None, None) => Ok(secs(seconds_at(p, &inp, "SecondsPath")?)),
-                        (None, None, Some(s), None) => ts(s),
-                        (None, None, None, Some(p)) => {
-                            let v = paths::read_required(p, &inp, "TimestampPath")?;
-                            match v.as_str() {
-                                Some(s) => ts(s),
-                                None => Err(StateError::runtime(format!(
-                                    "Wait state '{name}': TimestampPath value {v} is not a string"
-                                ))),
-                            }
-                        }
-                        _ => Err(StateError::runtime(format!(
+                    let at = match (w.seconds, &w.seconds_path, &w.timestamp, &w.timestamp_path) {
+                        (Some(s), None, None, None) => secs(s),
+                        (None, Some(p), None, None) => secs(wait_seconds_at(p, &inp)?),
+                        (None, None, Some(s), None) => ts(s)?,
+                        (None, None, None, Some(p)) => wait_timestamp_at(p, &inp)?,
+                        _ => return Err(StateError::runtime(format!(
                             "Wait state '{name}' needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath"
                         ))),
+                    };
+                    if at.saturating_sub(now) > MAX_WAIT_MS {
+                        return Err(StateError::runtime("Wait state delay is too long."));
                     }
+                    Ok(at)
                 });
                 match target {
                     // A timestamp in the past proceeds at once.
@@ -242,10 +337,11 @@ impl Engine {
                 }
             }
             State::Succeed(s) => {
-                let th = &self.execs[e].threads[t];
-                let r = filter_input(s.input_path.as_ref(), &th.input).and_then(|inp| {
-                    apply_filter_path(s.output_path.as_ref(), inp.into_owned(), "OutputPath")
-                });
+                let x = &self.execs[e];
+                let th = &x.threads[t];
+                let cx = ctx(x, th, &self.machines[x.machine], name, None, None);
+                let r = filter_input(s.input_path.as_ref(), &th.input, &cx)
+                    .and_then(|inp| filter_output(s.output_path.as_ref(), inp.into_owned(), &cx));
                 self.finish_state(e, t, prog, r, None);
             }
             State::Fail(f) => {
@@ -296,12 +392,10 @@ impl Engine {
         let x = &self.execs[e];
         let th = &x.threads[t];
         let m = &self.machines[x.machine];
-        let inp = filter_input(input_path, &th.input)?;
+        let cx = ctx(x, th, m, name, token, None);
+        let inp = filter_input(input_path, &th.input, &cx)?;
         match template {
-            Some(tpl) => {
-                let cx = ctx(x, th, m, name, token, None);
-                eval_template(tpl, &inp, &cx, &mut self.rng)
-            }
+            Some(tpl) => eval_template(tpl, &inp, &cx, &mut self.rng),
             None => Ok(inp.into_owned()),
         }
     }
@@ -332,7 +426,8 @@ impl Engine {
             Some(_) => th.input.clone(),
         };
         let merged = apply_result_path(rp, base, result)?;
-        apply_filter_path(output_path(st), merged, "OutputPath")
+        let cx = ctx(x, th, m, name, None, None);
+        filter_output(output_path(st), merged, &cx)
     }
 
     fn finish_state(
@@ -358,16 +453,12 @@ impl Engine {
         output: Value,
         next: Option<&str>,
     ) {
-        if json_size(&output) > MAX_PAYLOAD_BYTES {
-            let err = StateError::new(
-                DATA_LIMIT,
-                "The state output exceeds the 262144-byte payload quota",
-            );
-            return self.fail_thread(e, t, prog, err);
-        }
         let (scope, idx) = self.names(e, t);
         let st = &prog.scopes[scope].states[idx];
         let name = prog.scopes[scope].names[idx].as_str();
+        if json_size(&output) > MAX_PAYLOAD_BYTES {
+            return self.fail_thread(e, t, prog, data_limit(name));
+        }
         let details = if self.record_payloads {
             json!({"name": name, "output": &output})
         } else {
@@ -413,9 +504,12 @@ impl Engine {
     fn wait_done(&mut self, e: usize, t: usize, prog: &Arc<Program>) {
         let (scope, idx) = self.names(e, t);
         let st = &prog.scopes[scope].states[idx];
-        let th = &self.execs[e].threads[t];
-        let r = filter_input(input_path(st), &th.input)
-            .and_then(|inp| apply_filter_path(output_path(st), inp.into_owned(), "OutputPath"));
+        let name = prog.scopes[scope].names[idx].as_str();
+        let x = &self.execs[e];
+        let th = &x.threads[t];
+        let cx = ctx(x, th, &self.machines[x.machine], name, None, None);
+        let r = filter_input(input_path(st), &th.input, &cx)
+            .and_then(|inp| filter_output(output_path(st), inp.into_owned(), &cx));
         self.finish_state(e, t, prog, r, next_of(st));
     }
 
@@ -427,22 +521,28 @@ impl Engine {
         match st {
             State::Task(ts) => self.attempt_task(e, t, prog, ts, name, handler),
             State::Map(ms) => {
-                let th = &self.execs[e].threads[t];
-                let r = filter_input(ms.input_path.as_ref(), &th.input).and_then(|inp| {
+                let x = &self.execs[e];
+                let th = &x.threads[t];
+                let cx = ctx(x, th, &self.machines[x.machine], name, None, None);
+                let r = filter_input(ms.input_path.as_ref(), &th.input, &cx).and_then(|inp| {
                     let inp = inp.into_owned();
                     let items = match &ms.items_path {
                         Some(p) => paths::read_required(p, &inp, "ItemsPath")?,
                         None => inp.clone(),
                     };
+                    let max = match ms.extra.get("MaxConcurrencyPath") {
+                        Some(Value::String(p)) => Some(max_concurrency_at(p, &inp)?),
+                        _ => ms.max_concurrency,
+                    };
                     match items {
-                        Value::Array(a) => Ok((inp, a)),
+                        Value::Array(a) => Ok((inp, a, max)),
                         v => Err(StateError::runtime(format!(
                             "Map state '{name}': ItemsPath must select an array, got {}",
                             json_type(&v)
                         ))),
                     }
                 });
-                let (inp, items) = match r {
+                let (inp, items, max_concurrency) = match r {
                     Ok(v) => v,
                     Err(err) => return self.state_failed(e, t, prog, err),
                 };
@@ -453,7 +553,7 @@ impl Engine {
                     json!({"length": items.len()}),
                 );
                 let n = items.len();
-                let max = match ms.max_concurrency {
+                let max = match max_concurrency {
                     None | Some(0) => usize::MAX,
                     Some(m) => usize::try_from(m).unwrap_or(usize::MAX),
                 };
@@ -567,6 +667,7 @@ impl Engine {
             state: prog.scopes[scope].start,
             input,
             entered_ms: now,
+            entered_event: 0,
             retry_counts: Vec::new(),
             retry_total: 0,
             step: Step::Enter,
@@ -616,7 +717,7 @@ impl Engine {
                         e,
                         "MapStateFailed",
                         Some(name),
-                        json!({"error": &err.error, "cause": &err.cause}),
+                        Value::Object(err.event_details()),
                     );
                     return self.state_failed(e, p, prog, err);
                 }
@@ -701,7 +802,15 @@ impl Engine {
     }
 
     fn fail_thread(&mut self, e: usize, t: usize, prog: &Arc<Program>, err: StateError) {
+        let err = self.locate(e, t, prog, err);
         self.finish_thread(e, t, prog, Err(err));
+    }
+
+    /// Names the state a runtime error happened in, as AWS's causes do.
+    fn locate(&self, e: usize, t: usize, prog: &Arc<Program>, err: StateError) -> StateError {
+        let th = &self.execs[e].threads[t];
+        let name = prog.scopes[th.scope].names[th.state].as_str();
+        err.locate(name, th.entered_event)
     }
 
     fn child_done(
@@ -744,7 +853,13 @@ impl Engine {
             }
             Err(err) => {
                 if kind == JoinKind::Map {
-                    self.emit(e, "MapIterationFailed", Some(name), json!({"name": name, "index": slot, "error": &err.error, "cause": &err.cause}));
+                    self.emit(e, "MapIterationFailed", Some(name), {
+                        let mut d = serde_json::Map::new();
+                        d.insert("name".into(), json!(name));
+                        d.insert("index".into(), json!(slot));
+                        d.extend(err.event_details());
+                        Value::Object(d)
+                    });
                 }
                 self.abort_join(e, j, prog);
                 let ty = if kind == JoinKind::Map {
@@ -752,12 +867,7 @@ impl Engine {
                 } else {
                     "ParallelStateFailed"
                 };
-                self.emit(
-                    e,
-                    ty,
-                    Some(name),
-                    json!({"error": &err.error, "cause": &err.cause}),
-                );
+                self.emit(e, ty, Some(name), Value::Object(err.event_details()));
                 self.state_failed(e, p, prog, err);
             }
         }
@@ -800,7 +910,9 @@ impl Engine {
             name,
             ts.input_path.as_ref(),
             ts.parameters.as_ref(),
-            callback.then_some(token.as_str()),
+            // `$$.Task.Token` exists for every Task on AWS, not only `.waitForTaskToken`
+            // ones: a `.sync` StartExecution passes it to its child (recorded).
+            Some(token.as_str()),
         );
         // TimeoutSecondsPath/HeartbeatSecondsPath read the state input (before InputPath).
         let th = &self.execs[e].threads[t];
@@ -885,7 +997,7 @@ impl Engine {
             .resource
             .strip_suffix(".waitForTaskToken")
             .unwrap_or(&ts.resource);
-        let outcome = if builtins::is_builtin(base) {
+        let outcome = if self.builtin_integrations && builtins::is_builtin(base) {
             self.builtin(base, &eff)
         } else {
             let x = &self.execs[e];
@@ -940,7 +1052,7 @@ impl Engine {
             }
             TaskOutcome::Failed { error, cause } => {
                 let _ = self.take_token(&token);
-                self.complete_task(e, t, Err(StateError::new(error, cause)));
+                self.complete_task(e, t, Err(StateError::reported(error, cause)));
             }
         }
     }
@@ -962,10 +1074,7 @@ impl Engine {
         let (rtype, rname) = split_resource(&ts.resource);
         let r = r.and_then(|v| {
             if json_size(&v) > MAX_PAYLOAD_BYTES {
-                Err(StateError::new(
-                    DATA_LIMIT,
-                    "The task result exceeds the 262144-byte payload quota",
-                ))
+                Err(data_limit(task_label(&ts.resource)))
             } else {
                 Ok(v)
             }
@@ -987,12 +1096,13 @@ impl Engine {
                 } else {
                     "TaskFailed"
                 };
-                self.emit(
-                    e,
-                    ty,
-                    Some(name),
-                    json!({"resourceType": rtype, "resource": rname, "error": &err.error, "cause": &err.cause}),
-                );
+                self.emit(e, ty, Some(name), {
+                    let mut d = serde_json::Map::new();
+                    d.insert("resourceType".into(), json!(rtype));
+                    d.insert("resource".into(), json!(rname));
+                    d.extend(err.event_details());
+                    Value::Object(d)
+                });
                 self.state_failed(e, t, &prog, err);
             }
         }
@@ -1000,6 +1110,7 @@ impl Engine {
 
     /// Retry, then Catch, then fail the thread.
     fn state_failed(&mut self, e: usize, t: usize, prog: &Arc<Program>, err: StateError) {
+        let err = self.locate(e, t, prog, err);
         if err.is_terminal() {
             return self.fail_thread(e, t, prog, err);
         }
@@ -1031,7 +1142,7 @@ impl Engine {
             .iter()
             .find(|c| retry::matches(&c.error_equals, &err))
         {
-            let out = json!({"Error": &err.error, "Cause": &err.cause});
+            let out = err.catch_output();
             let th = &self.execs[e].threads[t];
             let base = match c.result_path {
                 None => Value::Null,

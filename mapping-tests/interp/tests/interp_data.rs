@@ -48,7 +48,6 @@ fn parameters_nested_and_context() {
                 "sm.$": "$$.StateMachine.Name",
                 "start.$": "$$.Execution.StartTime",
                 "redrive.$": "$$.Execution.RedriveCount",
-                "retry.$": "$$.State.RetryCount",
                 "in.$": "$$.Execution.Input.a.b"
             }
         })),
@@ -68,8 +67,112 @@ fn parameters_nested_and_context() {
     assert_eq!(out["ctx"]["sm"], "m");
     assert_eq!(out["ctx"]["start"], "2026-01-01T00:00:00.000Z");
     assert_eq!(out["ctx"]["redrive"], 0);
-    assert_eq!(out["ctx"]["retry"], 0);
     assert_eq!(out["ctx"]["in"], 7);
+}
+
+#[test]
+fn retry_count_only_in_states_that_retry() {
+    // A Pass state's `$$.State` has no RetryCount on AWS (recorded); a Task's has.
+    let out = output(pass_params(json!({"s.$": "$$.State"})), json!({}));
+    assert!(out["s"].get("RetryCount").is_none(), "{out}");
+    let (e, _) = failure(
+        pass_params(json!({"r.$": "$$.State.RetryCount"})),
+        json!({}),
+    );
+    assert_eq!(e, "States.Runtime");
+    let def = json!({"StartAt": "T", "States": {"T": {"Type": "Task",
+        "Resource": "arn:aws:lambda:us-east-1:123456789012:function:f",
+        "Parameters": {"r.$": "$$.State.RetryCount", "tok.$": "$$.Task.Token"}, "End": true}}});
+    let mut engine = Engine::new(T0, 1);
+    let arn = start(&mut engine, def, json!({}));
+    let mut seen = Vec::new();
+    let mut handler = |c: &TaskCall<'_>| {
+        seen.push(c.input.clone());
+        TaskOutcome::Succeeded(json!(1))
+    };
+    engine.advance_until_idle_or(i64::MAX, &mut handler);
+    assert_eq!(engine.status(&arn), Some(ExecutionStatus::Succeeded));
+    assert_eq!(seen[0]["r"], 0);
+    // Every Task has a `$$.Task.Token`, not only `.waitForTaskToken` ones (recorded).
+    assert!(seen[0]["tok"].is_string(), "{:?}", seen[0]);
+}
+
+#[test]
+fn context_paths_in_input_and_output_path() {
+    // AWS accepts `$$` paths in InputPath and OutputPath (recorded).
+    let def = json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "InputPath": "$$.Execution.Input", "Result": 1, "ResultPath": "$.r", "End": true}}});
+    assert_eq!(output(def, json!({"a": 1})), json!({"a": 1, "r": 1}));
+    let def = json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "InputPath": "$$", "OutputPath": "$.StateMachine.Name", "End": true}}});
+    assert_eq!(output(def, json!({})), json!("m"));
+    let def = json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "OutputPath": "$$.Execution.Input", "Result": 5, "End": true}}});
+    assert_eq!(output(def, json!({"a": 2})), json!({"a": 2}));
+    // A miss names the path as written, `$$` included.
+    let (_, c) = failure(
+        pass_params(json!({"v.$": "$$.Execution.Input.nope"})),
+        json!({}),
+    );
+    assert!(c.contains("'$$.Execution.Input.nope'"), "{c}");
+}
+
+#[test]
+fn bracket_paths_keep_backslashes_that_escape_nothing() {
+    // `$['Test\""Name"']` selects the key `Test\""Name"` (recorded).
+    let key = "Test\\\"\"Name\"";
+    let out = output(
+        pass_params(json!({"v.$": "$['Test\\\"\"Name\"']"})),
+        json!({ key: "found" }),
+    );
+    assert_eq!(out, json!({"v": "found"}));
+    let out = output(
+        pass_params(json!({"v.$": "$['it\\'s']"})),
+        json!({"it's": 1}),
+    );
+    assert_eq!(out, json!({"v": 1}));
+}
+
+#[test]
+fn runtime_error_causes_name_the_state_and_its_entered_event() {
+    // AWS's wording (recorded): the state, the id of its ...StateEntered event, then why.
+    let def = json!({"StartAt": "A", "States": {
+        "A": {"Type": "Pass", "Next": "B"},
+        "B": {"Type": "Pass", "OutputPath": "$.no.such", "End": true}}});
+    let (e, c) = failure(def, json!({}));
+    assert_eq!(e, "States.Runtime");
+    assert_eq!(c, "An error occurred while executing the state 'B' (entered at the event id #4). Invalid path '$.no.such' : Missing property in path $['no']");
+    let def =
+        json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "InputPath": "$.x", "End": true}}});
+    let (_, c) = failure(def, json!({}));
+    assert!(
+        c.ends_with("Invalid path '$.x' : No results for path: $['x']"),
+        "{c}"
+    );
+    let (_, c) = failure(pass_params(json!({"v.$": "$.nope"})), json!({"k": 1}));
+    assert!(c.ends_with("The JSONPath '$.nope' specified for the field 'v.$' could not be found in the input '{\"k\":1}'"), "{c}");
+}
+
+#[test]
+fn map_max_concurrency_path() {
+    let def = |v: serde_json::Value| {
+        (
+            json!({"StartAt": "M", "States": {"M": {"Type": "Map", "ItemsPath": "$.items",
+                "MaxConcurrencyPath": "$.mc",
+                "ItemProcessor": {"StartAt": "I", "States": {"I": {"Type": "Pass", "End": true}}},
+                "End": true}}}),
+            json!({"items": [1, 2], "mc": v}),
+        )
+    };
+    let (d, i) = def(json!(1));
+    assert_eq!(output(d, i), json!([1, 2]));
+    // Not a number: AWS fails the state (recorded; undocumented).
+    for bad in [json!("NoNumber"), json!({})] {
+        let (d, i) = def(bad.clone());
+        let (e, c) = failure(d, i);
+        assert_eq!(e, "States.Runtime");
+        assert!(
+            c.contains("The MaxConcurrencyPath field refers to value"),
+            "{c}"
+        );
+    }
 }
 
 #[test]
@@ -116,6 +219,21 @@ fn intrinsic_format_and_json() {
     assert_eq!(
         intrinsic_err("States.StringToJson('{oops')", json!({})),
         "States.IntrinsicFailure"
+    );
+    // Blank text is null and "-0" the integer 0 on AWS (recorded).
+    assert_eq!(intrinsic("States.StringToJson('')", json!({})), json!(null));
+    assert_eq!(
+        intrinsic("States.StringToJson(' ')", json!({})),
+        json!(null)
+    );
+    assert_eq!(intrinsic("States.StringToJson('-0')", json!({})), json!(0));
+    // Objects and arrays print the way AWS's runtime prints maps and lists (recorded).
+    assert_eq!(
+        intrinsic(
+            "States.Format('a={} b={}', $.o, $.l)",
+            json!({"o": {"Arg1": 1, "Arg2": [], "s": "x"}, "l": [1, "y", null]})
+        ),
+        json!("a={Arg1=1, Arg2=[], s=x} b=[1, y, null]")
     );
     assert_eq!(
         intrinsic(
@@ -236,10 +354,13 @@ fn intrinsic_encoding_hash_math() {
         intrinsic("States.MathAdd($.v, -3)", json!({"v": 10})),
         json!(7)
     );
-    assert_eq!(
-        intrinsic_err("States.MathAdd(1.5, 1)", json!({})),
-        "States.IntrinsicFailure"
-    );
+    // AWS rounds non-integers, halves up (recorded: 1.49 + 1.5 = 3, -1.5 + 0 = -1).
+    assert_eq!(intrinsic("States.MathAdd(1.5, 1)", json!({})), json!(3));
+    assert_eq!(intrinsic("States.MathAdd(1.49, 1.5)", json!({})), json!(3));
+    assert_eq!(intrinsic("States.MathAdd(-1.5, 0)", json!({})), json!(-1));
+    assert_eq!(intrinsic("States.MathAdd(-2.5, 0)", json!({})), json!(-2));
+    let r = intrinsic("States.MathRandom(12.5, 44.51)", json!({}));
+    assert!((13..45).contains(&r.as_i64().unwrap()), "{r}");
     assert_eq!(
         intrinsic(
             "States.StringSplit($.s, '.+,=')",

@@ -67,6 +67,105 @@ fn wait_all_four_forms() {
     }
 }
 
+#[test]
+fn wait_refusals_in_aws_words() {
+    // Causes as AWS records them, after the state/event prefix.
+    let cases = [
+        (json!({"SecondsPath": "$.s"}), json!({}), "The SecondsPath parameter does not reference an input value: $.s"),
+        (json!({"SecondsPath": "$.s"}), json!({"s": -1}), "The SecondsPath parameter references a negative value: $.s == -1"),
+        (json!({"SecondsPath": "$.s"}), json!({"s": 1.5}), "The SecondsPath parameter cannot be parsed as a long value: $.s == 1.5"),
+        // No `T`, no offset, impossible dates: refused (RFC 3339 alone would allow the space).
+        (json!({"TimestampPath": "$.t"}), json!({"t": "2016-12-05 21:29:29Z"}),
+            "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.t == 2016-12-05 21:29:29Z"),
+        (json!({"TimestampPath": "$.t"}), json!({"t": "2016-12-05T21:29:29"}),
+            "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.t == 2016-12-05T21:29:29"),
+        (json!({"TimestampPath": "$.t"}), json!({"t": "2016-13-05T21:29:29Z"}),
+            "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.t == 2016-13-05T21:29:29Z"),
+        // More than 2^31-1 seconds ahead.
+        (json!({"SecondsPath": "$.s"}), json!({"s": 2_147_483_648u64}), "Wait state delay is too long."),
+    ];
+    for (w, input, why) in cases {
+        let (e, c) = failure(wait_machine(w.clone()), input);
+        assert_eq!(e, "States.Runtime");
+        assert_eq!(
+            c,
+            format!("An error occurred while executing the state 'W' (entered at the event id #2). {why}"),
+            "{w}"
+        );
+    }
+    // Nanoseconds and the longest allowed wait are fine.
+    for (w, input) in [
+        (
+            json!({"TimestampPath": "$.t"}),
+            json!({"t": "2016-03-05T21:29:29.243167252Z"}),
+        ),
+        (
+            json!({"SecondsPath": "$.s"}),
+            json!({"s": 2_147_483_647u64}),
+        ),
+    ] {
+        let (engine, arn) = run(wait_machine(w.clone()), input);
+        assert_eq!(engine.status(&arn), Some(ExecutionStatus::Succeeded), "{w}");
+    }
+}
+
+#[test]
+fn data_limit_from_a_task_is_caught() {
+    // AWS catches a task's States.DataLimitExceeded by name and by States.ALL (recorded).
+    for catcher in ["States.DataLimitExceeded", "States.ALL"] {
+        let def = json!({"StartAt": "T", "States": {
+            "T": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
+                  "Catch": [{"ErrorEquals": [catcher], "Next": "C"}], "End": true},
+            "C": {"Type": "Pass", "End": true}}});
+        let mut engine = Engine::new(T0, 1);
+        let arn = start(&mut engine, def, json!({}));
+        let big = "x".repeat(300_000);
+        let mut h = |_: &TaskCall<'_>| TaskOutcome::Succeeded(json!(big.clone()));
+        engine.advance_until_idle_or(i64::MAX, &mut h);
+        assert_eq!(
+            engine.status(&arn),
+            Some(ExecutionStatus::Succeeded),
+            "{catcher}"
+        );
+        assert_eq!(
+            engine.output(&arn).unwrap(),
+            &json!({"Error": "States.DataLimitExceeded",
+                "Cause": "The state/task 'lambda' returned a result with a size exceeding the maximum number of bytes service limit."})
+        );
+    }
+    // A Pass state's oversized output fails the execution, naming the state.
+    let def = json!({"StartAt": "P", "States": {"P": {"Type": "Pass",
+        "Result": "y".repeat(300_000), "End": true}}});
+    let (e, c) = failure(def, json!({}));
+    assert_eq!(e, "States.DataLimitExceeded");
+    assert!(c.starts_with("The state/task 'P' returned a result"), "{c}");
+}
+
+#[test]
+fn failures_reported_without_error_or_cause_are_caught_as_null() {
+    // SendTaskFailure with neither error nor cause: a Catch writes nulls, the events leave
+    // the fields out (recorded).
+    let def = callback_machine(
+        json!({"Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.err", "Next": "Timeout"}]}),
+    );
+    let mut engine = Engine::new(T0, 1);
+    let arn = start(&mut engine, def, json!({}));
+    let mut h = Parker::default();
+    engine.run_until_idle(&mut h);
+    engine.send_task_failure(&h.tokens[0], "", "").unwrap();
+    engine.run_until_idle(&mut h);
+    assert_eq!(
+        engine.output(&arn).unwrap()["err"],
+        json!({"Error": null, "Cause": null})
+    );
+    let failed = engine
+        .history(&arn)
+        .iter()
+        .find(|e| e.event_type == "TaskFailed")
+        .unwrap();
+    assert!(failed.details.get("error").is_none() && failed.details.get("cause").is_none());
+}
+
 fn flaky_task(retry: Value, catch: Value) -> Value {
     json!({"StartAt": "T", "States": {
         "T": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "Retry": retry,
@@ -314,7 +413,21 @@ fn heartbeat_timeout_and_keep_alive() {
     let mut h = Parker::default();
     engine.advance_until_idle_or(i64::MAX, &mut h);
     assert_eq!(exit_time(&engine, &arn, "TaskTimedOut") - T0, 60_000);
-    assert_eq!(engine.output(&arn).unwrap()["Error"], "States.Timeout");
+    // A timeout has an empty cause: "" in the Catch output, no field in the event (recorded).
+    assert_eq!(
+        engine.output(&arn).unwrap(),
+        &json!({"Error": "States.Timeout", "Cause": ""})
+    );
+    let timed_out = engine
+        .history(&arn)
+        .iter()
+        .find(|e| e.event_type == "TaskTimedOut")
+        .unwrap();
+    assert!(
+        timed_out.details.get("cause").is_none(),
+        "{:?}",
+        timed_out.details
+    );
 
     // Heartbeats every 50 s keep it alive; no history events for heartbeats; success at 170 s.
     let mut engine = Engine::new(T0, 1);
@@ -491,6 +604,8 @@ fn execution_timeout() {
     let (engine, arn) = run(def, json!({}));
     let d = engine.describe_execution(&arn).unwrap();
     assert_eq!(d.status, ExecutionStatus::TimedOut);
+    // DescribeExecution of a timed-out execution has no error or cause on AWS (recorded).
+    assert_eq!((d.error, d.cause), (None, None));
     assert_eq!(d.stop_ms, Some(T0 + 60_000));
     assert_eq!(last_event(&engine, &arn).event_type, "ExecutionTimedOut");
     assert_eq!(engine.next_timer(), None);
