@@ -3,7 +3,7 @@
 //! how the CLI can promise all-or-nothing output.
 
 use crate::config::{BindingKind, DriverConfig};
-use crate::contract::{load_contract, ContractOptions, LoadedContract};
+use crate::contract::{load_contract, Contract, ContractOptions, LoadedContract};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::plan::{self, DriverPlan};
 use crate::release::{load_release, resolve_identity};
@@ -24,6 +24,8 @@ pub struct Input<'a> {
 
 #[derive(Debug, Clone)]
 pub struct Output {
+    /// The contract as loaded (and hash-checked).
+    pub contract: Contract,
     pub plan: DriverPlan,
     /// The Step Functions lowering's own decisions: machine and state names, loop budget, ARNs.
     pub sfn: SfnPlan,
@@ -81,6 +83,7 @@ pub fn compile(input: &Input) -> Result<Output, Diagnostics> {
     let lowered = sfn::lower(&plan, &loaded.contract)?;
     warnings.extend(lowered.warnings);
     Ok(Output {
+        contract: loaded.contract,
         plan,
         sfn: lowered.sfn,
         driver: lowered.driver,

@@ -11,6 +11,7 @@
 // hint); they travel on cold paths only, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod bundled;
 pub mod compile;
 pub mod config;
 pub mod contract;

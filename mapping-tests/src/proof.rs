@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use serde_json::json;
-use tpf_sfn_compiler::compile::{compile, load_inputs, Input};
+use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
 use tpf_sfn_compiler::sfn::asl;
 use tpf_wire::Identity;
@@ -12,24 +12,7 @@ use crate::invariants::{self, Violation};
 use crate::scenario::run::NextRelease;
 use crate::scenario::{matrix, run, Metrics, Scenario, Subject};
 
-/// The bundled restaurant-approval contract and release: the default subject of `simulate`.
-pub const RESTAURANT_CONTRACT: &[u8] =
-    include_bytes!("../../examples/contracts/restaurant-approval.pipeline-contract.json");
-pub const RESTAURANT_RELEASE: &[u8] =
-    include_bytes!("../../examples/contracts/restaurant-approval.pipeline-release.json");
-
-/// Compiler input for the bundled restaurant sample with the default configuration.
-pub fn restaurant_input() -> Input<'static> {
-    Input {
-        contract_file: "restaurant-approval.pipeline-contract.json",
-        contract: RESTAURANT_CONTRACT,
-        release: Some((
-            "restaurant-approval.pipeline-release.json",
-            RESTAURANT_RELEASE,
-        )),
-        ..Input::default()
-    }
-}
+pub use tpf_sfn_compiler::bundled::restaurant_input;
 
 /// Seed for jitter and ids: the same seed gives the same traces.
 pub const SEED: u64 = 7;
@@ -38,14 +21,13 @@ pub const SEED: u64 = 7;
 /// definition the user compiled or edited themselves (e.g. post-processed by CDK).
 pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, Diagnostics> {
     let out = compile(input)?;
-    let (loaded, _, _) = load_inputs(input)?;
     let driver_def = match driver {
         Some((file, bytes)) => asl::parse(file, bytes)?,
         None => out.driver.clone(),
     };
     let next = next_release(input, &out.plan.identity)?;
     Ok(Subject {
-        contract: loaded.contract,
+        contract: out.contract,
         plan: out.plan,
         sfn: out.sfn,
         driver: driver_def,

@@ -9,9 +9,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_mapping::proof::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
 
 use crate::aws::deploy::{self, Options};
 use crate::aws::release::Release;

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use serde_json::json;
-use tpf_sfn_mapping::proof::{self, ScenarioReport, RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_mapping::proof::{self, ScenarioReport};
 use tpf_sfn_mapping::scenario::Scenario;
 
 use super::inputs::InputFiles;

@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use tpf_model::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
-use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::compile::{load_inputs, Input};
 use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
-use tpf_sfn_mapping::proof;
 
 /// `--script FILE.toml`:
 ///
@@ -72,13 +71,14 @@ pub fn load(
         contract,
         ..Input::default()
     };
-    let subject = proof::subject(&input, None).map_err(|d| d.to_string())?;
-    let steps: Vec<StepDef> = subject
+    // The contract and the plan say which steps await; nothing needs rendering.
+    let (loaded, plan, _) = load_inputs(&input).map_err(|d| d.to_string())?;
+    let steps: Vec<StepDef> = loaded
         .contract
         .steps
         .iter()
         .map(
-            |s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
+            |s| match plan.awaits.iter().find(|a| a.step_index == s.index) {
                 Some(a) if a.itemized => {
                     StepDef::await_itemized(&s.authored_name, 1, await_timeout_ms)
                 }
@@ -90,14 +90,14 @@ pub fn load(
     let mut identities = Vec::new();
     for (file, bytes) in releases {
         let release = load_release(file, bytes).map_err(|d| d.to_string())?;
-        let identity = resolve_identity(&subject.contract, Some((file, &release)))
+        let identity = resolve_identity(&loaded.contract, Some((file, &release)))
             .map_err(|d| d.to_string())?;
         identities.push(identity);
     }
     let identity = identities
         .first()
         .cloned()
-        .unwrap_or_else(|| subject.plan.identity.clone());
+        .unwrap_or_else(|| plan.identity.clone());
     let mut worker = ScriptedWorker::new(identity.clone());
     for also in identities.into_iter().skip(1) {
         worker = worker.hosting(also);

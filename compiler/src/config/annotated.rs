@@ -1,0 +1,158 @@
+//! `tpf-sfn init`'s file: the default configuration serialised from [`DriverConfig::default`],
+//! with every key explained. The values come from the defaults themselves; only the
+//! explanations are written here, and a test keeps the two tables in step with the fields.
+
+use super::DriverConfig;
+
+/// Comment lines above each section header, by section.
+const SECTIONS: &[(&str, &str)] = &[
+    ("binding", "How action Task states reach TPF's action API; only the selected kind's table is used."),
+    ("binding.http", ""),
+    ("binding.lambda", ""),
+    ("binding.queue", ""),
+    ("aws", "Scope of the ARNs in generated IAM policies. Unset values become `*`, still scoped by name."),
+    ("wakeup", ""),
+    ("timeouts", ""),
+    ("transport-retry", "Retries of the *transport* of an action call (network, throttling). TPF owns business retries,\nso these stay short: first retry after interval-seconds, growing by backoff-rate, capped at\nmax-delay-seconds, at most max-attempts (<= 20)."),
+    ("history", ""),
+    ("sweeper", ""),
+    ("logging", ""),
+    ("tracing", ""),
+    ("tags", "Extra tags for every machine, next to the identity tags the compiler always adds.\nAt most 40; keys must not start with `aws:` or `tpf-sfn:`."),
+];
+
+/// Comment lines above each key, by dotted key.
+const KEYS: &[(&str, &str)] = &[
+    ("name-prefix", "Prefix of every resource name tpf-sfn creates (state machines, roles, schedules).\n1 to 20 characters of A-Z, a-z, 0-9 and `-`, so the longest generated names stay within AWS limits."),
+    ("binding.kind", "\"http\", \"lambda\" or \"queue\"."),
+    ("binding.http.api-base-url", "Base URL of TPF's action API. Must be https://: Step Functions HTTP Tasks refuse plain HTTP.\nThe default is a placeholder: set it before deploying."),
+    ("binding.http.connection-arn", "EventBridge connection holding the action API's credentials; HTTP Tasks authenticate through it.\nThe default is a placeholder: set it before deploying."),
+    ("binding.lambda.function-arn", "Function that serves TPF's actions (arn:<partition>:lambda:<region>:<account>:function:<name>).\nThe default is a placeholder: set it before deploying."),
+    ("binding.queue.queue-url", "SQS queue a relay reads action requests from (http://localhost URLs allowed for emulators).\nThe default is a placeholder: set it before deploying."),
+    ("wakeup.table-name", "Adapter-owned DynamoDB table for task tokens and the live-driver pointer."),
+    ("wakeup.lease-wait-seconds", "Seconds to wait when TPF reports the execution leased by another caller (TPF `lease-ms`)."),
+    ("wakeup.recheck-seconds", "Seconds to wait before re-asking TPF when a wakeup could not be registered."),
+    ("wakeup.late-recheck-seconds", "Seconds between re-asks while TPF keeps an execution parked after its await deadline passed."),
+    ("timeouts.action-call-seconds", "TimeoutSeconds of one action call. HTTP Tasks are capped at 60 s by Step Functions."),
+    ("timeouts.sweep-call-seconds", "TimeoutSeconds of one sweep-once call."),
+    ("transport-retry.interval-seconds", ""),
+    ("transport-retry.max-attempts", ""),
+    ("transport-retry.backoff-rate", ""),
+    ("transport-retry.max-delay-seconds", ""),
+    ("history.event-budget", "Most history events one driver generation may emit before it rolls over to a fresh execution.\nStep Functions fails an execution at 25,000; the default leaves room for console redrives."),
+    ("sweeper.schedule", "EventBridge Scheduler expression that starts the sweeper (rate(...) or cron(...))."),
+    ("sweeper.limit", "`limit` passed to sweep-once: most due executions one sweep picks up (1 to 1000)."),
+    ("sweeper.max-concurrency", "Most due executions the sweeper handles concurrently (1 to 40)."),
+    ("logging.level", "Step Functions log level: \"ALL\", \"ERROR\", \"FATAL\" or \"OFF\"."),
+    ("logging.include-execution-data", "Whether logs include execution input and output (may contain business data)."),
+    ("tracing.enabled", "X-Ray tracing on the machines."),
+];
+
+/// Commented-out examples for keys without a default, by section.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("aws", "# partition = \"aws\"\n# region = \"us-east-1\"\n# account-id = \"123456789012\""),
+    ("logging", "# CloudWatch Logs log group ARN ending in `:*`; required unless level = \"OFF\".\n# log-group-arn = \"arn:aws:logs:us-east-1:123456789012:log-group:tpf-sfn:*\""),
+    ("tags", "# team = \"payments\""),
+];
+
+fn lookup<'a>(table: &[(&str, &'a str)], key: &str) -> Option<&'a str> {
+    table.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+fn comment(out: &mut String, text: &str) {
+    for line in text.lines() {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+impl DriverConfig {
+    /// The default configuration as commented TOML: every key, its default, what it does and
+    /// why. Parses back to [`DriverConfig::default`].
+    pub fn annotated_default() -> String {
+        // Serialising plain structs of strings, numbers and maps cannot fail.
+        let text = toml::to_string(&DriverConfig::default()).unwrap_or_default();
+        let mut out = String::from(
+            "# tpf-sfn driver configuration. Every key is optional; the values below are the defaults.\n",
+        );
+        let mut section = String::new();
+        let flush_examples = |out: &mut String, section: &str| {
+            if let Some(example) = lookup(EXAMPLES, section) {
+                out.push_str(example);
+                out.push('\n');
+            }
+        };
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                flush_examples(&mut out, &section);
+                section = name.to_string();
+                out.push('\n');
+                out.push_str(line);
+                out.push('\n');
+                comment(&mut out, lookup(SECTIONS, &section).unwrap_or_default());
+                continue;
+            }
+            let key = line.split('=').next().unwrap_or_default().trim();
+            let dotted = if section.is_empty() {
+                key.to_string()
+            } else {
+                format!("{section}.{key}")
+            };
+            if section.is_empty() {
+                out.push('\n');
+            }
+            comment(&mut out, lookup(KEYS, &dotted).unwrap_or_default());
+            out.push_str(line);
+            out.push('\n');
+        }
+        flush_examples(&mut out, &section);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every serialised key and section is explained, and nothing explained is gone.
+    #[test]
+    fn every_key_is_documented_and_no_documentation_is_stale() {
+        let text = toml::to_string(&DriverConfig::default()).unwrap();
+        let mut section = String::new();
+        let mut seen_keys = Vec::new();
+        let mut seen_sections = Vec::new();
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = name.to_string();
+                seen_sections.push(section.clone());
+                continue;
+            }
+            let key = line.split('=').next().unwrap().trim();
+            seen_keys.push(if section.is_empty() {
+                key.to_string()
+            } else {
+                format!("{section}.{key}")
+            });
+        }
+        for k in &seen_keys {
+            assert!(lookup(KEYS, k).is_some(), "undocumented key {k}");
+        }
+        for (k, _) in KEYS {
+            assert!(
+                seen_keys.iter().any(|s| s == k),
+                "documented key {k} is gone"
+            );
+        }
+        for s in &seen_sections {
+            assert!(lookup(SECTIONS, s).is_some(), "undocumented section {s}");
+        }
+        for (s, _) in SECTIONS.iter().chain(EXAMPLES) {
+            assert!(seen_sections.iter().any(|x| x == s), "section {s} is gone");
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Range and shape checks of a parsed config (`CONFIG_VALUE`), one function per section, all
+//! findings reported together.
+
+use super::shape::{
+    arn_resource, is_connection_arn, is_digits, is_function_arn, is_name, is_queue_url,
+};
+use super::{BindingKind, DriverConfig, LogLevel};
+use crate::diagnostic::{Diagnostic, Location};
+
+const RESERVED_TAG_PREFIXES: &[&str] = &["aws:", "tpf-sfn:"];
+const MAX_USER_TAGS: usize = 40;
+
+/// Reports one finding: dotted key, message, hint.
+type Bad<'a> = dyn FnMut(&str, String, &str) + 'a;
+
+fn value_error(
+    file: &str,
+    key: &str,
+    message: impl Into<String>,
+    hint: impl Into<String>,
+) -> Diagnostic {
+    Diagnostic::error("CONFIG_VALUE", Location::pointer(file, key), message).with_hint(hint)
+}
+
+impl DriverConfig {
+    /// Range and shape checks (`CONFIG_VALUE`), all reported at once. Only the selected
+    /// binding's parameters are checked, because only they reach the machine.
+    pub fn check(&self, file: &str) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let mut bad = |key: &str, message: String, hint: &str| {
+            out.push(value_error(file, key, message, hint))
+        };
+        self.check_name_prefix(&mut bad);
+        self.check_binding(&mut bad);
+        self.check_aws(&mut bad);
+        self.check_wakeup(&mut bad);
+        self.check_timeouts(&mut bad);
+        self.check_transport_retry(&mut bad);
+        self.check_history(&mut bad);
+        self.check_sweeper(&mut bad);
+        self.check_logging(&mut bad);
+        self.check_tags(&mut bad);
+        out
+    }
+
+    fn check_name_prefix(&self, bad: &mut Bad<'_>) {
+        let p = &self.name_prefix;
+        if p.is_empty()
+            || p.chars().count() > 20
+            || !p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            bad(
+            "name-prefix",
+            format!("name-prefix `{p}` must be 1 to 20 characters of A-Z, a-z, 0-9 and `-`"),
+            "the prefix starts every state machine, role and schedule name, whose AWS limits leave 20 characters for it",
+        );
+        }
+    }
+
+    fn check_binding(&self, bad: &mut Bad<'_>) {
+        match self.binding.kind {
+            BindingKind::Http => {
+                let h = &self.binding.http;
+                if !h.api_base_url.starts_with("https://")
+                    || h.api_base_url.len() <= "https://".len()
+                {
+                    bad(
+                    "binding.http.api-base-url",
+                    format!("api-base-url `{}` is not an https:// URL", h.api_base_url),
+                    "Step Functions HTTP Tasks only call HTTPS endpoints; put TLS in front of TPF's action API",
+                );
+                }
+                if !is_connection_arn(&h.connection_arn) {
+                    bad(
+                    "binding.http.connection-arn",
+                    format!("connection-arn `{}` is not an EventBridge connection ARN", h.connection_arn),
+                    "expected arn:<partition>:events:<region>:<12-digit account>:connection/<name>/<id>",
+                );
+                }
+            }
+            BindingKind::Lambda => {
+                let f = &self.binding.lambda.function_arn;
+                if !is_function_arn(f) {
+                    bad(
+                    "binding.lambda.function-arn",
+                    format!("function-arn `{f}` is not a Lambda function ARN"),
+                    "expected arn:<partition>:lambda:<region>:<12-digit account>:function:<name>[:<alias>]",
+                );
+                }
+            }
+            BindingKind::Queue => {
+                let q = &self.binding.queue.queue_url;
+                if !is_queue_url(q) {
+                    bad(
+                    "binding.queue.queue-url",
+                    format!("queue-url `{q}` is not an SQS queue URL"),
+                    "expected https://sqs.<region>.amazonaws.com/<12-digit account>/<queue>, or an http://localhost \
+                     or http://127.0.0.1 URL for a local emulator",
+                );
+                }
+            }
+        }
+    }
+
+    fn check_aws(&self, bad: &mut Bad<'_>) {
+        if let Some(a) = &self.aws.account_id {
+            if !is_digits(a, 12) {
+                bad(
+                    "aws.account-id",
+                    format!("account-id `{a}` is not 12 digits"),
+                    "AWS account ids are exactly 12 digits",
+                );
+            }
+        }
+        for (key, v) in [
+            ("aws.partition", &self.aws.partition),
+            ("aws.region", &self.aws.region),
+        ] {
+            if let Some(v) = v {
+                if v.is_empty()
+                    || !v
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                {
+                    bad(
+                        key,
+                        format!("`{v}` is not a valid value"),
+                        "use lowercase letters, digits and `-` (e.g. aws, us-east-1)",
+                    );
+                }
+            }
+        }
+    }
+
+    fn check_wakeup(&self, bad: &mut Bad<'_>) {
+        let w = &self.wakeup;
+        let t = &w.table_name;
+        if t.len() < 3 || t.len() > 255 || !is_name(t) {
+            bad(
+                "wakeup.table-name",
+                format!("table-name `{t}` is not a valid DynamoDB table name"),
+                "DynamoDB table names are 3 to 255 characters of A-Z, a-z, 0-9, `_`, `-` and `.`",
+            );
+        }
+        if w.lease_wait_seconds < 1 {
+            bad(
+                "wakeup.lease-wait-seconds",
+                "lease-wait-seconds must be at least 1".into(),
+                "a zero wait re-asks TPF in a tight loop while another caller holds the lease",
+            );
+        }
+        if w.recheck_seconds < 1 {
+            bad(
+                "wakeup.recheck-seconds",
+                "recheck-seconds must be at least 1".into(),
+                "a zero wait re-asks TPF in a tight loop and burns history events",
+            );
+        }
+        if w.late_recheck_seconds < 60 {
+            bad(
+            "wakeup.late-recheck-seconds",
+            "late-recheck-seconds must be at least 60".into(),
+            "it bounds how often a driver re-asks TPF about an execution parked past its deadline",
+        );
+        }
+    }
+
+    fn check_timeouts(&self, bad: &mut Bad<'_>) {
+        let http_binding = self.binding.kind == BindingKind::Http;
+        for (key, v) in [
+            (
+                "timeouts.action-call-seconds",
+                self.timeouts.action_call_seconds,
+            ),
+            (
+                "timeouts.sweep-call-seconds",
+                self.timeouts.sweep_call_seconds,
+            ),
+        ] {
+            if v < 1 {
+                bad(
+                    key,
+                    format!("{key} is {v}; it must be at least 1"),
+                    "Step Functions TimeoutSeconds must be a positive integer",
+                );
+            } else if http_binding && v > 60 {
+                bad(
+                key,
+                format!("{key} is {v}, but HTTP Tasks time out after at most 60 seconds"),
+                "Step Functions caps an HTTP Task at 60 s; lower the timeout or use the lambda or queue binding",
+            );
+            }
+        }
+    }
+
+    fn check_transport_retry(&self, bad: &mut Bad<'_>) {
+        let r = &self.transport_retry;
+        if r.max_attempts > 20 {
+            bad(
+            "transport-retry.max-attempts",
+            format!("max-attempts is {}; at most 20 are allowed", r.max_attempts),
+            "transport retries only cover network failures (TPF owns business retries); more attempts only delay the failure",
+        );
+        }
+        if !(r.backoff_rate.is_finite() && r.backoff_rate >= 1.0) {
+            bad(
+                "transport-retry.backoff-rate",
+                format!(
+                    "backoff-rate is {}; it must be at least 1.0",
+                    r.backoff_rate
+                ),
+                "Step Functions requires BackoffRate >= 1.0",
+            );
+        }
+        if r.interval_seconds < 1 {
+            bad(
+                "transport-retry.interval-seconds",
+                "interval-seconds must be at least 1".into(),
+                "Step Functions requires IntervalSeconds >= 1",
+            );
+        }
+        if r.max_delay_seconds < 1 || r.max_delay_seconds < r.interval_seconds {
+            bad(
+            "transport-retry.max-delay-seconds",
+            format!("max-delay-seconds is {}; it must be at least 1 and at least interval-seconds ({})", r.max_delay_seconds, r.interval_seconds),
+            "MaxDelaySeconds caps the backoff; below the first interval it would cap every retry",
+        );
+        }
+    }
+
+    fn check_history(&self, bad: &mut Bad<'_>) {
+        let budget = self.history.event_budget;
+        if !(1000..=24_000).contains(&budget) {
+            bad(
+            "history.event-budget",
+            format!("event-budget is {budget}; it must be between 1000 and 24000"),
+            "Step Functions fails an execution at 25,000 history events; keep headroom for redrives, and enough budget for real work",
+        );
+        }
+    }
+
+    fn check_sweeper(&self, bad: &mut Bad<'_>) {
+        let s = &self.sweeper;
+        if !(1..=1000).contains(&s.limit) {
+            bad(
+                "sweeper.limit",
+                format!("limit is {}; it must be between 1 and 1000", s.limit),
+                "sweep-once handles at most `limit` executions per call; 0 does nothing",
+            );
+        }
+        if !(1..=40).contains(&s.max_concurrency) {
+            bad(
+            "sweeper.max-concurrency",
+            format!("max-concurrency is {}; it must be between 1 and 40", s.max_concurrency),
+            "the sweeper's Map state runs this many calls at once; Step Functions inline Map concurrency is best kept at 40 or less",
+        );
+        }
+        let sched = s.schedule.trim();
+        let wrapped = |p: &str| {
+            sched
+                .strip_prefix(p)
+                .and_then(|r| r.strip_suffix(')'))
+                .is_some_and(|inner| !inner.trim().is_empty())
+        };
+        if !(wrapped("rate(") || wrapped("cron(")) {
+            bad(
+                "sweeper.schedule",
+                format!(
+                    "schedule `{}` is neither rate(...) nor cron(...)",
+                    s.schedule
+                ),
+                "EventBridge Scheduler takes e.g. `rate(1 minute)` or `cron(0/5 * * * ? *)`",
+            );
+        }
+    }
+
+    fn check_logging(&self, bad: &mut Bad<'_>) {
+        let l = &self.logging;
+        match (&l.log_group_arn, l.level) {
+            (None, LogLevel::Off) => {}
+            (None, _) => bad(
+                "logging.log-group-arn",
+                "log-group-arn is required when logging.level is not OFF".into(),
+                "set the CloudWatch Logs log group ARN (ending in `:*`) or set level = \"OFF\"",
+            ),
+            (Some(arn), _) => {
+                if arn_resource(arn, "logs").is_none() || !arn.ends_with(":*") {
+                    bad(
+                    "logging.log-group-arn",
+                    format!("log-group-arn `{arn}` is not a log group ARN ending in `:*`"),
+                    "Step Functions wants arn:<partition>:logs:<region>:<account>:log-group:<name>:*",
+                );
+                }
+            }
+        }
+    }
+
+    fn check_tags(&self, bad: &mut Bad<'_>) {
+        if self.tags.len() > MAX_USER_TAGS {
+            bad(
+                "tags",
+                format!(
+                    "{} tags; at most {MAX_USER_TAGS} user tags are allowed",
+                    self.tags.len()
+                ),
+                "AWS allows 50 tags per resource and the compiler adds its own identity tags",
+            );
+        }
+        for (k, v) in &self.tags {
+            let key = format!("tags.{k}");
+            let lower = k.to_ascii_lowercase();
+            if k.is_empty() || k.chars().count() > 128 {
+                bad(
+                    &key,
+                    format!("tag key `{k}` must be 1 to 128 characters"),
+                    "AWS tag keys are 1 to 128 characters",
+                );
+            }
+            if v.chars().count() > 256 {
+                bad(
+                    &key,
+                    format!("value of tag `{k}` is longer than 256 characters"),
+                    "AWS tag values are at most 256 characters",
+                );
+            }
+            if let Some(prefix) = RESERVED_TAG_PREFIXES
+                .iter()
+                .find(|p| lower.starts_with(**p))
+            {
+                bad(
+                &key,
+                format!("tag key `{k}` uses the reserved prefix `{prefix}`"),
+                "`aws:` belongs to AWS and `tpf-sfn:` to the identity tags the compiler writes; pick another key",
+            );
+            }
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! Driver configuration (`tpf-sfn.toml`). Every field has a default, so compiling with no file at
+//! all is the embedded default. Values are validated by [`DriverConfig::check`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+
+mod annotated;
+mod check;
+mod shape;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DriverConfig {
+    /// Prefix of every resource name this tool creates (state machines, roles, schedules).
+    pub name_prefix: String,
+    pub binding: BindingConfig,
+    pub aws: AwsConfig,
+    pub wakeup: WakeupConfig,
+    pub timeouts: TimeoutConfig,
+    pub transport_retry: TransportRetryConfig,
+    pub history: HistoryConfig,
+    pub sweeper: SweeperConfig,
+    pub logging: LoggingConfig,
+    pub tracing: TracingConfig,
+    /// Extra tags for every machine, next to the identity tags the compiler always adds.
+    pub tags: BTreeMap<String, String>,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            name_prefix: "tpf".to_string(),
+            binding: BindingConfig::default(),
+            aws: AwsConfig::default(),
+            wakeup: WakeupConfig::default(),
+            timeouts: TimeoutConfig::default(),
+            transport_retry: TransportRetryConfig::default(),
+            history: HistoryConfig::default(),
+            sweeper: SweeperConfig::default(),
+            logging: LoggingConfig::default(),
+            tracing: TracingConfig::default(),
+            tags: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BindingKind {
+    Http,
+    Lambda,
+    Queue,
+}
+
+impl BindingKind {
+    pub const ALL: [BindingKind; 3] = [BindingKind::Http, BindingKind::Lambda, BindingKind::Queue];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BindingKind::Http => "http",
+            BindingKind::Lambda => "lambda",
+            BindingKind::Queue => "queue",
+        }
+    }
+}
+
+/// How action Task states reach TPF. Only the parameters of the selected `kind` are used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BindingConfig {
+    pub kind: BindingKind,
+    pub http: HttpBinding,
+    pub lambda: LambdaBinding,
+    pub queue: QueueBinding,
+}
+
+impl Default for BindingConfig {
+    fn default() -> Self {
+        BindingConfig {
+            kind: BindingKind::Http,
+            http: HttpBinding::default(),
+            lambda: LambdaBinding::default(),
+            queue: QueueBinding::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HttpBinding {
+    /// Base URL of TPF's action API (HTTPS; Step Functions HTTP Tasks refuse plain HTTP).
+    pub api_base_url: String,
+    /// EventBridge connection that holds the action API's credentials.
+    pub connection_arn: String,
+}
+
+impl Default for HttpBinding {
+    fn default() -> Self {
+        HttpBinding {
+            api_base_url: "https://tpf.example.com".to_string(),
+            connection_arn:
+                "arn:aws:events:us-east-1:123456789012:connection/tpf-actions/00000000-0000-0000-0000-000000000000"
+                    .to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LambdaBinding {
+    /// ARN of the function that serves TPF's actions.
+    pub function_arn: String,
+}
+
+impl Default for LambdaBinding {
+    fn default() -> Self {
+        LambdaBinding {
+            function_arn: "arn:aws:lambda:us-east-1:123456789012:function:tpf-actions".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct QueueBinding {
+    /// SQS queue the relay reads action requests from.
+    pub queue_url: String,
+}
+
+impl Default for QueueBinding {
+    fn default() -> Self {
+        QueueBinding {
+            queue_url: "https://sqs.us-east-1.amazonaws.com/123456789012/tpf-sfn-actions"
+                .to_string(),
+        }
+    }
+}
+
+/// Where ARNs in policies point. Unset values become `*` in policies, scoped still by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AwsConfig {
+    pub partition: Option<String>,
+    pub region: Option<String>,
+    pub account_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WakeupConfig {
+    /// Adapter-owned DynamoDB table for task tokens and the live-driver pointer.
+    pub table_name: String,
+    /// Seconds to wait when TPF reports the execution leased by another caller (TPF `lease-ms`).
+    pub lease_wait_seconds: u64,
+    /// Seconds to wait before re-asking TPF when a wakeup could not be registered.
+    pub recheck_seconds: u64,
+    /// Seconds between re-asks while TPF keeps an execution parked after its await deadline
+    /// passed (a TPF that does not apply the timeout): bounds the calls per day.
+    pub late_recheck_seconds: u64,
+}
+
+impl Default for WakeupConfig {
+    fn default() -> Self {
+        WakeupConfig {
+            table_name: "tpf_sfn_wakeup".to_string(),
+            lease_wait_seconds: 30,
+            recheck_seconds: 60,
+            late_recheck_seconds: 3600,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TimeoutConfig {
+    /// TimeoutSeconds of one action call. HTTP Tasks are capped at 60 s by Step Functions.
+    pub action_call_seconds: u64,
+    /// TimeoutSeconds of one sweep-once call.
+    pub sweep_call_seconds: u64,
+}
+
+impl Default for TimeoutConfig {
+    fn default() -> Self {
+        TimeoutConfig {
+            action_call_seconds: 60,
+            sweep_call_seconds: 60,
+        }
+    }
+}
+
+/// Retries of the *transport* of an action call. TPF owns business retries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TransportRetryConfig {
+    pub interval_seconds: u64,
+    pub max_attempts: u64,
+    pub backoff_rate: f64,
+    pub max_delay_seconds: u64,
+}
+
+impl Default for TransportRetryConfig {
+    fn default() -> Self {
+        TransportRetryConfig {
+            interval_seconds: 2,
+            max_attempts: 6,
+            backoff_rate: 2.0,
+            max_delay_seconds: 60,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HistoryConfig {
+    /// Most history events one driver generation may emit before it must roll over. Step
+    /// Functions fails an execution at 25,000; the default leaves room for console redrives.
+    pub event_budget: u32,
+}
+
+impl Default for HistoryConfig {
+    fn default() -> Self {
+        HistoryConfig {
+            event_budget: 20_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SweeperConfig {
+    /// EventBridge Scheduler expression that starts the sweeper.
+    pub schedule: String,
+    /// `limit` passed to sweep-once.
+    pub limit: u32,
+    /// Most due executions the sweeper handles concurrently.
+    pub max_concurrency: u32,
+}
+
+impl Default for SweeperConfig {
+    fn default() -> Self {
+        SweeperConfig {
+            schedule: "rate(1 minute)".to_string(),
+            limit: 100,
+            max_concurrency: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum LogLevel {
+    All,
+    Error,
+    Fatal,
+    Off,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LoggingConfig {
+    pub level: LogLevel,
+    pub include_execution_data: bool,
+    /// CloudWatch Logs log group ARN (must end in `:*`); required unless `level = "OFF"`.
+    pub log_group_arn: Option<String>,
+}
+
+impl Default for LoggingConfig {
+    fn default() -> Self {
+        LoggingConfig {
+            level: LogLevel::Off,
+            include_execution_data: false,
+            log_group_arn: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TracingConfig {
+    /// X-Ray tracing on the machines.
+    pub enabled: bool,
+}
+
+/// Where a byte offset of `text` sits, 1-based (column in characters).
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.as_bytes().get(..offset).unwrap_or(text.as_bytes());
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let col_bytes = before.get(line_start..).unwrap_or_default();
+    (line, String::from_utf8_lossy(col_bytes).chars().count() + 1)
+}
+
+fn toml_location(file: &str, text: &str, err: &toml::de::Error) -> Location {
+    match err.span() {
+        Some(span) => {
+            let (line, column) = line_col(text, span.start);
+            Location::position(file, line, column)
+        }
+        None => Location::file(file),
+    }
+}
+
+/// toml's messages span lines; a diagnostic message is one line.
+fn one_line(message: &str) -> String {
+    message
+        .trim()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl DriverConfig {
+    /// Parses `tpf-sfn.toml`. Syntax errors are `CONFIG_SYNTAX`; unknown keys and wrongly typed
+    /// values are `CONFIG_FIELD` with the dotted key. Values are not range-checked here: that
+    /// is [`DriverConfig::check`], so a caller can report both kinds together.
+    pub fn from_toml(file: &str, text: &str) -> Result<DriverConfig, Diagnostics> {
+        if let Err(e) = text.parse::<toml::Table>() {
+            return Err(Diagnostic::error(
+                "CONFIG_SYNTAX",
+                toml_location(file, text, &e),
+                format!("the file is not valid TOML: {}", one_line(e.message())),
+            )
+            .with_hint("fix the TOML at the reported line and column; `tpf-sfn init` writes a valid, annotated default to start from")
+            .into());
+        }
+        serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.inner();
+            let mut location = toml_location(file, text, inner);
+            if key != "." {
+                location.pointer = Some(key.clone());
+            }
+            Diagnostic::error("CONFIG_FIELD", location, format!("`{key}`: {}", one_line(inner.message())))
+                .with_hint(
+                    "check the key's spelling and type against the file `tpf-sfn init` writes, which lists every \
+                     key with its default",
+                )
+                .into()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotated_default_parses_back_to_default() {
+        let text = DriverConfig::annotated_default();
+        assert_eq!(
+            DriverConfig::from_toml("default.toml", &text),
+            Ok(DriverConfig::default())
+        );
+    }
+
+    #[test]
+    fn default_passes_its_own_checks() {
+        assert_eq!(DriverConfig::default().check("default.toml"), Vec::new());
+    }
+
+    #[test]
+    fn empty_file_is_the_default() {
+        assert_eq!(
+            DriverConfig::from_toml("empty.toml", ""),
+            Ok(DriverConfig::default())
+        );
+    }
+
+    #[test]
+    fn line_and_column_count_characters() {
+        assert_eq!(line_col("a\nbé c", 6), (2, 4));
+    }
+}

@@ -1,0 +1,98 @@
+//! Shapes of the identifiers a config names: ARNs, queue URLs, AWS names.
+
+pub(super) fn is_digits(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+pub(super) fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// `arn:<partition>:<service>:<region>:<12 digits>:<resource>` with non-empty partition and region.
+pub(super) fn arn_resource<'a>(arn: &'a str, service: &str) -> Option<&'a str> {
+    let mut parts = arn.splitn(6, ':');
+    let ok = parts.next() == Some("arn")
+        && parts.next().is_some_and(|p| !p.is_empty())
+        && parts.next() == Some(service)
+        && parts.next().is_some_and(|r| !r.is_empty())
+        && parts.next().is_some_and(|a| is_digits(a, 12));
+    if ok {
+        parts.next()
+    } else {
+        None
+    }
+}
+
+pub(super) fn is_connection_arn(arn: &str) -> bool {
+    let Some(res) = arn_resource(arn, "events") else {
+        return false;
+    };
+    let mut parts = res.split('/');
+    parts.next() == Some("connection")
+        && parts.next().is_some_and(is_name)
+        && parts.next().is_some_and(is_name)
+        && parts.next().is_none()
+}
+
+pub(super) fn is_function_arn(arn: &str) -> bool {
+    let Some(res) = arn_resource(arn, "lambda") else {
+        return false;
+    };
+    let mut parts = res.split(':');
+    parts.next() == Some("function")
+        && parts.next().is_some_and(is_name)
+        && parts.next().is_none_or(is_name)
+        && parts.next().is_none()
+}
+
+pub(super) fn is_queue_url(url: &str) -> bool {
+    let local = ["http://127.0.0.1", "http://localhost"].iter().any(|p| {
+        url.strip_prefix(p)
+            .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('/'))
+    });
+    if local {
+        return true;
+    }
+    let Some(rest) = url.strip_prefix("https://sqs.") else {
+        return false;
+    };
+    let mut parts = rest.split('/');
+    let host_ok = parts
+        .next()
+        .and_then(|h| h.split_once(".amazonaws.com"))
+        .is_some_and(|(region, tail)| !region.is_empty() && (tail.is_empty() || tail == ".cn"));
+    host_ok
+        && parts.next().is_some_and(|a| is_digits(a, 12))
+        && parts.next().is_some_and(is_name)
+        && parts.next().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arn_and_url_shapes() {
+        assert!(is_connection_arn(
+            "arn:aws:events:eu-west-1:123456789012:connection/tpf/abc-1"
+        ));
+        assert!(!is_connection_arn(
+            "arn:aws:events:eu-west-1:12345:connection/tpf/abc"
+        ));
+        assert!(is_function_arn(
+            "arn:aws:lambda:us-east-1:123456789012:function:f:live"
+        ));
+        assert!(!is_function_arn(
+            "arn:aws:lambda:us-east-1:123456789012:layer:f"
+        ));
+        assert!(is_queue_url(
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/q"
+        ));
+        assert!(is_queue_url("http://localhost:4566/000000000000/q"));
+        assert!(!is_queue_url(
+            "http://sqs.eu-west-1.amazonaws.com/123456789012/q"
+        ));
+    }
+}
