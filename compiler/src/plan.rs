@@ -223,7 +223,7 @@ pub fn build(
 }
 
 /// An await is itemized when it is ONE_TO_ONE over a stream: some earlier step fanned out and
-/// nothing reduced the stream again before it (tpf-domain §2, "Cardinality As Unit Shape").
+/// nothing reduced the stream again before it (TPF's cardinality-as-unit-shape rule).
 fn is_itemized(contract: &Contract, step: &crate::contract::Step) -> bool {
     use crate::contract::Cardinality::*;
     if step.cardinality != OneToOne {

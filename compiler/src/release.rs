@@ -61,7 +61,7 @@ const CODES: FieldCodes = FieldCodes {
     strict_loader: "TPF's release loader (PipelineReleaseDescriptor via strict Jackson)",
 };
 
-/// Loads and checks a `pipeline-release.json` (tpf-domain §3.1).
+/// Loads and checks a `pipeline-release.json` (`PipelineReleaseDescriptor`).
 ///
 /// Unknown keys — at the top level or in an artifact — are errors (`RELEASE_UNKNOWN_FIELD`),
 /// not warnings. TPF reads this file with a strict Jackson mapper at registration, so a

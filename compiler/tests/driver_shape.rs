@@ -1,4 +1,4 @@
-//! Properties of compiled drivers that the brief's invariants rest on, checked on the
+//! Properties of compiled drivers that the mapping invariants rest on, checked on the
 //! definitions themselves (the mapping tests check them again on executions).
 
 use serde_json::{json, Value};

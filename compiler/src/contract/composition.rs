@@ -1,4 +1,4 @@
-//! Schema-3 `composition` blocks: reading and TPF's graph rules (tpf-domain §1.5).
+//! Schema-3 `composition` blocks: reading and TPF's graph rules.
 //!
 //! TPF validates the graph when it builds it; a contract edited by hand or by another tool can
 //! still break those rules, and a driver compiled from a broken graph would loop or strand

@@ -1,4 +1,4 @@
-//! TPF's contract hash (tpf-domain §1.6) and the fingerprints computed the same way.
+//! TPF's contract hash and the fingerprints computed the same way.
 //!
 //! TPF serialises with Gson (`disableHtmlEscaping`, compact, nulls omitted) in document key
 //! order. serde_json's compact output already matches Gson byte for byte except for two code

@@ -416,7 +416,7 @@ fn read_capabilities(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Capab
     }
 }
 
-/// TPF derives schemaVersion from content (§1.6). A mismatch is legal for the loader but means
+/// TPF derives schemaVersion from content. A mismatch is legal for the loader but means
 /// the file was not written by TPF's generator, so it is worth a look.
 fn check_schema_content(
     r: &mut FieldReader<'_>,

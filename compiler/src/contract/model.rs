@@ -89,7 +89,7 @@ impl AwaitTransport {
         }
     }
 
-    /// Human or API callback vs. broker completion (tpf-domain §10.1).
+    /// Human or API callback vs. broker completion (TPF's await transports: human/API callback ingress vs broker ingress).
     pub fn ingress(&self) -> &'static str {
         match self {
             AwaitTransport::InteractionApi | AwaitTransport::Webhook => "callback",

@@ -213,7 +213,7 @@ pub struct ProcessWorkItemResponse {
     pub driver: Option<DriverInfo>,
 }
 
-/// The name the brief uses for the process-work-item response.
+/// The process-work-item response under the name the proof's docs use for it.
 pub type ActionResponse = ProcessWorkItemResponse;
 
 impl ProcessWorkItemResponse {

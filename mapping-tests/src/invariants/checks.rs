@@ -16,72 +16,72 @@ use asl_interp::engine::ExecutionStatus;
 pub const CHECKS: &[Check] = &[
     Check {
         name: "transport-only-retries",
-        invariant: "§4.1 TPF is authoritative",
+        invariant: "TPF is authoritative",
         run: transport_only_retries,
     },
     Check {
         name: "writes-only-the-wakeup-table",
-        invariant: "§4.1 TPF is authoritative",
+        invariant: "TPF is authoritative",
         run: writes_only_wakeup_table,
     },
     Check {
         name: "routes-follow-tpf-outcome",
-        invariant: "§4.1 TPF is authoritative",
+        invariant: "TPF is authoritative",
         run: routes_follow_outcome,
     },
     Check {
         name: "respects-tpf-due-time",
-        invariant: "§4.1 TPF is authoritative",
+        invariant: "TPF is authoritative",
         run: respects_due_time,
     },
     Check {
         name: "driver-ends-as-tpf-ends",
-        invariant: "§4.1 TPF is authoritative",
+        invariant: "TPF is authoritative",
         run: ends_as_tpf_ends,
     },
     Check {
         name: "single-live-generation",
-        invariant: "§4.2 execution identity and idempotent start",
+        invariant: "execution identity and idempotent start",
         run: single_live_generation,
     },
     Check {
         name: "parks-without-polling",
-        invariant: "§4.3 await",
+        invariant: "await",
         run: parks_without_polling,
     },
     Check {
         name: "resume-goes-through-tpf",
-        invariant: "§4.3 await",
+        invariant: "await",
         run: resume_goes_through_tpf,
     },
     Check {
         name: "one-resume-per-park",
-        invariant: "§4.3 await",
+        invariant: "await",
         run: one_resume_per_park,
     },
     Check {
         name: "calls-carry-pinned-identity",
-        invariant: "§4.4 release pinning",
+        invariant: "release pinning",
         run: calls_carry_pinned_identity,
     },
     Check {
         name: "redrive-continues-same-execution",
-        invariant: "§4.5 re-drive",
+        invariant: "re-drive",
         run: redrive_same_execution,
     },
     Check {
         name: "idempotency-keys-and-single-commits",
-        invariant: "§4.6 at-least-once with idempotency keys",
+        invariant: "at-least-once with idempotency keys",
         run: idempotency,
     },
     Check {
         name: "history-within-proven-bound",
-        invariant: "§4.7 bounded history",
+        invariant: "bounded history",
         run: bounded_history,
     },
     Check {
         name: "definition-within-limits",
-        invariant: "§4.8 limits checked at compile time",
+        invariant: "limits checked at compile time",
         run: within_limits,
     },
 ];
@@ -185,7 +185,6 @@ fn belongs(execution: &str, exec: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.1
 
 /// Error names that are TPF decisions, or that could hide one: never retried by Step Functions.
 fn business_error(e: &str) -> bool {
@@ -387,7 +386,6 @@ fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.2
 
 fn single_live_generation(run: &Run) -> Vec<Violation> {
     let w = &run.world;
@@ -434,7 +432,6 @@ fn single_live_generation(run: &Run) -> Vec<Violation> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.3
 
 fn parks_without_polling(run: &Run) -> Vec<Violation> {
     let trace = &run.world.trace;
@@ -581,7 +578,6 @@ fn one_resume_per_park(run: &Run) -> Vec<Violation> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.4
 
 fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
     let w = &run.world;
@@ -641,7 +637,6 @@ fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.5
 
 fn redrive_same_execution(run: &Run) -> Vec<Violation> {
     let w = &run.world;
@@ -707,7 +702,6 @@ fn machine_of(arn: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.6
 
 fn idempotency(run: &Run) -> Vec<Violation> {
     let trace = &run.world.trace;
@@ -766,7 +760,7 @@ fn idempotency(run: &Run) -> Vec<Violation> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.7, §4.8
+// Bounded history and limits checked at compile time.
 
 fn options(run: &Run) -> ValidateOptions {
     ValidateOptions {

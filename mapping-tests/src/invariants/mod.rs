@@ -1,4 +1,4 @@
-//! Named invariant checks, one family per invariant of the design brief (§4), evaluated over
+//! Named invariant checks, one family per invariant the drivers must preserve, evaluated over
 //! every scenario run. Each returns the violations it found with a trace excerpt a person can
 //! act on. `docs/mapping.md` lists them with the tests that prove each can fail.
 
@@ -33,7 +33,7 @@ impl fmt::Display for Violation {
 /// One named check.
 pub struct Check {
     pub name: &'static str,
-    /// The brief's invariant it proves (§4.n).
+    /// The invariant it proves.
     pub invariant: &'static str,
     pub run: fn(&Run) -> Vec<Violation>,
 }
