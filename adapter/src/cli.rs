@@ -216,10 +216,26 @@ pub struct ValidateArgs {
     #[arg(long, default_value_t = 25_000)]
     pub event_limit: u64,
     /// Treat the files as tpf-sfn drivers (JSONPath without variables is then an error).
+    /// Definitions this tool compiled are recognised and treated so without the flag.
     #[arg(long)]
     pub driver_profile: bool,
+    /// Most items the named Map state iterates over (`STATE=N`, repeatable): the bound the
+    /// history proof needs for a Map whose input size it cannot see.
+    #[arg(long, value_name = "STATE=N", value_parser = parse_map_bound)]
+    pub map_item_bound: Vec<(String, u64)>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+fn parse_map_bound(text: &str) -> Result<(String, u64), String> {
+    let (state, n) = text
+        .rsplit_once('=')
+        .ok_or_else(|| format!("`{text}` is not STATE=N"))?;
+    let n = n
+        .trim()
+        .parse::<u64>()
+        .map_err(|e| format!("`{n}` in `{text}` is not a number of items: {e}"))?;
+    Ok((state.trim_matches('"').to_string(), n))
 }
 
 #[derive(Debug, clap::Args)]

@@ -350,3 +350,44 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], false);
 }
+
+/// `validate` proves the tool's own output with no extra flags, and takes the Map bound a foreign
+/// definition needs as `--map-item-bound STATE=N`.
+#[test]
+fn validate_proves_compiled_output_and_takes_map_bounds_for_foreign_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let out = dir.path().display().to_string();
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = tpf_sfn(&["validate", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
+    assert!(
+        text(&o).contains("sweeper.asl.json: valid, at most"),
+        "{}",
+        text(&o)
+    );
+
+    let sweeper = dir.path().join("sweeper.asl.json");
+    let mut def: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sweeper).unwrap()).unwrap();
+    def["Comment"] = serde_json::json!("a machine someone else wrote");
+    let foreign = dir.path().join("foreign.asl.json");
+    std::fs::write(&foreign, def.to_string()).unwrap();
+    let foreign = foreign.display().to_string();
+    let o = tpf_sfn(&["validate", &foreign]);
+    assert!(text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
+    assert!(text(&o).contains("--map-item-bound"), "{}", text(&o));
+    let o = tpf_sfn(&[
+        "validate",
+        &foreign,
+        "--map-item-bound",
+        "Ensure a driver for each due execution=100",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
+    assert!(text(&o).contains("valid, at most"), "{}", text(&o));
+    let o = tpf_sfn(&["validate", &foreign, "--map-item-bound", "no-number"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

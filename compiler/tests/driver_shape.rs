@@ -213,3 +213,35 @@ fn loop_is_sized_under_the_history_budget() {
         );
     }
 }
+
+/// `validate` proves what the compiler emits: the compiled sweeper's Map bound follows from the
+/// sweep-once `limit` in the definition itself, so the validator needs no extra input and finds
+/// the same bound as the manifest; a foreign definition with an unbounded Map still warns.
+#[test]
+fn the_validator_recognises_compiled_output_and_proves_the_manifest_bounds() {
+    use tpf_sfn_compiler::sfn::validate::{validate, Profile, ValidateOptions};
+    let contract = synthetic(&[("Prepare", "internal"), ("Await Approval", "await")]);
+    for binding in BindingKind::ALL {
+        let out = build(&contract, binding, true);
+        let auto = ValidateOptions {
+            profile: Profile::Auto,
+            ..ValidateOptions::default()
+        };
+        for (machine, info) in [
+            (&out.driver, &out.manifest.machines.driver),
+            (&out.sweeper, &out.manifest.machines.sweeper),
+        ] {
+            let report = validate("f.asl.json", machine, &auto);
+            assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+            assert_eq!(report.history.max_events, info.max_history_events);
+        }
+        // The same sweeper under another name is a foreign definition: no bound without one.
+        let mut foreign = out.sweeper.clone();
+        foreign.comment = Some("someone's machine".into());
+        let report = validate("f.asl.json", &foreign, &auto);
+        let unproven: Vec<_> = report.with_code("ASL_HISTORY_UNPROVEN").collect();
+        assert_eq!(unproven.len(), 1, "{:?}", report.diagnostics);
+        assert!(unproven[0].hint.contains("--map-item-bound"));
+        assert_eq!(report.history.max_events, None);
+    }
+}

@@ -493,9 +493,10 @@ fn rendered_driver_needs_its_explicit_null_result_path() {
 
 #[test]
 fn rendered_sweeper_needs_a_map_bound() {
+    // A generic definition's Map needs a bound from the caller.
     run(
         "tpf_sweeper",
-        T,
+        G,
         NO_BOUNDS,
         &[(
             "ASL_HISTORY_UNPROVEN",
@@ -504,11 +505,38 @@ fn rendered_sweeper_needs_a_map_bound() {
     );
     let report = run(
         "tpf_sweeper",
-        T,
+        G,
         &[("Ensure a driver for each due execution", 100)],
         &[],
     );
     assert!(report.history.max_events.is_some());
+    // As a TPF driver, the bound is sweep-once's literal `limit`, and it is the same bound.
+    let derived = run("tpf_sweeper", T, NO_BOUNDS, &[]);
+    let mut doc: serde_json::Value = serde_json::from_slice(&fixture("tpf_sweeper")).unwrap();
+    let limit = doc
+        .pointer("/States/Sweep TPF once/Parameters/RequestBody/limit")
+        .and_then(serde_json::Value::as_u64)
+        .expect("the fixture's sweep-once request sends a literal limit");
+    let given = run(
+        "tpf_sweeper",
+        G,
+        &[("Ensure a driver for each due execution", limit)],
+        &[],
+    );
+    assert_eq!(derived.history.max_events, given.history.max_events);
+    // A limit that is not a literal bounds nothing.
+    let body = doc
+        .pointer_mut("/States/Sweep TPF once/Parameters/RequestBody")
+        .and_then(serde_json::Value::as_object_mut)
+        .unwrap();
+    body.remove("limit");
+    body.insert("limit.$".into(), json!("$.limit"));
+    let report = validate_bytes(
+        "dynamic.json",
+        doc.to_string().as_bytes(),
+        &opts(T, NO_BOUNDS),
+    );
+    assert_eq!(report.with_code("ASL_HISTORY_UNPROVEN").count(), 1);
 }
 
 #[test]

@@ -12,11 +12,11 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let files = expand(&args.paths)?;
     let opts = ValidateOptions {
         event_limit: args.event_limit,
-        map_item_bounds: Default::default(),
+        map_item_bounds: args.map_item_bound.iter().cloned().collect(),
         profile: if args.driver_profile {
             Profile::TpfDriver
         } else {
-            Profile::Generic
+            Profile::Auto
         },
     };
     let mut any_error = false;

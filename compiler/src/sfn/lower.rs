@@ -18,7 +18,6 @@ use super::manifest::{
     self, AwaitInfo, ContractInfo, IdentityInfo, LoggingInfo, MachineInfo, Machines, Manifest,
 };
 use super::render::Renderer;
-use super::states::sweeper as sweeper_states;
 use super::validate::{self, LoopGuard, Profile, ValidateOptions};
 use super::{SfnPlan, AWS_HISTORY_LIMIT};
 
@@ -177,16 +176,13 @@ pub fn driver_options(sfn: &SfnPlan) -> ValidateOptions {
     }
 }
 
-/// The sweeper's Map runs once per due execution, and sweep-once returns at most `limit`.
-pub fn sweeper_options(plan: &DriverPlan) -> ValidateOptions {
-    let mut map_item_bounds = BTreeMap::new();
-    map_item_bounds.insert(
-        sweeper_states::ENSURE.to_string(),
-        u64::from(plan.sweeper.limit),
-    );
+/// The sweeper's Map runs once per due execution; the validator reads the bound from the
+/// definition (sweep-once returns at most the `limit` its request sends), as `tpf-sfn validate`
+/// does on the deployed file.
+pub fn sweeper_options(_plan: &DriverPlan) -> ValidateOptions {
     ValidateOptions {
         event_limit: AWS_HISTORY_LIMIT,
-        map_item_bounds,
+        map_item_bounds: BTreeMap::new(),
         profile: Profile::TpfDriver,
     }
 }

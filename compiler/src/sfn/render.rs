@@ -47,6 +47,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
 ];
 
+/// How a compiled driver's and sweeper's top-level `Comment` starts; `validate` recognises the
+/// tool's own output by it.
+pub const DRIVER_COMMENT_PREFIX: &str = "tpf-sfn wakeup driver for TPF pipeline ";
+pub const SWEEPER_COMMENT_PREFIX: &str = "tpf-sfn sweeper for TPF pipeline ";
+
 pub struct Renderer {
     hb: Handlebars<'static>,
 }
@@ -418,12 +423,12 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
     start_counter.insert(data::NEXT_ITERATION.into(), json!(0));
     json!({
         "comment": format!(
-            "tpf-sfn wakeup driver for TPF pipeline {} release {} (contract {}). TPF's records are authoritative: this machine only wakes TPF's single-shot actions and follows what they return.",
-            id.pipeline_id, id.release_version, id.contract_version
+            "{}{} release {} (contract {}). TPF's records are authoritative: this machine only wakes TPF's single-shot actions and follows what they return.",
+            DRIVER_COMMENT_PREFIX, id.pipeline_id, id.release_version, id.contract_version
         ),
         "sweeper_comment": format!(
-            "tpf-sfn sweeper for TPF pipeline {} release {} (contract {}): the safety net for lost wakeups. It asks TPF which executions are due and makes sure each has one live, awake driver on this release's machine.",
-            id.pipeline_id, id.release_version, id.contract_version
+            "{}{} release {} (contract {}): the safety net for lost wakeups. It asks TPF which executions are due and makes sure each has one live, awake driver on this release's machine.",
+            SWEEPER_COMMENT_PREFIX, id.pipeline_id, id.release_version, id.contract_version
         ),
         "identity": {
             "pipeline_id": id.pipeline_id,

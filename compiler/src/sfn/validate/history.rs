@@ -235,7 +235,7 @@ fn cost(ctx: &mut Ctx<'_>, ptr: &str, name: &str, state: &State) -> Option<u64> 
                     "ASL_HISTORY_UNPROVEN",
                     ptr.to_string(),
                     format!("Map state {name:?} has no item bound, so its history cannot be bounded"),
-                    format!("pass an upper bound on its items in ValidateOptions.map_item_bounds[{name:?}]"),
+                    format!("give an upper bound on its items: `tpf-sfn validate --map-item-bound {name:?}=N`"),
                 );
                 return None;
             };
@@ -799,4 +799,55 @@ fn verify_guard(
         .ok_or((g, "unexpected cycle".to_string()))?;
     let fixed = EXECUTION_EVENTS.saturating_add(prefix.saturating_add(suffix).max(bypass));
     Ok((fixed, per_iteration))
+}
+
+/// Map item bounds that follow from Action API v1: a Map whose `ItemsPath` is the `due` list
+/// of a sweep-once result (a Task whose request sends a literal `limit` N and whose result lands
+/// at the Map's path) iterates over at most N items, because sweep-once returns at most `limit`
+/// due executions.
+pub(crate) fn action_map_bounds(machine: &StateMachine) -> Vec<(String, u64)> {
+    use tpf_wire::action::{field, request};
+    let mut limits: Vec<(Vec<String>, u64)> = Vec::new();
+    for state in machine.states.values() {
+        let State::Task(t) = state else { continue };
+        let Some(Value::String(rp)) = t.result_path.as_ref() else {
+            continue;
+        };
+        let (Some(at), Some(limit)) = (
+            simple_segments(rp),
+            t.parameters
+                .as_ref()
+                .and_then(|p| literal_limit(p, request::LIMIT)),
+        ) else {
+            continue;
+        };
+        limits.push((at, limit));
+    }
+    let mut out = Vec::new();
+    for (name, state) in &machine.states {
+        let State::Map(m) = state else { continue };
+        let Some(items) = m.items_path.as_deref().and_then(simple_segments) else {
+            continue;
+        };
+        if let Some((_, limit)) = limits.iter().find(|(at, _)| {
+            items.len() == at.len() + 1
+                && items.starts_with(at)
+                && items.last().map(String::as_str) == Some(field::DUE)
+        }) {
+            out.push((name.clone(), *limit));
+        }
+    }
+    out
+}
+
+/// A literal non-negative integer `key` anywhere in a request template.
+fn literal_limit(template: &Value, key: &str) -> Option<u64> {
+    match template {
+        Value::Object(o) => o
+            .get(key)
+            .and_then(Value::as_u64)
+            .or_else(|| o.values().find_map(|v| literal_limit(v, key))),
+        Value::Array(a) => a.iter().find_map(|v| literal_limit(v, key)),
+        _ => None,
+    }
 }

@@ -68,12 +68,16 @@ pub const CODES: &[(&str, &str)] = &[
 ];
 
 /// Which definitions the caller expects. `TpfDriver` turns JSONata and variables into errors
-/// because the local executors the project tests with cannot run them.
+/// because the local executors the project tests with cannot run them, and lets the history
+/// proof use what Action API v1 guarantees (the `driver` echo, sweep-once's `limit`). `Auto` is
+/// `TpfDriver` for a definition this tool compiled (recognised by its top-level comment) and
+/// `Generic` otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub enum Profile {
     #[default]
     Generic,
     TpfDriver,
+    Auto,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,8 +117,33 @@ impl Report {
     }
 }
 
+/// `opts` with the Map item bounds the Action API guarantees added, under the TPF driver
+/// profile: a Map over the `due` list of a sweep-once call that asks for at most `limit`
+/// executions iterates at most `limit` times. Bounds the caller gave win.
+fn with_derived_bounds(machine: &StateMachine, opts: &ValidateOptions) -> ValidateOptions {
+    let mut opts = opts.clone();
+    if opts.profile == Profile::Auto {
+        let ours = machine.comment.as_deref().is_some_and(|c| {
+            c.starts_with(crate::sfn::render::DRIVER_COMMENT_PREFIX)
+                || c.starts_with(crate::sfn::render::SWEEPER_COMMENT_PREFIX)
+        });
+        opts.profile = if ours {
+            Profile::TpfDriver
+        } else {
+            Profile::Generic
+        };
+    }
+    if opts.profile == Profile::TpfDriver {
+        for (state, bound) in history::action_map_bounds(machine) {
+            opts.map_item_bounds.entry(state).or_insert(bound);
+        }
+    }
+    opts
+}
+
 /// Validates a parsed definition: every rule family, then the history proof.
 pub fn validate(file: &str, machine: &StateMachine, opts: &ValidateOptions) -> Report {
+    let opts = &with_derived_bounds(machine, opts);
     let mut ctx = Ctx::new(file, opts);
     rules::limits::definition_size(&mut ctx, asl::to_canonical_json(machine).len(), "canonical");
     run_rules(ctx, machine)
@@ -123,10 +152,16 @@ pub fn validate(file: &str, machine: &StateMachine, opts: &ValidateOptions) -> R
 /// Parses and validates raw bytes. Parse failures become diagnostics; the raw size is checked
 /// before parsing because AWS measures what it is sent.
 pub fn validate_bytes(file: &str, bytes: &[u8], opts: &ValidateOptions) -> Report {
-    let mut ctx = Ctx::new(file, opts);
+    let size_ctx_opts = opts.clone();
+    let mut ctx = Ctx::new(file, &size_ctx_opts);
     rules::limits::definition_size(&mut ctx, bytes.len(), "raw");
     match asl::parse(file, bytes) {
-        Ok(machine) => run_rules(ctx, &machine),
+        Ok(machine) => {
+            let opts = with_derived_bounds(&machine, opts);
+            let mut ctx2 = Ctx::new(file, &opts);
+            ctx2.out = std::mem::take(&mut ctx.out);
+            run_rules(ctx2, &machine)
+        }
         Err(d) => {
             ctx.out.push(d);
             Report {
@@ -139,6 +174,7 @@ pub fn validate_bytes(file: &str, bytes: &[u8], opts: &ValidateOptions) -> Repor
 
 /// The worst-case history of one execution, without diagnostics. See [`HistoryAnalysis`].
 pub fn analyze_history(machine: &StateMachine, opts: &ValidateOptions) -> HistoryAnalysis {
+    let opts = &with_derived_bounds(machine, opts);
     let mut ctx = Ctx::new("", opts);
     history::analyze(&mut ctx, machine)
 }
@@ -214,7 +250,7 @@ impl<'a> Ctx<'a> {
     pub fn profile_severity(&self) -> Severity {
         match self.opts.profile {
             Profile::TpfDriver => Severity::Error,
-            Profile::Generic => Severity::Warning,
+            Profile::Generic | Profile::Auto => Severity::Warning,
         }
     }
 }
