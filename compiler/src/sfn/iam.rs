@@ -76,10 +76,7 @@ pub fn policy(
                             "secretsmanager:GetSecretValue",
                             "secretsmanager:DescribeSecret",
                         ],
-                        vec![format!(
-                            "arn:{}:secretsmanager:*:*:secret:events!connection/*",
-                            aws.partition
-                        )],
+                        vec![connection_secret_arn(conn, &aws.partition)],
                         None,
                     );
                 }
@@ -272,6 +269,25 @@ pub fn all_states(machine: &StateMachine) -> Vec<&State> {
     let mut out = Vec::new();
     walk(machine.states.values(), &mut out);
     out
+}
+
+/// The secrets EventBridge keeps for one connection: `arn:<p>:events:<r>:<a>:connection/<name>/<id>`
+/// stores its credentials in `arn:<p>:secretsmanager:<r>:<a>:secret:events!connection/<name>/…`.
+/// A connection ARN of another shape keeps the documented wildcard for all connections.
+fn connection_secret_arn(connection_arn: &str, partition: &str) -> String {
+    let parts: Vec<&str> = connection_arn.splitn(6, ':').collect();
+    if let [_, p, "events", region, account, resource] = parts.as_slice() {
+        if let Some(name) = resource
+            .strip_prefix("connection/")
+            .and_then(|r| r.split('/').next())
+            .filter(|n| !n.is_empty())
+        {
+            return format!(
+                "arn:{p}:secretsmanager:{region}:{account}:secret:events!connection/{name}/*"
+            );
+        }
+    }
+    format!("arn:{partition}:secretsmanager:*:*:secret:events!connection/*")
 }
 
 /// `https://sqs.<region>.amazonaws.com/<account>/<name>` → `arn:<p>:sqs:<region>:<account>:<name>`.

@@ -90,11 +90,30 @@ impl SfnPlan {
                 event_budget: plan.generation_event_budget,
                 max_iterations: 1,
             },
-            arns: ArnContext {
-                partition: plan.aws.partition.clone(),
-                region: plan.aws.region.clone(),
-                account_id: plan.aws.account_id.clone(),
-            },
+            arns: arn_context(plan),
         }
+    }
+}
+
+/// Region and account for policy ARNs: the config's `[aws]` values, else the ones the binding's
+/// own ARN or queue URL names (the machine runs where its action endpoint lives), else `*`.
+fn arn_context(plan: &DriverPlan) -> ArnContext {
+    use crate::plan::BindingPlan;
+    let from_binding: Option<(String, String)> = match &plan.binding {
+        BindingPlan::Http { connection_arn, .. } => arn::region_and_account(connection_arn),
+        BindingPlan::Lambda { function_arn } => arn::region_and_account(function_arn),
+        BindingPlan::Queue { queue_url } => arn::queue_region_and_account(queue_url),
+    };
+    let pick = |configured: &str, inferred: Option<&String>| {
+        if configured != "*" {
+            configured.to_string()
+        } else {
+            inferred.cloned().unwrap_or_else(|| "*".to_string())
+        }
+    };
+    ArnContext {
+        partition: plan.aws.partition.clone(),
+        region: pick(&plan.aws.region, from_binding.as_ref().map(|(r, _)| r)),
+        account_id: pick(&plan.aws.account_id, from_binding.as_ref().map(|(_, a)| a)),
     }
 }
