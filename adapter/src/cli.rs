@@ -73,10 +73,16 @@ pub enum Command {
     /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
     Deploy(DeployArgs),
     /// Show one TPF execution next to its driver generations, with a divergence verdict.
+    ///
+    /// TPF's execution table is named by --prefix and --table; the wakeup table is the one in
+    /// the release's manifest (where its driver writes) unless --table wakeup-table=NAME.
     Status(StatusArgs),
     /// List deployed release machines (found by their tpf-sfn:* tags) with identity, definition hash and open executions.
     Releases(ReleasesArgs),
     /// Delete release machines with no RUNNING executions that are not active in TPF's release registry (dry run unless --yes).
+    ///
+    /// The registry is TPF's release-table, named by --prefix and --table; releases active there
+    /// are kept, and a missing registry protects nothing.
     Prune(PruneArgs),
     /// Print shell completions.
     Completions {
@@ -167,12 +173,9 @@ pub struct StatusArgs {
     /// TPF execution id (also the driver's execution name).
     #[arg(long)]
     pub execution: String,
-    /// TPF's execution table.
-    #[arg(long, default_value = "tpf_execution")]
-    pub execution_table: String,
-    /// The adapter's wakeup table; the manifest's when omitted.
-    #[arg(long)]
-    pub wakeup_table: Option<String>,
+    // TPF's execution table; the wakeup table is the manifest's unless overridden.
+    #[command(flatten)]
+    pub tables: TableArgs,
     #[command(flatten)]
     pub connection: crate::aws::client::Connection,
     #[arg(long, value_enum, default_value = "text")]
@@ -195,9 +198,9 @@ pub struct PruneArgs {
     /// Only machines whose names start with this (e.g. the configured name-prefix).
     #[arg(long)]
     pub name_prefix: Option<String>,
-    /// TPF's release registry table; releases active there are kept. A missing table protects nothing.
-    #[arg(long, default_value = "tpf_release_registry")]
-    pub registry_table: String,
+    // TPF's release registry (`release-table`).
+    #[command(flatten)]
+    pub tables: TableArgs,
     /// Delete; without it prune only prints what it would delete.
     #[arg(long)]
     pub yes: bool,

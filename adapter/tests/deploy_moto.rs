@@ -289,8 +289,8 @@ impl StatusEnv {
             "t1",
             "--execution",
             execution,
-            "--execution-table",
-            &self.table,
+            "--table",
+            &format!("execution-table={}", self.table),
             "--endpoint-url",
             &endpoint,
             "--format",
@@ -422,8 +422,8 @@ async fn status_joins_tpf_records_with_driver_generations() {
         "t1",
         "--execution",
         "e4",
-        "--execution-table",
-        &table,
+        "--table",
+        &format!("execution-table={table}"),
         "--endpoint-url",
         &endpoint,
     ]);
@@ -560,7 +560,8 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
         .send()
         .await
         .unwrap();
-    let mut args = vec!["prune", "--registry-table", &registry];
+    let registry_flag = format!("release-table={registry}");
+    let mut args = vec!["prune", "--table", &registry_flag];
     args.extend(conn);
     let o = tpf(&args);
     assert!(o.status.success(), "{}", show(&o));
@@ -573,7 +574,8 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
 
     // No registry: nothing active, dry run by default, then deleted with --yes.
     let missing = format!("{prefix}_no_registry");
-    let mut args = vec!["prune", "--registry-table", &missing];
+    let missing_flag = format!("release-table={missing}");
+    let mut args = vec!["prune", "--table", &missing_flag];
     args.extend(conn);
     let s = stdout(&tpf(&args));
     assert!(s.contains("warning: release registry table"), "{s}");

@@ -359,7 +359,7 @@ pub fn verdict(
             if gens.iter().any(Generation::live) {
                 "check --tenant and --execution; a driver without a TPF record does nothing useful: stop it (StopExecution)".to_string()
             } else {
-                "check --tenant, --execution and --execution-table (the record may also have expired by TTL)".to_string()
+                "check --tenant, --execution and the execution table (--prefix, --table execution-table=NAME); the record may also have expired by TTL".to_string()
             },
         );
     };

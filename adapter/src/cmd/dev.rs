@@ -420,11 +420,7 @@ fn summary(args: &DevArgs, names: &TableNames, p: &Provisioned, token: &str, ori
                 p.identity.pipeline_id,
                 args.tenant
             );
-            let table = if names.execution == "tpf_execution" {
-                String::new()
-            } else {
-                format!(" --execution-table {}", names.execution)
-            };
+            let table = crate::cmd::tables::flags(&args.tables);
             println!(
                 "  tpf-sfn status --out {} --tenant {} --execution <executionId>{table}{}",
                 args.out.display(),

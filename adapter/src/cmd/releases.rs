@@ -44,12 +44,13 @@ fn print_machine(m: &ReleaseMachine) {
 
 pub fn prune(args: &PruneArgs) -> CmdResult {
     let yes = args.yes;
+    let registry = crate::cmd::tables::table_names(&args.tables)?.release;
     let (decisions, registry_found, deleted) = crate::aws::block_on(async {
         let conf = args.connection.load().await;
         let sfn = aws_sdk_sfn::Client::new(&conf);
         let ddb = aws_sdk_dynamodb::Client::new(&conf);
         let machines = releases::list(&sfn, args.name_prefix.as_deref()).await?;
-        let active = releases::active_releases(&ddb, &args.registry_table).await?;
+        let active = releases::active_releases(&ddb, &registry).await?;
         let decisions = releases::prune_plan(&machines, active.as_ref());
         let mut deleted = Vec::new();
         if yes {
@@ -77,8 +78,7 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
         Format::Text => {
             if !registry_found {
                 println!(
-                    "warning: release registry table {} not found; only RUNNING executions protect a release",
-                    args.registry_table
+                    "warning: release registry table {registry} not found; only RUNNING executions protect a release"
                 );
             }
             for d in &decisions {

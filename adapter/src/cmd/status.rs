@@ -9,10 +9,12 @@ use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &StatusArgs) -> CmdResult {
     let manifest = Release::manifest(&args.out).map_err(|e| Failure::Io(e.to_string()))?;
-    let wakeup_table = args
-        .wakeup_table
-        .clone()
-        .unwrap_or_else(|| manifest.wakeup_table.clone());
+    let (names, wakeup_given) = crate::cmd::tables::overrides(&args.tables)?;
+    let wakeup_table = if wakeup_given {
+        names.wakeup.clone()
+    } else {
+        manifest.wakeup_table.clone()
+    };
     let report = crate::aws::block_on(async {
         let conf = args.connection.load().await;
         let region = conf
@@ -25,7 +27,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             manifest: &manifest,
             tenant: &args.tenant,
             execution: &args.execution,
-            execution_table: &args.execution_table,
+            execution_table: &names.execution,
             wakeup_table: &wakeup_table,
             region: &region,
         };

@@ -8,19 +8,40 @@ use crate::exit::{CmdResult, Failure};
 
 /// Table names from `--prefix` and `--table KEY=NAME`.
 pub fn table_names(args: &TableArgs) -> Result<TableNames, Failure> {
+    Ok(overrides(args)?.0)
+}
+
+/// The names, and whether `--table wakeup-table=NAME` was given.
+pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
     let mut names = TableNames::with_prefix(&args.prefix);
+    let mut wakeup = false;
     for entry in &args.tables {
         let ok = entry
             .split_once('=')
             .filter(|(_, name)| !name.trim().is_empty())
-            .is_some_and(|(key, name)| names.set(key.trim(), name.trim()));
+            .is_some_and(|(key, name)| {
+                wakeup |= key.trim() == "wakeup-table";
+                names.set(key.trim(), name.trim())
+            });
         if !ok {
             return Err(Failure::Service(format!(
                 "error[TABLE_OVERRIDE]: `--table {entry}` is not KEY=NAME with a known key"
             )));
         }
     }
-    Ok(names)
+    Ok((names, wakeup))
+}
+
+/// The flags that give `args`' names again (for commands a command prints).
+pub fn flags(args: &TableArgs) -> String {
+    let mut out = String::new();
+    if !args.prefix.is_empty() {
+        out.push_str(&format!(" --prefix {}", args.prefix));
+    }
+    for entry in &args.tables {
+        out.push_str(&format!(" --table {entry}"));
+    }
+    out
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {

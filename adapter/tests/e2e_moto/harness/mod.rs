@@ -467,10 +467,7 @@ impl Loop {
         let o = tpf_sfn()
             .args(["status", "--out", utf8(&self.releases[0].out)])
             .args(["--tenant", TENANT, "--execution", id])
-            .args([
-                "--execution-table",
-                &format!("{}tpf_execution", self.prefix),
-            ])
+            .args(["--prefix", &self.prefix])
             .args(["--format", "json"])
             .args(["--endpoint-url", &self.endpoint, "--region", "us-east-1"])
             .output()
