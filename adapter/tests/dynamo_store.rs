@@ -247,7 +247,19 @@ fn service_errors_are_store_errors_not_failed_conditions() {
     let err = store
         .claim_lease("t", "e", "w", T0, 1)
         .expect_err("missing table is not a lost race");
-    assert!(err.0.contains("UpdateItem"), "{err}");
+    assert!(err.to_string().contains("UpdateItem"), "{err}");
+    // The SDK's error travels with it, typed, for whoever reports it.
+    let cause = std::error::Error::source(&err).expect("the SDK error as the cause");
+    assert!(
+        cause
+            .downcast_ref::<aws_sdk_dynamodb::error::SdkError<
+                aws_sdk_dynamodb::operation::update_item::UpdateItemError,
+            >>()
+            .is_some_and(|e| e
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception())),
+        "{cause:?}"
+    );
     assert!(store.get_execution("t", "e", T0).is_err());
     assert!(store
         .create_or_get_execution(&conformance::create_command("t", "k", T0))

@@ -154,7 +154,14 @@ impl fmt::Display for CoordinatorError {
     }
 }
 
-impl std::error::Error for CoordinatorError {}
+impl std::error::Error for CoordinatorError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Store(e) | Self::Registry(RegistryError::Store(e)) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 impl From<StoreError> for CoordinatorError {
     fn from(e: StoreError) -> Self {

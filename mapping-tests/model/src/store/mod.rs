@@ -15,6 +15,7 @@ mod memory;
 pub use memory::InMemoryStore;
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -23,17 +24,59 @@ use tpf_wire::records::{
     ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseActivationEvent, ResultShape,
 };
 
-/// The store could not answer (never a failed condition).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError(pub String);
+/// The store could not answer (never a failed condition): what it was doing, and the error of
+/// the backend underneath when there is one.
+#[derive(Debug, Clone)]
+pub struct StoreError {
+    context: String,
+    // Shared, so that the coordinator's errors stay `Clone`; `source()` hands out the backend's
+    // error itself, not the `Arc`, so callers can downcast it.
+    cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
 
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "store unavailable: {}", self.0)
+        write!(f, "store unavailable: {}", self.context)
     }
 }
 
-impl std::error::Error for StoreError {}
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl StoreError {
+    pub fn new(context: impl Into<String>) -> Self {
+        Self {
+            context: context.into(),
+            cause: None,
+        }
+    }
+
+    pub fn caused_by(
+        context: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            context: context.into(),
+            cause: Some(Arc::new(source)),
+        }
+    }
+}
+
+/// Equal when they say the same: the backend's error types need not be comparable.
+impl PartialEq for StoreError {
+    fn eq(&self, other: &Self) -> bool {
+        self.context == other.context
+            && self.cause.as_ref().map(ToString::to_string)
+                == other.cause.as_ref().map(ToString::to_string)
+    }
+}
+
+impl Eq for StoreError {}
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
@@ -332,7 +375,14 @@ impl fmt::Display for RegistryError {
     }
 }
 
-impl std::error::Error for RegistryError {}
+impl std::error::Error for RegistryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Store(e) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 impl From<StoreError> for RegistryError {
     fn from(e: StoreError) -> Self {
