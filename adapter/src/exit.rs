@@ -1,9 +1,10 @@
-//! Exit codes and the adapter's error type.
+//! How a command ends beyond success, and the exit code for it.
 
-use std::fmt;
 use std::process::ExitCode;
 
 use tpf_sfn_compiler::Diagnostics;
+
+use crate::error::Error;
 
 /// What a command ends with, beyond success.
 #[derive(Debug)]
@@ -12,27 +13,25 @@ pub enum Failure {
     Findings,
     /// Bad input: coded diagnostics, exit 2.
     Input(Diagnostics),
-    /// Files that could not be read or written: exit 2.
-    Io(String),
-    /// A service (AWS, the listening socket) refused or failed: exit 2.
-    Service(String),
+    /// A file, a socket or a service failed: a coded error, exit 2.
+    Error(Error),
 }
 
 impl Failure {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Failure::Findings => ExitCode::from(1),
-            Failure::Input(_) | Failure::Io(_) | Failure::Service(_) => ExitCode::from(2),
+            Failure::Input(_) | Failure::Error(_) => ExitCode::from(2),
         }
     }
-}
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// What the user reads on stderr, if anything is left to say.
+    pub fn report(&self) -> Option<String> {
         match self {
-            Failure::Findings => f.write_str("findings reported"),
-            Failure::Input(d) => write!(f, "{d}"),
-            Failure::Io(m) | Failure::Service(m) => f.write_str(m),
+            Failure::Findings => None,
+            Failure::Input(d) if d.0.is_empty() => None,
+            Failure::Input(d) => Some(d.to_string()),
+            Failure::Error(e) => Some(e.report().to_string()),
         }
     }
 }
@@ -43,14 +42,15 @@ impl From<Diagnostics> for Failure {
     }
 }
 
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Error(e)
+    }
+}
+
 pub type CmdResult = Result<(), Failure>;
 
 /// Reads a file, naming it in the error.
 pub fn read(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| {
-        Failure::Io(format!(
-            "error[IO_READ]: cannot read {}: {e}",
-            path.display()
-        ))
-    })
+    std::fs::read(path).map_err(|e| Error::read(path, e).into())
 }

@@ -8,6 +8,7 @@ pub mod aws;
 pub mod bridge;
 pub mod cli;
 pub mod cmd;
+pub mod error;
 pub mod exit;
 pub mod host;
 pub mod output;
@@ -19,7 +20,6 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Command};
-use crate::exit::Failure;
 
 /// Runs the CLI with `args` (including the program name) and returns the exit code.
 pub fn run<I, T>(args: I) -> ExitCode
@@ -66,10 +66,8 @@ where
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            match &failure {
-                Failure::Input(d) if !d.0.is_empty() => eprintln!("{d}"),
-                Failure::Io(m) | Failure::Service(m) => eprintln!("{m}"),
-                _ => {}
+            if let Some(text) = failure.report() {
+                eprintln!("{text}");
             }
             failure.exit_code()
         }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use similar::TextDiff;
 
+use crate::error::Error;
 use crate::exit::Failure;
 
 /// Writes every file, or none. Each file goes to a temporary sibling first; only when all are
@@ -65,10 +66,7 @@ pub fn check(dir: &Path, files: &[(String, String)]) -> Vec<Drift> {
 }
 
 fn io(path: &Path, what: &str, e: std::io::Error) -> Failure {
-    Failure::Io(format!(
-        "error[IO_WRITE]: cannot {what} {}: {e}",
-        path.display()
-    ))
+    Error::write(what, path, e).into()
 }
 
 #[cfg(test)]

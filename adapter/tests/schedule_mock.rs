@@ -8,8 +8,8 @@ use aws_sdk_scheduler::types::error::{ResourceNotFoundException, ThrottlingExcep
 use aws_sdk_scheduler::types::{ScheduleState, Target};
 use aws_sdk_scheduler::Client;
 use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
-use tpf_sfn::aws::errors::AwsError;
 use tpf_sfn::aws::schedule::{deploy, Action, Desired, Report};
+use tpf_sfn::error::Error;
 
 fn desired() -> Desired {
     Desired {
@@ -63,7 +63,7 @@ impl Writes {
     }
 }
 
-fn run(get: &Rule, w: &Writes, dry_run: bool) -> Result<Report, AwsError> {
+fn run(get: &Rule, w: &Writes, dry_run: bool) -> Result<Report, Error> {
     let sch = mock_client!(
         aws_sdk_scheduler,
         RuleMode::MatchAny,

@@ -164,7 +164,7 @@ fn sfn_rules() -> Vec<Rule> {
     ]
 }
 
-fn run(ddb_rules: &[&Rule]) -> Result<Report, tpf_sfn::aws::errors::AwsError> {
+fn run(ddb_rules: &[&Rule]) -> Result<Report, tpf_sfn::error::Error> {
     let sfn_rules = sfn_rules();
     let sfn = mock_client!(aws_sdk_sfn, RuleMode::MatchAny, &sfn_rules);
     let ddb = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, ddb_rules, |b| b
@@ -262,5 +262,5 @@ fn a_row_that_is_not_an_execution_record_is_reported() {
     });
     let e = run(&[&get]).unwrap_err();
     assert_eq!(e.code(), "STATUS_VALIDATION");
-    assert!(e.to_string().contains("status"), "{e}");
+    assert!(e.report().to_string().contains("status"), "{}", e.report());
 }

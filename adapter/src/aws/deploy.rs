@@ -12,9 +12,10 @@ use aws_sdk_sfn::types::{
 use aws_sdk_sfn::Client;
 use serde::Serialize;
 
-use super::errors::{sfn as classify, AwsError};
+use super::errors::{self, sfn as classify};
 use super::plan::{self, Action, Deployed, Desired, LoggingState};
 use super::release::{Identity, Release};
+use crate::error::Error;
 
 const SCOPE: &str = "DEPLOY";
 
@@ -63,7 +64,7 @@ pub async fn deploy(
     release: &Release,
     opts: Options<'_>,
     progress: &mut dyn FnMut(String),
-) -> Result<Report, AwsError> {
+) -> Result<Report, Error> {
     let logging = LoggingState::from_manifest(&release.manifest.logging);
     let tracing = release.manifest.tracing;
     let mut machines = Vec::new();
@@ -101,7 +102,7 @@ pub async fn deploy(
         return Ok(report);
     }
     let Some(role_arn) = opts.role_arn else {
-        return Err(AwsError::new(
+        return Err(errors::failed(
             SCOPE,
             "deploy",
             super::errors::Kind::Configuration,
@@ -133,7 +134,7 @@ pub async fn deploy(
                     .send()
                     .await
                     .map_err(|e| {
-                        AwsError::from_sdk(SCOPE, "CreateStateMachine", e, classify::create)
+                        errors::from_sdk(SCOPE, "CreateStateMachine", e, classify::create)
                     })?;
                 report.write_calls += 1;
                 r.arn = Some(out.state_machine_arn().to_string());
@@ -189,7 +190,7 @@ async fn update(
     role_arn: &str,
     logging: &LoggingState,
     tracing: bool,
-) -> Result<(), AwsError> {
+) -> Result<(), Error> {
     sfn.update_state_machine()
         .state_machine_arn(arn)
         .set_definition(definition.map(str::to_string))
@@ -198,7 +199,7 @@ async fn update(
         .tracing_configuration(TracingConfiguration::builder().enabled(tracing).build())
         .send()
         .await
-        .map_err(|e| AwsError::from_sdk(SCOPE, "UpdateStateMachine", e, classify::update))?;
+        .map_err(|e| errors::from_sdk(SCOPE, "UpdateStateMachine", e, classify::update))?;
     Ok(())
 }
 
@@ -207,13 +208,13 @@ async fn tag(
     arn: &str,
     tags: &BTreeMap<String, String>,
     keys: &[String],
-) -> Result<(), AwsError> {
+) -> Result<(), Error> {
     sfn.tag_resource()
         .resource_arn(arn)
         .set_tags(Some(sdk_tags(tags, Some(keys))))
         .send()
         .await
-        .map_err(|e| AwsError::from_sdk(SCOPE, "TagResource", e, classify::tag))?;
+        .map_err(|e| errors::from_sdk(SCOPE, "TagResource", e, classify::tag))?;
     Ok(())
 }
 
@@ -251,10 +252,10 @@ pub async fn find_machine(
     sfn: &Client,
     name: &str,
     scope: &'static str,
-) -> Result<Option<String>, AwsError> {
+) -> Result<Option<String>, Error> {
     let mut machines = sfn.list_state_machines().into_paginator().items().send();
     while let Some(m) = machines.next().await {
-        let m = m.map_err(|e| AwsError::from_sdk(scope, "ListStateMachines", e, classify::none))?;
+        let m = m.map_err(|e| errors::from_sdk(scope, "ListStateMachines", e, classify::none))?;
         if m.name() == name {
             return Ok(Some(m.state_machine_arn().to_string()));
         }
@@ -262,13 +263,13 @@ pub async fn find_machine(
     Ok(None)
 }
 
-pub async fn read_deployed(sfn: &Client, arn: &str) -> Result<Deployed, AwsError> {
+pub async fn read_deployed(sfn: &Client, arn: &str) -> Result<Deployed, Error> {
     let d = sfn
         .describe_state_machine()
         .state_machine_arn(arn)
         .send()
         .await
-        .map_err(|e| AwsError::from_sdk(SCOPE, "DescribeStateMachine", e, classify::describe))?;
+        .map_err(|e| errors::from_sdk(SCOPE, "DescribeStateMachine", e, classify::describe))?;
     let tags = read_tags(sfn, arn, SCOPE).await?;
     let logging = match d.logging_configuration() {
         Some(l) => LoggingState {
@@ -299,13 +300,13 @@ pub async fn read_tags(
     sfn: &Client,
     arn: &str,
     scope: &'static str,
-) -> Result<BTreeMap<String, String>, AwsError> {
+) -> Result<BTreeMap<String, String>, Error> {
     let out = sfn
         .list_tags_for_resource()
         .resource_arn(arn)
         .send()
         .await
-        .map_err(|e| AwsError::from_sdk(scope, "ListTagsForResource", e, classify::tags))?;
+        .map_err(|e| errors::from_sdk(scope, "ListTagsForResource", e, classify::tags))?;
     Ok(out
         .tags()
         .iter()
@@ -318,7 +319,7 @@ pub async fn running_executions(
     sfn: &Client,
     arn: &str,
     scope: &'static str,
-) -> Result<Vec<String>, AwsError> {
+) -> Result<Vec<String>, Error> {
     let mut names = Vec::new();
     let mut executions = sfn
         .list_executions()
@@ -328,9 +329,8 @@ pub async fn running_executions(
         .items()
         .send();
     while let Some(e) = executions.next().await {
-        let e = e.map_err(|e| {
-            AwsError::from_sdk(scope, "ListExecutions", e, classify::list_executions)
-        })?;
+        let e =
+            e.map_err(|e| errors::from_sdk(scope, "ListExecutions", e, classify::list_executions))?;
         names.push(e.name().to_string());
     }
     Ok(names)

@@ -1,4 +1,5 @@
-//! One error type for everything that talks to AWS, classified from the SDK's typed errors.
+//! How a failed AWS call becomes the adapter's [`Error`]: a code per command scope and kind,
+//! classified from the SDK's typed errors, with a hint and the service's own words as the cause.
 //!
 //! Classification reads the modeled error variants (`is_invalid_definition()`, ...) first. Only
 //! errors the service does not model for an operation (throttling, access denied) fall back to
@@ -8,6 +9,8 @@
 use std::fmt;
 
 use aws_sdk_sfn::error::{ProvideErrorMetadata, SdkError};
+
+use crate::error::Error;
 
 /// What went wrong, in terms of what the user can do about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +54,7 @@ impl Kind {
         }
     }
 
-    fn hint(self) -> &'static str {
+    pub fn hint(self) -> &'static str {
         match self {
             Kind::AccessDenied => "the caller's IAM identity lacks this permission: grant it (states:* on the release's machines, dynamodb:GetItem on TPF's tables) or use another --profile",
             Kind::Throttled => "AWS throttled the request even after the SDK's retries: wait and re-run; the command is idempotent",
@@ -71,71 +74,55 @@ impl Kind {
     }
 }
 
-/// A failed AWS call: which operation, its classification and the service's own message.
-#[derive(Debug, Clone)]
-pub struct AwsError {
-    /// `DEPLOY`, `STATUS`, `RELEASES`: which command's error codes this belongs to.
-    pub scope: &'static str,
-    pub operation: &'static str,
-    pub kind: Kind,
-    pub detail: String,
+/// The service's own words for a failed call: its error code and message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ServiceError {
+    pub code: String,
+    pub message: String,
 }
 
-impl AwsError {
-    pub fn new(
-        scope: &'static str,
-        operation: &'static str,
-        kind: Kind,
-        detail: impl Into<String>,
-    ) -> Self {
-        Self {
-            scope,
-            operation,
-            kind,
-            detail: detail.into(),
+/// `SCOPE_KIND`: `DEPLOY`, `STATUS`, `RELEASES`, … say which command's codes an error belongs to.
+pub fn code(scope: &str, kind: Kind) -> String {
+    format!("{scope}_{}", kind.code_suffix())
+}
+
+/// A failed AWS call that is not an SDK error (a missing field, an impossible answer).
+pub fn failed(scope: &str, operation: &str, kind: Kind, detail: impl fmt::Display) -> Error {
+    Error::new(code(scope, kind), format!("{operation} failed: {detail}")).with_hint(kind.hint())
+}
+
+/// Classifies an SDK error. `typed` maps the operation's modeled variants; everything else
+/// falls back to the transport outcome and, last, to the error code. The cause is the service's
+/// code and message when it answered, otherwise the SDK's error itself.
+pub fn from_sdk<E, R>(
+    scope: &str,
+    operation: &str,
+    err: SdkError<E, R>,
+    typed: impl FnOnce(&E) -> Option<Kind>,
+) -> Error
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: fmt::Debug + Send + Sync + 'static,
+{
+    let kind = match &err {
+        SdkError::ServiceError(service) => {
+            let e = service.err();
+            typed(e).unwrap_or_else(|| kind_from_code(e.code()))
         }
-    }
-
-    pub fn code(&self) -> String {
-        format!("{}_{}", self.scope, self.kind.code_suffix())
-    }
-
-    pub fn hint(&self) -> &'static str {
-        self.kind.hint()
-    }
-
-    /// Classifies an SDK error. `typed` maps the operation's modeled variants; everything else
-    /// falls back to the transport outcome and, last, to the error code.
-    pub fn from_sdk<E, R>(
-        scope: &'static str,
-        operation: &'static str,
-        err: SdkError<E, R>,
-        typed: impl FnOnce(&E) -> Option<Kind>,
-    ) -> Self
-    where
-        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug + Send + Sync + 'static,
-    {
-        let kind = match &err {
-            SdkError::ServiceError(service) => {
-                let e = service.err();
-                typed(e).unwrap_or_else(|| kind_from_code(e.code()))
-            }
-            SdkError::DispatchFailure(d) if d.is_io() || d.is_timeout() => Kind::Unreachable,
-            SdkError::DispatchFailure(_) => Kind::Configuration,
-            SdkError::TimeoutError(_) => Kind::Unreachable,
-            SdkError::ConstructionFailure(_) => Kind::Configuration,
-            _ => Kind::Other,
-        };
-        let detail = match err.as_service_error() {
-            Some(e) => format!(
-                "{}: {}",
-                e.code().unwrap_or("error"),
-                e.message().unwrap_or("(no message)")
-            ),
-            None => aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
-        };
-        Self::new(scope, operation, kind, detail)
+        SdkError::DispatchFailure(d) if d.is_io() || d.is_timeout() => Kind::Unreachable,
+        SdkError::DispatchFailure(_) => Kind::Configuration,
+        SdkError::TimeoutError(_) => Kind::Unreachable,
+        SdkError::ConstructionFailure(_) => Kind::Configuration,
+        _ => Kind::Other,
+    };
+    let error = Error::new(code(scope, kind), format!("{operation} failed")).with_hint(kind.hint());
+    match err.as_service_error() {
+        Some(e) => error.with_source(ServiceError {
+            code: e.code().unwrap_or("error").to_owned(),
+            message: e.message().unwrap_or("(no message)").to_owned(),
+        }),
+        None => error.with_source(err),
     }
 }
 
@@ -164,21 +151,6 @@ fn kind_from_code(code: Option<&str>) -> Kind {
         _ => Kind::Other,
     }
 }
-
-impl fmt::Display for AwsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "error[{}]: {} failed: {}\n  hint: {}",
-            self.code(),
-            self.operation,
-            self.detail,
-            self.hint()
-        )
-    }
-}
-
-impl std::error::Error for AwsError {}
 
 /// `classify!(name, ErrorType, { Kind: is_a | is_b; ... })` writes `fn name(&ErrorType) ->
 /// Option<Kind>`: the first row whose modeled variant matches wins, in the order written.

@@ -21,6 +21,8 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, crate::exit::
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| crate::exit::Failure::Io(format!("error[RUNTIME]: cannot start: {e}")))?;
+        .map_err(|e| {
+            crate::error::Error::new("RUNTIME", "cannot start the async runtime").with_source(e)
+        })?;
     Ok(rt.block_on(f))
 }

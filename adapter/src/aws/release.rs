@@ -1,6 +1,7 @@
 //! A compiled release as `deploy` and `status` read it back: `manifest.json` and the definition
 //! files it names, with each definition checked against the sha256 the compiler recorded.
 
+use crate::error::Error;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -95,44 +96,32 @@ pub struct Release {
     pub machines: Vec<Machine>,
 }
 
-/// Why an output directory cannot be deployed; shown with a code, exit 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReleaseError {
-    pub code: &'static str,
-    pub message: String,
-    pub hint: &'static str,
-}
-
-impl std::fmt::Display for ReleaseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "error[{}]: {}\n  hint: {}",
-            self.code, self.message, self.hint
-        )
-    }
-}
-
 const RECOMPILE: &str =
     "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand";
 
 impl Release {
     /// Reads only `manifest.json` (for commands that need names and identity, not definitions).
-    pub fn manifest(dir: &Path) -> Result<ManifestView, ReleaseError> {
+    pub fn manifest(dir: &Path) -> Result<ManifestView, Error> {
         let path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| ReleaseError {
-            code: "RELEASE_MANIFEST_MISSING",
-            message: format!("cannot read {}: {e}", path.display()),
-            hint: "point --out at a directory written by `tpf-sfn compile`",
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::new(
+                "RELEASE_MANIFEST_MISSING",
+                format!("cannot read {}", path.display()),
+            )
+            .with_source(e)
+            .with_hint("point --out at a directory written by `tpf-sfn compile`")
         })?;
-        serde_json::from_str(&text).map_err(|e| ReleaseError {
-            code: "RELEASE_MANIFEST_INVALID",
-            message: format!("{} is not a tpf-sfn manifest: {e}", path.display()),
-            hint: RECOMPILE,
+        serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                "RELEASE_MANIFEST_INVALID",
+                format!("{} is not a tpf-sfn manifest", path.display()),
+            )
+            .with_source(e)
+            .with_hint(RECOMPILE)
         })
     }
 
-    pub fn load(dir: &Path) -> Result<Self, ReleaseError> {
+    pub fn load(dir: &Path) -> Result<Self, Error> {
         let manifest = Self::manifest(dir)?;
         let mut machines = Vec::new();
         for (role, m) in [
@@ -144,37 +133,43 @@ impl Release {
                 || m.definition.contains(['/', '\\'])
                 || m.definition.starts_with('.')
             {
-                return Err(ReleaseError {
-                    code: "RELEASE_MANIFEST_INVALID",
-                    message: format!(
+                return Err(Error::new(
+                    "RELEASE_MANIFEST_INVALID",
+                    format!(
                         "the manifest names `{}` as the {role} definition, which is not a file name",
                         m.definition
                     ),
-                    hint: RECOMPILE,
-                });
+                )
+                .with_hint(RECOMPILE));
             }
             let path = dir.join(&m.definition);
-            let text = std::fs::read_to_string(&path).map_err(|e| ReleaseError {
-                code: "RELEASE_DEFINITION_MISSING",
-                message: format!("cannot read {}: {e}", path.display()),
-                hint: RECOMPILE,
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Error::new(
+                    "RELEASE_DEFINITION_MISSING",
+                    format!("cannot read {}", path.display()),
+                )
+                .with_source(e)
+                .with_hint(RECOMPILE)
             })?;
             let sha = sha256_hex(&text);
             if sha != m.definition_sha256 {
-                return Err(ReleaseError {
-                    code: "RELEASE_DEFINITION_MODIFIED",
-                    message: format!(
+                return Err(Error::new(
+                    "RELEASE_DEFINITION_MODIFIED",
+                    format!(
                         "{} has sha256 {sha}, but the manifest records {}",
                         path.display(),
                         m.definition_sha256
                     ),
-                    hint: RECOMPILE,
-                });
+                )
+                .with_hint(RECOMPILE));
             }
-            let definition = serde_json::from_str(&text).map_err(|e| ReleaseError {
-                code: "RELEASE_DEFINITION_INVALID",
-                message: format!("{} is not JSON: {e}", path.display()),
-                hint: RECOMPILE,
+            let definition = serde_json::from_str(&text).map_err(|e| {
+                Error::new(
+                    "RELEASE_DEFINITION_INVALID",
+                    format!("{} is not JSON", path.display()),
+                )
+                .with_source(e)
+                .with_hint(RECOMPILE)
             })?;
             machines.push(Machine {
                 role,

@@ -12,8 +12,9 @@ use serde::Serialize;
 use tpf_sfn_compiler::sfn::manifest::TAG_PREFIX;
 
 use super::deploy::{read_tags, running_executions};
-use super::errors::{sfn as classify, AwsError, Kind};
+use super::errors::{self, sfn as classify, Kind};
 use super::release::Identity;
+use crate::error::Error;
 
 const SCOPE: &str = "RELEASES";
 
@@ -34,11 +35,11 @@ pub struct ReleaseMachine {
 pub async fn list(
     sfn: &aws_sdk_sfn::Client,
     name_prefix: Option<&str>,
-) -> Result<Vec<ReleaseMachine>, AwsError> {
+) -> Result<Vec<ReleaseMachine>, Error> {
     let mut machines = Vec::new();
     let mut listed = sfn.list_state_machines().into_paginator().items().send();
     while let Some(m) = listed.next().await {
-        let m = m.map_err(|e| AwsError::from_sdk(SCOPE, "ListStateMachines", e, classify::none))?;
+        let m = m.map_err(|e| errors::from_sdk(SCOPE, "ListStateMachines", e, classify::none))?;
         if name_prefix.is_none_or(|p| m.name().starts_with(p)) {
             machines.push((m.name().to_string(), m.state_machine_arn().to_string()));
         }
@@ -75,7 +76,7 @@ pub async fn list(
 pub async fn active_releases(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
-) -> Result<Option<BTreeSet<(String, String)>>, AwsError> {
+) -> Result<Option<BTreeSet<(String, String)>>, Error> {
     // (tenant, pipeline) -> (activated_at, release)
     let mut latest: BTreeMap<(String, String), (i64, String)> = BTreeMap::new();
     let mut start = None;
@@ -97,7 +98,7 @@ pub async fn active_releases(
                 return Ok(None)
             }
             Err(e) => {
-                return Err(AwsError::from_sdk(
+                return Err(errors::from_sdk(
                     SCOPE,
                     "Scan (release registry)",
                     e,
@@ -117,7 +118,7 @@ pub async fn active_releases(
             let (Some(tenant), Some(pipeline), Some(release), Some(at)) =
                 (s("tenant_id"), s("pipeline_id"), s("release_version"), at)
             else {
-                return Err(AwsError::new(
+                return Err(errors::failed(
                     SCOPE,
                     "Scan (release registry)",
                     Kind::Validation,
@@ -200,12 +201,12 @@ pub fn prune_plan(
         .collect()
 }
 
-pub async fn delete(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<(), AwsError> {
+pub async fn delete(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<(), Error> {
     sfn.delete_state_machine()
         .state_machine_arn(arn)
         .send()
         .await
-        .map_err(|e| AwsError::from_sdk(SCOPE, "DeleteStateMachine", e, classify::delete))?;
+        .map_err(|e| errors::from_sdk(SCOPE, "DeleteStateMachine", e, classify::delete))?;
     Ok(())
 }
 

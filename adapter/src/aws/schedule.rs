@@ -9,7 +9,8 @@ use aws_sdk_scheduler::types::{FlexibleTimeWindow, FlexibleTimeWindowMode, Sched
 use aws_sdk_scheduler::Client;
 use serde::Serialize;
 
-use super::errors::{scheduler, AwsError, Kind};
+use super::errors::{self, scheduler, Kind};
+use crate::error::Error;
 
 const SCOPE: &str = "DEPLOY";
 /// The sweeper reads everything it needs from its own ARN; its input is empty.
@@ -42,7 +43,7 @@ pub struct Report {
     pub write_calls: usize,
 }
 
-pub async fn plan(sch: &Client, d: &Desired) -> Result<Action, AwsError> {
+pub async fn plan(sch: &Client, d: &Desired) -> Result<Action, Error> {
     let got = sch.get_schedule().name(&d.name).send().await;
     let got = match got {
         Ok(got) => got,
@@ -52,7 +53,7 @@ pub async fn plan(sch: &Client, d: &Desired) -> Result<Action, AwsError> {
         {
             return Ok(Action::Create)
         }
-        Err(e) => return Err(AwsError::from_sdk(SCOPE, "GetSchedule", e, scheduler::get)),
+        Err(e) => return Err(errors::from_sdk(SCOPE, "GetSchedule", e, scheduler::get)),
     };
     let mut changes = Vec::new();
     if got.schedule_expression() != Some(d.expression.as_str()) {
@@ -85,7 +86,7 @@ pub async fn plan(sch: &Client, d: &Desired) -> Result<Action, AwsError> {
 }
 
 /// Plans and, unless `dry_run`, applies.
-pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, AwsError> {
+pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, Error> {
     let action = plan(sch, d).await?;
     let mut report = Report {
         name: d.name.clone(),
@@ -97,7 +98,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
         return Ok(report);
     }
     let Some(sweeper_arn) = &d.sweeper_arn else {
-        return Err(AwsError::new(
+        return Err(errors::failed(
             SCOPE,
             "CreateSchedule",
             Kind::NotFound,
@@ -106,7 +107,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
     };
     let build = |what| {
         move |e: aws_sdk_scheduler::error::BuildError| {
-            AwsError::new(SCOPE, what, Kind::Validation, e.to_string())
+            errors::failed(SCOPE, what, Kind::Validation, e.to_string())
         }
     };
     let window = FlexibleTimeWindow::builder()
@@ -129,7 +130,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
                 .state(ScheduleState::Enabled)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk(SCOPE, "CreateSchedule", e, scheduler::create))?;
+                .map_err(|e| errors::from_sdk(SCOPE, "CreateSchedule", e, scheduler::create))?;
         }
         _ => {
             sch.update_schedule()
@@ -140,7 +141,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
                 .state(ScheduleState::Enabled)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk(SCOPE, "UpdateSchedule", e, scheduler::update))?;
+                .map_err(|e| errors::from_sdk(SCOPE, "UpdateSchedule", e, scheduler::update))?;
         }
     }
     report.write_calls = 1;
@@ -148,7 +149,7 @@ pub async fn deploy(sch: &Client, d: &Desired, dry_run: bool) -> Result<Report, 
 }
 
 /// Deletes the schedule `name`; `false` when there was none.
-pub async fn delete(sch: &Client, name: &str) -> Result<bool, AwsError> {
+pub async fn delete(sch: &Client, name: &str) -> Result<bool, Error> {
     match sch.delete_schedule().name(name).send().await {
         Ok(_) => Ok(true),
         Err(e)
@@ -157,7 +158,7 @@ pub async fn delete(sch: &Client, name: &str) -> Result<bool, AwsError> {
         {
             Ok(false)
         }
-        Err(e) => Err(AwsError::from_sdk(
+        Err(e) => Err(errors::from_sdk(
             "RELEASES",
             "DeleteSchedule",
             e,

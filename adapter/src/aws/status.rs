@@ -13,8 +13,9 @@ use tpf_wire::records::{DynamoItem, ExecutionRecord};
 
 use super::deploy::find_machine;
 use super::dynamo_item::from_sdk;
-use super::errors::{sfn as classify, AwsError, Kind};
+use super::errors::{self, sfn as classify, Kind};
 use super::release::{Identity, ManifestView};
+use crate::error::Error;
 
 const SCOPE: &str = "STATUS";
 
@@ -125,7 +126,7 @@ pub async fn status(
     sfn: &aws_sdk_sfn::Client,
     ddb: &aws_sdk_dynamodb::Client,
     q: &Query<'_>,
-) -> Result<Report, AwsError> {
+) -> Result<Report, Error> {
     let record = read_record(ddb, q).await?;
     let machine = &q.manifest.machines.driver.name;
     let machine_arn = find_machine(sfn, machine, SCOPE).await?;
@@ -157,7 +158,7 @@ pub async fn status(
 async fn read_record(
     ddb: &aws_sdk_dynamodb::Client,
     q: &Query<'_>,
-) -> Result<Option<RecordView>, AwsError> {
+) -> Result<Option<RecordView>, Error> {
     let out = ddb
         .get_item()
         .table_name(q.execution_table)
@@ -167,7 +168,7 @@ async fn read_record(
         .send()
         .await
         .map_err(|e| {
-            AwsError::from_sdk(SCOPE, "GetItem (execution table)", e, |e| {
+            errors::from_sdk(SCOPE, "GetItem (execution table)", e, |e| {
                 e.is_resource_not_found_exception()
                     .then_some(Kind::NotFound)
             })
@@ -176,7 +177,7 @@ async fn read_record(
         return Ok(None);
     };
     let record = ExecutionRecord::from_item(&from_sdk(item)).map_err(|e| {
-        AwsError::new(
+        errors::failed(
             SCOPE,
             "GetItem (execution table)",
             Kind::Validation,
@@ -190,7 +191,7 @@ async fn read_record(
 async fn read_pointer(
     ddb: &aws_sdk_dynamodb::Client,
     q: &Query<'_>,
-) -> Result<Option<WakeupPointer>, AwsError> {
+) -> Result<Option<WakeupPointer>, Error> {
     let out = ddb
         .get_item()
         .table_name(q.wakeup_table)
@@ -210,12 +211,9 @@ async fn read_pointer(
             return Ok(None)
         }
         Err(e) => {
-            return Err(AwsError::from_sdk(
-                SCOPE,
-                "GetItem (wakeup table)",
-                e,
-                |_| None,
-            ))
+            return Err(errors::from_sdk(SCOPE, "GetItem (wakeup table)", e, |_| {
+                None
+            }))
         }
     };
     let Some(item) = out.item() else {
@@ -257,7 +255,7 @@ async fn generations(
     sfn: &aws_sdk_sfn::Client,
     machine_arn: &str,
     q: &Query<'_>,
-) -> Result<Vec<Generation>, AwsError> {
+) -> Result<Vec<Generation>, Error> {
     let mut found = Vec::new();
     let mut executions = sfn
         .list_executions()
@@ -266,9 +264,8 @@ async fn generations(
         .items()
         .send();
     while let Some(e) = executions.next().await {
-        let e = e.map_err(|e| {
-            AwsError::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions)
-        })?;
+        let e =
+            e.map_err(|e| errors::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions))?;
         if is_generation_of(e.name(), q.execution) {
             found.push((
                 e.start_date().as_nanos(),
@@ -286,7 +283,7 @@ async fn generations(
             .send()
             .await
             .map_err(|e| {
-                AwsError::from_sdk(SCOPE, "DescribeExecution", e, classify::describe_execution)
+                errors::from_sdk(SCOPE, "DescribeExecution", e, classify::describe_execution)
             })?;
         let current_state = current_state(sfn, &arn).await?;
         gens.push(Generation {
@@ -305,7 +302,7 @@ async fn generations(
 
 /// The most recent `StateEntered` event. Asks for the newest events first; events are also
 /// picked by id, so a service that ignores `reverseOrder` (moto does) still gives the latest.
-async fn current_state(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<Option<String>, AwsError> {
+async fn current_state(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<Option<String>, Error> {
     let out = sfn
         .get_execution_history()
         .execution_arn(arn)
@@ -313,7 +310,7 @@ async fn current_state(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<Option<St
         .max_results(100)
         .send()
         .await
-        .map_err(|e| AwsError::from_sdk(SCOPE, "GetExecutionHistory", e, classify::history))?;
+        .map_err(|e| errors::from_sdk(SCOPE, "GetExecutionHistory", e, classify::history))?;
     Ok(out
         .events()
         .iter()

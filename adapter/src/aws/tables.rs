@@ -8,6 +8,9 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
+use super::errors::{self, Kind};
+use crate::error::Error;
+
 /// Table names, defaulting to TPF's (`pipeline.orchestrator.dynamo.*` config keys) plus the
 /// adapter-owned wakeup table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,48 +184,43 @@ pub struct TableOutcome {
     pub created: bool,
 }
 
-fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, String> {
+fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, Error> {
     KeySchemaElement::builder()
         .attribute_name(name)
         .key_type(kind)
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(unbuildable)
 }
 
-fn string_attribute(name: &str) -> Result<AttributeDefinition, String> {
+fn string_attribute(name: &str) -> Result<AttributeDefinition, Error> {
     AttributeDefinition::builder()
         .attribute_name(name)
         .attribute_type(ScalarAttributeType::S)
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(unbuildable)
 }
 
-/// Lists every table (all pages).
-pub async fn existing_tables(client: &Client) -> Result<Vec<String>, String> {
-    let mut names = Vec::new();
-    let mut start: Option<String> = None;
-    loop {
-        let page = client
-            .list_tables()
-            .set_exclusive_start_table_name(start.take())
-            .send()
-            .await
-            .map_err(|e| {
-                format!(
-                    "ListTables: {}",
-                    aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-                )
-            })?;
-        names.extend(page.table_names().iter().cloned());
-        match page.last_evaluated_table_name() {
-            Some(last) => start = Some(last.to_owned()),
-            None => return Ok(names),
-        }
-    }
+/// `TABLES_…`: the codes of table creation.
+const SCOPE: &str = "TABLES";
+
+fn unbuildable(e: aws_sdk_dynamodb::error::BuildError) -> Error {
+    errors::failed(SCOPE, "building a table request", Kind::Configuration, e)
+}
+
+/// Lists every table, through the SDK's paginator.
+pub async fn existing_tables(client: &Client) -> Result<Vec<String>, Error> {
+    client
+        .list_tables()
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(|e| errors::from_sdk(SCOPE, "ListTables", e, |_| None))
 }
 
 /// Creates the tables that do not exist yet; existing ones are left alone (not compared).
-pub async fn create_all(client: &Client, names: &TableNames) -> Result<Vec<TableOutcome>, String> {
+pub async fn create_all(client: &Client, names: &TableNames) -> Result<Vec<TableOutcome>, Error> {
     let existing = existing_tables(client).await?;
     let mut outcomes = Vec::new();
     for spec in specs(names) {
@@ -242,7 +240,7 @@ pub async fn create_all(client: &Client, names: &TableNames) -> Result<Vec<Table
     Ok(outcomes)
 }
 
-async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), String> {
+async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
     let mut attributes = vec![spec.hash];
     attributes.extend(spec.range);
     for (_, hash, range) in &spec.gsis {
@@ -273,7 +271,7 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), String> {
                         .build(),
                 )
                 .build()
-                .map_err(|e| e.to_string())?,
+                .map_err(unbuildable)?,
         );
     }
     if spec.stream {
@@ -282,15 +280,13 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), String> {
                 .stream_enabled(true)
                 .stream_view_type(StreamViewType::NewAndOldImages)
                 .build()
-                .map_err(|e| e.to_string())?,
+                .map_err(unbuildable)?,
         );
     }
     request.send().await.map_err(|e| {
-        format!(
-            "CreateTable {}: {}",
-            spec.name,
-            aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-        )
+        errors::from_sdk(SCOPE, &format!("CreateTable {}", spec.name), e, |e| {
+            e.is_resource_in_use_exception().then_some(Kind::Conflict)
+        })
     })?;
     if let Some(ttl) = spec.ttl_attribute {
         client
@@ -301,16 +297,14 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), String> {
                     .enabled(true)
                     .attribute_name(ttl)
                     .build()
-                    .map_err(|e| e.to_string())?,
+                    .map_err(unbuildable)?,
             )
             .send()
             .await
             .map_err(|e| {
-                format!(
-                    "UpdateTimeToLive {}: {}",
-                    spec.name,
-                    aws_sdk_dynamodb::error::DisplayErrorContext(&e)
-                )
+                errors::from_sdk(SCOPE, &format!("UpdateTimeToLive {}", spec.name), e, |_| {
+                    None
+                })
             })?;
     }
     Ok(())

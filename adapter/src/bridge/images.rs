@@ -5,13 +5,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodbstreams::types::AttributeValue;
 use tpf_sfn_wakeup::bridge::{RecordImage, TokenRow};
+use tpf_wire::wakeup::{self, attr};
 
 pub type Image = HashMap<String, AttributeValue>;
-
-/// The wakeup row's sort key for a parked driver's token.
-pub const WAKEUP_SK: &str = "wakeup";
-/// Partition key of the bridge's own checkpoint rows in the wakeup table.
-pub const CHECKPOINT_PK: &str = "bridge#checkpoint";
 
 fn text(image: &Image, name: &str) -> Option<String> {
     match image.get(name) {
@@ -41,31 +37,25 @@ pub fn record_image(image: &Image) -> Option<RecordImage> {
     })
 }
 
-/// `tenant#execution` → (tenant, execution). Tenant ids may not contain `#`
-/// in this key format; the execution id is everything after the first `#`.
-pub fn split_pk(pk: &str) -> Option<(String, String)> {
-    pk.split_once('#')
-        .map(|(tenant, execution)| (tenant.to_owned(), execution.to_owned()))
-}
-
-/// A wakeup-table image that is a driver's token row (`sk = "wakeup"`).
+/// A wakeup-table image that is a driver's token row ([`wakeup::WAKEUP_ROW`]).
 pub fn token_row(image: &Image) -> Option<TokenRow> {
-    if text(image, "sk").as_deref() != Some(WAKEUP_SK) {
+    if text(image, wakeup::SK).as_deref() != Some(wakeup::WAKEUP_ROW) {
         return None;
     }
-    let (tenant_id, execution_id) = split_pk(&text(image, "pk")?)?;
+    let pk = text(image, wakeup::PK)?;
+    let (tenant_id, execution_id) = wakeup::split_pk(&pk)?;
     Some(TokenRow {
-        tenant_id,
-        execution_id,
-        task_token: text(image, "task_token")?,
-        unit_id: text(image, "unit_id")?,
-        execution_arn: text(image, "execution_arn").unwrap_or_default(),
+        tenant_id: tenant_id.to_owned(),
+        execution_id: execution_id.to_owned(),
+        task_token: text(image, attr::TASK_TOKEN)?,
+        unit_id: text(image, attr::UNIT_ID)?,
+        execution_arn: text(image, attr::EXECUTION_ARN).unwrap_or_default(),
     })
 }
 
 /// The bridge's own checkpoint rows: their stream records carry nothing to decide.
 pub fn is_checkpoint(image: &Image) -> bool {
-    text(image, "pk").as_deref() == Some(CHECKPOINT_PK)
+    text(image, wakeup::PK).as_deref() == Some(wakeup::CHECKPOINT_PK)
 }
 
 #[cfg(test)]

@@ -10,40 +10,32 @@
 pub mod images;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Mutex;
 
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
 use tpf_sfn_compiler::sfn::names::machine_name;
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use tpf_wire::wakeup::{self, attr};
 
+use crate::aws::errors;
 use crate::aws::tables::TableNames;
-use images::{is_checkpoint, record_image, token_row, Image, CHECKPOINT_PK, WAKEUP_SK};
+use crate::error::Error;
+use images::{is_checkpoint, record_image, token_row, Image};
 
 /// Most GetRecords calls per shard and pass; an open shard answers empty batches forever.
 const MAX_BATCHES_PER_SHARD: usize = 100;
 
-/// The bridge could not read, decide or act; the pass stops and the checkpoint stays put.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BridgeError(pub String);
+/// `BRIDGE_…`: the codes of a failed pass. The pass stops and its checkpoints stay put.
+const SCOPE: &str = "BRIDGE";
 
-impl fmt::Display for BridgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bridge: {}", self.0)
-    }
-}
-
-impl std::error::Error for BridgeError {}
-
-fn failed<E: std::error::Error + 'static, R: fmt::Debug>(
-    operation: &str,
-    e: &aws_sdk_dynamodb::error::SdkError<E, R>,
-) -> BridgeError {
-    BridgeError(format!(
-        "{operation}: {}",
-        aws_sdk_dynamodb::error::DisplayErrorContext(e)
-    ))
+fn failed<E, R>(operation: &str, e: SdkError<E, R>) -> Error
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    errors::from_sdk(SCOPE, operation, e, |_| None)
 }
 
 /// Where the drivers live: `<machine_arn_prefix><machine_name(name_prefix, pipeline, release, "driver")>`.
@@ -126,7 +118,7 @@ impl Bridge {
     }
 
     /// Reads every shard of both streams from its checkpoint to the current end.
-    pub async fn poll_once(&self) -> Result<PassReport, BridgeError> {
+    pub async fn poll_once(&self) -> Result<PassReport, Error> {
         let mut report = PassReport::default();
         for (table, source) in [
             (self.tables.execution.clone(), Source::Executions),
@@ -141,25 +133,26 @@ impl Bridge {
         Ok(report)
     }
 
-    async fn stream_arn(&self, table: &str) -> Result<String, BridgeError> {
+    async fn stream_arn(&self, table: &str) -> Result<String, Error> {
         let out = self
             .ddb
             .describe_table()
             .table_name(table)
             .send()
             .await
-            .map_err(|e| failed("DescribeTable", &e))?;
+            .map_err(|e| failed("DescribeTable", e))?;
         out.table()
             .and_then(|t| t.latest_stream_arn())
             .map(str::to_owned)
             .ok_or_else(|| {
-                BridgeError(format!(
-                    "table {table} has no stream; create it with `tpf-sfn tables create`"
-                ))
+                Error::new("BRIDGE_NO_STREAM", format!("table {table} has no stream"))
+                    .with_hint("create the tables with `tpf-sfn tables create`")
             })
     }
 
-    async fn shards(&self, stream_arn: &str) -> Result<Vec<String>, BridgeError> {
+    /// Every shard, following `LastEvaluatedShardId` by hand: the DynamoDB Streams SDK has no
+    /// paginator for DescribeStream.
+    async fn shards(&self, stream_arn: &str) -> Result<Vec<String>, Error> {
         let mut shards = Vec::new();
         let mut start: Option<String> = None;
         loop {
@@ -170,7 +163,7 @@ impl Bridge {
                 .set_exclusive_start_shard_id(start.take())
                 .send()
                 .await
-                .map_err(|e| failed("DescribeStream", &e))?;
+                .map_err(|e| failed("DescribeStream", e))?;
             let Some(description) = out.stream_description() else {
                 return Ok(shards);
             };
@@ -190,19 +183,18 @@ impl Bridge {
 
     fn checkpoint_key(stream_arn: &str, shard_id: &str) -> [(String, DdbValue); 2] {
         [
-            ("pk".to_owned(), DdbValue::S(CHECKPOINT_PK.to_owned())),
             (
-                "sk".to_owned(),
-                DdbValue::S(format!("{stream_arn}#{shard_id}")),
+                wakeup::PK.to_owned(),
+                DdbValue::S(wakeup::CHECKPOINT_PK.to_owned()),
+            ),
+            (
+                wakeup::SK.to_owned(),
+                DdbValue::S(wakeup::checkpoint_sk(stream_arn, shard_id)),
             ),
         ]
     }
 
-    async fn checkpoint(
-        &self,
-        stream_arn: &str,
-        shard_id: &str,
-    ) -> Result<Option<String>, BridgeError> {
+    async fn checkpoint(&self, stream_arn: &str, shard_id: &str) -> Result<Option<String>, Error> {
         let out = self
             .ddb
             .get_item()
@@ -215,11 +207,13 @@ impl Bridge {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| failed("GetItem", &e))?;
-        Ok(match out.item().and_then(|i| i.get("sequence_number")) {
-            Some(DdbValue::S(seq)) => Some(seq.clone()),
-            _ => None,
-        })
+            .map_err(|e| failed("GetItem", e))?;
+        Ok(
+            match out.item().and_then(|i| i.get(attr::SEQUENCE_NUMBER)) {
+                Some(DdbValue::S(seq)) => Some(seq.clone()),
+                _ => None,
+            },
+        )
     }
 
     async fn save_checkpoint(
@@ -227,19 +221,22 @@ impl Bridge {
         stream_arn: &str,
         shard_id: &str,
         sequence: &str,
-    ) -> Result<(), BridgeError> {
+    ) -> Result<(), Error> {
         let mut item: std::collections::HashMap<String, DdbValue> =
             Self::checkpoint_key(stream_arn, shard_id)
                 .into_iter()
                 .collect();
-        item.insert("sequence_number".into(), DdbValue::S(sequence.to_owned()));
+        item.insert(
+            attr::SEQUENCE_NUMBER.into(),
+            DdbValue::S(sequence.to_owned()),
+        );
         self.ddb
             .put_item()
             .table_name(&self.tables.wakeup)
             .set_item(Some(item))
             .send()
             .await
-            .map_err(|e| failed("PutItem", &e))?;
+            .map_err(|e| failed("PutItem", e))?;
         Ok(())
     }
 
@@ -249,8 +246,8 @@ impl Bridge {
         stream_arn: &str,
         shard_id: &str,
         report: &mut PassReport,
-    ) -> Result<(), BridgeError> {
-        let key = format!("{stream_arn}#{shard_id}");
+    ) -> Result<(), Error> {
+        let key = wakeup::checkpoint_sk(stream_arn, shard_id);
         let after = match self.position(&key) {
             Some(seq) => Some(seq),
             None => self.checkpoint(stream_arn, shard_id).await?,
@@ -269,7 +266,7 @@ impl Bridge {
         let mut iterator = request
             .send()
             .await
-            .map_err(|e| failed("GetShardIterator", &e))?
+            .map_err(|e| failed("GetShardIterator", e))?
             .shard_iterator()
             .map(str::to_owned);
         for _ in 0..MAX_BATCHES_PER_SHARD {
@@ -282,7 +279,7 @@ impl Bridge {
                 .shard_iterator(current)
                 .send()
                 .await
-                .map_err(|e| failed("GetRecords", &e))?;
+                .map_err(|e| failed("GetRecords", e))?;
             let records = out.records();
             if records.is_empty() {
                 break;
@@ -319,7 +316,7 @@ impl Bridge {
         source: Source,
         record: &Record,
         report: &mut PassReport,
-    ) -> Result<bool, BridgeError> {
+    ) -> Result<bool, Error> {
         if record.event_name() == Some(&OperationType::Remove) {
             return Ok(false);
         }
@@ -363,32 +360,28 @@ impl Bridge {
         Ok(false)
     }
 
-    async fn token(
-        &self,
-        tenant_id: &str,
-        execution_id: &str,
-    ) -> Result<Option<TokenRow>, BridgeError> {
+    async fn token(&self, tenant_id: &str, execution_id: &str) -> Result<Option<TokenRow>, Error> {
         let out = self
             .ddb
             .get_item()
             .table_name(&self.tables.wakeup)
-            .key("pk", DdbValue::S(format!("{tenant_id}#{execution_id}")))
-            .key("sk", DdbValue::S(WAKEUP_SK.to_owned()))
+            .key(wakeup::PK, DdbValue::S(wakeup::pk(tenant_id, execution_id)))
+            .key(wakeup::SK, DdbValue::S(wakeup::WAKEUP_ROW.to_owned()))
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| failed("GetItem", &e))?;
+            .map_err(|e| failed("GetItem", e))?;
         let text = |name: &str| match out.item().and_then(|i| i.get(name)) {
             Some(DdbValue::S(s)) => Some(s.clone()),
             _ => None,
         };
-        Ok(match (text("task_token"), text("unit_id")) {
+        Ok(match (text(attr::TASK_TOKEN), text(attr::UNIT_ID)) {
             (Some(task_token), Some(unit_id)) => Some(TokenRow {
                 tenant_id: tenant_id.to_owned(),
                 execution_id: execution_id.to_owned(),
                 task_token,
                 unit_id,
-                execution_arn: text("execution_arn").unwrap_or_default(),
+                execution_arn: text(attr::EXECUTION_ARN).unwrap_or_default(),
             }),
             _ => None,
         })
@@ -398,7 +391,7 @@ impl Bridge {
         &self,
         tenant_id: &str,
         execution_id: &str,
-    ) -> Result<Option<RecordImage>, BridgeError> {
+    ) -> Result<Option<RecordImage>, Error> {
         let out = self
             .ddb
             .get_item()
@@ -408,7 +401,7 @@ impl Bridge {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| failed("GetItem", &e))?;
+            .map_err(|e| failed("GetItem", e))?;
         // Same attribute names in both APIs; re-key the DynamoDB value into the streams shape.
         Ok(out.item().and_then(|item| {
             let image: Image = item
@@ -430,11 +423,7 @@ impl Bridge {
         }))
     }
 
-    async fn execute(
-        &self,
-        action: &BridgeAction,
-        report: &mut PassReport,
-    ) -> Result<(), BridgeError> {
+    async fn execute(&self, action: &BridgeAction, report: &mut PassReport) -> Result<(), Error> {
         match action {
             BridgeAction::StartDriver {
                 tenant_id,
@@ -474,7 +463,7 @@ impl Bridge {
                             aws_sdk_sfn::error::DisplayErrorContext(&e)
                         ))
                     }
-                    Err(e) => return Err(failed("StartExecution", &e)),
+                    Err(e) => return Err(failed("StartExecution", e)),
                 }
             }
             BridgeAction::Wake { task_token, output } => {
@@ -496,7 +485,7 @@ impl Bridge {
                     {
                         report.already_done += 1
                     }
-                    Err(e) => return Err(failed("SendTaskSuccess", &e)),
+                    Err(e) => return Err(failed("SendTaskSuccess", e)),
                 }
             }
         }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::bridge::{Bridge, Machines};
 use crate::cli::BridgeArgs;
 use crate::cmd::tables::{runtime, table_names};
-use crate::exit::{CmdResult, Failure};
+use crate::exit::CmdResult;
 
 pub fn run(args: &BridgeArgs) -> CmdResult {
     let names = table_names(&args.tables)?;
@@ -34,8 +34,8 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
                     }
                 }
                 // A failed pass leaves its checkpoints where they were; the next pass retries.
-                Err(e) if !args.once => eprintln!("{e}"),
-                Err(e) => return Err(Failure::Service(format!("error[BRIDGE]: {e}"))),
+                Err(e) if !args.once => eprintln!("{}", e.report()),
+                Err(e) => return Err(e.into()),
             }
             if args.once {
                 return Ok(());

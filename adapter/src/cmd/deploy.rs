@@ -10,7 +10,7 @@ use crate::cli::{DeployArgs, Format};
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs) -> CmdResult {
-    let release = Release::load(&args.out).map_err(|e| Failure::Io(e.to_string()))?;
+    let release = Release::load(&args.out)?;
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         dry_run: args.dry_run,
@@ -51,9 +51,8 @@ pub fn run(args: &DeployArgs) -> CmdResult {
             }
             _ => None,
         };
-        Ok::<_, crate::aws::errors::AwsError>((report, schedule))
-    })?
-    .map_err(|e| Failure::Service(e.to_string()))?;
+        Ok::<_, crate::error::Error>((report, schedule))
+    })??;
     let (report, schedule) = report;
     match args.format {
         Format::Text => print_text(&report, schedule.as_ref()),
@@ -153,9 +152,12 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
     }
     let writes = report.write_calls + schedule.map_or(0, |s| s.write_calls);
     if report.refused() {
-        println!(
-            "error[DEPLOY_DEFINITION_CHANGED]: refused: a release's definition is never changed in place\n  hint: bump the release version (a new machine), or pass --force-replace if the change is known to be compatible"
-        );
+        let refusal = crate::error::Error::new(
+            "DEPLOY_DEFINITION_CHANGED",
+            "refused: a release's definition is never changed in place",
+        )
+        .with_hint("bump the release version (a new machine), or pass --force-replace if the change is known to be compatible");
+        println!("{}", refusal.report());
     } else if report.dry_run {
         println!("dry run: no write calls");
     } else if writes == 0 {

@@ -14,11 +14,14 @@ use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::config::BindingKind;
 
 use crate::aws::deploy::{self, Options};
+use crate::aws::errors::{self, Kind};
 use crate::aws::release::Release;
 use crate::aws::tables::{create_all, TableNames};
 use crate::cli::{BridgeArgs, DevArgs, Format, RelayArgs, ServeArgs, StoreKind};
 use crate::cmd::inputs::read_config;
+use crate::cmd::serve::listen_error;
 use crate::cmd::tables::{runtime, table_names};
+use crate::error::Error;
 use crate::exit::{read, CmdResult, Failure};
 use crate::{output, report};
 
@@ -41,12 +44,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
     let names = table_names(&args.tables)?;
     // Checked first: readiness is "the address accepts connections", which another process
     // already listening there would fake.
-    std::net::TcpListener::bind(&args.listen).map_err(|e| {
-        Failure::Service(format!(
-            "error[LISTEN]: cannot listen on {}: {e}; pick another --listen",
-            args.listen
-        ))
-    })?;
+    std::net::TcpListener::bind(&args.listen).map_err(|e| listen_error(&args.listen, e))?;
     let provisioned = provision(args, &names)?;
 
     let (tx, rx) = mpsc::channel::<(&'static str, CmdResult)>();
@@ -88,17 +86,19 @@ pub fn run(args: &DevArgs) -> CmdResult {
 
     match rx.recv() {
         Ok((who, Err(e))) => Err(stopped(who, e)),
-        Ok((who, Ok(()))) => Err(Failure::Service(format!(
-            "error[DEV_STOPPED]: {who} stopped; the loop is incomplete without it"
-        ))),
+        Ok((who, Ok(()))) => Err(Error::new(
+            "DEV_STOPPED",
+            format!("{who} stopped; the loop is incomplete without it"),
+        )
+        .into()),
         Err(_) => Ok(()),
     }
 }
 
+/// The failure of one of the three, saying which.
 fn stopped(who: &str, e: Failure) -> Failure {
     match e {
-        Failure::Service(m) => Failure::Service(format!("{who}: {m}")),
-        Failure::Io(m) => Failure::Io(format!("{who}: {m}")),
+        Failure::Error(e) => e.within(who).into(),
         other => other,
     }
 }
@@ -115,7 +115,11 @@ fn start(
             let _ = tx.send((who, body()));
         })
         .map(|_| ())
-        .map_err(|e| Failure::Service(format!("error[DEV_THREAD]: cannot start {who}: {e}")))
+        .map_err(|e| {
+            Error::new("DEV_THREAD", format!("cannot start {who}"))
+                .with_source(e)
+                .into()
+        })
 }
 
 /// Waits until the host accepts connections, or reports why it stopped.
@@ -128,7 +132,7 @@ fn wait_listening(
         if let Ok((who, result)) = rx.try_recv() {
             return Err(match result {
                 Err(e) => stopped(who, e),
-                Ok(()) => Failure::Service(format!("error[DEV_STOPPED]: {who} stopped")),
+                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped")).into(),
             });
         }
         if TcpStream::connect(listen).is_ok() {
@@ -136,9 +140,11 @@ fn wait_listening(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(Failure::Service(format!(
-        "error[DEV_HOST]: the action host did not listen on {listen} within 30 s"
-    )))
+    Err(Error::new(
+        "DEV_HOST",
+        format!("the action host did not listen on {listen} within 30 s"),
+    )
+    .into())
 }
 
 /// The host's bearer token: the flag, then TPF_SFN_TOKEN, then a fresh random one.
@@ -154,9 +160,11 @@ fn token(args: &DevArgs) -> Result<(String, &'static str), Failure> {
     }
     let mut bytes = [0u8; 24];
     getrandom::fill(&mut bytes).map_err(|e| {
-        Failure::Service(format!(
-            "error[NO_TOKEN]: no --token or TPF_SFN_TOKEN, and no randomness to generate one: {e}"
-        ))
+        Error::new(
+            "NO_TOKEN",
+            format!("no --token or TPF_SFN_TOKEN, and no randomness to generate one: {e}"),
+        )
+        .with_hint("pass --token or set TPF_SFN_TOKEN")
     })?;
     Ok((hex::encode(bytes), "generated"))
 }
@@ -173,7 +181,7 @@ fn dev_config(
         None => ("tpf-sfn.toml (dev defaults)".to_owned(), String::new()),
     };
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        Failure::Io(format!("error[CONFIG_SYNTAX]: {file}: {}", e.message()))
+        Error::new("CONFIG_SYNTAX", format!("{file}: {}", e.message()))
     })?;
     table.insert("name-prefix".into(), args.name_prefix.clone().into());
     let mut queue = toml::Table::new();
@@ -194,16 +202,16 @@ fn dev_config(
 fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure> {
     let emulator = args.connection.endpoint_url.is_some()
         || std::env::var("AWS_ENDPOINT_URL").is_ok_and(|u| !u.is_empty());
-    let role = match (&args.role_arn, emulator) {
-        (Some(r), _) => r.clone(),
-        (None, true) => PLACEHOLDER_ROLE.to_owned(),
-        (None, false) => {
-            return Err(Failure::Service(
-                "error[DEV_ROLE]: pass --role-arn (the machines' IAM role), or --endpoint-url for an emulator"
-                    .to_owned(),
-            ))
-        }
-    };
+    let role =
+        match (&args.role_arn, emulator) {
+            (Some(r), _) => r.clone(),
+            (None, true) => PLACEHOLDER_ROLE.to_owned(),
+            (None, false) => return Err(Error::new("DEV_ROLE", "no role for the machines")
+                .with_hint(
+                    "pass --role-arn (the machines' IAM role), or --endpoint-url for an emulator",
+                )
+                .into()),
+        };
     let (contract_file, contract_bytes, release) = match &args.contract {
         Some(p) => (
             p.display().to_string(),
@@ -248,9 +256,7 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
 
     let rt = runtime()?;
     let config = rt.block_on(args.connection.load());
-    let tables = rt
-        .block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))
-        .map_err(|e| Failure::Service(format!("error[DYNAMODB]: {e}")))?;
+    let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))?;
     let queue_name = format!("{}-actions", args.name_prefix);
     let queue_url = rt
         .block_on(
@@ -259,15 +265,17 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
                 .queue_name(&queue_name)
                 .send(),
         )
-        .map_err(|e| {
-            Failure::Service(format!(
-                "error[SQS]: creating queue {queue_name}: {}",
-                aws_sdk_sqs::error::DisplayErrorContext(&e)
-            ))
-        })?
+        .map_err(|e| errors::from_sdk("DEV", &format!("CreateQueue ({queue_name})"), e, |_| None))?
         .queue_url()
         .map(str::to_owned)
-        .ok_or_else(|| Failure::Service("error[SQS]: CreateQueue returned no URL".to_owned()))?;
+        .ok_or_else(|| {
+            errors::failed(
+                "DEV",
+                "CreateQueue",
+                Kind::Other,
+                "no queue URL in the answer",
+            )
+        })?;
 
     let (config_file, config_text) = dev_config(args, &queue_url, names)?;
     let out = compile_with(&config_file, &config_text)?;
@@ -287,23 +295,27 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
     };
     output::write_all(&args.out, &files)?;
 
-    let loaded = Release::load(&args.out).map_err(|e| Failure::Io(e.to_string()))?;
+    let loaded = Release::load(&args.out)?;
     let sfn = aws_sdk_sfn::Client::new(&config);
     let opts = Options {
         role_arn: Some(&role),
         dry_run: false,
         force_replace: false,
     };
-    let deployed = rt
-        .block_on(deploy::deploy(&sfn, &loaded, opts, &mut |_| {}))
-        .map_err(|e| Failure::Service(e.to_string()))?;
+    let deployed = rt.block_on(deploy::deploy(&sfn, &loaded, opts, &mut |_| {}))?;
     if deployed.refused() {
-        return Err(Failure::Service(format!(
-            "error[DEV_DEPLOY]: a machine of release {} is deployed with another definition; \
-             run `tpf-sfn deploy --out {} --dry-run` to see the diff, or pick another --name-prefix",
-            deployed.identity.release_version,
+        return Err(Error::new(
+            "DEV_DEPLOY",
+            format!(
+                "a machine of release {} is deployed with another definition",
+                deployed.identity.release_version
+            ),
+        )
+        .with_hint(format!(
+            "run `tpf-sfn deploy --out {} --dry-run` to see the diff, or pick another --name-prefix",
             args.out.display()
-        )));
+        ))
+        .into());
     }
     let machines: Vec<(&'static str, String, String)> = deployed
         .machines
@@ -326,9 +338,7 @@ fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure>
                 .strip_suffix(m.name.as_str())
                 .map(str::to_owned)
         })
-        .ok_or_else(|| {
-            Failure::Service("error[DEV_DEPLOY]: the driver's ARN is unknown after deploy".into())
-        })?;
+        .ok_or_else(|| Error::new("DEV_DEPLOY", "the driver's ARN is unknown after deploy"))?;
     Ok(Provisioned {
         identity: out.plan.identity.clone(),
         tables: tables.into_iter().map(|t| (t.name, t.created)).collect(),

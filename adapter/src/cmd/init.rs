@@ -5,7 +5,8 @@ use std::io::Write;
 use tpf_sfn_compiler::config::DriverConfig;
 
 use crate::cli::InitArgs;
-use crate::exit::{CmdResult, Failure};
+use crate::error::Error;
+use crate::exit::CmdResult;
 
 pub fn run(args: &InitArgs) -> CmdResult {
     let mut open = std::fs::OpenOptions::new();
@@ -18,21 +19,17 @@ pub fn run(args: &InitArgs) -> CmdResult {
     }
     let mut file = open.open(&args.path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            Failure::Io(format!(
-                "error[INIT_EXISTS]: {} already exists\n  = hint: pass --force to overwrite it, or give another path",
-                args.path.display()
-            ))
+            Error::new(
+                "INIT_EXISTS",
+                format!("{} already exists", args.path.display()),
+            )
+            .with_hint("pass --force to overwrite it, or give another path")
         } else {
-            Failure::Io(format!("error[IO_WRITE]: cannot create {}: {e}", args.path.display()))
+            Error::write("create", &args.path, e)
         }
     })?;
     file.write_all(DriverConfig::annotated_default().as_bytes())
-        .map_err(|e| {
-            Failure::Io(format!(
-                "error[IO_WRITE]: cannot write {}: {e}",
-                args.path.display()
-            ))
-        })?;
+        .map_err(|e| Error::write("write", &args.path, e))?;
     println!("wrote {}", args.path.display());
     Ok(())
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use tpf_sfn_compiler::compile::Input;
 
 use crate::cli::Binding;
+use crate::error::Error;
 use crate::exit::{read, Failure};
 
 /// The bytes of a contract, release and config, owned, so an `Input` can borrow them.
@@ -54,11 +55,12 @@ impl InputFiles {
 
 /// A config file as (name, text).
 pub fn read_config(p: &Path) -> Result<(String, String), Failure> {
-    let text = String::from_utf8(read(p)?).map_err(|_| {
-        Failure::Io(format!(
-            "error[CONFIG_ENCODING]: {} is not UTF-8 text",
-            p.display()
-        ))
+    let text = String::from_utf8(read(p)?).map_err(|e| {
+        Error::new(
+            "CONFIG_ENCODING",
+            format!("{} is not UTF-8 text", p.display()),
+        )
+        .with_source(e)
     })?;
     Ok((p.display().to_string(), text))
 }

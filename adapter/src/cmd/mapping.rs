@@ -9,12 +9,15 @@ use tpf_sfn_mapping::scenario::Scenario;
 
 use super::inputs::InputFiles;
 use crate::cli::{Format, MappingTestArgs, SimulateArgs};
+use crate::error::Error;
 use crate::exit::{read, CmdResult, Failure};
 use crate::{output, report};
 
 pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
     if args.check && args.snapshots.is_none() {
-        return Err(Failure::Io("error[USAGE]: --check needs --snapshots DIR\n  = hint: pass the directory your trace snapshots are committed in".into()));
+        return Err(Error::new("USAGE", "--check needs --snapshots DIR")
+            .with_hint("pass the directory your trace snapshots are committed in")
+            .into());
     }
     let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
     let driver = match &args.driver {
@@ -134,10 +137,7 @@ fn print_report(r: &ScenarioReport) {
 
 fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        Failure::Io(format!(
-            "error[IO_READ]: cannot list {}: {e}",
-            dir.display()
-        ))
+        Error::new("IO_READ", format!("cannot list {}", dir.display())).with_source(e)
     })?;
     let mut paths: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -146,14 +146,12 @@ fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let text = String::from_utf8(read(&p)?).map_err(|_| {
-            Failure::Io(format!(
-                "error[SCENARIO_ENCODING]: {} is not UTF-8",
-                p.display()
-            ))
+        let text = String::from_utf8(read(&p)?).map_err(|e| {
+            Error::new("SCENARIO_ENCODING", format!("{} is not UTF-8", p.display())).with_source(e)
         })?;
         let s = Scenario::from_toml(&text).map_err(|e| {
-            Failure::Io(format!("error[SCENARIO_INVALID]: {}: {e}\n  = hint: see mapping-tests/scenarios/ for the format", p.display()))
+            Error::new("SCENARIO_INVALID", format!("{}: {e}", p.display()))
+                .with_hint("see mapping-tests/scenarios/ for the format")
         })?;
         out.push(s);
     }
@@ -195,11 +193,15 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
         return Ok(());
     }
     let Some(scenario) = all.iter().find(|s| s.name == args.scenario) else {
-        return Err(Failure::Io(format!(
-            "error[UNKNOWN_SCENARIO]: no scenario named {:?}\n  = hint: `tpf-sfn simulate --list` shows the {} scenarios of this contract",
-            args.scenario,
+        return Err(Error::new(
+            "UNKNOWN_SCENARIO",
+            format!("no scenario named {:?}", args.scenario),
+        )
+        .with_hint(format!(
+            "`tpf-sfn simulate --list` shows the {} scenarios of this contract",
             all.len()
-        )));
+        ))
+        .into());
     };
     let r = proof::run_one(&subject, scenario, proof::SEED);
     match args.format {

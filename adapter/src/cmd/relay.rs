@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::cli::RelayArgs;
 use crate::cmd::tables::runtime;
-use crate::exit::{CmdResult, Failure};
+use crate::exit::CmdResult;
 use crate::relay::http::HttpActionHost;
 use crate::relay::Relay;
 
@@ -18,8 +18,7 @@ pub fn run(args: &RelayArgs) -> CmdResult {
         &args.action_url,
         token,
         Duration::from_secs(args.action_timeout_seconds),
-    )
-    .map_err(|e| Failure::Service(format!("error[ACTION_URL]: {e}")))?;
+    )?;
     let rt = runtime()?;
     rt.block_on(async {
         let config = args.connection.load().await;
@@ -48,11 +47,11 @@ pub fn run(args: &RelayArgs) -> CmdResult {
                     }
                 }
                 Err(e) if !args.once => {
-                    eprintln!("{e}");
+                    eprintln!("{}", e.report());
                     // Back off so an unreachable queue does not spin the loop.
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
-                Err(e) => return Err(Failure::Service(format!("error[RELAY]: {e}"))),
+                Err(e) => return Err(e.into()),
             }
             if args.once {
                 return Ok(());

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::aws::releases::{self, ReleaseMachine};
 use crate::cli::{Format, PruneArgs, ReleasesArgs};
-use crate::exit::{CmdResult, Failure};
+use crate::exit::CmdResult;
 
 pub fn releases(args: &ReleasesArgs) -> CmdResult {
     let machines = crate::aws::block_on(async {
@@ -14,8 +14,7 @@ pub fn releases(args: &ReleasesArgs) -> CmdResult {
             args.name_prefix.as_deref(),
         )
         .await
-    })?
-    .map_err(|e| Failure::Service(e.to_string()))?;
+    })??;
     match args.format {
         Format::Json => println!("{}", json!({ "machines": machines })),
         Format::Text => {
@@ -67,9 +66,8 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
                 deleted.push(d.machine.name.clone());
             }
         }
-        Ok::<_, crate::aws::errors::AwsError>((decisions, active.is_some(), deleted))
-    })?
-    .map_err(|e| Failure::Service(e.to_string()))?;
+        Ok::<_, crate::error::Error>((decisions, active.is_some(), deleted))
+    })??;
     match args.format {
         Format::Json => println!(
             "{}",

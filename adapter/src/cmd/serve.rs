@@ -9,6 +9,7 @@ use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 use crate::aws::dynamo_store::DynamoStore;
 use crate::cli::{ServeArgs, StoreKind};
 use crate::cmd::tables::{runtime, table_names};
+use crate::error::Error;
 use crate::exit::{read, CmdResult, Failure};
 use crate::host::pipeline::{self, HostedPipeline};
 use crate::host::{router, system_clock, HostState, HostStore};
@@ -20,10 +21,11 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         .or_else(|| std::env::var("TPF_SFN_TOKEN").ok())
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
-            Failure::Service(
-                "error[NO_TOKEN]: pass --token or set TPF_SFN_TOKEN; the host never runs unauthenticated"
-                    .to_owned(),
+            Error::new(
+                "NO_TOKEN",
+                "no bearer token: the host never runs unauthenticated",
             )
+            .with_hint("pass --token or set TPF_SFN_TOKEN")
         })?;
     let contract = read(&args.pipeline_contract)?;
     let script = match &args.script {
@@ -47,8 +49,7 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         &releases,
         script.as_deref(),
         timeout_ms,
-    )
-    .map_err(|e| Failure::Service(format!("error[PIPELINE]: {e}")))?;
+    )?;
     let rt = runtime()?;
     match args.store {
         StoreKind::Memory => serve(&rt, args, token, hosted, InMemoryStore::new()),
@@ -89,7 +90,13 @@ fn serve<S: HostStore>(
                     now,
                 )
             })
-            .map_err(|e| Failure::Service(format!("error[ACTIVATE]: tenant {tenant}: {e}")))?;
+            .map_err(|e| {
+                Error::new(
+                    "ACTIVATE",
+                    format!("cannot activate the release for tenant {tenant}"),
+                )
+                .with_source(e)
+            })?;
     }
     let state = Arc::new(HostState::new(
         ActionHost::new(coordinator),
@@ -99,16 +106,25 @@ fn serve<S: HostStore>(
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
-            .map_err(|e| Failure::Service(format!("error[LISTEN]: {}: {e}", args.listen)))?;
+            .map_err(|e| listen_error(&args.listen, e))?;
         let local = listener
             .local_addr()
-            .map_err(|e| Failure::Service(format!("error[LISTEN]: {e}")))?;
+            .map_err(|e| listen_error(&args.listen, e))?;
         eprintln!(
             "tpf-sfn serve: {} release {} on http://{local}",
             hosted.identity.pipeline_id, hosted.identity.release_version
         );
-        axum::serve(listener, router(state))
-            .await
-            .map_err(|e| Failure::Service(format!("error[SERVE]: {e}")))
+        axum::serve(listener, router(state)).await.map_err(|e| {
+            Error::new("SERVE", "the action host stopped")
+                .with_source(e)
+                .into()
+        })
     })
+}
+
+/// `LISTEN`: the address is taken or not ours to bind.
+pub(crate) fn listen_error(listen: &str, e: std::io::Error) -> Error {
+    Error::new("LISTEN", format!("cannot listen on {listen}"))
+        .with_source(e)
+        .with_hint("pick another --listen")
 }

@@ -8,7 +8,7 @@ use crate::cli::{Format, StatusArgs};
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &StatusArgs) -> CmdResult {
-    let manifest = Release::manifest(&args.out).map_err(|e| Failure::Io(e.to_string()))?;
+    let manifest = Release::manifest(&args.out)?;
     let (names, wakeup_given) = crate::cmd::tables::overrides(&args.tables)?;
     let wakeup_table = if wakeup_given {
         names.wakeup.clone()
@@ -32,8 +32,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             region: &region,
         };
         status::status(&sfn, &ddb, &q).await
-    })?
-    .map_err(|e| Failure::Service(e.to_string()))?;
+    })??;
     match args.format {
         Format::Text => print_text(&report),
         Format::Json => println!("{}", json!(report)),

@@ -4,6 +4,7 @@ use serde_json::json;
 
 use crate::aws::tables::{create_all, TableNames};
 use crate::cli::{Format, TableArgs, TablesCreateArgs};
+use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 
 /// Table names from `--prefix` and `--table KEY=NAME`.
@@ -24,9 +25,15 @@ pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
                 names.set(key.trim(), name.trim())
             });
         if !ok {
-            return Err(Failure::Service(format!(
-                "error[TABLE_OVERRIDE]: `--table {entry}` is not KEY=NAME with a known key"
-            )));
+            return Err(Error::new(
+                "TABLE_OVERRIDE",
+                format!("`--table {entry}` is not KEY=NAME with a known key"),
+            )
+            .with_hint(
+                "keys: execution-table, execution-key-table, await-unit-table, \
+                 await-interaction-table, await-interaction-key-table, release-table, wakeup-table",
+            )
+            .into());
         }
     }
     Ok((names, wakeup))
@@ -49,9 +56,9 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .enable_all()
         .build()
         .map_err(|e| {
-            Failure::Service(format!(
-                "error[RUNTIME]: cannot start the async runtime: {e}"
-            ))
+            Error::new("RUNTIME", "cannot start the async runtime")
+                .with_source(e)
+                .into()
         })
 }
 
@@ -63,7 +70,7 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
         let client = aws_sdk_dynamodb::Client::new(&config);
         create_all(&client, &names).await
     });
-    let outcomes = outcomes.map_err(|e| Failure::Service(format!("error[DYNAMODB]: {e}")))?;
+    let outcomes = outcomes?;
     match args.format {
         Format::Text => {
             for o in &outcomes {

@@ -6,6 +6,7 @@ use serde_json::json;
 use tpf_sfn_compiler::sfn::validate::{validate_bytes, Profile, ValidateOptions};
 
 use crate::cli::{Format, ValidateArgs};
+use crate::error::Error;
 use crate::exit::{read, CmdResult, Failure};
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
@@ -80,10 +81,7 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        Failure::Io(format!(
-            "error[IO_READ]: cannot list {}: {e}",
-            dir.display()
-        ))
+        Error::new("IO_READ", format!("cannot list {}", dir.display())).with_source(e)
     })?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();

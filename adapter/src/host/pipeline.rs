@@ -1,6 +1,7 @@
 //! The host's pipeline: runtime steps from a contract (await steps park, others complete) and an
 //! optional failure script.
 
+use crate::error::Error;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -65,14 +66,17 @@ pub fn load(
     releases: &[(&str, &[u8])],
     script: Option<&str>,
     await_timeout_ms: Option<i64>,
-) -> Result<HostedPipeline, String> {
+) -> Result<HostedPipeline, Error> {
+    let unhostable = |d: tpf_sfn_compiler::Diagnostics| {
+        Error::new("PIPELINE", "the pipeline cannot be hosted").with_source(d)
+    };
     let input = Input {
         contract_file,
         contract,
         ..Input::default()
     };
     // The contract and the plan say which steps await; nothing needs rendering.
-    let (loaded, plan, _) = load_inputs(&input).map_err(|d| d.to_string())?;
+    let (loaded, plan, _) = load_inputs(&input).map_err(unhostable)?;
     let steps: Vec<StepDef> = loaded
         .contract
         .steps
@@ -89,9 +93,9 @@ pub fn load(
         .collect();
     let mut identities = Vec::new();
     for (file, bytes) in releases {
-        let release = load_release(file, bytes).map_err(|d| d.to_string())?;
-        let identity = resolve_identity(&loaded.contract, Some((file, &release)))
-            .map_err(|d| d.to_string())?;
+        let release = load_release(file, bytes).map_err(unhostable)?;
+        let identity =
+            resolve_identity(&loaded.contract, Some((file, &release))).map_err(unhostable)?;
         identities.push(identity);
     }
     let identity = identities
@@ -103,7 +107,13 @@ pub fn load(
         worker = worker.hosting(also);
     }
     if let Some(text) = script {
-        let script: Script = toml::from_str(text).map_err(|e| format!("script: {e}"))?;
+        let bad_script = |message: String| {
+            Error::new("SCRIPT_INVALID", message)
+                .with_hint("see `tpf-sfn serve --help` for the script's format")
+        };
+        let script: Script = toml::from_str(text).map_err(|e| {
+            Error::new("SCRIPT_INVALID", "the failure script is not valid TOML").with_source(e)
+        })?;
         let by_name: BTreeMap<&str, u32> = steps
             .iter()
             .enumerate()
@@ -112,13 +122,13 @@ pub fn load(
         for scripted in script.steps {
             let index = by_name
                 .get(scripted.step.as_str())
-                .ok_or_else(|| format!("script: no step named `{}`", scripted.step))?;
+                .ok_or_else(|| bad_script(format!("no step named `{}`", scripted.step)))?;
             let outcomes = scripted
                 .outcomes
                 .iter()
                 .map(|o| outcome(o))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("script: {e}"))?;
+                .map_err(bad_script)?;
             worker.set_script(*index, outcomes);
         }
     }

@@ -1,6 +1,7 @@
 //! The queue binding's message body: `{"action", "tenantId", "executionId", "request", "taskToken"}`.
 
 use serde_json::Value;
+use tpf_wire::action::{envelope as field, path};
 
 /// Which Action API v1 operation a message asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,16 +22,9 @@ pub struct Envelope {
 }
 
 /// Why a message body can never be relayed. Such a message is deleted: redelivery cannot fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed message: {0}")]
 pub struct Malformed(pub String);
-
-impl std::fmt::Display for Malformed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "malformed message: {}", self.0)
-    }
-}
-
-impl std::error::Error for Malformed {}
 
 fn text(value: &Value, key: &str) -> Result<String, Malformed> {
     match value.get(key) {
@@ -47,17 +41,17 @@ impl Envelope {
         if !value.is_object() {
             return Err(Malformed("not a JSON object".into()));
         }
-        let task_token = text(&value, "taskToken")?;
-        let request = match value.get("request") {
+        let task_token = text(&value, field::TASK_TOKEN)?;
+        let request = match value.get(field::REQUEST) {
             Some(r @ Value::Object(_)) => r.clone(),
             _ => return Err(Malformed("`request` must be a JSON object".into())),
         };
-        let action = match text(&value, "action")?.as_str() {
-            "process-work-item" => ActionKind::ProcessWorkItem {
-                tenant_id: text(&value, "tenantId")?,
-                execution_id: text(&value, "executionId")?,
+        let action = match text(&value, field::ACTION)?.as_str() {
+            path::PROCESS_WORK_ITEM => ActionKind::ProcessWorkItem {
+                tenant_id: text(&value, field::TENANT_ID)?,
+                execution_id: text(&value, field::EXECUTION_ID)?,
             },
-            "sweep-once" => ActionKind::SweepOnce,
+            path::SWEEP_ONCE => ActionKind::SweepOnce,
             other => return Err(Malformed(format!("unknown action `{other}`"))),
         };
         Ok(Envelope {
@@ -74,11 +68,13 @@ impl Envelope {
                 tenant_id,
                 execution_id,
             } => format!(
-                "/tpf/actions/v1/tenants/{}/executions/{}/process-work-item",
+                "{}/tenants/{}/executions/{}/{}",
+                path::PREFIX,
                 segment(tenant_id),
-                segment(execution_id)
+                segment(execution_id),
+                path::PROCESS_WORK_ITEM
             ),
-            ActionKind::SweepOnce => "/tpf/actions/v1/sweep-once".into(),
+            ActionKind::SweepOnce => format!("{}/{}", path::PREFIX, path::SWEEP_ONCE),
         }
     }
 }

@@ -10,6 +10,8 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use crate::error::Error;
+
 pub use tpf_sfn_wakeup::relay::Reply;
 
 /// The action host could not be reached or did not answer (a transport error for the driver).
@@ -43,16 +45,20 @@ pub struct HttpActionHost {
 }
 
 impl HttpActionHost {
-    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, String> {
+    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, Error> {
+        let bad = |message: String| {
+            Error::new("ACTION_URL", message)
+                .with_hint("give --action-url as http://host:port[/base]")
+        };
         let rest = url
             .strip_prefix("http://")
-            .ok_or_else(|| format!("action URL `{url}` must start with http://"))?;
+            .ok_or_else(|| bad(format!("action URL `{url}` must start with http://")))?;
         let (authority, base) = match rest.find('/') {
             Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
             None => (rest, ""),
         };
         if authority.is_empty() {
-            return Err(format!("action URL `{url}` has no host"));
+            return Err(bad(format!("action URL `{url}` has no host")));
         }
         let authority = if authority.contains(':') && !authority.ends_with(']') {
             authority.to_owned()

@@ -11,11 +11,11 @@
 pub mod envelope;
 pub mod http;
 
-use std::fmt;
-
-use aws_sdk_sfn::error::ProvideErrorMetadata;
+use aws_sdk_sfn::error::{ProvideErrorMetadata, SdkError};
 use futures_util::stream::{self, StreamExt};
 
+use crate::aws::errors;
+use crate::error::Error;
 use envelope::Envelope;
 use http::{ActionHost, Reply};
 
@@ -23,17 +23,8 @@ use http::{ActionHost, Reply};
 const MAX_ERROR: usize = 256;
 const MAX_CAUSE: usize = 32_768;
 
-/// SQS or Step Functions failed; the message stays in the queue and comes back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RelayError(pub String);
-
-impl fmt::Display for RelayError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "relay: {}", self.0)
-    }
-}
-
-impl std::error::Error for RelayError {}
+/// `RELAY_…`: SQS or Step Functions failed; the message stays in the queue and comes back.
+const SCOPE: &str = "RELAY";
 
 pub use tpf_sfn_wakeup::relay::Answer;
 
@@ -87,18 +78,15 @@ fn already_done(code: Option<&str>) -> bool {
 }
 
 /// `None` when the error says the token is closed already, otherwise the error to report.
-fn closed_or<E, R>(e: &aws_sdk_sfn::error::SdkError<E, R>) -> Option<RelayError>
+fn closed_or<E, R>(operation: &str, e: SdkError<E, R>) -> Option<Error>
 where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: fmt::Debug,
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
     if already_done(e.code()) {
         return None;
     }
-    Some(RelayError(format!(
-        "answering the task token: {}",
-        aws_sdk_sfn::error::DisplayErrorContext(e)
-    )))
+    Some(errors::from_sdk(SCOPE, operation, e, |_| None))
 }
 
 fn clip(s: &str, max: usize) -> String {
@@ -130,7 +118,7 @@ impl<A: ActionHost> Relay<A> {
     }
 
     /// Sends `answer` for `token`. `Ok(true)` when Step Functions had already closed the token.
-    async fn answer(&self, token: &str, answer: &Answer) -> Result<bool, RelayError> {
+    async fn answer(&self, token: &str, answer: &Answer) -> Result<bool, Error> {
         let result = match answer {
             Answer::Success { output } => self
                 .sfn
@@ -140,7 +128,7 @@ impl<A: ActionHost> Relay<A> {
                 .send()
                 .await
                 .map(|_| ())
-                .map_err(|e| closed_or(&e)),
+                .map_err(|e| closed_or("SendTaskSuccess", e)),
             Answer::Failure { error, cause } => self
                 .sfn
                 .send_task_failure()
@@ -150,7 +138,7 @@ impl<A: ActionHost> Relay<A> {
                 .send()
                 .await
                 .map(|_| ())
-                .map_err(|e| closed_or(&e)),
+                .map_err(|e| closed_or("SendTaskFailure", e)),
         };
         match result {
             Ok(()) => Ok(false),
@@ -159,7 +147,7 @@ impl<A: ActionHost> Relay<A> {
         }
     }
 
-    async fn delete(&self, receipt: &str) -> Result<(), RelayError> {
+    async fn delete(&self, receipt: &str) -> Result<(), Error> {
         self.sqs
             .delete_message()
             .queue_url(&self.queue_url)
@@ -167,17 +155,12 @@ impl<A: ActionHost> Relay<A> {
             .send()
             .await
             .map(|_| ())
-            .map_err(|e| {
-                RelayError(format!(
-                    "DeleteMessage: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(&e)
-                ))
-            })
+            .map_err(|e| errors::from_sdk(SCOPE, "DeleteMessage", e, |_| None))
     }
 
     /// Relays one message body: parse, call, answer, then delete. Returns what it did; an error
     /// leaves the message for redelivery.
-    pub async fn handle(&self, body: &str, receipt: &str) -> Result<Handled, RelayError> {
+    pub async fn handle(&self, body: &str, receipt: &str) -> Result<Handled, Error> {
         let envelope = match Envelope::parse(body) {
             Ok(e) => e,
             Err(m) => {
@@ -199,17 +182,20 @@ impl<A: ActionHost> Relay<A> {
     async fn handle_message(
         &self,
         message: &aws_sdk_sqs::types::Message,
-    ) -> (String, Result<Handled, RelayError>) {
+    ) -> (String, Result<Handled, Error>) {
         let id = message.message_id().unwrap_or("?").to_owned();
         let outcome = match (message.body(), message.receipt_handle()) {
             (Some(body), Some(receipt)) => self.handle(body, receipt).await,
-            _ => Err(RelayError("no body or receipt handle".to_owned())),
+            _ => Err(Error::new(
+                "RELAY_MESSAGE",
+                "the message has no body or receipt handle",
+            )),
         };
         (id, outcome)
     }
 
     /// One ReceiveMessage (long poll) and every message it returned.
-    pub async fn poll_once(&self) -> Result<PassReport, RelayError> {
+    pub async fn poll_once(&self) -> Result<PassReport, Error> {
         let received = self
             .sqs
             .receive_message()
@@ -218,12 +204,7 @@ impl<A: ActionHost> Relay<A> {
             .wait_time_seconds(self.wait_seconds)
             .send()
             .await
-            .map_err(|e| {
-                RelayError(format!(
-                    "ReceiveMessage: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(&e)
-                ))
-            })?;
+            .map_err(|e| errors::from_sdk(SCOPE, "ReceiveMessage", e, |_| None))?;
         // Messages are independent and every step of `handle` is idempotent, so a batch is
         // handled concurrently: the round trips to the host, Step Functions and SQS overlap.
         let pending: Vec<_> = received
@@ -231,7 +212,7 @@ impl<A: ActionHost> Relay<A> {
             .iter()
             .map(|m| self.handle_message(m))
             .collect();
-        let outcomes: Vec<(String, Result<Handled, RelayError>)> =
+        let outcomes: Vec<(String, Result<Handled, Error>)> =
             // Collected first: a closure inside the stream's type would make the future
             // lose `Send` (rust-lang/rust#64552).
             stream::iter(pending)
@@ -246,7 +227,7 @@ impl<A: ActionHost> Relay<A> {
                 Ok(Handled::AlreadyDone) => report.already_done += 1,
                 Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
                 Ok(Handled::Malformed(why)) => report.malformed.push(format!("{id}: {why}")),
-                Err(e) => report.retained.push(format!("{id}: {e}")),
+                Err(e) => report.retained.push(format!("{id}: {}", e.report())),
             }
         }
         Ok(report)

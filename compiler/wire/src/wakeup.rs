@@ -14,6 +14,8 @@ pub const SK: &str = "sk";
 pub const DRIVER_ROW: &str = "driver";
 /// Sort key of the parked-token row.
 pub const WAKEUP_ROW: &str = "wakeup";
+/// Partition key of the bridge's stream checkpoints (sort key: `<stream ARN>#<shard id>`).
+pub const CHECKPOINT_PK: &str = "bridge#checkpoint";
 
 /// Attributes of the rows.
 pub mod attr {
@@ -27,9 +29,22 @@ pub mod attr {
     pub const STEP_NAME: &str = "step_name";
     pub const TPF_VERSION: &str = "tpf_version";
     pub const EXPIRES_AT: &str = "expires_at";
+    /// A checkpoint row's last stream sequence number read.
+    pub const SEQUENCE_NUMBER: &str = "sequence_number";
 }
 
 /// The partition key of an execution's rows.
 pub fn pk(tenant_id: &str, execution_id: &str) -> String {
     format!("{tenant_id}#{execution_id}")
+}
+
+/// [`pk`]'s inverse: `(tenant, execution)`. Tenant ids may not contain `#` in this key format;
+/// the execution id is everything after the first `#`.
+pub fn split_pk(pk: &str) -> Option<(&str, &str)> {
+    pk.split_once('#')
+}
+
+/// A checkpoint row's sort key.
+pub fn checkpoint_sk(stream_arn: &str, shard_id: &str) -> String {
+    format!("{stream_arn}#{shard_id}")
 }
