@@ -374,6 +374,26 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded() {
     }
     let denied = request(addr, "GET", &format!("{cp}/executions/{id}"), None, None).await;
     assert_eq!(denied.status, 401);
+    // One layer guards every route, and the tenant check runs before any handler.
+    for (method, path, _) in ROUTES {
+        let with = |tenant: &str| {
+            path.replace("{tenantId}", tenant)
+                .replace("{executionId}", &id)
+                .replace("{pipelineId}", "p")
+                .replace("{releaseVersion}", "v1")
+        };
+        let denied = request(addr, method, &with(TENANT), None, Some("{}")).await;
+        assert_eq!(denied.status, 401, "{method} {path}");
+        assert_eq!(denied.body["code"], "UNAUTHORIZED", "{method} {path}");
+        if path.contains("{tenantId}") {
+            let blank = request(addr, method, &with("%20"), Some(TOKEN), Some("{}")).await;
+            assert_eq!(blank.status, 400, "{method} {path}: {}", blank.raw);
+            assert_eq!(
+                blank.body["message"], "tenantId must not be blank",
+                "{method} {path}"
+            );
+        }
+    }
 
     let mismatch = request(
         addr,

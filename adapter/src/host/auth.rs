@@ -1,7 +1,29 @@
-//! Bearer-token authentication, compared in constant time as TPF's hosted resources do.
+//! Bearer-token authentication, compared in constant time as TPF's hosted resources do, as the
+//! one layer in front of every route.
 
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
+
+use super::handlers::ApiError;
+use super::{HostState, HostStore};
+
+/// The layer: a request without the host's token gets a coded 401 and reaches no handler.
+pub async fn require_token<S: HostStore>(
+    State(state): State<Arc<HostState<S>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if authorized(request.headers(), state.token()) {
+        next.run(request).await
+    } else {
+        ApiError::new(401, "UNAUTHORIZED", "missing or invalid bearer token").into_response()
+    }
+}
 
 /// True when `Authorization: Bearer <token>` carries exactly `expected`.
 pub fn authorized(headers: &HeaderMap, expected: &str) -> bool {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
@@ -19,7 +19,8 @@ use tpf_wire::records::{
     AwaitInteractionRecord, ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseStatus,
 };
 
-use super::{auth, HostState, HostStore};
+use super::path::TenantPath;
+use super::{HostState, HostStore};
 
 /// An error response: status plus `{code, message}`.
 #[derive(Debug)]
@@ -29,21 +30,21 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             body: json!({ "code": code, "message": message.into() }),
         }
     }
 
-    fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BAD_REQUEST", message)
     }
 }
 
 impl From<CoordinatorError> for ApiError {
     fn from(e: CoordinatorError) -> Self {
-        Self::new(e.http_status(), e.code(), e.to_string())
+        Self::new(e.http_status(), e.code(), crate::error::chain(&e))
     }
 }
 
@@ -65,18 +66,6 @@ impl IntoResponse for ApiError {
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
-fn check_auth<S: HostStore>(state: &HostState<S>, headers: &HeaderMap) -> Result<(), ApiError> {
-    if auth::authorized(headers, state.token()) {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            401,
-            "UNAUTHORIZED",
-            "missing or invalid bearer token",
-        ))
-    }
-}
-
 fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))
 }
@@ -87,14 +76,6 @@ fn parse_or_default<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, Ap
         Ok(T::default())
     } else {
         parse(body)
-    }
-}
-
-fn tenant(tenant_id: &str) -> Result<(), ApiError> {
-    if tenant_id.trim().is_empty() {
-        Err(ApiError::bad_request("tenantId must not be blank"))
-    } else {
-        Ok(())
     }
 }
 
@@ -122,12 +103,9 @@ pub async fn no_route() -> ApiError {
 
 pub async fn process_work_item<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, execution_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, execution_id)): TenantPath<(String, String)>,
     body: Bytes,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     let req: ProcessWorkItemRequest = parse(&body)?;
     run(state, move |host, now| {
         Ok(host
@@ -139,10 +117,8 @@ pub async fn process_work_item<S: HostStore>(
 
 pub async fn sweep_once<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
     let req: SweepOnceRequest = parse(&body)?;
     run(state, move |host, now| {
         Ok(host.sweep_once(&req, now)?.to_json())
@@ -171,12 +147,9 @@ fn status_url(tenant_id: &str, execution_id: &str) -> String {
 
 pub async fn submit<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path(tenant_id): Path<String>,
-    headers: HeaderMap,
+    TenantPath(tenant_id): TenantPath<String>,
     body: Bytes,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     let req: SubmitBody = parse(&body)?;
     if !matches!(req.input_shape.as_str(), "UNI" | "MULTI" | "RAW") {
         return Err(ApiError::bad_request(
@@ -226,11 +199,8 @@ fn status_dto(record: &ExecutionRecord) -> Value {
 
 pub async fn status<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, execution_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, execution_id)): TenantPath<(String, String)>,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     run(state, move |host, now| {
         let record = host.coordinator().status(&tenant_id, &execution_id, now)?;
         Ok(status_dto(&record))
@@ -240,11 +210,8 @@ pub async fn status<S: HostStore>(
 
 pub async fn result<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, execution_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, execution_id)): TenantPath<(String, String)>,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     run(state, move |host, now| {
         let record = host.coordinator().status(&tenant_id, &execution_id, now)?;
         let payload = match record.status {
@@ -279,12 +246,9 @@ fn interaction_dto(i: &AwaitInteractionRecord) -> Value {
 
 pub async fn pending<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path(tenant_id): Path<String>,
+    TenantPath(tenant_id): TenantPath<String>,
     Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     let limit = match query.get("limit") {
         None => 100,
         Some(text) => text
@@ -337,12 +301,9 @@ struct CompleteBody {
 
 pub async fn complete<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path(tenant_id): Path<String>,
-    headers: HeaderMap,
+    TenantPath(tenant_id): TenantPath<String>,
     body: Bytes,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     let req: CompleteBody = parse(&body)?;
     if req.interaction_id.is_none() && req.correlation_id.is_none() {
         return Err(ApiError::bad_request(if req.resume_token.is_some() {
@@ -392,12 +353,9 @@ struct RedriveBody {
 
 pub async fn redrive<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, execution_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, execution_id)): TenantPath<(String, String)>,
     body: Bytes,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     let req: RedriveBody = parse_or_default(&body)?;
     run(state, move |host, now| {
         let r = host.coordinator_mut().redrive(
@@ -509,12 +467,9 @@ fn release_json(record: &PipelineReleaseRecord) -> Result<Value, ApiError> {
 
 pub async fn register_release<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, pipeline_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, pipeline_id)): TenantPath<(String, String)>,
     body: Bytes,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     let descriptor: Value = parse(&body)?;
     run(state, move |host, now| {
         let release = release_from_descriptor(&tenant_id, &pipeline_id, &descriptor, now)?;
@@ -526,11 +481,8 @@ pub async fn register_release<S: HostStore>(
 
 pub async fn activate_release<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, pipeline_id, release_version)): Path<(String, String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, pipeline_id, release_version)): TenantPath<(String, String, String)>,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     run(state, move |host, now| {
         let active = host.coordinator_mut().activate_release(
             &tenant_id,
@@ -545,11 +497,8 @@ pub async fn activate_release<S: HostStore>(
 
 pub async fn active_release<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, pipeline_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, pipeline_id)): TenantPath<(String, String)>,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     run(state, move |host, _now| {
         let active = host
             .coordinator()
@@ -568,11 +517,8 @@ pub async fn active_release<S: HostStore>(
 
 pub async fn get_release<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
-    Path((tenant_id, pipeline_id, release_version)): Path<(String, String, String)>,
-    headers: HeaderMap,
+    TenantPath((tenant_id, pipeline_id, release_version)): TenantPath<(String, String, String)>,
 ) -> ApiResult {
-    check_auth(&state, &headers)?;
-    tenant(&tenant_id)?;
     run(state, move |host, _now| {
         let release = host
             .coordinator()

@@ -8,11 +8,13 @@
 
 pub mod auth;
 pub mod handlers;
+pub mod path;
 pub mod pipeline;
 pub mod routes;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use axum::middleware::from_fn_with_state;
 use axum::routing::{on, MethodFilter};
 use axum::Router;
 use tpf_model::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
@@ -87,5 +89,8 @@ pub fn router<S: HostStore>(state: Arc<HostState<S>>) -> Router {
         };
         router = router.route(path, route);
     }
-    router.fallback(handlers::no_route).with_state(state)
+    router
+        .route_layer(from_fn_with_state(state.clone(), auth::require_token::<S>))
+        .fallback(handlers::no_route)
+        .with_state(state)
 }
