@@ -10,8 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use tpf_sfn_compiler::sfn::manifest::TAG_PREFIX;
+use tpf_wire::records::{DynamoItem, ReleaseActivationEvent, ACTIVATION_RECORD_TYPE};
 
 use super::deploy::{read_tags, running_executions};
+use super::dynamo_item::from_sdk;
 use super::errors::{self, sfn as classify, Kind};
 use super::release::Identity;
 use crate::error::Error;
@@ -79,18 +81,17 @@ pub async fn active_releases(
 ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
     // (tenant, pipeline) -> (activated_at, release)
     let mut latest: BTreeMap<(String, String), (i64, String)> = BTreeMap::new();
-    let mut start = None;
-    loop {
-        let out = ddb
-            .scan()
-            .table_name(table)
-            .filter_expression("record_type = :a")
-            .expression_attribute_values(":a", AttributeValue::S("ACTIVATION".into()))
-            .set_exclusive_start_key(start)
-            .send()
-            .await;
-        let out = match out {
-            Ok(out) => out,
+    let mut rows = ddb
+        .scan()
+        .table_name(table)
+        .filter_expression("record_type = :a")
+        .expression_attribute_values(":a", AttributeValue::S(ACTIVATION_RECORD_TYPE.into()))
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(row) = rows.next().await {
+        let row = match row {
+            Ok(row) => row,
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|e| e.is_resource_not_found_exception()) =>
@@ -106,35 +107,20 @@ pub async fn active_releases(
                 ))
             }
         };
-        for item in out.items() {
-            let s = |k: &str| match item.get(k) {
-                Some(AttributeValue::S(s)) => Some(s.clone()),
-                _ => None,
-            };
-            let at = match item.get("activated_at_epoch_ms") {
-                Some(AttributeValue::N(n)) => n.parse::<i64>().ok(),
-                _ => None,
-            };
-            let (Some(tenant), Some(pipeline), Some(release), Some(at)) =
-                (s("tenant_id"), s("pipeline_id"), s("release_version"), at)
-            else {
-                return Err(errors::failed(
-                    SCOPE,
-                    "Scan (release registry)",
-                    Kind::Validation,
-                    "an ACTIVATION row lacks tenant_id, pipeline_id, release_version or activated_at_epoch_ms",
-                ));
-            };
-            let e = latest
-                .entry((tenant, pipeline))
-                .or_insert((at, release.clone()));
-            if at > e.0 || (at == e.0 && release > e.1) {
-                *e = (at, release);
-            }
-        }
-        match out.last_evaluated_key() {
-            Some(k) if !k.is_empty() => start = Some(k.clone()),
-            _ => break,
+        let event = ReleaseActivationEvent::from_item(&from_sdk(&row)).map_err(|e| {
+            errors::failed(
+                SCOPE,
+                "Scan (release registry)",
+                Kind::Validation,
+                format!("an ACTIVATION row is not TPF's activation event: {e}"),
+            )
+        })?;
+        let (at, release) = (event.activated_at_epoch_ms, event.release_version);
+        let e = latest
+            .entry((event.tenant_id, event.pipeline_id))
+            .or_insert((at, release.clone()));
+        if at > e.0 || (at == e.0 && release > e.1) {
+            *e = (at, release);
         }
     }
     Ok(Some(

@@ -793,6 +793,9 @@ impl DynamoItem for PipelineReleaseRecord {
     }
 }
 
+/// `record_type` of an activation event's row (the registry table's sparse filter).
+pub const ACTIVATION_RECORD_TYPE: &str = "ACTIVATION";
+
 impl DynamoItem for ReleaseActivationEvent {
     const TABLE: &'static str = "tpf_release_registry";
 
@@ -818,7 +821,7 @@ impl DynamoItem for ReleaseActivationEvent {
                 "registry_sort",
                 &ids::activation_sort_key(self.activated_at_epoch_ms, &self.release_version),
             )
-            .s("record_type", "ACTIVATION")
+            .s("record_type", ACTIVATION_RECORD_TYPE)
             .s("tenant_id", &self.tenant_id)
             .s("pipeline_id", &self.pipeline_id)
             .s("release_version", &self.release_version)
