@@ -10,6 +10,7 @@ use aws_sdk_sfn::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde::Serialize;
 use tpf_wire::records::{DynamoItem, ExecutionRecord};
+use tpf_wire::wakeup::{self, attr};
 
 use super::deploy::find_machine;
 use super::dynamo_item::from_sdk;
@@ -196,10 +197,10 @@ async fn read_pointer(
         .get_item()
         .table_name(q.wakeup_table)
         .key(
-            "pk",
-            AttributeValue::S(format!("{}#{}", q.tenant, q.execution)),
+            wakeup::PK,
+            AttributeValue::S(wakeup::pk(q.tenant, q.execution)),
         )
-        .key("sk", AttributeValue::S("driver".to_string()))
+        .key(wakeup::SK, AttributeValue::S(wakeup::DRIVER_ROW.to_owned()))
         .send()
         .await;
     let out = match out {
@@ -224,9 +225,9 @@ async fn read_pointer(
         _ => None,
     };
     Ok(Some(WakeupPointer {
-        execution_arn: s("execution_arn"),
-        generation: s("generation"),
-        release_version: s("release_version"),
+        execution_arn: s(attr::EXECUTION_ARN),
+        generation: s(attr::GENERATION),
+        release_version: s(attr::RELEASE_VERSION),
     }))
 }
 

@@ -7,6 +7,7 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
+use tpf_wire::wakeup;
 
 use super::errors::{self, Kind};
 use crate::error::Error;
@@ -48,7 +49,7 @@ impl TableNames {
             await_interaction: name("tpf_await_interaction"),
             await_interaction_key: name("tpf_await_interaction_key"),
             release: name("tpf_release_registry"),
-            wakeup: name("tpf_sfn_wakeup"),
+            wakeup: name(wakeup::TABLE),
         }
     }
 
@@ -173,7 +174,13 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
             None,
             false,
         ),
-        spec(&names.wakeup, "pk", Some("sk"), Some("expires_at"), true),
+        spec(
+            &names.wakeup,
+            wakeup::PK,
+            Some(wakeup::SK),
+            Some(wakeup::attr::EXPIRES_AT),
+            true,
+        ),
     ]
 }
 

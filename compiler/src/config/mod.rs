@@ -165,7 +165,7 @@ pub struct WakeupConfig {
 impl Default for WakeupConfig {
     fn default() -> Self {
         WakeupConfig {
-            table_name: "tpf_sfn_wakeup".to_string(),
+            table_name: tpf_wire::wakeup::TABLE.to_string(),
             lease_wait_seconds: 30,
             recheck_seconds: 60,
             late_recheck_seconds: 3600,

@@ -13,7 +13,7 @@ use tpf_wire::{action, wakeup};
 
 use crate::diagnostic::{Diagnostic, Location};
 use crate::plan::{AwaitPoint, BindingPlan, DriverPlan};
-use crate::sfn::states::{driver as states, sweeper as sweeper_states};
+use crate::sfn::states::{driver as states, fail_error, sweeper as sweeper_states};
 use crate::sfn::{binding, SfnPlan};
 
 const TEMPLATES: &[(&str, &str)] = &[
@@ -443,6 +443,10 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
             "lease_then_hand_over": states::LEASE_THEN_HAND_OVER, "continue": states::CONTINUE, "handed_over": states::HANDED_OVER,
             "succeeded": states::SUCCEEDED, "failed": states::FAILED, "mismatch": states::MISMATCH,
             "not_found": states::NOT_FOUND, "unexpected": states::UNEXPECTED,
+        },
+        "fail_errors": {
+            "failed": fail_error::EXECUTION_FAILED, "mismatch": fail_error::RELEASE_IDENTITY_MISMATCH,
+            "not_found": fail_error::EXECUTION_NOT_FOUND, "unexpected": fail_error::UNEXPECTED_OUTCOME,
         },
         "sweeper_states": {
             "locate": sweeper_states::LOCATE, "sweep": sweeper_states::SWEEP, "ensure": sweeper_states::ENSURE,

@@ -41,6 +41,17 @@ pub mod driver {
     ];
 }
 
+/// The errors a driver execution fails with, one per Fail state: what the console lists and
+/// alarms match. A refusal TPF sends as a task error fails the driver under the same name.
+pub mod fail_error {
+    use tpf_wire::action::task_error;
+
+    pub const EXECUTION_FAILED: &str = "TPF.ExecutionFailed";
+    pub const RELEASE_IDENTITY_MISMATCH: &str = task_error::RELEASE_IDENTITY_MISMATCH;
+    pub const EXECUTION_NOT_FOUND: &str = task_error::EXECUTION_NOT_FOUND;
+    pub const UNEXPECTED_OUTCOME: &str = "TPF.UnexpectedOutcome";
+}
+
 /// Sweeper state names.
 pub mod sweeper {
     pub const LOCATE: &str = "Locate this release's driver";

@@ -12,7 +12,7 @@ use asl_interp::handler::{Callback, Deferred, TaskCall, TaskHandler, TaskOutcome
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
 use tpf_sfn_wakeup::bridge::TokenRow;
-use tpf_wire::action::{ActionError, ProcessWorkItemRequest, SweepOnceRequest};
+use tpf_wire::action::{await_field, field, ActionError, ProcessWorkItemRequest, SweepOnceRequest};
 
 /// Trace entries one task invocation produced, to be placed after its `TaskStarted` event.
 #[derive(Debug, Clone)]
@@ -135,8 +135,8 @@ impl Bindings<'_> {
         let Some(step) = self.hooks.complete_before_park.clone() else {
             return;
         };
-        if response["status"] == "WAITING_EXTERNAL"
-            && response["await"]["stepName"] == step.as_str()
+        if response[field::STATUS] == "WAITING_EXTERNAL"
+            && response[field::AWAIT][await_field::STEP_NAME] == step.as_str()
         {
             self.hooks.complete_before_park = None;
             let _ = super::actors::complete_await(self.host, tenant, exec, now_ms, "early");
@@ -212,18 +212,18 @@ impl Bindings<'_> {
             identity: Some(identity),
             status: answered
                 .as_ref()
-                .and_then(|v| v.get("status"))
+                .and_then(|v| v.get(field::STATUS))
                 .and_then(Value::as_str)
                 .map(str::to_string),
             next_due_ms: answered
                 .as_ref()
-                .and_then(|v| v.get("nextDueAt"))
+                .and_then(|v| v.get(field::NEXT_DUE_AT))
                 .and_then(Value::as_str)
                 .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
                 .map(|t| t.timestamp_millis()),
             wake_in_s: answered
                 .as_ref()
-                .and_then(|v| v.pointer("/await/wakeInSeconds"))
+                .and_then(|v| v.get(field::AWAIT)?.get(await_field::WAKE_IN_SECONDS))
                 .and_then(Value::as_i64),
             outcome: shown,
             fault: fault.map(|f| format!("{f:?}").to_lowercase()),
@@ -313,23 +313,27 @@ impl Bindings<'_> {
 
 fn summary(result: &Result<Value, ActionError>) -> String {
     match result {
-        Ok(v) if v.get("status").is_some() => {
-            let mut s = format!("{} v{}", v["status"].as_str().unwrap_or("?"), v["version"]);
-            if v["claimed"] == true {
+        Ok(v) if v.get(field::STATUS).is_some() => {
+            let mut s = format!(
+                "{} v{}",
+                v[field::STATUS].as_str().unwrap_or("?"),
+                v[field::VERSION]
+            );
+            if v[field::CLAIMED] == true {
                 s.push_str(" claimed");
             }
-            if let Some(n) = v["await"]["stepName"].as_str() {
+            if let Some(n) = v[field::AWAIT][await_field::STEP_NAME].as_str() {
                 s.push_str(&format!(" await \"{n}\""));
             }
-            if let Some(c) = v["errorCode"].as_str() {
+            if let Some(c) = v[field::ERROR_CODE].as_str() {
                 s.push_str(&format!(" error {c}"));
             }
             s
         }
         Ok(v) => format!(
             "{} due, {} timed out",
-            v["due"].as_array().map_or(0, Vec::len),
-            v["timedOutAwaits"].as_array().map_or(0, Vec::len)
+            v[field::DUE].as_array().map_or(0, Vec::len),
+            v[field::TIMED_OUT_AWAITS].as_array().map_or(0, Vec::len)
         ),
         Err(e) => format!("{} {}", e.http_status(), e.code()),
     }

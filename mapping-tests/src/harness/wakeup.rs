@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use tpf_sfn_wakeup::bridge::TokenRow;
+use tpf_wire::wakeup::{self, attr};
 
 #[derive(Debug, Clone, Default)]
 pub struct WakeupTable {
@@ -17,8 +18,8 @@ impl WakeupTable {
     /// `PutItem` with the request's `Item` (DynamoDB JSON). Returns the key written.
     pub fn put(&mut self, item: &Value) -> Option<(String, String)> {
         let item = item.as_object()?;
-        let pk = attr_s(item, "pk")?;
-        let sk = attr_s(item, "sk")?;
+        let pk = attr_s(item, wakeup::PK)?;
+        let sk = attr_s(item, wakeup::SK)?;
         self.items.insert((pk.clone(), sk.clone()), item.clone());
         Some((pk, sk))
     }
@@ -26,8 +27,8 @@ impl WakeupTable {
     /// `GetItem` response: `{"Item": …}` or `{}` when absent, like DynamoDB.
     pub fn get(&self, key: &Value) -> Value {
         let (Some(pk), Some(sk)) = (
-            key.as_object().and_then(|k| attr_s(k, "pk")),
-            key.as_object().and_then(|k| attr_s(k, "sk")),
+            key.as_object().and_then(|k| attr_s(k, wakeup::PK)),
+            key.as_object().and_then(|k| attr_s(k, wakeup::SK)),
         ) else {
             return json!({});
         };
@@ -38,24 +39,26 @@ impl WakeupTable {
     }
 
     pub fn token(&self, tenant_id: &str, execution_id: &str) -> Option<TokenRow> {
-        let item = self
-            .items
-            .get(&(format!("{tenant_id}#{execution_id}"), "wakeup".to_string()))?;
+        let item = self.items.get(&(
+            wakeup::pk(tenant_id, execution_id),
+            wakeup::WAKEUP_ROW.to_string(),
+        ))?;
         Some(TokenRow {
             tenant_id: tenant_id.to_string(),
             execution_id: execution_id.to_string(),
-            task_token: attr_s(item, "task_token")?,
-            unit_id: attr_s(item, "unit_id")?,
-            execution_arn: attr_s(item, "execution_arn")?,
+            task_token: attr_s(item, attr::TASK_TOKEN)?,
+            unit_id: attr_s(item, attr::UNIT_ID)?,
+            execution_arn: attr_s(item, attr::EXECUTION_ARN)?,
         })
     }
 
     /// The live-driver pointer's execution ARN.
     pub fn driver(&self, tenant_id: &str, execution_id: &str) -> Option<String> {
-        let item = self
-            .items
-            .get(&(format!("{tenant_id}#{execution_id}"), "driver".to_string()))?;
-        attr_s(item, "execution_arn")
+        let item = self.items.get(&(
+            wakeup::pk(tenant_id, execution_id),
+            wakeup::DRIVER_ROW.to_string(),
+        ))?;
+        attr_s(item, attr::EXECUTION_ARN)
     }
 }
 

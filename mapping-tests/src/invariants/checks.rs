@@ -189,7 +189,7 @@ fn belongs(execution: &str, exec: &str) -> bool {
 /// Error names that are TPF decisions, or that could hide one: never retried by Step Functions.
 fn business_error(e: &str) -> bool {
     matches!(e, "States.ALL" | "States.TaskFailed" | "States.Runtime")
-        || (e.starts_with("TPF.") && e != "TPF.TransportError")
+        || (e.starts_with("TPF.") && e != tpf_wire::action::task_error::TRANSPORT)
         // 4xx answers are TPF's verdicts, except 429, which is throttling of the transport.
         || (e.starts_with("States.Http.StatusCode.4") && e != "States.Http.StatusCode.429")
 }
