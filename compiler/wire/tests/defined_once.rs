@@ -49,13 +49,18 @@ fn names() -> Vec<&'static str> {
 const ELSEWHERE: &[(&str, &str, &str)] = &[
     (
         field::ERROR_CODE,
-        "adapter/src/host/handlers.rs",
+        "adapter/src/host/handlers/control_plane.rs",
         "TPF's control-plane status response, not the Action API outcome",
     ),
     (
         await_field::STEP_INDEX,
-        "adapter/src/host/handlers.rs",
-        "TPF's control-plane interaction response, not the Action API outcome",
+        "adapter/src/host/handlers/control_plane.rs",
+        "TPF's control-plane status and interaction responses, not the Action API outcome",
+    ),
+    (
+        await_field::STEP_INDEX,
+        "adapter/src/host/handlers/admin.rs",
+        "TPF's admin re-drive response, not the Action API outcome",
     ),
 ];
 

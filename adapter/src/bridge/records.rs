@@ -1,0 +1,195 @@
+//! One stream record: the decision's inputs read (the record, its token row), the decision
+//! taken by `tpf_sfn_wakeup::bridge::decide`, and its actions carried out with Step Functions.
+
+use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
+use aws_sdk_dynamodbstreams::types::{OperationType, Record};
+use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use tpf_wire::wakeup::{self, attr};
+
+use super::images::{is_checkpoint, record_image, token_row, Image};
+use super::{failed, Bridge, PassReport, Source};
+use crate::error::Error;
+
+impl Bridge {
+    /// Handles one stream record; true when it was one of the bridge's own checkpoint writes.
+    pub(super) async fn handle(
+        &self,
+        source: Source,
+        record: &Record,
+        report: &mut PassReport,
+    ) -> Result<bool, Error> {
+        if record.event_name() == Some(&OperationType::Remove) {
+            return Ok(false);
+        }
+        let Some(change) = record.dynamodb() else {
+            return Ok(false);
+        };
+        let Some(new) = change.new_image() else {
+            return Ok(false);
+        };
+        let old = change.old_image();
+        let (event, token) = match source {
+            Source::Executions => {
+                let Some(new) = record_image(new) else {
+                    return Ok(false);
+                };
+                let old = old.and_then(record_image);
+                let token = self.token(&new.tenant_id, &new.execution_id).await?;
+                (BridgeEvent::RecordChanged { old, new }, token)
+            }
+            Source::Wakeups => {
+                if is_checkpoint(new) {
+                    return Ok(true);
+                }
+                let Some(token) = token_row(new) else {
+                    return Ok(false);
+                };
+                // Only a new token is a registration; other rewrites of the row are not.
+                if old
+                    .and_then(token_row)
+                    .is_some_and(|o| o.task_token == token.task_token)
+                {
+                    return Ok(false);
+                }
+                let record = self.record(&token.tenant_id, &token.execution_id).await?;
+                (BridgeEvent::TokenRegistered { token, record }, None)
+            }
+        };
+        for action in decide(&event, token.as_ref()) {
+            self.execute(&action, report).await?;
+        }
+        Ok(false)
+    }
+
+    async fn token(&self, tenant_id: &str, execution_id: &str) -> Result<Option<TokenRow>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.tables.wakeup)
+            .key(wakeup::PK, DdbValue::S(wakeup::pk(tenant_id, execution_id)))
+            .key(wakeup::SK, DdbValue::S(wakeup::WAKEUP_ROW.to_owned()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| failed("GetItem", e))?;
+        let text = |name: &str| match out.item().and_then(|i| i.get(name)) {
+            Some(DdbValue::S(s)) => Some(s.clone()),
+            _ => None,
+        };
+        Ok(match (text(attr::TASK_TOKEN), text(attr::UNIT_ID)) {
+            (Some(task_token), Some(unit_id)) => Some(TokenRow {
+                tenant_id: tenant_id.to_owned(),
+                execution_id: execution_id.to_owned(),
+                task_token,
+                unit_id,
+                execution_arn: text(attr::EXECUTION_ARN).unwrap_or_default(),
+            }),
+            _ => None,
+        })
+    }
+
+    async fn record(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+    ) -> Result<Option<RecordImage>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.tables.execution)
+            .key("tenant_id", DdbValue::S(tenant_id.to_owned()))
+            .key("execution_id", DdbValue::S(execution_id.to_owned()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| failed("GetItem", e))?;
+        // Same attribute names in both APIs; re-key the DynamoDB value into the streams shape.
+        Ok(out.item().and_then(|item| {
+            let image: Image = item
+                .iter()
+                .filter_map(|(k, v)| {
+                    let value = match v {
+                        DdbValue::S(s) => {
+                            aws_sdk_dynamodbstreams::types::AttributeValue::S(s.clone())
+                        }
+                        DdbValue::N(n) => {
+                            aws_sdk_dynamodbstreams::types::AttributeValue::N(n.clone())
+                        }
+                        _ => return None,
+                    };
+                    Some((k.clone(), value))
+                })
+                .collect();
+            record_image(&image)
+        }))
+    }
+
+    async fn execute(&self, action: &BridgeAction, report: &mut PassReport) -> Result<(), Error> {
+        match action {
+            BridgeAction::StartDriver {
+                tenant_id,
+                execution_id,
+                pipeline_id,
+                release_version,
+                lineage,
+            } => {
+                let input = BridgeAction::driver_input(tenant_id, execution_id, lineage);
+                let result = self
+                    .sfn
+                    .start_execution()
+                    .state_machine_arn(self.machines.driver_arn(pipeline_id, release_version))
+                    .name(lineage)
+                    .input(input.to_string())
+                    .send()
+                    .await;
+                match result {
+                    Ok(_) => report.started += 1,
+                    Err(e)
+                        if e.as_service_error()
+                            .is_some_and(|se| se.is_execution_already_exists()) =>
+                    {
+                        report.already_done += 1
+                    }
+                    Err(e)
+                        if e.as_service_error().is_some_and(|se| {
+                            se.is_state_machine_does_not_exist()
+                                || se.is_state_machine_deleting()
+                                || se.is_invalid_arn()
+                                || se.is_invalid_name()
+                                || se.is_invalid_execution_input()
+                        }) =>
+                    {
+                        report.refused.push(format!(
+                            "{tenant_id}/{execution_id} ({pipeline_id} {release_version}): {}",
+                            aws_sdk_sfn::error::DisplayErrorContext(&e)
+                        ))
+                    }
+                    Err(e) => return Err(failed("StartExecution", e)),
+                }
+            }
+            BridgeAction::Wake { task_token, output } => {
+                let result = self
+                    .sfn
+                    .send_task_success()
+                    .task_token(task_token)
+                    .output(output.to_string())
+                    .send()
+                    .await;
+                match result {
+                    Ok(_) => report.woken += 1,
+                    Err(e)
+                        if e.as_service_error().is_some_and(|se| {
+                            se.is_invalid_token()
+                                || se.is_task_timed_out()
+                                || se.is_task_does_not_exist()
+                        }) =>
+                    {
+                        report.already_done += 1
+                    }
+                    Err(e) => return Err(failed("SendTaskSuccess", e)),
+                }
+            }
+        }
+        Ok(())
+    }
+}

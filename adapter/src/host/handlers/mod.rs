@@ -1,0 +1,101 @@
+//! Route handlers, one module per API: the Action API v1 the drivers call, TPF's control plane
+//! and its admin routes. Bodies are parsed by hand so that any malformed input is a coded 400
+//! (`{code, message}`), never a panic or an unstructured rejection.
+
+mod actions;
+mod admin;
+mod control_plane;
+
+pub use actions::{process_work_item, sweep_once};
+pub use admin::{activate_release, active_release, get_release, redrive, register_release};
+pub use control_plane::{complete, pending, result, status, submit};
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use tpf_model::{ActionHost, CoordinatorError};
+use tpf_wire::action::ActionError;
+
+use super::{HostState, HostStore};
+
+/// An error response: status plus `{code, message}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: Value,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            body: json!({ "code": code, "message": message.into() }),
+        }
+    }
+
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BAD_REQUEST", message)
+    }
+}
+
+impl From<CoordinatorError> for ApiError {
+    fn from(e: CoordinatorError) -> Self {
+        Self::new(e.http_status(), e.code(), crate::error::chain(&e))
+    }
+}
+
+impl From<ActionError> for ApiError {
+    fn from(e: ActionError) -> Self {
+        Self {
+            status: StatusCode::from_u16(e.http_status())
+                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+            body: e.body(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+pub(crate) type ApiResult = Result<Json<Value>, ApiError>;
+
+pub(crate) fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))
+}
+
+/// An empty body means "all defaults" (TPF's re-drive request).
+pub(crate) fn parse_or_default<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        Ok(T::default())
+    } else {
+        parse(body)
+    }
+}
+
+/// Runs `f` on the coordinator off the async workers, one request at a time.
+pub(crate) async fn run<S, F>(state: Arc<HostState<S>>, f: F) -> ApiResult
+where
+    S: HostStore,
+    F: FnOnce(&mut ActionHost<S>, i64) -> Result<Value, ApiError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        let now = state.now_ms();
+        let mut host = state.lock();
+        f(&mut host, now)
+    })
+    .await
+    .map_err(|e| ApiError::new(500, "INTERNAL", format!("request handler failed: {e}")))?
+    .map(Json)
+}
+
+pub async fn no_route() -> ApiError {
+    ApiError::new(404, "NOT_FOUND", "no such route")
+}
