@@ -1,0 +1,136 @@
+//! The verdict on one TPF execution and its drivers: pure, from what `status` read. Phrased as
+//! what the driver should be doing given TPF's record, with a fix that never edits the record.
+
+use super::{Generation, Query, RecordView, Verdict};
+use crate::aws::release::Identity;
+
+/// The verdict: pure, from what was read.
+pub fn verdict(
+    release: &Identity,
+    record: Option<&RecordView>,
+    machine_deployed: bool,
+    gens: &[Generation],
+    q: &Query<'_>,
+) -> Verdict {
+    let diverged = |code, summary: String, fix: String| Verdict {
+        diverged: true,
+        code,
+        summary,
+        fix: Some(fix),
+    };
+    let Some(r) = record else {
+        return diverged(
+            "STATUS_NO_TPF_RECORD",
+            format!(
+                "TPF has no record of {}/{} in {}",
+                q.tenant, q.execution, q.execution_table
+            ),
+            if gens.iter().any(Generation::live) {
+                "check --tenant and --execution; a driver without a TPF record does nothing useful: stop it (StopExecution)".to_string()
+            } else {
+                "check --tenant, --execution and the execution table (--prefix, --table execution-table=NAME); the record may also have expired by TTL".to_string()
+            },
+        );
+    };
+    if &r.identity != release {
+        return diverged(
+            "STATUS_RELEASE_MISMATCH",
+            format!(
+                "the record is pinned to {} but --out holds {}",
+                r.identity, release
+            ),
+            format!(
+                "run status with the output directory of release {} (its driver machine is the one that serves this execution)",
+                r.identity.release_version
+            ),
+        );
+    }
+    if !machine_deployed {
+        return diverged(
+            "STATUS_MACHINE_MISSING",
+            format!(
+                "the driver machine {} of release {} is not deployed",
+                q.manifest.machines.driver.name, release.release_version
+            ),
+            "run `tpf-sfn deploy --out DIR --role-arn ...` for this release; the sweeper then recovers its executions".to_string(),
+        );
+    }
+    let live: Vec<&Generation> = gens.iter().filter(|g| g.live()).collect();
+    if live.len() > 1 {
+        let names: Vec<&str> = live.iter().map(|g| g.name.as_str()).collect();
+        return diverged(
+            "STATUS_TWO_LIVE_GENERATIONS",
+            format!("{} driver generations are running: {}", live.len(), names.join(", ")),
+            format!(
+                "stop all but the newest ({}) with StopExecution; TPF's version checks make the duplicates harmless but they double the action calls",
+                names.last().copied().unwrap_or_default()
+            ),
+        );
+    }
+    if r.terminal {
+        if let Some(g) = live.first() {
+            return diverged(
+                "STATUS_DRIVER_AFTER_TERMINAL",
+                format!("TPF is {} but driver {} is still running", r.status, g.name),
+                format!(
+                    "stop {} (StopExecution); TPF's outcome is final and the driver has nothing left to wake",
+                    g.name
+                ),
+            );
+        }
+        return Verdict {
+            diverged: false,
+            code: "STATUS_OK",
+            summary: format!("TPF is {} and no driver is running", r.status),
+            fix: None,
+        };
+    }
+    match (live.first(), gens.last()) {
+        (Some(g), _) => Verdict {
+            diverged: false,
+            code: "STATUS_OK",
+            summary: format!(
+                "TPF is {}; driver {} is running{}",
+                r.status,
+                g.name,
+                g.current_state
+                    .as_deref()
+                    .map(|s| format!(" at \"{s}\""))
+                    .unwrap_or_default()
+            ),
+            fix: None,
+        },
+        (None, None) => diverged(
+            "STATUS_NO_LIVE_DRIVER",
+            format!("TPF is {} but no driver generation was ever started", r.status),
+            format!(
+                "wait for the sweeper's next run (it starts `{}-s{}`), or start that execution yourself with input {{\"tenantId\",\"executionId\",\"lineage\",\"generation\":0}}",
+                q.execution, r.version
+            ),
+        ),
+        (None, Some(last)) => diverged(
+            "STATUS_NO_LIVE_DRIVER",
+            format!(
+                "TPF is {} but the last driver {} ended {}{}",
+                r.status,
+                last.name,
+                last.status,
+                last.current_state
+                    .as_deref()
+                    .map(|s| format!(" at \"{s}\""))
+                    .unwrap_or_default()
+            ),
+            if last.current_state.as_deref() == Some("Process work item") && last.status != "SUCCEEDED" {
+                format!(
+                    "Redrive {} in the console (a transport failure at \"Process work item\"; the action is idempotent), or wait for the sweeper",
+                    last.name
+                )
+            } else {
+                format!(
+                    "wait for the sweeper's next run (it starts `{}-s{}`), or start that recovery execution yourself",
+                    q.execution, r.version
+                )
+            },
+        ),
+    }
+}

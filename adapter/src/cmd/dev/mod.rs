@@ -1,0 +1,149 @@
+//! `tpf-sfn dev`: the whole local loop in one command. It provisions what the loop needs (tables,
+//! the action queue, the compiled and deployed release), then runs `serve`, `bridge` and `relay`
+//! in this process, each on its own thread with its own runtime, exactly as the separate
+//! commands would run them. The first of the three to stop ends the command.
+
+mod provision;
+mod summary;
+
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::cli::{BridgeArgs, DevArgs, RelayArgs, ServeArgs, StoreKind};
+use crate::cmd::serve::listen_error;
+use crate::cmd::tables::table_names;
+use crate::error::Error;
+use crate::exit::{CmdResult, Failure};
+use provision::provision;
+use summary::summary;
+
+pub fn run(args: &DevArgs) -> CmdResult {
+    let (token, token_origin) = token(args)?;
+    let names = table_names(&args.tables)?;
+    // Checked first: readiness is "the address accepts connections", which another process
+    // already listening there would fake.
+    std::net::TcpListener::bind(&args.listen).map_err(|e| listen_error(&args.listen, e))?;
+    let provisioned = provision(args, &names)?;
+
+    let (tx, rx) = mpsc::channel::<(&'static str, CmdResult)>();
+    let serve = ServeArgs {
+        pipeline_contract: provisioned.contract.clone(),
+        script: args.script.clone(),
+        releases: provisioned.release.iter().cloned().collect(),
+        listen: args.listen.clone(),
+        token: Some(token.clone()),
+        store: StoreKind::Dynamodb,
+        coordinator: args.coordinator.clone(),
+        activate_tenants: vec![args.tenant.clone()],
+        tables: args.tables.clone(),
+        connection: args.connection.clone(),
+    };
+    let bridge = BridgeArgs {
+        machine_arn_prefix: provisioned.driver_arn_prefix.clone(),
+        name_prefix: args.name_prefix.clone(),
+        interval_ms: 250,
+        once: false,
+        tables: args.tables.clone(),
+        connection: args.connection.clone(),
+    };
+    let relay = RelayArgs {
+        queue_url: provisioned.queue_url.clone(),
+        action_url: format!("http://{}", args.listen),
+        token: Some(token.clone()),
+        once: false,
+        wait_seconds: 5,
+        action_timeout_seconds: 30,
+        concurrency: 10,
+        connection: args.connection.clone(),
+    };
+    start("serve", &tx, move || super::serve::run(&serve))?;
+    wait_listening(&args.listen, &rx)?;
+    start("bridge", &tx, move || super::bridge::run(&bridge))?;
+    start("relay", &tx, move || super::relay::run(&relay))?;
+    summary(args, &names, &provisioned, &token, token_origin);
+
+    match rx.recv() {
+        Ok((who, Err(e))) => Err(stopped(who, e)),
+        Ok((who, Ok(()))) => Err(Error::new(
+            "DEV_STOPPED",
+            format!("{who} stopped; the loop is incomplete without it"),
+        )
+        .into()),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The failure of one of the three, saying which.
+fn stopped(who: &str, e: Failure) -> Failure {
+    match e {
+        Failure::Error(e) => e.within(who).into(),
+        other => other,
+    }
+}
+
+fn start(
+    who: &'static str,
+    tx: &mpsc::Sender<(&'static str, CmdResult)>,
+    body: impl FnOnce() -> CmdResult + Send + 'static,
+) -> Result<(), Failure> {
+    let tx = tx.clone();
+    std::thread::Builder::new()
+        .name(who.to_owned())
+        .spawn(move || {
+            let _ = tx.send((who, body()));
+        })
+        .map(|_| ())
+        .map_err(|e| {
+            Error::new("DEV_THREAD", format!("cannot start {who}"))
+                .with_source(e)
+                .into()
+        })
+}
+
+/// Waits until the host accepts connections, or reports why it stopped.
+fn wait_listening(
+    listen: &str,
+    rx: &mpsc::Receiver<(&'static str, CmdResult)>,
+) -> Result<(), Failure> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok((who, result)) = rx.try_recv() {
+            return Err(match result {
+                Err(e) => stopped(who, e),
+                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped")).into(),
+            });
+        }
+        if TcpStream::connect(listen).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(Error::new(
+        "DEV_HOST",
+        format!("the action host did not listen on {listen} within 30 s"),
+    )
+    .into())
+}
+
+/// The host's bearer token: the flag, then TPF_SFN_TOKEN, then a fresh random one.
+fn token(args: &DevArgs) -> Result<(String, &'static str), Failure> {
+    if let Some(t) = args.token.clone().filter(|t| !t.is_empty()) {
+        return Ok((t, "--token"));
+    }
+    if let Some(t) = std::env::var("TPF_SFN_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        return Ok((t, "TPF_SFN_TOKEN"));
+    }
+    let mut bytes = [0u8; 24];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        Error::new(
+            "NO_TOKEN",
+            format!("no --token or TPF_SFN_TOKEN, and no randomness to generate one: {e}"),
+        )
+        .with_hint("pass --token or set TPF_SFN_TOKEN")
+    })?;
+    Ok((hex::encode(bytes), "generated"))
+}

@@ -1,0 +1,225 @@
+//! What `dev` sets up before it runs anything: the tables, the action queue, the compiled
+//! release (queue binding) and its deployed machines.
+
+use std::path::PathBuf;
+
+use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::config::BindingKind;
+
+use crate::aws::deploy::{self, Options};
+use crate::aws::errors::{self, Kind};
+use crate::aws::release::Release;
+use crate::aws::tables::{create_all, TableNames};
+use crate::cli::DevArgs;
+use crate::cmd::inputs::read_config;
+use crate::cmd::tables::runtime;
+use crate::error::Error;
+use crate::exit::{read, Failure};
+use crate::{output, report};
+
+/// Emulators do not check roles; AWS needs a real one (`--role-arn`).
+const PLACEHOLDER_ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-dev";
+
+/// What `dev` set up, for the summary.
+pub(super) struct Provisioned {
+    pub(super) identity: tpf_wire::Identity,
+    pub(super) tables: Vec<(String, bool)>,
+    pub(super) queue_url: String,
+    pub(super) machines: Vec<(&'static str, String, String)>,
+    pub(super) driver_arn_prefix: String,
+    pub(super) contract: PathBuf,
+    pub(super) release: Option<PathBuf>,
+}
+
+/// The user's config with what the loop needs set: the queue binding and its URL, the wakeup
+/// table the bridge reads, and the name prefix the bridge derives machine names from.
+fn dev_config(
+    args: &DevArgs,
+    queue_url: &str,
+    names: &TableNames,
+) -> Result<(String, String), Failure> {
+    let (file, text) = match &args.config {
+        Some(p) => read_config(p)?,
+        None => ("tpf-sfn.toml (dev defaults)".to_owned(), String::new()),
+    };
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        Error::new("CONFIG_SYNTAX", format!("{file}: {}", e.message()))
+    })?;
+    table.insert("name-prefix".into(), args.name_prefix.clone().into());
+    let mut queue = toml::Table::new();
+    queue.insert("queue-url".into(), queue_url.into());
+    let mut binding = toml::Table::new();
+    binding.insert("kind".into(), "queue".into());
+    binding.insert("queue".into(), queue.into());
+    table.insert("binding".into(), binding.into());
+    let wakeup = table
+        .entry("wakeup")
+        .or_insert_with(|| toml::Table::new().into());
+    if let Some(w) = wakeup.as_table_mut() {
+        w.insert("table-name".into(), names.wakeup.clone().into());
+    }
+    Ok((format!("{file} (+ dev settings)"), table.to_string()))
+}
+
+pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure> {
+    let emulator = args.connection.endpoint_url.is_some()
+        || std::env::var("AWS_ENDPOINT_URL").is_ok_and(|u| !u.is_empty());
+    let role =
+        match (&args.role_arn, emulator) {
+            (Some(r), _) => r.clone(),
+            (None, true) => PLACEHOLDER_ROLE.to_owned(),
+            (None, false) => return Err(Error::new("DEV_ROLE", "no role for the machines")
+                .with_hint(
+                    "pass --role-arn (the machines' IAM role), or --endpoint-url for an emulator",
+                )
+                .into()),
+        };
+    let (contract_file, contract_bytes, release) = match &args.contract {
+        Some(p) => (
+            p.display().to_string(),
+            read(p)?,
+            match &args.release {
+                Some(r) => Some((r.display().to_string(), read(r)?)),
+                None => None,
+            },
+        ),
+        None => (
+            "restaurant-approval.pipeline-contract.json (bundled)".to_owned(),
+            RESTAURANT_CONTRACT.to_vec(),
+            Some((
+                "restaurant-approval.pipeline-release.json (bundled)".to_owned(),
+                RESTAURANT_RELEASE.to_vec(),
+            )),
+        ),
+    };
+
+    let compile_with = |config_file: &str, config_text: &str| {
+        compile(&Input {
+            contract_file: &contract_file,
+            contract: &contract_bytes,
+            release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+            config: Some((config_file, config_text)),
+            binding: Some(BindingKind::Queue),
+            allow_unverified_hash: false,
+        })
+        .map_err(|d| {
+            report::diagnostics(args.format, &d.0);
+            Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new()))
+        })
+    };
+    // The queue's URL is only known once it exists; a placeholder lets bad inputs fail before
+    // anything is created.
+    let (file, text) = dev_config(
+        args,
+        "https://sqs.us-east-1.amazonaws.com/123456789012/placeholder",
+        names,
+    )?;
+    compile_with(&file, &text)?;
+
+    let rt = runtime()?;
+    let config = rt.block_on(args.connection.load());
+    let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))?;
+    let queue_name = format!("{}-actions", args.name_prefix);
+    let queue_url = rt
+        .block_on(
+            aws_sdk_sqs::Client::new(&config)
+                .create_queue()
+                .queue_name(&queue_name)
+                .send(),
+        )
+        .map_err(|e| errors::from_sdk("DEV", &format!("CreateQueue ({queue_name})"), e, |_| None))?
+        .queue_url()
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            errors::failed(
+                "DEV",
+                "CreateQueue",
+                Kind::Other,
+                "no queue URL in the answer",
+            )
+        })?;
+
+    let (config_file, config_text) = dev_config(args, &queue_url, names)?;
+    let out = compile_with(&config_file, &config_text)?;
+    let mut files = out.files.clone();
+    // The host reads the contract (and release) from files; bundled inputs get written out.
+    let (contract, release_path) = match &args.contract {
+        Some(p) => (p.clone(), args.release.clone()),
+        None => {
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            files.push(("pipeline-contract.json".into(), text(RESTAURANT_CONTRACT)));
+            files.push(("pipeline-release.json".into(), text(RESTAURANT_RELEASE)));
+            (
+                args.out.join("pipeline-contract.json"),
+                Some(args.out.join("pipeline-release.json")),
+            )
+        }
+    };
+    output::write_all(&args.out, &files)?;
+
+    let loaded = Release::load(&args.out)?;
+    let sfn = aws_sdk_sfn::Client::new(&config);
+    let opts = Options {
+        role_arn: Some(&role),
+        dry_run: false,
+        force_replace: false,
+    };
+    let deployed = rt.block_on(deploy::deploy(&sfn, &loaded, opts, &mut |_| {}))?;
+    if deployed.refused() {
+        return Err(Error::new(
+            "DEV_DEPLOY",
+            format!(
+                "a machine of release {} is deployed with another definition",
+                deployed.identity.release_version
+            ),
+        )
+        .with_hint(format!(
+            "run `tpf-sfn deploy --out {} --dry-run` to see the diff, or pick another --name-prefix",
+            args.out.display()
+        ))
+        .into());
+    }
+    let machines: Vec<(&'static str, String, String)> = deployed
+        .machines
+        .iter()
+        .map(|m| {
+            (
+                m.role,
+                m.arn.clone().unwrap_or_else(|| m.name.clone()),
+                action_word(&m.action).to_owned(),
+            )
+        })
+        .collect();
+    let driver_arn_prefix = deployed
+        .machines
+        .iter()
+        .find(|m| m.role == "driver")
+        .and_then(|m| {
+            m.arn
+                .as_deref()?
+                .strip_suffix(m.name.as_str())
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| Error::new("DEV_DEPLOY", "the driver's ARN is unknown after deploy"))?;
+    Ok(Provisioned {
+        identity: out.plan.identity.clone(),
+        tables: tables.into_iter().map(|t| (t.name, t.created)).collect(),
+        queue_url,
+        machines,
+        driver_arn_prefix,
+        contract,
+        release: release_path,
+    })
+}
+
+fn action_word(a: &crate::aws::plan::Action) -> &'static str {
+    use crate::aws::plan::Action;
+    match a {
+        Action::Create => "created",
+        Action::Unchanged => "unchanged",
+        Action::Update { .. } => "updated",
+        Action::Replace { .. } => "replaced",
+        Action::Refuse { .. } => "refused",
+    }
+}
