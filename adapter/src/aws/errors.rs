@@ -35,6 +35,24 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order `docs/codes.md` lists them.
+    pub const ALL: &'static [Kind] = &[
+        Kind::AccessDenied,
+        Kind::Throttled,
+        Kind::InvalidDefinition,
+        Kind::InvalidLogging,
+        Kind::InvalidTracing,
+        Kind::InvalidArn,
+        Kind::Conflict,
+        Kind::NotFound,
+        Kind::Deleting,
+        Kind::LimitExceeded,
+        Kind::Validation,
+        Kind::Unreachable,
+        Kind::Configuration,
+        Kind::Other,
+    ];
+
     pub fn code_suffix(self) -> &'static str {
         match self {
             Kind::AccessDenied => "ACCESS_DENIED",

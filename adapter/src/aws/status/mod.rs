@@ -173,10 +173,21 @@ async fn read_record(
         .send()
         .await
         .map_err(|e| {
-            errors::from_sdk(SCOPE, "GetItem (execution table)", e, |e| {
+            let missing = e
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception());
+            let error = errors::from_sdk(SCOPE, "GetItem (execution table)", e, |e| {
                 e.is_resource_not_found_exception()
                     .then_some(Kind::NotFound)
-            })
+            });
+            if missing {
+                error.with_hint(format!(
+                    "no table {}: name TPF's tables with --prefix and --table execution-table=NAME, and check --region and --endpoint-url",
+                    q.execution_table
+                ))
+            } else {
+                error
+            }
         })?;
     let Some(item) = out.item() else {
         return Ok(None);
