@@ -152,15 +152,26 @@ fn sfn_rules() -> Vec<Rule> {
                 .build()
                 .unwrap()
         }),
-        // Oldest first, as moto returns it regardless of reverseOrder.
-        mock!(aws_sdk_sfn::Client::get_execution_history).then_output(|| {
-            GetExecutionHistoryOutput::builder()
-                .events(entered(2, "Start driver generation"))
-                .events(entered(5, "Process work item"))
-                .events(entered(9, "Await Restaurant Decision"))
-                .build()
-                .unwrap()
-        }),
+        // Oldest first, as moto returns it regardless of reverseOrder, over two pages: the
+        // latest state is on the last one.
+        mock!(aws_sdk_sfn::Client::get_execution_history)
+            .match_requests(|r| r.next_token().is_none())
+            .then_output(|| {
+                GetExecutionHistoryOutput::builder()
+                    .events(entered(2, "Start driver generation"))
+                    .events(entered(5, "Process work item"))
+                    .next_token("h2")
+                    .build()
+                    .unwrap()
+            }),
+        mock!(aws_sdk_sfn::Client::get_execution_history)
+            .match_requests(|r| r.next_token() == Some("h2"))
+            .then_output(|| {
+                GetExecutionHistoryOutput::builder()
+                    .events(entered(9, "Await Restaurant Decision"))
+                    .build()
+                    .unwrap()
+            }),
     ]
 }
 

@@ -316,23 +316,36 @@ async fn generations(
     Ok(gens)
 }
 
-/// The most recent `StateEntered` event. Asks for the newest events first; events are also
-/// picked by id, so a service that ignores `reverseOrder` (moto does) still gives the latest.
+/// The most recent `StateEntered` event, through the SDK's paginator. Asks for the newest
+/// events first and stops at the first page that has one; a service that ignores
+/// `reverseOrder` (moto does) gives pages oldest first, so then every page is read and the
+/// event is picked by id.
 async fn current_state(sfn: &aws_sdk_sfn::Client, arn: &str) -> Result<Option<String>, Error> {
-    let out = sfn
+    let mut pages = sfn
         .get_execution_history()
         .execution_arn(arn)
         .reverse_order(true)
-        .max_results(100)
-        .send()
-        .await
-        .map_err(|e| errors::from_sdk(SCOPE, "GetExecutionHistory", e, classify::history))?;
-    Ok(out
-        .events()
-        .iter()
-        .filter_map(|e| Some((e.id(), e.state_entered_event_details()?.name().to_string())))
-        .max_by_key(|(id, _)| *id)
-        .map(|(_, name)| name))
+        .into_paginator()
+        .page_size(100)
+        .send();
+    let mut latest: Option<(i64, String)> = None;
+    while let Some(page) = pages.next().await {
+        let page =
+            page.map_err(|e| errors::from_sdk(SCOPE, "GetExecutionHistory", e, classify::history))?;
+        let events = page.events();
+        for e in events {
+            if let Some(d) = e.state_entered_event_details() {
+                if latest.as_ref().is_none_or(|(id, _)| e.id() > *id) {
+                    latest = Some((e.id(), d.name().to_string()));
+                }
+            }
+        }
+        let newest_first = events.windows(2).all(|w| w[0].id() > w[1].id());
+        if latest.is_some() && newest_first {
+            break;
+        }
+    }
+    Ok(latest.map(|(_, name)| name))
 }
 
 fn status_str(s: &ExecutionStatus) -> String {
