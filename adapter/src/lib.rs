@@ -35,6 +35,12 @@ where
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    if !matches!(
+        cli.command,
+        Command::Serve(_) | Command::Bridge(_) | Command::Relay(_) | Command::Dev(_)
+    ) {
+        end_quietly_on_a_closed_pipe();
+    }
     let result = match &cli.command {
         Command::Compile(a) => cmd::compile::run(a),
         Command::Validate(a) => cmd::validate::run(a),
@@ -71,5 +77,18 @@ where
             }
             failure.exit_code()
         }
+    }
+}
+
+/// `tpf-sfn simulate | head -1`: once the reader is gone the command ends without a word, as
+/// Unix tools do, instead of panicking in `println!` (Rust ignores SIGPIPE by default). The
+/// long-running commands keep ignoring it: they write to sockets and logs, not to a reader of
+/// their output.
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal before any thread of this
+    // process exists besides the main one; no handler runs Rust code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -391,3 +391,23 @@ fn validate_proves_compiled_output_and_takes_map_bounds_for_foreign_ones() {
     let o = tpf_sfn(&["validate", &foreign, "--map-item-bound", "no-number"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+/// `tpf-sfn … | head -1`: a reader that goes away ends the command without a word, never with
+/// a panic about a broken pipe.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::process::Stdio;
+    for args in [&["completions", "bash"][..], &["simulate", "--list"]] {
+        let mut child = support::cli()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // Closed before the command has written: every write it makes finds no reader.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("wait");
+        assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
+        assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
+    }
+}
