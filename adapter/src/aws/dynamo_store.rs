@@ -129,7 +129,7 @@ fn status(value: ExecutionStatus) -> AttributeValue {
 
 fn with_activation(mut release: PipelineReleaseRecord, at_ms: i64) -> PipelineReleaseRecord {
     release.status = ReleaseStatus::Active;
-    release.activated_at_epoch_ms = Some(at_ms);
+    release.activated_at_epoch_ms = at_ms;
     release
 }
 
@@ -785,6 +785,15 @@ impl ExecutionStore for DynamoStore {
 
     /// A Scan with claimLease's filter, as TPF does: pages of `3 × limit`, stopping once
     /// `3 × limit` candidates are in hand, then sorted and cut to `limit`.
+    fn get_execution_by_key(
+        &self,
+        tenant_id: &str,
+        execution_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>> {
+        self.execution_by_key(tenant_id, execution_key, now_ms)
+    }
+
     fn find_due_executions(&self, now_ms: i64, limit: usize) -> StoreResult<Vec<ExecutionRecord>> {
         let wanted = limit.saturating_mul(3);
         let page = i32::try_from(wanted).unwrap_or(i32::MAX).clamp(1, 1000);
@@ -903,6 +912,27 @@ impl AwaitStore for DynamoStore {
             vec![
                 (":key", s(item_key)),
                 (":keys", AttributeValue::Ss(vec![item_key.to_owned()])),
+            ],
+        )
+    }
+
+    fn record_item_continuation_completed(
+        &self,
+        tenant_id: &str,
+        unit_id: &str,
+        continuation_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<AwaitUnitRecord>> {
+        self.update_unit(
+            tenant_id,
+            unit_id,
+            now_ms,
+            "(#status = :waiting OR #status = :completed) AND NOT contains(#completed_item_keys, :key)",
+            "SET #updated_at_epoch_ms = :now ADD #version :one, #completed_item_keys :keys",
+            vec![
+                (":key", s(continuation_key)),
+                (":keys", AttributeValue::Ss(vec![continuation_key.to_owned()])),
+                (":completed", s(AwaitUnitStatus::Completed.as_str())),
             ],
         )
     }
@@ -1203,7 +1233,7 @@ impl ReleaseRegistry for DynamoStore {
     ) -> Result<PipelineReleaseRecord, RegistryError> {
         let mut stored = release.clone();
         stored.status = ReleaseStatus::Registered;
-        stored.activated_at_epoch_ms = None;
+        stored.activated_at_epoch_ms = 0;
         let created = self.put_if(
             &self.tables.release,
             to_sdk(&stored.to_item()),

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use tpf_model::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+use tpf_model::worker::ContractStep;
+use tpf_model::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_sfn_compiler::compile::{load_inputs, Input};
 use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
 
@@ -64,29 +65,30 @@ pub fn load(
     contract: &[u8],
     releases: &[(&str, &[u8])],
     script: Option<&str>,
-    await_timeout_ms: Option<i64>,
+    await_timeout_ms: i64,
 ) -> Result<HostedPipeline, String> {
     let input = Input {
         contract_file,
         contract,
         ..Input::default()
     };
-    // The contract and the plan say which steps await; nothing needs rendering.
+    // The contract says which steps await and the plan names the release; nothing is rendered.
     let (loaded, plan, _) = load_inputs(&input).map_err(|d| d.to_string())?;
-    let steps: Vec<StepDef> = loaded
+    let steps: Vec<ContractStep<'_>> = loaded
         .contract
         .steps
         .iter()
-        .map(
-            |s| match plan.awaits.iter().find(|a| a.step_index == s.index) {
-                Some(a) if a.itemized => {
-                    StepDef::await_itemized(&s.authored_name, 1, await_timeout_ms)
-                }
-                Some(_) => StepDef::await_scalar(&s.authored_name, await_timeout_ms),
-                None => StepDef::internal(&s.authored_name),
-            },
-        )
+        .map(|s| ContractStep {
+            authored_name: &s.authored_name,
+            is_await: s.is_await(),
+            cardinality: s.cardinality,
+            cardinality_raw: &s.cardinality_raw,
+            await_transport: s.await_transport.as_ref().map(|t| t.as_str()),
+            output_type_id: &s.output_type_id,
+        })
         .collect();
+    // One item per stream: the host's scripted producer emits a single item.
+    let pipeline = PipelineDef::from_contract(&steps, 1, await_timeout_ms);
     let mut identities = Vec::new();
     for (file, bytes) in releases {
         let release = load_release(file, bytes).map_err(|d| d.to_string())?;
@@ -104,7 +106,8 @@ pub fn load(
     }
     if let Some(text) = script {
         let script: Script = toml::from_str(text).map_err(|e| format!("script: {e}"))?;
-        let by_name: BTreeMap<&str, u32> = steps
+        let by_name: BTreeMap<&str, u32> = pipeline
+            .steps
             .iter()
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), i as u32))
@@ -124,7 +127,7 @@ pub fn load(
     }
     Ok(HostedPipeline {
         identity,
-        pipeline: PipelineDef::new(steps),
+        pipeline,
         worker,
     })
 }

@@ -48,25 +48,7 @@ impl Step {
     }
 }
 
-/// TPF `CardinalitySemantics` after `fromString` normalisation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Cardinality {
-    OneToOne,
-    OneToMany,
-    ManyToOne,
-    ManyToMany,
-}
-
-impl Cardinality {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cardinality::OneToOne => "ONE_TO_ONE",
-            Cardinality::OneToMany => "ONE_TO_MANY",
-            Cardinality::ManyToOne => "MANY_TO_ONE",
-            Cardinality::ManyToMany => "MANY_TO_MANY",
-        }
-    }
-}
+pub use tpf_wire::cardinality::Cardinality;
 
 /// `awaitTransport`: how completions reach TPF. Unknown values are kept, not guessed at.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -73,7 +73,11 @@ fn retries_back_off_10_20_40_seconds_then_fail_with_a_dlq_envelope() {
     assert_eq!(dlq[0].terminal_reason, "retry_exhausted");
     assert_eq!(dlq[0].retries_observed, 3);
     assert!(dlq[0].retryable);
-    assert_eq!(dlq[0].correlation_id, "order-1");
+    // The record's key: the client's, scoped by the pinned pipeline and release.
+    assert_eq!(
+        dlq[0].correlation_id,
+        tpf_wire::ids::scoped_root_execution_key(PIPELINE, "sha256:v1", "order-1").unwrap()
+    );
     assert_eq!(dlq[0].error_code, "TransitionWorkerFailureException");
     assert_eq!(dlq[0].transition_key, format!("{id}:3:3"));
     assert_eq!(dlq[0].resource_type, "tpf.orchestrator.execution");

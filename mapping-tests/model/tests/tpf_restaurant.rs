@@ -321,7 +321,7 @@ fn re_registering_a_release_is_idempotent_and_conflicting_metadata_is_refused() 
     let same = local_release(TENANT, &identity("v1"), T0 + MINUTE);
     assert!(c.register_release(&same).is_ok());
     let mut different = same.clone();
-    different.primary_artifact_digest = Some("sha256:other".into());
+    different.primary_artifact_digest = "sha256:other".into();
     let err = c.register_release(&different).expect_err("conflict");
     assert_eq!(err.http_status(), 409);
     let err = c
