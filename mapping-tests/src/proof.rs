@@ -95,8 +95,8 @@ impl ScenarioReport {
         let m = &self.metrics;
         let items = if m.item_executions > 0 {
             format!(
-                ", {} item execution(s) with {} state transitions",
-                m.item_executions, m.item_state_transitions
+                ", {} item execution(s) with {} state transitions and {} history events",
+                m.item_executions, m.item_state_transitions, m.item_history_events
             )
         } else {
             String::new()

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use tpf_model::worker::ContractStep;
 use tpf_model::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_sfn_compiler::compile::{load_inputs, Input};
 use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
@@ -74,19 +73,7 @@ pub fn load(
     };
     // The contract says which steps await and the plan names the release; nothing is rendered.
     let (loaded, plan, _) = load_inputs(&input).map_err(|d| d.to_string())?;
-    let steps: Vec<ContractStep<'_>> = loaded
-        .contract
-        .steps
-        .iter()
-        .map(|s| ContractStep {
-            authored_name: &s.authored_name,
-            is_await: s.is_await(),
-            cardinality: s.cardinality,
-            cardinality_raw: &s.cardinality_raw,
-            await_transport: s.await_transport.as_ref().map(|t| t.as_str()),
-            output_type_id: &s.output_type_id,
-        })
-        .collect();
+    let steps: Vec<_> = loaded.contract.steps.iter().map(|s| s.facts()).collect();
     // One item per stream: the host's scripted producer emits a single item.
     let pipeline = PipelineDef::from_contract(&steps, 1, await_timeout_ms);
     let mut identities = Vec::new();

@@ -34,17 +34,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "capabilities",
 ];
 
-const STEP_KEYS: &[&str] = &[
-    "index",
-    "authoredName",
-    "kind",
-    "cardinality",
-    "inputTypeId",
-    "outputTypeId",
-    "runtimeClass",
-    "clientClass",
-    "awaitTransport",
-];
+use tpf_wire::step::STEP_KEYS;
 
 const CAPABILITY_KEYS: &[&str] = &["localTransitionExecution", "transitionWorkerProtocols"];
 

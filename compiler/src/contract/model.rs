@@ -46,6 +46,18 @@ impl Step {
     pub fn is_await(&self) -> bool {
         self.kind.trim().eq_ignore_ascii_case("await")
     }
+
+    /// What TPF's runtime builds this step from (the reference model takes these).
+    pub fn facts(&self) -> tpf_wire::step::StepFacts<'_> {
+        tpf_wire::step::StepFacts {
+            authored_name: &self.authored_name,
+            is_await: self.is_await(),
+            cardinality: self.cardinality,
+            cardinality_raw: &self.cardinality_raw,
+            await_transport: self.await_transport.as_ref().map(AwaitTransport::as_str),
+            output_type_id: &self.output_type_id,
+        }
+    }
 }
 
 pub use tpf_wire::cardinality::Cardinality;

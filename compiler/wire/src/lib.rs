@@ -6,6 +6,7 @@
 //!   codes, HTTP statuses and the task error names the drivers catch;
 //! - [`records`]: TPF's durable records with their DynamoDB attribute names;
 //! - [`cardinality`]: TPF's cardinality normalisation, itemized awaits and result shape;
+//! - [`step`]: a contract step's fields as TPF's runtime reads them;
 //! - [`ids`]: TPF's deterministic ids, store keys and runtime step ids;
 //! - [`java_text`]: how TPF's Java renders values into key text (UTF-16 lengths, Jackson JSON,
 //!   `Double.toString`);
@@ -20,6 +21,7 @@ pub mod identity;
 pub mod ids;
 pub mod java_text;
 pub mod records;
+pub mod step;
 pub mod wakeup;
 
 pub use identity::Identity;

@@ -398,16 +398,7 @@ pub fn contract_descriptor_form(document: &Value) -> Option<Value> {
                         "index".into(),
                         s.get("index").cloned().unwrap_or(Value::from(0)),
                     );
-                    for key in [
-                        "authoredName",
-                        "kind",
-                        "cardinality",
-                        "inputTypeId",
-                        "outputTypeId",
-                        "runtimeClass",
-                        "clientClass",
-                        "awaitTransport",
-                    ] {
+                    for &key in &crate::step::STEP_KEYS[1..] {
                         step.insert(
                             key.into(),
                             s.get(key)

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use tpf_wire::cardinality::{self, Cardinality};
 use tpf_wire::ids;
 use tpf_wire::records::ResultShape;
+use tpf_wire::step::StepFacts;
 use tpf_wire::Identity;
 
 /// How an await step collects completions (`AU/index.md` "Cardinality As Unit Shape").
@@ -130,19 +131,6 @@ impl StepDef {
     }
 }
 
-/// What the model needs of one contract step to build its runtime step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContractStep<'a> {
-    pub authored_name: &'a str,
-    pub is_await: bool,
-    pub cardinality: Cardinality,
-    /// `cardinality` as the contract spells it (the await unit records it verbatim).
-    pub cardinality_raw: &'a str,
-    /// `awaitTransport`; `interaction-api` when the contract names none.
-    pub await_transport: Option<&'a str>,
-    pub output_type_id: &'a str,
-}
-
 /// The runtime step order of one pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipelineDef {
@@ -161,9 +149,10 @@ impl PipelineDef {
     }
 
     /// The runtime steps of a contract: an await over a stream is itemized with
-    /// `items_per_stream` items; every await times out after `await_timeout_ms`.
+    /// `items_per_stream` items; every await times out after `await_timeout_ms`; an await
+    /// without a transport in the contract uses `interaction-api`.
     pub fn from_contract(
-        steps: &[ContractStep<'_>],
+        steps: &[StepFacts<'_>],
         items_per_stream: u32,
         await_timeout_ms: i64,
     ) -> Self {

@@ -233,3 +233,18 @@ fn a_redriven_execution_that_fails_again_gets_exactly_one_attempt() {
     assert_eq!(c.dead_letters().len(), 2);
     c.log().check_all().expect("invariants");
 }
+
+#[test]
+fn retry_delays_follow_javas_arithmetic_for_odd_settings() {
+    let mut c = restaurant(|w| w);
+    // Math.max(1.0, NaN) is NaN: pow(NaN, 0) = 1 keeps the first delay, later ones are
+    // (long) NaN = 0.
+    c.config_mut().retry_multiplier = f64::NAN;
+    assert_eq!(c.config().retry_delay_for(1), 10 * SECOND);
+    assert_eq!(c.config().retry_delay_for(2), 0);
+    // A negative base is floored at 0; an infinite multiplier saturates into the cap.
+    c.config_mut().retry_multiplier = f64::INFINITY;
+    assert_eq!(c.config().retry_delay_for(2), 30 * MINUTE);
+    c.config_mut().retry_delay_ms = -5 * SECOND;
+    assert_eq!(c.config().retry_delay_for(3), 0);
+}

@@ -18,7 +18,7 @@ use tpf_model::coordinator::{
     local_release, Coordinator, CoordinatorConfig, IdempotencyPolicy, ItemContinuations,
 };
 use tpf_model::store::InMemoryStore;
-use tpf_model::worker::{ContractStep, PipelineDef, ScriptedWorker, StepOutcome};
+use tpf_model::worker::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 
 /// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
@@ -63,8 +63,9 @@ pub struct Metrics {
     pub simulated_seconds: f64,
     /// Child executions that carried the execution's items through an itemized await.
     pub item_executions: u32,
-    /// Driver state entries of those children, all generations.
+    /// Driver state entries and history events of those children, all generations.
     pub item_state_transitions: u64,
+    pub item_history_events: u64,
 }
 
 pub struct Run {
@@ -91,19 +92,7 @@ fn outcome(text: &str) -> StepOutcome {
 pub const ITEMS_PER_STREAM: u32 = 3;
 
 fn pipeline(subject: &Subject, scenario: &Scenario) -> PipelineDef {
-    let steps: Vec<ContractStep<'_>> = subject
-        .contract
-        .steps
-        .iter()
-        .map(|s| ContractStep {
-            authored_name: &s.authored_name,
-            is_await: s.is_await(),
-            cardinality: s.cardinality,
-            cardinality_raw: &s.cardinality_raw,
-            await_transport: s.await_transport.as_ref().map(|t| t.as_str()),
-            output_type_id: &s.output_type_id,
-        })
-        .collect();
+    let steps: Vec<_> = subject.contract.steps.iter().map(|s| s.facts()).collect();
     PipelineDef::from_contract(
         &steps,
         ITEMS_PER_STREAM,
@@ -522,6 +511,7 @@ pub fn measure(world: &World, exec: &str) -> Metrics {
         for arn in driver_executions(world, child) {
             if let Some(x) = world.engine.metrics(&arn) {
                 m.item_state_transitions += x.state_transitions;
+                m.item_history_events += x.history_events as u64;
             }
         }
     }

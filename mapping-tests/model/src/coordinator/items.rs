@@ -352,18 +352,13 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             }
             return Ok(());
         }
-        if let Some(failed) = self.store.mark_terminal_failure(
-            &child.tenant_id,
-            &child.execution_id,
-            child.version,
-            ExecutionStatus::Failed,
+        self.fail_child(
+            child,
             transition_key,
             AWAIT_ITEM_CONTINUATION_FAILED,
             &message,
             now_ms,
-        )? {
-            self.log.record(now_ms, &failed, "fail");
-        }
+        )?;
         self.fail_parent_after_continuation_error(
             &child.tenant_id,
             &item.parent_execution_id,
@@ -381,14 +376,31 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         transition_key: &str,
         now_ms: i64,
     ) -> CoordinatorResult<()> {
+        self.fail_child(
+            child,
+            transition_key,
+            AWAIT_PARENT_NOT_WAITING,
+            "The parent execution no longer waits on this await unit",
+            now_ms,
+        )
+    }
+
+    fn fail_child(
+        &mut self,
+        child: &ExecutionRecord,
+        transition_key: &str,
+        code: &str,
+        message: &str,
+        now_ms: i64,
+    ) -> CoordinatorResult<()> {
         if let Some(failed) = self.store.mark_terminal_failure(
             &child.tenant_id,
             &child.execution_id,
             child.version,
             ExecutionStatus::Failed,
             transition_key,
-            AWAIT_PARENT_NOT_WAITING,
-            "The parent execution no longer waits on this await unit",
+            code,
+            message,
             now_ms,
         )? {
             self.log.record(now_ms, &failed, "fail");
