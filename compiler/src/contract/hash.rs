@@ -152,23 +152,36 @@ impl GsonText {
     pub fn hash_input(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.out.len());
         out.push(b'{');
-        let kept = self
-            .members
-            .iter()
-            .filter(|(k, _)| k != "contractVersion" && k != "contractHash");
-        for (i, (_, span)) in kept.enumerate() {
+        for (i, span) in self.hashed_members().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(self.out.get(span.clone()).unwrap_or_default());
+            out.extend_from_slice(self.out.get(span).unwrap_or_default());
         }
         out.push(b'}');
         out
     }
 
-    /// `contractHash`: lowercase hex sha256 of [`Self::hash_input`].
+    /// `contractHash`: lowercase hex sha256 of [`Self::hash_input`], streamed from the
+    /// member spans rather than copied.
     pub fn contract_hash(&self) -> String {
-        sha256_hex(&self.hash_input())
+        let mut digest = Sha256::new();
+        digest.update(b"{");
+        for (i, span) in self.hashed_members().enumerate() {
+            if i > 0 {
+                digest.update(b",");
+            }
+            digest.update(self.out.get(span).unwrap_or_default());
+        }
+        digest.update(b"}");
+        hex::encode(digest.finalize())
+    }
+
+    fn hashed_members(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.members
+            .iter()
+            .filter(|(k, _)| k != "contractVersion" && k != "contractHash")
+            .map(|(_, span)| span.clone())
     }
 }
 
@@ -204,7 +217,7 @@ impl Scanner<'_> {
         match self.peek()? {
             b'{' => self.object(depth),
             b'[' => self.array(depth),
-            b'"' => self.string().map(|_| ()),
+            b'"' => self.string(false).map(|_| ()),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -237,33 +250,48 @@ impl Scanner<'_> {
         Some(())
     }
 
-    /// Emits the string the Gson way and returns its decoded text.
-    fn string(&mut self) -> Option<String> {
+    /// Emits the string the Gson way; returns its decoded text when `keep` asks for it.
+    fn string(&mut self, keep: bool) -> Option<Option<String>> {
         let start = self.pos;
         self.pos += 1;
         let mut escaped = false;
         loop {
-            match self.peek()? {
-                b'\\' => {
-                    escaped = true;
-                    self.pos += 2;
-                }
-                b'"' => break,
-                _ => self.pos += 1,
+            // Jump to the next quote or backslash: most strings have neither inside.
+            let rest = self.src.get(self.pos..)?;
+            let at = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+            self.pos += at;
+            if self.src[self.pos] == b'"' {
+                break;
             }
+            escaped = true;
+            self.pos += 2;
         }
         self.pos += 1;
         let raw = self.src.get(start..self.pos)?;
-        let inner = std::str::from_utf8(raw.get(1..raw.len() - 1)?).ok()?;
-        if !escaped && !inner.contains(['\u{2028}', '\u{2029}']) {
+        let inner = raw.get(1..raw.len() - 1)?;
+        // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8; Gson escapes both.
+        let separators = inner.contains(&0xE2) && {
+            let text = std::str::from_utf8(inner).ok()?;
+            text.contains(['\u{2028}', '\u{2029}'])
+        };
+        if !escaped && !separators {
             // Already Gson's text: nothing in it needs escaping.
             self.emit(raw);
-            return Some(inner.to_owned());
+            return Some(if keep {
+                Some(std::str::from_utf8(inner).ok()?.to_owned())
+            } else {
+                None
+            });
         }
         let decoded: String = serde_json::from_slice(raw).ok()?;
         let mut ser = serde_json::Serializer::with_formatter(&mut self.text.out, GsonFormatter);
         decoded.serialize(&mut ser).ok()?;
-        Some(decoded)
+        Some(keep.then_some(decoded))
+    }
+
+    /// Whether the members of the object being read are recorded (their keys are needed).
+    fn recording(&self) -> bool {
+        self.path.len() < NESTED_DEPTH && self.path.iter().all(Option::is_some)
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {
@@ -278,23 +306,29 @@ impl Scanner<'_> {
         loop {
             self.skip_ws();
             let member_start = self.text.out.len();
-            let key = self.string()?;
+            let recording = self.recording();
+            let key = self.string(recording)?;
             self.skip_ws();
             (self.peek()? == b':').then_some(())?;
             self.pos += 1;
             self.emit(b":");
             self.skip_ws();
             let value_start = self.text.out.len();
-            self.path.push(Some(key));
+            // An unrecorded member's key is not kept; a placeholder stops recording below it.
+            self.path.push(key);
             self.value(depth + 1)?;
-            let key = self.path.pop().flatten().unwrap_or_default();
+            let key = self.path.pop().flatten();
             let end = self.text.out.len();
-            if self.path.is_empty() {
-                self.text.members.push((key, member_start..end));
-            } else if self.path.len() < NESTED_DEPTH && self.path.iter().all(Option::is_some) {
-                let mut path: Vec<String> = self.path.iter().flatten().cloned().collect();
-                path.push(key);
-                self.text.nested.push((path, value_start..end));
+            match key {
+                Some(key) if self.path.is_empty() => {
+                    self.text.members.push((key, member_start..end));
+                }
+                Some(key) => {
+                    let mut path: Vec<String> = self.path.iter().flatten().cloned().collect();
+                    path.push(key);
+                    self.text.nested.push((path, value_start..end));
+                }
+                None => {}
             }
             self.skip_ws();
             match self.peek()? {
