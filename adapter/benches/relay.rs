@@ -40,7 +40,7 @@ async fn bench() {
         "/../examples/contracts/restaurant-approval.pipeline-contract.json"
     );
     let bytes = std::fs::read(path).expect("contract");
-    let hosted = pipeline::load(path, &bytes, &[], None, Some(30 * 60 * 1000)).expect("pipeline");
+    let hosted = pipeline::load(path, &bytes, &[], None, 30 * 60 * 1000).expect("pipeline");
     let identity = hosted.identity.clone();
     let mut coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
     let now = system_clock();

@@ -355,8 +355,8 @@ pub enum StoreKind {
 /// The reference coordinator's settings, named after TPF's `pipeline.orchestrator.*` keys.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CoordinatorArgs {
-    /// Await interaction timeout (TPF requires one on every await step).
-    #[arg(long, default_value_t = 1800)]
+    /// Await interaction timeout (TPF requires a positive one on every await step).
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     pub await_timeout_seconds: u64,
     /// Retries after a retryable step failure before TPF fails the execution
     /// (`pipeline.orchestrator.max-retries`).

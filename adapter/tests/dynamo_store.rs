@@ -155,9 +155,12 @@ fn restaurant_trace_on_dynamo_reads_back_with_tpf_attribute_names() {
         item.get("last_transition_key"),
         Some(&AttrValue::S(format!("{id}:3:0")))
     );
+    // The client's key scoped by the pinned release, as TPF stores it.
+    let execution_key =
+        tpf_wire::ids::scoped_root_execution_key(PIPELINE, "sha256:v1", "order-1").expect("key");
     assert_eq!(
         item.get("execution_key"),
-        Some(&AttrValue::S("order-1".into()))
+        Some(&AttrValue::S(execution_key.clone()))
     );
     assert!(item.contains_key("result_payload_json"));
     assert!(!item.contains_key("lease_owner"), "REMOVEd, not NULL");
@@ -169,10 +172,9 @@ fn restaurant_trace_on_dynamo_reads_back_with_tpf_attribute_names() {
                 .table_name(&tables.execution_key)
                 .key(
                     "tenant_execution_key",
-                    aws_sdk_dynamodb::types::AttributeValue::S(format!(
-                        "{}:{TENANT}:7:order-1",
-                        TENANT.len()
-                    )),
+                    aws_sdk_dynamodb::types::AttributeValue::S(
+                        tpf_wire::ids::scoped_execution_key(TENANT, &execution_key),
+                    ),
                 )
                 .send(),
         )

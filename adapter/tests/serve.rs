@@ -24,7 +24,7 @@ fn restaurant() -> HostedPipeline {
         "/../examples/contracts/restaurant-approval.pipeline-contract.json"
     );
     let bytes = std::fs::read(path).expect("contract");
-    pipeline::load(path, &bytes, &[], None, Some(30 * 60 * 1000)).expect("pipeline")
+    pipeline::load(path, &bytes, &[], None, 30 * 60 * 1000).expect("pipeline")
 }
 
 async fn start() -> (std::net::SocketAddr, HostedPipeline) {
@@ -501,13 +501,13 @@ async fn scripted_failure_then_admin_redrive() {
     let script = format!(
         "[[steps]]\nstep = {first_step:?}\noutcomes = [\"fail-non-retryable:com.example.Rejected\"]\n"
     );
-    let hosted = pipeline::load(path, &bytes, &[], Some(&script), Some(60_000)).expect("pipeline");
+    let hosted = pipeline::load(path, &bytes, &[], Some(&script), 60_000).expect("pipeline");
     assert!(pipeline::load(
         path,
         &bytes,
         &[],
         Some("[[steps]]\nstep = \"nope\"\noutcomes = []\n"),
-        None
+        60_000
     )
     .is_err());
     assert!(pipeline::load(
@@ -515,7 +515,7 @@ async fn scripted_failure_then_admin_redrive() {
         &bytes,
         &[],
         Some("[[steps]]\nstep = \"x\"\noutcomes = [\"explode\"]\n"),
-        None
+        60_000
     )
     .is_err());
     let identity = hosted.identity.clone();

@@ -375,6 +375,16 @@ fn fan_out() -> ContractSpec {
     }
 }
 
+/// The CSV-payments lane as TPF ships it: no reduction after the items, so each item's child
+/// execution runs to the end and the parent is released at the step count.
+fn fan_out_no_aggregate() -> ContractSpec {
+    let mut spec = fan_out();
+    spec.file = "fan-out-no-aggregate";
+    spec.pipeline_id = "org.example.payments.lane";
+    spec.steps.pop();
+    spec
+}
+
 fn node(index: usize, id: &str, kind: &str, input: &str, output: &str, target: &str) -> Value {
     json!({
         "index": index,
@@ -695,6 +705,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         multi_await(),
         sqs_await(),
         fan_out(),
+        fan_out_no_aggregate(),
         composition(),
         thousand_steps(),
         unicode_names(),

@@ -86,7 +86,10 @@ pub struct WakeupPlan {
     pub table_name: String,
     pub lease_wait_seconds: u64,
     pub recheck_seconds: u64,
+    /// After a missed await deadline TPF did not apply: the first re-ask wait, doubling up to
+    /// the max.
     pub late_recheck_seconds: u64,
+    pub late_recheck_max_seconds: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -189,6 +192,7 @@ pub fn build(
             lease_wait_seconds: config.wakeup.lease_wait_seconds,
             recheck_seconds: config.wakeup.recheck_seconds,
             late_recheck_seconds: config.wakeup.late_recheck_seconds,
+            late_recheck_max_seconds: config.wakeup.late_recheck_max_seconds,
         },
         action_timeout_seconds: config.timeouts.action_call_seconds,
         sweep_timeout_seconds: config.timeouts.sweep_call_seconds,
@@ -222,20 +226,9 @@ pub fn build(
     }
 }
 
-/// An await is itemized when it is ONE_TO_ONE over a stream: some earlier step fanned out and
-/// nothing reduced the stream again before it (TPF's cardinality-as-unit-shape rule).
+/// An await is itemized when it is ONE_TO_ONE over a stream (`tpf_wire::cardinality`).
 fn is_itemized(contract: &Contract, step: &crate::contract::Step) -> bool {
-    use crate::contract::Cardinality::*;
-    if step.cardinality != OneToOne {
-        return false;
-    }
-    let mut streaming = false;
-    for s in contract.steps.iter().take_while(|s| s.index < step.index) {
-        match s.cardinality {
-            OneToMany | ManyToMany => streaming = true,
-            ManyToOne => streaming = false,
-            OneToOne => {}
-        }
-    }
-    streaming
+    let cardinalities: Vec<_> = contract.steps.iter().map(|s| s.cardinality).collect();
+    step.cardinality == crate::contract::Cardinality::OneToOne
+        && tpf_wire::cardinality::streams_into(&cardinalities, step.index as usize)
 }

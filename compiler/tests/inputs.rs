@@ -254,7 +254,7 @@ fn example_contracts_load_and_verify() {
         .filter(|n| n.ends_with(".pipeline-contract.json") && !n.starts_with("llm-query-fixture"))
         .collect();
     names.sort();
-    assert_eq!(names.len(), 11, "{names:?}");
+    assert_eq!(names.len(), 12, "{names:?}");
     for name in names {
         let rel = format!("examples/contracts/{name}");
         let loaded = contract_ok(&rel, STRICT);

@@ -93,8 +93,16 @@ impl ScenarioReport {
     /// The snapshot text: the trace and the metrics.
     pub fn snapshot(&self) -> String {
         let m = &self.metrics;
+        let items = if m.item_executions > 0 {
+            format!(
+                ", {} item execution(s) with {} state transitions and {} history events",
+                m.item_executions, m.item_state_transitions, m.item_history_events
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "# {}\n# {}\n{}# metrics: {} state transitions, {} history events, {} action calls, {} generation(s), {} lineage(s), {}s simulated\n",
+            "# {}\n# {}\n{}# metrics: {} state transitions, {} history events, {} action calls, {} generation(s), {} lineage(s), {}s simulated{items}\n",
             self.name, self.description, self.trace, m.state_transitions, m.history_events, m.action_calls, m.generations, m.lineages, m.simulated_seconds
         )
     }

@@ -212,10 +212,10 @@ fn an_idempotency_key_without_the_iteration_is_caught() {
 #[test]
 fn re_asking_a_late_await_in_a_tight_loop_is_caught() {
     // TPF parks a re-driven execution whose await deadline has already passed (it reports a
-    // wake-up due now); a driver that re-asks after one second instead of its slow late pace is
+    // wake-up due now); a driver whose back-off starts at one second instead of a minute is
     // rejected.
     let s = broken(|d| {
-        *d.pointer_mut("/States/Wait after a missed await deadline/Seconds")
+        *d.pointer_mut("/States/Back off: first wait/Parameters/seconds")
             .unwrap() = json!(1);
     });
     let text = std::fs::read_to_string(
@@ -229,4 +229,38 @@ fn re_asking_a_late_await_in_a_tight_loop_is_caught() {
         "{:?}",
         failed_checks(&s, &sc)
     );
+}
+
+#[test]
+fn a_driver_that_does_not_back_off_past_a_deadline_breaks_the_call_bound() {
+    // Against a TPF that strands a parked execution (a late completion, no deadline rule on
+    // process-work-item), a driver that re-asks every second instead of backing off blows the
+    // bound on calls the stranded-parent scenario sets; the compiled driver stays within it.
+    let name = "late-completion-strands-parent/Await Restaurant Decision";
+    let tight = broken(|d| {
+        for state in ["Back off: first wait", "Back off: longest wait"] {
+            *d.pointer_mut(&format!("/States/{state}/Parameters/seconds"))
+                .unwrap() = json!(1);
+        }
+        let double = d
+            .pointer_mut("/States/Back off: double the wait/Parameters")
+            .unwrap()
+            .as_object_mut()
+            .unwrap();
+        double.remove("seconds.$");
+        double.insert("seconds".into(), json!(1));
+    });
+    let horizon = 2 * 3600;
+    for (subject, within) in [(tight, false), (subject(), true)] {
+        let mut sc = scenario(&subject, name);
+        sc.horizon_seconds = horizon;
+        sc.expect.max_action_calls = Some(matrix::late_reask_bound(&subject, horizon));
+        let r = proof::run_one(&subject, &sc, proof::SEED);
+        assert!(r.error.is_none(), "{:?}", r.error);
+        let over = r
+            .unmet_expectations
+            .iter()
+            .any(|u| u.contains("process-work-item calls"));
+        assert_eq!(over, !within, "{:?} {:?}", r.metrics, r.unmet_expectations);
+    }
 }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use tpf_sfn_compiler::sfn::manifest::TAG_PREFIX;
-use tpf_wire::records::{DynamoItem, ReleaseActivationEvent, ACTIVATION_RECORD_TYPE};
+use tpf_wire::records::{DynamoItem, ReleaseActivationEvent, ACTIVATION_RECORD};
 
 use super::deploy::{read_tags, running_executions};
 use super::dynamo_item::from_sdk;
@@ -85,7 +85,7 @@ pub async fn active_releases(
         .scan()
         .table_name(table)
         .filter_expression("record_type = :a")
-        .expression_attribute_values(":a", AttributeValue::S(ACTIVATION_RECORD_TYPE.into()))
+        .expression_attribute_values(":a", AttributeValue::S(ACTIVATION_RECORD.into()))
         .into_paginator()
         .items()
         .send();

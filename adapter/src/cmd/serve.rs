@@ -32,8 +32,8 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         Some(path) => Some(String::from_utf8_lossy(&read(path)?).into_owned()),
         None => None,
     };
-    let timeout_ms =
-        i64::try_from(args.coordinator.await_timeout_seconds.saturating_mul(1000)).ok();
+    let timeout_ms = i64::try_from(args.coordinator.await_timeout_seconds.saturating_mul(1000))
+        .unwrap_or(i64::MAX);
     let releases = args
         .releases
         .iter()
@@ -74,6 +74,9 @@ fn serve<S: HostStore>(
         max_retries: args.coordinator.max_retries,
         retry_delay_ms: args.coordinator.retry_delay_ms.max(0),
         retry_multiplier: args.coordinator.retry_multiplier,
+        // The host takes submissions without a key (it derives one); TPF's strict queue mode
+        // refuses that default policy, so the host runs with strict startup off.
+        strict_startup: false,
         ..CoordinatorConfig::default()
     };
     let mut coordinator = Coordinator::with_config(store, hosted.pipeline, hosted.worker, config);

@@ -5,7 +5,7 @@ use crate::error::Error;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use tpf_model::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+use tpf_model::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_sfn_compiler::compile::{load_inputs, Input};
 use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
 
@@ -65,7 +65,7 @@ pub fn load(
     contract: &[u8],
     releases: &[(&str, &[u8])],
     script: Option<&str>,
-    await_timeout_ms: Option<i64>,
+    await_timeout_ms: i64,
 ) -> Result<HostedPipeline, Error> {
     let unhostable = |d: tpf_sfn_compiler::Diagnostics| {
         Error::new("PIPELINE", "the pipeline cannot be hosted").with_source(d)
@@ -75,22 +75,11 @@ pub fn load(
         contract,
         ..Input::default()
     };
-    // The contract and the plan say which steps await; nothing needs rendering.
+    // The contract says which steps await and the plan names the release; nothing is rendered.
     let (loaded, plan, _) = load_inputs(&input).map_err(unhostable)?;
-    let steps: Vec<StepDef> = loaded
-        .contract
-        .steps
-        .iter()
-        .map(
-            |s| match plan.awaits.iter().find(|a| a.step_index == s.index) {
-                Some(a) if a.itemized => {
-                    StepDef::await_itemized(&s.authored_name, 1, await_timeout_ms)
-                }
-                Some(_) => StepDef::await_scalar(&s.authored_name, await_timeout_ms),
-                None => StepDef::internal(&s.authored_name),
-            },
-        )
-        .collect();
+    let steps: Vec<_> = loaded.contract.steps.iter().map(|s| s.facts()).collect();
+    // One item per stream: the host's scripted producer emits a single item.
+    let pipeline = PipelineDef::from_contract(&steps, 1, await_timeout_ms);
     let mut identities = Vec::new();
     for (file, bytes) in releases {
         let release = load_release(file, bytes).map_err(unhostable)?;
@@ -114,7 +103,8 @@ pub fn load(
         let script: Script = toml::from_str(text).map_err(|e| {
             Error::new("SCRIPT_INVALID", "the failure script is not valid TOML").with_source(e)
         })?;
-        let by_name: BTreeMap<&str, u32> = steps
+        let by_name: BTreeMap<&str, u32> = pipeline
+            .steps
             .iter()
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), i as u32))
@@ -134,7 +124,7 @@ pub fn load(
     }
     Ok(HostedPipeline {
         identity,
-        pipeline: PipelineDef::new(steps),
+        pipeline,
         worker,
     })
 }

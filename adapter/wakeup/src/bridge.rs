@@ -1,7 +1,13 @@
 //! The wakeup bridge's decisions, written once.
 //!
 //! The bridge turns changes of TPF's records, and registrations of wakeup tokens, into driver
-//! starts and wakeups. This module is the pure decision: an event in, the actions to take out.
+//! starts and wakeups. Every new execution record gets a driver lineage on its pinned release's
+//! machine, and that includes the child executions of an itemized await's items
+//! (`ItemContinuationKey`, an execution key ending `:await-item:<unit>:<item>`): each item's
+//! continuation is a durable work item its own driver runs through `process-work-item`, retries
+//! included (`docs/runtime.md`, "Item continuations"). Against a TPF that still runs
+//! continuations in process the child is already SUCCEEDED when its driver first asks, and that
+//! driver ends after one call. This module is the pure decision: an event in, the actions to take out.
 //! The mapping-test harness feeds it TPF's transition log; the adapter's bridge feeds it
 //! DynamoDB stream records. Both execute the actions against a Step Functions API and treat
 //! "already done" answers (`ExecutionAlreadyExists`, `InvalidToken`, `TaskTimedOut`) as success,
@@ -183,6 +189,43 @@ mod tests {
                 lineage: "e".into()
             }]
         );
+    }
+
+    #[test]
+    fn an_item_child_insert_starts_its_own_lineage_on_the_pinned_release() {
+        // The child of item 2 of the parent's unit: its own id, the parent's pinned release.
+        let child = RecordImage {
+            execution_id: "child-2".into(),
+            ..rec("QUEUED", 0, None)
+        };
+        assert_eq!(
+            decide(
+                &BridgeEvent::RecordChanged {
+                    old: None,
+                    new: child
+                },
+                None
+            ),
+            vec![BridgeAction::StartDriver {
+                tenant_id: "t".into(),
+                execution_id: "child-2".into(),
+                pipeline_id: "p".into(),
+                release_version: "r".into(),
+                lineage: "child-2".into()
+            }]
+        );
+        // Its retries are its own driver's waits: nothing for the bridge to do.
+        let retry = BridgeEvent::RecordChanged {
+            old: Some(RecordImage {
+                execution_id: "child-2".into(),
+                ..rec("RUNNING", 1, None)
+            }),
+            new: RecordImage {
+                execution_id: "child-2".into(),
+                ..rec("WAIT_RETRY", 2, None)
+            },
+        };
+        assert!(decide(&retry, None).is_empty());
     }
 
     #[test]

@@ -158,10 +158,23 @@ impl DriverConfig {
         }
         if w.late_recheck_seconds < 60 {
             bad(
-            "wakeup.late-recheck-seconds",
-            "late-recheck-seconds must be at least 60".into(),
-            "it bounds how often a driver re-asks TPF about an execution parked past its deadline",
-        );
+                "wakeup.late-recheck-seconds",
+                "late-recheck-seconds must be at least 60".into(),
+                "it is the first of the doubling waits between re-asks about an execution TPF keeps parked past its deadline",
+            );
+        }
+        // TimeoutSecondsPath takes at most 99,999,999; a year is far beyond any TPF TTL anyway.
+        if w.late_recheck_max_seconds < w.late_recheck_seconds
+            || w.late_recheck_max_seconds > 365 * 86_400
+        {
+            bad(
+                "wakeup.late-recheck-max-seconds",
+                format!(
+                    "late-recheck-max-seconds must be between late-recheck-seconds ({}) and 31536000 (a year)",
+                    w.late_recheck_seconds
+                ),
+                "it caps the doubling waits between re-asks, so it bounds a stranded execution's calls per day",
+            );
         }
     }
 

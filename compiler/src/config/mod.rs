@@ -157,9 +157,11 @@ pub struct WakeupConfig {
     pub lease_wait_seconds: u64,
     /// Seconds to wait before re-asking TPF when a wakeup could not be registered.
     pub recheck_seconds: u64,
-    /// Seconds between re-asks while TPF keeps an execution parked after its await deadline
-    /// passed (a TPF that does not apply the timeout): bounds the calls per day.
+    /// First wait before re-asking TPF about an execution it keeps parked after its await
+    /// deadline passed (a TPF that does not apply the timeout); each later wait doubles.
     pub late_recheck_seconds: u64,
+    /// Longest wait between those re-asks: bounds the calls per day.
+    pub late_recheck_max_seconds: u64,
 }
 
 impl Default for WakeupConfig {
@@ -168,7 +170,8 @@ impl Default for WakeupConfig {
             table_name: tpf_wire::wakeup::TABLE.to_string(),
             lease_wait_seconds: 30,
             recheck_seconds: 60,
-            late_recheck_seconds: 3600,
+            late_recheck_seconds: 60,
+            late_recheck_max_seconds: 86_400,
         }
     }
 }

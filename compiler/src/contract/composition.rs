@@ -122,9 +122,9 @@ fn read_definition(
     definition
 }
 
-/// TPF's fingerprint covers `{definitionId,inputContractId,outputContractId,nodes,continuations}`
-/// in that order. A stale fingerprint does not change what runs, so it is only a warning.
-fn check_fingerprint(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str, declared: &str) {
+/// A composition definition's fingerprint: TPF's covers
+/// `{definitionId,inputContractId,outputContractId,nodes,continuations}` in that order.
+pub fn definition_fingerprint(d: &Map<String, Value>) -> String {
     let mut basis = Map::new();
     for key in [
         "definitionId",
@@ -137,7 +137,12 @@ fn check_fingerprint(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str, d
             basis.insert(key.to_string(), v.clone());
         }
     }
-    let computed = fingerprint(&Value::Object(basis));
+    fingerprint(&Value::Object(basis))
+}
+
+/// A stale fingerprint does not change what runs, so it is only a warning.
+fn check_fingerprint(r: &mut FieldReader<'_>, d: &Map<String, Value>, p: &str, declared: &str) {
+    let computed = definition_fingerprint(d);
     if declared != computed {
         r.warning(
             "CONTRACT_FINGERPRINT",

@@ -1,10 +1,19 @@
 //! TPF's contract hash and the fingerprints computed the same way.
 //!
 //! TPF serialises with Gson (`disableHtmlEscaping`, compact, nulls omitted) in document key
-//! order. serde_json's compact output already matches Gson byte for byte except for two code
-//! points Gson always escapes, U+2028 and U+2029, so a small [`Formatter`] adds those.
+//! order and hashes that text. serde_json's compact output matches Gson's for strings except for
+//! two code points Gson always escapes, U+2028 and U+2029, so a small [`Formatter`] adds those.
+//! Numbers are another matter: Gson writes a decimal constraint as
+//! `BigDecimal.stripTrailingZeros()` text (`1E+2`, `1.2345E+6`, `1E-7`) and hashes it verbatim,
+//! while serde_json re-prints a parsed `1E+2` as `100.0`. So a contract file is hashed from its
+//! own text ([`GsonText`]): whitespace dropped, strings re-encoded the Gson way, every number
+//! kept exactly as written. (serde_json keeps number text only with its `arbitrary_precision`
+//! feature, which the workspace cannot enable: it breaks `#[serde(flatten)]`, which the ASL model
+//! uses throughout.) `mapping-tests/fixtures/tpf-vectors/contract-hash/` holds contracts written
+//! by TPF's generator with the hashes TPF computed.
 
 use std::io;
+use std::ops::Range;
 
 use serde::Serialize;
 use serde_json::ser::Formatter;
@@ -88,6 +97,286 @@ pub fn fingerprint(value: &Value) -> String {
     digest_of(value)
 }
 
+/// A JSON document re-emitted in Gson's compact form with every number's original text, plus
+/// where its object members landed: what TPF hashed, recovered from the file TPF wrote.
+#[derive(Debug, Clone, Default)]
+pub struct GsonText {
+    out: Vec<u8>,
+    /// Top-level members in document order: key and the span of `"key":value`.
+    members: Vec<(String, Range<usize>)>,
+    /// Spans of object member values below the top level (not inside arrays), by key path, up to
+    /// three keys deep: `canonicalTypes.<name>.definition` and its parents.
+    nested: Vec<(Vec<String>, Range<usize>)>,
+}
+
+/// Object-member paths recorded below the top level.
+const NESTED_DEPTH: usize = 3;
+
+impl GsonText {
+    /// Re-emits `bytes`; `None` if they are not one JSON value (the loader has parsed them with
+    /// serde_json first, so this only guards against misuse).
+    pub fn parse(bytes: &[u8]) -> Option<GsonText> {
+        let mut p = Scanner {
+            src: bytes,
+            pos: 0,
+            text: GsonText::default(),
+            path: Vec::new(),
+        };
+        p.skip_ws();
+        p.value(0)?;
+        p.skip_ws();
+        (p.pos == bytes.len()).then_some(p.text)
+    }
+
+    /// The compact text of the whole document.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// The compact text of the value at `path` (object keys from the top), if recorded.
+    pub fn value(&self, path: &[&str]) -> Option<&[u8]> {
+        if let [key] = path {
+            let (_, span) = self.members.iter().find(|(k, _)| k == key)?;
+            // The member span starts with the key and its colon.
+            let key_len = serde_json::to_vec(key).ok()?.len() + 1;
+            return self.out.get(span.start + key_len..span.end);
+        }
+        self.nested
+            .iter()
+            .find(|(p, _)| p.iter().map(String::as_str).eq(path.iter().copied()))
+            .and_then(|(_, span)| self.out.get(span.clone()))
+    }
+
+    /// The text TPF hashes into `contractHash`: the top-level object without
+    /// `contractVersion` and `contractHash`, the remaining members in document order.
+    pub fn hash_input(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.out.len());
+        out.push(b'{');
+        for (i, span) in self.hashed_members().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(self.out.get(span).unwrap_or_default());
+        }
+        out.push(b'}');
+        out
+    }
+
+    /// `contractHash`: lowercase hex sha256 of [`Self::hash_input`], streamed from the
+    /// member spans rather than copied.
+    pub fn contract_hash(&self) -> String {
+        let mut digest = Sha256::new();
+        digest.update(b"{");
+        for (i, span) in self.hashed_members().enumerate() {
+            if i > 0 {
+                digest.update(b",");
+            }
+            digest.update(self.out.get(span).unwrap_or_default());
+        }
+        digest.update(b"}");
+        hex::encode(digest.finalize())
+    }
+
+    fn hashed_members(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.members
+            .iter()
+            .filter(|(k, _)| k != "contractVersion" && k != "contractHash")
+            .map(|(_, span)| span.clone())
+    }
+}
+
+/// The re-emitter: one pass over the source, writing the compact text as it goes.
+struct Scanner<'a> {
+    src: &'a [u8],
+    pos: usize,
+    text: GsonText,
+    /// Keys from the top to the current value; `None` once inside an array.
+    path: Vec<Option<String>>,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn emit(&mut self, bytes: &[u8]) {
+        self.text.out.extend_from_slice(bytes);
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        // serde_json, which read the document first, refuses more than 128 levels.
+        if depth > 256 {
+            return None;
+        }
+        match self.peek()? {
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b'"' => self.string(false).map(|_| ()),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number(),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.pos + word.len();
+        (self.src.get(self.pos..end)? == word).then_some(())?;
+        self.pos = end;
+        self.emit(word);
+        Some(())
+    }
+
+    /// Kept verbatim: Gson wrote `BigDecimal.toString()` text and hashed exactly that.
+    fn number(&mut self) -> Option<()> {
+        let start = self.pos;
+        while matches!(
+            self.peek(),
+            Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+        ) {
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return None;
+        }
+        let raw = &self.src[start..self.pos];
+        self.text.out.extend_from_slice(raw);
+        Some(())
+    }
+
+    /// Emits the string the Gson way; returns its decoded text when `keep` asks for it.
+    fn string(&mut self, keep: bool) -> Option<Option<String>> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut escaped = false;
+        loop {
+            // Jump to the next quote or backslash: most strings have neither inside.
+            let rest = self.src.get(self.pos..)?;
+            let at = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+            self.pos += at;
+            if self.src[self.pos] == b'"' {
+                break;
+            }
+            escaped = true;
+            self.pos += 2;
+        }
+        self.pos += 1;
+        let raw = self.src.get(start..self.pos)?;
+        let inner = raw.get(1..raw.len() - 1)?;
+        // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8; Gson escapes both.
+        let separators = inner.contains(&0xE2) && {
+            let text = std::str::from_utf8(inner).ok()?;
+            text.contains(['\u{2028}', '\u{2029}'])
+        };
+        if !escaped && !separators {
+            // Already Gson's text: nothing in it needs escaping.
+            self.emit(raw);
+            return Some(if keep {
+                Some(std::str::from_utf8(inner).ok()?.to_owned())
+            } else {
+                None
+            });
+        }
+        let decoded: String = serde_json::from_slice(raw).ok()?;
+        let mut ser = serde_json::Serializer::with_formatter(&mut self.text.out, GsonFormatter);
+        decoded.serialize(&mut ser).ok()?;
+        Some(keep.then_some(decoded))
+    }
+
+    /// Whether the members of the object being read are recorded (their keys are needed).
+    fn recording(&self) -> bool {
+        self.path.len() < NESTED_DEPTH && self.path.iter().all(Option::is_some)
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.pos += 1;
+        self.emit(b"{");
+        self.skip_ws();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            self.emit(b"}");
+            return Some(());
+        }
+        loop {
+            self.skip_ws();
+            let member_start = self.text.out.len();
+            let recording = self.recording();
+            let key = self.string(recording)?;
+            self.skip_ws();
+            (self.peek()? == b':').then_some(())?;
+            self.pos += 1;
+            self.emit(b":");
+            self.skip_ws();
+            let value_start = self.text.out.len();
+            // An unrecorded member's key is not kept; a placeholder stops recording below it.
+            self.path.push(key);
+            self.value(depth + 1)?;
+            let key = self.path.pop().flatten();
+            let end = self.text.out.len();
+            match key {
+                Some(key) if self.path.is_empty() => {
+                    self.text.members.push((key, member_start..end));
+                }
+                Some(key) => {
+                    let mut path: Vec<String> = self.path.iter().flatten().cloned().collect();
+                    path.push(key);
+                    self.text.nested.push((path, value_start..end));
+                }
+                None => {}
+            }
+            self.skip_ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.emit(b",");
+                }
+                b'}' => {
+                    self.pos += 1;
+                    self.emit(b"}");
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        self.pos += 1;
+        self.emit(b"[");
+        self.skip_ws();
+        if self.peek()? == b']' {
+            self.pos += 1;
+            self.emit(b"]");
+            return Some(());
+        }
+        self.path.push(None);
+        loop {
+            self.skip_ws();
+            self.value(depth + 1)?;
+            self.skip_ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.emit(b",");
+                }
+                b']' => {
+                    self.pos += 1;
+                    self.emit(b"]");
+                    self.path.pop();
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
 /// The document minus the two keys the hash does not cover, in document order.
 struct WithoutHashKeys<'a>(&'a Map<String, Value>);
 
@@ -139,6 +428,37 @@ mod tests {
             fingerprint(&json!({})),
             "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
         );
+    }
+
+    #[test]
+    fn text_keeps_numbers_as_written_and_re_encodes_strings() {
+        let src = b"{ \"a\" : 1E+2, \"b\": [1.50, -0, \"\\u00e9\\/\"], \"c\": {\"d\": {\"e\": 1.2345E+6}} }";
+        let text = GsonText::parse(src).unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(text.as_bytes()),
+            "{\"a\":1E+2,\"b\":[1.50,-0,\"\u{e9}/\"],\"c\":{\"d\":{\"e\":1.2345E+6}}}"
+        );
+        assert_eq!(text.value(&["a"]), Some(&b"1E+2"[..]));
+        assert_eq!(text.value(&["c", "d"]), Some(&b"{\"e\":1.2345E+6}"[..]));
+        assert_eq!(text.value(&["c", "d", "e"]), Some(&b"1.2345E+6"[..]));
+        let deep =
+            GsonText::parse(br#"{"a":{"b":{"c":{"d":1}}},"l":[{"m":2}]}"#).unwrap_or_default();
+        assert_eq!(
+            deep.value(&["a", "b", "c", "d"]),
+            None,
+            "deeper than recorded"
+        );
+        assert_eq!(deep.value(&["l", "m"]), None, "inside an array");
+        assert!(GsonText::parse(b"{\"a\":1} x").is_none());
+    }
+
+    #[test]
+    fn text_hash_agrees_with_the_value_hash_on_integer_documents() {
+        let src = br#"{"schemaVersion":1,"pipelineId":"p","contractVersion":"v","contractHash":"h","steps":[{"index":0}],"x":"\u2028"}"#;
+        let value: Value = serde_json::from_slice(src).unwrap_or_default();
+        let map = value.as_object().cloned().unwrap_or_default();
+        let text = GsonText::parse(src).unwrap_or_default();
+        assert_eq!(text.contract_hash(), contract_hash(&map));
     }
 
     #[test]

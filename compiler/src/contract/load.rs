@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::cardinality::ACCEPTED_CARDINALITIES;
 use super::composition;
-use super::hash::{contract_hash, contract_version, fingerprint};
+use super::hash::{contract_hash, contract_version, fingerprint, sha256_hex, GsonText};
 use super::model::{
     AwaitTransport, Capabilities, Cardinality, Contract, ContractOptions, HashCheck,
     LoadedContract, Step,
@@ -34,17 +34,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "capabilities",
 ];
 
-const STEP_KEYS: &[&str] = &[
-    "index",
-    "authoredName",
-    "kind",
-    "cardinality",
-    "inputTypeId",
-    "outputTypeId",
-    "runtimeClass",
-    "clientClass",
-    "awaitTransport",
-];
+use tpf_wire::step::STEP_KEYS;
 
 const CAPABILITY_KEYS: &[&str] = &["localTransitionExecution", "transitionWorkerProtocols"];
 
@@ -89,6 +79,8 @@ pub fn load_contract(
         .into());
     };
 
+    // What TPF hashed: the file's own text, numbers as written (see `hash`).
+    let text = GsonText::parse(bytes);
     let mut r = FieldReader::new(file, CODES);
     r.reject_unknown(obj, "", TOP_LEVEL_KEYS, "top-level contract");
     let schema_version = read_schema_version(&mut r, obj);
@@ -101,11 +93,11 @@ pub fn load_contract(
     let plugin_host = r.bool_opt(obj, "", "pluginHost").unwrap_or(false);
     let runtime_layout = r.str_opt(obj, "", "runtimeLayout");
     let steps = read_steps(&mut r, obj);
-    let (canonical_types, has_contributed) = read_canonical_types(&mut r, obj);
+    let (canonical_types, has_contributed) = read_canonical_types(&mut r, obj, text.as_ref());
     let canonical_catalog_fingerprint = r
         .str_opt(obj, "", "canonicalCatalogFingerprint")
         .unwrap_or_default();
-    check_catalog_fingerprint(&mut r, obj, &canonical_catalog_fingerprint);
+    check_catalog_fingerprint(&mut r, obj, text.as_ref(), &canonical_catalog_fingerprint);
 
     let composition = r
         .object_opt(obj, "", "composition")
@@ -137,7 +129,12 @@ pub fn load_contract(
         );
     }
     let hash = match (&contract_version_raw, &contract_hash_raw) {
-        (Some(version), Some(hash)) => Some(check_hash(&mut r, obj, version, hash, opts)),
+        (Some(version), Some(hash)) => {
+            let computed = text
+                .as_ref()
+                .map_or_else(|| contract_hash(obj), GsonText::contract_hash);
+            Some(check_hash(&mut r, &computed, version, hash, opts))
+        }
         _ => None,
     };
 
@@ -344,9 +341,18 @@ fn parse_transport(r: &mut FieldReader<'_>, p: &str, raw: &str) -> AwaitTranspor
 }
 
 /// Returns the catalogue and whether any entry carries a connector-contributed identity.
+/// The fingerprint of the value at `path`, from the file's text when there is one.
+fn text_fingerprint(text: Option<&GsonText>, path: &[&str], value: &Value) -> String {
+    match text.and_then(|t| t.value(path)) {
+        Some(bytes) => sha256_hex(bytes),
+        None => fingerprint(value),
+    }
+}
+
 fn read_canonical_types(
     r: &mut FieldReader<'_>,
     obj: &Map<String, Value>,
+    text: Option<&GsonText>,
 ) -> (indexmap::IndexMap<String, Value>, bool) {
     let mut out = indexmap::IndexMap::new();
     let mut contributed = false;
@@ -365,7 +371,8 @@ fn read_canonical_types(
         if let (Some(Value::String(declared)), Some(definition)) =
             (entry.get("definitionFingerprint"), entry.get("definition"))
         {
-            let computed = fingerprint(definition);
+            let computed =
+                text_fingerprint(text, &["canonicalTypes", name, "definition"], definition);
             if *declared != computed {
                 r.warning(
                     "CONTRACT_FINGERPRINT",
@@ -380,7 +387,12 @@ fn read_canonical_types(
     (out, contributed)
 }
 
-fn check_catalog_fingerprint(r: &mut FieldReader<'_>, obj: &Map<String, Value>, declared: &str) {
+fn check_catalog_fingerprint(
+    r: &mut FieldReader<'_>,
+    obj: &Map<String, Value>,
+    text: Option<&GsonText>,
+    declared: &str,
+) {
     if declared.is_empty() {
         return;
     }
@@ -388,7 +400,7 @@ fn check_catalog_fingerprint(r: &mut FieldReader<'_>, obj: &Map<String, Value>, 
         .get("canonicalTypes")
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
-    let computed = fingerprint(&types);
+    let computed = text_fingerprint(text, &["canonicalTypes"], &types);
     if declared != computed {
         r.warning(
             "CONTRACT_FINGERPRINT",
@@ -453,12 +465,12 @@ fn check_schema_content(
 
 fn check_hash(
     r: &mut FieldReader<'_>,
-    obj: &Map<String, Value>,
+    computed: &str,
     version: &str,
     hash: &str,
     opts: ContractOptions,
 ) -> HashCheck {
-    let computed = contract_hash(obj);
+    let computed = computed.to_owned();
     let hint_tail = if opts.allow_unverified_hash {
         "accepted because of --allow-unverified-hash; the manifest records the contract as unverified"
     } else {

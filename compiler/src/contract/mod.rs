@@ -6,6 +6,8 @@ pub mod hash;
 pub mod load;
 pub mod model;
 
-pub use hash::{contract_hash, contract_version, fingerprint, gson_compact, GsonFormatter};
+pub use hash::{
+    contract_hash, contract_version, fingerprint, gson_compact, GsonFormatter, GsonText,
+};
 pub use load::{default_capabilities, load_contract};
 pub use model::*;

@@ -46,27 +46,21 @@ impl Step {
     pub fn is_await(&self) -> bool {
         self.kind.trim().eq_ignore_ascii_case("await")
     }
-}
 
-/// TPF `CardinalitySemantics` after `fromString` normalisation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Cardinality {
-    OneToOne,
-    OneToMany,
-    ManyToOne,
-    ManyToMany,
-}
-
-impl Cardinality {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cardinality::OneToOne => "ONE_TO_ONE",
-            Cardinality::OneToMany => "ONE_TO_MANY",
-            Cardinality::ManyToOne => "MANY_TO_ONE",
-            Cardinality::ManyToMany => "MANY_TO_MANY",
+    /// What TPF's runtime builds this step from (the reference model takes these).
+    pub fn facts(&self) -> tpf_wire::step::StepFacts<'_> {
+        tpf_wire::step::StepFacts {
+            authored_name: &self.authored_name,
+            is_await: self.is_await(),
+            cardinality: self.cardinality,
+            cardinality_raw: &self.cardinality_raw,
+            await_transport: self.await_transport.as_ref().map(AwaitTransport::as_str),
+            output_type_id: &self.output_type_id,
         }
     }
 }
+
+pub use tpf_wire::cardinality::Cardinality;
 
 /// `awaitTransport`: how completions reach TPF. Unknown values are kept, not guessed at.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -156,6 +156,10 @@ mod data {
     pub const NEXT_ITERATION: &str = "nextIteration";
     /// What ended the last park: the bridge's output or the Catch's error.
     pub const WAKEUP: &str = "wakeup";
+    /// The back-off after a missed await deadline: `{seconds, unitId}`.
+    pub const BACKOFF: &str = "backoff";
+    pub const BACKOFF_SECONDS: &str = "seconds";
+    pub const BACKOFF_UNIT_ID: &str = "unitId";
 }
 
 /// `$.tpf.<field>`.
@@ -302,6 +306,20 @@ fn token_item() -> Value {
     Value::Object(item)
 }
 
+/// A back-off Pass's Parameters: the next wait (a number, or an intrinsic doubling the last)
+/// and the await unit it is for, so a later park on another unit starts over.
+fn backoff(seconds: Value, unit_id_path: &str) -> Value {
+    let mut p = Map::new();
+    match seconds {
+        Value::String(expr) => dynamic(&mut p, data::BACKOFF_SECONDS, expr),
+        n => {
+            p.insert(data::BACKOFF_SECONDS.into(), n);
+        }
+    }
+    dynamic(&mut p, data::BACKOFF_UNIT_ID, unit_id_path);
+    Value::Object(p)
+}
+
 /// The sweeper's key for a due execution's row of `row` kind.
 fn due_key(row: &str) -> Value {
     use action::due_field as due;
@@ -329,6 +347,10 @@ fn paths() -> Value {
         "next_iteration": tpf_path(data::NEXT_ITERATION),
         "await_step_name": await_path(aw::STEP_NAME),
         "await_wake_in_seconds": await_path(aw::WAKE_IN_SECONDS),
+        "await_unit_id": await_path(aw::UNIT_ID),
+        "backoff": format!("$.{}", data::BACKOFF),
+        "backoff_seconds": format!("$.{}.{}", data::BACKOFF, data::BACKOFF_SECONDS),
+        "backoff_unit_id": format!("$.{}.{}", data::BACKOFF, data::BACKOFF_UNIT_ID),
         "tpf": format!("$.{}", data::TPF),
         "wakeup": format!("$.{}", data::WAKEUP),
         "due_list": format!("$.sweep.{}", f::DUE),
@@ -439,7 +461,9 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
             "register": states::REGISTER, "process": states::PROCESS,
             "route": states::ROUTE, "generic_await": states::GENERIC_AWAIT,
             "wait_due": states::WAIT_DUE, "wait_lease": states::WAIT_LEASE, "recheck": states::RECHECK,
-            "late": states::LATE, "due_then_hand_over": states::DUE_THEN_HAND_OVER,
+            "late": states::LATE, "back_off": states::BACK_OFF, "back_off_first": states::BACK_OFF_FIRST,
+            "back_off_double": states::BACK_OFF_DOUBLE, "back_off_longest": states::BACK_OFF_LONGEST,
+            "due_then_hand_over": states::DUE_THEN_HAND_OVER,
             "lease_then_hand_over": states::LEASE_THEN_HAND_OVER, "continue": states::CONTINUE, "handed_over": states::HANDED_OVER,
             "succeeded": states::SUCCEEDED, "failed": states::FAILED, "mismatch": states::MISMATCH,
             "not_found": states::NOT_FOUND, "unexpected": states::UNEXPECTED,
@@ -459,6 +483,7 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
             "recovered": sweeper_states::RECOVERED, "done": sweeper_states::DONE,
         },
         "awaits": awaits,
+        "late_comment": "Parked past the await deadline: the wakeup token is registered again, so the bridge wakes this state the moment TPF's record moves; otherwise TPF is re-asked after the back-off wait.",
         "generic_await_comment": "Fallback park for an await step this release does not name (or a contract without awaits). Same wakeup mechanics as the named await states.",
         "register_comment": format!(
             "Records this generation as the TPF execution's live driver, so the sweeper and `tpf-sfn status` can find it, and starts the loop counter. Input: tenantId, executionId, lineage (the first generation's name) and generation; the pinned release ({}) is compiled in, never read from input.",
@@ -493,7 +518,16 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
             "lease_wait_seconds": plan.wakeup.lease_wait_seconds,
             "recheck_seconds": plan.wakeup.recheck_seconds,
             "late_recheck_seconds": plan.wakeup.late_recheck_seconds,
+            "late_recheck_max_seconds": plan.wakeup.late_recheck_max_seconds,
+            // Doubling stays at or below the cap; past this, the next wait is the cap itself.
+            "late_double_up_to": plan.wakeup.late_recheck_max_seconds / 2,
         },
+        "backoff_first": backoff(json!(plan.wakeup.late_recheck_seconds), &await_path(action::await_field::UNIT_ID)),
+        "backoff_double": backoff(
+            json!(format!("States.MathAdd($.{b}.{s}, $.{b}.{s})", b = data::BACKOFF, s = data::BACKOFF_SECONDS)),
+            &format!("$.{}.{}", data::BACKOFF, data::BACKOFF_UNIT_ID),
+        ),
+        "backoff_longest": backoff(json!(plan.wakeup.late_recheck_max_seconds), &format!("$.{}.{}", data::BACKOFF, data::BACKOFF_UNIT_ID)),
         "retry": {
             "interval_seconds": plan.transport_retry.interval_seconds,
             "max_attempts": plan.transport_retry.max_attempts,

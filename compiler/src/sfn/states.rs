@@ -9,7 +9,11 @@ pub mod driver {
     pub const WAIT_DUE: &str = "Wait until due";
     pub const WAIT_LEASE: &str = "Wait for lease";
     pub const RECHECK: &str = "Wait before re-checking TPF";
-    pub const LATE: &str = "Wait after a missed await deadline";
+    pub const BACK_OFF: &str = "Deadline passed: back off";
+    pub const BACK_OFF_FIRST: &str = "Back off: first wait";
+    pub const BACK_OFF_DOUBLE: &str = "Back off: double the wait";
+    pub const BACK_OFF_LONGEST: &str = "Back off: longest wait";
+    pub const LATE: &str = "Deadline passed: park until woken or re-ask";
     pub const DUE_THEN_HAND_OVER: &str = "Wait until due, then hand over";
     pub const LEASE_THEN_HAND_OVER: &str = "Wait for lease, then hand over";
     pub const CONTINUE: &str = "Continue as new generation";
@@ -28,6 +32,10 @@ pub mod driver {
         WAIT_DUE,
         WAIT_LEASE,
         RECHECK,
+        BACK_OFF,
+        BACK_OFF_FIRST,
+        BACK_OFF_DOUBLE,
+        BACK_OFF_LONGEST,
         LATE,
         DUE_THEN_HAND_OVER,
         LEASE_THEN_HAND_OVER,

@@ -5,16 +5,23 @@
 //! - [`action`]: Action API v1 — request and response types, the outcome's field names, error
 //!   codes, HTTP statuses and the task error names the drivers catch;
 //! - [`records`]: TPF's durable records with their DynamoDB attribute names;
-//! - [`ids`]: TPF's deterministic ids and store keys;
+//! - [`cardinality`]: TPF's cardinality normalisation, itemized awaits and result shape;
+//! - [`step`]: a contract step's fields as TPF's runtime reads them;
+//! - [`ids`]: TPF's deterministic ids, store keys and runtime step ids;
+//! - [`java_text`]: how TPF's Java renders values into key text (UTF-16 lengths, Jackson JSON,
+//!   `Double.toString`);
 //! - [`wakeup`]: the adapter-owned wakeup table's keys and attributes.
 //!
 //! Nothing here does I/O or makes a decision: the crates above read these facts, and the
 //! templates get every name through the compiler's render context.
 
 pub mod action;
+pub mod cardinality;
 pub mod identity;
 pub mod ids;
+pub mod java_text;
 pub mod records;
+pub mod step;
 pub mod wakeup;
 
 pub use identity::Identity;

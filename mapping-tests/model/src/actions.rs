@@ -135,7 +135,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
                 return Ok((replay, true));
             }
         }
-        let (claimed, record) = if record.status == ExecutionStatus::WaitingExternal
+        let applies_deadline = self.coordinator.config().process_applies_await_deadline;
+        let (claimed, record) = if applies_deadline
+            && record.status == ExecutionStatus::WaitingExternal
             && !self
                 .coordinator
                 .apply_parked_deadline(tenant_id, execution_id, now_ms)
@@ -307,9 +309,10 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
         let matches = |wanted: &Option<String>, actual: &str| {
             wanted.as_deref().is_none_or(|wanted| wanted == actual)
         };
+        // TPF reads at most 3 × limit candidates; the identity filter narrows what it read.
         let due = self
             .coordinator
-            .find_due_executions(now_ms, usize::MAX)
+            .find_due_executions(now_ms, req.limit)
             .map_err(transport)?
             .into_iter()
             .filter(|r| {

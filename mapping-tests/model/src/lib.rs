@@ -11,18 +11,24 @@
 //! transition worker), [`coordinator`] (the flows), [`actions`] (Action API v1), [`transitions`]
 //! (the commit log the harness checks).
 //!
+//! Which TPF it models is [`CoordinatorConfig`]'s choice: the one the Action API specifies (the
+//! default: item continuations as durable work items, `process-work-item` applying a passed
+//! await deadline), or TPF as it is today (`ItemContinuations::InProcess`,
+//! `process_applies_await_deadline = false`), against which the drivers must stay safe
+//! (`docs/runtime.md`, "Changes TPF must make"). Keys, step ids, retry delays and release rows
+//! are checked against values computed by TPF's own Java (`mapping-tests/tests/tpf_vectors.rs`).
+//!
 //! Where the model is simpler than TPF, on purpose:
-//! - Item continuations: TPF runs each item's suffix in a child execution and releases the
-//!   parent to the first aggregate step. The model releases the parent to `stepIndex + 1` with
-//!   the ordered item responses as its input once every item completed and dispatch is complete
-//!   (`markAwaitItemContinuationsCompleted`). The wakeup semantics the drivers see are the same.
-//! - Execution and interaction ids are derived (UUIDv3) instead of random, so traces and
-//!   snapshots are reproducible; await unit and correlation ids are TPF's own UUIDv3 formulas.
+//! - Execution and interaction ids are derived (UUIDv3; an execution's from its key and creation
+//!   time) instead of random, so traces and snapshots are reproducible; await unit and
+//!   correlation ids are TPF's own UUIDv3 formulas.
+//! - TPF's in-process item-continuation attempts are spaced 100 ms and 200 ms apart on a
+//!   scheduler; the model runs them at one instant.
 //! - No work queue, admission limits, circuit deferral, live awaits, payload chunking, resume
 //!   tokens or admission slots: the drivers replace the queue, and the rest does not change what
 //!   a driver observes through the Action API.
-//! - TPF requires every await to have a positive timeout; the model also allows none, because
-//!   the Action API defines `deadlineAt: null`.
+//! - The scripted worker's payloads carry no business fields, so the matrix's awaits use no
+//!   `idempotencyKeyFields` (the keys honour them; `tpf_vectors` checks it).
 
 pub mod actions;
 pub mod coordinator;

@@ -1,17 +1,20 @@
 //! The pipeline's runtime steps and a scripted transition worker.
 //!
 //! A worker call runs a *segment*: from `currentStepIndex` through consecutive completing steps
-//! until an await parks, a step fails, or the pipeline ends (`QueueAsyncSegmentPipeline`,
-//! `stopBeforeStepIndex = -1`). The script decides, per step index and record attempt, what
+//! until an await parks, a step fails, or it reaches `stopBeforeStepIndex` (the pipeline's end
+//! for an execution's own segment, the first aggregate step for an item continuation;
+//! `QueueAsyncSegmentPipeline`). The script decides, per step index and record attempt, what
 //! each step does, so tests can stage retries, non-retryable failures and parks
 //! deterministically.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use tpf_wire::Identity;
-
+use tpf_wire::cardinality::{self, Cardinality};
+use tpf_wire::ids;
 use tpf_wire::records::ResultShape;
+use tpf_wire::step::StepFacts;
+use tpf_wire::Identity;
 
 /// How an await step collects completions (`AU/index.md` "Cardinality As Unit Shape").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +25,44 @@ pub enum AwaitShape {
     Itemized { items: u32 },
 }
 
+/// `AwaitStepDescriptor`: what TPF's await runtime knows about one await step. The contract
+/// carries the transport and the output type; the timeout, correlation strategy and
+/// idempotency-key fields come from the pipeline YAML.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AwaitStep {
-    /// YAML `timeout`; the interaction deadline is park time + timeout.
-    pub timeout_ms: Option<i64>,
+    /// YAML `timeout`, positive (the descriptor refuses anything else); the interaction
+    /// deadline is park time + timeout.
+    pub timeout_ms: i64,
     pub shape: AwaitShape,
+    /// The descriptor's cardinality, written on the await unit (`ONE_TO_ONE` when blank).
+    pub cardinality: String,
+    /// `await.transport.type` (`interaction-api`, `webhook`, `kafka`, `sqs`, ...).
+    pub transport_type: String,
+    /// `await.correlation`; blank means `interactionId`.
+    pub correlation_strategy: Option<String>,
+    /// `await.idempotencyKeyFields`.
+    pub idempotency_key_fields: Vec<String>,
+    /// The step's output type, written on every interaction.
+    pub output_type: String,
 }
+
+impl AwaitStep {
+    fn new(timeout_ms: i64, shape: AwaitShape) -> Self {
+        Self {
+            timeout_ms: timeout_ms.max(1),
+            shape,
+            cardinality: "ONE_TO_ONE".to_owned(),
+            transport_type: "interaction-api".to_owned(),
+            correlation_strategy: None,
+            idempotency_key_fields: Vec::new(),
+            output_type: OBJECT_TYPE.to_owned(),
+        }
+    }
+}
+
+/// The output type of an await whose contract names none (`java.lang.Object`, what TPF's
+/// planner uses for a synthetic scalar interaction).
+pub const OBJECT_TYPE: &str = "java.lang.Object";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepKind {
@@ -40,40 +75,52 @@ pub enum StepKind {
 pub struct StepDef {
     /// The contract's `authoredName`.
     pub name: String,
-    /// TPF's runtime step id, used in await records: `Process<Name>Service`.
+    /// TPF's runtime step id, used in await records (`tpf_wire::ids::step_id`).
     pub step_id: String,
+    /// Normalised cardinality: an aggregating step ends an item continuation.
+    pub cardinality: Cardinality,
     pub kind: StepKind,
 }
 
 impl StepDef {
+    fn with_kind(name: &str, kind: StepKind) -> Self {
+        Self {
+            name: name.to_owned(),
+            step_id: ids::step_id(name),
+            cardinality: Cardinality::OneToOne,
+            kind,
+        }
+    }
+
     pub fn internal(name: &str) -> Self {
-        Self {
-            name: name.to_owned(),
-            step_id: runtime_step_id(name),
-            kind: StepKind::Internal,
-        }
+        Self::with_kind(name, StepKind::Internal)
     }
 
-    pub fn await_scalar(name: &str, timeout_ms: Option<i64>) -> Self {
-        Self {
-            name: name.to_owned(),
-            step_id: runtime_step_id(name),
-            kind: StepKind::Await(AwaitStep {
-                timeout_ms,
-                shape: AwaitShape::Scalar,
-            }),
-        }
+    pub fn await_scalar(name: &str, timeout_ms: i64) -> Self {
+        Self::with_kind(
+            name,
+            StepKind::Await(AwaitStep::new(timeout_ms, AwaitShape::Scalar)),
+        )
     }
 
-    pub fn await_itemized(name: &str, items: u32, timeout_ms: Option<i64>) -> Self {
-        Self {
-            name: name.to_owned(),
-            step_id: runtime_step_id(name),
-            kind: StepKind::Await(AwaitStep {
-                timeout_ms,
-                shape: AwaitShape::Itemized { items },
-            }),
+    pub fn await_itemized(name: &str, items: u32, timeout_ms: i64) -> Self {
+        Self::with_kind(
+            name,
+            StepKind::Await(AwaitStep::new(timeout_ms, AwaitShape::Itemized { items })),
+        )
+    }
+
+    pub fn with_cardinality(mut self, cardinality: Cardinality) -> Self {
+        self.cardinality = cardinality;
+        self
+    }
+
+    /// Changes the await descriptor (no effect on an internal step).
+    pub fn with_await(mut self, change: impl FnOnce(&mut AwaitStep)) -> Self {
+        if let StepKind::Await(step) = &mut self.kind {
+            change(step);
         }
+        self
     }
 
     pub fn await_step(&self) -> Option<&AwaitStep> {
@@ -84,41 +131,86 @@ impl StepDef {
     }
 }
 
-/// `"Process" + PascalCase(name without leading "Process") + "Service"`
-/// (`ModelExtractionPhase.createAwaitStepModel`).
-pub fn runtime_step_id(authored_name: &str) -> String {
-    let pascal: String = authored_name
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(|word| {
-            let mut chars = word.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect();
-    let bare = pascal.strip_prefix("Process").unwrap_or(&pascal);
-    format!("Process{bare}Service")
-}
-
 /// The runtime step order of one pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipelineDef {
     pub steps: Vec<StepDef>,
+    /// `ExecutionResultShapeResolver`'s fold over the step cardinalities.
     pub result_shape: ResultShape,
 }
 
 impl PipelineDef {
     pub fn new(steps: Vec<StepDef>) -> Self {
+        let cardinalities: Vec<Cardinality> = steps.iter().map(|s| s.cardinality).collect();
         Self {
+            result_shape: cardinality::result_shape(&cardinalities),
             steps,
-            result_shape: ResultShape::Single,
         }
+    }
+
+    /// The runtime steps of a contract: an await over a stream is itemized with
+    /// `items_per_stream` items; every await times out after `await_timeout_ms`; an await
+    /// without a transport in the contract uses `interaction-api`.
+    pub fn from_contract(
+        steps: &[StepFacts<'_>],
+        items_per_stream: u32,
+        await_timeout_ms: i64,
+    ) -> Self {
+        let cardinalities: Vec<Cardinality> = steps.iter().map(|s| s.cardinality).collect();
+        Self::new(
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let itemized = s.cardinality == Cardinality::OneToOne
+                        && cardinality::streams_into(&cardinalities, i);
+                    let step = match (s.is_await, itemized) {
+                        (false, _) => StepDef::internal(s.authored_name),
+                        (true, false) => StepDef::await_scalar(s.authored_name, await_timeout_ms),
+                        (true, true) => StepDef::await_itemized(
+                            s.authored_name,
+                            items_per_stream,
+                            await_timeout_ms,
+                        ),
+                    };
+                    step.with_cardinality(s.cardinality).with_await(|a| {
+                        if !s.cardinality_raw.trim().is_empty() {
+                            a.cardinality = s.cardinality_raw.trim().to_owned();
+                        }
+                        if let Some(t) = s.await_transport.filter(|t| !t.trim().is_empty()) {
+                            t.clone_into(&mut a.transport_type);
+                        }
+                        if !s.output_type_id.is_empty() {
+                            s.output_type_id.clone_into(&mut a.output_type);
+                        }
+                    })
+                })
+                .collect(),
+        )
     }
 
     pub fn step(&self, index: u32) -> Option<&StepDef> {
         self.steps.get(index as usize)
+    }
+
+    pub fn len(&self) -> u32 {
+        u32::try_from(self.steps.len()).unwrap_or(u32::MAX)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// `PipelineExecutionService.firstAggregateStepIndex`: the first MANY_TO_ONE or MANY_TO_MANY
+    /// step at or after `from`, else the step count. Item continuations run up to it; the
+    /// itemized parent resumes there.
+    pub fn first_aggregate_step_index(&self, from: u32) -> u32 {
+        self.steps
+            .iter()
+            .enumerate()
+            .skip(from as usize)
+            .find(|(_, s)| s.cardinality.aggregates())
+            .map_or(self.len(), |(i, _)| i as u32)
     }
 
     /// restaurant-approval (`examples/restaurant-approval/config/pipeline.yaml`): the await is
@@ -127,7 +219,7 @@ impl PipelineDef {
         Self::new(vec![
             StepDef::internal("Validate Order Request"),
             StepDef::internal("Create Pending Approval"),
-            StepDef::await_scalar("Await Restaurant Decision", Some(30 * 60 * 1000)),
+            StepDef::await_scalar("Await Restaurant Decision", 30 * 60 * 1000),
             StepDef::internal("Finalize Restaurant Decision"),
         ])
     }
@@ -153,6 +245,8 @@ pub struct TransitionCommand {
     pub execution_id: String,
     pub identity: Identity,
     pub current_step_index: u32,
+    /// The segment ends before this step (`stopBeforeStepIndex`).
+    pub stop_before_step_index: u32,
     pub attempt: u32,
     pub execution_version: i64,
     pub transition_key: String,
@@ -260,6 +354,7 @@ impl ScriptedWorker {
             .steps
             .iter()
             .enumerate()
+            .take(cmd.stop_before_step_index as usize)
             .skip(cmd.current_step_index as usize)
         {
             let step_index = offset as u32;
@@ -307,14 +402,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runtime_step_ids_follow_tpf_naming() {
-        assert_eq!(
-            runtime_step_id("Await Restaurant Decision"),
-            "ProcessAwaitRestaurantDecisionService"
-        );
-        assert_eq!(
-            runtime_step_id("Process Csv Payments Input"),
-            "ProcessCsvPaymentsInputService"
-        );
+    fn the_first_aggregate_step_ends_an_item_continuation() {
+        let p = PipelineDef::new(vec![
+            StepDef::internal("a").with_cardinality(Cardinality::OneToMany),
+            StepDef::await_itemized("b", 2, 1000),
+            StepDef::internal("c"),
+            StepDef::internal("d").with_cardinality(Cardinality::ManyToOne),
+        ]);
+        assert_eq!(p.first_aggregate_step_index(2), 3);
+        assert_eq!(p.first_aggregate_step_index(4), 4);
+        assert_eq!(p.result_shape, ResultShape::Single);
+        let no_reduce = PipelineDef::new(p.steps[..3].to_vec());
+        assert_eq!(no_reduce.first_aggregate_step_index(2), 3);
+        assert_eq!(no_reduce.result_shape, ResultShape::MaterializedMulti);
     }
 }

@@ -214,9 +214,8 @@ fn process_work_item_past_the_deadline_applies_the_await_timeout() {
 #[test]
 fn wake_in_seconds_is_clamped_and_defaults_to_a_day() {
     let pipeline = PipelineDef::new(vec![
-        StepDef::await_scalar("Await Long", Some(3 * 24 * 60 * MINUTE)),
-        StepDef::await_scalar("Await Open", None),
-        StepDef::await_scalar("Await Short", Some(1500)),
+        StepDef::await_scalar("Await Long", 3 * 24 * 60 * MINUTE),
+        StepDef::await_scalar("Await Short", 1500),
     ]);
     let mut h = ActionHost::new(coordinator_with(pipeline, |w| w));
     let id = submit(h.coordinator_mut(), "k", T0);
@@ -229,18 +228,11 @@ fn wake_in_seconds_is_clamped_and_defaults_to_a_day() {
         Some("Await Long")
     );
 
-    let first = interactions(h.coordinator(), &id, T0).remove(0);
-    h.coordinator_mut()
-        .complete_await(&completion(&first.interaction_id, "x"), T0)
-        .unwrap();
-    let open = h
-        .process_work_item(TENANT, &id, &pwi("v1", "b"), T0)
-        .unwrap();
-    let view = open.await_.clone().unwrap();
-    assert_eq!(view.step_index, 1);
-    assert_eq!(view.deadline_at, None);
-    assert_eq!(view.wake_in_seconds, 86_400);
-    assert_eq!(view.expires_at_epoch_seconds, T0 / 1000 + 8 * 86_400);
+    assert_eq!(
+        long.await_.as_ref().unwrap().expires_at_epoch_seconds,
+        (T0 + 3 * 24 * 60 * MINUTE) / 1000 + 86_400,
+        "the interaction's TTL: deadline + 1 day"
+    );
 
     let second = interactions(h.coordinator(), &id, T0).remove(0);
     h.coordinator_mut()

@@ -73,7 +73,11 @@ fn retries_back_off_10_20_40_seconds_then_fail_with_a_dlq_envelope() {
     assert_eq!(dlq[0].terminal_reason, "retry_exhausted");
     assert_eq!(dlq[0].retries_observed, 3);
     assert!(dlq[0].retryable);
-    assert_eq!(dlq[0].correlation_id, "order-1");
+    // The record's key: the client's, scoped by the pinned pipeline and release.
+    assert_eq!(
+        dlq[0].correlation_id,
+        tpf_wire::ids::scoped_root_execution_key(PIPELINE, "sha256:v1", "order-1").unwrap()
+    );
     assert_eq!(dlq[0].error_code, "TransitionWorkerFailureException");
     assert_eq!(dlq[0].transition_key, format!("{id}:3:3"));
     assert_eq!(dlq[0].resource_type, "tpf.orchestrator.execution");
@@ -228,4 +232,19 @@ fn a_redriven_execution_that_fails_again_gets_exactly_one_attempt() {
     assert_eq!(again.record.attempt, 4);
     assert_eq!(c.dead_letters().len(), 2);
     c.log().check_all().expect("invariants");
+}
+
+#[test]
+fn retry_delays_follow_javas_arithmetic_for_odd_settings() {
+    let mut c = restaurant(|w| w);
+    // Math.max(1.0, NaN) is NaN: pow(NaN, 0) = 1 keeps the first delay, later ones are
+    // (long) NaN = 0.
+    c.config_mut().retry_multiplier = f64::NAN;
+    assert_eq!(c.config().retry_delay_for(1), 10 * SECOND);
+    assert_eq!(c.config().retry_delay_for(2), 0);
+    // A negative base is floored at 0; an infinite multiplier saturates into the cap.
+    c.config_mut().retry_multiplier = f64::INFINITY;
+    assert_eq!(c.config().retry_delay_for(2), 30 * MINUTE);
+    c.config_mut().retry_delay_ms = -5 * SECOND;
+    assert_eq!(c.config().retry_delay_for(3), 0);
 }

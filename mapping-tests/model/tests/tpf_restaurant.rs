@@ -321,7 +321,7 @@ fn re_registering_a_release_is_idempotent_and_conflicting_metadata_is_refused() 
     let same = local_release(TENANT, &identity("v1"), T0 + MINUTE);
     assert!(c.register_release(&same).is_ok());
     let mut different = same.clone();
-    different.primary_artifact_digest = Some("sha256:other".into());
+    different.primary_artifact_digest = "sha256:other".into();
     let err = c.register_release(&different).expect_err("conflict");
     assert_eq!(err.http_status(), 409);
     let err = c
@@ -348,4 +348,88 @@ fn worker_identity_mismatch_is_a_retryable_failure() {
         .as_deref()
         .is_some_and(|m| m.starts_with("java.lang.IllegalArgumentException: ")));
     assert!(c.worker().runs().is_empty(), "no step ran");
+}
+
+#[test]
+fn strict_queue_mode_refuses_the_optional_client_key_policy() {
+    // TPF's defaults: OPTIONAL_CLIENT_KEY with strict startup, which queue mode refuses.
+    let mut config = tpf_model::CoordinatorConfig::default();
+    let refused = config.startup_check().expect_err("strict startup");
+    assert!(refused.contains("idempotency-policy must be explicitly configured"));
+    config.idempotency_policy = tpf_model::coordinator::IdempotencyPolicy::ClientKeyRequired;
+    assert!(config.startup_check().is_ok());
+    config.idempotency_policy = tpf_model::coordinator::IdempotencyPolicy::OptionalClientKey;
+    config.strict_startup = false;
+    assert!(config.startup_check().is_ok());
+}
+
+#[test]
+fn submit_trims_keys_takes_blank_as_absent_and_defaults_the_tenant() {
+    let mut c = restaurant(|w| w);
+    c.config_mut().default_tenant = TENANT.into();
+    let submit = |c: &mut tpf_model::Coordinator<tpf_model::InMemoryStore>,
+                  tenant: &str,
+                  key: Option<&str>| {
+        c.submit(
+            &SubmitRequest {
+                tenant_id: tenant.into(),
+                pipeline_id: PIPELINE.into(),
+                execution_key: key.map(str::to_owned),
+                input_payload: json!({"orderId": 7}),
+            },
+            T0,
+        )
+        .expect("submit")
+    };
+    let a = submit(&mut c, TENANT, Some("order-7"));
+    let b = submit(&mut c, "  ", Some("  order-7 \t"));
+    assert!(
+        b.duplicate,
+        "default tenant, trimmed key: the same execution"
+    );
+    assert_eq!(a.execution_id, b.execution_id);
+    assert_eq!(
+        a.record.execution_key,
+        ids::scoped_root_execution_key(PIPELINE, "sha256:v1", "order-7").unwrap()
+    );
+    let derived = submit(&mut c, TENANT, Some("   "));
+    let none = submit(&mut c, TENANT, None);
+    assert!(
+        none.duplicate,
+        "a blank key is no key: both derive the same one"
+    );
+    assert_eq!(derived.execution_id, none.execution_id);
+    assert_ne!(derived.execution_id, a.execution_id);
+}
+
+#[test]
+fn a_key_submitted_again_after_its_record_expired_gets_a_new_execution_id() {
+    // TPF's ids are random; the model's derive from key and creation time, so a driver named
+    // after the new execution never meets the name Step Functions still reserves for the old
+    // one (90 days after it closed, far past TPF's 7-day TTL).
+    let mut c = restaurant(|w| w);
+    let first = submit(&mut c, "order-1", T0);
+    let again = submit(&mut c, "order-1", T0 + 8 * 24 * 60 * MINUTE);
+    assert_ne!(first, again);
+    assert!(
+        c.status(TENANT, &first, T0 + 8 * 24 * 60 * MINUTE).is_err(),
+        "expired"
+    );
+}
+
+#[test]
+fn an_expired_interaction_reads_as_absent() {
+    let mut c = restaurant(|w| w);
+    let id = submit(&mut c, "order-1", T0);
+    c.process_work_item(TENANT, &id, T0).expect("park");
+    let interaction = interactions(&c, &id, T0).remove(0);
+    // The row lives until its deadline (30 min) plus a day.
+    let after_ttl = T0 + 30 * MINUTE + 24 * 60 * MINUTE + SECOND;
+    let err = c
+        .complete_await(
+            &completion(&interaction.interaction_id, "accepted"),
+            after_ttl,
+        )
+        .expect_err("expired");
+    assert!(matches!(err, CoordinatorError::NotFound(_)), "{err:?}");
 }

@@ -123,3 +123,33 @@ fn store_traits_are_object_safe() {
     assert!(awaits.find_timed_out(NOW, 1).unwrap().is_empty());
     assert!(releases.active_release("t", "p").unwrap().is_none());
 }
+
+#[test]
+fn the_due_list_reads_at_most_three_times_its_limit() {
+    // TPF scans for 3 × limit claimable rows and sorts only those by due time: with limit 1,
+    // the globally earliest due row is missed when the scan meets three others first (key
+    // order stands in for scan order here).
+    let store = InMemoryStore::new();
+    for (id, due) in [("a", 10), ("b", 20), ("c", 30), ("d", 40), ("e", 50)] {
+        let mut cmd = conformance::create_command("t", id, NOW - due);
+        cmd.execution_id = id.into();
+        store.create_or_get_execution(&cmd).unwrap();
+    }
+    let one = store.find_due_executions(NOW, 1).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(
+        one[0].execution_id, "c",
+        "the earliest of a, b, c; e is due earlier"
+    );
+    let ids: Vec<String> = store
+        .find_due_executions(NOW, 2)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.execution_id)
+        .collect();
+    assert_eq!(
+        ids,
+        vec!["e", "d"],
+        "six candidates cover all five: earliest first"
+    );
+}

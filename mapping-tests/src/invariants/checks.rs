@@ -255,7 +255,8 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
         if action != "process-work-item" || fault.as_deref() == Some("lostreply") {
             continue;
         }
-        // The first non-Choice state this execution enters after the answer.
+        // The first state this execution enters after the answer that does more than route or
+        // set data (Choice and Pass states).
         let next = trace.entries[i + 1..].iter().find_map(|x| match x {
             Entry::Driver {
                 execution: ex,
@@ -263,7 +264,7 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
                 state: Some(st),
                 ..
             } if ex == execution && event.ends_with("StateEntered") => state(m, st)
-                .filter(|s| !matches!(s, State::Choice(_)))
+                .filter(|s| !matches!(s, State::Choice(_) | State::Pass(_)))
                 .map(|s| (st.clone(), s)),
             _ => None,
         });
@@ -273,9 +274,10 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
                 "SUCCEEDED" => matches!(next, State::Succeed(_)),
                 "FAILED" | "DLQ" => matches!(next, State::Fail(_)),
                 // Parked, but TPF reports the wake-up due now (its deadline passed without TPF
-                // applying it): a fixed slow re-ask, never a tight loop.
+                // applying it): park again, woken by the bridge or re-asking after a back-off
+                // of at least a minute, never in a tight loop.
                 "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
-                    matches!(next, State::Wait(w) if w.seconds.is_some_and(|s| s >= 60))
+                    is_await(next) && backs_off(m, trace, i, execution)
                 }
                 "WAITING_EXTERNAL" => is_await(next),
                 "RUNNING" => matches!(next, State::Wait(_)),
@@ -296,6 +298,39 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// After the late answer at entry `i`, the driver's next call comes at least a minute later,
+/// unless the bridge woke it (its park succeeded) first.
+fn backs_off(m: &StateMachine, trace: &Trace, i: usize, execution: &str) -> bool {
+    let Some(from) = trace.entries.get(i).map(Entry::at_ms) else {
+        return true;
+    };
+    for x in &trace.entries[i + 1..] {
+        match x {
+            Entry::Driver {
+                execution: ex,
+                event,
+                state: Some(st),
+                ..
+            } if ex == execution
+                && event == "TaskSucceeded"
+                && state(m, st).is_some_and(is_await) =>
+            {
+                return true
+            }
+            Entry::Call {
+                execution: ex,
+                action,
+                at_ms,
+                ..
+            } if ex == execution && action == "process-work-item" => {
+                return *at_ms - from >= 60_000
+            }
+            _ => {}
+        }
+    }
+    true
 }
 
 fn respects_due_time(run: &Run) -> Vec<Violation> {

@@ -1,7 +1,10 @@
 //! The scenario matrix derived from a contract: the same questions asked of every pipeline,
 //! and per-await questions asked of every await step.
 
-use super::model::{Action, Do, Expect, RetryOverride, Scenario, When, WorkerScript};
+use super::model::{
+    Action, Do, Expect, ItemContinuationMode, RetryOverride, Scenario, TpfVariant, When,
+    WorkerScript,
+};
 use super::run::Subject;
 use crate::harness::faults::{Fault, FaultPlan, Outage};
 
@@ -27,6 +30,7 @@ fn base(name: &str, description: &str) -> Scenario {
         horizon_seconds: 6 * 3600,
         sweeper_every_seconds: None,
         await_timeout_seconds: 1800,
+        tpf: TpfVariant::default(),
     }
 }
 
@@ -37,15 +41,56 @@ fn complete_every_park(subject: &Subject) -> Vec<Action> {
         .collect()
 }
 
-/// A step that is not an await, for failure scripts: the last one (it runs after every await).
+/// The steps an itemized await's items run in their child executions: from the step after the
+/// await up to the first aggregate step (`firstAggregateStepIndex`).
+fn continuation_steps(subject: &Subject, await_index: u32) -> std::ops::Range<u32> {
+    let steps = &subject.contract.steps;
+    let from = await_index + 1;
+    let to = steps
+        .iter()
+        .skip(from as usize)
+        .find(|s| s.cardinality.aggregates())
+        .map_or(steps.len() as u32, |s| s.index);
+    from..to
+}
+
+/// Whether the execution's own segments run `step` (not an item's child execution).
+fn parent_runs(subject: &Subject, step: u32) -> bool {
+    subject
+        .plan
+        .awaits
+        .iter()
+        .filter(|a| a.itemized)
+        .all(|a| !continuation_steps(subject, a.step_index).contains(&step))
+}
+
+/// A step the execution itself runs that is not an await, for failure scripts: the last one
+/// (it runs after every await the execution parks on).
 fn failing_step(subject: &Subject) -> Option<String> {
     subject
         .contract
         .steps
         .iter()
         .rev()
-        .find(|s| !s.is_await())
+        .find(|s| !s.is_await() && parent_runs(subject, s.index))
         .map(|s| s.authored_name.clone())
+}
+
+/// Re-asks a driver may make about one parked execution whose await deadline passed without
+/// TPF applying it, over `horizon_seconds`: the call that parks, the one at the deadline, one per
+/// doubling of the back-off up to its cap, then one per cap interval.
+pub fn late_reask_bound(subject: &Subject, horizon_seconds: u64) -> u64 {
+    let (first, cap) = (
+        subject.plan.wakeup.late_recheck_seconds.max(1),
+        subject.plan.wakeup.late_recheck_max_seconds.max(1),
+    );
+    let mut doublings = 0;
+    let mut wait = first;
+    while wait < cap {
+        wait = wait.saturating_mul(2);
+        doublings += 1;
+    }
+    2 + doublings + horizon_seconds.div_ceil(cap)
 }
 
 pub fn derive(subject: &Subject) -> Vec<Scenario> {
@@ -135,6 +180,80 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
         s.sweeper_every_seconds = Some(60);
         s.expect = succeed.clone();
         out.push(s);
+
+        if a.itemized {
+            let items = Some(super::run::ITEMS_PER_STREAM);
+            let mut s = base(
+                &format!("items-in-process/{name}"),
+                "TPF as it is today runs each item's continuation inside the completion call and writes its child execution already SUCCEEDED: the child drivers the bridge starts find nothing to do",
+            );
+            s.actions = others(false);
+            s.tpf.item_continuations = ItemContinuationMode::InProcess;
+            s.expect = Expect {
+                item_executions: items,
+                ..succeed.clone()
+            };
+            out.push(s);
+
+            if let Some(step) = continuation_steps(subject, a.step_index)
+                .next()
+                .and_then(|i| subject.contract.steps.get(i as usize))
+            {
+                let retryable = "fail-retryable:java.io.IOException".to_string();
+                let mut s = base(
+                    &format!("item-continuation-retried/{name}"),
+                    "each item's continuation fails twice: every retry is a scheduled wakeup of the item's own driver, then all items succeed and release the parent",
+                );
+                s.actions = others(false);
+                s.worker = vec![WorkerScript {
+                    step: step.authored_name.clone(),
+                    outcomes: vec![retryable.clone(), retryable.clone(), "complete".into()],
+                }];
+                s.expect = Expect {
+                    item_executions: items,
+                    ..succeed.clone()
+                };
+                out.push(s);
+
+                let mut s = base(
+                    &format!("item-continuation-fails/{name}"),
+                    "the items' continuations fail on every attempt: after the third TPF fails the parent with AWAIT_ITEM_CONTINUATION_FAILED",
+                );
+                s.actions = others(false);
+                s.worker = vec![WorkerScript {
+                    step: step.authored_name.clone(),
+                    outcomes: vec![retryable; 3],
+                }];
+                s.expect = Expect {
+                    tpf_status: Some("FAILED".into()),
+                    error_code: Some("AWAIT_ITEM_CONTINUATION_FAILED".into()),
+                    item_executions: items,
+                    ..Expect::default()
+                };
+                out.push(s);
+            }
+        }
+
+        if k == 0 {
+            // 31 minutes after the park: a minute past the 30-minute deadline, before the hourly
+            // sweep. TPF marks the interaction TIMED_OUT and leaves the parent parked; its sweep
+            // skips terminal interactions, so nothing ever moves the parent again.
+            let horizon = 3 * 24 * 3600;
+            let mut s = base(
+                &format!("late-completion-strands-parent/{name}"),
+                "against a TPF without the Action API's deadline rule, a completion a minute late strands the parent for good: the driver's re-asks back off to one a day",
+            );
+            s.actions = vec![act(When::Parked, None, nth, 1860, Do::CompleteAwait)];
+            s.tpf.process_applies_await_deadline = false;
+            s.sweeper_every_seconds = Some(3600);
+            s.horizon_seconds = horizon;
+            s.expect = Expect {
+                tpf_status: Some("WAITING_EXTERNAL".into()),
+                max_action_calls: Some(late_reask_bound(subject, horizon)),
+                ..Expect::default()
+            };
+            out.push(s);
+        }
     }
 
     if let Some(step) = failing_step(subject) {

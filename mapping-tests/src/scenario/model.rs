@@ -31,6 +31,37 @@ pub struct Scenario {
     /// Await deadline applied to every await step (the contract does not carry timeouts).
     #[serde(default = "default_await_timeout")]
     pub await_timeout_seconds: u64,
+    /// Which TPF the drivers face: the one the Action API specifies, or TPF as it is today.
+    #[serde(default)]
+    pub tpf: TpfVariant,
+}
+
+/// The TPF a scenario runs against. The default is the TPF the Action API specifies; the other
+/// settings are TPF as it is today, against which the drivers must stay safe
+/// (`docs/runtime.md`, "Changes TPF must make").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct TpfVariant {
+    /// `durable` (each item continuation a work item its own driver runs) or `in-process`.
+    pub item_continuations: ItemContinuationMode,
+    /// `process-work-item` applies a passed await deadline (the Action API's rule).
+    pub process_applies_await_deadline: bool,
+}
+
+impl Default for TpfVariant {
+    fn default() -> Self {
+        Self {
+            item_continuations: ItemContinuationMode::Durable,
+            process_applies_await_deadline: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItemContinuationMode {
+    Durable,
+    InProcess,
 }
 
 fn default_horizon() -> u64 {
@@ -108,6 +139,10 @@ pub struct Expect {
     pub min_generations: Option<u32>,
     /// Distinct driver lineages of the first execution.
     pub lineages: Option<u32>,
+    /// At most this many process-work-item calls on the first execution (bounded re-asks).
+    pub max_action_calls: Option<u64>,
+    /// Child executions that carried the first execution's items.
+    pub item_executions: Option<u32>,
 }
 
 impl Scenario {

@@ -8,15 +8,17 @@ use tpf_sfn_compiler::sfn::asl::StateMachine;
 use tpf_sfn_compiler::sfn::SfnPlan;
 use tpf_wire::Identity;
 
-use super::model::{Do, Scenario, When};
+use super::model::{Do, ItemContinuationMode, Scenario, When};
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::harness::world::World;
 use asl_interp::engine::{Engine, ExecutionStatus};
 use tpf_model::actions::ActionHost;
-use tpf_model::coordinator::{local_release, Coordinator, CoordinatorConfig};
+use tpf_model::coordinator::{
+    local_release, Coordinator, CoordinatorConfig, IdempotencyPolicy, ItemContinuations,
+};
 use tpf_model::store::InMemoryStore;
-use tpf_model::worker::{PipelineDef, ScriptedWorker, StepDef, StepOutcome};
+use tpf_model::worker::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 
 /// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
@@ -59,6 +61,11 @@ pub struct Metrics {
     pub max_generation_events: u64,
     pub sweeper_transitions: u64,
     pub simulated_seconds: f64,
+    /// Child executions that carried the execution's items through an itemized await.
+    pub item_executions: u32,
+    /// Driver state entries and history events of those children, all generations.
+    pub item_state_transitions: u64,
+    pub item_history_events: u64,
 }
 
 pub struct Run {
@@ -81,21 +88,15 @@ fn outcome(text: &str) -> StepOutcome {
     }
 }
 
+/// Items a fanned-out stream carries into an itemized await.
+pub const ITEMS_PER_STREAM: u32 = 3;
+
 fn pipeline(subject: &Subject, scenario: &Scenario) -> PipelineDef {
-    let timeout = Some(scenario.await_timeout_seconds as i64 * 1000);
-    PipelineDef::new(
-        subject
-            .contract
-            .steps
-            .iter()
-            .map(
-                |s| match subject.plan.awaits.iter().find(|a| a.step_index == s.index) {
-                    Some(a) if a.itemized => StepDef::await_itemized(&s.authored_name, 3, timeout),
-                    Some(_) => StepDef::await_scalar(&s.authored_name, timeout),
-                    None => StepDef::internal(&s.authored_name),
-                },
-            )
-            .collect(),
+    let steps: Vec<_> = subject.contract.steps.iter().map(|s| s.facts()).collect();
+    PipelineDef::from_contract(
+        &steps,
+        ITEMS_PER_STREAM,
+        scenario.await_timeout_seconds as i64 * 1000,
     )
 }
 
@@ -120,7 +121,16 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
             })?;
         worker.set_script(index, script.outcomes.iter().map(|o| outcome(o)).collect());
     }
-    let mut config = CoordinatorConfig::default();
+    let mut config = CoordinatorConfig {
+        // Queue mode with strict startup needs an explicit policy; the actors always send a key.
+        idempotency_policy: IdempotencyPolicy::ClientKeyRequired,
+        item_continuations: match scenario.tpf.item_continuations {
+            ItemContinuationMode::Durable => ItemContinuations::Durable,
+            ItemContinuationMode::InProcess => ItemContinuations::InProcess,
+        },
+        process_applies_await_deadline: scenario.tpf.process_applies_await_deadline,
+        ..CoordinatorConfig::default()
+    };
     if let Some(r) = scenario.retries {
         config.max_retries = r.max_retries;
         config.retry_delay_ms = r.delay_seconds as i64 * 1000;
@@ -441,13 +451,27 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
     }
 }
 
-/// TPF is terminal and no driver generation of the execution is still running.
+/// The child executions that carried `exec`'s items, oldest first.
+pub fn item_executions(world: &World, exec: &str) -> Vec<String> {
+    world
+        .host
+        .coordinator()
+        .item_children(TENANT, exec, world.now_ms())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.execution_id)
+        .collect()
+}
+
+/// TPF is terminal and no driver generation of the execution, or of its item children, is
+/// still running.
 fn finished(world: &World, exec: &str) -> bool {
     let terminal = record_status(world, exec).is_some_and(|s| s.terminal());
     terminal
-        && driver_executions(world, exec)
-            .iter()
-            .all(|arn| world.engine.status(arn) != Some(ExecutionStatus::Running))
+        && std::iter::once(exec.to_owned())
+            .chain(item_executions(world, exec))
+            .flat_map(|e| driver_executions(world, &e))
+            .all(|arn| world.engine.status(&arn) != Some(ExecutionStatus::Running))
 }
 
 pub fn measure(world: &World, exec: &str) -> Metrics {
@@ -481,6 +505,16 @@ pub fn measure(world: &World, exec: &str) -> Metrics {
         }
     }
     m.simulated_seconds = (world.now_ms() - START_MS) as f64 / 1000.0;
+    let children = item_executions(world, exec);
+    m.item_executions = children.len() as u32;
+    for child in &children {
+        for arn in driver_executions(world, child) {
+            if let Some(x) = world.engine.metrics(&arn) {
+                m.item_state_transitions += x.state_transitions;
+                m.item_history_events += x.history_events as u64;
+            }
+        }
+    }
     m
 }
 
@@ -514,6 +548,22 @@ fn check_expectations(s: &Scenario, world: &World, exec: &str, m: &Metrics) -> V
             unmet.push(format!(
                 "expected at least {min} driver generations, got {}",
                 m.generations
+            ));
+        }
+    }
+    if let Some(max) = s.expect.max_action_calls {
+        if m.action_calls > max {
+            unmet.push(format!(
+                "expected at most {max} process-work-item calls, got {}",
+                m.action_calls
+            ));
+        }
+    }
+    if let Some(want) = s.expect.item_executions {
+        if m.item_executions != want {
+            unmet.push(format!(
+                "expected {want} item child execution(s), got {}",
+                m.item_executions
             ));
         }
     }

@@ -138,6 +138,27 @@ impl AwaitStore for DynamoStore {
         )
     }
 
+    fn record_item_continuation_completed(
+        &self,
+        tenant_id: &str,
+        unit_id: &str,
+        continuation_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<AwaitUnitRecord>> {
+        self.update_unit(
+            tenant_id,
+            unit_id,
+            now_ms,
+            "(#status = :waiting OR #status = :completed) AND NOT contains(#completed_item_keys, :key)",
+            "SET #updated_at_epoch_ms = :now ADD #version :one, #completed_item_keys :keys",
+            vec![
+                (":key", s(continuation_key)),
+                (":keys", AttributeValue::Ss(vec![continuation_key.to_owned()])),
+                (":completed", s(AwaitUnitStatus::Completed.as_str())),
+            ],
+        )
+    }
+
     fn mark_dispatch_complete(
         &self,
         tenant_id: &str,

@@ -412,6 +412,15 @@ impl ExecutionStore for DynamoStore {
         )
     }
 
+    fn get_execution_by_key(
+        &self,
+        tenant_id: &str,
+        execution_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>> {
+        self.execution_by_key(tenant_id, execution_key, now_ms)
+    }
+
     /// A Scan with claimLease's filter, as TPF does: pages of `3 × limit`, stopping once
     /// `3 × limit` candidates are in hand, then sorted and cut to `limit`.
     fn find_due_executions(&self, now_ms: i64, limit: usize) -> StoreResult<Vec<ExecutionRecord>> {

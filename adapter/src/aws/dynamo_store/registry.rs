@@ -11,7 +11,7 @@ use crate::aws::dynamo_item::{s, to_sdk};
 
 fn with_activation(mut release: PipelineReleaseRecord, at_ms: i64) -> PipelineReleaseRecord {
     release.status = ReleaseStatus::Active;
-    release.activated_at_epoch_ms = Some(at_ms);
+    release.activated_at_epoch_ms = at_ms;
     release
 }
 
@@ -67,7 +67,7 @@ impl ReleaseRegistry for DynamoStore {
     ) -> Result<PipelineReleaseRecord, RegistryError> {
         let mut stored = release.clone();
         stored.status = ReleaseStatus::Registered;
-        stored.activated_at_epoch_ms = None;
+        stored.activated_at_epoch_ms = 0;
         let created = self.put_if(
             &self.tables.release,
             to_sdk(&stored.to_item()),

@@ -112,7 +112,13 @@ fn release_from_descriptor(
         }
     }
     let primary = &artifacts[0];
-    let primary_text = |key: &str| primary.get(key).and_then(Value::as_str).map(str::to_owned);
+    let primary_text = |key: &str| {
+        primary
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let digest = primary_text("digest");
     Ok(PipelineReleaseRecord {
         tenant_id: tenant_id.to_owned(),
@@ -123,16 +129,16 @@ fn release_from_descriptor(
         descriptor: descriptor.clone(),
         primary_artifact_id: primary_text("artifactId"),
         primary_artifact_checksum: digest
-            .as_deref()
-            .and_then(|d| d.strip_prefix("sha256:"))
-            .map(str::to_owned),
+            .strip_prefix("sha256:")
+            .unwrap_or_default()
+            .to_owned(),
         primary_artifact_digest: digest,
         primary_artifact_uri: primary_text("uri"),
-        primary_artifact_size_bytes: None,
+        primary_artifact_size_bytes: 0,
         contract: None,
         created_at_epoch_ms: now_ms,
         updated_at_epoch_ms: now_ms,
-        activated_at_epoch_ms: None,
+        activated_at_epoch_ms: 0,
     })
 }
 

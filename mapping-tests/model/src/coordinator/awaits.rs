@@ -1,7 +1,5 @@
 //! Await completion (`AwaitBoundaryAdmission`, `AwaitContinuations`) and the await queries.
 
-use serde_json::{json, Value};
-
 use crate::store::{AwaitStore, ExecutionStore, ReleaseRegistry};
 use tpf_wire::records::{
     AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord, AwaitUnitStatus,
@@ -54,8 +52,10 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                 ))
             }
         };
-        let interaction =
-            found.ok_or_else(|| CoordinatorError::NotFound("await interaction".into()))?;
+        // Expired rows read as absent, as TPF's stores treat them.
+        let interaction = found
+            .filter(|i| i.live_at(now_ms))
+            .ok_or_else(|| CoordinatorError::NotFound("await interaction".into()))?;
         if interaction.tenant_id != cmd.tenant_id {
             return Err(CoordinatorError::BadRequest("tenant mismatch".into()));
         }
@@ -69,8 +69,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             });
         }
         if interaction.deadline_epoch_ms.is_some_and(|d| d <= now_ms) {
-            // Rejected and marked TIMED_OUT; the parent is failed only by the sweep (or by the
-            // process-work-item deadline check), never by the late completion itself.
+            // `completeResolvedBlocking`: rejected and marked TIMED_OUT, unit and parent left as
+            // they are. TPF's sweep skips terminal interactions, so unless the Action API's
+            // deadline rule applies the timeout the parent stays parked for good.
             let timed_out = self.store.transition_interaction(
                 &interaction.tenant_id,
                 &interaction.interaction_id,
@@ -155,6 +156,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                 }
             }
             Some(index) => {
+                // recordItemCompleted runs completeIfReady in TPF's store.
                 self.store.record_item_completed(
                     tenant_id,
                     unit_id,
@@ -167,54 +169,44 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         self.release_parent(tenant_id, unit_id, now_ms)
     }
 
-    /// Releases the parent of a COMPLETED unit if it is parked on it; otherwise holds.
-    ///
-    /// Scalar: `markAwaitCompleted(stepIndex+1)`. Itemized (simplified): TPF runs each item's
-    /// suffix in a child execution and releases the parent to the first aggregate step; the
-    /// model releases the parent to `stepIndex+1` with the ordered item responses as its input
-    /// once every item has completed and dispatch is complete.
+    /// `afterRecordedCompletion` / `afterParentWaiting`. Scalar: once the unit is COMPLETED,
+    /// `markAwaitCompleted(stepIndex + 1)` if the parent is parked on it, otherwise held.
+    /// Itemized: every completed item's continuation is dispatched (`items`); the parent is
+    /// released to the first aggregate step once all of them have succeeded. Returns whether this
+    /// call released the parent.
     pub(super) fn release_parent(
         &mut self,
         tenant_id: &str,
         unit_id: &str,
         now_ms: i64,
     ) -> CoordinatorResult<bool> {
-        let Some(unit) = self.store.get_unit(tenant_id, unit_id)? else {
+        let Some(unit) = self
+            .store
+            .get_unit(tenant_id, unit_id)?
+            .filter(|u| u.live_at(now_ms))
+        else {
             return Ok(false);
         };
+        if unit.uses_item_continuations() {
+            let before = self.log.transitions().len();
+            self.dispatch_item_continuations(tenant_id, unit_id, now_ms)?;
+            return Ok(self.log.transitions()[before..].iter().any(|t| {
+                t.execution_id == unit.execution_id && t.cause == "await-items-completed"
+            }));
+        }
         if unit.status != AwaitUnitStatus::Completed {
             return Ok(false);
         }
-        let next_step = unit.step_index + 1;
-        let released = if unit.uses_item_continuations() {
-            if !unit.dispatch_complete {
-                return Ok(false);
-            }
-            let responses: Vec<Value> = self
-                .store
-                .interactions_for_unit(tenant_id, unit_id)?
-                .into_iter()
-                .map(|i| i.response_payload.unwrap_or(Value::Null))
-                .collect();
-            let input = json!({ "shape": "MULTI", "items": responses });
-            self.store
-                .mark_await_item_continuations_completed(
-                    tenant_id,
-                    &unit.execution_id,
-                    unit_id,
-                    next_step,
-                    &input,
-                    now_ms,
-                )?
-                .map(|r| (r, "await-items-completed"))
-        } else {
-            self.store
-                .mark_await_completed(tenant_id, &unit.execution_id, unit_id, next_step, now_ms)?
-                .map(|r| (r, "await-completed"))
-        };
+        let released = self.store.mark_await_completed(
+            tenant_id,
+            &unit.execution_id,
+            unit_id,
+            unit.step_index + 1,
+            now_ms,
+        )?;
         match released {
-            Some((record, cause)) => {
-                self.log.record(now_ms, &record, cause);
+            Some(record) => {
+                self.log.record(now_ms, &record, "await-completed");
                 Ok(true)
             }
             // Parent not parked yet (held), or already released (TPF re-enqueues; the model

@@ -7,12 +7,14 @@
 //! only, so the same code runs over the in-memory store and a DynamoDB store.
 
 mod awaits;
+mod items;
 mod redrive;
 mod releases;
 mod segment;
 mod submit;
 mod sweep;
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde_json::{json, Value};
@@ -21,6 +23,11 @@ use tpf_wire::Identity;
 use super::store::{AwaitStore, ExecutionStore, RegistryError, ReleaseRegistry, StoreError};
 use super::transitions::{ActionCall, TransitionLog};
 use super::worker::{PipelineDef, ScriptedWorker, TransitionResult};
+pub use items::ItemChild;
+pub use items::{
+    AWAIT_ITEM_CONTINUATION_FAILED, AWAIT_PARENT_NOT_WAITING, ITEM_CONTINUATION_MAX_ATTEMPTS,
+};
+pub use submit::{normalize_tenant, plan_submission, resolve_execution_key, SubmissionPlan};
 use tpf_wire::records::{
     AwaitInteractionRecord, AwaitInteractionStatus, DeadLetterEnvelope, ExecutionRecord,
     ExecutionStatus, PipelineReleaseRecord, ReleaseStatus,
@@ -28,7 +35,43 @@ use tpf_wire::records::{
 
 const DAY_S: i64 = 86_400;
 
-/// `pipeline.orchestrator.*` defaults (`PipelineOrchestratorConfig`).
+/// `pipeline.orchestrator.idempotency-policy` (`OrchestratorIdempotencyPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdempotencyPolicy {
+    /// The client's key when it sends one, else a key derived from the input.
+    OptionalClientKey,
+    /// Submissions without a key are refused.
+    ClientKeyRequired,
+    /// The client's key is ignored; the key is always derived from the input.
+    ServerKeyOnly,
+}
+
+impl IdempotencyPolicy {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "OPTIONAL_CLIENT_KEY" => Some(Self::OptionalClientKey),
+            "CLIENT_KEY_REQUIRED" => Some(Self::ClientKeyRequired),
+            "SERVER_KEY_ONLY" => Some(Self::ServerKeyOnly),
+            _ => None,
+        }
+    }
+}
+
+/// How the steps after an itemized await run for each item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemContinuations {
+    /// The design the Action API assumes (`docs/runtime.md`): a completed item's continuation is
+    /// a durable work item, its child execution record, created QUEUED and driven like any
+    /// execution by its own driver through `process-work-item`; each retry is a scheduled
+    /// wakeup (`WAIT_RETRY`), not an in-process timer.
+    Durable,
+    /// TPF today (`ItemizedAwaitContinuationFlow`): the completion call runs the continuation
+    /// in process, with up to three attempts on a scheduler, then writes the child record
+    /// already SUCCEEDED.
+    InProcess,
+}
+
+/// `pipeline.orchestrator.*` (`PipelineOrchestratorConfig`), TPF's defaults unless noted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoordinatorConfig {
     /// The lease owner this coordinator writes (`"worker-<uuid>"` in TPF).
@@ -37,9 +80,18 @@ pub struct CoordinatorConfig {
     pub max_retries: u32,
     pub retry_delay_ms: i64,
     pub retry_multiplier: f64,
-    pub retry_cap_ms: i64,
     pub sweep_limit: usize,
     pub execution_ttl_days: i64,
+    /// `default-tenant`: a submission without a tenant runs in it.
+    pub default_tenant: String,
+    pub idempotency_policy: IdempotencyPolicy,
+    /// `strict-startup`: queue mode refuses to start on a risky configuration.
+    pub strict_startup: bool,
+    pub item_continuations: ItemContinuations,
+    /// Whether `process-work-item` applies a passed await deadline (the Action API's rule). A
+    /// TPF without that change leaves a parked execution parked; the drivers must stay safe
+    /// against it (`docs/runtime.md`).
+    pub process_applies_await_deadline: bool,
     /// For the DLQ envelope.
     pub transport: String,
     pub platform: String,
@@ -53,26 +105,46 @@ impl Default for CoordinatorConfig {
             max_retries: 3,
             retry_delay_ms: 10_000,
             retry_multiplier: 2.0,
-            retry_cap_ms: 30 * 60 * 1000,
             sweep_limit: 100,
             execution_ttl_days: 7,
+            default_tenant: "default".to_owned(),
+            idempotency_policy: IdempotencyPolicy::OptionalClientKey,
+            strict_startup: true,
+            item_continuations: ItemContinuations::Durable,
+            process_applies_await_deadline: true,
             transport: "REST".to_owned(),
             platform: "UNKNOWN".to_owned(),
         }
     }
 }
 
+/// `ExecutionFailureHandler`'s cap on a retry delay; hard-coded in TPF.
+pub const RETRY_CAP_MS: i64 = 30 * 60 * 1000;
+
 impl CoordinatorConfig {
-    /// `ExecutionFailureHandler`: `min(retryDelay × multiplier^(nextAttempt−1), 30 min)`, the
-    /// multiplier floored at 1.0.
-    pub fn retry_delay_for(&self, next_attempt: u32) -> i64 {
-        let exponent = i32::try_from(next_attempt.saturating_sub(1)).unwrap_or(i32::MAX);
-        let delay = self.retry_delay_ms as f64 * self.retry_multiplier.max(1.0).powi(exponent);
-        if delay >= self.retry_cap_ms as f64 {
-            self.retry_cap_ms
+    /// `ExecutionFailureHandler.retryDelayMillis`, with Java's arithmetic:
+    /// `min((long)(max(0, delay) × pow(max(1.0, multiplier), max(0, nextAttempt − 1))), 30 min)`.
+    /// `Math.max(1.0, NaN)` is NaN, `pow(NaN, 0)` is 1 and `(long) NaN` is 0, so a NaN multiplier
+    /// gives the base delay on the first attempt and 0 after it; a negative base gives 0.
+    pub fn retry_delay_for(&self, next_attempt: i64) -> i64 {
+        let base = self.retry_delay_ms.max(0) as f64;
+        let multiplier = if self.retry_multiplier.is_nan() {
+            f64::NAN
         } else {
-            delay as i64
+            self.retry_multiplier.max(1.0)
+        };
+        let exponent = next_attempt.saturating_sub(1).max(0) as f64;
+        // `as` saturates and maps NaN to 0, exactly Java's double-to-long narrowing.
+        ((base * multiplier.powf(exponent)) as i64).min(RETRY_CAP_MS)
+    }
+
+    /// `QueueAsyncCoordinator`'s startup guard: with strict startup, queue mode refuses the
+    /// default `OPTIONAL_CLIENT_KEY` policy.
+    pub fn startup_check(&self) -> Result<(), String> {
+        if self.strict_startup && self.idempotency_policy == IdempotencyPolicy::OptionalClientKey {
+            return Err("pipeline.orchestrator.idempotency-policy must be explicitly configured for queue mode when strict startup is enabled.".to_owned());
         }
+        Ok(())
     }
 }
 
@@ -180,10 +252,12 @@ pub type CoordinatorResult<T> = Result<T, CoordinatorError>;
 /// `HostedExecutionSubmitRequest`, reduced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubmitRequest {
+    /// Blank means the configured default tenant.
     pub tenant_id: String,
     pub pipeline_id: String,
-    /// `None` derives the key from the input (`OPTIONAL_CLIENT_KEY`).
+    /// The client's `Idempotency-Key`; trimmed, and blank counts as absent.
     pub execution_key: Option<String>,
+    /// The input snapshot's payload: the item, or the item list of a `MULTI` input.
     pub input_payload: Value,
 }
 
@@ -214,6 +288,8 @@ pub struct ClaimedSegment {
     pub result: TransitionResult,
     /// Set when the worker parked: the unit it created.
     pub await_unit_id: Option<String>,
+    /// Set when the record is the child execution of an item continuation.
+    pub item: Option<ItemChild>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -274,8 +350,12 @@ pub struct SweepResult {
     pub due: Vec<ExecutionRecord>,
 }
 
-/// A release row for an identity with no artifacts (what `LocalPipelineReleaseActivation`
-/// registers for the generated contract).
+/// The release a local runtime registers for its generated contract
+/// (`LocalPipelineReleaseActivation`): no artifacts in the descriptor. TPF writes that record
+/// with an empty artifact URI, but only to its in-memory registry; TPF's DynamoDB reader refuses
+/// a row whose `primary_artifact_uri` is blank, and one such row breaks `active()` and `list()`
+/// for the whole pipeline. So the model names the artifact TPF's comment names, the generated
+/// contract resource, and the row stays readable wherever it is written.
 pub fn local_release(tenant_id: &str, identity: &Identity, now_ms: i64) -> PipelineReleaseRecord {
     PipelineReleaseRecord {
         tenant_id: tenant_id.to_owned(),
@@ -290,17 +370,22 @@ pub fn local_release(tenant_id: &str, identity: &Identity, now_ms: i64) -> Pipel
             "releaseVersion": identity.release_version,
             "artifacts": [],
         }),
-        primary_artifact_id: None,
-        primary_artifact_digest: None,
-        primary_artifact_uri: None,
-        primary_artifact_size_bytes: None,
-        primary_artifact_checksum: None,
+        primary_artifact_id: LOCAL_CONTRACT_ARTIFACT.to_owned(),
+        primary_artifact_digest: String::new(),
+        primary_artifact_uri: LOCAL_CONTRACT_URI.to_owned(),
+        primary_artifact_size_bytes: 0,
+        primary_artifact_checksum: String::new(),
         contract: None,
         created_at_epoch_ms: now_ms,
         updated_at_epoch_ms: now_ms,
-        activated_at_epoch_ms: None,
+        activated_at_epoch_ms: 0,
     }
 }
+
+/// The artifact of a [`local_release`]: the contract resource on the runtime's class path
+/// (`PipelineContractDescriptor.RESOURCE_PATH`).
+pub const LOCAL_CONTRACT_ARTIFACT: &str = "pipeline-contract";
+pub const LOCAL_CONTRACT_URI: &str = "classpath:META-INF/pipeline/pipeline-contract.json";
 
 pub fn record_identity(record: &ExecutionRecord) -> Identity {
     Identity {
@@ -318,6 +403,8 @@ pub struct Coordinator<S> {
     config: CoordinatorConfig,
     log: TransitionLog,
     dead_letters: Vec<DeadLetterEnvelope>,
+    /// `ItemContinuationClaims`: in-process dispatch claims (only [`ItemContinuations::InProcess`]).
+    claims: BTreeSet<String>,
 }
 
 impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
@@ -338,6 +425,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             config,
             log: TransitionLog::new(),
             dead_letters: Vec::new(),
+            claims: BTreeSet::new(),
         }
     }
 
@@ -355,6 +443,10 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
     }
     pub fn config(&self) -> &CoordinatorConfig {
         &self.config
+    }
+    /// Changes TPF's configuration in flight (tests stage TPF variants this way).
+    pub fn config_mut(&mut self) -> &mut CoordinatorConfig {
+        &mut self.config
     }
     pub fn log(&self) -> &TransitionLog {
         &self.log

@@ -60,21 +60,40 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             "{}:{}:{}",
             claimed.execution_id, claimed.current_step_index, claimed.attempt
         );
-        let payload = self.segment_input(&claimed)?;
-        let cmd = TransitionCommand {
-            tenant_id: claimed.tenant_id.clone(),
-            execution_id: claimed.execution_id.clone(),
-            identity: record_identity(&claimed),
-            current_step_index: claimed.current_step_index,
-            attempt: claimed.attempt,
-            execution_version: claimed.version,
-            transition_key: transition_key.clone(),
-            payload,
+        let item = self.item_child(&claimed, now_ms)?;
+        let stop = match &item {
+            Some(child) => child.aggregate_step_index,
+            None => self.pipeline.len(),
         };
-        let result = self.worker.execute(&self.pipeline, &cmd);
-        let await_unit_id = match result {
-            TransitionResult::WaitingExternal { step_index } => {
-                Some(self.import_suspension(&claimed, step_index, now_ms)?)
+        let result = if item.as_ref().is_some_and(|c| !c.parent_waiting) {
+            // Not run: `commit_segment` ends the child (`abandon_item_child`).
+            TransitionResult::Completed {
+                output: Value::Null,
+            }
+        } else if item.is_none() && claimed.current_step_index >= self.pipeline.len() {
+            // Released at the step count by its itemized await: the items are the result; TPF's
+            // coordinator publishes them itself, without a worker call.
+            TransitionResult::Completed {
+                output: multi_items(&claimed.input_payload),
+            }
+        } else {
+            let payload = self.segment_input(&claimed)?;
+            let cmd = TransitionCommand {
+                tenant_id: claimed.tenant_id.clone(),
+                execution_id: claimed.execution_id.clone(),
+                identity: record_identity(&claimed),
+                current_step_index: claimed.current_step_index,
+                stop_before_step_index: stop,
+                attempt: claimed.attempt,
+                execution_version: claimed.version,
+                transition_key: transition_key.clone(),
+                payload,
+            };
+            self.worker.execute(&self.pipeline, &cmd)
+        };
+        let await_unit_id = match (&result, &item) {
+            (TransitionResult::WaitingExternal { step_index }, None) => {
+                Some(self.import_suspension(&claimed, *step_index, now_ms)?)
             }
             _ => None,
         };
@@ -83,6 +102,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             transition_key,
             result,
             await_unit_id,
+            item,
         }))
     }
 
@@ -94,6 +114,24 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
     ) -> CoordinatorResult<ExecutionRecord> {
         let claimed = &segment.record;
         let (tenant_id, execution_id) = (&claimed.tenant_id, &claimed.execution_id);
+        if let Some(item) = &segment.item {
+            match &segment.result {
+                _ if !item.parent_waiting => {
+                    self.abandon_item_child(claimed, &segment.transition_key, now_ms)?
+                }
+                TransitionResult::Completed { output } => {
+                    self.commit_item_success(claimed, item, output.clone(), now_ms)?
+                }
+                failed => self.commit_item_failure(
+                    claimed,
+                    item,
+                    &segment.transition_key,
+                    failed,
+                    now_ms,
+                )?,
+            }
+            return self.status(tenant_id, execution_id, now_ms);
+        }
         match &segment.result {
             TransitionResult::Completed { output } => {
                 // An empty answer means the claimed version went stale: a later owner took over
@@ -218,11 +256,11 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         let tenant_id = &record.tenant_id;
         let execution_id = &record.execution_id;
         let unit_id = ids::await_unit_id(tenant_id, execution_id, &step.step_id, step_index);
-        let deadline = await_step.timeout_ms.map(|t| now_ms + t);
-        let ttl_epoch_s = match deadline {
-            Some(d) => d.div_euclid(1000) + DAY_S,
-            None => now_ms.div_euclid(1000) + self.config.execution_ttl_days.max(1) * DAY_S,
-        };
+        // createInteraction: the deadline is always now + the (positive) timeout, the row lives
+        // a day past it.
+        let deadline = now_ms + await_step.timeout_ms;
+        let ttl_epoch_s = deadline.div_euclid(1000) + DAY_S;
+        let request = self.segment_input(record)?;
         let items: Vec<Option<u32>> = match await_step.shape {
             AwaitShape::Scalar => vec![None],
             AwaitShape::Itemized { items } => (0..items).map(Some).collect(),
@@ -230,39 +268,46 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         let interactions: Vec<AwaitInteractionRecord> = items
             .into_iter()
             .map(|item_index| {
-                let base = format!("{execution_id}:{}", step.step_id);
-                let idempotency_key = match item_index {
-                    Some(i) => format!("{base}:item={i}"),
-                    None => base,
-                };
-                let correlation_id =
-                    ids::correlation_id(tenant_id, execution_id, &step.step_id, &idempotency_key);
+                let idempotency_key = ids::await_idempotency_key(
+                    execution_id,
+                    &step.step_id,
+                    &await_step.idempotency_key_fields,
+                    &request,
+                    item_index,
+                );
+                let correlation_id = ids::correlation_id(
+                    await_step.correlation_strategy.as_deref(),
+                    tenant_id,
+                    execution_id,
+                    &step.step_id,
+                    &idempotency_key,
+                );
                 AwaitInteractionRecord {
                     tenant_id: tenant_id.clone(),
                     execution_id: execution_id.clone(),
                     step_id: step.step_id.clone(),
                     step_index,
-                    output_type: None,
+                    output_type: Some(await_step.output_type.clone()),
                     interaction_id: ids::interaction_id(&correlation_id),
                     correlation_id,
                     causation_id: None,
                     idempotency_key,
                     version: 0,
                     status: AwaitInteractionStatus::Waiting,
-                    request_payload: Some(record.input_payload.clone()),
+                    request_payload: Some(request.clone()),
                     response_payload: None,
                     unit_id: Some(unit_id.clone()),
                     item_index,
                     actor: None,
                     assignee: None,
                     group: None,
-                    transport_type: Some("interaction-api".to_owned()),
+                    transport_type: Some(await_step.transport_type.clone()),
                     transport_metadata: Default::default(),
-                    deadline_epoch_ms: deadline,
+                    deadline_epoch_ms: Some(deadline),
                     created_at_epoch_ms: now_ms,
                     updated_at_epoch_ms: now_ms,
                     ttl_epoch_s,
-                    transport_output_type: None,
+                    transport_output_type: Some(await_step.output_type.clone()),
                 }
             })
             .collect();
@@ -276,7 +321,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             execution_id: execution_id.clone(),
             step_id: step.step_id.clone(),
             step_index,
-            cardinality: "ONE_TO_ONE".to_owned(),
+            cardinality: await_step.cardinality.clone(),
             version: 0,
             status: AwaitUnitStatus::WaitingExternal,
             primary_interaction_id,
@@ -296,6 +341,8 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             if !unit.dispatch_complete && !unit.status.terminal() {
                 self.store
                     .mark_dispatch_complete(tenant_id, &unit_id, i64::from(items), now_ms)?;
+                // markDispatchComplete completes the unit when every item already completed.
+                self.store.complete_if_ready(tenant_id, &unit_id, now_ms)?;
             }
         }
         Ok(unit_id)
@@ -313,7 +360,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
     ) -> CoordinatorResult<()> {
         let next_attempt = claimed.attempt + 1;
         if retryable && next_attempt <= self.config.max_retries {
-            let next_due = now_ms + self.config.retry_delay_for(next_attempt);
+            let next_due = now_ms + self.config.retry_delay_for(i64::from(next_attempt));
             if let Some(waiting) = self.store.schedule_retry(
                 &claimed.tenant_id,
                 &claimed.execution_id,
@@ -368,5 +415,15 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             created_at_epoch_ms: now_ms,
         });
         Ok(())
+    }
+}
+
+/// The items of a `MULTI` input snapshot (`{"shape":"MULTI","items":[…]}`), or the payload.
+fn multi_items(input: &Value) -> Value {
+    match input.get("items") {
+        Some(items @ Value::Array(_)) if input.get("shape") == Some(&Value::from("MULTI")) => {
+            items.clone()
+        }
+        _ => input.clone(),
     }
 }

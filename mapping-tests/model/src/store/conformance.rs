@@ -70,6 +70,14 @@ pub fn cases<S: Store>() -> Vec<Case<S>> {
             item_continuations_replace_input_and_remove_the_unit::<S>,
         ),
         (
+            "continuation_facts_are_added_once_to_a_live_unit",
+            continuation_facts_are_added_once_to_a_live_unit::<S>,
+        ),
+        (
+            "executions_are_found_by_their_key",
+            executions_are_found_by_their_key::<S>,
+        ),
+        (
             "releases_register_idempotently_and_activate_by_latest_event",
             releases_register_idempotently_and_activate_by_latest_event::<S>,
         ),
@@ -99,7 +107,7 @@ pub fn create<S: ExecutionStore + ?Sized>(
 pub fn create_command(tenant: &str, key: &str, now: i64) -> CreateExecutionCommand {
     CreateExecutionCommand {
         tenant_id: tenant.into(),
-        execution_id: ids::execution_id(tenant, key),
+        execution_id: ids::execution_id(tenant, key, now),
         execution_key: key.into(),
         pipeline_id: "p".into(),
         contract_version: "c".into(),
@@ -637,6 +645,81 @@ pub fn item_continuations_replace_input_and_remove_the_unit<S: Store>(store: &S)
     assert_eq!(released.next_due_epoch_ms, NOW + 1);
 }
 
+pub fn continuation_facts_are_added_once_to_a_live_unit<S: Store>(store: &S) {
+    assert!(store
+        .record_item_continuation_completed("t", "u", "continuation:0", NOW)
+        .unwrap()
+        .is_none());
+    store.create_or_get_unit(&unit(), NOW).unwrap();
+    let one = store
+        .record_item_continuation_completed("t", "u", "continuation:0", NOW)
+        .unwrap()
+        .unwrap();
+    assert!(one.has_continuation_fact(0));
+    assert_eq!(
+        (one.completed_item_count, one.version),
+        (0, 1),
+        "not an admitted item"
+    );
+    assert!(
+        store
+            .record_item_continuation_completed("t", "u", "continuation:0", NOW)
+            .unwrap()
+            .is_none(),
+        "once"
+    );
+    store.mark_dispatch_complete("t", "u", 1, NOW).unwrap();
+    store
+        .record_item_completed("t", "u", "item:0", NOW)
+        .unwrap();
+    store.complete_if_ready("t", "u", NOW).unwrap().unwrap();
+    let completed = store
+        .record_item_continuation_completed("t", "u", "continuation:1", NOW)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        completed.completed_continuation_count(),
+        2,
+        "COMPLETED units take facts"
+    );
+    store
+        .mark_unit_terminal("t", "u", AwaitUnitStatus::TimedOut, NOW)
+        .unwrap();
+    assert!(
+        store
+            .record_item_continuation_completed("t", "u", "continuation:2", NOW)
+            .unwrap()
+            .is_none(),
+        "a timed-out unit takes none"
+    );
+}
+
+pub fn executions_are_found_by_their_key<S: Store>(store: &S) {
+    let r = create(store, "t", "k:await-item:u:0", NOW);
+    assert_eq!(
+        store
+            .get_execution_by_key("t", "k:await-item:u:0", NOW)
+            .unwrap()
+            .map(|x| x.execution_id),
+        Some(r.execution_id)
+    );
+    assert!(store
+        .get_execution_by_key("other", "k:await-item:u:0", NOW)
+        .unwrap()
+        .is_none());
+    assert!(store
+        .get_execution_by_key("t", "nope", NOW)
+        .unwrap()
+        .is_none());
+    assert!(
+        store
+            .get_execution_by_key("t", "k:await-item:u:0", NOW + 8 * 86_400_000)
+            .unwrap()
+            .is_none(),
+        "expired"
+    );
+}
+
 fn identity(release: &str) -> Identity {
     Identity {
         pipeline_id: "p".into(),
@@ -663,7 +746,7 @@ pub fn releases_register_idempotently_and_activate_by_latest_event<S: Store>(sto
     ));
     let active = store.activate_release("t", "p", "v1", NOW + 1).unwrap();
     assert_eq!(active.status, ReleaseStatus::Active);
-    assert_eq!(active.activated_at_epoch_ms, Some(NOW + 1));
+    assert_eq!(active.activated_at_epoch_ms, NOW + 1);
     let v2 = local_release("t", &identity("v2"), NOW + 2);
     store.register_release(&v2).unwrap();
     assert_eq!(
@@ -680,7 +763,7 @@ pub fn releases_register_idempotently_and_activate_by_latest_event<S: Store>(sto
     store.activate_release("t", "p", "v2", NOW + 3).unwrap();
     let now_active = store.active_release("t", "p").unwrap().unwrap();
     assert_eq!(now_active.release_version, "v2");
-    assert_eq!(now_active.activated_at_epoch_ms, Some(NOW + 3));
+    assert_eq!(now_active.activated_at_epoch_ms, NOW + 3);
     let old = store.get_release("t", "p", "v1").unwrap().unwrap();
     assert_eq!(old.status, ReleaseStatus::Registered);
     assert_eq!(

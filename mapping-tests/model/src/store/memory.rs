@@ -404,11 +404,15 @@ impl ExecutionStore for InMemoryStore {
     }
 
     fn find_due_executions(&self, now_ms: i64, limit: usize) -> StoreResult<Vec<ExecutionRecord>> {
+        // Key order stands in for DynamoDB's scan order; ties on the due time go by tenant and
+        // id (TPF leaves them in scan order) so runs are reproducible.
+        let candidates = limit.saturating_mul(3);
         let mut due: Vec<ExecutionRecord> = self
             .tables()
             .executions
             .values()
             .filter(|r| claimable(r, now_ms))
+            .take(candidates)
             .cloned()
             .collect();
         due.sort_by(|a, b| {
@@ -420,6 +424,21 @@ impl ExecutionStore for InMemoryStore {
         });
         due.truncate(limit);
         Ok(due)
+    }
+
+    fn get_execution_by_key(
+        &self,
+        tenant_id: &str,
+        execution_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>> {
+        let tables = self.tables();
+        Ok(tables
+            .execution_keys
+            .get(&ids::scoped_execution_key(tenant_id, execution_key))
+            .and_then(|row| tables.executions.get(row))
+            .filter(|r| r.live_at(now_ms))
+            .cloned())
     }
 }
 
@@ -465,6 +484,29 @@ impl AwaitStore for InMemoryStore {
             |u| {
                 u.completed_item_count += 1;
                 u.completed_item_keys.insert(item_key.to_owned());
+            },
+        )
+    }
+
+    fn record_item_continuation_completed(
+        &self,
+        tenant_id: &str,
+        unit_id: &str,
+        continuation_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<AwaitUnitRecord>> {
+        self.update_unit(
+            tenant_id,
+            unit_id,
+            now_ms,
+            |u| {
+                matches!(
+                    u.status,
+                    AwaitUnitStatus::WaitingExternal | AwaitUnitStatus::Completed
+                ) && !u.completed_item_keys.contains(continuation_key)
+            },
+            |u| {
+                u.completed_item_keys.insert(continuation_key.to_owned());
             },
         )
     }
@@ -709,7 +751,7 @@ impl ReleaseRegistry for InMemoryStore {
         }
         let mut stored = release.clone();
         stored.status = ReleaseStatus::Registered;
-        stored.activated_at_epoch_ms = None;
+        stored.activated_at_epoch_ms = 0;
         tables.releases.insert(row, stored.clone());
         Ok(stored)
     }
@@ -818,6 +860,6 @@ impl ReleaseRegistry for InMemoryStore {
 
 fn with_activation(mut release: PipelineReleaseRecord, at_ms: i64) -> PipelineReleaseRecord {
     release.status = ReleaseStatus::Active;
-    release.activated_at_epoch_ms = Some(at_ms);
+    release.activated_at_epoch_ms = at_ms;
     release
 }

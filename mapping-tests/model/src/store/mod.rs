@@ -244,8 +244,18 @@ pub trait ExecutionStore {
         now_ms: i64,
     ) -> StoreResult<Option<ExecutionRecord>>;
 
-    /// Claimable rows, sorted by (next_due, tenant, execution id), at most `limit`.
+    /// `findDueExecutions`: the first `3 × limit` claimable rows in scan order (not a full
+    /// scan when more are due), sorted by next due time, at most `limit`.
     fn find_due_executions(&self, now_ms: i64, limit: usize) -> StoreResult<Vec<ExecutionRecord>>;
+
+    /// `getExecutionByKey`: the live record stored under an execution key (a child execution of
+    /// an item continuation is found by the key `ItemContinuationKey` names).
+    fn get_execution_by_key(
+        &self,
+        tenant_id: &str,
+        execution_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>>;
 }
 
 /// `AwaitUnitStore` + `AwaitInteractionStore`.
@@ -268,7 +278,19 @@ pub trait AwaitStore {
         now_ms: i64,
     ) -> StoreResult<Option<AwaitUnitRecord>>;
 
-    /// Non-terminal: sets the expected count and the dispatch flag.
+    /// `recordItemContinuationCompleted`: the unit is WAITING_EXTERNAL or COMPLETED and does not
+    /// hold `continuation_key` yet: adds it (the admitted-completion count does not change),
+    /// version +1. `None` when the condition fails.
+    fn record_item_continuation_completed(
+        &self,
+        tenant_id: &str,
+        unit_id: &str,
+        continuation_key: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<AwaitUnitRecord>>;
+
+    /// Non-terminal: sets the expected count and the dispatch flag. (TPF's store then runs
+    /// `completeIfReady` itself; the coordinator calls [`Self::complete_if_ready`] right after.)
     fn mark_dispatch_complete(
         &self,
         tenant_id: &str,
