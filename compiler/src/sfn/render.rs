@@ -156,10 +156,11 @@ mod data {
     pub const NEXT_ITERATION: &str = "nextIteration";
     /// What ended the last park: the bridge's output or the Catch's error.
     pub const WAKEUP: &str = "wakeup";
-    /// The back-off after a missed await deadline: `{seconds, unitId}`.
+    /// The back-off after a missed await deadline: `{seconds, unitId}`, where `unitId` is the
+    /// await unit it backs off for, under the outcome's own field name.
     pub const BACKOFF: &str = "backoff";
     pub const BACKOFF_SECONDS: &str = "seconds";
-    pub const BACKOFF_UNIT_ID: &str = "unitId";
+    pub const BACKOFF_UNIT_ID: &str = super::action::await_field::UNIT_ID;
 }
 
 /// `$.tpf.<field>`.
