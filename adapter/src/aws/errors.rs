@@ -78,7 +78,40 @@ pub struct AwsError {
     pub scope: &'static str,
     pub operation: &'static str,
     pub kind: Kind,
+    /// The service's error code (`InvalidDefinition`, `AccessDeniedException`), when it sent one.
+    pub aws_code: Option<String>,
+    /// One line: the service's message, or the root cause of a call that got no answer.
+    pub message: String,
+    /// Everything the SDK said (`--verbose`): an echoed definition, the whole error chain.
     pub detail: String,
+}
+
+/// Longest message shown without `--verbose`: services echo whole requests (a refused
+/// definition comes back in full).
+const MAX_MESSAGE: usize = 300;
+
+/// The first line of `text`, at most [`MAX_MESSAGE`] characters.
+fn one_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= MAX_MESSAGE {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX_MESSAGE).collect();
+    format!("{cut}… (--verbose shows all)")
+}
+
+/// The innermost cause's own words: SDK errors nest their reason several sources deep, and
+/// their outer layers print as debug structures.
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 impl AwsError {
@@ -88,11 +121,14 @@ impl AwsError {
         kind: Kind,
         detail: impl Into<String>,
     ) -> Self {
+        let detail = detail.into();
         Self {
             scope,
             operation,
             kind,
-            detail: detail.into(),
+            aws_code: None,
+            message: one_line(&detail),
+            detail,
         }
     }
 
@@ -127,15 +163,32 @@ impl AwsError {
             SdkError::ConstructionFailure(_) => Kind::Configuration,
             _ => Kind::Other,
         };
-        let detail = match err.as_service_error() {
-            Some(e) => format!(
-                "{}: {}",
-                e.code().unwrap_or("error"),
-                e.message().unwrap_or("(no message)")
+        let detail = aws_sdk_sfn::error::DisplayErrorContext(&err).to_string();
+        let (aws_code, message) = match err.as_service_error() {
+            Some(e) => (
+                e.code().map(str::to_owned),
+                one_line(e.message().unwrap_or("(no message)")),
             ),
-            None => aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
+            None => (None, one_line(&root_cause(&err))),
         };
-        Self::new(scope, operation, kind, detail)
+        Self {
+            scope,
+            operation,
+            kind,
+            aws_code,
+            message,
+            detail,
+        }
+    }
+
+    /// The error as the CLI prints it: one line with the code, the operation, the service's
+    /// code and message, then the hint; `verbose` adds everything the SDK said.
+    pub fn render(&self, verbose: bool) -> String {
+        let mut text = self.to_string();
+        if verbose && self.detail != self.message {
+            text.push_str(&format!("\n  detail: {}", self.detail));
+        }
+        text
     }
 }
 
@@ -167,14 +220,11 @@ fn kind_from_code(code: Option<&str>) -> Kind {
 
 impl fmt::Display for AwsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "error[{}]: {} failed: {}\n  hint: {}",
-            self.code(),
-            self.operation,
-            self.detail,
-            self.hint()
-        )
+        write!(f, "error[{}]: {} failed: ", self.code(), self.operation)?;
+        if let Some(code) = &self.aws_code {
+            write!(f, "{code}: ")?;
+        }
+        write!(f, "{}\n  hint: {}", self.message, self.hint())
     }
 }
 

@@ -3,6 +3,9 @@
 //! Functions. The decision itself lives in `tpf_sfn_wakeup::bridge` (shared with the mapping
 //! proof); this module only reads, converts and executes.
 //!
+//! The per-record work ([`RecordHandler`]) is shared with the Lambda handler
+//! (`tpf-sfn-lambda`), which gets its records from event source mappings instead.
+//!
 //! Delivery is at least once: a shard's checkpoint (in the wakeup table) moves only after the
 //! batch's actions ran, and a replayed action is harmless because "already done" answers
 //! (`ExecutionAlreadyExists`, `InvalidToken`, `TaskTimedOut`, `TaskDoesNotExist`) count as done.
@@ -14,7 +17,7 @@ use std::fmt;
 use std::sync::Mutex;
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
-use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
+use aws_sdk_dynamodbstreams::types::{OperationType, ShardIteratorType};
 use tpf_sfn_compiler::sfn::names::machine_name;
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
 
@@ -81,18 +84,41 @@ pub struct PassReport {
     pub refused: Vec<String>,
 }
 
+/// Which stream a record came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
+pub enum Source {
+    /// TPF's execution table.
     Executions,
+    /// The adapter's wakeup table.
     Wakeups,
 }
 
-pub struct Bridge {
+/// One stream record, as both the DynamoDB Streams API and Lambda's event source mapping
+/// deliver it (images with NEW_AND_OLD_IMAGES).
+#[derive(Debug, Clone, Copy)]
+pub struct Change<'a> {
+    pub remove: bool,
+    pub old: Option<&'a Image>,
+    pub new: Option<&'a Image>,
+}
+
+/// What one record asked of Step Functions, and what the bridge did: the per-record work shared
+/// by the polling process and the Lambda handler. Replaying a record is harmless, because
+/// "already done" answers count as done.
+pub struct RecordHandler {
     ddb: aws_sdk_dynamodb::Client,
-    streams: aws_sdk_dynamodbstreams::Client,
     sfn: aws_sdk_sfn::Client,
     tables: TableNames,
     machines: Machines,
+}
+
+/// `tpf-sfn bridge`: polls both streams from checkpoints and hands each record to the
+/// [`RecordHandler`].
+pub struct Bridge {
+    streams: aws_sdk_dynamodbstreams::Client,
+    ddb: aws_sdk_dynamodb::Client,
+    tables: TableNames,
+    records: RecordHandler,
     /// Last sequence number read per `stream#shard` in this process. Passes start here rather
     /// than at the saved checkpoint, which lags behind the checkpoint writes' own echoes.
     positions: Mutex<HashMap<String, String>>,
@@ -101,11 +127,10 @@ pub struct Bridge {
 impl Bridge {
     pub fn new(config: &aws_config::SdkConfig, tables: TableNames, machines: Machines) -> Self {
         Self {
-            ddb: aws_sdk_dynamodb::Client::new(config),
             streams: aws_sdk_dynamodbstreams::Client::new(config),
-            sfn: aws_sdk_sfn::Client::new(config),
-            tables,
-            machines,
+            ddb: aws_sdk_dynamodb::Client::new(config),
+            tables: tables.clone(),
+            records: RecordHandler::new(config, tables, machines),
             positions: Mutex::new(HashMap::new()),
         }
     }
@@ -290,7 +315,13 @@ impl Bridge {
             let mut last: Option<String> = None;
             let mut only_own = true;
             for record in records {
-                if self.handle(source, record, report).await? {
+                let change = record.dynamodb();
+                let change = Change {
+                    remove: record.event_name() == Some(&OperationType::Remove),
+                    old: change.and_then(|c| c.old_image()),
+                    new: change.and_then(|c| c.new_image()),
+                };
+                if self.records.handle(source, change, report).await? {
                     report.echoes += 1;
                 } else {
                     only_own = false;
@@ -312,24 +343,60 @@ impl Bridge {
         }
         Ok(())
     }
+}
+
+impl RecordHandler {
+    pub fn new(config: &aws_config::SdkConfig, tables: TableNames, machines: Machines) -> Self {
+        Self::with_clients(
+            aws_sdk_dynamodb::Client::new(config),
+            aws_sdk_sfn::Client::new(config),
+            tables,
+            machines,
+        )
+    }
+
+    /// With clients of the caller's (tests hand in ones with interceptors or mocks).
+    pub fn with_clients(
+        ddb: aws_sdk_dynamodb::Client,
+        sfn: aws_sdk_sfn::Client,
+        tables: TableNames,
+        machines: Machines,
+    ) -> Self {
+        Self {
+            ddb,
+            sfn,
+            tables,
+            machines,
+        }
+    }
+
+    /// Which stream a stream ARN (`arn:...:table/<name>/stream/<label>`) belongs to, by table
+    /// name; `None` for a table this bridge does not read.
+    pub fn source_of(&self, stream_arn: &str) -> Option<Source> {
+        let table = stream_arn.split("/stream/").next()?.rsplit('/').next()?;
+        if table == self.tables.wakeup {
+            Some(Source::Wakeups)
+        } else if table == self.tables.execution {
+            Some(Source::Executions)
+        } else {
+            None
+        }
+    }
 
     /// Handles one stream record; true when it was one of the bridge's own checkpoint writes.
-    async fn handle(
+    pub async fn handle(
         &self,
         source: Source,
-        record: &Record,
+        change: Change<'_>,
         report: &mut PassReport,
     ) -> Result<bool, BridgeError> {
-        if record.event_name() == Some(&OperationType::Remove) {
+        if change.remove {
             return Ok(false);
         }
-        let Some(change) = record.dynamodb() else {
+        let Some(new) = change.new else {
             return Ok(false);
         };
-        let Some(new) = change.new_image() else {
-            return Ok(false);
-        };
-        let old = change.old_image();
+        let old = change.old;
         let (event, token) = match source {
             Source::Executions => {
                 let Some(new) = record_image(new) else {
