@@ -165,10 +165,12 @@ impl AwsError {
         };
         let detail = aws_sdk_sfn::error::DisplayErrorContext(&err).to_string();
         let (aws_code, message) = match err.as_service_error() {
-            Some(e) => (
-                e.code().map(str::to_owned),
-                one_line(e.message().unwrap_or("(no message)")),
-            ),
+            // An error built without metadata (a mock, an older endpoint) still displays its
+            // variant and message.
+            Some(e) => match e.message() {
+                Some(m) => (e.code().map(str::to_owned), one_line(m)),
+                None => (None, one_line(&e.to_string())),
+            },
             None => (None, one_line(&root_cause(&err))),
         };
         Self {
