@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out="${1:-target/lambda/tpf-sfn-lambda.zip}"
-tools=.tools/zig
+tools="$PWD/.tools/zig"
 target=x86_64-unknown-linux-gnu
 glibc=2.34
 
