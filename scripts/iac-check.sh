@@ -14,8 +14,9 @@ zip="${1:?usage: $0 ZIP}"
 endpoint="${TPF_SFN_MOTO_ENDPOINT:?start moto first (scripts/moto.sh start)}"
 scripts/moto.sh install
 export PYTHONPATH="$PWD/.tools/moto"
-cargo build -q -p tpf-sfn
+# The binary the test run built; a build of its own only when there is none.
 tpf_sfn=target/debug/tpf-sfn
+[ -x "$tpf_sfn" ] || cargo build -q -p tpf-sfn
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

@@ -45,6 +45,7 @@ pub async fn handle(records: &RecordHandler, event: &Event) -> Result<Batch, Bri
             new: new.as_ref(),
         };
         if let Err(e) = records.handle(source, change, &mut batch.report).await {
+            // The event types are non-exhaustive: built from their default.
             let mut failed = DynamoDbBatchItemFailure::default();
             failed.item_identifier = record.change.sequence_number.clone();
             batch.response.batch_item_failures.push(failed);

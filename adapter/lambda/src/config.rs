@@ -62,9 +62,11 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
 
     /// The bridge's tables and machines.
     pub fn bridge(&self) -> Result<(TableNames, Machines), ConfigError> {
-        let mut tables = TableNames::default();
-        tables.execution = self.required(var::EXECUTION_TABLE)?;
-        tables.wakeup = self.required(var::WAKEUP_TABLE)?;
+        let tables = TableNames {
+            execution: self.required(var::EXECUTION_TABLE)?,
+            wakeup: self.required(var::WAKEUP_TABLE)?,
+            ..TableNames::default()
+        };
         let arn_prefix = self.required(var::MACHINE_ARN_PREFIX)?;
         if !arn_prefix.ends_with(":stateMachine:") {
             return Err(ConfigError(format!(
