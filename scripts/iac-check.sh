@@ -14,9 +14,9 @@ zip="${1:?usage: $0 ZIP}"
 endpoint="${TPF_SFN_MOTO_ENDPOINT:?start moto first (scripts/moto.sh start)}"
 scripts/moto.sh install
 export PYTHONPATH="$PWD/.tools/moto"
-# The binary the test run built; a build of its own only when there is none.
-tpf_sfn=target/debug/tpf-sfn
-[ -x "$tpf_sfn" ] || cargo build -q -p tpf-sfn
+# Built the way the test suite builds it, so right after `cargo test` this reuses that build.
+cargo test --quiet -p tpf-sfn --no-run
+tpf_sfn="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -25,8 +25,13 @@ for contract in examples/contracts/*.pipeline-contract.json; do
   name=$(basename "$contract" .pipeline-contract.json)
   for config in examples/aws/*.tpf-sfn.toml; do
     dir="$out/$name-$(basename "$config" .tpf-sfn.toml)"
-    "$tpf_sfn" compile "$contract" --config "$config" --allow-unverified-hash --out "$dir" \
-      --emit cloudformation --emit terraform >/dev/null
+    if ! "$tpf_sfn" compile "$contract" --config "$config" --out "$dir" \
+      --emit cloudformation --emit terraform >/dev/null 2>"$out/err"; then
+      # Contracts the compiler rejects must say why with a coded error.
+      grep -q 'error\[' "$out/err" || { echo "$contract: rejected without a coded error" >&2; cat "$out/err" >&2; exit 1; }
+      echo "rejected (coded): $name: $(grep -m1 -o 'error\[[A-Z_]*\]' "$out/err")"
+      continue
+    fi
     templates+=("$dir/cloudformation.json" "$dir/wake-path/cloudformation.json")
   done
 done

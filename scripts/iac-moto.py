@@ -57,13 +57,22 @@ def compile_release(tpf_sfn, out, config, release_file):
     return release, wake
 
 
+# Types moto's CloudFormation accepts but does not create (it has no CloudFormation model for
+# them); cfn-lint's schema check is their only emulator-free evidence. Anything else missing
+# after CREATE_COMPLETE fails the check.
+MOTO_SKIPS = {"AWS::CloudWatch::Alarm", "AWS::Scheduler::Schedule"}
+skipped = set()
+
+
 def check_resources(cf, stack, template):
     have = {r["LogicalResourceId"]: r for r in
             cf.list_stack_resources(StackName=stack)["StackResourceSummaries"]}
     want = json.loads(template)["Resources"]
-    missing = [k for k in want if k not in have]
-    if missing:
-        fail(f"{stack}: resources missing after CREATE_COMPLETE: {missing}")
+    missing = {k: v["Type"] for k, v in want.items() if k not in have}
+    unexpected = {k: t for k, t in missing.items() if t not in MOTO_SKIPS}
+    if unexpected:
+        fail(f"{stack}: resources missing after CREATE_COMPLETE: {unexpected}")
+    skipped.update(missing.values())
     return have
 
 
@@ -71,8 +80,8 @@ def main():
     endpoint, tpf_sfn, zip_path = sys.argv[1:4]
     kw = dict(endpoint_url=endpoint, region_name="us-east-1",
               aws_access_key_id="testing", aws_secret_access_key="testing")
-    cf, ddb, s3, lam, sqs, sfn, logs, cw = (boto3.client(s, **kw) for s in (
-        "cloudformation", "dynamodb", "s3", "lambda", "sqs", "stepfunctions", "logs", "cloudwatch"))
+    cf, ddb, s3, lam, sqs, sfn, logs = (boto3.client(s, **kw) for s in (
+        "cloudformation", "dynamodb", "s3", "lambda", "sqs", "stepfunctions", "logs"))
     run = f"iac{os.getpid()}"
     exec_table = f"{run}_tpf_execution"
     stream_arn = ddb.create_table(
@@ -119,9 +128,8 @@ def main():
         table = ddb.describe_table(TableName=f"{run}_tpf_sfn_wakeup")["Table"]
         if table.get("StreamSpecification", {}).get("StreamViewType") != "NEW_AND_OLD_IMAGES":
             fail(f"wakeup table has no NEW_AND_OLD_IMAGES stream: {table}")
-        ttl = ddb.describe_time_to_live(TableName=f"{run}_tpf_sfn_wakeup")["TimeToLiveDescription"]
-        if ttl.get("AttributeName") != "expires_at":
-            fail(f"wakeup table TTL: {ttl}")
+        # moto's CloudFormation does not apply a table's TimeToLiveSpecification (the export
+        # test and cfn-lint check the property); the stream it does.
         for fn, mappings in ((f"{run}-bridge", 2), (f"{run}-relay", 1)):
             conf = lam.get_function(FunctionName=fn)["Configuration"]
             if conf["Runtime"] != "provided.al2023":
@@ -135,36 +143,40 @@ def main():
             fail(f"the bridge does not read TPF's execution table stream: {sources}")
         sqs.get_queue_url(QueueName=queue)
         sqs.get_queue_url(QueueName=f"{queue}-dlq")
-        groups = {g["logGroupName"] for g in logs.describe_log_groups()["logGroups"]}
+        groups = {g["logGroupName"] for p in logs.get_paginator("describe_log_groups").paginate()
+                  for g in p["logGroups"]}
         for g in (f"/aws/lambda/{run}-bridge", f"/aws/lambda/{run}-relay"):
             if g not in groups:
                 fail(f"log group {g} missing")
 
-        names = []
+        # moto's CloudFormation keeps state machines in its non-executing Step Functions
+        # backend, which the Step Functions API of the executing one does not list: the stack's
+        # physical ids are the evidence here.
+        drivers = {}
         for tag, template in (("n", release_n), ("n1", release_next)):
             stack = f"{run}-release-{tag}"
             cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps)
             wait(cf, stack, "CREATE_COMPLETE")
-            check_resources(cf, stack, template)
+            have = check_resources(cf, stack, template)
             name = json.loads(template)["Resources"]["Driver"]["Properties"]["StateMachineName"]
-            names.append(name)
-        machines = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]}
-        for n in names:
-            if n not in machines:
-                fail(f"driver {n} missing")
-        alarms = {a["AlarmName"] for a in cw.describe_alarms()["MetricAlarms"]}
+            if not have["Driver"]["PhysicalResourceId"].endswith(f":stateMachine:{name}"):
+                fail(f"{stack}: driver is {have['Driver']['PhysicalResourceId']}, want {name}")
+            drivers[tag] = name
+        if drivers["n"] == drivers["n1"]:
+            fail(f"releases N and N+1 share a driver name: {drivers}")
 
         # Retiring release N: its stack goes, N+1's machines and the wake path stay.
         cf.delete_stack(StackName=f"{run}-release-n")
         wait(cf, f"{run}-release-n", "DELETE_COMPLETE")
-        machines = {m["name"] for m in sfn.list_state_machines()["stateMachines"]}
-        if names[0] in machines or names[1] not in machines:
-            fail(f"after retiring N: {sorted(m for m in machines if m.startswith(run))}")
+        kept = check_resources(cf, f"{run}-release-n1", release_next)
+        if not kept["Driver"]["PhysicalResourceId"].endswith(drivers["n1"]):
+            fail(f"release N+1's driver after retiring N: {kept['Driver']}")
+        check_resources(cf, f"{run}-wake-path", wake)
         lam.get_function(FunctionName=f"{run}-bridge")
         print(f"moto: wake-path stack and two release stacks CREATE_COMPLETE "
               f"({len(json.loads(wake)['Resources'])} + 2 x {len(json.loads(release_n)['Resources'])} "
-              f"resources, {len([a for a in alarms if a])} alarms); release N retired, N+1 and the "
-              f"wake path kept")
+              f"resources; moto does not create {', '.join(sorted(skipped)) or 'nothing'}); "
+              f"release N retired, N+1 and the wake path kept")
 
 
 if __name__ == "__main__":
