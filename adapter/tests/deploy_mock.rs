@@ -577,6 +577,26 @@ fn compile_default(out: &Path) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// `tpf-sfn deploy --out OUT --role-arn ROLE EXTRA...`: exit code and stderr.
+fn deploy_cli(out: &str, extra: &[&str]) -> (Option<i32>, String, Vec<u8>) {
+    let o = support::cli()
+        .args([
+            "deploy",
+            "--out",
+            out,
+            "--role-arn",
+            "arn:aws:iam::123456789012:role/tpf",
+        ])
+        .args(extra)
+        .output()
+        .expect("deploy");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.stdout,
+    )
+}
+
 /// `deploy` of a release compiled with the embedded default's placeholder endpoint and
 /// connection is refused against AWS, before any call (no endpoint, no credentials, no network
 /// here), naming the tpf-sfn.toml keys to set. Against a local emulator it goes ahead.
@@ -586,19 +606,8 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     compile_default(dir.path());
     let out = dir.path().to_str().unwrap();
     for extra in [&[][..], &["--dry-run"][..]] {
-        let o = support::cli()
-            .args([
-                "deploy",
-                "--out",
-                out,
-                "--role-arn",
-                "arn:aws:iam::210987654321:role/tpf",
-            ])
-            .args(extra)
-            .output()
-            .expect("deploy");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
+        let (code, err, stdout) = deploy_cli(out, extra);
+        assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
         assert!(
             err.contains("tpf-sfn.toml#binding.http.api-base-url"),
@@ -606,26 +615,16 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
         );
         assert!(err.contains("binding.http.connection-arn"), "{err}");
         assert!(
-            o.stdout.is_empty(),
+            stdout.is_empty(),
             "no plan printed: {}",
-            String::from_utf8_lossy(&o.stdout)
+            String::from_utf8_lossy(&stdout)
         );
     }
     // An emulator endpoint takes placeholders; nothing listens on port 9, so the deploy then
     // fails on the connection: one readable line and a hint, no SDK debug structures.
-    let o = support::cli()
-        .args([
-            "deploy",
-            "--out",
-            out,
-            "--role-arn",
-            "arn:aws:iam::123456789012:role/tpf",
-        ])
-        .args(["--endpoint-url", "http://127.0.0.1:9"])
-        .output()
-        .expect("deploy");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let emulator = ["--endpoint-url", "http://127.0.0.1:9"];
+    let (code, err, _) = deploy_cli(out, &emulator);
+    assert_eq!(code, Some(2), "{err}");
     assert!(!err.contains("DEPLOY_PLACEHOLDER"), "{err}");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
@@ -637,17 +636,6 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
         !err.contains("DispatchFailure") && !err.contains(" { "),
         "{err}"
     );
-    let o = support::cli()
-        .args([
-            "deploy",
-            "--out",
-            out,
-            "--role-arn",
-            "arn:aws:iam::123456789012:role/tpf",
-        ])
-        .args(["--endpoint-url", "http://127.0.0.1:9", "--verbose"])
-        .output()
-        .expect("deploy");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (_, err, _) = deploy_cli(out, &[emulator[0], emulator[1], "--verbose"]);
     assert!(err.contains("  detail: "), "{err}");
 }

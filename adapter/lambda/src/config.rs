@@ -25,16 +25,11 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The variables the functions read, with the stacks' names for them.
+/// The variables the functions read: the names the exported stacks set (one list, the
+/// compiler's), plus Lambda's own `_HANDLER`.
 pub mod var {
+    pub use tpf_sfn_compiler::sfn::export::stack::env::*;
     pub const HANDLER: &str = "_HANDLER";
-    pub const EXECUTION_TABLE: &str = "TPF_SFN_EXECUTION_TABLE";
-    pub const WAKEUP_TABLE: &str = "TPF_SFN_WAKEUP_TABLE";
-    pub const MACHINE_ARN_PREFIX: &str = "TPF_SFN_MACHINE_ARN_PREFIX";
-    pub const NAME_PREFIX: &str = "TPF_SFN_NAME_PREFIX";
-    pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
-    pub const TOKEN: &str = "TPF_SFN_TOKEN";
-    pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
 }
 
 /// Reads settings through `get` (the process environment in the binary, a map in tests).

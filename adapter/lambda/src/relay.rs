@@ -29,20 +29,12 @@ pub async fn handle<A: ActionHost + Sync>(relay: &TaskRelay<A>, event: &SqsEvent
     let outcomes: Vec<(String, Result<Handled, RelayError>)> =
         stream::iter(pending).buffered(CONCURRENCY).collect().await;
     let mut batch = Batch::default();
-    for (id, outcome) in outcomes {
-        let report = &mut batch.report;
-        report.received += 1;
-        match outcome {
-            Ok(Handled::Answered { error: None }) => report.succeeded += 1,
-            Ok(Handled::AlreadyDone) => report.already_done += 1,
-            Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
-            Ok(Handled::Malformed(why)) => report.malformed.push(format!("{id}: {why}")),
-            Err(e) => {
-                report.retained.push(format!("{id}: {e}"));
-                let mut failed = BatchItemFailure::default();
-                failed.item_identifier = id;
-                batch.response.batch_item_failures.push(failed);
-            }
+    for (id, outcome) in &outcomes {
+        batch.report.count(id, outcome);
+        if outcome.is_err() {
+            let mut failed = BatchItemFailure::default();
+            failed.item_identifier = id.clone();
+            batch.response.batch_item_failures.push(failed);
         }
     }
     batch

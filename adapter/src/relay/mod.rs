@@ -73,6 +73,20 @@ pub struct PassReport {
 /// One message's work, shared by the polling relay and the Lambda handler: parse the body, call
 /// the action host, answer the task token. Deleting the message is the caller's: the process
 /// deletes it, Lambda's event source mapping deletes what the handler does not report failed.
+impl PassReport {
+    /// Counts what happened to message `id`.
+    pub fn count(&mut self, id: &str, outcome: &Result<Handled, RelayError>) {
+        self.received += 1;
+        match outcome {
+            Ok(Handled::Answered { error: None }) => self.succeeded += 1,
+            Ok(Handled::AlreadyDone) => self.already_done += 1,
+            Ok(Handled::Answered { error: Some(_) }) => self.failed += 1,
+            Ok(Handled::Malformed(why)) => self.malformed.push(format!("{id}: {why}")),
+            Err(e) => self.retained.push(format!("{id}: {e}")),
+        }
+    }
+}
+
 pub struct TaskRelay<A> {
     sfn: aws_sdk_sfn::Client,
     action: A,
@@ -260,15 +274,8 @@ impl<A: ActionHost> Relay<A> {
                 .collect()
                 .await;
         let mut report = PassReport::default();
-        for (id, outcome) in outcomes {
-            report.received += 1;
-            match outcome {
-                Ok(Handled::Answered { error: None }) => report.succeeded += 1,
-                Ok(Handled::AlreadyDone) => report.already_done += 1,
-                Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
-                Ok(Handled::Malformed(why)) => report.malformed.push(format!("{id}: {why}")),
-                Err(e) => report.retained.push(format!("{id}: {e}")),
-            }
+        for (id, outcome) in &outcomes {
+            report.count(id, outcome);
         }
         Ok(report)
     }

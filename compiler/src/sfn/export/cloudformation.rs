@@ -4,8 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{
-    description, logging_on, logs_policy, policy, schedule, schedule_name, trust,
-    wake_path_description,
+    description, logging_on, policy, schedule, schedule_name, trust, wake_path_description,
 };
 use crate::compile::Output;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -69,12 +68,10 @@ fn alarm(a: &Alarm, target: Value) -> Value {
 /// The release stack: both machines, one role each, the sweeper's schedule, the alarms.
 pub fn release(out: &Output) -> Value {
     let m = &out.manifest;
+    // The compiled policy already grants log delivery when logging is on (`iam.rs`).
     let role = |policy_name: &str, file: &str| {
-        let mut policies =
+        let policies =
             vec![json!({"PolicyName": policy_name, "PolicyDocument": policy(out, file)})];
-        if logging_on(out) {
-            policies.push(json!({"PolicyName": "logs", "PolicyDocument": logs_policy()}));
-        }
         json!({
             "Type": "AWS::IAM::Role",
             "Properties": {

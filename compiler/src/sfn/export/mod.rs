@@ -139,23 +139,6 @@ fn trust(service: &str) -> serde_json::Value {
     })
 }
 
-/// Step Functions' vended-logs permissions; only needed when logging is on.
-fn logs_policy() -> serde_json::Value {
-    serde_json::json!({
-        "Version": "2012-10-17",
-        "Statement": [{
-            "Sid": "DeliverExecutionLogs",
-            "Effect": "Allow",
-            "Action": [
-                "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
-                "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
-                "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"
-            ],
-            "Resource": "*"
-        }]
-    })
-}
-
 fn logging_on(out: &Output) -> bool {
     out.manifest.logging.level != crate::config::LogLevel::Off
 }

@@ -5,8 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{
-    description, logging_on, logs_policy, policy, schedule, schedule_name, trust,
-    wake_path_description,
+    description, logging_on, policy, schedule, schedule_name, trust, wake_path_description,
 };
 use crate::compile::Output;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -87,11 +86,10 @@ pub fn release(out: &Output) -> Value {
             "tracing_configuration".into(),
             json!({"enabled": m.tracing}),
         );
-        let mut depends = vec![json!(format!("aws_iam_role_policy.{role}"))];
-        if logging_on(out) {
-            depends.push(json!(format!("aws_iam_role_policy.{role}_logs")));
-        }
-        r.insert("depends_on".into(), Value::Array(depends));
+        r.insert(
+            "depends_on".into(),
+            json!([format!("aws_iam_role_policy.{role}")]),
+        );
         Value::Object(r)
     };
     let mut policies = Map::new();
@@ -103,12 +101,6 @@ pub fn release(out: &Output) -> Value {
             role.into(),
             json!({"name": role, "role": format!("${{aws_iam_role.{role}.id}}"), "policy": tf_json(&policy(out, file))}),
         );
-        if logging_on(out) {
-            policies.insert(
-                format!("{role}_logs"),
-                json!({"name": "logs", "role": format!("${{aws_iam_role.{role}.id}}"), "policy": tf_json(&logs_policy())}),
-            );
-        }
     }
     policies.insert(
         "sweeper_schedule".into(),
