@@ -408,3 +408,34 @@ fn check_covers_the_exports_and_both_can_be_emitted() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("drift: wake-path/main.tf.json"));
 }
+
+/// A reader that goes away early (`| head -1`) ends the command quietly: no panic, the shell's
+/// closed-pipe status.
+#[test]
+fn a_closed_stdout_ends_compile_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = examples().join("contracts/restaurant-approval.pipeline-contract.json");
+    let cfg = examples().join("aws/queue.tpf-sfn.toml");
+    let mut child = support::cli()
+        .arg("compile")
+        .arg(&c)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(dir.path())
+        .args(["--emit", "cloudformation"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Closed before the compile prints its summary (it reads and compiles first).
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        matches!(o.status.code(), Some(0 | 141)),
+        "{:?}: {err}",
+        o.status
+    );
+}
