@@ -3,6 +3,7 @@
 #   scripts/moto.sh start   # installs into .tools/moto if needed, starts, enables SFN execution
 #   scripts/moto.sh stop
 #   scripts/moto.sh url     # prints the endpoint
+#   scripts/moto.sh install # installs only (moto, boto3 and cfn-lint for scripts/iac-check.sh)
 # The port comes from MOTO_PORT (default 5599). Nothing here reaches beyond loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,12 +14,17 @@ pidfile=.tools/moto.pid
 urlfile=.tools/moto.url
 url="http://127.0.0.1:$port"
 
+# CloudFormation and the services the exported stacks hold, for deploying them on moto
+# (scripts/iac-check.sh); cfn-lint, which moto's CloudFormation pulls in, pinned for the lint.
+spec="moto[stepfunctions,dynamodb,dynamodbstreams,sqs,cloudformation,awslambda,iam,logs,cloudwatch,s3,scheduler,events]==5.2.5 cfn-lint==1.58.0 flask flask-cors"
+
 install() {
-  if [ ! -x "$dir/bin/moto_server" ]; then
+  if [ ! -x "$dir/bin/moto_server" ] || [ "$(cat "$dir/.spec" 2>/dev/null)" != "$spec" ]; then
     command -v python3 >/dev/null || { echo "python3 is required to run moto" >&2; exit 1; }
     echo "installing moto into $dir" >&2
-    python3 -m pip install --quiet --disable-pip-version-check --target "$dir" \
-      'moto[stepfunctions,dynamodb,dynamodbstreams,sqs]==5.2.5' flask flask-cors >&2
+    # shellcheck disable=SC2086 # the spec is a list of requirements
+    python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$dir" $spec >&2
+    echo "$spec" >"$dir/.spec"
   fi
 }
 
@@ -60,5 +66,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   url) cat "$urlfile" 2>/dev/null || echo "$url" ;;
-  *) echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+  install) install ;;
+  *) echo "usage: $0 start|stop|url|install" >&2; exit 2 ;;
 esac

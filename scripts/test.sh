@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: what CI runs and what the README's test command runs.
-# It installs what the tests need (asl-validator from npm) into .tools/ and fails loudly when a
-# tool cannot be had; nothing is skipped silently.
+# It installs what the tests need (moto, cfn-lint and cargo-zigbuild from PyPI, asl-validator from
+# npm) into .tools/ and fails loudly when a tool cannot be had; nothing is skipped silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +31,13 @@ INSTA_UPDATE=no cargo test --workspace --quiet
 
 step "second opinion: asl-validator over every compiled definition"
 scripts/asl-second-opinion.sh
+
+step "Lambda functions: built for provided.al2023 (glibc 2.34), symbol versions, runtime API"
+lambda_zip=$(scripts/lambda-package.sh)
+python3 scripts/lambda-check.py "$lambda_zip"
+
+step "exports: cfn-lint over every stack, deployed on moto's CloudFormation"
+scripts/iac-check.sh "$lambda_zip"
 
 echo
 echo "all checks passed"

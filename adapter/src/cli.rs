@@ -156,6 +156,10 @@ pub struct DeployArgs {
     /// definition; new generations get the new one.
     #[arg(long)]
     pub force_replace: bool,
+    /// On an AWS error, also print everything the SDK said (the full service message, which
+    /// may echo a whole definition, and the error chain).
+    #[arg(long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub connection: crate::aws::client::Connection,
     #[arg(long, value_enum, default_value = "text")]

@@ -18,6 +18,10 @@ pub struct Error {
     hint: Option<Cow<'static, str>>,
     #[source]
     source: Option<Source>,
+    /// Everything underneath in full (an AWS SDK error's whole context), shown only on request:
+    /// it can be a 17 KB echoed definition.
+    detail: Option<String>,
+    show_detail: bool,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -29,6 +33,8 @@ impl Error {
             message: message.into(),
             hint: None,
             source: None,
+            detail: None,
+            show_detail: false,
         }
     }
 
@@ -39,6 +45,17 @@ impl Error {
 
     pub fn with_source(mut self, source: impl Into<Source>) -> Self {
         self.source = Some(source.into());
+        self
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// The same error, reported with its detail (`--verbose`).
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.show_detail = verbose;
         self
     }
 
@@ -78,11 +95,17 @@ pub struct Report<'a>(&'a Error);
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = self.0;
-        write!(f, "error[{}]: {}", e.code, chain(e))?;
+        let causes = chain(e);
+        write!(f, "error[{}]: {causes}", e.code)?;
         if let Some(hint) = &e.hint {
             write!(f, "\n  = hint: {hint}")?;
         }
-        Ok(())
+        match &e.detail {
+            Some(detail) if e.show_detail && !causes.ends_with(detail.as_str()) => {
+                write!(f, "\n  = detail: {detail}")
+            }
+            _ => Ok(()),
+        }
     }
 }
 

@@ -15,7 +15,15 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), Failure> 
     fs::create_dir_all(dir).map_err(|e| io(dir, "create directory", e))?;
     let mut staged = Vec::with_capacity(files.len());
     for (name, contents) in files {
-        let tmp = dir.join(format!(".{name}.tpf-sfn-tmp"));
+        // A name may sit in a subdirectory (`wake-path/main.tf.json`); its temporary sibling too.
+        let dest = dir.join(name);
+        let parent = dest.parent().unwrap_or(dir);
+        fs::create_dir_all(parent).map_err(|e| io(parent, "create directory", e))?;
+        let base = dest
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        let tmp = parent.join(format!(".{base}.tpf-sfn-tmp"));
         if let Err(e) = fs::write(&tmp, contents) {
             for (t, _) in &staged {
                 let _ = fs::remove_file(t);
@@ -23,7 +31,7 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), Failure> 
             let _ = fs::remove_file(&tmp);
             return Err(io(&tmp, "write", e));
         }
-        staged.push((tmp, dir.join(name)));
+        staged.push((tmp, dest));
     }
     for (tmp, dest) in &staged {
         fs::rename(tmp, dest).map_err(|e| io(dest, "rename into place", e))?;

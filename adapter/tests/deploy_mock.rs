@@ -1,6 +1,8 @@
 //! `deploy` call sequences and error classification against mocked Step Functions clients
 //! (aws-smithy-mocks): no network, every path deterministic.
 
+mod support;
+
 use std::path::Path;
 
 use aws_sdk_sfn::config::retry::RetryConfig;
@@ -535,4 +537,111 @@ fn tag_drift_on_an_unchanged_definition_is_a_tag_update_only() {
         lines[0].ends_with("updated tag tpf-sfn:compiler-version"),
         "{lines:?}"
     );
+}
+
+/// A refused definition comes back with the whole definition echoed in the message (moto and
+/// AWS both do): the error stays one line plus the hint, the echo is behind `--verbose`.
+#[test]
+fn a_refused_definition_prints_one_line_and_keeps_the_echo_for_verbose() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![vec![]]);
+    let echo = format!("Invalid State Machine Definition: {}", "x".repeat(17_000));
+    let invalid = mock!(Client::create_state_machine).then_error(move || {
+        CreateStateMachineError::InvalidDefinition(
+            InvalidDefinition::builder().message(echo.clone()).build(),
+        )
+    });
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.push(&invalid);
+    let e = error_case(&rules, &release);
+    let short = e.report().to_string();
+    let lines: Vec<&str> = short.lines().collect();
+    assert_eq!(lines.len(), 2, "{short}");
+    assert!(
+        lines[0].starts_with(
+            "error[DEPLOY_INVALID_DEFINITION]: CreateStateMachine failed: InvalidDefinition: Invalid State Machine Definition"
+        ),
+        "{short}"
+    );
+    assert!(lines[0].len() < 500, "{} characters", lines[0].len());
+    assert!(lines[1].starts_with("  = hint: "), "{short}");
+    let verbose = e.verbose(true).report().to_string();
+    assert!(verbose.len() > 17_000, "--verbose keeps everything");
+    assert!(verbose.contains("  = detail: "), "{}", &verbose[..200]);
+}
+
+fn compile_default(out: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts");
+    let o = support::cli()
+        .arg("compile")
+        .arg(root.join("restaurant-approval.pipeline-contract.json"))
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("compile");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `tpf-sfn deploy --out OUT --role-arn ROLE EXTRA...`: exit code and stderr.
+fn deploy_cli(out: &str, extra: &[&str]) -> (Option<i32>, String, Vec<u8>) {
+    let o = support::cli()
+        .args([
+            "deploy",
+            "--out",
+            out,
+            "--role-arn",
+            "arn:aws:iam::123456789012:role/tpf",
+        ])
+        .args(extra)
+        .output()
+        .expect("deploy");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.stdout,
+    )
+}
+
+/// `deploy` of a release compiled with the embedded default's placeholder endpoint and
+/// connection is refused against AWS, before any call (no endpoint, no credentials, no network
+/// here), naming the tpf-sfn.toml keys to set. Against a local emulator it goes ahead.
+#[test]
+fn deploy_refuses_placeholders_outside_an_emulator() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_default(dir.path());
+    let out = dir.path().to_str().unwrap();
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let (code, err, stdout) = deploy_cli(out, extra);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
+        assert!(
+            err.contains("tpf-sfn.toml#binding.http.api-base-url"),
+            "{err}"
+        );
+        assert!(err.contains("binding.http.connection-arn"), "{err}");
+        assert!(
+            stdout.is_empty(),
+            "no plan printed: {}",
+            String::from_utf8_lossy(&stdout)
+        );
+    }
+    // An emulator endpoint takes placeholders; nothing listens on port 9, so the deploy then
+    // fails on the connection: one readable line and a hint, no SDK debug structures.
+    let emulator = ["--endpoint-url", "http://127.0.0.1:9"];
+    let (code, err, _) = deploy_cli(out, &emulator);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!err.contains("DEPLOY_PLACEHOLDER"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("error[DEPLOY_UNREACHABLE]: ListStateMachines failed: "),
+        "{err}"
+    );
+    assert!(
+        !err.contains("DispatchFailure") && !err.contains(" { "),
+        "{err}"
+    );
+    let (_, err, _) = deploy_cli(out, &[emulator[0], emulator[1], "--verbose"]);
+    assert!(err.contains("  detail: "), "{err}");
 }

@@ -13,13 +13,52 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aws_sdk_sfn::types::ExecutionStatus;
-use harness::{complete_interaction, pending_interaction, Loop, Options, Relay};
+use harness::{complete_interaction, pending_interaction, Loop, Options, Relay, Wake};
 use tpf_sfn::relay::http::{ActionHost, HttpActionHost, Reply, Unreachable};
 use tpf_sfn_mapping::harness::faults::Fault;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn submit_parks_completes_and_succeeds_through_bridge_and_relay() {
-    let lp = Loop::start("happy-path", Options::default()).await;
+/// Each scenario twice: the wake path as processes (`tpf-sfn bridge`, `tpf-sfn relay`) and as
+/// the Lambda handlers on event source mappings. Both must pass the same assertions.
+macro_rules! on_both_wake_paths {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn processes() {
+                    super::$scenario(super::Wake::Processes).await
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn lambda() {
+                    super::$scenario(super::Wake::Lambda).await
+                }
+            }
+        )*
+    };
+}
+
+on_both_wake_paths!(
+    submit_parks_completes_and_succeeds_through_bridge_and_relay,
+    completion_before_park_is_caught_when_the_token_arrives,
+    retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation,
+    new_release_mid_flight_keeps_the_parked_execution_pinned,
+    bridge_killed_and_restarted_mid_flight_loses_nothing,
+    duplicate_submit_is_one_execution_with_one_driver,
+    non_retryable_failure_fails_the_driver_with_tpf_code,
+    retries_then_success_waits_out_tpf_retry_delays,
+    await_deadline_wakes_the_driver_and_tpf_fails_it,
+    transport_faults_are_retried_and_duplicates_are_harmless,
+);
+
+async fn submit_parks_completes_and_succeeds_through_bridge_and_relay(wake: Wake) {
+    let lp = Loop::start(
+        "happy-path",
+        Options {
+            wake,
+            ..Options::default()
+        },
+    )
+    .await;
     let id = lp.submit("order-1").await;
     let arn = lp.arn(0, &id);
     let parked = lp.wait_parked(&arn, &id).await;
@@ -83,11 +122,11 @@ impl ActionHost for CompleteBeforePark {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn completion_before_park_is_caught_when_the_token_arrives() {
+async fn completion_before_park_is_caught_when_the_token_arrives(wake: Wake) {
     let lp = Loop::start(
         "complete-before-park/Await Restaurant Decision",
         Options {
+            wake,
             relay: Relay::InTest,
             ..Options::default()
         },
@@ -114,9 +153,15 @@ async fn completion_before_park_is_caught_when_the_token_arrives() {
     lp.cross_check(&lp.simulate()).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation() {
-    let lp = Loop::start("retries-exhausted-then-redrive", Options::default()).await;
+async fn retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation(wake: Wake) {
+    let lp = Loop::start(
+        "retries-exhausted-then-redrive",
+        Options {
+            wake,
+            ..Options::default()
+        },
+    )
+    .await;
     let step = &lp.scenario.worker[0].step;
     let id = lp.submit("order-1").await;
     let first = lp.arn(0, &id);
@@ -162,11 +207,11 @@ async fn retries_exhausted_then_tpf_redrive_succeeds_in_a_new_generation() {
     lp.assert_same_record(&id, &sim).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn new_release_mid_flight_keeps_the_parked_execution_pinned() {
+async fn new_release_mid_flight_keeps_the_parked_execution_pinned(wake: Wake) {
     let lp = Loop::start(
         "new-release-mid-flight",
         Options {
+            wake,
             next_release: true,
             ..Options::default()
         },
@@ -220,9 +265,15 @@ async fn new_release_mid_flight_keeps_the_parked_execution_pinned() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bridge_killed_and_restarted_mid_flight_loses_nothing() {
-    let mut lp = Loop::start("happy-path", Options::default()).await;
+async fn bridge_killed_and_restarted_mid_flight_loses_nothing(wake: Wake) {
+    let mut lp = Loop::start(
+        "happy-path",
+        Options {
+            wake,
+            ..Options::default()
+        },
+    )
+    .await;
     let first = lp.submit("order-1").await;
     let first_arn = lp.arn(0, &first);
     let parked = lp.wait_parked(&first_arn, &first).await;
@@ -279,9 +330,15 @@ async fn bridge_killed_and_restarted_mid_flight_loses_nothing() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn duplicate_submit_is_one_execution_with_one_driver() {
-    let lp = Loop::start("duplicate-submit", Options::default()).await;
+async fn duplicate_submit_is_one_execution_with_one_driver(wake: Wake) {
+    let lp = Loop::start(
+        "duplicate-submit",
+        Options {
+            wake,
+            ..Options::default()
+        },
+    )
+    .await;
     let id = lp.submit("order-1").await;
     assert_eq!(lp.submit("order-1").await, id, "same key, same execution");
     let arn = lp.arn(0, &id);
@@ -293,9 +350,15 @@ async fn duplicate_submit_is_one_execution_with_one_driver() {
     lp.assert_same_record(&id, &sim).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn non_retryable_failure_fails_the_driver_with_tpf_code() {
-    let lp = Loop::start("non-retryable-failure", Options::default()).await;
+async fn non_retryable_failure_fails_the_driver_with_tpf_code(wake: Wake) {
+    let lp = Loop::start(
+        "non-retryable-failure",
+        Options {
+            wake,
+            ..Options::default()
+        },
+    )
+    .await;
     let id = lp.submit("order-1").await;
     let arn = lp.arn(0, &id);
     lp.wait_ended_completing(&arn, &id, ExecutionStatus::Failed, true)
@@ -320,9 +383,15 @@ async fn non_retryable_failure_fails_the_driver_with_tpf_code() {
     lp.assert_same_record(&id, &sim).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retries_then_success_waits_out_tpf_retry_delays() {
-    let lp = Loop::start("retries-then-success", Options::default()).await;
+async fn retries_then_success_waits_out_tpf_retry_delays(wake: Wake) {
+    let lp = Loop::start(
+        "retries-then-success",
+        Options {
+            wake,
+            ..Options::default()
+        },
+    )
+    .await;
     let id = lp.submit("order-1").await;
     let arn = lp.arn(0, &id);
     lp.wait_ended_completing(&arn, &id, ExecutionStatus::Succeeded, true)
@@ -336,11 +405,11 @@ async fn retries_then_success_waits_out_tpf_retry_delays() {
 
 /// Nobody completes the await: the driver's await task times out at TPF's deadline (moto runs
 /// `TimeoutSecondsPath` = TPF's `wakeInSeconds`), it asks TPF, and TPF fails the execution.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn await_deadline_wakes_the_driver_and_tpf_fails_it() {
+async fn await_deadline_wakes_the_driver_and_tpf_fails_it(wake: Wake) {
     let lp = Loop::start(
         "deadline-timeout/Await Restaurant Decision",
         Options {
+            wake,
             serve: vec!["--await-timeout-seconds", "1"],
             ..Options::default()
         },
@@ -390,11 +459,11 @@ impl ActionHost for Faulty {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn transport_faults_are_retried_and_duplicates_are_harmless() {
+async fn transport_faults_are_retried_and_duplicates_are_harmless(wake: Wake) {
     let mut lp = Loop::start(
         "happy-path",
         Options {
+            wake,
             relay: Relay::InTest,
             ..Options::default()
         },
@@ -682,4 +751,103 @@ fn state_digest_keeps_counters_and_answers_and_ignores_ids() {
         digest(&input("a", 2, 5, false), false)
     );
     assert_ne!(digest(&base, false), digest(&input("a", 1, 6, true), false));
+}
+
+/// Fails the first call of each named Step Functions operation, before it is sent, as a
+/// throttled or unreachable endpoint would.
+#[derive(Debug)]
+struct FailFirst {
+    left: std::sync::Mutex<Vec<&'static str>>,
+}
+
+impl aws_sdk_sfn::config::Intercept for FailFirst {
+    fn name(&self) -> &'static str {
+        "FailFirst"
+    }
+
+    fn read_before_execution(
+        &self,
+        context: &aws_sdk_sfn::config::interceptors::BeforeSerializationInterceptorContextRef<'_>,
+        _cfg: &mut aws_sdk_sfn::config::ConfigBag,
+    ) -> Result<(), aws_sdk_sfn::error::BoxError> {
+        use aws_sdk_sfn::operation::{send_task_success, start_execution};
+        let input = context.input();
+        let op = if input
+            .downcast_ref::<start_execution::StartExecutionInput>()
+            .is_some()
+        {
+            "StartExecution"
+        } else if input
+            .downcast_ref::<send_task_success::SendTaskSuccessInput>()
+            .is_some()
+        {
+            "SendTaskSuccess"
+        } else {
+            return Ok(());
+        };
+        let mut left = self.left.lock().expect("lock");
+        match left.iter().position(|o| *o == op) {
+            Some(i) => {
+                left.remove(i);
+                Err(format!("injected failure of the first {op}").into())
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+fn failing_sfn(config: &aws_config::SdkConfig, ops: &[&'static str]) -> aws_sdk_sfn::Client {
+    aws_sdk_sfn::Client::from_conf(
+        aws_sdk_sfn::config::Builder::from(config)
+            .interceptor(FailFirst {
+                left: std::sync::Mutex::new(ops.to_vec()),
+            })
+            .build(),
+    )
+}
+
+/// Partial batch failures on the Lambda path: the bridge's first driver start and first wake,
+/// and the relay's first task answer, fail. Each handler reports exactly that record or message,
+/// the mapping delivers it again, and it is applied once: one driver, one resume, and TPF's
+/// record took the interpreter's transitions, no more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lambda_partial_batch_failures_are_retried_and_applied_once() {
+    let config = support::moto_config().await;
+    let lp = Loop::start(
+        "happy-path",
+        Options {
+            wake: Wake::Lambda,
+            bridge_sfn: Some(failing_sfn(&config, &["StartExecution", "SendTaskSuccess"])),
+            relay_sfn: Some(failing_sfn(&config, &["SendTaskSuccess"])),
+            ..Options::default()
+        },
+    )
+    .await;
+    let id = lp.submit("order-1").await;
+    let arn = lp.arn(0, &id);
+    let parked = lp.wait_parked(&arn, &id).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    lp.wait_resumed(&arn, parked).await;
+    lp.wait_ended(&arn, &id, ExecutionStatus::Succeeded).await;
+
+    let bridge = lp.bridge_deliveries.lock().expect("lock").clone();
+    let relay = lp.relay_deliveries.lock().expect("lock").clone();
+    assert_eq!(
+        bridge.reported_failed, 2,
+        "the start and the wake: {bridge:?}"
+    );
+    assert!(bridge.redelivered() >= 2, "{bridge:?}");
+    assert_eq!(relay.reported_failed, 1, "{relay:?}");
+    assert_eq!(
+        relay.redelivered(),
+        1,
+        "only the failed message came back: {relay:?}"
+    );
+
+    assert_eq!(lp.await_exits(&arn).await, 1, "exactly one resume");
+    let sim = lp.simulate();
+    let gens = lp.cross_check(&sim).await;
+    assert_eq!(gens.len(), 1, "one driver: {gens:?}");
+    lp.assert_same_record(&id, &sim).await;
 }

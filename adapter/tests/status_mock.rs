@@ -50,6 +50,7 @@ fn manifest() -> ManifestView {
             log_group_arn: None,
         },
         tracing: false,
+        binding: Default::default(),
     }
 }
 

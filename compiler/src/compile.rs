@@ -73,6 +73,7 @@ pub fn load_inputs(
         return Err(Diagnostics(findings));
     }
     warnings.extend(findings);
+    warnings.extend(config.placeholder_warnings(config_file));
 
     let plan = plan::build(&loaded.contract, &loaded.hash, &identity, &config);
     Ok((loaded, plan, warnings))

@@ -134,15 +134,52 @@ where
         SdkError::ConstructionFailure(_) => Kind::Configuration,
         _ => Kind::Other,
     };
-    let error = Error::new(code(scope, kind), format!("{operation} failed")).with_hint(kind.hint());
+    let error = Error::new(code(scope, kind), format!("{operation} failed"))
+        .with_hint(kind.hint())
+        .with_detail(aws_sdk_sfn::error::DisplayErrorContext(&err).to_string());
     match err.as_service_error() {
+        // An error built without metadata (a mock, an older endpoint) still displays its
+        // variant and message.
         Some(e) => error.with_source(ServiceError {
             code: e.code().unwrap_or("error").to_owned(),
-            message: e.message().unwrap_or("(no message)").to_owned(),
+            message: one_line(&e.message().map_or_else(|| e.to_string(), str::to_owned)),
         }),
-        None => error.with_source(err),
+        // The SDK's outer layers print as debug structures; the innermost cause says it.
+        None => error.with_source(RootCause(one_line(&root_cause(&err)))),
     }
 }
+
+/// Longest service message shown without `--verbose`: services echo whole requests (a refused
+/// definition comes back in full).
+const MAX_MESSAGE: usize = 300;
+
+/// The first line of `text`, at most [`MAX_MESSAGE`] characters.
+fn one_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= MAX_MESSAGE {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX_MESSAGE).collect();
+    format!("{cut}… (--verbose shows all)")
+}
+
+/// The innermost cause's own words: SDK errors nest their reason several sources deep.
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// A call that got no answer, said in its innermost cause's words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct RootCause(String);
 
 /// Errors the Step Functions and DynamoDB models do not declare per operation but every AWS
 /// service can return. Codes are stable API identifiers, unlike messages.

@@ -18,6 +18,17 @@ pub struct ManifestView {
     pub wakeup_table: String,
     pub logging: LoggingView,
     pub tracing: bool,
+    #[serde(default)]
+    pub binding: BindingView,
+}
+
+/// The binding the machines were compiled with: its kind and parameters (endpoint, ARNs).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct BindingView {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub parameters: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

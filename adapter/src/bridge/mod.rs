@@ -3,6 +3,9 @@
 //! Functions. The decision itself lives in `tpf_sfn_wakeup::bridge` (shared with the mapping
 //! proof); this module only reads, converts and executes.
 //!
+//! The per-record work ([`RecordHandler`], `records.rs`) is shared with the Lambda handler
+//! (`tpf-sfn-lambda`), which gets its records from event source mappings instead of polling.
+//!
 //! Delivery is at least once: a shard's checkpoint (in the wakeup table) moves only after the
 //! batch's actions ran, and a replayed action is harmless because "already done" answers
 //! (`ExecutionAlreadyExists`, `InvalidToken`, `TaskTimedOut`, `TaskDoesNotExist`) count as done.
@@ -10,6 +13,8 @@
 pub mod images;
 mod records;
 mod streams;
+
+pub use images::Image;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -70,18 +75,41 @@ pub struct PassReport {
     pub refused: Vec<String>,
 }
 
+/// Which stream a record came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
+pub enum Source {
+    /// TPF's execution table.
     Executions,
+    /// The adapter's wakeup table.
     Wakeups,
 }
 
-pub struct Bridge {
+/// One stream record, as both the DynamoDB Streams API and Lambda's event source mapping
+/// deliver it (images with NEW_AND_OLD_IMAGES).
+#[derive(Debug, Clone, Copy)]
+pub struct Change<'a> {
+    pub remove: bool,
+    pub old: Option<&'a Image>,
+    pub new: Option<&'a Image>,
+}
+
+/// What one record asks of Step Functions, and doing it: the per-record work shared by the
+/// polling process and the Lambda handler. Replaying a record is harmless, because "already
+/// done" answers count as done.
+pub struct RecordHandler {
     ddb: aws_sdk_dynamodb::Client,
-    streams: aws_sdk_dynamodbstreams::Client,
     sfn: aws_sdk_sfn::Client,
     tables: TableNames,
     machines: Machines,
+}
+
+/// `tpf-sfn bridge`: polls both streams from checkpoints and hands each record to the
+/// [`RecordHandler`].
+pub struct Bridge {
+    ddb: aws_sdk_dynamodb::Client,
+    streams: aws_sdk_dynamodbstreams::Client,
+    tables: TableNames,
+    records: RecordHandler,
     /// Last sequence number read per `stream#shard` in this process. Passes start here rather
     /// than at the saved checkpoint, which lags behind the checkpoint writes' own echoes.
     positions: Mutex<HashMap<String, String>>,
@@ -92,9 +120,8 @@ impl Bridge {
         Self {
             ddb: aws_sdk_dynamodb::Client::new(config),
             streams: aws_sdk_dynamodbstreams::Client::new(config),
-            sfn: aws_sdk_sfn::Client::new(config),
-            tables,
-            machines,
+            tables: tables.clone(),
+            records: RecordHandler::new(config, tables, machines),
             positions: Mutex::new(HashMap::new()),
         }
     }

@@ -2,32 +2,66 @@
 //! taken by `tpf_sfn_wakeup::bridge::decide`, and its actions carried out with Step Functions.
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
-use aws_sdk_dynamodbstreams::types::{OperationType, Record};
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
 use tpf_wire::wakeup::{self, attr};
 
 use super::images::{is_checkpoint, record_image, token_row, Image};
-use super::{failed, Bridge, PassReport, Source};
+use super::{failed, Change, Machines, PassReport, RecordHandler, Source};
+use crate::aws::tables::TableNames;
 use crate::error::Error;
 
-impl Bridge {
+impl RecordHandler {
+    pub fn new(config: &aws_config::SdkConfig, tables: TableNames, machines: Machines) -> Self {
+        Self::with_clients(
+            aws_sdk_dynamodb::Client::new(config),
+            aws_sdk_sfn::Client::new(config),
+            tables,
+            machines,
+        )
+    }
+
+    /// With clients of the caller's (tests hand in ones with interceptors or mocks).
+    pub fn with_clients(
+        ddb: aws_sdk_dynamodb::Client,
+        sfn: aws_sdk_sfn::Client,
+        tables: TableNames,
+        machines: Machines,
+    ) -> Self {
+        Self {
+            ddb,
+            sfn,
+            tables,
+            machines,
+        }
+    }
+
+    /// Which stream a stream ARN (`arn:...:table/<name>/stream/<label>`) belongs to, by table
+    /// name; `None` for a table this bridge does not read.
+    pub fn source_of(&self, stream_arn: &str) -> Option<Source> {
+        let table = stream_arn.split("/stream/").next()?.rsplit('/').next()?;
+        if table == self.tables.wakeup {
+            Some(Source::Wakeups)
+        } else if table == self.tables.execution {
+            Some(Source::Executions)
+        } else {
+            None
+        }
+    }
+
     /// Handles one stream record; true when it was one of the bridge's own checkpoint writes.
-    pub(super) async fn handle(
+    pub async fn handle(
         &self,
         source: Source,
-        record: &Record,
+        change: Change<'_>,
         report: &mut PassReport,
     ) -> Result<bool, Error> {
-        if record.event_name() == Some(&OperationType::Remove) {
+        if change.remove {
             return Ok(false);
         }
-        let Some(change) = record.dynamodb() else {
+        let Some(new) = change.new else {
             return Ok(false);
         };
-        let Some(new) = change.new_image() else {
-            return Ok(false);
-        };
-        let old = change.old_image();
+        let old = change.old;
         let (event, token) = match source {
             Source::Executions => {
                 let Some(new) = record_image(new) else {

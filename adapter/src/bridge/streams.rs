@@ -2,10 +2,10 @@
 //! table (one row per stream and shard under [`wakeup::CHECKPOINT_PK`]).
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
-use aws_sdk_dynamodbstreams::types::ShardIteratorType;
+use aws_sdk_dynamodbstreams::types::{OperationType, ShardIteratorType};
 use tpf_wire::wakeup::{self, attr};
 
-use super::{failed, Bridge, PassReport, Source, MAX_BATCHES_PER_SHARD};
+use super::{failed, Bridge, Change, PassReport, Source, MAX_BATCHES_PER_SHARD};
 use crate::error::Error;
 
 impl Bridge {
@@ -163,7 +163,13 @@ impl Bridge {
             let mut last: Option<String> = None;
             let mut only_own = true;
             for record in records {
-                if self.handle(source, record, report).await? {
+                let image = record.dynamodb();
+                let change = Change {
+                    remove: record.event_name() == Some(&OperationType::Remove),
+                    old: image.and_then(|c| c.old_image()),
+                    new: image.and_then(|c| c.new_image()),
+                };
+                if self.records.handle(source, change, report).await? {
                     report.echoes += 1;
                 } else {
                     only_own = false;

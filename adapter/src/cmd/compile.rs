@@ -20,9 +20,17 @@ pub fn run(args: &CompileArgs) -> CmdResult {
         }
     };
     for kind in &args.emit {
-        let file = tpf_sfn_compiler::sfn::export::file(&out, (*kind).into());
-        if !out.files.iter().any(|(n, _)| n == &file.0) {
-            out.files.push(file);
+        let files = match tpf_sfn_compiler::sfn::export::files(&out, (*kind).into()) {
+            Ok(files) => files,
+            Err(diags) => {
+                report::diagnostics(args.format, &diags.0);
+                return Err(Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new())));
+            }
+        };
+        for file in files {
+            if !out.files.iter().any(|(n, _)| n == &file.0) {
+                out.files.push(file);
+            }
         }
     }
     let warnings: &[Diagnostic] = &out.warnings;

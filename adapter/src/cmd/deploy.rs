@@ -2,6 +2,10 @@
 
 use serde_json::json;
 
+use tpf_sfn_compiler::config::placeholder;
+use tpf_sfn_compiler::{Diagnostic, Diagnostics, Location};
+
+use crate::aws::client::Connection;
 use crate::aws::deploy::{self, Options, Report};
 use crate::aws::plan::Action;
 use crate::aws::release::Release;
@@ -11,6 +15,7 @@ use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs) -> CmdResult {
     let release = Release::load(&args.out)?;
+    refuse_placeholders(&release, &args.connection)?;
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         dry_run: args.dry_run,
@@ -52,7 +57,8 @@ pub fn run(args: &DeployArgs) -> CmdResult {
             _ => None,
         };
         Ok::<_, crate::error::Error>((report, schedule))
-    })??;
+    })?
+    .map_err(|e| e.verbose(args.verbose))?;
     let (report, schedule) = report;
     match args.format {
         Format::Text => print_text(&report, schedule.as_ref()),
@@ -71,6 +77,43 @@ pub fn run(args: &DeployArgs) -> CmdResult {
     } else {
         Ok(())
     }
+}
+
+/// Placeholder endpoints and ARNs deploy only to a local emulator: on AWS they would create
+/// machines that reach nothing. Checked before any call, so no credentials or network are needed
+/// to be told.
+fn refuse_placeholders(release: &Release, connection: &Connection) -> CmdResult {
+    if connection.emulator_endpoint().is_some() {
+        return Ok(());
+    }
+    let found = placeholder::found(
+        release
+            .manifest
+            .binding
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::Input(Diagnostics(
+        found
+            .into_iter()
+            .map(|(key, value)| {
+                Diagnostic::error(
+                    "DEPLOY_PLACEHOLDER",
+                    Location::pointer("tpf-sfn.toml", key),
+                    format!(
+                        "release {} was compiled with the placeholder `{value}` for `{key}`; on AWS its \
+                         machines would reach nothing (only a local emulator endpoint takes placeholders)",
+                        release.manifest.identity
+                    ),
+                )
+                .with_hint(format!("{}, then compile again", placeholder::hint(key)))
+            })
+            .collect(),
+    )))
 }
 
 fn schedule_verb(a: &schedule::Action) -> String {

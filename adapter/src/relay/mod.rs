@@ -3,6 +3,9 @@
 //! `sqs:sendMessage.waitForTaskToken`; the relay calls the action host over HTTP and answers the
 //! token with `SendTaskSuccess(response)` or `SendTaskFailure(error)`.
 //!
+//! The per-message work ([`TaskRelay`]) is shared with the Lambda handler (`tpf-sfn-lambda`),
+//! where the event source mapping receives and deletes instead.
+//!
 //! Delivery is at least once. A message is deleted only after its token was answered, so a
 //! crash between the two redelivers it; the repeated call carries the same `idempotencyKey` and
 //! every TPF commit is OCC-conditioned, and an answer Step Functions already has
@@ -58,11 +61,33 @@ pub struct PassReport {
     pub retained: Vec<String>,
 }
 
+impl PassReport {
+    /// Counts what happened to message `id`.
+    pub fn count(&mut self, id: &str, outcome: &Result<Handled, Error>) {
+        self.received += 1;
+        match outcome {
+            Ok(Handled::Answered { error: None }) => self.succeeded += 1,
+            Ok(Handled::AlreadyDone) => self.already_done += 1,
+            Ok(Handled::Answered { error: Some(_) }) => self.failed += 1,
+            Ok(Handled::Malformed(why)) => self.malformed.push(format!("{id}: {why}")),
+            Err(e) => self.retained.push(format!("{id}: {}", e.report())),
+        }
+    }
+}
+
+/// One message's work, shared by the polling relay and the Lambda handler: parse the body, call
+/// the action host, answer the task token. Deleting the message is the caller's: the process
+/// deletes it, Lambda's event source mapping deletes what the handler does not report failed.
+pub struct TaskRelay<A> {
+    sfn: aws_sdk_sfn::Client,
+    action: A,
+}
+
+/// `tpf-sfn relay`: receives from the queue, relays each message, deletes it once answered.
 pub struct Relay<A> {
     sqs: aws_sdk_sqs::Client,
-    sfn: aws_sdk_sfn::Client,
     queue_url: String,
-    action: A,
+    task: TaskRelay<A>,
     /// SQS long-poll wait (0..=20 s).
     pub wait_seconds: i32,
     /// Messages of one batch handled at once (1 = one after another).
@@ -100,21 +125,9 @@ fn clip(s: &str, max: usize) -> String {
     s[..end].to_owned()
 }
 
-impl<A: ActionHost> Relay<A> {
-    pub fn new(
-        sqs: aws_sdk_sqs::Client,
-        sfn: aws_sdk_sfn::Client,
-        queue_url: impl Into<String>,
-        action: A,
-    ) -> Self {
-        Relay {
-            sqs,
-            sfn,
-            queue_url: queue_url.into(),
-            action,
-            wait_seconds: 20,
-            concurrency: 10,
-        }
+impl<A: ActionHost> TaskRelay<A> {
+    pub fn new(sfn: aws_sdk_sfn::Client, action: A) -> Self {
+        TaskRelay { sfn, action }
     }
 
     /// Sends `answer` for `token`. `Ok(true)` when Step Functions had already closed the token.
@@ -147,6 +160,41 @@ impl<A: ActionHost> Relay<A> {
         }
     }
 
+    /// Relays one message body: parse, call, answer. `Malformed` bodies can never succeed and
+    /// are answered by nobody; an error means the token was not answered and the message must
+    /// come back.
+    pub async fn relay(&self, body: &str) -> Result<Handled, Error> {
+        let envelope = match Envelope::parse(body) {
+            Ok(e) => e,
+            Err(m) => return Ok(Handled::Malformed(m.to_string())),
+        };
+        let request = envelope.request.to_string();
+        let answer = answer_for(self.action.post(&envelope.path(), &request).await);
+        let closed = self.answer(&envelope.task_token, &answer).await?;
+        Ok(match answer {
+            _ if closed => Handled::AlreadyDone,
+            Answer::Failure { error, .. } => Handled::Answered { error: Some(error) },
+            Answer::Success { .. } => Handled::Answered { error: None },
+        })
+    }
+}
+
+impl<A: ActionHost> Relay<A> {
+    pub fn new(
+        sqs: aws_sdk_sqs::Client,
+        sfn: aws_sdk_sfn::Client,
+        queue_url: impl Into<String>,
+        action: A,
+    ) -> Self {
+        Relay {
+            sqs,
+            queue_url: queue_url.into(),
+            task: TaskRelay::new(sfn, action),
+            wait_seconds: 20,
+            concurrency: 10,
+        }
+    }
+
     async fn delete(&self, receipt: &str) -> Result<(), Error> {
         self.sqs
             .delete_message()
@@ -158,25 +206,12 @@ impl<A: ActionHost> Relay<A> {
             .map_err(|e| errors::from_sdk(SCOPE, "DeleteMessage", e, |_| None))
     }
 
-    /// Relays one message body: parse, call, answer, then delete. Returns what it did; an error
-    /// leaves the message for redelivery.
+    /// Relays one message body, then deletes it (also when malformed: redelivery cannot fix
+    /// it). An error leaves the message for redelivery.
     pub async fn handle(&self, body: &str, receipt: &str) -> Result<Handled, Error> {
-        let envelope = match Envelope::parse(body) {
-            Ok(e) => e,
-            Err(m) => {
-                self.delete(receipt).await?;
-                return Ok(Handled::Malformed(m.to_string()));
-            }
-        };
-        let request = envelope.request.to_string();
-        let answer = answer_for(self.action.post(&envelope.path(), &request).await);
-        let closed = self.answer(&envelope.task_token, &answer).await?;
+        let handled = self.task.relay(body).await?;
         self.delete(receipt).await?;
-        Ok(match answer {
-            _ if closed => Handled::AlreadyDone,
-            Answer::Failure { error, .. } => Handled::Answered { error: Some(error) },
-            Answer::Success { .. } => Handled::Answered { error: None },
-        })
+        Ok(handled)
     }
 
     async fn handle_message(
@@ -220,15 +255,8 @@ impl<A: ActionHost> Relay<A> {
                 .collect()
                 .await;
         let mut report = PassReport::default();
-        for (id, outcome) in outcomes {
-            report.received += 1;
-            match outcome {
-                Ok(Handled::Answered { error: None }) => report.succeeded += 1,
-                Ok(Handled::AlreadyDone) => report.already_done += 1,
-                Ok(Handled::Answered { error: Some(_) }) => report.failed += 1,
-                Ok(Handled::Malformed(why)) => report.malformed.push(format!("{id}: {why}")),
-                Err(e) => report.retained.push(format!("{id}: {}", e.report())),
-            }
+        for (id, outcome) in &outcomes {
+            report.count(id, outcome);
         }
         Ok(report)
     }

@@ -9,6 +9,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 
 mod annotated;
 mod check;
+pub mod placeholder;
 mod shape;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

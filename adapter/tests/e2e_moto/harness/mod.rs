@@ -22,6 +22,7 @@ use crate::support;
 use crate::support::http::request;
 
 mod compare;
+pub mod lambda;
 mod process;
 mod runs;
 mod tpf;
@@ -52,11 +53,27 @@ pub struct Deployed {
 /// How a test wants the loop set up.
 #[derive(Default)]
 pub struct Options {
+    /// Bridge and relay as processes, or as Lambda handlers on event source mappings.
+    pub wake: Wake,
+    /// Lambda only: the Step Functions clients the bridge and relay handlers use (a test
+    /// hands in ones that fail on purpose).
+    pub bridge_sfn: Option<aws_sdk_sfn::Client>,
+    pub relay_sfn: Option<aws_sdk_sfn::Client>,
     pub relay: Relay,
     /// Also compile and deploy the proof's second release; the host runs both.
     pub next_release: bool,
     /// Extra `serve` flags.
     pub serve: Vec<&'static str>,
+}
+
+/// How the wake path runs.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub enum Wake {
+    /// `tpf-sfn bridge` and `tpf-sfn relay` as child processes.
+    #[default]
+    Processes,
+    /// The Lambda handlers, invoked by event source mappings on moto's streams and queue.
+    Lambda,
 }
 
 /// Which runtime processes a test starts itself.
@@ -84,6 +101,15 @@ pub struct Loop {
     pub addr: SocketAddr,
     serve_extra: Vec<&'static str>,
     children: BTreeMap<&'static str, Child>,
+    pub wake: Wake,
+    mappings: BTreeMap<&'static str, Vec<AbortOnDrop>>,
+    positions: lambda::Positions,
+    config: aws_config::SdkConfig,
+    bridge_sfn: aws_sdk_sfn::Client,
+    relay_sfn: aws_sdk_sfn::Client,
+    /// What the Lambda mappings delivered to the bridge and the relay handlers.
+    pub bridge_deliveries: lambda::Shared,
+    pub relay_deliveries: lambda::Shared,
 }
 
 impl Drop for Loop {
@@ -100,6 +126,9 @@ impl Loop {
     /// serve, bridge and (with `Relay::Process`) the relay.
     pub async fn start(scenario_name: &str, options: Options) -> Loop {
         let Options {
+            wake,
+            bridge_sfn,
+            relay_sfn,
             relay,
             next_release,
             serve,
@@ -115,9 +144,15 @@ impl Loop {
         let mut args = vec!["tables", "create", "--prefix", &prefix];
         args.extend(conn);
         run(&args);
-        let queue_url = sqs
-            .create_queue()
-            .queue_name(&id)
+        let mut queue = sqs.create_queue().queue_name(&id);
+        if wake == Wake::Lambda {
+            // A message the relay handler reports failed comes back after this, as on AWS.
+            queue = queue.attributes(
+                aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout,
+                "2",
+            );
+        }
+        let queue_url = queue
             .send()
             .await
             .expect("queue")
@@ -202,6 +237,14 @@ impl Loop {
             addr,
             serve_extra: serve,
             children: BTreeMap::new(),
+            wake,
+            mappings: BTreeMap::new(),
+            positions: Default::default(),
+            bridge_sfn: bridge_sfn.unwrap_or_else(|| aws_sdk_sfn::Client::new(&config)),
+            relay_sfn: relay_sfn.unwrap_or_else(|| aws_sdk_sfn::Client::new(&config)),
+            config,
+            bridge_deliveries: Default::default(),
+            relay_deliveries: Default::default(),
         };
         this.write_script();
         this.spawn("serve");
@@ -290,7 +333,17 @@ impl Loop {
     }
 
     /// Starts `tpf-sfn <which>`; its stderr goes to `<which>.log` (appended across restarts).
+    /// With `Wake::Lambda`, `bridge` and `relay` are the handlers' event source mappings.
     pub fn spawn(&mut self, which: &'static str) {
+        if self.wake == Wake::Lambda && which != "serve" {
+            let mappings = match which {
+                "bridge" => self.bridge_mappings(),
+                "relay" => vec![self.queue_mapping(self.action_host())],
+                other => panic!("no Lambda function `{other}`"),
+            };
+            self.mappings.insert(which, mappings);
+            return;
+        }
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -305,8 +358,12 @@ impl Loop {
         self.children.insert(which, child);
     }
 
-    /// SIGKILL, as a crash would: no shutdown path runs.
+    /// SIGKILL, as a crash would: no shutdown path runs. For a Lambda function: its mappings
+    /// stop invoking it, keeping their positions, as while a function is throttled or failing.
     pub fn kill(&mut self, which: &'static str) {
+        if self.mappings.remove(which).is_some() {
+            return;
+        }
         let mut child = self.children.remove(which).expect("running child");
         child.kill().expect("kill");
         child.wait().expect("reap");
@@ -339,12 +396,56 @@ impl Loop {
         .expect("action url")
     }
 
-    /// Runs the relay library in this test (for `Relay::InTest`) with `host` on the action
-    /// path; aborted when the handle is dropped.
+    /// The bridge handler's two stream mappings (TPF's execution table, the wakeup table).
+    fn bridge_mappings(&self) -> Vec<AbortOnDrop> {
+        let tables = tpf_sfn::aws::tables::TableNames::with_prefix(&self.prefix);
+        let handler = std::sync::Arc::new(tpf_sfn::bridge::RecordHandler::with_clients(
+            aws_sdk_dynamodb::Client::new(&self.config),
+            self.bridge_sfn.clone(),
+            tables.clone(),
+            tpf_sfn::bridge::Machines {
+                arn_prefix: MACHINE_ARN.to_owned(),
+                name_prefix: self.name_prefix.clone(),
+            },
+        ));
+        [tables.execution, tables.wakeup]
+            .into_iter()
+            .map(|table| {
+                lambda::stream_mapping(
+                    aws_sdk_dynamodbstreams::Client::new(&self.config),
+                    aws_sdk_dynamodb::Client::new(&self.config),
+                    table,
+                    handler.clone(),
+                    self.positions.clone(),
+                    self.bridge_deliveries.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// The relay handler's queue mapping, with `host` on the action path.
+    fn queue_mapping<A>(&self, host: A) -> AbortOnDrop
+    where
+        A: ActionHost + Send + Sync + 'static,
+    {
+        lambda::queue_mapping(
+            self.sqs.clone(),
+            self.queue_url.clone(),
+            tpf_sfn::relay::TaskRelay::new(self.relay_sfn.clone(), host),
+            self.relay_deliveries.clone(),
+        )
+    }
+
+    /// Runs the relay in this test (for `Relay::InTest`) with `host` on the action path: the
+    /// relay library's polling loop, or with `Wake::Lambda` the relay handler's mapping;
+    /// aborted when the handle is dropped.
     pub fn relay_in_test<A>(&self, host: A) -> AbortOnDrop
     where
         A: ActionHost + Send + Sync + 'static,
     {
+        if self.wake == Wake::Lambda {
+            return self.queue_mapping(host);
+        }
         let mut relay = tpf_sfn::relay::Relay::new(
             self.sqs.clone(),
             self.sfn.clone(),

@@ -1,0 +1,169 @@
+//! The functions' settings, from their environment (the exported stacks set every one).
+
+use std::time::Duration;
+
+use tpf_sfn::aws::tables::TableNames;
+use tpf_sfn::bridge::Machines;
+use tpf_sfn::relay::http::HttpActionHost;
+
+/// Which handler the binary runs: Lambda passes the function's `Handler` setting as `_HANDLER`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handler {
+    Bridge,
+    Relay,
+}
+
+/// A setting is missing or malformed: the function cannot start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "error[LAMBDA_CONFIG]: {}", self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The variables the functions read: the names the exported stacks set (one list, the
+/// compiler's), plus Lambda's own `_HANDLER`.
+pub mod var {
+    pub use tpf_sfn_compiler::sfn::export::stack::env::*;
+    pub const HANDLER: &str = "_HANDLER";
+}
+
+/// Reads settings through `get` (the process environment in the binary, a map in tests).
+pub struct Env<F: Fn(&str) -> Option<String>>(pub F);
+
+impl<F: Fn(&str) -> Option<String>> Env<F> {
+    fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name).filter(|v| !v.trim().is_empty())
+    }
+
+    fn required(&self, name: &str) -> Result<String, ConfigError> {
+        self.get(name)
+            .ok_or_else(|| ConfigError(format!("{name} is not set")))
+    }
+
+    pub fn handler(&self) -> Result<Handler, ConfigError> {
+        match self.get(var::HANDLER).as_deref() {
+            Some("bridge") => Ok(Handler::Bridge),
+            Some("relay") => Ok(Handler::Relay),
+            other => Err(ConfigError(format!(
+                "the function's Handler is {other:?}; it must be `bridge` or `relay`"
+            ))),
+        }
+    }
+
+    /// The bridge's tables and machines.
+    pub fn bridge(&self) -> Result<(TableNames, Machines), ConfigError> {
+        let tables = TableNames {
+            execution: self.required(var::EXECUTION_TABLE)?,
+            wakeup: self.required(var::WAKEUP_TABLE)?,
+            ..TableNames::default()
+        };
+        let arn_prefix = self.required(var::MACHINE_ARN_PREFIX)?;
+        if !arn_prefix.ends_with(":stateMachine:") {
+            return Err(ConfigError(format!(
+                "{} is `{arn_prefix}`; it must end in `:stateMachine:`",
+                var::MACHINE_ARN_PREFIX
+            )));
+        }
+        let machines = Machines {
+            arn_prefix,
+            name_prefix: self.required(var::NAME_PREFIX)?,
+        };
+        Ok((tables, machines))
+    }
+
+    /// The relay's client for the action host.
+    pub fn relay(&self) -> Result<HttpActionHost, ConfigError> {
+        let url = self.required(var::ACTION_URL)?;
+        let timeout = match self.get(var::ACTION_TIMEOUT_SECONDS) {
+            None => 30,
+            Some(s) => s
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "{} is `{s}`; it must be a positive number of seconds",
+                        var::ACTION_TIMEOUT_SECONDS
+                    ))
+                })?,
+        };
+        HttpActionHost::new(&url, self.get(var::TOKEN), Duration::from_secs(timeout))
+            .map_err(|e| ConfigError(format!("{}: {e}", var::ACTION_URL)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> Env<impl Fn(&str) -> Option<String>> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Env(move |k: &str| map.get(k).cloned())
+    }
+
+    #[test]
+    fn the_handler_setting_picks_the_function() {
+        assert_eq!(
+            env(&[("_HANDLER", "bridge")]).handler(),
+            Ok(Handler::Bridge)
+        );
+        assert_eq!(env(&[("_HANDLER", "relay")]).handler(), Ok(Handler::Relay));
+        let e = env(&[("_HANDLER", "main")]).handler().unwrap_err();
+        assert!(e.to_string().starts_with("error[LAMBDA_CONFIG]"), "{e}");
+        assert!(env(&[]).handler().is_err());
+    }
+
+    #[test]
+    fn bridge_settings_are_required_and_checked() {
+        let full = [
+            (var::EXECUTION_TABLE, "x_exec"),
+            (var::WAKEUP_TABLE, "x_wake"),
+            (
+                var::MACHINE_ARN_PREFIX,
+                "arn:aws:states:eu-west-1:123456789012:stateMachine:",
+            ),
+            (var::NAME_PREFIX, "tpf"),
+        ];
+        let (tables, machines) = env(&full).bridge().unwrap();
+        assert_eq!(
+            (tables.execution.as_str(), tables.wakeup.as_str()),
+            ("x_exec", "x_wake")
+        );
+        assert_eq!(machines.name_prefix, "tpf");
+        for i in 0..full.len() {
+            let mut missing = full.to_vec();
+            let (name, _) = missing.remove(i);
+            let e = env(&missing).bridge().unwrap_err();
+            assert!(e.0.contains(name), "{e}");
+        }
+        let mut bad = full.to_vec();
+        bad[2].1 = "arn:aws:states:eu-west-1:123456789012:";
+        assert!(env(&bad).bridge().unwrap_err().0.contains(":stateMachine:"));
+    }
+
+    #[test]
+    fn relay_settings_are_required_and_checked() {
+        assert!(env(&[(var::ACTION_URL, "http://tpf.internal:8080")])
+            .relay()
+            .is_ok());
+        assert!(env(&[]).relay().unwrap_err().0.contains(var::ACTION_URL));
+        assert!(env(&[(var::ACTION_URL, "https://tpf")]).relay().is_err());
+        let e = env(&[
+            (var::ACTION_URL, "http://tpf"),
+            (var::ACTION_TIMEOUT_SECONDS, "0"),
+        ])
+        .relay()
+        .unwrap_err();
+        assert!(e.0.contains(var::ACTION_TIMEOUT_SECONDS), "{e}");
+    }
+}

@@ -1,0 +1,70 @@
+//! The Lambda functions' `bootstrap`: one binary, two handlers (the function's `Handler` setting
+//! picks `bridge` or `relay`), on Lambda's runtime API through `lambda_runtime`.
+
+use aws_lambda_events::event::dynamodb::Event;
+use aws_lambda_events::event::sqs::SqsEvent;
+use lambda_runtime::{service_fn, LambdaEvent};
+use tpf_sfn::bridge::RecordHandler;
+use tpf_sfn::relay::TaskRelay;
+use tpf_sfn_lambda::config::{Env, Handler};
+
+type Error = lambda_runtime::Error;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let env = Env(|name: &str| std::env::var(name).ok());
+    let handler = env.handler()?;
+    // The function's role, region and endpoint come from Lambda's environment.
+    let config = aws_config::load_from_env().await;
+    match handler {
+        Handler::Bridge => {
+            let (tables, machines) = env.bridge()?;
+            let records = RecordHandler::new(&config, tables, machines);
+            let records = &records;
+            lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
+                let batch = tpf_sfn_lambda::bridge::handle(records, &event.payload).await?;
+                let r = &batch.report;
+                eprintln!(
+                    "bridge: {} records, {} drivers started, {} woken, {} already done, {} refused{}",
+                    r.records,
+                    r.started,
+                    r.woken,
+                    r.already_done,
+                    r.refused.len(),
+                    batch
+                        .failure
+                        .as_deref()
+                        .map(|f| format!("; stopped at a failed record, retried: {f}"))
+                        .unwrap_or_default()
+                );
+                for refused in &r.refused {
+                    eprintln!("bridge: driver start refused for {refused}");
+                }
+                Ok::<_, Error>(batch.response)
+            }))
+            .await
+        }
+        Handler::Relay => {
+            let relay = TaskRelay::new(aws_sdk_sfn::Client::new(&config), env.relay()?);
+            let relay = &relay;
+            lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+                let batch = tpf_sfn_lambda::relay::handle(relay, &event.payload).await;
+                let r = &batch.report;
+                eprintln!(
+                    "relay: {} messages, {} succeeded, {} failed, {} already done, {} malformed, {} retried",
+                    r.received,
+                    r.succeeded,
+                    r.failed,
+                    r.already_done,
+                    r.malformed.len(),
+                    r.retained.len()
+                );
+                for m in r.malformed.iter().chain(&r.retained) {
+                    eprintln!("relay: {m}");
+                }
+                Ok::<_, Error>(batch.response)
+            }))
+            .await
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Placeholder values: what a plain `compile` bakes in when `tpf-sfn.toml` does not name TPF's
+//! action endpoint. They keep the embedded default compilable (the main job, the mapping proof),
+//! but nothing deployable may carry one: `compile` warns, the exports refuse them, and `deploy`
+//! refuses them against anything but a local emulator.
+
+use super::{BindingKind, DriverConfig, HttpBinding, LambdaBinding, QueueBinding};
+use crate::diagnostic::{Diagnostic, Location};
+
+pub const API_BASE_URL: &str = "binding.http.api-base-url";
+pub const CONNECTION_ARN: &str = "binding.http.connection-arn";
+pub const FUNCTION_ARN: &str = "binding.lambda.function-arn";
+pub const QUEUE_URL: &str = "binding.queue.queue-url";
+
+/// Host names reserved for documentation (RFC 2606, RFC 6761): nothing real answers there.
+fn reserved_host(url: &str) -> bool {
+    let host = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split(['/', ':', '?', '#'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    ["example.com", "example.net", "example.org"]
+        .iter()
+        .any(|d| host == *d || host.ends_with(&format!(".{d}")))
+        || [".example", ".test", ".invalid", ".localhost"]
+            .iter()
+            .any(|tld| host.ends_with(tld))
+}
+
+/// Whether `value` of the config key `key` is a placeholder: the embedded default, or (for the
+/// endpoint) a host reserved for documentation.
+pub fn is_placeholder(key: &str, value: &str) -> bool {
+    match key {
+        API_BASE_URL => value == HttpBinding::default().api_base_url || reserved_host(value),
+        CONNECTION_ARN => value == HttpBinding::default().connection_arn,
+        FUNCTION_ARN => value == LambdaBinding::default().function_arn,
+        QUEUE_URL => value == QueueBinding::default().queue_url,
+        _ => false,
+    }
+}
+
+/// The config key behind each parameter the manifest records for a binding
+/// (`manifest.binding.parameters`).
+pub fn key_of_parameter(parameter: &str) -> Option<&'static str> {
+    Some(match parameter {
+        "apiBaseUrl" => API_BASE_URL,
+        "connectionArn" => CONNECTION_ARN,
+        "functionArn" => FUNCTION_ARN,
+        "queueUrl" => QUEUE_URL,
+        _ => return None,
+    })
+}
+
+/// `(key, value)` of every placeholder among the selected binding's parameters.
+pub fn found<'a>(
+    parameters: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'static str, String)> {
+    parameters
+        .into_iter()
+        .filter_map(|(parameter, value)| {
+            let key = key_of_parameter(parameter)?;
+            is_placeholder(key, value).then(|| (key, value.to_owned()))
+        })
+        .collect()
+}
+
+/// The hint every placeholder finding carries.
+pub fn hint(key: &str) -> String {
+    format!(
+        "set `{key}` in tpf-sfn.toml (`tpf-sfn init` writes one) to the real value; placeholders \
+         only run against a local emulator"
+    )
+}
+
+impl DriverConfig {
+    /// `(key, value)` of the selected binding's placeholder parameters.
+    pub fn placeholders(&self) -> Vec<(&'static str, String)> {
+        let b = &self.binding;
+        let pairs: Vec<(&str, &str)> = match b.kind {
+            BindingKind::Http => vec![
+                ("apiBaseUrl", b.http.api_base_url.as_str()),
+                ("connectionArn", b.http.connection_arn.as_str()),
+            ],
+            BindingKind::Lambda => vec![("functionArn", b.lambda.function_arn.as_str())],
+            BindingKind::Queue => vec![("queueUrl", b.queue.queue_url.as_str())],
+        };
+        found(pairs)
+    }
+
+    /// One `CONFIG_PLACEHOLDER` warning per placeholder: compiling is fine, deploying is not.
+    pub fn placeholder_warnings(&self, file: &str) -> Vec<Diagnostic> {
+        self.placeholders()
+            .into_iter()
+            .map(|(key, value)| {
+                Diagnostic::warning(
+                    "CONFIG_PLACEHOLDER",
+                    Location::pointer(file, key),
+                    format!(
+                        "`{key}` is the placeholder `{value}`: the compiled machines reach nothing \
+                         real; `deploy` and the exports refuse them outside a local emulator"
+                    ),
+                )
+                .with_hint(hint(key))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_documentation_hosts_are_placeholders() {
+        let d = DriverConfig::default();
+        let keys: Vec<&str> = d.placeholders().iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, [API_BASE_URL, CONNECTION_ARN]);
+        assert!(is_placeholder(
+            API_BASE_URL,
+            "https://actions.example.org/base"
+        ));
+        assert!(is_placeholder(API_BASE_URL, "https://tpf.internal.test"));
+        assert!(!is_placeholder(API_BASE_URL, "https://tpf.acme.io"));
+        assert!(!is_placeholder(API_BASE_URL, "https://notexample.com"));
+
+        let mut real = DriverConfig::default();
+        real.binding.http.api_base_url = "https://tpf.acme.io".into();
+        real.binding.http.connection_arn =
+            "arn:aws:events:eu-west-1:210987654321:connection/tpf/1".into();
+        assert!(real.placeholders().is_empty());
+        assert!(real.placeholder_warnings("tpf-sfn.toml").is_empty());
+
+        // Only the selected binding's parameters reach the machine.
+        real.binding.kind = BindingKind::Queue;
+        let w = real.placeholder_warnings("tpf-sfn.toml");
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].code, "CONFIG_PLACEHOLDER");
+        assert_eq!(w[0].location.pointer.as_deref(), Some(QUEUE_URL));
+        assert!(!w[0].is_error());
+    }
+
+    #[test]
+    fn manifest_parameters_map_to_their_keys() {
+        let found = found([
+            ("queueUrl", QueueBinding::default().queue_url.as_str()),
+            (
+                "functionArn",
+                "arn:aws:lambda:eu-west-1:210987654321:function:tpf",
+            ),
+            ("unknown", "x"),
+        ]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, QUEUE_URL);
+    }
+}

@@ -1,0 +1,527 @@
+//! The CloudFormation flavour of both stacks.
+
+use serde_json::{json, Map, Value};
+
+use super::stack::{self, env, Alarm, Facts, Res, Statement};
+use super::{
+    description, logging_on, policy, schedule, schedule_name, trust, wake_path_description,
+};
+use crate::compile::Output;
+use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
+use crate::sfn::manifest::MachineInfo;
+
+fn sub(s: &str) -> Value {
+    json!({ "Fn::Sub": s })
+}
+
+fn machines_arn(pattern: &str) -> Value {
+    sub(&format!(
+        "arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:stateMachine:{pattern}"
+    ))
+}
+
+fn execution_table_arn() -> Value {
+    json!({"Fn::Select": [0, {"Fn::Split": ["/stream/", {"Ref": "ExecutionTableStreamArn"}]}]})
+}
+
+fn alarm_actions() -> Value {
+    json!({"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]})
+}
+
+fn alarm_parameters() -> Value {
+    json!({
+        "Type": "String",
+        "Default": "",
+        "AllowedPattern": "^$|^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:.+$",
+        "Description": "SNS topic the alarms notify; empty for none"
+    })
+}
+
+fn retention_parameter() -> Value {
+    json!({
+        "Type": "Number",
+        "Default": stack::DEFAULT_LOG_RETENTION_DAYS,
+        "AllowedValues": stack::LOG_RETENTION_DAYS,
+        "Description": "Days CloudWatch Logs keeps the functions' and machines' logs"
+    })
+}
+
+fn alarm(a: &Alarm, target: Value) -> Value {
+    json!({
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {
+            "AlarmDescription": a.description,
+            "Namespace": a.namespace,
+            "MetricName": a.metric,
+            "Dimensions": [{"Name": a.dimension, "Value": target}],
+            "Statistic": a.statistic,
+            "Period": a.period,
+            "EvaluationPeriods": a.periods,
+            "Threshold": a.threshold,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "TreatMissingData": "notBreaching",
+            "AlarmActions": alarm_actions()
+        }
+    })
+}
+
+/// The release stack: both machines, one role each, the sweeper's schedule, the alarms.
+pub fn release(out: &Output) -> Value {
+    let m = &out.manifest;
+    // The compiled policy already grants log delivery when logging is on (`iam.rs`).
+    let role = |policy_name: &str, file: &str| {
+        let policies =
+            vec![json!({"PolicyName": policy_name, "PolicyDocument": policy(out, file)})];
+        json!({
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": trust("states.amazonaws.com"),
+                "Policies": policies
+            }
+        })
+    };
+    let machine = |info: &MachineInfo, file: &str, role: &str| {
+        let mut props = Map::new();
+        props.insert("StateMachineName".into(), json!(info.name));
+        props.insert("StateMachineType".into(), json!("STANDARD"));
+        props.insert(
+            "DefinitionString".into(),
+            json!(super::file_text(out, file)),
+        );
+        props.insert("RoleArn".into(), json!({"Fn::GetAtt": [role, "Arn"]}));
+        props.insert(
+            "Tags".into(),
+            Value::Array(
+                info.tags
+                    .iter()
+                    .map(|(k, v)| json!({"Key": k, "Value": v}))
+                    .collect(),
+            ),
+        );
+        if logging_on(out) {
+            props.insert(
+                "LoggingConfiguration".into(),
+                json!({
+                    "Level": serde_json::to_value(m.logging.level).unwrap_or(Value::Null),
+                    "IncludeExecutionData": m.logging.include_execution_data,
+                    "Destinations": [{"CloudWatchLogsLogGroup": {"LogGroupArn": m.logging.log_group_arn}}]
+                }),
+            );
+        }
+        props.insert("TracingConfiguration".into(), json!({"Enabled": m.tracing}));
+        json!({"Type": "AWS::StepFunctions::StateMachine", "Properties": props})
+    };
+    let mut resources = Map::new();
+    resources.insert("DriverRole".into(), role("driver", DRIVER_POLICY_FILE));
+    resources.insert("SweeperRole".into(), role("sweeper", SWEEPER_POLICY_FILE));
+    resources.insert(
+        "Driver".into(),
+        machine(&m.machines.driver, DRIVER_FILE, "DriverRole"),
+    );
+    resources.insert(
+        "Sweeper".into(),
+        machine(&m.machines.sweeper, SWEEPER_FILE, "SweeperRole"),
+    );
+    resources.insert(
+        "SweeperScheduleRole".into(),
+        json!({
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": trust("scheduler.amazonaws.com"),
+                "Policies": [{
+                    "PolicyName": "start-sweeper",
+                    "PolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [{
+                            "Effect": "Allow",
+                            "Action": "states:StartExecution",
+                            "Resource": {"Ref": "Sweeper"}
+                        }]
+                    }
+                }]
+            }
+        }),
+    );
+    resources.insert(
+        "SweeperSchedule".into(),
+        json!({
+            "Type": "AWS::Scheduler::Schedule",
+            "Properties": {
+                "Name": schedule_name(&m.machines.sweeper.name),
+                "ScheduleExpression": schedule(out),
+                "FlexibleTimeWindow": {"Mode": "OFF"},
+                "Target": {
+                    "Arn": {"Ref": "Sweeper"},
+                    "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
+                    "Input": "{}"
+                }
+            }
+        }),
+    );
+    for a in stack::release_alarms() {
+        let target = match a.target {
+            Res::Machines("sweeper") => json!({"Ref": "Sweeper"}),
+            _ => json!({"Ref": "Driver"}),
+        };
+        resources.insert(a.id.into(), alarm(&a, target));
+    }
+    json!({
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path stack"),
+        "Parameters": {"AlarmTopicArn": alarm_parameters()},
+        "Conditions": {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}},
+        "Resources": resources,
+        "Outputs": {
+            "DriverArn": {"Description": "The release's driver machine (the bridge starts it for executions pinned to this release)", "Value": {"Ref": "Driver"}},
+            "SweeperArn": {"Description": "The release's sweeper machine", "Value": {"Ref": "Sweeper"}},
+            "DriverRoleArn": {"Value": {"Fn::GetAtt": ["DriverRole", "Arn"]}},
+            "SweeperRoleArn": {"Value": {"Fn::GetAtt": ["SweeperRole", "Arn"]}}
+        }
+    })
+}
+
+/// A [`Res`] as this template refers to it.
+fn resolve(f: &Facts, r: &Res) -> Value {
+    match r {
+        Res::ExecutionStream => json!({"Ref": "ExecutionTableStreamArn"}),
+        Res::ExecutionTable => execution_table_arn(),
+        Res::WakeupTable => json!({"Fn::GetAtt": ["WakeupTable", "Arn"]}),
+        Res::WakeupStream => json!({"Fn::GetAtt": ["WakeupTable", "StreamArn"]}),
+        Res::BridgeFailures => json!({"Fn::GetAtt": ["BridgeFailures", "Arn"]}),
+        Res::ActionQueue => json!({"Fn::GetAtt": ["ActionQueue", "Arn"]}),
+        Res::DeadLetterQueue => json!({"Fn::GetAtt": ["ActionDeadLetterQueue", "Arn"]}),
+        Res::FunctionLogs(which) => json!({"Fn::Sub": [
+            "${Group}:*",
+            {"Group": {"Fn::GetAtt": [log_group_id(which), "Arn"]}}
+        ]}),
+        Res::Machines(role) => machines_arn(&f.machine_pattern(role)),
+        Res::Everything => json!("*"),
+    }
+    .clone()
+}
+
+fn log_group_id(which: &str) -> &'static str {
+    if which == "relay" {
+        "RelayLogGroup"
+    } else {
+        "BridgeLogGroup"
+    }
+}
+
+fn role_policy(f: &Facts, name: &str, statements: &[Statement]) -> Value {
+    json!({
+        "PolicyName": name,
+        "PolicyDocument": {
+            "Version": "2012-10-17",
+            "Statement": statements.iter().map(|s| json!({
+                "Sid": s.sid,
+                "Effect": "Allow",
+                "Action": s.actions,
+                "Resource": s.resources.iter().map(|r| resolve(f, r)).collect::<Vec<_>>()
+            })).collect::<Vec<_>>()
+        }
+    })
+}
+
+fn log_group(name: &str) -> Value {
+    json!({
+        "Type": "AWS::Logs::LogGroup",
+        "Properties": {"LogGroupName": name, "RetentionInDays": {"Ref": "LogRetentionInDays"}}
+    })
+}
+
+fn function(
+    name: &str,
+    handler: &str,
+    role: &str,
+    timeout: u64,
+    vars: Value,
+    log: &str,
+) -> Map<String, Value> {
+    let mut props = Map::new();
+    props.insert("FunctionName".into(), json!(name));
+    props.insert("Runtime".into(), json!(stack::LAMBDA_RUNTIME));
+    props.insert("Architectures".into(), json!([stack::LAMBDA_ARCHITECTURE]));
+    props.insert("Handler".into(), json!(handler));
+    props.insert(
+        "Code".into(),
+        json!({"S3Bucket": {"Ref": "CodeS3Bucket"}, "S3Key": {"Ref": "CodeS3Key"}}),
+    );
+    props.insert("Role".into(), json!({"Fn::GetAtt": [role, "Arn"]}));
+    props.insert("MemorySize".into(), json!(128));
+    props.insert("Timeout".into(), json!(timeout));
+    props.insert("Environment".into(), json!({ "Variables": vars }));
+    let _ = log;
+    props
+}
+
+/// The wake-path stack, shared by every release of the configuration.
+pub fn wake_path(out: &Output) -> Value {
+    let f = Facts::new(out);
+    let mut parameters = Map::new();
+    parameters.insert(
+        "ExecutionTableStreamArn".into(),
+        json!({
+            "Type": "String",
+            "AllowedPattern": "^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]+/stream/.+$",
+            "Description": "The stream (NEW_AND_OLD_IMAGES) of TPF's execution table; TPF owns the table"
+        }),
+    );
+    parameters.insert(
+        "CodeS3Bucket".into(),
+        json!({"Type": "String", "MinLength": 3, "Description": format!("S3 bucket holding {} (scripts/lambda-package.sh builds it)", stack::LAMBDA_ZIP)}),
+    );
+    parameters.insert(
+        "CodeS3Key".into(),
+        json!({"Type": "String", "Default": stack::LAMBDA_ZIP, "Description": "Key of the functions' zip in CodeS3Bucket"}),
+    );
+    parameters.insert("LogRetentionInDays".into(), retention_parameter());
+    parameters.insert("AlarmTopicArn".into(), alarm_parameters());
+    let mut conditions = Map::new();
+    conditions.insert(
+        "HasAlarmTopic".into(),
+        json!({"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}),
+    );
+
+    let mut resources = Map::new();
+    resources.insert(
+        "WakeupTable".into(),
+        json!({
+            "Type": "AWS::DynamoDB::Table",
+            "Properties": {
+                "TableName": f.wakeup_table,
+                "BillingMode": "PAY_PER_REQUEST",
+                "AttributeDefinitions": [
+                    {"AttributeName": tpf_wire::wakeup::PK, "AttributeType": "S"},
+                    {"AttributeName": tpf_wire::wakeup::SK, "AttributeType": "S"}
+                ],
+                "KeySchema": [
+                    {"AttributeName": tpf_wire::wakeup::PK, "KeyType": "HASH"},
+                    {"AttributeName": tpf_wire::wakeup::SK, "KeyType": "RANGE"}
+                ],
+                "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+                "TimeToLiveSpecification": {"AttributeName": tpf_wire::wakeup::attr::EXPIRES_AT, "Enabled": true}
+            }
+        }),
+    );
+    resources.insert(
+        "BridgeFailures".into(),
+        json!({
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": f.bridge_failures_queue(),
+                "MessageRetentionPeriod": stack::DLQ_RETENTION_SECONDS,
+                "SqsManagedSseEnabled": true
+            }
+        }),
+    );
+    resources.insert(
+        "BridgeLogGroup".into(),
+        log_group(&format!("/aws/lambda/{}", f.bridge_function())),
+    );
+    resources.insert(
+        "BridgeRole".into(),
+        json!({
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
+                "Policies": [role_policy(&f, "bridge", &stack::bridge_statements())]
+            }
+        }),
+    );
+    let bridge_env = json!({
+        env::EXECUTION_TABLE: {"Fn::Select": [1, {"Fn::Split": ["/", execution_table_arn()]}]},
+        env::WAKEUP_TABLE: {"Ref": "WakeupTable"},
+        env::MACHINE_ARN_PREFIX: sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:"),
+        env::NAME_PREFIX: f.prefix
+    });
+    resources.insert(
+        "Bridge".into(),
+        json!({
+            "Type": "AWS::Lambda::Function",
+            "DependsOn": ["BridgeLogGroup"],
+            "Properties": function(&f.bridge_function(), "bridge", "BridgeRole", stack::BRIDGE_TIMEOUT_SECONDS, bridge_env, "BridgeLogGroup")
+        }),
+    );
+    let stream_mapping = |source: Value, filter: &str| {
+        json!({
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": source,
+                "FunctionName": {"Ref": "Bridge"},
+                "StartingPosition": "TRIM_HORIZON",
+                "BatchSize": stack::STREAM_BATCH_SIZE,
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "MaximumRecordAgeInSeconds": stack::STREAM_RECORD_MAX_AGE_SECONDS,
+                "DestinationConfig": {"OnFailure": {"Destination": {"Fn::GetAtt": ["BridgeFailures", "Arn"]}}},
+                "FilterCriteria": {"Filters": [{"Pattern": filter}]}
+            }
+        })
+    };
+    resources.insert(
+        "ExecutionStreamMapping".into(),
+        stream_mapping(
+            json!({"Ref": "ExecutionTableStreamArn"}),
+            stack::EXECUTION_STREAM_FILTER,
+        ),
+    );
+    resources.insert(
+        "WakeupStreamMapping".into(),
+        stream_mapping(
+            json!({"Fn::GetAtt": ["WakeupTable", "StreamArn"]}),
+            &stack::wakeup_stream_filter(),
+        ),
+    );
+    if let Some(machines_log_group) = &f.machines_log_group {
+        resources.insert("MachinesLogGroup".into(), log_group(machines_log_group));
+    }
+
+    let mut outputs = Map::new();
+    outputs.insert(
+        "WakeupTableName".into(),
+        json!({"Value": {"Ref": "WakeupTable"}}),
+    );
+    outputs.insert(
+        "WakeupTableStreamArn".into(),
+        json!({"Value": {"Fn::GetAtt": ["WakeupTable", "StreamArn"]}}),
+    );
+    outputs.insert(
+        "BridgeFunctionArn".into(),
+        json!({"Value": {"Fn::GetAtt": ["Bridge", "Arn"]}}),
+    );
+    outputs.insert(
+        "BridgeFailuresQueueUrl".into(),
+        json!({"Value": {"Ref": "BridgeFailures"}}),
+    );
+
+    if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
+        parameters.insert(
+            "ActionUrl".into(),
+            json!({
+                "Type": "String",
+                "AllowedPattern": "^http://.+$",
+                "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
+            }),
+        );
+        parameters.insert(
+            "ActionToken".into(),
+            json!({"Type": "String", "Default": "", "NoEcho": true, "Description": "Bearer token the relay sends to TPF's Action API; empty for none"}),
+        );
+        parameters.insert(
+            "RelaySubnetIds".into(),
+            json!({"Type": "CommaDelimitedList", "Default": "", "Description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
+        );
+        parameters.insert(
+            "RelaySecurityGroupIds".into(),
+            json!({"Type": "CommaDelimitedList", "Default": "", "Description": "Security groups of the relay, with RelaySubnetIds"}),
+        );
+        conditions.insert(
+            "RelayInVpc".into(),
+            json!({"Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", {"Ref": "RelaySubnetIds"}]}, ""]}]}),
+        );
+        resources.insert(
+            "ActionDeadLetterQueue".into(),
+            json!({
+                "Type": "AWS::SQS::Queue",
+                "Properties": {"QueueName": dlq, "MessageRetentionPeriod": stack::DLQ_RETENTION_SECONDS, "SqsManagedSseEnabled": true}
+            }),
+        );
+        resources.insert(
+            "ActionQueue".into(),
+            json!({
+                "Type": "AWS::SQS::Queue",
+                "Properties": {
+                    "QueueName": queue,
+                    "VisibilityTimeout": stack::ACTION_QUEUE_VISIBILITY_SECONDS,
+                    "SqsManagedSseEnabled": true,
+                    "RedrivePolicy": {
+                        "deadLetterTargetArn": {"Fn::GetAtt": ["ActionDeadLetterQueue", "Arn"]},
+                        "maxReceiveCount": stack::ACTION_QUEUE_MAX_RECEIVES
+                    }
+                }
+            }),
+        );
+        resources.insert(
+            "RelayLogGroup".into(),
+            log_group(&format!("/aws/lambda/{}", f.relay_function())),
+        );
+        resources.insert(
+            "RelayRole".into(),
+            json!({
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
+                    "Policies": [role_policy(&f, "relay", &stack::relay_statements())],
+                    "ManagedPolicyArns": {"Fn::If": [
+                        "RelayInVpc",
+                        [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole")],
+                        {"Ref": "AWS::NoValue"}
+                    ]}
+                }
+            }),
+        );
+        let relay_env = json!({
+            env::ACTION_URL: {"Ref": "ActionUrl"},
+            env::TOKEN: {"Ref": "ActionToken"},
+            env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+        });
+        let mut relay = function(
+            &f.relay_function(),
+            "relay",
+            "RelayRole",
+            stack::RELAY_TIMEOUT_SECONDS,
+            relay_env,
+            "RelayLogGroup",
+        );
+        relay.insert(
+            "VpcConfig".into(),
+            json!({"Fn::If": [
+                "RelayInVpc",
+                {"SubnetIds": {"Ref": "RelaySubnetIds"}, "SecurityGroupIds": {"Ref": "RelaySecurityGroupIds"}},
+                {"Ref": "AWS::NoValue"}
+            ]}),
+        );
+        resources.insert(
+            "Relay".into(),
+            json!({"Type": "AWS::Lambda::Function", "DependsOn": ["RelayLogGroup"], "Properties": relay}),
+        );
+        resources.insert(
+            "ActionQueueMapping".into(),
+            json!({
+                "Type": "AWS::Lambda::EventSourceMapping",
+                "Properties": {
+                    "EventSourceArn": {"Fn::GetAtt": ["ActionQueue", "Arn"]},
+                    "FunctionName": {"Ref": "Relay"},
+                    "BatchSize": stack::QUEUE_BATCH_SIZE,
+                    "FunctionResponseTypes": ["ReportBatchItemFailures"]
+                }
+            }),
+        );
+        outputs.insert(
+            "RelayFunctionArn".into(),
+            json!({"Value": {"Fn::GetAtt": ["Relay", "Arn"]}}),
+        );
+        outputs.insert("ActionQueueUrl".into(), json!({"Description": "The queue binding's queue-url the drivers send to", "Value": {"Ref": "ActionQueue"}}));
+        outputs.insert(
+            "ActionDeadLetterQueueUrl".into(),
+            json!({"Value": {"Ref": "ActionDeadLetterQueue"}}),
+        );
+    }
+    for a in stack::wake_path_alarms(f.queue.is_some()) {
+        let target = match a.target {
+            Res::FunctionLogs("relay") => json!({"Ref": "Relay"}),
+            Res::FunctionLogs(_) => json!({"Ref": "Bridge"}),
+            Res::DeadLetterQueue => json!({"Fn::GetAtt": ["ActionDeadLetterQueue", "QueueName"]}),
+            _ => json!({"Fn::GetAtt": ["BridgeFailures", "QueueName"]}),
+        };
+        resources.insert(a.id.into(), alarm(&a, target));
+    }
+    json!({
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": wake_path_description(out),
+        "Parameters": parameters,
+        "Conditions": conditions,
+        "Resources": resources,
+        "Outputs": outputs
+    })
+}

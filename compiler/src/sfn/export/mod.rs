@@ -1,0 +1,165 @@
+//! Infrastructure-as-code exports of a compiled release, as two stacks:
+//!
+//! - the **release stack** (`cloudformation.json`, `main.tf.json`): what is pinned to this
+//!   release and retired with it: the driver and the sweeper, one least-privilege role each,
+//!   the sweeper's schedule and the machines' alarms;
+//! - the **wake-path stack** (`wake-path/`): what every release of a configuration shares and
+//!   nothing pins: the wakeup table, the bridge function with its event source mappings on
+//!   both streams, the relay function with its queue and dead-letter queue (queue binding), log
+//!   groups and alarms. Its content depends on the configuration only, never on the release,
+//!   so recompiling any release gives the same bytes and deploying it again changes nothing.
+//!
+//! Deploying release N+1 is a new release stack next to N's, which keeps running N's pinned
+//! executions; `tpf-sfn prune` tells when N's stack can go. One wake path serves them all,
+//! which also keeps TPF's execution table stream at one reader.
+//!
+//! Pure: compile output in, JSON out; the CLI writes the files next to the others. Both
+//! flavours spell the same facts (`stack.rs`); what a user owns (TPF's stream, where the
+//! function code is, where the relay reaches TPF) is a parameter or variable.
+
+pub mod cloudformation;
+mod refs;
+pub mod stack;
+pub mod terraform;
+
+pub use refs::{unresolved_cloudformation_refs, unresolved_terraform_refs};
+
+use crate::compile::Output;
+use crate::config::placeholder;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+
+pub const CLOUDFORMATION_FILE: &str = "cloudformation.json";
+pub const TERRAFORM_FILE: &str = "main.tf.json";
+/// The shared wake-path stack's directory inside a release's output.
+pub const WAKE_PATH_DIR: &str = "wake-path";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    CloudFormation,
+    Terraform,
+}
+
+impl Kind {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Kind::CloudFormation => CLOUDFORMATION_FILE,
+            Kind::Terraform => TERRAFORM_FILE,
+        }
+    }
+}
+
+/// `(file name, contents)` of both stacks of the requested flavour: the release stack, then the
+/// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
+/// still carries a placeholder: an export is for a real account.
+pub fn files(out: &Output, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
+    let found = placeholder::found(
+        out.manifest
+            .binding
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    if !found.is_empty() {
+        return Err(Diagnostics(
+            found
+                .into_iter()
+                .map(|(key, value)| {
+                    Diagnostic::error(
+                        "EXPORT_PLACEHOLDER",
+                        Location::pointer("tpf-sfn.toml", key),
+                        format!(
+                            "`{key}` is the placeholder `{value}`; an export is for a real account and \
+                             would deploy machines that reach nothing"
+                        ),
+                    )
+                    .with_hint(placeholder::hint(key))
+                })
+                .collect(),
+        ));
+    }
+    let (release, wake_path) = match kind {
+        Kind::CloudFormation => (cloudformation::release(out), cloudformation::wake_path(out)),
+        Kind::Terraform => (terraform::release(out), terraform::wake_path(out)),
+    };
+    Ok(vec![
+        (kind.file_name().to_string(), pretty(&release)),
+        (
+            format!("{WAKE_PATH_DIR}/{}", kind.file_name()),
+            pretty(&wake_path),
+        ),
+    ])
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The sweeper schedule's name, shared with `deploy`. Scheduler names are at most 64
+/// characters; machine names may be longer.
+pub fn schedule_name(sweeper_machine: &str) -> String {
+    let base = sweeper_machine
+        .strip_suffix("-sweeper")
+        .unwrap_or(sweeper_machine);
+    let mut name: String = base.chars().take(64 - "-sweeper-schedule".len()).collect();
+    name.push_str("-sweeper-schedule");
+    name
+}
+
+fn schedule(out: &Output) -> &str {
+    out.manifest
+        .machines
+        .sweeper
+        .schedule
+        .as_deref()
+        .unwrap_or("rate(1 minute)")
+}
+
+fn file_text<'a>(out: &'a Output, name: &str) -> &'a str {
+    out.files
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, t)| t.as_str())
+        .unwrap_or("")
+}
+
+fn policy(out: &Output, name: &str) -> serde_json::Value {
+    serde_json::from_str(file_text(out, name)).unwrap_or(serde_json::Value::Null)
+}
+
+fn trust(service: &str) -> serde_json::Value {
+    serde_json::json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Principal": {"Service": service},
+            "Action": "sts:AssumeRole"
+        }]
+    })
+}
+
+fn logging_on(out: &Output) -> bool {
+    out.manifest.logging.level != crate::config::LogLevel::Off
+}
+
+fn description(out: &Output, what: &str) -> String {
+    let m = &out.manifest;
+    format!(
+        "tpf-sfn {} release {} of {}: {what}",
+        m.compiler.version, m.identity.release_version, m.identity.pipeline_id
+    )
+}
+
+fn wake_path_description(out: &Output) -> String {
+    format!(
+        "tpf-sfn {} wake path of `{}` machines: wakeup table, bridge{}, log groups and alarms, shared by every release",
+        out.manifest.compiler.version,
+        out.plan.name_prefix,
+        if stack::Facts::new(out).queue.is_some() {
+            ", relay, action queue and its dead-letter queue"
+        } else {
+            ""
+        }
+    )
+}

@@ -1,0 +1,385 @@
+//! What both exports hold, written once: names, the wake path's least-privilege statements and
+//! the alarms. `cloudformation.rs` and `terraform.rs` only spell these in their own syntax, each
+//! [`Res`] as a reference of its own kind, so the two flavours cannot drift apart.
+
+use crate::compile::Output;
+use crate::config::LogLevel;
+use crate::plan::BindingPlan;
+
+/// Lambda's runtime for the functions' `bootstrap` (glibc 2.34).
+pub const LAMBDA_RUNTIME: &str = "provided.al2023";
+pub const LAMBDA_ARCHITECTURE: &str = "x86_64";
+/// The zip `scripts/lambda-package.sh` writes.
+pub const LAMBDA_ZIP: &str = "tpf-sfn-lambda.zip";
+/// Seconds one action call may take in the relay, and the function's timeout around it.
+pub const RELAY_ACTION_TIMEOUT_SECONDS: u64 = 30;
+pub const RELAY_TIMEOUT_SECONDS: u64 = 60;
+pub const BRIDGE_TIMEOUT_SECONDS: u64 = 60;
+/// Lambda's guidance: a queue's visibility timeout at least six times the function's timeout,
+/// so a message is not redelivered while a retried batch still holds it.
+pub const ACTION_QUEUE_VISIBILITY_SECONDS: u64 = 6 * RELAY_TIMEOUT_SECONDS;
+/// Receives before a message moves to the dead-letter queue.
+pub const ACTION_QUEUE_MAX_RECEIVES: u64 = 5;
+/// Fourteen days, SQS's longest retention: time to look at what failed.
+pub const DLQ_RETENTION_SECONDS: u64 = 1_209_600;
+/// A stream record older than this is given up (its batch's position goes to the bridge's
+/// failure queue, the sweeper recovers what it would have started or woken).
+pub const STREAM_RECORD_MAX_AGE_SECONDS: u64 = 3600;
+pub const STREAM_BATCH_SIZE: u64 = 100;
+pub const QUEUE_BATCH_SIZE: u64 = 10;
+pub const DEFAULT_LOG_RETENTION_DAYS: u64 = 30;
+/// CloudWatch Logs' accepted retention values.
+pub const LOG_RETENTION_DAYS: &[u64] = &[
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+    3288, 3653,
+];
+
+/// Event source mapping filters: inserts and updates only (TTL deletes carry nothing to decide),
+/// and on the wakeup table only token rows (not the driver pointer or checkpoint rows).
+pub const EXECUTION_STREAM_FILTER: &str = r#"{"eventName":["INSERT","MODIFY"]}"#;
+pub fn wakeup_stream_filter() -> String {
+    format!(
+        r#"{{"eventName":["INSERT","MODIFY"],"dynamodb":{{"NewImage":{{"{}":{{"S":["{}"]}}}}}}}}"#,
+        tpf_wire::wakeup::SK,
+        tpf_wire::wakeup::WAKEUP_ROW
+    )
+}
+
+/// The facts of one compiled release both stacks are made of.
+pub struct Facts<'a> {
+    pub out: &'a Output,
+    pub prefix: &'a str,
+    pub wakeup_table: &'a str,
+    /// The action queue's name, for the queue binding.
+    pub queue: Option<String>,
+    /// The machines' log group name, when logging is on.
+    pub machines_log_group: Option<String>,
+}
+
+impl<'a> Facts<'a> {
+    pub fn new(out: &'a Output) -> Self {
+        let queue = match &out.plan.binding {
+            BindingPlan::Queue { queue_url } => queue_url
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .map(str::to_owned),
+            _ => None,
+        };
+        let machines_log_group = match (
+            &out.manifest.logging.log_group_arn,
+            out.manifest.logging.level,
+        ) {
+            (Some(arn), level) if level != LogLevel::Off => log_group_name(arn),
+            _ => None,
+        };
+        Facts {
+            out,
+            prefix: &out.plan.name_prefix,
+            wakeup_table: &out.manifest.wakeup_table,
+            queue,
+            machines_log_group,
+        }
+    }
+
+    pub fn bridge_function(&self) -> String {
+        format!("{}-bridge", self.prefix)
+    }
+
+    pub fn relay_function(&self) -> String {
+        format!("{}-relay", self.prefix)
+    }
+
+    pub fn bridge_failures_queue(&self) -> String {
+        format!("{}-bridge-failures", self.prefix)
+    }
+
+    pub fn dead_letter_queue(&self) -> Option<String> {
+        self.queue.as_ref().map(|q| {
+            let base: String = q.chars().take(80 - "-dlq".len()).collect();
+            format!("{base}-dlq")
+        })
+    }
+
+    /// Names of this configuration's machines, for IAM resource patterns: the bridge starts and
+    /// wakes drivers of every release, the relay answers drivers and sweepers.
+    pub fn machine_pattern(&self, role: &str) -> String {
+        format!("{}-*-{role}", self.prefix)
+    }
+}
+
+/// `arn:<p>:logs:<r>:<a>:log-group:<name>:*` → `<name>`.
+fn log_group_name(arn: &str) -> Option<String> {
+    let rest = arn.split(":log-group:").nth(1)?;
+    let name = rest.strip_suffix(":*").unwrap_or(rest);
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
+/// A resource a statement or an alarm points at, resolved by each flavour to its own reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Res {
+    /// TPF's execution table stream (a parameter: TPF owns the table).
+    ExecutionStream,
+    /// TPF's execution table, from its stream's ARN.
+    ExecutionTable,
+    WakeupTable,
+    WakeupStream,
+    BridgeFailures,
+    ActionQueue,
+    DeadLetterQueue,
+    /// A function's log group (`bridge` or `relay`), every stream in it.
+    FunctionLogs(&'static str),
+    /// This configuration's state machines of one role (`driver`, `sweeper`).
+    Machines(&'static str),
+    Everything,
+}
+
+/// One IAM statement: Sid, actions, resources.
+pub struct Statement {
+    pub sid: &'static str,
+    pub actions: &'static [&'static str],
+    pub resources: Vec<Res>,
+}
+
+/// The bridge's role: read both streams (its event source mappings poll with the function's
+/// role), read the token and the record it decides on, start and wake drivers, record given-up
+/// batches, write its logs. Nothing else.
+pub fn bridge_statements() -> Vec<Statement> {
+    vec![
+        Statement {
+            sid: "ReadStreams",
+            actions: &[
+                "dynamodb:DescribeStream",
+                "dynamodb:GetRecords",
+                "dynamodb:GetShardIterator",
+            ],
+            resources: vec![Res::ExecutionStream, Res::WakeupStream],
+        },
+        Statement {
+            sid: "ListStreams",
+            actions: &["dynamodb:ListStreams"],
+            resources: vec![Res::Everything],
+        },
+        Statement {
+            sid: "ReadTokensAndRecords",
+            actions: &["dynamodb:GetItem"],
+            resources: vec![Res::WakeupTable, Res::ExecutionTable],
+        },
+        Statement {
+            sid: "StartDrivers",
+            actions: &["states:StartExecution"],
+            resources: vec![Res::Machines("driver")],
+        },
+        Statement {
+            sid: "WakeDrivers",
+            actions: &["states:SendTaskSuccess"],
+            resources: vec![Res::Machines("driver")],
+        },
+        Statement {
+            sid: "RecordGivenUpBatches",
+            actions: &["sqs:SendMessage"],
+            resources: vec![Res::BridgeFailures],
+        },
+        Statement {
+            sid: "WriteLogs",
+            actions: &["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources: vec![Res::FunctionLogs("bridge")],
+        },
+    ]
+}
+
+/// The relay's role: consume the action queue, answer the tokens of drivers and sweepers, write
+/// its logs.
+pub fn relay_statements() -> Vec<Statement> {
+    vec![
+        Statement {
+            sid: "ConsumeActionQueue",
+            actions: &[
+                "sqs:ReceiveMessage",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+                "sqs:ChangeMessageVisibility",
+            ],
+            resources: vec![Res::ActionQueue],
+        },
+        Statement {
+            sid: "AnswerTaskTokens",
+            actions: &["states:SendTaskSuccess", "states:SendTaskFailure"],
+            resources: vec![Res::Machines("driver"), Res::Machines("sweeper")],
+        },
+        Statement {
+            sid: "WriteLogs",
+            actions: &["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources: vec![Res::FunctionLogs("relay")],
+        },
+    ]
+}
+
+/// One CloudWatch alarm: `metric` of `namespace` for the resource `dimension` names,
+/// `statistic` over `period` seconds, alarming at `threshold` or more in `periods` periods.
+pub struct Alarm {
+    /// Logical id (CloudFormation) and, in snake case, resource name (Terraform).
+    pub id: &'static str,
+    pub tf_name: &'static str,
+    pub description: &'static str,
+    pub namespace: &'static str,
+    pub metric: &'static str,
+    pub dimension: &'static str,
+    pub target: Res,
+    pub statistic: &'static str,
+    pub period: u64,
+    pub periods: u64,
+    pub threshold: u64,
+}
+
+/// The wake path's alarms: function errors, the bridge falling behind its streams, and anything
+/// in a dead-letter queue.
+pub fn wake_path_alarms(queue_binding: bool) -> Vec<Alarm> {
+    let mut alarms = vec![
+        Alarm {
+            id: "BridgeErrorsAlarm",
+            tf_name: "bridge_errors",
+            description: "The bridge function failed: drivers may start or wake late until its retries succeed",
+            namespace: "AWS/Lambda",
+            metric: "Errors",
+            dimension: "FunctionName",
+            target: Res::FunctionLogs("bridge"),
+            statistic: "Sum",
+            period: 300,
+            periods: 1,
+            threshold: 1,
+        },
+        Alarm {
+            id: "BridgeIteratorAgeAlarm",
+            tf_name: "bridge_iterator_age",
+            description: "The bridge is more than a minute behind TPF's records: wakeups are late",
+            namespace: "AWS/Lambda",
+            metric: "IteratorAge",
+            dimension: "FunctionName",
+            target: Res::FunctionLogs("bridge"),
+            statistic: "Maximum",
+            period: 60,
+            periods: 5,
+            threshold: 60_000,
+        },
+        Alarm {
+            id: "BridgeFailuresAlarm",
+            tf_name: "bridge_failures",
+            description: "The bridge gave up on stream records; the sweeper recovers their drivers, look at why",
+            namespace: "AWS/SQS",
+            metric: "ApproximateNumberOfMessagesVisible",
+            dimension: "QueueName",
+            target: Res::BridgeFailures,
+            statistic: "Maximum",
+            period: 300,
+            periods: 1,
+            threshold: 1,
+        },
+    ];
+    if queue_binding {
+        alarms.push(Alarm {
+            id: "RelayErrorsAlarm",
+            tf_name: "relay_errors",
+            description: "The relay function failed: action calls wait for redelivery",
+            namespace: "AWS/Lambda",
+            metric: "Errors",
+            dimension: "FunctionName",
+            target: Res::FunctionLogs("relay"),
+            statistic: "Sum",
+            period: 300,
+            periods: 1,
+            threshold: 1,
+        });
+        alarms.push(Alarm {
+            id: "ActionDeadLetterAlarm",
+            tf_name: "action_dead_letters",
+            description: "Action messages could not be relayed and were dead-lettered; their drivers retry after the call's timeout",
+            namespace: "AWS/SQS",
+            metric: "ApproximateNumberOfMessagesVisible",
+            dimension: "QueueName",
+            target: Res::DeadLetterQueue,
+            statistic: "Maximum",
+            period: 300,
+            periods: 1,
+            threshold: 1,
+        });
+    }
+    alarms
+}
+
+/// The release's alarms: its drivers failed or timed out (a TPF failure fails its driver by
+/// design, so the first counts TPF-failed executions too), or its sweeper failed.
+pub fn release_alarms() -> Vec<Alarm> {
+    let machine = |id, tf_name, description, metric, role| Alarm {
+        id,
+        tf_name,
+        description,
+        namespace: "AWS/States",
+        metric,
+        dimension: "StateMachineArn",
+        target: Res::Machines(role),
+        statistic: "Sum",
+        period: 300,
+        periods: 1,
+        threshold: 1,
+    };
+    vec![
+        machine(
+            "DriverExecutionsFailedAlarm",
+            "driver_executions_failed",
+            "Driver executions failed: TPF failed them (their cause is TPF's errorCode), or an action call failed for good",
+            "ExecutionsFailed",
+            "driver",
+        ),
+        machine(
+            "DriverExecutionsTimedOutAlarm",
+            "driver_executions_timed_out",
+            "Driver executions timed out",
+            "ExecutionsTimedOut",
+            "driver",
+        ),
+        machine(
+            "SweeperExecutionsFailedAlarm",
+            "sweeper_executions_failed",
+            "The sweeper failed: lost wakeups are not recovered until it runs again",
+            "ExecutionsFailed",
+            "sweeper",
+        ),
+    ]
+}
+
+/// The bridge's and the relay's environment (`tpf_sfn_lambda::config::var`), values as the
+/// flavour resolves them.
+pub mod env {
+    pub const EXECUTION_TABLE: &str = "TPF_SFN_EXECUTION_TABLE";
+    pub const WAKEUP_TABLE: &str = "TPF_SFN_WAKEUP_TABLE";
+    pub const MACHINE_ARN_PREFIX: &str = "TPF_SFN_MACHINE_ARN_PREFIX";
+    pub const NAME_PREFIX: &str = "TPF_SFN_NAME_PREFIX";
+    pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
+    pub const TOKEN: &str = "TPF_SFN_TOKEN";
+    pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_group_names_come_from_their_arns() {
+        assert_eq!(
+            log_group_name("arn:aws:logs:eu-west-1:210987654321:log-group:/tpf/drivers:*")
+                .as_deref(),
+            Some("/tpf/drivers")
+        );
+        assert_eq!(
+            log_group_name("arn:aws:logs:eu-west-1:210987654321:bucket"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_wakeup_filter_selects_token_rows() {
+        let f: serde_json::Value = serde_json::from_str(&wakeup_stream_filter()).unwrap();
+        assert_eq!(f["dynamodb"]["NewImage"]["sk"]["S"][0], "wakeup");
+    }
+}

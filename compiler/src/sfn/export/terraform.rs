@@ -1,0 +1,485 @@
+//! The Terraform (JSON) flavour of both stacks: each a root module of its own, so each has its
+//! own state and retiring a release never plans the wake path's destruction.
+
+use serde_json::{json, Map, Value};
+
+use super::stack::{self, env, Alarm, Facts, Res, Statement};
+use super::{
+    description, logging_on, policy, schedule, schedule_name, trust, wake_path_description,
+};
+use crate::compile::Output;
+use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
+use crate::sfn::manifest::MachineInfo;
+
+/// The provider version that added `aws_scheduler_schedule`, the newest resource used here.
+pub const AWS_PROVIDER: &str = ">= 4.41.0";
+
+/// Terraform interpolates `${...}` and `%{...}` in every string; compiled text must stay literal.
+fn tf_literal(s: &str) -> String {
+    s.replace("${", "$${").replace("%{", "%%{")
+}
+
+fn tf_json(v: &Value) -> String {
+    tf_literal(&v.to_string())
+}
+
+fn header() -> Value {
+    json!({"required_providers": {"aws": {"source": "hashicorp/aws", "version": AWS_PROVIDER}}})
+}
+
+fn alarm_topic_variable() -> Value {
+    json!({"type": "string", "default": "", "description": "SNS topic the alarms notify; empty for none"})
+}
+
+fn alarm(a: &Alarm, target: &str) -> Value {
+    json!({
+        "alarm_name": format!("${{{target}}}-{}", a.tf_name.replace('_', "-")),
+        "alarm_description": a.description,
+        "namespace": a.namespace,
+        "metric_name": a.metric,
+        "dimensions": {a.dimension: format!("${{{target}}}")},
+        "statistic": a.statistic,
+        "period": a.period,
+        "evaluation_periods": a.periods,
+        "threshold": a.threshold,
+        "comparison_operator": "GreaterThanOrEqualToThreshold",
+        "treat_missing_data": "notBreaching",
+        "alarm_actions": "${var.alarm_topic_arn == \"\" ? [] : [var.alarm_topic_arn]}"
+    })
+}
+
+/// The release module: both machines, one role each, the sweeper's schedule, the alarms.
+pub fn release(out: &Output) -> Value {
+    let m = &out.manifest;
+    let machine = |info: &MachineInfo, file: &str, role: &str| {
+        let mut r = Map::new();
+        r.insert("name".into(), json!(tf_literal(&info.name)));
+        r.insert("type".into(), json!("STANDARD"));
+        r.insert(
+            "role_arn".into(),
+            json!(format!("${{aws_iam_role.{role}.arn}}")),
+        );
+        r.insert(
+            "definition".into(),
+            json!(tf_literal(super::file_text(out, file))),
+        );
+        r.insert(
+            "tags".into(),
+            Value::Object(
+                info.tags
+                    .iter()
+                    .map(|(k, v)| (tf_literal(k), json!(tf_literal(v))))
+                    .collect(),
+            ),
+        );
+        if logging_on(out) {
+            r.insert(
+                "logging_configuration".into(),
+                json!({
+                    "level": serde_json::to_value(m.logging.level).unwrap_or(Value::Null),
+                    "include_execution_data": m.logging.include_execution_data,
+                    "log_destination": m.logging.log_group_arn.as_deref().map(tf_literal)
+                }),
+            );
+        }
+        r.insert(
+            "tracing_configuration".into(),
+            json!({"enabled": m.tracing}),
+        );
+        r.insert(
+            "depends_on".into(),
+            json!([format!("aws_iam_role_policy.{role}")]),
+        );
+        Value::Object(r)
+    };
+    let mut policies = Map::new();
+    for (role, file) in [
+        ("driver", DRIVER_POLICY_FILE),
+        ("sweeper", SWEEPER_POLICY_FILE),
+    ] {
+        policies.insert(
+            role.into(),
+            json!({"name": role, "role": format!("${{aws_iam_role.{role}.id}}"), "policy": tf_json(&policy(out, file))}),
+        );
+    }
+    policies.insert(
+        "sweeper_schedule".into(),
+        json!({
+            "name": "start-sweeper",
+            "role": "${aws_iam_role.sweeper_schedule.id}",
+            "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"states:StartExecution\", Resource = aws_sfn_state_machine.sweeper.arn}]})}"
+        }),
+    );
+    let mut alarms = Map::new();
+    for a in stack::release_alarms() {
+        let target = match a.target {
+            Res::Machines("sweeper") => "aws_sfn_state_machine.sweeper.arn",
+            _ => "aws_sfn_state_machine.driver.arn",
+        };
+        let mut v = alarm(&a, target);
+        v["alarm_name"] = json!(format!(
+            "{}-{}",
+            tf_literal(match a.target {
+                Res::Machines("sweeper") => &m.machines.sweeper.name,
+                _ => &m.machines.driver.name,
+            }),
+            a.metric.to_ascii_lowercase()
+        ));
+        alarms.insert(a.tf_name.into(), v);
+    }
+    json!({
+        "//": tf_literal(&description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path module")),
+        "terraform": header(),
+        "variable": {"alarm_topic_arn": alarm_topic_variable()},
+        "resource": {
+            "aws_iam_role": {
+                "driver": {"assume_role_policy": tf_json(&trust("states.amazonaws.com"))},
+                "sweeper": {"assume_role_policy": tf_json(&trust("states.amazonaws.com"))},
+                "sweeper_schedule": {"assume_role_policy": tf_json(&trust("scheduler.amazonaws.com"))}
+            },
+            "aws_iam_role_policy": policies,
+            "aws_sfn_state_machine": {
+                "driver": machine(&m.machines.driver, DRIVER_FILE, "driver"),
+                "sweeper": machine(&m.machines.sweeper, SWEEPER_FILE, "sweeper")
+            },
+            "aws_scheduler_schedule": {
+                "sweeper": {
+                    "name": tf_literal(&schedule_name(&m.machines.sweeper.name)),
+                    "schedule_expression": schedule(out),
+                    "flexible_time_window": {"mode": "OFF"},
+                    "target": {
+                        "arn": "${aws_sfn_state_machine.sweeper.arn}",
+                        "role_arn": "${aws_iam_role.sweeper_schedule.arn}",
+                        "input": "{}"
+                    }
+                }
+            },
+            "aws_cloudwatch_metric_alarm": alarms
+        },
+        "output": {
+            "driver_arn": {"value": "${aws_sfn_state_machine.driver.arn}"},
+            "sweeper_arn": {"value": "${aws_sfn_state_machine.sweeper.arn}"},
+            "driver_role_arn": {"value": "${aws_iam_role.driver.arn}"},
+            "sweeper_role_arn": {"value": "${aws_iam_role.sweeper.arn}"}
+        }
+    })
+}
+
+fn resolve(f: &Facts, r: &Res) -> String {
+    match r {
+        Res::ExecutionStream => "${var.execution_table_stream_arn}".into(),
+        Res::ExecutionTable => "${local.execution_table_arn}".into(),
+        Res::WakeupTable => "${aws_dynamodb_table.wakeup.arn}".into(),
+        Res::WakeupStream => "${aws_dynamodb_table.wakeup.stream_arn}".into(),
+        Res::BridgeFailures => "${aws_sqs_queue.bridge_failures.arn}".into(),
+        Res::ActionQueue => "${aws_sqs_queue.action.arn}".into(),
+        Res::DeadLetterQueue => "${aws_sqs_queue.action_dead_letters.arn}".into(),
+        Res::FunctionLogs(which) => format!("${{aws_cloudwatch_log_group.{which}.arn}}:*"),
+        Res::Machines(role) => format!(
+            "${{local.machine_arn_prefix}}{}",
+            tf_literal(&f.machine_pattern(role))
+        ),
+        Res::Everything => "*".into(),
+    }
+}
+
+fn role_policy(f: &Facts, name: &str, statements: &[Statement]) -> Value {
+    let document = json!({
+        "Version": "2012-10-17",
+        "Statement": statements.iter().map(|s| json!({
+            "Sid": s.sid,
+            "Effect": "Allow",
+            "Action": s.actions,
+            "Resource": s.resources.iter().map(|r| resolve(f, r)).collect::<Vec<_>>()
+        })).collect::<Vec<_>>()
+    });
+    // The resources are interpolations on purpose: the document is a template Terraform fills.
+    json!({"name": name, "role": format!("${{aws_iam_role.{name}.id}}"), "policy": document.to_string()})
+}
+
+fn function(name: &str, handler: &str, timeout: u64, vars: Value) -> Map<String, Value> {
+    let mut r = Map::new();
+    r.insert("function_name".into(), json!(tf_literal(name)));
+    r.insert(
+        "role".into(),
+        json!(format!("${{aws_iam_role.{handler}.arn}}")),
+    );
+    r.insert("runtime".into(), json!(stack::LAMBDA_RUNTIME));
+    r.insert("architectures".into(), json!([stack::LAMBDA_ARCHITECTURE]));
+    r.insert("handler".into(), json!(handler));
+    r.insert("filename".into(), json!("${var.lambda_zip}"));
+    r.insert(
+        "source_code_hash".into(),
+        json!("${filebase64sha256(var.lambda_zip)}"),
+    );
+    r.insert("memory_size".into(), json!(128));
+    r.insert("timeout".into(), json!(timeout));
+    r.insert("environment".into(), json!({ "variables": vars }));
+    r.insert(
+        "depends_on".into(),
+        json!([
+            format!("aws_cloudwatch_log_group.{handler}"),
+            format!("aws_iam_role_policy.{handler}")
+        ]),
+    );
+    r
+}
+
+fn log_group(name: &str) -> Value {
+    json!({"name": tf_literal(name), "retention_in_days": "${var.log_retention_in_days}"})
+}
+
+/// The wake-path module, shared by every release of the configuration.
+pub fn wake_path(out: &Output) -> Value {
+    let f = Facts::new(out);
+    let mut variables = Map::new();
+    variables.insert(
+        "execution_table_stream_arn".into(),
+        json!({"type": "string", "description": "The stream (NEW_AND_OLD_IMAGES) of TPF's execution table; TPF owns the table"}),
+    );
+    variables.insert(
+        "lambda_zip".into(),
+        json!({"type": "string", "default": stack::LAMBDA_ZIP, "description": "The functions' zip (scripts/lambda-package.sh builds it)"}),
+    );
+    variables.insert(
+        "log_retention_in_days".into(),
+        json!({"type": "number", "default": stack::DEFAULT_LOG_RETENTION_DAYS, "description": "Days CloudWatch Logs keeps the functions' and machines' logs"}),
+    );
+    variables.insert("alarm_topic_arn".into(), alarm_topic_variable());
+
+    let mut resources: Map<String, Value> = Map::new();
+    let mut put = |ty: &str, name: &str, v: Value| {
+        resources
+            .entry(ty.to_string())
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .map(|o| o.insert(name.to_string(), v));
+    };
+    put(
+        "aws_dynamodb_table",
+        "wakeup",
+        json!({
+            "name": tf_literal(f.wakeup_table),
+            "billing_mode": "PAY_PER_REQUEST",
+            "hash_key": tpf_wire::wakeup::PK,
+            "range_key": tpf_wire::wakeup::SK,
+            "attribute": [
+                {"name": tpf_wire::wakeup::PK, "type": "S"},
+                {"name": tpf_wire::wakeup::SK, "type": "S"}
+            ],
+            "stream_enabled": true,
+            "stream_view_type": "NEW_AND_OLD_IMAGES",
+            "ttl": {"attribute_name": tpf_wire::wakeup::attr::EXPIRES_AT, "enabled": true}
+        }),
+    );
+    put(
+        "aws_sqs_queue",
+        "bridge_failures",
+        json!({"name": tf_literal(&f.bridge_failures_queue()), "message_retention_seconds": stack::DLQ_RETENTION_SECONDS, "sqs_managed_sse_enabled": true}),
+    );
+    put(
+        "aws_cloudwatch_log_group",
+        "bridge",
+        log_group(&format!("/aws/lambda/{}", f.bridge_function())),
+    );
+    put(
+        "aws_iam_role",
+        "bridge",
+        json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
+    );
+    put(
+        "aws_iam_role_policy",
+        "bridge",
+        role_policy(&f, "bridge", &stack::bridge_statements()),
+    );
+    put(
+        "aws_lambda_function",
+        "bridge",
+        Value::Object(function(
+            &f.bridge_function(),
+            "bridge",
+            stack::BRIDGE_TIMEOUT_SECONDS,
+            json!({
+                env::EXECUTION_TABLE: "${local.execution_table_name}",
+                env::WAKEUP_TABLE: "${aws_dynamodb_table.wakeup.name}",
+                env::MACHINE_ARN_PREFIX: "${local.machine_arn_prefix}",
+                env::NAME_PREFIX: tf_literal(f.prefix)
+            }),
+        )),
+    );
+    let mapping = |source: &str, filter: &str| {
+        json!({
+            "event_source_arn": source,
+            "function_name": "${aws_lambda_function.bridge.arn}",
+            "starting_position": "TRIM_HORIZON",
+            "batch_size": stack::STREAM_BATCH_SIZE,
+            "function_response_types": ["ReportBatchItemFailures"],
+            "maximum_record_age_in_seconds": stack::STREAM_RECORD_MAX_AGE_SECONDS,
+            "destination_config": {"on_failure": {"destination_arn": "${aws_sqs_queue.bridge_failures.arn}"}},
+            "filter_criteria": {"filter": [{"pattern": tf_literal(filter)}]}
+        })
+    };
+    put(
+        "aws_lambda_event_source_mapping",
+        "execution_stream",
+        mapping(
+            "${var.execution_table_stream_arn}",
+            stack::EXECUTION_STREAM_FILTER,
+        ),
+    );
+    put(
+        "aws_lambda_event_source_mapping",
+        "wakeup_stream",
+        mapping(
+            "${aws_dynamodb_table.wakeup.stream_arn}",
+            &stack::wakeup_stream_filter(),
+        ),
+    );
+    if let Some(group) = &f.machines_log_group {
+        put("aws_cloudwatch_log_group", "machines", log_group(group));
+    }
+    let mut outputs = Map::new();
+    outputs.insert(
+        "wakeup_table_name".into(),
+        json!({"value": "${aws_dynamodb_table.wakeup.name}"}),
+    );
+    outputs.insert(
+        "wakeup_table_stream_arn".into(),
+        json!({"value": "${aws_dynamodb_table.wakeup.stream_arn}"}),
+    );
+    outputs.insert(
+        "bridge_function_arn".into(),
+        json!({"value": "${aws_lambda_function.bridge.arn}"}),
+    );
+    outputs.insert(
+        "bridge_failures_queue_url".into(),
+        json!({"value": "${aws_sqs_queue.bridge_failures.url}"}),
+    );
+
+    if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
+        variables.insert(
+            "action_url".into(),
+            json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
+        );
+        variables.insert(
+            "action_token".into(),
+            json!({"type": "string", "default": "", "sensitive": true, "description": "Bearer token the relay sends to TPF's Action API; empty for none"}),
+        );
+        variables.insert(
+            "relay_subnet_ids".into(),
+            json!({"type": "list(string)", "default": [], "description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
+        );
+        variables.insert(
+            "relay_security_group_ids".into(),
+            json!({"type": "list(string)", "default": [], "description": "Security groups of the relay, with relay_subnet_ids"}),
+        );
+        put(
+            "aws_sqs_queue",
+            "action_dead_letters",
+            json!({"name": tf_literal(&dlq), "message_retention_seconds": stack::DLQ_RETENTION_SECONDS, "sqs_managed_sse_enabled": true}),
+        );
+        put(
+            "aws_sqs_queue",
+            "action",
+            json!({
+                "name": tf_literal(queue),
+                "visibility_timeout_seconds": stack::ACTION_QUEUE_VISIBILITY_SECONDS,
+                "sqs_managed_sse_enabled": true,
+                "redrive_policy": format!(
+                    "${{jsonencode({{deadLetterTargetArn = aws_sqs_queue.action_dead_letters.arn, maxReceiveCount = {}}})}}",
+                    stack::ACTION_QUEUE_MAX_RECEIVES
+                )
+            }),
+        );
+        put(
+            "aws_cloudwatch_log_group",
+            "relay",
+            log_group(&format!("/aws/lambda/{}", f.relay_function())),
+        );
+        put(
+            "aws_iam_role",
+            "relay",
+            json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
+        );
+        put(
+            "aws_iam_role_policy",
+            "relay",
+            role_policy(&f, "relay", &stack::relay_statements()),
+        );
+        put(
+            "aws_iam_role_policy_attachment",
+            "relay_vpc",
+            json!({
+                "count": "${length(var.relay_subnet_ids) > 0 ? 1 : 0}",
+                "role": "${aws_iam_role.relay.name}",
+                "policy_arn": "arn:${data.aws_partition.current.partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
+            }),
+        );
+        let mut relay = function(
+            &f.relay_function(),
+            "relay",
+            stack::RELAY_TIMEOUT_SECONDS,
+            json!({
+                env::ACTION_URL: "${var.action_url}",
+                env::TOKEN: "${var.action_token}",
+                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+            }),
+        );
+        relay.insert(
+            "dynamic".into(),
+            json!({"vpc_config": {
+                "for_each": "${length(var.relay_subnet_ids) > 0 ? [1] : []}",
+                "content": {"subnet_ids": "${var.relay_subnet_ids}", "security_group_ids": "${var.relay_security_group_ids}"}
+            }}),
+        );
+        put("aws_lambda_function", "relay", Value::Object(relay));
+        put(
+            "aws_lambda_event_source_mapping",
+            "action_queue",
+            json!({
+                "event_source_arn": "${aws_sqs_queue.action.arn}",
+                "function_name": "${aws_lambda_function.relay.arn}",
+                "batch_size": stack::QUEUE_BATCH_SIZE,
+                "function_response_types": ["ReportBatchItemFailures"]
+            }),
+        );
+        outputs.insert(
+            "relay_function_arn".into(),
+            json!({"value": "${aws_lambda_function.relay.arn}"}),
+        );
+        outputs.insert(
+            "action_queue_url".into(),
+            json!({"value": "${aws_sqs_queue.action.url}"}),
+        );
+        outputs.insert(
+            "action_dead_letter_queue_url".into(),
+            json!({"value": "${aws_sqs_queue.action_dead_letters.url}"}),
+        );
+    }
+    for a in stack::wake_path_alarms(f.queue.is_some()) {
+        let target = match a.target {
+            Res::FunctionLogs("relay") => "aws_lambda_function.relay.function_name",
+            Res::FunctionLogs(_) => "aws_lambda_function.bridge.function_name",
+            Res::DeadLetterQueue => "aws_sqs_queue.action_dead_letters.name",
+            _ => "aws_sqs_queue.bridge_failures.name",
+        };
+        put("aws_cloudwatch_metric_alarm", a.tf_name, alarm(&a, target));
+    }
+    json!({
+        "//": tf_literal(&wake_path_description(out)),
+        "terraform": header(),
+        "variable": variables,
+        "data": {
+            "aws_partition": {"current": {}},
+            "aws_region": {"current": {}},
+            "aws_caller_identity": {"current": {}}
+        },
+        "locals": {
+            "execution_table_arn": "${element(split(\"/stream/\", var.execution_table_stream_arn), 0)}",
+            "execution_table_name": "${element(split(\"/\", local.execution_table_arn), 1)}",
+            "machine_arn_prefix": "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:stateMachine:"
+        },
+        "resource": resources,
+        "output": outputs
+    })
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The infrastructure-as-code exports, checked by the ecosystem's own tools:
+#   1. cfn-lint over every CloudFormation export (each example contract, with the HTTP and the
+#      queue binding's example configs; both stacks): zero errors, zero warnings; and a template
+#      broken on purpose must fail it, so the lint is seen to bite;
+#   2. the stacks deployed on moto's CloudFormation (scripts/iac-moto.py).
+#   scripts/iac-check.sh ZIP     (the functions' zip from scripts/lambda-package.sh)
+# Needs moto running (TPF_SFN_MOTO_ENDPOINT, as scripts/test.sh sets it) and installs nothing
+# itself beyond what scripts/moto.sh installs (moto, boto3, cfn-lint).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+zip="${1:?usage: $0 ZIP}"
+endpoint="${TPF_SFN_MOTO_ENDPOINT:?start moto first (scripts/moto.sh start)}"
+scripts/moto.sh install
+export PYTHONPATH="$PWD/.tools/moto"
+# Built the way the test suite builds it, so right after `cargo test` this reuses that build.
+cargo test --quiet -p tpf-sfn --no-run
+tpf_sfn="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+templates=()
+for contract in examples/contracts/*.pipeline-contract.json; do
+  name=$(basename "$contract" .pipeline-contract.json)
+  for config in examples/aws/*.tpf-sfn.toml; do
+    dir="$out/$name-$(basename "$config" .tpf-sfn.toml)"
+    if ! "$tpf_sfn" compile "$contract" --config "$config" --out "$dir" \
+      --emit cloudformation --emit terraform >/dev/null 2>"$out/err"; then
+      # Contracts the compiler rejects must say why with a coded error.
+      grep -q 'error\[' "$out/err" || { echo "$contract: rejected without a coded error" >&2; cat "$out/err" >&2; exit 1; }
+      echo "rejected (coded): $name: $(grep -m1 -o 'error\[[A-Z_]*\]' "$out/err")"
+      continue
+    fi
+    templates+=("$dir/cloudformation.json" "$dir/wake-path/cloudformation.json")
+  done
+done
+python3 .tools/moto/bin/cfn-lint --format parseable -- "${templates[@]}"
+echo "cfn-lint $(python3 .tools/moto/bin/cfn-lint --version | cut -d' ' -f2): ${#templates[@]} templates, no errors, no warnings"
+
+broken="$out/broken.json"
+python3 - "${templates[1]}" "$broken" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+del t["Resources"]["Bridge"]["Properties"]["Role"]
+t["Resources"]["WakeupTable"]["Properties"]["BillingMode"] = "ON_DEMAND"
+json.dump(t, open(sys.argv[2], "w"))
+PY
+if python3 .tools/moto/bin/cfn-lint -- "$broken" >/dev/null; then
+  echo "cfn-lint passed a template without the bridge's role: the lint cannot fail" >&2
+  exit 1
+fi
+echo "cfn-lint refuses a broken wake-path template"
+
+python3 scripts/iac-moto.py "$endpoint" "$tpf_sfn" "$zip"
