@@ -9,8 +9,8 @@
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures_util::stream::{self, StreamExt};
-use tpf_sfn::relay::http::ActionHost;
 use tpf_sfn::error::Error;
+use tpf_sfn::relay::http::ActionHost;
 use tpf_sfn::relay::{Handled, PassReport, TaskRelay};
 
 /// What one invocation did.
