@@ -433,8 +433,11 @@ fn a_closed_stdout_ends_compile_quietly() {
     let o = child.wait_with_output().expect("wait");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("panicked"), "{err}");
+    // Short commands take SIGPIPE's default (the kernel ends them, as it ends `cat`); the
+    // long-running ones catch the failed print and exit with the status a shell would show.
+    use std::os::unix::process::ExitStatusExt;
     assert!(
-        matches!(o.status.code(), Some(0 | 141)),
+        matches!(o.status.code(), Some(0 | 141)) || o.status.signal() == Some(libc::SIGPIPE),
         "{:?}: {err}",
         o.status
     );
