@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 export AWS_EC2_METADATA_DISABLED=true
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it starts (seconds since the run began), so a slow step shows where it is.
+step() { printf '\n==> [%4ss] %s\n' "$SECONDS" "$*"; }
 
 step "format"
 cargo fmt --all -- --check
@@ -27,7 +28,9 @@ export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-eas
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 
 step "unit, snapshot, golden, property and emulator tests"
-INSTA_UPDATE=no cargo test --workspace --quiet
+# Not --quiet: cargo names each crate's test binary as it starts and each test as it ends.
+# --no-fail-fast: one run reports every failing binary, not the first.
+INSTA_UPDATE=no cargo test --workspace --no-fail-fast
 
 step "second opinion: asl-validator over every compiled definition"
 scripts/asl-second-opinion.sh
@@ -40,4 +43,4 @@ step "exports: cfn-lint over every stack, deployed on moto's CloudFormation"
 scripts/iac-check.sh "$lambda_zip"
 
 echo
-echo "all checks passed"
+echo "all checks passed in ${SECONDS}s"
