@@ -141,7 +141,8 @@ pub struct DeployArgs {
     /// Output directory of `tpf-sfn compile` (manifest.json and the definitions).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
-    /// IAM role the machines run as (the compiled policies attach to it).
+    /// IAM role the machines run as (the compiled policies attach to it). Required unless
+    /// --dry-run.
     #[arg(long, required_unless_present = "dry_run")]
     pub role_arn: Option<String>,
     /// Role EventBridge Scheduler assumes to start the sweeper (states:StartExecution on it).
@@ -271,11 +272,14 @@ pub struct InitArgs {
 pub struct MappingTestArgs {
     /// The pipeline contract whose driver is proven.
     pub contract: PathBuf,
+    /// pipeline-release.json the driver is pinned to; without it the release version is the
+    /// contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
+    /// Driver configuration (TOML) to compile with. Without it the embedded defaults apply.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Action binding; overrides the config file.
+    /// Action binding to compile with (http, lambda or queue); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// Prove this driver definition (compiled earlier, or post-processed, e.g. by CDK) instead of compiling one.
@@ -290,7 +294,8 @@ pub struct MappingTestArgs {
     /// Fail when a trace differs from its snapshot (needs --snapshots); writes nothing.
     #[arg(long)]
     pub check: bool,
-    /// Accept a contract whose contractHash does not match.
+    /// Accept a contract whose contractHash does not match its content (a warning instead of
+    /// the CONTRACT_HASH_MISMATCH error).
     #[arg(long)]
     pub allow_unverified_hash: bool,
     #[arg(long, value_enum, default_value = "text")]
@@ -299,20 +304,31 @@ pub struct MappingTestArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// The pipeline contract; the bundled restaurant-approval sample when omitted.
+    /// The pipeline contract; the bundled restaurant-approval sample (with its hand-written
+    /// scenarios) when omitted.
     pub contract: Option<PathBuf>,
+    /// pipeline-release.json the driver is pinned to; without it the release version is the
+    /// contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
+    /// Driver configuration (TOML) to compile with. Without it the embedded defaults apply.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Action binding to compile with (http, lambda or queue); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
-    /// Scenario name from the derived matrix (see `--list`).
+    /// Scenario name from the derived matrix or the hand-written scenarios (see `--list`).
     #[arg(long, default_value = "happy-path")]
     pub scenario: String,
+    /// Directory of hand-written scenarios (*.toml), offered next to the derived matrix
+    /// (instead of the bundled sample's own).
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
     /// List the scenario names and exit.
     #[arg(long)]
     pub list: bool,
+    /// Accept a contract whose contractHash does not match its content (a warning instead of
+    /// the CONTRACT_HASH_MISMATCH error).
     #[arg(long)]
     pub allow_unverified_hash: bool,
     #[arg(long, value_enum, default_value = "text")]
@@ -321,7 +337,7 @@ pub struct SimulateArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum TablesCommand {
-    /// Create every table that does not exist yet (existing ones are left alone and reported).
+    /// Create every table that does not exist yet; compare the existing ones with what the loop needs (exit 1 if one lacks something).
     Create(TablesCreateArgs),
 }
 
@@ -342,6 +358,10 @@ pub struct TableArgs {
 pub struct TablesCreateArgs {
     #[command(flatten)]
     pub tables: TableArgs,
+    /// Add what an existing table lacks where that changes nothing else: a stream, TTL, an
+    /// index. Keys, a stream's view type and a TTL on another attribute are only reported.
+    #[arg(long)]
+    pub fix: bool,
     #[command(flatten)]
     pub connection: Connection,
     #[arg(long, value_enum, default_value = "text")]

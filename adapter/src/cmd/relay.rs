@@ -39,6 +39,9 @@ pub fn run(args: &RelayArgs) -> CmdResult {
                     for r in &report.retained {
                         eprintln!("relay: left for redelivery {r}");
                     }
+                    for f in &report.failures {
+                        eprintln!("relay: failed {f}");
+                    }
                     if report.received > 0 || args.once {
                         eprintln!(
                             "relay: {} messages, {} succeeded, {} failed, {} already done",

@@ -10,9 +10,10 @@ use crate::aws::dynamo_store::DynamoStore;
 use crate::cli::{ServeArgs, StoreKind};
 use crate::cmd::tables::{runtime, table_names};
 use crate::error::Error;
-use crate::exit::{read, CmdResult, Failure};
+use crate::exit::{CmdResult, Failure};
 use crate::host::pipeline::{self, HostedPipeline};
 use crate::host::{router, system_clock, HostState, HostStore};
+use crate::input::read;
 
 pub fn run(args: &ServeArgs) -> CmdResult {
     let token = args
@@ -117,11 +118,13 @@ fn serve<S: HostStore>(
             "tpf-sfn serve: {} release {} on http://{local}",
             hosted.identity.pipeline_id, hosted.identity.release_version
         );
-        axum::serve(listener, router(state)).await.map_err(|e| {
-            Error::new("SERVE", "the action host stopped")
-                .with_source(e)
-                .into()
-        })
+        crate::host::serve(listener, router(state))
+            .await
+            .map_err(|e| {
+                Error::new("SERVE", "the action host stopped")
+                    .with_source(e)
+                    .into()
+            })
     })
 }
 
