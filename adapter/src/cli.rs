@@ -439,6 +439,10 @@ pub struct BridgeArgs {
     /// Pause between passes.
     #[arg(long, default_value_t = 1000)]
     pub interval_ms: u64,
+    /// Longest pause while idle: after a pass with no records the pause doubles from
+    /// --interval-ms up to this (the default, --interval-ms, means no back-off).
+    #[arg(long)]
+    pub idle_interval_ms: Option<u64>,
     /// One pass over both streams, then exit (non-zero if it failed).
     #[arg(long)]
     pub once: bool,
@@ -471,6 +475,10 @@ pub struct RelayArgs {
     /// Messages of one received batch handled at once (1 = one after another).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=10))]
     pub concurrency: u16,
+    /// Longest pause while idle: after a receive that returned nothing, the relay waits before
+    /// the next one, doubling from 100 ms up to this (0, the default: long-poll only).
+    #[arg(long, default_value_t = 0)]
+    pub idle_interval_ms: u64,
     #[command(flatten)]
     pub connection: Connection,
 }
@@ -495,9 +503,17 @@ pub struct DevArgs {
     /// Address the action host listens on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Bearer token for the host; otherwise TPF_SFN_TOKEN; otherwise one is generated and printed.
+    /// Bearer token for the host; otherwise TPF_SFN_TOKEN; otherwise the one generated for --out
+    /// before (kept in it), or a new one, printed.
     #[arg(long)]
     pub token: Option<String>,
+    /// Generate a new token even if --out keeps one.
+    #[arg(long)]
+    pub new_token: bool,
+    /// Longest pause of the bridge and the relay while idle (they back off from their busy
+    /// intervals up to this when nothing happens).
+    #[arg(long, default_value_t = 2000)]
+    pub idle_interval_ms: u64,
     /// The tenant whose release is activated at start.
     #[arg(long, default_value = "default")]
     pub tenant: String,
