@@ -53,6 +53,15 @@ fn compile_writes_all_outputs_then_check_passes() {
     }
     let driver = std::fs::read_to_string(out.join("driver.asl.json")).unwrap();
     assert!(driver.contains("\"Await Restaurant Decision\": {"));
+    // The sweeper says what it is: the safety net, not a wakeup driver.
+    let sweeper: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweeper.asl.json")).unwrap())
+            .unwrap();
+    let comment = sweeper["Comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("tpf-sfn sweeper for TPF pipeline") && !comment.contains("driver for"),
+        "{comment}"
+    );
 
     let o = tpf_sfn(&[
         "compile",

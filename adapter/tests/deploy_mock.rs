@@ -643,5 +643,5 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
         "{err}"
     );
     let (_, err, _) = deploy_cli(out, &[emulator[0], emulator[1], "--verbose"]);
-    assert!(err.contains("  detail: "), "{err}");
+    assert!(err.contains("  = detail: "), "{err}");
 }
