@@ -391,8 +391,39 @@ fn openapi_documents_every_code_and_every_edge_status() {
             }
         }
     }
-    codes.extend(["BAD_REQUEST", "STORE_UNAVAILABLE"].map(String::from));
-    assert!(codes.contains("KEY_TOO_LONG"), "{codes:?}");
+    codes.insert("BAD_REQUEST".to_owned());
+    // The coordinator's codes (TPF's HTTP mapping), from its one `code()` table.
+    let coordinator =
+        std::fs::read_to_string(root.join("../mapping-tests/model/src/coordinator/mod.rs"))
+            .expect("coordinator source");
+    let table = coordinator
+        .split("pub fn code(&self)")
+        .nth(1)
+        .and_then(|rest| rest.split("\n    }\n").next())
+        .expect("CoordinatorError::code");
+    codes.extend(
+        table
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|c| c.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_'))
+            .map(String::from),
+    );
+    {
+        use tpf_wire::action::code;
+        codes.extend(
+            [
+                code::RELEASE_IDENTITY_MISMATCH,
+                code::EXECUTION_NOT_FOUND,
+                code::TRANSPORT_ERROR,
+            ]
+            .map(String::from),
+        );
+    }
+    assert!(
+        codes.contains("KEY_TOO_LONG") && codes.contains("STORE_UNAVAILABLE"),
+        "{codes:?}"
+    );
     let missing: Vec<_> = codes
         .iter()
         .filter(|c| !doc_text.contains(&format!("`{c}`")))
@@ -400,6 +431,23 @@ fn openapi_documents_every_code_and_every_edge_status() {
     assert!(
         missing.is_empty(),
         "codes not in docs/openapi.json: {missing:?}"
+    );
+    // docs/codes.md lists exactly these under the host's section.
+    let md = std::fs::read_to_string(root.join("../docs/codes.md")).expect("codes.md");
+    let section = md
+        .split("## Action host answers")
+        .nth(1)
+        .map(|s| s.split("\n## ").next().unwrap_or(s))
+        .expect("codes.md has an `Action host answers` section");
+    let listed: BTreeSet<String> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        listed, codes,
+        "docs/codes.md's host section vs the codes the host answers"
     );
 
     for (method, path, _) in ROUTES {
