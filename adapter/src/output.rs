@@ -151,10 +151,10 @@ impl Staging {
             remove_dirs(&made);
             e
         };
-        // Only a regular file is set aside; anything else at the path makes the rename below
-        // fail, and is left exactly where it is.
+        // A file (or a link, moved as the link) is set aside; a directory at the path makes the
+        // rename below fail, and is left exactly where it is.
         let old = match fs::symlink_metadata(&dest) {
-            Ok(m) if m.is_file() => {
+            Ok(m) if !m.is_dir() => {
                 let old = self.old_file(name);
                 if let Some(parent) = old.parent() {
                     fs::create_dir_all(parent)
