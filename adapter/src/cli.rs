@@ -141,7 +141,8 @@ pub struct DeployArgs {
     /// Output directory of `tpf-sfn compile` (manifest.json and the definitions).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
-    /// IAM role the machines run as (the compiled policies attach to it).
+    /// IAM role the machines run as (the compiled policies attach to it). Required unless
+    /// --dry-run.
     #[arg(long, required_unless_present = "dry_run")]
     pub role_arn: Option<String>,
     /// Role EventBridge Scheduler assumes to start the sweeper (states:StartExecution on it).
@@ -271,11 +272,14 @@ pub struct InitArgs {
 pub struct MappingTestArgs {
     /// The pipeline contract whose driver is proven.
     pub contract: PathBuf,
+    /// pipeline-release.json the driver is pinned to; without it the release version is the
+    /// contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
+    /// Driver configuration (TOML) to compile with. Without it the embedded defaults apply.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Action binding; overrides the config file.
+    /// Action binding to compile with (http, lambda or queue); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// Prove this driver definition (compiled earlier, or post-processed, e.g. by CDK) instead of compiling one.
@@ -290,7 +294,8 @@ pub struct MappingTestArgs {
     /// Fail when a trace differs from its snapshot (needs --snapshots); writes nothing.
     #[arg(long)]
     pub check: bool,
-    /// Accept a contract whose contractHash does not match.
+    /// Accept a contract whose contractHash does not match its content (a warning instead of
+    /// the CONTRACT_HASH_MISMATCH error).
     #[arg(long)]
     pub allow_unverified_hash: bool,
     #[arg(long, value_enum, default_value = "text")]
@@ -299,20 +304,31 @@ pub struct MappingTestArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// The pipeline contract; the bundled restaurant-approval sample when omitted.
+    /// The pipeline contract; the bundled restaurant-approval sample (with its hand-written
+    /// scenarios) when omitted.
     pub contract: Option<PathBuf>,
+    /// pipeline-release.json the driver is pinned to; without it the release version is the
+    /// contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
+    /// Driver configuration (TOML) to compile with. Without it the embedded defaults apply.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Action binding to compile with (http, lambda or queue); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
-    /// Scenario name from the derived matrix (see `--list`).
+    /// Scenario name from the derived matrix or the hand-written scenarios (see `--list`).
     #[arg(long, default_value = "happy-path")]
     pub scenario: String,
+    /// Directory of hand-written scenarios (*.toml), offered next to the derived matrix
+    /// (instead of the bundled sample's own).
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
     /// List the scenario names and exit.
     #[arg(long)]
     pub list: bool,
+    /// Accept a contract whose contractHash does not match its content (a warning instead of
+    /// the CONTRACT_HASH_MISMATCH error).
     #[arg(long)]
     pub allow_unverified_hash: bool,
     #[arg(long, value_enum, default_value = "text")]
@@ -321,7 +337,7 @@ pub struct SimulateArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum TablesCommand {
-    /// Create every table that does not exist yet (existing ones are left alone and reported).
+    /// Create every table that does not exist yet; compare the existing ones with what the loop needs (exit 1 if one lacks something).
     Create(TablesCreateArgs),
 }
 
@@ -342,6 +358,10 @@ pub struct TableArgs {
 pub struct TablesCreateArgs {
     #[command(flatten)]
     pub tables: TableArgs,
+    /// Add what an existing table lacks where that changes nothing else: a stream, TTL, an
+    /// index. Keys, a stream's view type and a TTL on another attribute are only reported.
+    #[arg(long)]
+    pub fix: bool,
     #[command(flatten)]
     pub connection: Connection,
     #[arg(long, value_enum, default_value = "text")]
@@ -419,6 +439,10 @@ pub struct BridgeArgs {
     /// Pause between passes.
     #[arg(long, default_value_t = 1000)]
     pub interval_ms: u64,
+    /// Longest pause while idle: after a pass with no records the pause doubles from
+    /// --interval-ms up to this (the default, --interval-ms, means no back-off).
+    #[arg(long)]
+    pub idle_interval_ms: Option<u64>,
     /// One pass over both streams, then exit (non-zero if it failed).
     #[arg(long)]
     pub once: bool,
@@ -451,6 +475,10 @@ pub struct RelayArgs {
     /// Messages of one received batch handled at once (1 = one after another).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=10))]
     pub concurrency: u16,
+    /// Longest pause while idle: after a receive that returned nothing, the relay waits before
+    /// the next one, doubling from 100 ms up to this (0, the default: long-poll only).
+    #[arg(long, default_value_t = 0)]
+    pub idle_interval_ms: u64,
     #[command(flatten)]
     pub connection: Connection,
 }
@@ -475,9 +503,17 @@ pub struct DevArgs {
     /// Address the action host listens on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Bearer token for the host; otherwise TPF_SFN_TOKEN; otherwise one is generated and printed.
+    /// Bearer token for the host; otherwise TPF_SFN_TOKEN; otherwise the one generated for --out
+    /// before (kept in it), or a new one, printed.
     #[arg(long)]
     pub token: Option<String>,
+    /// Generate a new token even if --out keeps one.
+    #[arg(long)]
+    pub new_token: bool,
+    /// Longest pause of the bridge and the relay while idle (they back off from their busy
+    /// intervals up to this when nothing happens).
+    #[arg(long, default_value_t = 2000)]
+    pub idle_interval_ms: u64,
     /// The tenant whose release is activated at start.
     #[arg(long, default_value = "default")]
     pub tenant: String,

@@ -49,8 +49,3 @@ impl From<Error> for Failure {
 }
 
 pub type CmdResult = Result<(), Failure>;
-
-/// Reads a file, naming it in the error.
-pub fn read(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| Error::read(path, e).into())
-}

@@ -11,6 +11,7 @@ pub mod cmd;
 pub mod error;
 pub mod exit;
 pub mod host;
+pub mod input;
 pub mod output;
 pub mod relay;
 pub mod report;

@@ -1,42 +1,184 @@
 //! Writing a release's files all-or-nothing, and comparing them with what is on disk.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use similar::TextDiff;
 
 use crate::error::Error;
 use crate::exit::Failure;
 
-/// Writes every file, or none. Each file goes to a temporary sibling first; only when all are
-/// written are they renamed into place, so an error (disk full, permissions) never leaves a
-/// mix of old and new outputs behind.
+/// Writes every file, or none. The new files are written into a fresh temporary directory next
+/// to `dir` first; only when all are written are they renamed into place one by one, each old
+/// file kept aside. If a rename fails (a path that became a directory, permissions), the files
+/// already swapped in are put back, so `dir` holds either all old or all new files. The
+/// temporary directory is removed on every path.
 pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), Failure> {
-    fs::create_dir_all(dir).map_err(|e| io(dir, "create directory", e))?;
-    let mut staged = Vec::with_capacity(files.len());
-    for (name, contents) in files {
-        // A name may sit in a subdirectory (`wake-path/main.tf.json`); its temporary sibling too.
-        let dest = dir.join(name);
-        let parent = dest.parent().unwrap_or(dir);
-        fs::create_dir_all(parent).map_err(|e| io(parent, "create directory", e))?;
-        let base = dest
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        let tmp = parent.join(format!(".{base}.tpf-sfn-tmp"));
-        if let Err(e) = fs::write(&tmp, contents) {
-            for (t, _) in &staged {
-                let _ = fs::remove_file(t);
-            }
-            let _ = fs::remove_file(&tmp);
-            return Err(io(&tmp, "write", e));
+    let created_dirs = create_dirs(dir)?;
+    // The staging directory is gone at the end of this block, before the directories this
+    // write created are removed (the first of them may hold it).
+    let result = Staging::new(dir).and_then(|staging| {
+        staging
+            .stage(files)
+            .and_then(|()| staging.swap_in(dir, files))
+    });
+    if result.is_err() {
+        remove_dirs(&created_dirs);
+    }
+    result
+}
+
+/// `dir` and the missing directories above it, created; returns those it created, deepest last.
+fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        if d.as_os_str().is_empty() || d.exists() {
+            break;
         }
-        staged.push((tmp, dest));
+        missing.push(d.to_path_buf());
+        at = d.parent();
     }
-    for (tmp, dest) in &staged {
-        fs::rename(tmp, dest).map_err(|e| io(dest, "rename into place", e))?;
+    missing.reverse();
+    for d in &missing {
+        if let Err(e) = fs::create_dir(d) {
+            remove_dirs(&missing);
+            return Err(io(d, "create directory", e));
+        }
     }
-    Ok(())
+    Ok(missing)
+}
+
+/// Removes directories this write created, deepest first, only while they are empty.
+fn remove_dirs(dirs: &[PathBuf]) {
+    for d in dirs.iter().rev() {
+        let _ = fs::remove_dir(d);
+    }
+}
+
+/// The temporary sibling directory: `new/` holds the staged files, `old/` the files they
+/// replace until the swap is complete. Dropped, it is removed with whatever is left in it.
+struct Staging {
+    root: PathBuf,
+}
+
+impl Staging {
+    fn new(dir: &Path) -> Result<Self, Failure> {
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let base = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".to_owned());
+        let mut last = None;
+        for attempt in 0..16u32 {
+            let root = parent.join(format!(
+                ".{base}.{}-{attempt}.tpf-sfn-tmp",
+                std::process::id()
+            ));
+            // `create_dir` fails on an existing path, so the directory is ours alone.
+            match fs::create_dir(&root) {
+                Ok(()) => return Ok(Self { root }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(root),
+                Err(e) => return Err(io(&root, "create directory", e)),
+            }
+        }
+        let root = last.unwrap_or(parent);
+        Err(io(
+            &root,
+            "create directory",
+            std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+        ))
+    }
+
+    fn new_file(&self, name: &str) -> PathBuf {
+        self.root.join("new").join(name)
+    }
+
+    fn old_file(&self, name: &str) -> PathBuf {
+        self.root.join("old").join(name)
+    }
+
+    fn stage(&self, files: &[(String, String)]) -> Result<(), Failure> {
+        for (name, contents) in files {
+            let tmp = self.new_file(name);
+            if let Some(parent) = tmp.parent() {
+                fs::create_dir_all(parent).map_err(|e| io(parent, "create directory", e))?;
+            }
+            fs::write(&tmp, contents).map_err(|e| io(&tmp, "write", e))?;
+        }
+        Ok(())
+    }
+
+    fn swap_in(&self, dir: &Path, files: &[(String, String)]) -> Result<(), Failure> {
+        // What was done, to undo it: (destination, where its old copy went, directories made).
+        let mut done: Vec<(PathBuf, Option<PathBuf>, Vec<PathBuf>)> = Vec::new();
+        for (name, _) in files {
+            match self.swap_one(dir, name) {
+                Ok(step) => done.push(step),
+                Err(e) => {
+                    for (dest, old, dirs) in done.iter().rev() {
+                        match old {
+                            Some(old) => {
+                                let _ = fs::rename(old, dest);
+                            }
+                            None => {
+                                let _ = fs::remove_file(dest);
+                            }
+                        }
+                        remove_dirs(dirs);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn swap_one(
+        &self,
+        dir: &Path,
+        name: &str,
+    ) -> Result<(PathBuf, Option<PathBuf>, Vec<PathBuf>), Failure> {
+        let dest = dir.join(name);
+        let made = match dest.parent() {
+            Some(parent) => create_dirs(parent)?,
+            None => Vec::new(),
+        };
+        let undo_dirs = |e: Failure| {
+            remove_dirs(&made);
+            e
+        };
+        // A file (or a link, moved as the link) is set aside; a directory at the path makes the
+        // rename below fail, and is left exactly where it is.
+        let old = match fs::symlink_metadata(&dest) {
+            Ok(m) if !m.is_dir() => {
+                let old = self.old_file(name);
+                if let Some(parent) = old.parent() {
+                    fs::create_dir_all(parent)
+                        .map_err(|e| undo_dirs(io(parent, "create directory", e)))?;
+                }
+                fs::rename(&dest, &old).map_err(|e| undo_dirs(io(&dest, "set aside", e)))?;
+                Some(old)
+            }
+            _ => None,
+        };
+        if let Err(e) = fs::rename(self.new_file(name), &dest) {
+            if let Some(old) = &old {
+                let _ = fs::rename(old, &dest);
+            }
+            return Err(undo_dirs(io(&dest, "rename into place", e)));
+        }
+        Ok((dest, old, made))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
 }
 
 /// One file that differs from its committed copy.
@@ -52,7 +194,9 @@ pub struct Drift {
 pub fn check(dir: &Path, files: &[(String, String)]) -> Vec<Drift> {
     let mut drift = Vec::new();
     for (name, contents) in files {
-        match fs::read_to_string(dir.join(name)) {
+        let existing = crate::input::read(&dir.join(name))
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        match existing {
             Ok(existing) if &existing == contents => {}
             Ok(existing) => drift.push(Drift {
                 file: name.clone(),
@@ -100,6 +244,95 @@ mod tests {
             d[0].diff
         );
         assert!(d[1].missing);
+    }
+
+    /// Every name under `dir` (recursively, relative), for "nothing else was left" checks.
+    fn tree(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+                if p.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_rename_that_fails_leaves_every_old_file_and_no_temporary() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        let old = vec![
+            ("a.json".to_string(), "old a\n".to_string()),
+            ("sub/b.json".to_string(), "old b\n".to_string()),
+        ];
+        write_all(&out, &old).unwrap();
+        // The last file's path became a directory: its rename fails after the others went in.
+        fs::create_dir_all(out.join("c.json/inside")).unwrap();
+        let new = vec![
+            ("a.json".to_string(), "new a\n".to_string()),
+            ("sub/b.json".to_string(), "new b\n".to_string()),
+            ("d/new.json".to_string(), "new d\n".to_string()),
+            ("c.json".to_string(), "new c\n".to_string()),
+        ];
+        let Err(Failure::Error(e)) = write_all(&out, &new) else {
+            panic!("the write should fail");
+        };
+        assert_eq!(e.code(), "IO_WRITE");
+        assert!(e.to_string().contains("c.json"), "{e}");
+        assert_eq!(fs::read_to_string(out.join("a.json")).unwrap(), "old a\n");
+        assert_eq!(
+            fs::read_to_string(out.join("sub/b.json")).unwrap(),
+            "old b\n"
+        );
+        assert_eq!(
+            tree(root.path()),
+            [
+                "out",
+                "out/a.json",
+                "out/c.json",
+                "out/c.json/inside",
+                "out/sub",
+                "out/sub/b.json"
+            ],
+            "old files only: no new file, new directory or temporary left"
+        );
+    }
+
+    #[test]
+    fn a_failed_first_write_into_a_new_directory_leaves_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("fresh/out");
+        // A name that cannot be written under the staging directory (a file as a directory).
+        let files = vec![
+            ("x.json".to_string(), "1".to_string()),
+            ("x.json/y.json".to_string(), "2".to_string()),
+        ];
+        assert!(write_all(&out, &files).is_err());
+        assert_eq!(tree(root.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_new_write_replaces_every_file() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        write_all(&out, &[("a".to_string(), "1".to_string())]).unwrap();
+        write_all(
+            &out,
+            &[
+                ("a".to_string(), "2".to_string()),
+                ("w/b".to_string(), "3".to_string()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "2");
+        assert_eq!(fs::read_to_string(out.join("w/b")).unwrap(), "3");
+        assert_eq!(tree(root.path()), ["out", "out/a", "out/w", "out/w/b"]);
     }
 
     #[test]

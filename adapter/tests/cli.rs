@@ -53,6 +53,15 @@ fn compile_writes_all_outputs_then_check_passes() {
     }
     let driver = std::fs::read_to_string(out.join("driver.asl.json")).unwrap();
     assert!(driver.contains("\"Await Restaurant Decision\": {"));
+    // The sweeper says what it is: the safety net, not a wakeup driver.
+    let sweeper: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweeper.asl.json")).unwrap())
+            .unwrap();
+    let comment = sweeper["Comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("tpf-sfn sweeper for TPF pipeline") && !comment.contains("driver for"),
+        "{comment}"
+    );
 
     let o = tpf_sfn(&[
         "compile",
@@ -410,4 +419,151 @@ fn a_closed_pipe_ends_the_command_quietly() {
         assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
         assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
     }
+}
+
+/// `compile --out` is all-or-nothing: when one file cannot be renamed into place (its path
+/// became a directory), the earlier output is left whole and no temporary is left anywhere.
+#[test]
+fn a_compile_whose_rename_fails_keeps_the_old_output_and_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let out_s = out.display().to_string();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&["compile", &contract, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let before: Vec<(String, Vec<u8>)> = ["driver.asl.json", "sweeper.asl.json"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(out.join(f)).unwrap()))
+        .collect();
+    // The manifest is written last; its path is now a directory, so only its rename fails.
+    std::fs::remove_file(out.join("manifest.json")).unwrap();
+    std::fs::create_dir_all(out.join("manifest.json/keep")).unwrap();
+    // With a release the identity (and so every definition) differs from the first output.
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("error[IO_WRITE]"), "{}", text(&o));
+    for (f, bytes) in &before {
+        assert_eq!(&std::fs::read(out.join(f)).unwrap(), bytes, "{f} changed");
+    }
+    assert!(out.join("manifest.json/keep").is_dir());
+    let mut leftovers = Vec::new();
+    for d in [dir.path(), out.as_path()] {
+        for e in std::fs::read_dir(d).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if name.contains("tpf-sfn-tmp") {
+                leftovers.push(name);
+            }
+        }
+    }
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn validate_with_nothing_to_validate_is_a_coded_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.json"), "{}").unwrap();
+    let d = dir.path().display().to_string();
+    for args in [
+        vec!["validate", &d],
+        vec!["validate", &d, "--format", "json"],
+    ] {
+        let o = tpf_sfn(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("error[VALIDATE_NOTHING]"), "{}", text(&o));
+        assert!(o.stdout.is_empty(), "{}", text(&o));
+    }
+}
+
+/// Every command reads its inputs through one reader: a FIFO is refused at once (never
+/// blocks), a device is never read, and the same holds for every command that takes a file.
+#[cfg(unix)]
+#[test]
+fn inputs_that_are_not_regular_files_are_refused_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("contract.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.display().to_string();
+    let (contract, _) = restaurant();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["compile", &fifo, "--out", "unused"],
+        vec![
+            "compile",
+            &contract,
+            "--config",
+            "/dev/zero",
+            "--out",
+            "unused",
+        ],
+        vec!["compile", &contract, "--release", &fifo, "--out", "unused"],
+        vec!["validate", &fifo],
+        vec!["graph", "/dev/zero"],
+        vec!["simulate", &fifo],
+        vec!["mapping-test", &fifo],
+        vec!["serve", "--pipeline-contract", &fifo, "--token", "t"],
+    ];
+    for args in commands {
+        let o = tpf_sfn(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("error[INPUT_NOT_FILE]"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+}
+
+/// `simulate --format json`: the trace is a list of events, and the bundled sample's
+/// hand-written scenarios are offered and run like the matrix's.
+#[test]
+fn simulate_json_gives_the_trace_as_events_and_runs_hand_written_scenarios() {
+    let o = tpf_sfn(&["simulate", "--list", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"happy-path") && names.contains(&"slow-reviewer"),
+        "{names:?}"
+    );
+
+    let o = tpf_sfn(&[
+        "simulate",
+        "--scenario",
+        "slow-reviewer",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["scenario"]["name"], "slow-reviewer");
+    let events = v["trace"].as_array().expect("the trace is a list");
+    assert!(events.len() > 5, "{events:?}");
+    assert_eq!(events[0]["atMs"], 0);
+    for e in events {
+        assert!(
+            ["driver", "sweeper", "call", "tpf", "bridge", "actor"]
+                .contains(&e["source"].as_str().unwrap_or_default()),
+            "{e}"
+        );
+        assert!(e["text"].as_str().is_some_and(|t| !t.is_empty()), "{e}");
+    }
+    // A contract of one's own offers only its matrix, unless --scenarios names a directory.
+    let (contract, _) = restaurant();
+    let o = tpf_sfn(&["simulate", &contract, "--list"]);
+    assert!(!text(&o).contains("slow-reviewer"), "{}", text(&o));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mapping-tests/scenarios");
+    let o = tpf_sfn(&[
+        "simulate",
+        &contract,
+        "--list",
+        "--scenarios",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(text(&o).contains("slow-reviewer"), "{}", text(&o));
 }

@@ -653,3 +653,37 @@ fn deploy_creates_the_sweeper_schedule_idempotently() {
         "{s}"
     );
 }
+
+/// The default http binding cannot go to moto (it refuses `States.Http.*` error names): the
+/// refusal's hint says so and points to the queue binding, instead of a generic hint.
+#[test]
+fn an_http_binding_refused_by_the_emulator_points_to_the_queue_binding() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("http");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts");
+    let cfg = dir.path().join("http.toml");
+    std::fs::write(&cfg, format!("name-prefix = \"{}\"\n", unique("h"))).unwrap();
+    let o = tpf(&[
+        "compile",
+        root.join("restaurant-approval.pipeline-contract.json")
+            .to_str()
+            .unwrap(),
+        "--binding",
+        "http",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", show(&o));
+    let o = deploy(&out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error[DEPLOY_"), "{}", show(&o));
+    assert!(
+        err.contains("= hint: local emulators such as moto refuse the http binding's `States.Http.*` error names")
+            && err.contains("--binding queue"),
+        "{}",
+        show(&o)
+    );
+}

@@ -267,3 +267,150 @@ fn service_errors_are_store_errors_not_failed_conditions() {
         .create_or_get_execution(&conformance::create_command("t", "k", T0))
         .is_err());
 }
+
+/// A bare table: these keys, on-demand, no stream, no TTL, no index.
+fn bare_table(
+    rt: &Runtime,
+    client: &aws_sdk_dynamodb::Client,
+    name: &str,
+    hash: &str,
+    range: &str,
+) {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    };
+    let mut request = client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest);
+    for (attr, kind) in [(hash, KeyType::Hash), (range, KeyType::Range)] {
+        request = request
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(attr)
+                    .key_type(kind)
+                    .build()
+                    .unwrap(),
+            )
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(attr)
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            );
+    }
+    rt.block_on(request.send()).expect("bare table");
+}
+
+/// `tables create` on tables someone else created: it says exactly what each lacks (exit 1),
+/// `--fix` adds the stream, TTL and indexes, and what cannot change in place (keys) stays
+/// reported.
+#[test]
+fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
+    let rt = runtime();
+    let client = client(&rt);
+    let prefix = format!("gap{}_", std::process::id());
+    let names = TableNames::with_prefix(&prefix);
+    bare_table(&rt, &client, &names.execution, "tenant_id", "execution_id");
+    bare_table(
+        &rt,
+        &client,
+        &names.await_interaction,
+        "tenant_id",
+        "interaction_id",
+    );
+
+    let outcomes = rt.block_on(create_all(&client, &names)).unwrap();
+    let execution = outcomes.iter().find(|o| o.name == names.execution).unwrap();
+    assert!(!execution.created);
+    let gaps: Vec<&str> = execution.gaps.iter().map(|g| g.what.as_str()).collect();
+    assert_eq!(
+        gaps,
+        [
+            "stream NEW_AND_OLD_IMAGES is off",
+            "TTL on ttl_epoch_s is off"
+        ]
+    );
+    let interaction = outcomes
+        .iter()
+        .find(|o| o.name == names.await_interaction)
+        .unwrap();
+    assert_eq!(
+        interaction
+            .gaps
+            .iter()
+            .filter(|g| g.what.starts_with("index ") && g.fixable)
+            .count(),
+        6,
+        "{:?}",
+        interaction.gaps
+    );
+    assert!(outcomes
+        .iter()
+        .filter(|o| o.created)
+        .all(|o| o.gaps.is_empty()));
+
+    let endpoint = support::moto_endpoint();
+    let tables = |extra: &[&str]| {
+        let mut c = support::cli();
+        c.args([
+            "tables",
+            "create",
+            "--prefix",
+            &prefix,
+            "--endpoint-url",
+            &endpoint,
+        ]);
+        c.args(extra);
+        c.output().expect("run tpf-sfn")
+    };
+    let o = tables(&[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!(
+            "differs {}\n  missing: stream NEW_AND_OLD_IMAGES is off",
+            names.execution
+        )),
+        "{out}"
+    );
+    assert!(out.contains("tables create --fix"), "{out}");
+
+    let o = tables(&["--fix"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("  fixed:   stream NEW_AND_OLD_IMAGES is off"),
+        "{out}"
+    );
+    let described = rt
+        .block_on(client.describe_table().table_name(&names.execution).send())
+        .unwrap();
+    let stream = described.table().and_then(|t| t.stream_specification());
+    assert!(stream.is_some_and(|s| s.stream_enabled()));
+
+    let again = rt.block_on(create_all(&client, &names)).unwrap();
+    assert!(
+        again.iter().all(|o| o.gaps.is_empty()),
+        "{:?}",
+        again.iter().map(|o| &o.gaps).collect::<Vec<_>>()
+    );
+
+    // Keys cannot change in place: reported, and --fix leaves the table alone.
+    let other = TableNames::with_prefix(&format!("keys{}_", std::process::id()));
+    bare_table(&rt, &client, &other.await_unit, "tenant_id", "wrong_key");
+    let outcomes = rt
+        .block_on(tpf_sfn::aws::tables::create_all_with(&client, &other, true))
+        .unwrap();
+    let unit = outcomes
+        .iter()
+        .find(|o| o.name == other.await_unit)
+        .unwrap();
+    let keys = unit.open_gaps().next().expect("a key gap");
+    assert_eq!(
+        keys.what,
+        "keys are (tenant_id, wrong_key), TPF's are (tenant_id, unit_id)"
+    );
+    assert!(!keys.fixable && !keys.fixed);
+}

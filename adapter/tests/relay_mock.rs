@@ -160,6 +160,13 @@ fn http_outcomes_map_to_the_action_api_error_names() {
         let (s, f) = (success(&log), failure(&log));
         let report = pass(&[PWI], ok(status, "{}"), &[&s, &f], &log);
         assert_eq!(report.failed, 1, "{status}");
+        // The log names the message, the execution and the reason, not only a count.
+        assert_eq!(report.failures.len(), 1, "{status}");
+        let line = &report.failures[0];
+        assert!(
+            line.starts_with("message m0: execution t1/e1: answered ") && line.contains(name),
+            "{status}: {line}"
+        );
         assert_eq!(
             lines(&log)[1..],
             [format!("failure tok-1 {name}"), "delete r0".to_owned()],

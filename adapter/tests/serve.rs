@@ -13,7 +13,7 @@ use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::host::pipeline::{self, HostedPipeline};
 use tpf_sfn::host::routes::ROUTES;
-use tpf_sfn::host::{router, system_clock, HostState, HostStore};
+use tpf_sfn::host::{system_clock, HostState, HostStore};
 
 const TOKEN: &str = "test-token";
 const TENANT: &str = "restaurant-demo";
@@ -525,13 +525,7 @@ async fn scripted_failure_then_admin_redrive() {
         TOKEN.to_owned(),
         system_clock,
     ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+    let addr = support::spawn_host(state).await;
     let again = restaurant();
     let admin = format!(
         "/tpf/admin/tenants/{TENANT}/pipelines/{}/releases",

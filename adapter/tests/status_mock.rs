@@ -249,6 +249,10 @@ fn terminal_record_with_a_live_driver_diverges() {
     let report = run(&[&get, &pointer]).unwrap();
     assert_eq!(report.verdict.code, "STATUS_DRIVER_AFTER_TERMINAL");
     assert!(report.verdict.fix.as_deref().unwrap().contains("e1-g1"));
+    // The row still holds its last due time; a finished execution is due for nothing.
+    let record = report.record.as_ref().unwrap();
+    assert!(record.terminal);
+    assert_eq!(record.next_due, None);
 }
 
 #[test]

@@ -62,6 +62,9 @@ async fn main() -> Result<(), Error> {
                 for m in r.malformed.iter().chain(&r.retained) {
                     eprintln!("relay: {m}");
                 }
+                for f in &r.failures {
+                    eprintln!("relay: failed {f}");
+                }
                 Ok::<_, Error>(batch.response)
             }))
             .await

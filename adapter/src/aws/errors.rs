@@ -140,12 +140,12 @@ where
     match err.as_service_error() {
         // An error built without metadata (a mock, an older endpoint) still displays its
         // variant and message.
-        Some(e) => match (e.code(), e.message()) {
-            (Some(code), Some(message)) => error.with_source(ServiceError {
+        Some(e) => match e.code() {
+            Some(code) => error.with_source(ServiceError {
                 code: code.to_owned(),
-                message: one_line(message),
+                message: one_line(&e.message().map_or_else(|| e.to_string(), str::to_owned)),
             }),
-            _ => error.with_source(RootCause(one_line(&e.to_string()))),
+            None => error.with_source(RootCause(one_line(&e.to_string()))),
         },
         // The SDK's outer layers print as debug structures; the innermost cause says it.
         None => error.with_source(RootCause(one_line(&root_cause(&err)))),

@@ -110,19 +110,30 @@ pub struct Release {
 const RECOMPILE: &str =
     "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand";
 
+/// A file that cannot be read becomes `code`'s error; one the input reader refuses (not a
+/// regular file, too large) keeps its own code.
+fn missing(e: Error, code: impl FnOnce() -> Error) -> Error {
+    if e.code() == "IO_READ" {
+        code().with_source(e)
+    } else {
+        e
+    }
+}
+
 impl Release {
     /// Reads only `manifest.json` (for commands that need names and identity, not definitions).
     pub fn manifest(dir: &Path) -> Result<ManifestView, Error> {
         let path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::new(
-                "RELEASE_MANIFEST_MISSING",
-                format!("cannot read {}", path.display()),
-            )
-            .with_source(e)
-            .with_hint("point --out at a directory written by `tpf-sfn compile`")
+        let bytes = crate::input::read(&path).map_err(|e| {
+            missing(e, || {
+                Error::new(
+                    "RELEASE_MANIFEST_MISSING",
+                    format!("cannot read {}", path.display()),
+                )
+                .with_hint("point --out at a directory written by `tpf-sfn compile`")
+            })
         })?;
-        serde_json::from_str(&text).map_err(|e| {
+        serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
                 "RELEASE_MANIFEST_INVALID",
                 format!("{} is not a tpf-sfn manifest", path.display()),
@@ -154,14 +165,24 @@ impl Release {
                 .with_hint(RECOMPILE));
             }
             let path = dir.join(&m.definition);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                Error::new(
-                    "RELEASE_DEFINITION_MISSING",
-                    format!("cannot read {}", path.display()),
-                )
-                .with_source(e)
-                .with_hint(RECOMPILE)
-            })?;
+            let text = crate::input::read(&path)
+                .and_then(|bytes| {
+                    String::from_utf8(bytes).map_err(|e| {
+                        Error::read(
+                            &path,
+                            std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+                        )
+                    })
+                })
+                .map_err(|e| {
+                    missing(e, || {
+                        Error::new(
+                            "RELEASE_DEFINITION_MISSING",
+                            format!("cannot read {}", path.display()),
+                        )
+                        .with_hint(RECOMPILE)
+                    })
+                })?;
             let sha = sha256_hex(&text);
             if sha != m.definition_sha256 {
                 return Err(Error::new(

@@ -1,10 +1,12 @@
 //! TPF's DynamoDB table layout (names, keys, GSIs, TTL and stream settings) and
-//! `tpf-sfn tables create`'s idempotent creation of it.
+//! `tpf-sfn tables create`'s idempotent creation of it: missing tables are created, existing
+//! ones compared with the layout, and with `--fix` completed where that is safe.
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
-    TimeToLiveSpecification,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType, StreamSpecification, StreamViewType, TableStatus, TimeToLiveSpecification,
+    TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
 use tpf_wire::wakeup;
@@ -189,6 +191,48 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
 pub struct TableOutcome {
     pub name: String,
     pub created: bool,
+    /// For a table that existed: what it lacks that the loop needs, fixed or not.
+    pub gaps: Vec<Gap>,
+}
+
+impl TableOutcome {
+    /// Gaps left after this run (not fixed).
+    pub fn open_gaps(&self) -> impl Iterator<Item = &Gap> {
+        self.gaps.iter().filter(|g| !g.fixed)
+    }
+}
+
+/// One thing an existing table lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    /// What is missing or different, e.g. `stream NEW_AND_OLD_IMAGES is off`.
+    pub what: String,
+    /// Who needs it and what to do.
+    pub hint: String,
+    /// `--fix` can add it (an UpdateTable or UpdateTimeToLive that changes nothing else).
+    pub fixable: bool,
+    /// `--fix` added it in this run.
+    pub fixed: bool,
+}
+
+impl Gap {
+    fn fixable(what: String, hint: &str) -> Self {
+        Gap {
+            what,
+            hint: format!("{hint}; `tpf-sfn tables create --fix` adds it"),
+            fixable: true,
+            fixed: false,
+        }
+    }
+
+    fn manual(what: String, hint: impl Into<String>) -> Self {
+        Gap {
+            what,
+            hint: hint.into(),
+            fixable: false,
+            fixed: false,
+        }
+    }
 }
 
 fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, Error> {
@@ -226,15 +270,32 @@ pub async fn existing_tables(client: &Client) -> Result<Vec<String>, Error> {
         .map_err(|e| errors::from_sdk(SCOPE, "ListTables", e, |_| None))
 }
 
-/// Creates the tables that do not exist yet; existing ones are left alone (not compared).
+/// Creates the tables that do not exist yet and compares the existing ones with what the loop
+/// needs (keys, indexes, stream, TTL), changing nothing in them.
 pub async fn create_all(client: &Client, names: &TableNames) -> Result<Vec<TableOutcome>, Error> {
+    create_all_with(client, names, false).await
+}
+
+/// [`create_all`], and with `fix` the gaps that can be added in place are added: a missing
+/// stream, TTL or index. Keys never change in place, nor does a stream's view type or a TTL on
+/// another attribute (changing either ends what readers rely on); those are reported.
+pub async fn create_all_with(
+    client: &Client,
+    names: &TableNames,
+    fix: bool,
+) -> Result<Vec<TableOutcome>, Error> {
     let existing = existing_tables(client).await?;
     let mut outcomes = Vec::new();
     for spec in specs(names) {
         if existing.contains(&spec.name) {
+            let mut gaps = compare(client, &spec).await?;
+            if fix {
+                repair(client, &spec, &mut gaps).await?;
+            }
             outcomes.push(TableOutcome {
                 name: spec.name,
                 created: false,
+                gaps,
             });
             continue;
         }
@@ -242,9 +303,252 @@ pub async fn create_all(client: &Client, names: &TableNames) -> Result<Vec<Table
         outcomes.push(TableOutcome {
             name: spec.name,
             created: true,
+            gaps: Vec::new(),
         });
     }
     Ok(outcomes)
+}
+
+fn describe_error<E, R>(
+    operation: &str,
+    table: &str,
+    e: aws_sdk_dynamodb::error::SdkError<E, R>,
+) -> Error
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    errors::from_sdk(SCOPE, &format!("{operation} {table}"), e, |_| None)
+}
+
+fn key_names(keys: &[KeySchemaElement]) -> (Option<&str>, Option<&str>) {
+    let find = |kind: KeyType| {
+        keys.iter()
+            .find(|k| *k.key_type() == kind)
+            .map(|k| k.attribute_name())
+    };
+    (find(KeyType::Hash), find(KeyType::Range))
+}
+
+fn show_keys(hash: Option<&str>, range: Option<&str>) -> String {
+    match (hash, range) {
+        (Some(h), Some(r)) => format!("({h}, {r})"),
+        (Some(h), None) => format!("({h})"),
+        _ => "(none)".to_owned(),
+    }
+}
+
+/// What an existing table lacks, compared with `spec`.
+async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
+    let described = client
+        .describe_table()
+        .table_name(&spec.name)
+        .send()
+        .await
+        .map_err(|e| describe_error("DescribeTable", &spec.name, e))?;
+    let Some(table) = described.table() else {
+        return Ok(vec![Gap::manual(
+            "DescribeTable returned no description".to_owned(),
+            "re-run; if it persists, check the endpoint",
+        )]);
+    };
+    let mut gaps = Vec::new();
+
+    let have = key_names(table.key_schema());
+    if have != (Some(spec.hash), spec.range) {
+        gaps.push(Gap::manual(
+            format!(
+                "keys are {}, TPF's are {}",
+                show_keys(have.0, have.1),
+                show_keys(Some(spec.hash), spec.range)
+            ),
+            "keys cannot change in place: name another table with --prefix or --table KEY=NAME, \
+             or delete this one and run `tpf-sfn tables create` again",
+        ));
+    }
+
+    for (index, hash, range) in &spec.gsis {
+        let found = table
+            .global_secondary_indexes()
+            .iter()
+            .find(|g| g.index_name() == Some(*index));
+        match found {
+            None => gaps.push(Gap::fixable(
+                format!(
+                    "index {index} {} is missing",
+                    show_keys(Some(hash), Some(range))
+                ),
+                "TPF's await store queries it",
+            )),
+            Some(g) if key_names(g.key_schema()) != (Some(*hash), Some(*range)) => {
+                let (h, r) = key_names(g.key_schema());
+                gaps.push(Gap::manual(
+                    format!(
+                        "index {index} has keys {}, TPF's are {}",
+                        show_keys(h, r),
+                        show_keys(Some(hash), Some(range))
+                    ),
+                    "delete the index (UpdateTable) and run `tpf-sfn tables create --fix`",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+
+    if spec.stream {
+        let stream = table.stream_specification();
+        match stream.filter(|s| s.stream_enabled()) {
+            None => gaps.push(Gap::fixable(
+                "stream NEW_AND_OLD_IMAGES is off".to_owned(),
+                "the wakeup bridge reads this table's stream",
+            )),
+            Some(s) if s.stream_view_type() != Some(&StreamViewType::NewAndOldImages) => {
+                gaps.push(Gap::manual(
+                    format!(
+                        "stream is {}, the bridge needs NEW_AND_OLD_IMAGES",
+                        s.stream_view_type()
+                            .map_or("of no view type", |v| v.as_str())
+                    ),
+                    "a stream's view type cannot change: disable the stream (UpdateTable \
+                     StreamEnabled=false, which ends it and every reader's position in it), \
+                     then run `tpf-sfn tables create --fix`",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+
+    if let Some(want) = spec.ttl_attribute {
+        let ttl = client
+            .describe_time_to_live()
+            .table_name(&spec.name)
+            .send()
+            .await
+            .map_err(|e| describe_error("DescribeTimeToLive", &spec.name, e))?;
+        let description = ttl.time_to_live_description();
+        let on = description
+            .and_then(|d| d.time_to_live_status())
+            .is_some_and(|s| matches!(s, TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling));
+        let attribute = description.and_then(|d| d.attribute_name());
+        match (on, attribute) {
+            (false, _) => gaps.push(Gap::fixable(
+                format!("TTL on {want} is off"),
+                "TPF's records expire by it",
+            )),
+            (true, Some(a)) if a != want => gaps.push(Gap::manual(
+                format!("TTL is on {a}, TPF's records expire by {want}"),
+                "disable TTL (UpdateTimeToLive; AWS allows one change an hour), then run \
+                 `tpf-sfn tables create --fix`",
+            )),
+            _ => {}
+        }
+    }
+    Ok(gaps)
+}
+
+/// Adds what can be added in place. An index is built one at a time and must be ACTIVE before
+/// the next; one still building leaves the rest for the next run.
+async fn repair(client: &Client, spec: &TableSpec, gaps: &mut [Gap]) -> Result<(), Error> {
+    for gap in gaps.iter_mut().filter(|g| g.fixable) {
+        if gap.what.starts_with("stream ") {
+            client
+                .update_table()
+                .table_name(&spec.name)
+                .stream_specification(
+                    StreamSpecification::builder()
+                        .stream_enabled(true)
+                        .stream_view_type(StreamViewType::NewAndOldImages)
+                        .build()
+                        .map_err(unbuildable)?,
+                )
+                .send()
+                .await
+                .map_err(|e| describe_error("UpdateTable", &spec.name, e))?;
+            gap.fixed = true;
+        } else if gap.what.starts_with("TTL ") {
+            let Some(ttl) = spec.ttl_attribute else {
+                continue;
+            };
+            enable_ttl(client, &spec.name, ttl).await?;
+            gap.fixed = true;
+        }
+    }
+    for gap in gaps.iter_mut().filter(|g| g.fixable && !g.fixed) {
+        let Some((index, hash, range)) = spec
+            .gsis
+            .iter()
+            .find(|(index, _, _)| gap.what.starts_with(&format!("index {index} ")))
+        else {
+            continue;
+        };
+        if !table_active(client, &spec.name).await? {
+            gap.hint = format!(
+                "{}; the table is still building an index: run `tpf-sfn tables create --fix` again once it is ACTIVE",
+                gap.hint
+            );
+            continue;
+        }
+        client
+            .update_table()
+            .table_name(&spec.name)
+            .attribute_definitions(string_attribute(hash)?)
+            .attribute_definitions(string_attribute(range)?)
+            .global_secondary_index_updates(
+                GlobalSecondaryIndexUpdate::builder()
+                    .create(
+                        CreateGlobalSecondaryIndexAction::builder()
+                            .index_name(*index)
+                            .key_schema(key(hash, KeyType::Hash)?)
+                            .key_schema(key(range, KeyType::Range)?)
+                            .projection(
+                                Projection::builder()
+                                    .projection_type(ProjectionType::All)
+                                    .build(),
+                            )
+                            .build()
+                            .map_err(unbuildable)?,
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(|e| describe_error("UpdateTable", &spec.name, e))?;
+        gap.fixed = true;
+    }
+    Ok(())
+}
+
+/// True when the table and every index on it are ACTIVE (no index is being built).
+async fn table_active(client: &Client, table: &str) -> Result<bool, Error> {
+    let described = client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .map_err(|e| describe_error("DescribeTable", table, e))?;
+    Ok(described.table().is_some_and(|t| {
+        t.table_status() == Some(&TableStatus::Active)
+            && t.global_secondary_indexes()
+                .iter()
+                .all(|g| g.index_status() == Some(&IndexStatus::Active))
+    }))
+}
+
+async fn enable_ttl(client: &Client, table: &str, attribute: &str) -> Result<(), Error> {
+    client
+        .update_time_to_live()
+        .table_name(table)
+        .time_to_live_specification(
+            TimeToLiveSpecification::builder()
+                .enabled(true)
+                .attribute_name(attribute)
+                .build()
+                .map_err(unbuildable)?,
+        )
+        .send()
+        .await
+        .map_err(|e| describe_error("UpdateTimeToLive", table, e))?;
+    Ok(())
 }
 
 async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
@@ -296,23 +600,7 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
         })
     })?;
     if let Some(ttl) = spec.ttl_attribute {
-        client
-            .update_time_to_live()
-            .table_name(&spec.name)
-            .time_to_live_specification(
-                TimeToLiveSpecification::builder()
-                    .enabled(true)
-                    .attribute_name(ttl)
-                    .build()
-                    .map_err(unbuildable)?,
-            )
-            .send()
-            .await
-            .map_err(|e| {
-                errors::from_sdk(SCOPE, &format!("UpdateTimeToLive {}", spec.name), e, |_| {
-                    None
-                })
-            })?;
+        enable_ttl(client, &spec.name, ttl).await?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::bridge::{Bridge, Machines};
 use crate::cli::BridgeArgs;
+use crate::cmd::idle::Idle;
 use crate::cmd::tables::{runtime, table_names};
 use crate::exit::CmdResult;
 
@@ -20,8 +21,13 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
                 name_prefix: args.name_prefix.clone(),
             },
         );
+        let interval = Duration::from_millis(args.interval_ms);
+        let mut idle = Idle::new(
+            interval,
+            Duration::from_millis(args.idle_interval_ms.unwrap_or(args.interval_ms)),
+        );
         loop {
-            match bridge.poll_once().await {
+            let pause = match bridge.poll_once().await {
                 Ok(report) => {
                     for refused in &report.refused {
                         eprintln!("bridge: driver start refused for {refused}");
@@ -32,15 +38,23 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
                             report.records, report.started, report.woken, report.already_done
                         );
                     }
+                    if report.records > 0 {
+                        idle.busy()
+                    } else {
+                        idle.idle()
+                    }
                 }
                 // A failed pass leaves its checkpoints where they were; the next pass retries.
-                Err(e) if !args.once => eprintln!("{}", e.report()),
+                Err(e) if !args.once => {
+                    eprintln!("{}", e.report());
+                    idle.busy()
+                }
                 Err(e) => return Err(e.into()),
-            }
+            };
             if args.once {
                 return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(args.interval_ms)).await;
+            tokio::time::sleep(pause).await;
         }
     })
 }

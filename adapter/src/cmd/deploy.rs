@@ -11,6 +11,7 @@ use crate::aws::plan::Action;
 use crate::aws::release::Release;
 use crate::aws::schedule;
 use crate::cli::{DeployArgs, Format};
+use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs) -> CmdResult {
@@ -58,7 +59,7 @@ pub fn run(args: &DeployArgs) -> CmdResult {
         };
         Ok::<_, crate::error::Error>((report, schedule))
     })?
-    .map_err(|e| e.verbose(args.verbose))?;
+    .map_err(|e| emulator_hint(e, &release, &args.connection).verbose(args.verbose))?;
     let (report, schedule) = report;
     match args.format {
         Format::Text => print_text(&report, schedule.as_ref()),
@@ -77,6 +78,26 @@ pub fn run(args: &DeployArgs) -> CmdResult {
     } else {
         Ok(())
     }
+}
+
+/// moto refuses the `States.Http.*` error names the http binding's Retry and Catch name (it
+/// takes any `States.` prefix for a custom error), so the default binding cannot be deployed to
+/// it; the hint says so where the refusal is met, instead of a generic one.
+pub(crate) fn emulator_hint(e: Error, release: &Release, connection: &Connection) -> Error {
+    let refused_definition =
+        e.code() == "DEPLOY_INVALID_DEFINITION" || crate::error::chain(&e).contains("States.Http");
+    if connection.emulator_endpoint().is_some()
+        && release.manifest.binding.kind == "http"
+        && e.code().starts_with("DEPLOY_")
+        && refused_definition
+    {
+        return e.with_hint(
+            "local emulators such as moto refuse the http binding's `States.Http.*` error names; \
+             for a local run compile with `--binding queue` (the relay carries the calls, as \
+             `tpf-sfn dev` does), and keep the http binding for AWS",
+        );
+    }
+    e
 }
 
 /// Placeholder endpoints and ARNs deploy only to a local emulator: on AWS they would create

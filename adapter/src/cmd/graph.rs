@@ -4,7 +4,8 @@ use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::sfn::{asl, graph};
 
 use crate::cli::{Format, GraphArgs};
-use crate::exit::{read, CmdResult, Failure};
+use crate::exit::{CmdResult, Failure};
+use crate::input::read;
 use crate::report;
 
 pub fn run(args: &GraphArgs) -> CmdResult {

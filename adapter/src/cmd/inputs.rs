@@ -6,7 +6,8 @@ use tpf_sfn_compiler::compile::Input;
 
 use crate::cli::Binding;
 use crate::error::Error;
-use crate::exit::{read, Failure};
+use crate::exit::Failure;
+use crate::input::read;
 
 /// The bytes of a contract, release and config, owned, so an `Input` can borrow them.
 pub struct InputFiles {

@@ -10,7 +10,8 @@ use tpf_sfn_mapping::scenario::Scenario;
 use super::inputs::InputFiles;
 use crate::cli::{Format, MappingTestArgs, SimulateArgs};
 use crate::error::Error;
-use crate::exit::{read, CmdResult, Failure};
+use crate::exit::{CmdResult, Failure};
+use crate::input::read;
 use crate::{output, report};
 
 pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
@@ -135,6 +136,67 @@ fn print_report(r: &ScenarioReport) {
     }
 }
 
+/// The hand-written scenarios of `mapping-tests/scenarios/`, written for the bundled restaurant
+/// sample and compiled in with it (`bundled_scenarios_are_the_scenario_directory` keeps the list
+/// equal to the directory).
+pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
+    (
+        "flaky-network.toml",
+        include_str!("../../../mapping-tests/scenarios/flaky-network.toml"),
+    ),
+    (
+        "late-decision-then-redrive.toml",
+        include_str!("../../../mapping-tests/scenarios/late-decision-then-redrive.toml"),
+    ),
+    (
+        "slow-reviewer.toml",
+        include_str!("../../../mapping-tests/scenarios/slow-reviewer.toml"),
+    ),
+];
+
+fn bundled_scenarios() -> Result<Vec<Scenario>, Failure> {
+    BUNDLED_SCENARIOS
+        .iter()
+        .map(|(file, text)| parse_scenario(&format!("{file} (bundled)"), text))
+        .collect()
+}
+
+fn parse_scenario(file: &str, text: &str) -> Result<Scenario, Failure> {
+    Scenario::from_toml(text).map_err(|e| {
+        Error::new("SCENARIO_INVALID", format!("{file}: {e}"))
+            .with_hint("see mapping-tests/scenarios/ for the format")
+            .into()
+    })
+}
+
+/// The rendered trace as a list of events: one per line, with its time since the scenario
+/// started, who acted (`driver`, `sweeper`, `call`, `tpf`, `bridge`, `actor`) and what happened.
+pub fn trace_events(trace: &str) -> Vec<serde_json::Value> {
+    trace
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let (at, rest) = line.split_once(' ').unwrap_or((line, ""));
+            let rest = rest.trim_start();
+            let (source, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            json!({
+                "at": at,
+                "atMs": clock_ms(at),
+                "source": source,
+                "text": text.trim_start(),
+            })
+        })
+        .collect()
+}
+
+/// `+HH:MM:SS.mmm` back to milliseconds; `None` for anything else.
+fn clock_ms(at: &str) -> Option<i64> {
+    let (hms, ms) = at.strip_prefix('+')?.split_once('.')?;
+    let mut parts = hms.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+    Some(((h * 60 + m) * 60 + s) * 1000 + ms.parse::<i64>().ok()?)
+}
+
 fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         Error::new("IO_READ", format!("cannot list {}", dir.display())).with_source(e)
@@ -149,11 +211,7 @@ fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
         let text = String::from_utf8(read(&p)?).map_err(|e| {
             Error::new("SCENARIO_ENCODING", format!("{} is not UTF-8", p.display())).with_source(e)
         })?;
-        let s = Scenario::from_toml(&text).map_err(|e| {
-            Error::new("SCENARIO_INVALID", format!("{}: {e}", p.display()))
-                .with_hint("see mapping-tests/scenarios/ for the format")
-        })?;
-        out.push(s);
+        out.push(parse_scenario(&p.display().to_string(), &text)?);
     }
     Ok(out)
 }
@@ -185,10 +243,29 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
             return Err(Failure::Input(Default::default()));
         }
     };
-    let all = proof::scenarios(&subject, Vec::new());
+    // The bundled sample comes with its hand-written scenarios; a user's contract with theirs.
+    let extra = match (&args.scenarios, &args.contract) {
+        (Some(dir), _) => load_scenarios(dir)?,
+        (None, None) => bundled_scenarios()?,
+        (None, Some(_)) => Vec::new(),
+    };
+    let all = proof::scenarios(&subject, extra);
     if args.list {
-        for s in &all {
-            println!("{:<58} {}", s.name, s.description);
+        match args.format {
+            Format::Text => {
+                for s in &all {
+                    println!("{:<58} {}", s.name, s.description);
+                }
+            }
+            Format::Json => println!(
+                "{}",
+                json!({
+                    "scenarios": all
+                        .iter()
+                        .map(|s| json!({"name": s.name, "description": s.description}))
+                        .collect::<Vec<_>>()
+                })
+            ),
         }
         return Ok(());
     }
@@ -236,11 +313,54 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
                 println!("expectation not met: {u}");
             }
         }
-        Format::Json => println!("{}", json!({ "scenario": r, "trace": r.trace })),
+        Format::Json => println!(
+            "{}",
+            json!({ "scenario": r, "trace": trace_events(&r.trace) })
+        ),
     }
     if r.passed() {
         Ok(())
     } else {
         Err(Failure::Findings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_scenarios_are_the_scenario_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mapping-tests/scenarios");
+        let mut on_disk: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&p).unwrap(),
+                )
+            })
+            .collect();
+        on_disk.sort();
+        let bundled: Vec<(String, String)> = BUNDLED_SCENARIOS
+            .iter()
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect();
+        assert_eq!(bundled, on_disk);
+        assert_eq!(bundled_scenarios().unwrap().len(), on_disk.len());
+    }
+
+    #[test]
+    fn a_trace_becomes_one_event_per_line() {
+        let events = trace_events(
+            "+00:00:00.000 driver  exec-1                 → Ask TPF\n+01:02:03.004 tpf     exec-1 v2 RUNNING\n",
+        );
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0]["source"], "driver");
+        assert_eq!(events[0]["text"], "exec-1                 → Ask TPF");
+        assert_eq!(events[1]["atMs"], 3_723_004);
+        assert_eq!(events[1]["source"], "tpf");
     }
 }

@@ -3,6 +3,7 @@ pub mod compile;
 pub mod deploy;
 pub mod dev;
 pub mod graph;
+pub mod idle;
 pub mod init;
 pub mod inputs;
 pub mod mapping;

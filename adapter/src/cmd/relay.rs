@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::cli::RelayArgs;
+use crate::cmd::idle::Idle;
 use crate::cmd::tables::runtime;
 use crate::exit::CmdResult;
 use crate::relay::http::HttpActionHost;
@@ -30,14 +31,26 @@ pub fn run(args: &RelayArgs) -> CmdResult {
         );
         relay.wait_seconds = args.wait_seconds;
         relay.concurrency = usize::from(args.concurrency);
+        let mut idle = Idle::new(Duration::ZERO, Duration::from_millis(args.idle_interval_ms));
         loop {
             match relay.poll_once().await {
                 Ok(report) => {
+                    let pause = if report.received > 0 {
+                        idle.busy()
+                    } else {
+                        idle.idle()
+                    };
+                    if !pause.is_zero() && !args.once {
+                        tokio::time::sleep(pause).await;
+                    }
                     for m in &report.malformed {
                         eprintln!("relay: deleted malformed message {m}");
                     }
                     for r in &report.retained {
                         eprintln!("relay: left for redelivery {r}");
+                    }
+                    for f in &report.failures {
+                        eprintln!("relay: failed {f}");
                     }
                     if report.received > 0 || args.once {
                         eprintln!(

@@ -10,9 +10,10 @@ use crate::aws::dynamo_store::DynamoStore;
 use crate::cli::{ServeArgs, StoreKind};
 use crate::cmd::tables::{runtime, table_names};
 use crate::error::Error;
-use crate::exit::{read, CmdResult, Failure};
+use crate::exit::{CmdResult, Failure};
 use crate::host::pipeline::{self, HostedPipeline};
 use crate::host::{router, system_clock, HostState, HostStore};
+use crate::input::read;
 
 pub fn run(args: &ServeArgs) -> CmdResult {
     let token = args
@@ -117,11 +118,16 @@ fn serve<S: HostStore>(
             "tpf-sfn serve: {} release {} on http://{local}",
             hosted.identity.pipeline_id, hosted.identity.release_version
         );
-        axum::serve(listener, router(state)).await.map_err(|e| {
-            Error::new("SERVE", "the action host stopped")
-                .with_source(e)
-                .into()
-        })
+        if let Some(warning) = exposure_warning(&local) {
+            eprintln!("tpf-sfn serve: warning: {warning}");
+        }
+        crate::host::serve(listener, router(state))
+            .await
+            .map_err(|e| {
+                Error::new("SERVE", "the action host stopped")
+                    .with_source(e)
+                    .into()
+            })
     })
 }
 
@@ -130,4 +136,31 @@ pub(crate) fn listen_error(listen: &str, e: std::io::Error) -> Error {
     Error::new("LISTEN", format!("cannot listen on {listen}"))
         .with_source(e)
         .with_hint("pick another --listen")
+}
+
+/// A warning when the host listens beyond this machine: it speaks plain http with one shared
+/// token, which is fine on loopback and nowhere else without TLS in front.
+pub(crate) fn exposure_warning(local: &std::net::SocketAddr) -> Option<String> {
+    (!local.ip().is_loopback()).then(|| {
+        format!(
+            "listening on {local}, reachable from other machines: the reference host speaks plain \
+             http with one bearer token; keep it on 127.0.0.1, or put TLS and a firewall in front"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_non_loopback_address_is_warned_about() {
+        for quiet in ["127.0.0.1:8080", "[::1]:8080"] {
+            assert_eq!(exposure_warning(&quiet.parse().unwrap()), None, "{quiet}");
+        }
+        for loud in ["0.0.0.0:8080", "[::]:8080", "192.168.1.5:80"] {
+            let w = exposure_warning(&loud.parse().unwrap()).expect(loud);
+            assert!(w.contains("reachable from other machines"), "{w}");
+        }
+    }
 }

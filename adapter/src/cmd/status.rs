@@ -60,16 +60,19 @@ fn print_text(r: &Report) {
                 println!("  await     unit {u}");
             }
             // TPF keeps an await's deadline on its interaction, not on the execution record.
-            println!(
-                "  next due  {}",
-                rec.next_due
-                    .as_deref()
-                    .unwrap_or(if rec.await_unit_id.is_some() {
-                        "none: parked until the await completes or its deadline passes"
-                    } else {
-                        "none"
-                    })
-            );
+            // A finished execution is due for nothing: no line at all.
+            if !rec.terminal {
+                println!(
+                    "  next due  {}",
+                    rec.next_due
+                        .as_deref()
+                        .unwrap_or(if rec.await_unit_id.is_some() {
+                            "none: parked until the await completes or its deadline passes"
+                        } else {
+                            "none"
+                        })
+                );
+            }
             if let Some(code) = &rec.error_code {
                 println!("  error     {code}");
             }

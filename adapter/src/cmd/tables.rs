@@ -1,8 +1,9 @@
-//! `tpf-sfn tables create`: TPF's tables plus the wakeup table, created only where missing.
+//! `tpf-sfn tables create`: TPF's tables plus the wakeup table, created where missing, compared
+//! (and with `--fix` completed) where they exist.
 
 use serde_json::json;
 
-use crate::aws::tables::{create_all, TableNames};
+use crate::aws::tables::{create_all_with, TableNames};
 use crate::cli::{Format, TableArgs, TablesCreateArgs};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
@@ -68,23 +69,49 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
     let outcomes = rt.block_on(async {
         let config = args.connection.load().await;
         let client = aws_sdk_dynamodb::Client::new(&config);
-        create_all(&client, &names).await
+        create_all_with(&client, &names, args.fix).await
     });
     let outcomes = outcomes?;
     match args.format {
         Format::Text => {
             for o in &outcomes {
-                let what = if o.created { "created" } else { "exists " };
+                let what = if o.created {
+                    "created"
+                } else if o.open_gaps().next().is_some() {
+                    "differs"
+                } else if o.gaps.is_empty() {
+                    "exists "
+                } else {
+                    "fixed  "
+                };
                 println!("{what} {}", o.name);
+                for g in &o.gaps {
+                    if g.fixed {
+                        println!("  fixed:   {}", g.what);
+                    } else {
+                        println!("  missing: {}\n    = hint: {}", g.what, g.hint);
+                    }
+                }
             }
         }
         Format::Json => {
             let tables: Vec<_> = outcomes
                 .iter()
-                .map(|o| json!({ "table": o.name, "created": o.created }))
+                .map(|o| {
+                    json!({
+                        "table": o.name,
+                        "created": o.created,
+                        "gaps": o.gaps.iter().map(|g| json!({
+                            "what": g.what, "hint": g.hint, "fixable": g.fixable, "fixed": g.fixed,
+                        })).collect::<Vec<_>>(),
+                    })
+                })
                 .collect();
             println!("{}", json!({ "tables": tables }));
         }
+    }
+    if outcomes.iter().any(|o| o.open_gaps().next().is_some()) {
+        return Err(Failure::Findings);
     }
     Ok(())
 }

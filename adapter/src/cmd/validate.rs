@@ -7,10 +7,27 @@ use tpf_sfn_compiler::sfn::validate::{validate_bytes, Profile, ValidateOptions};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::error::Error;
-use crate::exit::{read, CmdResult, Failure};
+use crate::exit::{CmdResult, Failure};
+use crate::input::read;
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
     let files = expand(&args.paths)?;
+    if files.is_empty() {
+        // A CI step pointed at the wrong directory must not pass for having checked nothing.
+        return Err(Error::new(
+            "VALIDATE_NOTHING",
+            format!(
+                "no *.asl.json file under {}",
+                args.paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .with_hint("point validate at ASL files, or at directories holding *.asl.json files")
+        .into());
+    }
     let opts = ValidateOptions {
         event_limit: args.event_limit,
         map_item_bounds: args.map_item_bound.iter().cloned().collect(),

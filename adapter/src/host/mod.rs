@@ -7,10 +7,15 @@
 //! which also serialises requests the way a single TPF coordinator instance would.
 
 pub mod auth;
+pub mod edge;
 pub mod handlers;
+pub mod limits;
 pub mod path;
 pub mod pipeline;
 pub mod routes;
+pub mod server;
+
+pub use server::serve;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -89,8 +94,10 @@ pub fn router<S: HostStore>(state: Arc<HostState<S>>) -> Router {
         };
         router = router.route(path, route);
     }
+    // `layer` last, so it wraps every route and both fallbacks: nothing answers before it.
     router
-        .route_layer(from_fn_with_state(state.clone(), auth::require_token::<S>))
-        .fallback(handlers::no_route)
+        .fallback(edge::no_route)
+        .method_not_allowed_fallback(edge::method_not_allowed)
+        .layer(from_fn_with_state(state.clone(), edge::guard::<S>))
         .with_state(state)
 }

@@ -1,5 +1,7 @@
 //! `TenantPath<T>`: a route's path parameters, with `{tenantId}` checked before any handler
-//! runs. TPF refuses a blank tenant with a 400; every tenant-scoped route shares this check.
+//! runs. TPF refuses a blank tenant with a 400; every tenant-scoped route shares this check, and
+//! the length limit every id shares. A parameter that does not decode (bad percent-encoding,
+//! not UTF-8) is a coded 400 too, never the router's plain-text rejection.
 
 use axum::extract::{FromRequestParts, Path, RawPathParams};
 use axum::http::request::Parts;
@@ -7,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
 use super::handlers::ApiError;
+use super::limits::check_key;
 
 /// The path's parameters as `T` (a `String` or a tuple, in the route's order).
 pub struct TenantPath<T>(pub T);
@@ -21,16 +24,20 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
         let raw = RawPathParams::from_request_parts(parts, state)
             .await
-            .map_err(IntoResponse::into_response)?;
-        if raw
-            .iter()
-            .any(|(key, value)| key == "tenantId" && value.trim().is_empty())
-        {
-            return Err(ApiError::bad_request("tenantId must not be blank").into_response());
+            .map_err(|e| invalid_path(&e.body_text()))?;
+        for (key, value) in &raw {
+            if key == "tenantId" && value.trim().is_empty() {
+                return Err(ApiError::bad_request("tenantId must not be blank").into_response());
+            }
+            check_key(key, value).map_err(IntoResponse::into_response)?;
         }
         let Path(params) = Path::<T>::from_request_parts(parts, state)
             .await
-            .map_err(IntoResponse::into_response)?;
+            .map_err(|e| invalid_path(&e.body_text()))?;
         Ok(TenantPath(params))
     }
+}
+
+fn invalid_path(why: &str) -> Response {
+    ApiError::bad_request(format!("invalid path: {why}")).into_response()
 }

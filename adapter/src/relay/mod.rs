@@ -19,7 +19,7 @@ use futures_util::stream::{self, StreamExt};
 
 use crate::aws::errors;
 use crate::error::Error;
-use envelope::Envelope;
+use envelope::{ActionKind, Envelope};
 use http::{ActionHost, Reply};
 
 /// Step Functions' limits on `SendTaskFailure`'s `error` and `cause`.
@@ -40,8 +40,13 @@ pub fn answer_for(reply: Result<Reply, http::Unreachable>) -> Answer {
 /// What happened to one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Handled {
-    /// Answered and deleted; `error` is the failure name sent, if any.
-    Answered { error: Option<String> },
+    /// Answered and deleted; `error` is the failure name sent, if any, with its cause.
+    /// `subject` names what the message was for (`execution TENANT/ID`, `sweep-once`).
+    Answered {
+        error: Option<String>,
+        subject: String,
+        cause: String,
+    },
     /// Step Functions had closed the token already; deleted.
     AlreadyDone,
     /// Could never succeed; deleted without an answer.
@@ -54,6 +59,9 @@ pub struct PassReport {
     pub received: usize,
     pub succeeded: usize,
     pub failed: usize,
+    /// One line per failure answered: the message id, the execution and the failure's name
+    /// and cause, so a log says which call failed and why, not only how many.
+    pub failures: Vec<String>,
     /// Tokens Step Functions had already closed (redeliveries, timeouts).
     pub already_done: usize,
     pub malformed: Vec<String>,
@@ -66,9 +74,21 @@ impl PassReport {
     pub fn count(&mut self, id: &str, outcome: &Result<Handled, Error>) {
         self.received += 1;
         match outcome {
-            Ok(Handled::Answered { error: None }) => self.succeeded += 1,
+            Ok(Handled::Answered { error: None, .. }) => self.succeeded += 1,
             Ok(Handled::AlreadyDone) => self.already_done += 1,
-            Ok(Handled::Answered { error: Some(_) }) => self.failed += 1,
+            Ok(Handled::Answered {
+                error: Some(error),
+                subject,
+                cause,
+            }) => {
+                self.failed += 1;
+                let cause = clip(cause.trim(), MAX_LOGGED_CAUSE);
+                self.failures.push(if cause.is_empty() {
+                    format!("message {id}: {subject}: answered {error}")
+                } else {
+                    format!("message {id}: {subject}: answered {error}: {cause}")
+                });
+            }
             Ok(Handled::Malformed(why)) => self.malformed.push(format!("{id}: {why}")),
             Err(e) => self.retained.push(format!("{id}: {}", e.report())),
         }
@@ -113,6 +133,9 @@ where
     }
     Some(errors::from_sdk(SCOPE, operation, e, |_| None))
 }
+
+/// How much of a failure's cause a log line keeps (the whole cause went to Step Functions).
+const MAX_LOGGED_CAUSE: usize = 300;
 
 fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
@@ -171,10 +194,25 @@ impl<A: ActionHost> TaskRelay<A> {
         let request = envelope.request.to_string();
         let answer = answer_for(self.action.post(&envelope.path(), &request).await);
         let closed = self.answer(&envelope.task_token, &answer).await?;
+        let subject = match &envelope.action {
+            ActionKind::ProcessWorkItem {
+                tenant_id,
+                execution_id,
+            } => format!("execution {tenant_id}/{execution_id}"),
+            ActionKind::SweepOnce => "sweep-once".to_owned(),
+        };
         Ok(match answer {
             _ if closed => Handled::AlreadyDone,
-            Answer::Failure { error, .. } => Handled::Answered { error: Some(error) },
-            Answer::Success { .. } => Handled::Answered { error: None },
+            Answer::Failure { error, cause } => Handled::Answered {
+                error: Some(error),
+                subject,
+                cause,
+            },
+            Answer::Success { .. } => Handled::Answered {
+                error: None,
+                subject,
+                cause: String::new(),
+            },
         })
     }
 }

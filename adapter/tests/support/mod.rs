@@ -74,7 +74,7 @@ pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
-        let _ = axum::serve(listener, tpf_sfn::host::router(state)).await;
+        let _ = tpf_sfn::host::serve(listener, tpf_sfn::host::router(state)).await;
     });
     addr
 }

@@ -46,7 +46,8 @@ pub struct RecordView {
     pub current_step_index: u32,
     pub attempt: u32,
     pub await_unit_id: Option<String>,
-    /// `None` when TPF has nothing scheduled (`Long.MAX_VALUE` while waiting externally).
+    /// `None` when TPF has nothing scheduled (`Long.MAX_VALUE` while waiting externally) and
+    /// for a terminal record, whose row keeps the last due time it had.
     pub next_due: Option<String>,
     pub identity: Identity,
     pub error_code: Option<String>,
@@ -61,7 +62,7 @@ impl RecordView {
             current_step_index: r.current_step_index,
             attempt: r.attempt,
             await_unit_id: r.await_unit_id.clone(),
-            next_due: (r.next_due_epoch_ms != i64::MAX)
+            next_due: (r.next_due_epoch_ms != i64::MAX && !r.status.terminal())
                 .then(|| fmt_time(&DateTime::from_millis(r.next_due_epoch_ms))),
             identity: Identity {
                 pipeline_id: r.pipeline_id.clone(),

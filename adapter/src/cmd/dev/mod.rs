@@ -7,6 +7,7 @@ mod provision;
 mod summary;
 
 use std::net::TcpStream;
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,9 @@ pub fn run(args: &DevArgs) -> CmdResult {
     // already listening there would fake.
     std::net::TcpListener::bind(&args.listen).map_err(|e| listen_error(&args.listen, e))?;
     let provisioned = provision(args, &names)?;
+    if token_origin == "generated" {
+        keep_token(&args.out, &token);
+    }
 
     let (tx, rx) = mpsc::channel::<(&'static str, CmdResult)>();
     let serve = ServeArgs {
@@ -43,6 +47,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
         machine_arn_prefix: provisioned.driver_arn_prefix.clone(),
         name_prefix: args.name_prefix.clone(),
         interval_ms: 250,
+        idle_interval_ms: Some(args.idle_interval_ms),
         once: false,
         tables: args.tables.clone(),
         connection: args.connection.clone(),
@@ -55,6 +60,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
         wait_seconds: 5,
         action_timeout_seconds: 30,
         concurrency: 10,
+        idle_interval_ms: args.idle_interval_ms,
         connection: args.connection.clone(),
     };
     start("serve", &tx, move || super::serve::run(&serve))?;
@@ -126,7 +132,12 @@ fn wait_listening(
     .into())
 }
 
-/// The host's bearer token: the flag, then TPF_SFN_TOKEN, then a fresh random one.
+/// Where a generated token is kept, so restarting `dev` on the same `--out` keeps the token
+/// scripts and shells already hold.
+const TOKEN_FILE: &str = ".dev-token";
+
+/// The host's bearer token: the flag, then TPF_SFN_TOKEN, then the one kept in `--out` (unless
+/// `--new-token`), then a fresh random one.
 fn token(args: &DevArgs) -> Result<(String, &'static str), Failure> {
     if let Some(t) = args.token.clone().filter(|t| !t.is_empty()) {
         return Ok((t, "--token"));
@@ -137,6 +148,11 @@ fn token(args: &DevArgs) -> Result<(String, &'static str), Failure> {
     {
         return Ok((t, "TPF_SFN_TOKEN"));
     }
+    if !args.new_token {
+        if let Some(t) = kept_token(&args.out) {
+            return Ok((t, "kept"));
+        }
+    }
     let mut bytes = [0u8; 24];
     getrandom::fill(&mut bytes).map_err(|e| {
         Error::new(
@@ -146,4 +162,80 @@ fn token(args: &DevArgs) -> Result<(String, &'static str), Failure> {
         .with_hint("pass --token or set TPF_SFN_TOKEN")
     })?;
     Ok((hex::encode(bytes), "generated"))
+}
+
+/// The token an earlier run generated for `out`, if it is still there and looks like one.
+fn kept_token(out: &Path) -> Option<String> {
+    let bytes = crate::input::read(&out.join(TOKEN_FILE)).ok()?;
+    let token = String::from_utf8(bytes).ok()?.trim().to_owned();
+    (token.len() >= 32 && token.bytes().all(|b| b.is_ascii_hexdigit())).then_some(token)
+}
+
+/// Keeps a generated token in `out`, readable by its owner only. Failing to keep it costs a new
+/// token on the next start, so it is a warning, not an error.
+fn keep_token(out: &Path, token: &str) {
+    let path = out.join(TOKEN_FILE);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{token}\n").as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "tpf-sfn dev: warning: cannot keep the token in {}: {e}; the next start generates another",
+            path.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(out: &Path, extra: &[&str]) -> DevArgs {
+        let mut argv = vec!["tpf-sfn", "dev", "--out", out.to_str().unwrap()];
+        argv.extend(extra);
+        match crate::cli::Cli::parse_from(argv).command {
+            crate::cli::Command::Dev(a) => a,
+            _ => unreachable!("dev parses as dev"),
+        }
+    }
+
+    #[test]
+    fn a_generated_token_is_kept_per_out_dir_until_new_token() {
+        // The environment's token would win over the kept one.
+        if std::env::var("TPF_SFN_TOKEN").is_ok_and(|t| !t.is_empty()) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let a = args(dir.path(), &[]);
+        let (first, origin) = token(&a).unwrap();
+        assert_eq!(origin, "generated");
+        keep_token(&a.out, &first);
+        assert_eq!(token(&a).unwrap(), (first.clone(), "kept"));
+        let (fresh, origin) = token(&args(dir.path(), &["--new-token"])).unwrap();
+        assert_eq!(origin, "generated");
+        assert_ne!(fresh, first);
+        let other = tempfile::tempdir().unwrap();
+        assert_eq!(token(&args(other.path(), &[])).unwrap().1, "generated");
+        assert_eq!(
+            token(&args(dir.path(), &["--token", "mine"])).unwrap(),
+            ("mine".to_owned(), "--token")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(TOKEN_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "the token file is its owner's only");
+        }
+    }
 }

@@ -15,7 +15,8 @@ use crate::cli::DevArgs;
 use crate::cmd::inputs::read_config;
 use crate::cmd::tables::runtime;
 use crate::error::Error;
-use crate::exit::{read, Failure};
+use crate::exit::Failure;
+use crate::input::read;
 use crate::{output, report};
 
 /// Emulators do not check roles; AWS needs a real one (`--role-arn`).
@@ -120,6 +121,15 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
     let rt = runtime()?;
     let config = rt.block_on(args.connection.load());
     let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))?;
+    // The loop would start and then stall on a table it cannot use; say so before it starts.
+    for t in &tables {
+        for g in t.open_gaps() {
+            eprintln!(
+                "tpf-sfn dev: warning: {}: {}\n  = hint: {}",
+                t.name, g.what, g.hint
+            );
+        }
+    }
     let queue_name = format!("{}-actions", args.name_prefix);
     let queue_url = rt
         .block_on(

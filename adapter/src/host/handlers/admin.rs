@@ -11,6 +11,7 @@ use tpf_sfn_compiler::release::SUPPORTED_ARTIFACT_KINDS;
 use tpf_wire::records::{PipelineReleaseRecord, ReleaseStatus};
 
 use super::{parse, parse_or_default, run, ApiError, ApiResult};
+use crate::host::limits::check_key;
 use crate::host::path::TenantPath;
 use crate::host::{HostState, HostStore};
 
@@ -84,6 +85,8 @@ fn release_from_descriptor(
     }
     let contract_version = text("contractVersion")?;
     let release_version = text("releaseVersion")?;
+    check_key("releaseVersion", &release_version)?;
+    check_key("contractVersion", &contract_version)?;
     let artifacts = descriptor
         .get("artifacts")
         .and_then(Value::as_array)

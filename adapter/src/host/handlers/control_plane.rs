@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
+use axum::http::Uri;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tpf_model::{AwaitCompletion, CoordinatorError, SubmitRequest};
 use tpf_wire::records::{AwaitInteractionRecord, ExecutionRecord, ExecutionStatus};
 
 use super::{parse, run, ApiError, ApiResult};
+use crate::host::limits::check_key;
 use crate::host::path::TenantPath;
 use crate::host::{HostState, HostStore};
 
@@ -49,6 +51,10 @@ pub async fn submit<S: HostStore>(
     if req.input_payload.is_null() {
         return Err(ApiError::bad_request("inputPayload is required"));
     }
+    if let Some(key) = &req.idempotency_key {
+        check_key("idempotencyKey", key)?;
+    }
+    check_key("pipelineId", &req.pipeline_id)?;
     run(state, move |host, now| {
         let submitted = host.coordinator_mut().submit(
             &SubmitRequest {
@@ -134,8 +140,10 @@ fn interaction_dto(i: &AwaitInteractionRecord) -> Value {
 pub async fn pending<S: HostStore>(
     State(state): State<Arc<HostState<S>>>,
     TenantPath(tenant_id): TenantPath<String>,
-    Query(query): Query<HashMap<String, String>>,
+    uri: Uri,
 ) -> ApiResult {
+    let Query(query) = Query::<HashMap<String, String>>::try_from_uri(&uri)
+        .map_err(|e| ApiError::bad_request(format!("invalid query: {}", e.body_text())))?;
     let limit = match query.get("limit") {
         None => 100,
         Some(text) => text
@@ -201,6 +209,15 @@ pub async fn complete<S: HostStore>(
     }
     if req.response_payload.is_null() {
         return Err(ApiError::bad_request("responsePayload is required"));
+    }
+    for (field, value) in [
+        ("interactionId", &req.interaction_id),
+        ("correlationId", &req.correlation_id),
+        ("idempotencyKey", &req.idempotency_key),
+    ] {
+        if let Some(value) = value {
+            check_key(field, value)?;
+        }
     }
     run(state, move |host, now| {
         let done = host.coordinator_mut().complete_await(

@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use tpf_model::store::RegistryError;
 use tpf_model::{ActionHost, CoordinatorError};
 use tpf_wire::action::ActionError;
 
@@ -45,7 +46,15 @@ impl ApiError {
 
 impl From<CoordinatorError> for ApiError {
     fn from(e: CoordinatorError) -> Self {
-        Self::new(e.http_status(), e.code(), crate::error::chain(&e))
+        match &e {
+            // The store's failure is the host's, not the caller's: a 503 to retry, with what
+            // failed; the SDK's whole account goes to the host's log, not to the caller.
+            CoordinatorError::Store(_) | CoordinatorError::Registry(RegistryError::Store(_)) => {
+                eprintln!("tpf-sfn serve: {}", crate::error::chain(&e));
+                Self::new(503, e.code(), e.to_string())
+            }
+            _ => Self::new(e.http_status(), e.code(), crate::error::chain(&e)),
+        }
     }
 }
 
@@ -94,8 +103,4 @@ where
     .await
     .map_err(|e| ApiError::new(500, "INTERNAL", format!("request handler failed: {e}")))?
     .map(Json)
-}
-
-pub async fn no_route() -> ApiError {
-    ApiError::new(404, "NOT_FOUND", "no such route")
 }

@@ -4,7 +4,8 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{
-    description, logging_on, policy, schedule, schedule_name, trust, wake_path_description,
+    description, logging_on, policy, schedule, schedule_name, trust, trust_in_account,
+    wake_path_description,
 };
 use crate::compile::Output;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -75,7 +76,7 @@ pub fn release(out: &Output) -> Value {
         json!({
             "Type": "AWS::IAM::Role",
             "Properties": {
-                "AssumeRolePolicyDocument": trust("states.amazonaws.com"),
+                "AssumeRolePolicyDocument": trust_in_account("states.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
                 "Policies": policies
             }
         })
@@ -127,7 +128,7 @@ pub fn release(out: &Output) -> Value {
         json!({
             "Type": "AWS::IAM::Role",
             "Properties": {
-                "AssumeRolePolicyDocument": trust("scheduler.amazonaws.com"),
+                "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
                 "Policies": [{
                     "PolicyName": "start-sweeper",
                     "PolicyDocument": {

@@ -139,6 +139,18 @@ fn trust(service: &str) -> serde_json::Value {
     })
 }
 
+/// [`trust`] for a service that names the account it acts for (Step Functions, EventBridge
+/// Scheduler): only on behalf of this stack's own account, so no other account's machine or
+/// schedule can get the service to assume the role (the confused deputy). `account` is how the
+/// flavour spells the deploying account. Lambda's execution roles keep the plain trust: Lambda
+/// does not document `aws:SourceAccount` on the execution role's assumption.
+fn trust_in_account(service: &str, account: serde_json::Value) -> serde_json::Value {
+    let mut policy = trust(service);
+    policy["Statement"][0]["Condition"] =
+        serde_json::json!({"StringEquals": {"aws:SourceAccount": account}});
+    policy
+}
+
 fn logging_on(out: &Output) -> bool {
     out.manifest.logging.level != crate::config::LogLevel::Off
 }

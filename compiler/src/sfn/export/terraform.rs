@@ -5,7 +5,8 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{
-    description, logging_on, policy, schedule, schedule_name, trust, wake_path_description,
+    description, logging_on, policy, schedule, schedule_name, trust, trust_in_account,
+    wake_path_description,
 };
 use crate::compile::Output;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -21,6 +22,17 @@ fn tf_literal(s: &str) -> String {
 
 fn tf_json(v: &Value) -> String {
     tf_literal(&v.to_string())
+}
+
+/// The deploying account, as Terraform reads it.
+const ACCOUNT_ID: &str = "${data.aws_caller_identity.current.account_id}";
+
+/// A trust policy limited to the deploying account: the policy's text is a literal except for
+/// the account, which Terraform fills in.
+fn account_trust(service: &str) -> String {
+    // A marker with nothing `tf_literal` escapes stands in for the interpolation.
+    const MARKER: &str = "TPF_SFN_ACCOUNT_ID_MARKER";
+    tf_json(&trust_in_account(service, json!(MARKER))).replace(MARKER, ACCOUNT_ID)
 }
 
 fn header() -> Value {
@@ -131,11 +143,12 @@ pub fn release(out: &Output) -> Value {
         "//": tf_literal(&description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path module")),
         "terraform": header(),
         "variable": {"alarm_topic_arn": alarm_topic_variable()},
+        "data": {"aws_caller_identity": {"current": {}}},
         "resource": {
             "aws_iam_role": {
-                "driver": {"assume_role_policy": tf_json(&trust("states.amazonaws.com"))},
-                "sweeper": {"assume_role_policy": tf_json(&trust("states.amazonaws.com"))},
-                "sweeper_schedule": {"assume_role_policy": tf_json(&trust("scheduler.amazonaws.com"))}
+                "driver": {"assume_role_policy": account_trust("states.amazonaws.com")},
+                "sweeper": {"assume_role_policy": account_trust("states.amazonaws.com")},
+                "sweeper_schedule": {"assume_role_policy": account_trust("scheduler.amazonaws.com")}
             },
             "aws_iam_role_policy": policies,
             "aws_sfn_state_machine": {
