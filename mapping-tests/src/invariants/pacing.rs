@@ -242,7 +242,7 @@ pub(super) fn lease_wait_bounded(run: &Run) -> Vec<Violation> {
             };
             if action != "process-work-item"
                 || status != "RUNNING"
-                || outcome.contains("claimed")
+                || outcome.split_whitespace().nth(2) == Some("claimed")
                 || !belongs(execution, &exec)
             {
                 continue;
