@@ -18,6 +18,8 @@ use super::run::{Subject, ITEMS_PER_STREAM};
 /// History events a paced driver writes per action call, with room to spare: the parked
 /// happy path writes 29 for 2 calls, a rollover iteration about 15.
 const EVENTS_PER_CALL: u64 = 25;
+/// History events of one sweeper execution with a few due executions to look at.
+const EVENTS_PER_SWEEP: u64 = 60;
 /// State transitions per action call, likewise (7 for 2 calls on the happy path).
 const TRANSITIONS_PER_CALL: u64 = 12;
 /// Driver generations of one TPF execution that may start within [`GENERATION_WINDOW_MS`]:
@@ -70,9 +72,15 @@ pub fn for_scenario(subject: &Subject, scenario: &Scenario) -> Budget {
     let action_calls = (2 * work_units(subject, scenario) + 20 + scenario.horizon_seconds / 60)
         .saturating_mul(deliveries)
         .saturating_add(scenario.faults.outage.map_or(0, |o| u64::from(o.failures)));
+    // The sweeper's own executions write history too, whatever the driver does.
+    let sweeps = scenario
+        .sweeper_every_seconds
+        .map_or(0, |every| scenario.horizon_seconds / every.max(1) + 1);
     Budget {
         action_calls,
         state_transitions: action_calls.saturating_mul(TRANSITIONS_PER_CALL),
-        events: action_calls.saturating_mul(EVENTS_PER_CALL),
+        events: action_calls
+            .saturating_mul(EVENTS_PER_CALL)
+            .saturating_add(sweeps.saturating_mul(EVENTS_PER_SWEEP)),
     }
 }
