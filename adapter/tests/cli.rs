@@ -256,7 +256,7 @@ fn simulate_runs_the_bundled_restaurant_sample() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("→ Await Restaurant Decision"), "{t}");
-    assert!(t.contains("all 14 invariant checks hold"), "{t}");
+    assert!(t.contains("all 19 invariant checks hold"), "{t}");
 
     let o = tpf_sfn(&["simulate", "--scenario", "no-such-scenario"]);
     assert_eq!(o.status.code(), Some(2));
@@ -358,6 +358,78 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], false);
+}
+
+/// A driver whose retry branch skips its Wait asks TPF again at once, for ever: `validate` and
+/// the gate both reject it at once, and a driver that sleeps for years on its lease and re-check
+/// waits fails the scenarios that take those paths.
+#[test]
+fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let out = dir.path().display().to_string();
+    assert_eq!(
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
+            .status
+            .code(),
+        Some(0)
+    );
+    let compiled: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("driver.asl.json")).unwrap())
+            .unwrap();
+
+    let mut runaway = compiled.clone();
+    for rule in runaway["States"]["Route on TPF status"]["Choices"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if rule["Next"] == "Wait until due" {
+            rule["Next"] = serde_json::json!("Process work item");
+        }
+    }
+    let path = dir.path().join("runaway.asl.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&runaway).unwrap()).unwrap();
+    let file = path.display().to_string();
+    let o = tpf_sfn(&["validate", &file, "--driver-profile"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("ASL_LOOP_UNPACED"), "{}", text(&o));
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--driver",
+        &file,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("FAIL static-checks"), "{t}");
+    assert!(
+        t.contains("invariant definition-within-limits violated: ASL_LOOP_UNPACED"),
+        "{t}"
+    );
+    assert!(t.contains("no scenario ran"), "{t}");
+
+    let mut sleepy = compiled;
+    for state in ["Wait for lease", "Wait before re-checking TPF"] {
+        sleepy["States"][state]["Seconds"] = serde_json::json!(99_999_999);
+    }
+    let path = dir.path().join("sleepy.asl.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&sleepy).unwrap()).unwrap();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--driver",
+        &path.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("FAIL lease-held-elsewhere"), "{t}");
+    assert!(t.contains("invariant lease-wait-bounded violated"), "{t}");
+    assert!(t.contains("FAIL token-registration-fails"), "{t}");
+    assert!(t.contains("invariant recheck-wait-bounded violated"), "{t}");
 }
 
 /// `validate` proves the tool's own output with no extra flags, and takes the Map bound a foreign

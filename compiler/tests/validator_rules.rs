@@ -170,10 +170,58 @@ cases! {
         [("ASL_HISTORY_UNBOUNDED", "/States/Check")];
     history_budget_exceeded: "history_budget_exceeded", T, NO_BOUNDS, [("ASL_HISTORY_BUDGET_EXCEEDED", "/States/Check")];
     history_counted_loop: "history_counted_loop", T, NO_BOUNDS, [];
+    loop_unpaced: "loop_unpaced", T, NO_BOUNDS, [("ASL_LOOP_UNPACED", "/States/Check")];
+    loop_unpaced_foreign: "loop_unpaced", G, NO_BOUNDS, [("ASL_LOOP_UNPACED", "/States/Check")];
     history_map_unproven: "history_map_unproven", T, NO_BOUNDS, [("ASL_HISTORY_UNPROVEN", "/States/Each")];
     history_map_bounded: "history_map_bounded", T, &[("Each", 10)], [];
     history_loop_in_map: "history_loop_in_map", T, &[("Each", 10)],
         [("ASL_HISTORY_UNBOUNDED", "/States/Each/ItemProcessor/States/Poll")];
+}
+
+#[test]
+fn an_unpaced_loop_is_an_error_for_drivers_and_a_warning_for_foreign_definitions() {
+    for (profile, error) in [(T, true), (G, false)] {
+        let report = run(
+            "loop_unpaced",
+            profile,
+            NO_BOUNDS,
+            &[("ASL_LOOP_UNPACED", "/States/Check")],
+        );
+        assert_eq!(report.has_errors(), error, "{profile:?}");
+    }
+    // The same loop with its one-second-or-longer Wait back is paced.
+    run("history_counted_loop", G, NO_BOUNDS, &[]);
+}
+
+#[test]
+fn a_hand_over_that_no_counted_loop_precedes_is_unpaced() {
+    // Continue-as-new straight after the first call: each generation starts the next at once.
+    let doc = json!({
+        "StartAt": "Call",
+        "States": {
+            "Call": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
+                     "Parameters": {"FunctionName": "f"}, "ResultPath": "$.r", "Next": "Again"},
+            "Again": {"Type": "Task", "Resource": "arn:aws:states:::states:startExecution",
+                      "Parameters": {"StateMachineArn.$": "$$.StateMachine.Id", "Input.$": "$"},
+                      "ResultPath": null, "End": true}
+        }
+    });
+    let report = validate_bytes(
+        "handover.json",
+        doc.to_string().as_bytes(),
+        &opts(T, NO_BOUNDS),
+    );
+    assert_exact("handover", &report, &[("ASL_LOOP_UNPACED", "/States/Call")]);
+    // Waiting first paces it.
+    let mut paced = doc.clone();
+    paced["States"]["Call"]["Next"] = json!("Pause");
+    paced["States"]["Pause"] = json!({"Type": "Wait", "Seconds": 1, "Next": "Again"});
+    let report = validate_bytes(
+        "handover.json",
+        paced.to_string().as_bytes(),
+        &opts(T, NO_BOUNDS),
+    );
+    assert_exact("handover", &report, &[]);
 }
 
 #[test]
@@ -331,8 +379,18 @@ fn loop_with_a_cycle_that_skips_the_increment_is_unbounded() {
     let mut doc = counted_loop();
     doc["States"]["Sleep"]["Next"] = json!("Check");
     doc["States"]["Poll"]["Choices"].as_array_mut().unwrap().push(json!({"Variable": "$.result.Payload.fast", "BooleanEquals": true, "Next": "Increment"}));
-    // Poll → Increment → Check counts, but Poll → Sleep → Check does not.
-    unbounded_at(&doc, "/States/Sleep");
+    // Poll → Increment → Check counts, but Poll → Sleep → Check does not. The new way round
+    // through Increment skips Sleep too, so it is also a loop that does not wait.
+    let report = validate_bytes("loop.json", doc.to_string().as_bytes(), &opts(T, NO_BOUNDS));
+    assert_exact(
+        "loop",
+        &report,
+        &[
+            ("ASL_HISTORY_UNBOUNDED", "/States/Sleep"),
+            ("ASL_LOOP_UNPACED", "/States/Check"),
+        ],
+    );
+    assert_eq!(report.history.max_events, None);
 }
 
 #[test]

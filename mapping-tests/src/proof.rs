@@ -139,7 +139,26 @@ pub fn scenarios(subject: &Subject, extra: Vec<Scenario>) -> Vec<Scenario> {
     all
 }
 
+/// Name of the report that carries the static verdict when it stops the proof.
+pub const STATIC_CHECKS: &str = "static-checks";
+
+/// Runs every scenario, after the static checks: a driver the validator rejects (under the TPF
+/// driver profile, with the release's event budget) gets that verdict alone, as one report, in
+/// the time validation takes; running it could only cost time and repeat the finding.
 pub fn prove(subject: &Subject, scenarios: &[Scenario], seed: u64) -> Vec<ScenarioReport> {
+    let rejected = invariants::static_violations(subject);
+    if !rejected.is_empty() {
+        return vec![ScenarioReport {
+            name: STATIC_CHECKS.to_string(),
+            description: "the validator's verdict on the driver, before any scenario runs"
+                .to_string(),
+            metrics: Metrics::default(),
+            violations: rejected,
+            unmet_expectations: Vec::new(),
+            error: None,
+            trace: String::new(),
+        }];
+    }
     scenarios
         .iter()
         .map(|s| run_one(subject, s, seed))

@@ -264,3 +264,71 @@ fn a_driver_that_does_not_back_off_past_a_deadline_breaks_the_call_bound() {
         assert_eq!(over, !within, "{:?} {:?}", r.metrics, r.unmet_expectations);
     }
 }
+
+/// The driver with one Wait's `Seconds` set to `seconds`.
+fn waiting(state: &str, seconds: u64) -> Subject {
+    broken(|d| {
+        *d.pointer_mut(&format!("/States/{state}/Seconds")).unwrap() = json!(seconds);
+    })
+}
+
+/// The longest Wait Step Functions accepts: about three years.
+const YEARS: u64 = 99_999_999;
+
+#[test]
+fn a_lease_wait_of_zero_is_caught() {
+    assert_fails(
+        &waiting("Wait for lease", 0),
+        "lease-held-elsewhere",
+        "lease-wait-bounded",
+    );
+}
+
+#[test]
+fn a_lease_wait_of_years_is_caught() {
+    assert_fails(
+        &waiting("Wait for lease", YEARS),
+        "lease-held-elsewhere",
+        "lease-wait-bounded",
+    );
+}
+
+#[test]
+fn a_recheck_wait_of_zero_is_caught() {
+    assert_fails(
+        &waiting("Wait before re-checking TPF", 0),
+        "token-registration-fails",
+        "recheck-wait-bounded",
+    );
+}
+
+#[test]
+fn a_recheck_wait_of_years_is_caught() {
+    assert_fails(
+        &waiting("Wait before re-checking TPF", YEARS),
+        "token-registration-fails",
+        "recheck-wait-bounded",
+    );
+}
+
+#[test]
+fn the_new_scenarios_take_the_lease_and_recheck_paths() {
+    // Without these paths in the matrix the wait-bound checks would have nothing to judge.
+    let s = subject();
+    for (name, state) in [
+        ("lease-held-elsewhere", "Wait for lease"),
+        ("token-registration-fails", "Wait before re-checking TPF"),
+    ] {
+        let r = proof::run_one(&s, &scenario(&s, name), proof::SEED);
+        assert!(
+            r.passed(),
+            "{name}: {:?} {:?}",
+            r.unmet_expectations,
+            r.violations
+        );
+        assert!(
+            r.trace.contains(&format!("\"{state}\"")) || r.trace.contains(state),
+            "{name} never entered {state:?}"
+        );
+    }
+}

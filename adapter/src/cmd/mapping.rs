@@ -79,18 +79,23 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
                     println!("  snapshot differs: {}\n{}", d.file, d.diff);
                 }
             }
-            println!(
-                "{} scenarios × {} invariant checks: {} passed, {} failed{}",
-                reports.len(),
-                tpf_sfn_mapping::invariants::CHECKS.len(),
-                reports.len() - failed,
-                failed,
-                if drift.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} snapshot(s) drifted", drift.len())
-                }
-            );
+            let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
+            if stopped {
+                println!("the static checks rejected the driver: no scenario ran");
+            } else {
+                println!(
+                    "{} scenarios × {} invariant checks: {} passed, {} failed{}",
+                    reports.len(),
+                    tpf_sfn_mapping::invariants::CHECKS.len(),
+                    reports.len() - failed,
+                    failed,
+                    if drift.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} snapshot(s) drifted", drift.len())
+                    }
+                );
+            }
         }
         Format::Json => println!(
             "{}",

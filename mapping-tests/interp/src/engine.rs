@@ -264,6 +264,9 @@ pub struct Engine {
     pub(super) rejected: Vec<(Callback, SfnError)>,
     pub(super) record_payloads: bool,
     pub(super) builtin_integrations: bool,
+    /// Most history events, across every execution, the engine writes before it stops running
+    /// anything (`None`: no limit).
+    pub(super) event_budget: Option<usize>,
 }
 
 impl Engine {
@@ -283,7 +286,21 @@ impl Engine {
             rejected: Vec::new(),
             record_payloads: true,
             builtin_integrations: true,
+            event_budget: None,
         }
+    }
+
+    /// Caps the history events the engine writes across all executions: once reached, nothing
+    /// runs any more and [`Engine::budget_spent`] is true. A definition that loops without
+    /// sleeping (or starts itself again at once) would otherwise keep the engine busy at one
+    /// virtual instant for ever; each execution's own 25,000-event cap does not stop new ones.
+    pub fn set_event_budget(&mut self, events: Option<usize>) {
+        self.event_budget = events;
+    }
+
+    /// Whether the event budget is spent: runs stop where they are.
+    pub fn budget_spent(&self) -> bool {
+        self.event_budget.is_some_and(|b| self.trace.len() >= b)
     }
 
     /// Whether history events carry state inputs/outputs and task parameters (default on).
@@ -710,6 +727,9 @@ impl Engine {
     /// Runs everything runnable at the current virtual time, including timers due now.
     pub fn run_until_idle(&mut self, handler: &mut dyn TaskHandler) {
         loop {
+            if self.budget_spent() {
+                return;
+            }
             while let Some((e, t, epoch)) = self.queue.pop_front() {
                 let x = &self.execs[e];
                 if x.status != ExecutionStatus::Running || x.threads[t].epoch != epoch {
@@ -717,6 +737,9 @@ impl Engine {
                 }
                 self.run_thread(e, t, handler);
                 self.after_external(e);
+                if self.budget_spent() {
+                    return;
+                }
             }
             self.prune_timers();
             match self.timers.peek() {

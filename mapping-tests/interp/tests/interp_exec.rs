@@ -742,3 +742,36 @@ fn sdk_stop_execution_and_trace_cursor() {
     );
     assert!(engine.open_executions().is_empty());
 }
+
+#[test]
+fn the_event_budget_stops_a_machine_that_restarts_itself_at_once() {
+    // Each execution starts the next one with a new name and ends: no execution reaches its
+    // own quota and no timer is ever set, so only the budget stops the engine.
+    let def = json!({
+        "StartAt": "Next",
+        "States": {"Next": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::states:startExecution",
+            "Parameters": {
+                "StateMachineArn.$": "$$.StateMachine.Id",
+                "Name.$": "States.Format('g{}', States.MathAdd($.n, 1))",
+                "Input": {"n.$": "States.MathAdd($.n, 1)"}
+            },
+            "ResultPath": null,
+            "End": true
+        }}
+    });
+    let mut engine = Engine::new(T0, 1);
+    engine.set_event_budget(Some(5_000));
+    start(&mut engine, def, json!({"n": 0}));
+    assert!(!engine.budget_spent());
+    engine.advance_until_idle_or(i64::MAX, &mut NoTasks);
+    assert!(engine.budget_spent());
+    let written = engine.events_since(0).1;
+    // It stops within one execution's worth of events past the budget.
+    assert!((5_000..5_100).contains(&written), "{written}");
+    assert_eq!(engine.now_ms(), T0, "all of it at one virtual instant");
+    // Once spent, running again does nothing.
+    engine.advance_until_idle_or(i64::MAX, &mut NoTasks);
+    assert_eq!(engine.events_since(0).1, written);
+}

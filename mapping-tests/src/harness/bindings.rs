@@ -27,6 +27,9 @@ pub struct CallRecord {
 #[derive(Debug, Clone, Default)]
 pub struct Hooks {
     pub complete_before_park: Option<String>,
+    /// Another TPF worker claims the execution's lease just before the driver's first call and
+    /// dies holding it: the driver finds the lease taken until it expires.
+    pub lease_taken_first: bool,
 }
 
 pub struct Bindings<'a> {
@@ -38,6 +41,9 @@ pub struct Bindings<'a> {
     pub hooks: &'a mut Hooks,
     pub deferred: Vec<Deferred>,
 }
+
+/// The lease owner of the claimant that takes the lease and dies.
+const LEASE_ELSEWHERE: &str = "worker-elsewhere";
 
 /// Which action a Task calls, read from its effective input, whatever the binding.
 struct ActionRequest {
@@ -155,6 +161,7 @@ impl Bindings<'_> {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        let mut entries = self.take_lease_first(call, &req);
         let fault = self.faults.next(&format!("{}|{key}", req.action));
         let before = self.log_len();
         let mut answered: Option<Value> = None;
@@ -204,7 +211,7 @@ impl Bindings<'_> {
                 .unwrap_or("")
                 .to_string()
         });
-        let mut entries = vec![Entry::Call {
+        entries.push(Entry::Call {
             at_ms: call.now_ms,
             execution: call.execution_name.to_string(),
             action: req.action.clone(),
@@ -227,7 +234,7 @@ impl Bindings<'_> {
                 .and_then(Value::as_i64),
             outcome: shown,
             fault: fault.map(|f| format!("{f:?}").to_lowercase()),
-        }];
+        });
         entries.extend(self.records_since(before));
         self.calls.push(CallRecord {
             execution_arn: call.execution_arn.to_string(),
@@ -235,6 +242,36 @@ impl Bindings<'_> {
             entries,
         });
         outcome
+    }
+
+    /// The `lease_taken_first` hook: before the driver's first process-work-item call reaches
+    /// TPF, another worker claims the lease (and never commits). Its trace entries come first.
+    fn take_lease_first(&mut self, call: &TaskCall<'_>, req: &ActionRequest) -> Vec<Entry> {
+        if req.action != "process-work-item" || !std::mem::take(&mut self.hooks.lease_taken_first) {
+            return Vec::new();
+        }
+        let before = self.log_len();
+        let tenant = req.tenant_id.clone().unwrap_or_default();
+        let exec = req.execution_id.clone().unwrap_or_default();
+        let claimed = self.host.coordinator_mut().claim_lease_as(
+            &tenant,
+            &exec,
+            LEASE_ELSEWHERE,
+            call.now_ms,
+        );
+        let what = match claimed {
+            Ok(Some(_)) => {
+                format!("{LEASE_ELSEWHERE} claims the lease of {exec} and dies holding it")
+            }
+            Ok(None) => format!("{LEASE_ELSEWHERE} finds {exec} not claimable"),
+            Err(e) => format!("{LEASE_ELSEWHERE} cannot claim {exec}: {e}"),
+        };
+        let mut out = vec![Entry::Actor {
+            at_ms: call.now_ms,
+            what,
+        }];
+        out.extend(self.records_since(before));
+        out
     }
 
     fn transport_failure(&mut self, call: &TaskCall<'_>, binding: &str) -> TaskOutcome {
@@ -364,6 +401,12 @@ impl TaskHandler for Bindings<'_> {
                 TaskOutcome::Succeeded(json!({}))
             }
             "arn:aws:states:::aws-sdk:dynamodb:putItem.waitForTaskToken" => {
+                if self.faults.next_registration_fails() {
+                    return TaskOutcome::failed(
+                        "DynamoDb.ResourceNotFoundException",
+                        "Requested resource not found (injected fault)",
+                    );
+                }
                 if let Some((pk, _)) = self.wakeup.put(input.get("Item").unwrap_or(&Value::Null)) {
                     let (tenant, exec) = pk.split_once('#').unwrap_or((pk.as_str(), ""));
                     if let Some(row) = self.wakeup.token(tenant, exec) {

@@ -27,6 +27,9 @@ pub struct FaultPlan {
     pub lose_wakeups: bool,
     /// The bridge misses re-drive records, so no re-drive generation starts (a broken bridge).
     pub lose_redrive_starts: bool,
+    /// The first N wakeup-token registrations fail with an error no retrier covers (the
+    /// wakeup table missing or the driver's role denied): the driver must re-check TPF.
+    pub fail_token_registrations: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -43,6 +46,7 @@ pub struct FaultState {
     seen: std::collections::BTreeMap<String, usize>,
     deliveries: u32,
     outage_used: u32,
+    registrations_failed: u32,
 }
 
 impl FaultState {
@@ -51,6 +55,13 @@ impl FaultState {
             plan,
             ..FaultState::default()
         }
+    }
+
+    /// Whether the next wakeup-token registration fails.
+    pub fn next_registration_fails(&mut self) -> bool {
+        let fails = self.registrations_failed < self.plan.fail_token_registrations;
+        self.registrations_failed += u32::from(fails);
+        fails
     }
 
     /// The fault for the next delivery of the call with this key, if any.

@@ -135,9 +135,15 @@ impl World {
         for _ in 0..10_000 {
             let mut b = bindings!(self);
             self.engine.run_until_idle(&mut b);
+            if self.engine.budget_spent() {
+                // Nothing runs any more; what ran is in the trace for the checks.
+                self.collect_events();
+                return;
+            }
             let now = self.engine.now_ms();
             let mut progressed = false;
-            while self.engine.next_timer().is_some_and(|t| t <= now) {
+            while self.engine.next_timer().is_some_and(|t| t <= now) && !self.engine.budget_spent()
+            {
                 let mut b = bindings!(self);
                 self.engine.step_timer(&mut b);
                 progressed = true;
@@ -163,6 +169,9 @@ impl World {
     pub fn advance_to(&mut self, t: i64) {
         loop {
             self.settle();
+            if self.engine.budget_spent() {
+                return;
+            }
             match self.next_event_ms() {
                 Some(next) if next <= t => {
                     if self.next_sweep_ms == Some(next)

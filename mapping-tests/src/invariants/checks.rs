@@ -7,10 +7,10 @@ use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
 use tpf_sfn_compiler::sfn::iam::all_states;
 use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
-use super::{Check, Violation};
+use super::{pacing, Check, Violation};
 use crate::harness::trace::{clock, Entry, Trace};
 use crate::scenario::run::{driver_executions, TENANT};
-use crate::scenario::Run;
+use crate::scenario::{Run, Subject};
 use asl_interp::engine::ExecutionStatus;
 
 pub const CHECKS: &[Check] = &[
@@ -84,12 +84,37 @@ pub const CHECKS: &[Check] = &[
         invariant: "limits checked at compile time",
         run: within_limits,
     },
+    Check {
+        name: "run-within-budget",
+        invariant: "paced by TPF",
+        run: pacing::within_budget,
+    },
+    Check {
+        name: "calls-paced-by-tpf",
+        invariant: "paced by TPF",
+        run: pacing::calls_paced,
+    },
+    Check {
+        name: "generations-paced",
+        invariant: "paced by TPF",
+        run: pacing::generations_paced,
+    },
+    Check {
+        name: "lease-wait-bounded",
+        invariant: "paced by TPF",
+        run: pacing::lease_wait_bounded,
+    },
+    Check {
+        name: "recheck-wait-bounded",
+        invariant: "paced by TPF",
+        run: pacing::recheck_wait_bounded,
+    },
 ];
 
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
+pub(super) fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
     Violation {
         invariant,
         detail,
@@ -98,7 +123,7 @@ fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
 }
 
 /// Rendered trace lines around entry `i`.
-fn excerpt(trace: &Trace, i: usize) -> String {
+pub(super) fn excerpt(trace: &Trace, i: usize) -> String {
     let from = i.saturating_sub(6);
     let to = (i + 4).min(trace.entries.len());
     let slice = Trace {
@@ -113,11 +138,11 @@ fn excerpt(trace: &Trace, i: usize) -> String {
         .join("\n")
 }
 
-fn driver(run: &Run) -> &StateMachine {
+pub(super) fn driver(run: &Run) -> &StateMachine {
     &run.subject.driver
 }
 
-fn state<'a>(m: &'a StateMachine, name: &str) -> Option<&'a State> {
+pub(super) fn state<'a>(m: &'a StateMachine, name: &str) -> Option<&'a State> {
     all_states_named(m)
         .into_iter()
         .find(|(n, _)| *n == name)
@@ -128,7 +153,7 @@ fn all_states_named(m: &StateMachine) -> Vec<(&str, &State)> {
     m.states.iter().map(|(n, s)| (n.as_str(), s)).collect()
 }
 
-fn is_await(s: &State) -> bool {
+pub(super) fn is_await(s: &State) -> bool {
     matches!(s, State::Task(t) if t.resource.ends_with(".waitForTaskToken") && t.resource.contains("dynamodb"))
 }
 
@@ -150,7 +175,7 @@ fn handover_targets(m: &StateMachine) -> BTreeSet<String> {
 }
 
 /// The TPF executions of the run (the first submission and any later ones).
-fn executions(run: &Run) -> Vec<String> {
+pub(super) fn executions(run: &Run) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in &run.world.trace.entries {
         if let Entry::Record { execution_id, .. } = e {
@@ -180,7 +205,7 @@ fn record_timeline(trace: &Trace, exec: &str) -> Vec<(i64, String, String)> {
         .collect()
 }
 
-fn belongs(execution: &str, exec: &str) -> bool {
+pub(super) fn belongs(execution: &str, exec: &str) -> bool {
     execution == exec || execution.starts_with(&format!("{exec}-"))
 }
 
@@ -511,10 +536,41 @@ fn parks_without_polling(run: &Run) -> Vec<Violation> {
                 .iter()
                 .find(|(t, s, _)| t >= from && s != "WAITING_EXTERNAL")
                 .map_or(end, |(t, _, _)| *t);
-            let hit = trace.entries.iter().position(|x| {
-                matches!(x, Entry::Driver { at_ms, execution: ex, sweeper: false, event, .. }
-                    if ex == execution && *at_ms > *from && *at_ms < to
-                        && event.ends_with("StateEntered") && !timeouts.contains(at_ms))
+            // A token that could not be registered leaves the driver without a wakeup: its
+            // re-check is the designed fallback (`recheck-wait-bounded` bounds its pause).
+            let mut unregistered = false;
+            let hit = trace.entries.iter().position(|x| match x {
+                Entry::Driver {
+                    at_ms,
+                    execution: ex,
+                    sweeper: false,
+                    event,
+                    state: Some(st),
+                    ..
+                } if ex == execution
+                    && *at_ms >= *from
+                    && *at_ms < to
+                    && event == "TaskFailed"
+                    && driver(run).states.get(st).is_some_and(is_await) =>
+                {
+                    unregistered = true;
+                    false
+                }
+                Entry::Driver {
+                    at_ms,
+                    execution: ex,
+                    sweeper: false,
+                    event,
+                    ..
+                } => {
+                    ex == execution
+                        && *at_ms > *from
+                        && *at_ms < to
+                        && event.ends_with("StateEntered")
+                        && !timeouts.contains(at_ms)
+                        && !unregistered
+                }
+                _ => false,
             });
             if let Some(i) = hit {
                 out.push(v(
@@ -798,8 +854,12 @@ fn idempotency(run: &Run) -> Vec<Violation> {
 // Bounded history and limits checked at compile time.
 
 fn options(run: &Run) -> ValidateOptions {
+    subject_options(&run.subject)
+}
+
+fn subject_options(subject: &Subject) -> ValidateOptions {
     ValidateOptions {
-        event_limit: u64::from(run.subject.sfn.budget.event_budget),
+        event_limit: u64::from(subject.sfn.budget.event_budget),
         map_item_bounds: BTreeMap::new(),
         profile: Profile::TpfDriver,
     }
@@ -838,7 +898,12 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
 }
 
 fn within_limits(run: &Run) -> Vec<Violation> {
-    validate::validate("driver", driver(run), &options(run))
+    static_violations(&run.subject)
+}
+
+/// The validator's errors on the subject's driver, as `definition-within-limits` violations.
+pub fn static_violations(subject: &Subject) -> Vec<Violation> {
+    validate::validate("driver", &subject.driver, &subject_options(subject))
         .diagnostics
         .into_iter()
         .filter(|d| d.is_error())

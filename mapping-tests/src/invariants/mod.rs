@@ -3,6 +3,7 @@
 //! act on. `docs/mapping.md` lists them with the tests that prove each can fail.
 
 mod checks;
+mod pacing;
 
 use std::fmt;
 
@@ -10,7 +11,7 @@ use serde::Serialize;
 
 use crate::scenario::Run;
 
-pub use checks::CHECKS;
+pub use checks::{static_violations, CHECKS};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Violation {

@@ -18,7 +18,33 @@ fn act(when: When, step: Option<&str>, nth: Option<u32>, after_seconds: u64, act
     }
 }
 
-fn base(name: &str, description: &str) -> Scenario {
+/// Await deadline the derived scenarios give every await (the contract carries none).
+const AWAIT_TIMEOUT_S: u64 = 1800;
+/// Delay after a park at which the derived scenarios complete the await.
+const COMPLETE_AFTER_S: u64 = 300;
+/// The least virtual time any derived scenario gets.
+const MIN_HORIZON_S: u64 = 6 * 3600;
+
+/// Virtual time the derived scenarios may take, from the contract: a scenario runs every await
+/// in turn, and each can cost its whole deadline (the timeout scenarios) or its completion
+/// delay plus a sweeper period (the lost-wakeup ones); TPF's retry back-off, at its default
+/// retries, can add its full sum; each step gets a second. A fixed horizon made a contract with
+/// 75 awaits end its happy path while still parked.
+pub fn horizon_seconds(subject: &Subject) -> u64 {
+    let tpf = tpf_model::coordinator::CoordinatorConfig::default();
+    let backoff_ms: i64 = (1..=i64::from(tpf.max_retries))
+        .map(|n| tpf.retry_delay_for(n))
+        .sum();
+    let awaits = subject.plan.awaits.len() as u64;
+    let per_await = AWAIT_TIMEOUT_S.max(COMPLETE_AFTER_S + 60) + 60;
+    let derived = 3600
+        + awaits.saturating_mul(per_await)
+        + u64::try_from(backoff_ms / 1000).unwrap_or(0)
+        + subject.contract.steps.len() as u64;
+    derived.max(MIN_HORIZON_S)
+}
+
+fn base(horizon_seconds: u64, name: &str, description: &str) -> Scenario {
     Scenario {
         name: name.to_string(),
         description: description.to_string(),
@@ -27,9 +53,9 @@ fn base(name: &str, description: &str) -> Scenario {
         retries: None,
         actions: Vec::new(),
         expect: Expect::default(),
-        horizon_seconds: 6 * 3600,
+        horizon_seconds,
         sweeper_every_seconds: None,
-        await_timeout_seconds: 1800,
+        await_timeout_seconds: AWAIT_TIMEOUT_S,
         tpf: TpfVariant::default(),
     }
 }
@@ -37,7 +63,15 @@ fn base(name: &str, description: &str) -> Scenario {
 /// Completes the n-th park five minutes after it happens, for every park the contract has.
 fn complete_every_park(subject: &Subject) -> Vec<Action> {
     (1..=subject.plan.awaits.len() as u32)
-        .map(|n| act(When::Parked, None, Some(n), 300, Do::CompleteAwait))
+        .map(|n| {
+            act(
+                When::Parked,
+                None,
+                Some(n),
+                COMPLETE_AFTER_S,
+                Do::CompleteAwait,
+            )
+        })
         .collect()
 }
 
@@ -94,6 +128,8 @@ pub fn late_reask_bound(subject: &Subject, horizon_seconds: u64) -> u64 {
 }
 
 pub fn derive(subject: &Subject) -> Vec<Scenario> {
+    let horizon = horizon_seconds(subject);
+    let base = |name: &str, description: &str| base(horizon, name, description);
     let mut out = Vec::new();
     let succeed = Expect {
         tpf_status: Some("SUCCEEDED".into()),
@@ -344,7 +380,7 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
                 .chain(["complete".to_string()])
                 .collect(),
         }];
-        s.horizon_seconds = 24 * 3600;
+        s.horizon_seconds = horizon.max(24 * 3600) + iterations as u64;
         s.expect = Expect {
             min_generations: Some(2),
             ..succeed.clone()
@@ -389,8 +425,32 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
     );
     s.actions = complete_every_park(subject);
     s.faults.per_call = vec![Fault::Unavailable, Fault::LostReply, Fault::Duplicate];
-    s.expect = succeed;
+    s.expect = succeed.clone();
     out.push(s);
+
+    let mut s = base(
+        "lease-held-elsewhere",
+        "another TPF worker claims the execution just before the driver's first call and dies holding the lease: the driver waits for the lease, then claims it",
+    );
+    s.actions = complete_every_park(subject);
+    s.actions
+        .push(act(When::Start, None, None, 0, Do::TakeLeaseFirst));
+    s.expect = Expect {
+        lineages: Some(1),
+        ..succeed.clone()
+    };
+    out.push(s);
+
+    if !subject.plan.awaits.is_empty() {
+        let mut s = base(
+            "token-registration-fails",
+            "the first two wakeup-token registrations fail (the wakeup table is missing): the driver re-checks TPF after a pause instead of parking without a wakeup, then parks",
+        );
+        s.actions = complete_every_park(subject);
+        s.faults.fail_token_registrations = 2;
+        s.expect = succeed;
+        out.push(s);
+    }
 
     out
 }

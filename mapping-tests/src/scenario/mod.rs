@@ -1,5 +1,6 @@
 //! Scenarios: the data model, the matrix derived from a contract, and the runner.
 
+pub mod budget;
 pub mod matrix;
 pub mod model;
 pub mod run;

@@ -120,6 +120,9 @@ pub enum Do {
     CompleteAwait,
     CompleteAwaitTwice,
     CompleteBeforePark,
+    /// Another TPF worker claims the lease just before the driver's first call and dies
+    /// holding it (set up at the start, like `complete-before-park`).
+    TakeLeaseFirst,
     SubmitDuplicate,
     Redrive,
     ActivateNewRelease,

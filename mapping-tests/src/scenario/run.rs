@@ -8,6 +8,7 @@ use tpf_sfn_compiler::sfn::asl::StateMachine;
 use tpf_sfn_compiler::sfn::SfnPlan;
 use tpf_wire::Identity;
 
+use super::budget::{self, Budget};
 use super::model::{Do, ItemContinuationMode, Scenario, When};
 use crate::harness::actors;
 use crate::harness::trace::Entry;
@@ -77,6 +78,9 @@ pub struct Run {
     pub metrics: Metrics,
     /// Scenario expectations that did not hold (separate from invariant violations).
     pub unmet: Vec<String>,
+    pub budget: Budget,
+    /// The engine stopped at the event budget: the trace ends where the budget ran out.
+    pub budget_spent: bool,
 }
 
 fn outcome(text: &str) -> StepOutcome {
@@ -176,6 +180,10 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
 /// Runs `scenario` to quiescence or its horizon.
 pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, String> {
     let mut world = build_world(subject, scenario, seed)?;
+    let budget = budget::for_scenario(subject, scenario);
+    world
+        .engine
+        .set_event_budget(Some(usize::try_from(budget.events).unwrap_or(usize::MAX)));
     let identity = subject.plan.identity.clone();
     let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
 
@@ -189,6 +197,7 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
             .clone()
             .or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
     }
+    world.hooks.lease_taken_first = scenario.actions.iter().any(|a| a.act == Do::TakeLeaseFirst);
     let (execution_id, entries) = actors::submit(
         &mut world.host,
         TENANT,
@@ -203,12 +212,15 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
     let mut due: Vec<Option<i64>> = vec![None; scenario.actions.len()];
     let mut done = vec![false; scenario.actions.len()];
     for (i, a) in scenario.actions.iter().enumerate() {
-        if a.act == Do::CompleteBeforePark {
+        if matches!(a.act, Do::CompleteBeforePark | Do::TakeLeaseFirst) {
             done[i] = true;
         }
     }
     let exec = execution_id.clone().unwrap_or_default();
     loop {
+        if world.engine.budget_spent() {
+            break;
+        }
         let now = world.now_ms();
         for (i, a) in scenario.actions.iter().enumerate() {
             if done[i] || due[i].is_some() {
@@ -254,6 +266,7 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
         }
     }
     let metrics = measure(&world, &exec);
+    let budget_spent = world.engine.budget_spent();
     let unmet = check_expectations(scenario, &world, &exec, &metrics);
     Ok(Run {
         scenario: scenario.clone(),
@@ -263,6 +276,8 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
         execution_id,
         metrics,
         unmet,
+        budget,
+        budget_spent,
     })
 }
 
@@ -344,7 +359,7 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
             ));
             world.push(e);
         }
-        Do::CompleteBeforePark => {}
+        Do::CompleteBeforePark | Do::TakeLeaseFirst => {}
         Do::SubmitDuplicate => {
             let (_, e) = actors::submit(
                 &mut world.host,

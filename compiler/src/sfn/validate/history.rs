@@ -398,7 +398,7 @@ fn guard_rule(
     None
 }
 
-fn counter_test(rule: &ChoiceRule) -> Option<(String, u64)> {
+pub(super) fn counter_test(rule: &ChoiceRule) -> Option<(String, u64)> {
     if rule.and.is_some() || rule.or.is_some() || rule.not.is_some() || rule.comparison.len() != 1 {
         return None;
     }

@@ -7,6 +7,7 @@
 
 mod dag;
 mod history;
+mod pacing;
 mod paths;
 mod rules;
 mod scope;
@@ -65,6 +66,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("ASL_HISTORY_UNBOUNDED", "a loop without a proven counter guard, or a loop inside a branch/processor"),
     ("ASL_HISTORY_UNPROVEN", "warning: a Map without an item bound, so no history bound exists"),
     ("ASL_HISTORY_BUDGET_EXCEEDED", "the proven worst-case history exceeds the event limit"),
+    ("ASL_LOOP_UNPACED", "a way back to an earlier state (continue-as-new included) that takes no time: no Wait of 1 s or more, no parked callback (error for TpfDriver, warning otherwise)"),
 ];
 
 /// Which definitions the caller expects. `TpfDriver` turns JSONata and variables into errors
@@ -187,6 +189,7 @@ fn run_rules(mut ctx: Ctx<'_>, machine: &StateMachine) -> Report {
     rules::fields::check(&mut ctx, machine, &scopes);
     rules::query_language::check(&mut ctx, machine);
     let history = history::analyze(&mut ctx, machine);
+    pacing::check(&mut ctx, machine, &history);
     Report {
         diagnostics: ctx.out,
         history,

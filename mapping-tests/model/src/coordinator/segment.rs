@@ -36,6 +36,25 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         }
     }
 
+    /// Another TPF worker (`owner`) claims the lease, if the execution is claimable, and runs
+    /// nothing: the record stays RUNNING under that lease until it expires, as when a claimant
+    /// dies between its claim and its commit.
+    pub fn claim_lease_as(
+        &mut self,
+        tenant_id: &str,
+        execution_id: &str,
+        owner: &str,
+        now_ms: i64,
+    ) -> CoordinatorResult<Option<ExecutionRecord>> {
+        let claimed =
+            self.store
+                .claim_lease(tenant_id, execution_id, owner, now_ms, self.config.lease_ms)?;
+        if let Some(record) = &claimed {
+            self.log.record(now_ms, record, "claim");
+        }
+        Ok(claimed)
+    }
+
     /// Claims the lease and runs the worker; the outcome is committed by [`Self::commit_segment`].
     pub fn begin_work_item(
         &mut self,

@@ -1,0 +1,120 @@
+//! Contracts far larger than the examples, generated here rather than checked in: the derived
+//! horizon covers every await, and the static verdict on a huge driver comes without running a
+//! scenario.
+
+use serde_json::{json, Map, Value};
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::contract::hash::{contract_hash, contract_version};
+use tpf_sfn_compiler::sfn::asl;
+use tpf_sfn_mapping::proof;
+use tpf_sfn_mapping::scenario::{matrix, Subject};
+
+/// A contract whose steps alternate a service step and an await, `awaits` times.
+fn contract_with_awaits(awaits: usize) -> Vec<u8> {
+    let mut steps = Vec::new();
+    for i in 0..awaits {
+        let (a, b, c) = (format!("T{i}a"), format!("T{i}b"), format!("T{}a", i + 1));
+        steps.push(json!({
+            "index": 2 * i, "authoredName": format!("Prepare {i:03}"), "kind": "internal",
+            "cardinality": "ONE_TO_ONE", "inputTypeId": format!("org.example.big.{a}"),
+            "outputTypeId": format!("org.example.big.{b}"),
+            "runtimeClass": format!("org.example.big.Prepare{i}Service"),
+            "clientClass": format!("org.example.big.Prepare{i}Client")
+        }));
+        steps.push(json!({
+            "index": 2 * i + 1, "authoredName": format!("Await Gate {i:03}"), "kind": "await",
+            "cardinality": "ONE_TO_ONE", "inputTypeId": format!("org.example.big.{b}"),
+            "outputTypeId": format!("org.example.big.{c}"),
+            "runtimeClass": format!("org.example.big.Await{i}Step"),
+            "clientClass": format!("org.example.big.Await{i}Step"),
+            "awaitTransport": "interaction-api"
+        }));
+    }
+    let mut doc: Map<String, Value> = serde_json::from_value(json!({
+        "schemaVersion": 1,
+        "pipelineId": "org.example.big",
+        "contractVersion": "",
+        "contractHash": "",
+        "platform": "COMPUTE",
+        "transport": "REST",
+        "module": "orchestrator-svc",
+        "pluginHost": false,
+        "runtimeLayout": "MONOLITH",
+        "steps": steps
+    }))
+    .unwrap();
+    let hash = contract_hash(&doc);
+    doc.insert("contractVersion".into(), json!(contract_version(&hash)));
+    doc.insert("contractHash".into(), json!(hash));
+    serde_json::to_vec_pretty(&doc).unwrap()
+}
+
+fn subject_of(contract: &[u8]) -> Subject {
+    let input = Input {
+        contract_file: "big.pipeline-contract.json",
+        contract,
+        binding: Some(BindingKind::Queue),
+        ..Input::default()
+    };
+    proof::subject(&input, None).expect("the generated contract compiles")
+}
+
+#[test]
+fn a_contract_with_a_hundred_awaits_passes_the_matrix() {
+    let subject = subject_of(&contract_with_awaits(100));
+    assert_eq!(subject.plan.awaits.len(), 100);
+    let horizon = matrix::horizon_seconds(&subject);
+    assert!(horizon > 100 * 1800, "horizon {horizon} s");
+    // Every scenario family once, on the last await where a family is per await: the one a
+    // fixed horizon cut off.
+    let last = "Await Gate 099";
+    let scenarios: Vec<_> = matrix::derive(&subject)
+        .into_iter()
+        .filter(|s| !s.name.contains('/') || s.name.ends_with(last))
+        .collect();
+    assert!(scenarios.iter().any(|s| s.name == "happy-path"));
+    for r in proof::prove(&subject, &scenarios, proof::SEED) {
+        assert!(
+            r.passed(),
+            "{}: {:?} {:?} {:?}",
+            r.name,
+            r.error,
+            r.unmet_expectations,
+            r.violations
+        );
+    }
+}
+
+#[test]
+fn a_rejected_driver_gets_the_static_verdict_without_running() {
+    // 100,000 states the loop never reaches: the validator rejects the definition (size,
+    // unreachable states) and no scenario runs.
+    let mut subject = subject_of(&contract_with_awaits(2));
+    let mut v = serde_json::to_value(&subject.driver).unwrap();
+    let states = v["States"].as_object_mut().unwrap();
+    for i in 0..100_000 {
+        states.insert(
+            format!("Filler {i}"),
+            json!({"Type": "Pass", "Next": "Process work item"}),
+        );
+    }
+    subject.driver = asl::from_value("huge.asl.json", v).unwrap();
+    let scenarios = matrix::derive(&subject);
+    assert!(scenarios.len() > 10);
+    let reports = proof::prove(&subject, &scenarios, proof::SEED);
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].name, proof::STATIC_CHECKS);
+    let details: Vec<&str> = reports[0]
+        .violations
+        .iter()
+        .map(|v| v.detail.as_str())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.starts_with("ASL_DEFINITION_TOO_LARGE")),
+        "{:?}",
+        &details[..details.len().min(5)]
+    );
+}
