@@ -242,7 +242,7 @@ pub(super) fn lease_wait_bounded(run: &Run) -> Vec<Violation> {
             };
             if action != "process-work-item"
                 || status != "RUNNING"
-                || outcome.split_whitespace().nth(2) == Some("claimed")
+                || outcome.split_whitespace().nth(2) == Some(tpf_wire::action::field::CLAIMED)
                 || !belongs(execution, &exec)
             {
                 continue;
