@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use tpf_wire::cardinality::{self, Cardinality};
 use tpf_wire::ids;
 use tpf_wire::records::ResultShape;
@@ -365,7 +365,12 @@ impl ScriptedWorker {
             });
             match self.outcome(step, step_index, cmd.attempt) {
                 StepOutcome::Complete => {
-                    payload = json!({ "step": step.name, "input": payload });
+                    // Moved in, not `json!`'s re-serialised copy: the payload nests one level per
+                    // step, so a copy per step made long segments quadratic.
+                    let mut wrapped = Map::with_capacity(2);
+                    wrapped.insert("step".to_owned(), Value::String(step.name.clone()));
+                    wrapped.insert("input".to_owned(), payload);
+                    payload = Value::Object(wrapped);
                 }
                 StepOutcome::Park if step.await_step().is_some() => {
                     return TransitionResult::WaitingExternal { step_index };
