@@ -95,22 +95,23 @@ impl World {
         self.engine.now_ms()
     }
 
-    /// Deploys one release's machines (names as the compiler's manifest gives them).
+    /// Deploys one release's machines (names as the compiler's manifest gives them). Every
+    /// scenario deploys the same definitions into a fresh engine, so they are compiled once.
     pub fn deploy(
         &mut self,
         identity: Identity,
         driver_name: &str,
-        driver: StateMachine,
+        driver: &StateMachine,
         sweeper_name: &str,
-        sweeper: StateMachine,
+        sweeper: &StateMachine,
     ) -> Result<(), String> {
         let driver_arn = self
             .engine
-            .create_state_machine(driver_name, driver)
+            .create_state_machine_shared(driver_name, driver)
             .map_err(|e| e.to_string())?;
         let sweeper_arn = self
             .engine
-            .create_state_machine(sweeper_name, sweeper)
+            .create_state_machine_shared(sweeper_name, sweeper)
             .map_err(|e| e.to_string())?;
         self.releases.push(ReleaseMachines {
             identity,
