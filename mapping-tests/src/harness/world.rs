@@ -206,20 +206,20 @@ impl World {
     /// Moves new engine history into the trace, placing each call's entries right after the
     /// `TaskStarted` event of the task that made it.
     fn collect_events(&mut self) {
-        let sweeper_arns: Vec<String> = self
+        let sweeper_marks: Vec<String> = self
             .releases
             .iter()
-            .map(|r| r.sweeper_arn.clone())
+            .map(|r| {
+                format!(
+                    ":execution:{}:",
+                    r.sweeper_arn.rsplit(':').next().unwrap_or("")
+                )
+            })
             .collect();
         let (events, cursor) = self.engine.events_since(self.event_cursor);
         let mut out = Vec::new();
         for (arn, ev) in events {
-            let sweeper = sweeper_arns.iter().any(|s| {
-                arn.contains(&format!(
-                    ":execution:{}:",
-                    s.rsplit(':').next().unwrap_or("")
-                ))
-            });
+            let sweeper = sweeper_marks.iter().any(|m| arn.contains(m.as_str()));
             let name = arn.rsplit(':').next().unwrap_or(arn).to_string();
             let detail = match ev.event_type {
                 "TaskFailed" | "ExecutionFailed" => {
