@@ -162,7 +162,10 @@ impl PipelineDef {
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
-                    let itemized = s.cardinality == Cardinality::OneToOne
+                    // Only an await can be itemized; asking for the others made a long
+                    // contract's pipeline quadratic to build.
+                    let itemized = s.is_await
+                        && s.cardinality == Cardinality::OneToOne
                         && cardinality::streams_into(&cardinalities, i);
                     let step = match (s.is_await, itemized) {
                         (false, _) => StepDef::internal(s.authored_name),
