@@ -752,16 +752,21 @@ fn args() -> Result<Args, String> {
     Ok(a)
 }
 
-/// Peak resident set of this process (`VmHWM`), where the platform tells it.
-fn peak_rss() -> String {
+/// A line of `/proc/self/status` (`VmHWM`: peak resident set, `VmRSS`: current), where the
+/// platform has it.
+fn status(field: &str) -> String {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(|l| l["VmHWM:".len()..].trim().to_string())
+                .find(|l| l.starts_with(field))
+                .map(|l| l[field.len()..].trim().to_string())
         })
         .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn peak_rss() -> String {
+    status("VmHWM:")
 }
 
 fn case_rng(seed: u64, case: u64) -> Rng {
@@ -846,10 +851,13 @@ fn main() {
         }
         let done = case + 1 - args.from;
         if done % every == 0 {
+            // The current resident set tells a leak (it grows) from one large case (the peak
+            // rises once and stays).
             println!(
-                "  {done} cases, {panics} panics, {:.0} s, peak RSS {}",
+                "  {done} cases, {panics} panics, {:.0} s, peak RSS {}, RSS now {}",
                 started.elapsed().as_secs_f64(),
-                peak_rss()
+                peak_rss(),
+                status("VmRSS:")
             );
         }
     }
