@@ -1,5 +1,11 @@
 use std::process::ExitCode;
 
+/// `mapping-test` and `simulate` spend most of their time allocating small JSON values; the
+/// system allocator's frees cost them about a third of their time (docs/benchmarks.md).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Exit status of a process whose reader went away, as a shell reports SIGPIPE.
 const CLOSED_PIPE: u8 = 141;
 

@@ -1,13 +1,38 @@
 //! `cargo bench -p tpf-sfn-mapping --bench matrix`
 //!
 //! Prints figures; asserts nothing about speed: the full scenario matrix for the restaurant
-//! contract, simulated driver executions per second, and the parked driver's cost next to a
-//! polling driver's on the same scenario.
+//! contract, simulated driver executions per second, the full matrix of a 2,000-step contract
+//! (generated here), and the parked driver's cost next to a polling driver's on the same
+//! scenario.
+
+mod support;
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_mapping::proof;
+
+// The allocator the command line uses, so the figures are the ones `tpf-sfn mapping-test` sees.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Sorted timings of `runs` calls of `f`.
+fn timed(runs: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
 
 fn main() {
     let input = proof::restaurant_input();
@@ -15,20 +40,16 @@ fn main() {
     let scenarios = proof::scenarios(&subject, Vec::new());
 
     println!("tpf-sfn mapping benchmark (restaurant-approval, http binding)");
-    let mut times = Vec::new();
-    for _ in 0..10 {
-        let t = Instant::now();
+    let times = timed(10, || {
         let reports = proof::prove(&subject, &scenarios, proof::SEED);
-        times.push(t.elapsed());
         assert!(reports.iter().all(|r| r.passed()));
-    }
-    times.sort();
+    });
     println!(
         "full matrix ({} scenarios × {} checks): median {:.1} ms, min {:.1} ms (10 runs)",
         scenarios.len(),
         tpf_sfn_mapping::invariants::CHECKS.len(),
-        times[5].as_secs_f64() * 1e3,
-        times[0].as_secs_f64() * 1e3
+        ms(times[5]),
+        ms(times[0])
     );
 
     let happy = scenarios
@@ -46,6 +67,8 @@ fn main() {
         n as f64 / secs,
         secs
     );
+
+    long_matrix(2000);
 
     println!("\nparked (callback token) vs polling driver, same scenarios:");
     println!(
@@ -70,4 +93,35 @@ fn main() {
             );
         }
     }
+}
+
+/// The full matrix of a generated `steps`-step contract (an await every 100th step), compile
+/// and scenario derivation included, as `tpf-sfn mapping-test` runs it.
+fn long_matrix(steps: usize) {
+    // The generator is the example's at 1,000 steps, so the figure is for that shape.
+    assert_eq!(
+        support::long_contract::long_contract(1000),
+        support::long_contract::THOUSAND.as_bytes(),
+        "the generator no longer reproduces examples/contracts/thousand-steps"
+    );
+    let bytes = support::long_contract::long_contract(steps);
+    let input = Input {
+        contract_file: "long.pipeline-contract.json",
+        contract: &bytes,
+        ..Input::default()
+    };
+    let mut scenarios = 0;
+    let times = timed(3, || {
+        let subject = proof::subject(&input, None).expect("generated contract compiles");
+        let all = proof::scenarios(&subject, Vec::new());
+        scenarios = all.len();
+        let reports = proof::prove(&subject, &all, proof::SEED);
+        assert!(reports.iter().all(|r| r.passed()));
+    });
+    println!(
+        "full matrix of a {steps}-step contract ({} KiB, {scenarios} scenarios, compile included): median {:.0} ms, min {:.0} ms (3 runs)",
+        bytes.len() / 1024,
+        ms(times[1]),
+        ms(times[0])
+    );
 }

@@ -110,7 +110,7 @@ impl ScenarioReport {
 
 /// Runs one scenario and evaluates every invariant over it.
 pub fn run_one(subject: &Subject, scenario: &Scenario, seed: u64) -> ScenarioReport {
-    match run::run(subject, scenario, seed) {
+    match run::run_recording(subject, scenario, seed, false) {
         Ok(r) => ScenarioReport {
             name: scenario.name.clone(),
             description: scenario.description.clone(),

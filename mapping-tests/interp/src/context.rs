@@ -97,8 +97,30 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The `$$` leaves drivers read on every iteration, answered from the data without
+    /// building the whole context object (which formats two timestamps and copies the
+    /// execution input). `None` for any other path; the answer is the one `value()` gives.
+    fn leaf(&self, path: &str) -> Option<Option<Value>> {
+        let d = &self.data;
+        let text = |s: &str| Some(Value::String(s.to_owned()));
+        Some(match path {
+            "$$.Execution.Id" => text(d.execution_id),
+            "$$.Execution.Name" => text(d.execution_name),
+            "$$.StateMachine.Id" => text(d.machine_id),
+            "$$.StateMachine.Name" => text(d.machine_name),
+            "$$.State.Name" => text(d.state_name),
+            "$$.Task.Token" => d.task_token.and_then(text),
+            "$$.Map.Item.Index" => d.map_item.map(|(i, _)| Value::from(i)),
+            "$$.Map.Item.Value" => d.map_item.map(|(_, v)| v.clone()),
+            _ => return None,
+        })
+    }
+
     /// Reads a path, telling a miss apart (for `IsPresent`).
     pub fn read_optional(&self, path: &str, input: &Value) -> Result<Option<Value>, StateError> {
+        if let Some(leaf) = self.leaf(path) {
+            return Ok(leaf);
+        }
         if let Some(rest) = path.strip_prefix("$$") {
             paths::read(&format!("${rest}"), self.value())
         } else {

@@ -181,7 +181,7 @@ pub(super) struct Execution {
 pub(super) struct Machine {
     pub name: String,
     pub arn: String,
-    pub definition: StateMachine,
+    pub definition: Arc<StateMachine>,
     pub program: Arc<Program>,
     pub executions: Vec<usize>,
 }
@@ -330,18 +330,56 @@ impl Engine {
         name: &str,
         definition: StateMachine,
     ) -> Result<String, SfnError> {
+        let arn = match self.new_machine_arn(name, &definition)? {
+            Ok(arn) => arn,
+            Err(existing) => return Ok(existing),
+        };
+        let program = Arc::new(Program::compile(&definition)?);
+        Ok(self.add_machine(name, arn, Arc::new(definition), program))
+    }
+
+    /// [`Engine::create_state_machine`] for a definition that many engines register (a harness
+    /// deploying the same release into one fresh engine per scenario): the definition is copied
+    /// and compiled once per thread, not once per engine. Same answers, same errors, in the
+    /// same order.
+    pub fn create_state_machine_shared(
+        &mut self,
+        name: &str,
+        definition: &StateMachine,
+    ) -> Result<String, SfnError> {
+        let arn = match self.new_machine_arn(name, definition)? {
+            Ok(arn) => arn,
+            Err(existing) => return Ok(existing),
+        };
+        let (program, definition) = super::program::shared(definition)?;
+        Ok(self.add_machine(name, arn, definition, program))
+    }
+
+    /// The ARN a new machine gets (`Ok`), or that of the same machine registered before
+    /// (`Err`, the idempotent answer).
+    fn new_machine_arn(
+        &self,
+        name: &str,
+        definition: &StateMachine,
+    ) -> Result<Result<String, String>, SfnError> {
         validate_name(name)?;
         let arn = state_machine_arn(name);
-        if let Some(&i) = self.machine_index.get(&arn) {
-            return if self.machines[i].definition == definition {
-                Ok(arn)
-            } else {
-                Err(SfnError::StateMachineAlreadyExists(format!(
-                    "State Machine Already Exists: '{arn}'"
-                )))
-            };
+        match self.machine_index.get(&arn) {
+            None => Ok(Ok(arn)),
+            Some(&i) if *self.machines[i].definition == *definition => Ok(Err(arn)),
+            Some(_) => Err(SfnError::StateMachineAlreadyExists(format!(
+                "State Machine Already Exists: '{arn}'"
+            ))),
         }
-        let program = Arc::new(Program::compile(&definition)?);
+    }
+
+    fn add_machine(
+        &mut self,
+        name: &str,
+        arn: String,
+        definition: Arc<StateMachine>,
+        program: Arc<Program>,
+    ) -> String {
         self.machine_index.insert(arn.clone(), self.machines.len());
         self.machines.push(Machine {
             name: name.to_string(),
@@ -350,7 +388,7 @@ impl Engine {
             program,
             executions: Vec::new(),
         });
-        Ok(arn)
+        arn
     }
 
     /// Replaces a machine's definition; running executions keep the one they started with.
@@ -364,7 +402,7 @@ impl Engine {
             .get(arn)
             .ok_or_else(|| SfnError::StateMachineDoesNotExist(arn.to_string()))?;
         self.machines[i].program = Arc::new(Program::compile(&definition)?);
-        self.machines[i].definition = definition;
+        self.machines[i].definition = Arc::new(definition);
         Ok(())
     }
 
@@ -442,7 +480,10 @@ impl Engine {
         self.exec_index.insert(arn.clone(), e);
         self.machines[m].executions.push(e);
         let details = if self.record_payloads {
-            json!({"input": &input, "stateMachineArn": &self.machines[m].arn})
+            super::history::details([
+                ("input", input.clone()),
+                ("stateMachineArn", json!(&self.machines[m].arn)),
+            ])
         } else {
             json!({"stateMachineArn": &self.machines[m].arn})
         };

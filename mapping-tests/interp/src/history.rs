@@ -19,6 +19,17 @@ pub struct HistoryEvent {
     pub details: Value,
 }
 
+/// An event's details from owned values: `json!` would re-serialise a borrowed payload member by
+/// member, which costs several times a clone on every state entry and exit.
+pub(crate) fn details<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
 /// Events that close an execution; the only kind allowed to be event number 25,000.
 pub fn is_terminal(event_type: &str) -> bool {
     matches!(

@@ -3,6 +3,10 @@
 //! `States.IntrinsicFailure`, except a path argument that selects nothing, which is
 //! `States.Runtime` like any other missing path.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use serde_json::{Map, Number, Value};
 
 use super::context::Context;
@@ -188,6 +192,31 @@ fn parse(expr: &str) -> Result<Call, StateError> {
     Ok(call)
 }
 
+/// Parsed expressions past which this thread's cache starts over: a driver has a handful, and
+/// generated inputs (the fuzz driver) must not grow memory without bound.
+const PARSED_CAPACITY: usize = 1024;
+
+thread_local! {
+    static PARSED: RefCell<HashMap<String, Rc<Call>>> = RefCell::new(HashMap::new());
+}
+
+/// `parse`, once per expression and thread: a driver evaluates the same few intrinsics on
+/// every loop iteration. Failures are not kept, so each one is reported afresh.
+fn parsed(expr: &str) -> Result<Rc<Call>, StateError> {
+    if let Some(hit) = PARSED.with(|c| c.borrow().get(expr).cloned()) {
+        return Ok(hit);
+    }
+    let call = Rc::new(parse(expr)?);
+    PARSED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= PARSED_CAPACITY {
+            c.clear();
+        }
+        c.insert(expr.to_owned(), call.clone());
+    });
+    Ok(call)
+}
+
 /// Evaluates an intrinsic expression such as `States.Format('{}', $.a)`.
 pub fn evaluate(
     expr: &str,
@@ -195,7 +224,7 @@ pub fn evaluate(
     ctx: &Context<'_>,
     rng: &mut Rng,
 ) -> Result<Value, StateError> {
-    let call = parse(expr)?;
+    let call = parsed(expr)?;
     eval_call(&call, input, ctx, rng)
 }
 

@@ -108,6 +108,10 @@ fn quoted_name(body: &str, quote: char) -> Option<(std::borrow::Cow<'_, str>, us
     None
 }
 
+/// Queries past which this thread's cache starts over: a driver has a handful, and generated
+/// inputs (the fuzz driver) must not grow memory without bound.
+const COMPILED_CAPACITY: usize = 1024;
+
 thread_local! {
     static COMPILED: RefCell<HashMap<String, Option<Rc<JsonPath>>>> = RefCell::new(HashMap::new());
 }
@@ -119,6 +123,9 @@ fn compiled(path: &str) -> Option<Rc<JsonPath>> {
             return p.clone();
         }
         let p = JsonPath::parse(path).ok().map(Rc::new);
+        if c.len() >= COMPILED_CAPACITY {
+            c.clear();
+        }
         c.insert(path.to_string(), p.clone());
         p
     })
@@ -342,22 +349,41 @@ pub fn apply_filter_path(
 
 /// Byte length of the compact JSON text of `v`, without building it.
 pub fn json_size(v: &Value) -> usize {
+    /// Quotes plus every byte, plus what escaping adds: one byte for the two-character escapes,
+    /// five for `\u00XX`. Bytes of multi-byte characters are never below 0x80, so a byte scan
+    /// counts what a character scan would.
     fn str_size(s: &str) -> usize {
-        let mut n = 2;
-        for c in s.chars() {
-            n += match c {
-                '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0c}' => 2,
-                c if (c as u32) < 0x20 => 6,
-                c => c.len_utf8(),
-            };
+        2 + s.len()
+            + s.bytes()
+                .map(|b| match b {
+                    b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                    0..=0x1f => 5,
+                    _ => 0,
+                })
+                .sum::<usize>()
+    }
+    fn number_size(n: &serde_json::Number) -> usize {
+        fn digits(mut u: u64) -> usize {
+            let mut d = 1;
+            while u >= 10 {
+                u /= 10;
+                d += 1;
+            }
+            d
         }
-        n
+        if let Some(u) = n.as_u64() {
+            digits(u)
+        } else if let Some(i) = n.as_i64() {
+            1 + digits(i.unsigned_abs())
+        } else {
+            n.to_string().len()
+        }
     }
     match v {
         Value::Null => 4,
         Value::Bool(true) => 4,
         Value::Bool(false) => 5,
-        Value::Number(n) => n.to_string().len(),
+        Value::Number(n) => number_size(n),
         Value::String(s) => str_size(s),
         Value::Array(a) => 2 + a.iter().map(json_size).sum::<usize>() + a.len().saturating_sub(1),
         Value::Object(o) => {
@@ -417,6 +443,19 @@ mod tests {
             json!(null),
             json!({"a": [1, "x\"\n\u{1}", true, false, 1.5]}),
             json!("é"),
+            json!([
+                "\u{8}\u{c}\u{1f}\u{7f}\\/",
+                "日本🚀",
+                0,
+                9,
+                10,
+                99,
+                100,
+                -1,
+                -10,
+                -9_223_372_036_854_775_808i64
+            ]),
+            json!([u64::MAX, i64::MAX, 1e300, -0.5, 12.0]),
         ] {
             assert_eq!(json_size(&v), serde_json::to_string(&v).unwrap().len());
         }

@@ -1,7 +1,9 @@
 //! A registered definition flattened into scopes (the top level, each Parallel branch, each
 //! Map item processor) so a running thread addresses its state by two indices.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tpf_sfn_compiler::sfn::asl::{State, StateMachine, SubMachine, Transition};
 
@@ -126,4 +128,31 @@ impl Program {
         }
         Ok(id)
     }
+}
+
+/// Definitions compiled on this thread, most recently used first. A few suffice: a scenario
+/// matrix deploys the same two or four machines into every fresh engine.
+const SHARED_CAPACITY: usize = 8;
+
+thread_local! {
+    static SHARED: RefCell<Vec<(Arc<StateMachine>, Arc<Program>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The compiled program and a shared copy of `sm`, from this thread's cache when an equal
+/// definition was compiled before. Compiling is deterministic, so the cached program is the one
+/// `Program::compile` would build; definitions that fail to compile are not kept.
+pub fn shared(sm: &StateMachine) -> Result<(Arc<Program>, Arc<StateMachine>), SfnError> {
+    SHARED.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(i) = cache.iter().position(|(d, _)| **d == *sm) {
+            let hit = cache.remove(i);
+            cache.insert(0, hit.clone());
+            return Ok((hit.1, hit.0));
+        }
+        let program = Arc::new(Program::compile(sm)?);
+        let definition = Arc::new(sm.clone());
+        cache.insert(0, (definition.clone(), program.clone()));
+        cache.truncate(SHARED_CAPACITY);
+        Ok((program, definition))
+    })
 }

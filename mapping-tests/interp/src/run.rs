@@ -17,7 +17,7 @@ use super::engine::{
 };
 use super::error::{StateError, DATA_LIMIT, NO_CHOICE, TIMEOUT};
 use super::handler::{TaskCall, TaskHandler, TaskOutcome};
-use super::history::{entered, exited};
+use super::history::{details, entered, exited};
 use super::intrinsics::java_text;
 use super::paths::{self, apply_filter_path, apply_result_path, json_size, MAX_PAYLOAD_BYTES};
 use super::program::Program;
@@ -242,7 +242,7 @@ impl Engine {
         th.retry_counts.resize(st.retriers().len(), 0);
         th.retry_total = 0;
         let details = if record {
-            json!({"name": name, "input": &th.input})
+            details([("name", json!(name)), ("input", th.input.clone())])
         } else {
             json!({"name": name})
         };
@@ -460,7 +460,7 @@ impl Engine {
             return self.fail_thread(e, t, prog, data_limit(name));
         }
         let details = if self.record_payloads {
-            json!({"name": name, "output": &output})
+            details([("name", json!(name)), ("output", output.clone())])
         } else {
             json!({"name": name})
         };
@@ -789,7 +789,7 @@ impl Engine {
         match (th.parent, r) {
             (None, Ok(out)) => {
                 let d = if self.record_payloads {
-                    json!({"output": &out})
+                    details([("output", out.clone())])
                 } else {
                     json!({})
                 };
@@ -1031,7 +1031,11 @@ impl Engine {
         match outcome {
             TaskOutcome::Succeeded(v) if callback => {
                 let d = if self.record_payloads {
-                    json!({"resourceType": rtype, "resource": rname, "output": v})
+                    details([
+                        ("resourceType", json!(rtype)),
+                        ("resource", json!(rname)),
+                        ("output", v),
+                    ])
                 } else {
                     json!({"resourceType": rtype, "resource": rname})
                 };
@@ -1082,7 +1086,11 @@ impl Engine {
         match r {
             Ok(v) => {
                 let d = if self.record_payloads {
-                    json!({"resourceType": rtype, "resource": rname, "output": &v})
+                    details([
+                        ("resourceType", json!(rtype)),
+                        ("resource", json!(rname)),
+                        ("output", v.clone()),
+                    ])
                 } else {
                     json!({"resourceType": rtype, "resource": rname})
                 };

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use tpf_wire::cardinality::{self, Cardinality};
 use tpf_wire::ids;
 use tpf_wire::records::ResultShape;
@@ -162,7 +162,10 @@ impl PipelineDef {
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
-                    let itemized = s.cardinality == Cardinality::OneToOne
+                    // Only an await can be itemized; asking for the others made a long
+                    // contract's pipeline quadratic to build.
+                    let itemized = s.is_await
+                        && s.cardinality == Cardinality::OneToOne
                         && cardinality::streams_into(&cardinalities, i);
                     let step = match (s.is_await, itemized) {
                         (false, _) => StepDef::internal(s.authored_name),
@@ -365,7 +368,12 @@ impl ScriptedWorker {
             });
             match self.outcome(step, step_index, cmd.attempt) {
                 StepOutcome::Complete => {
-                    payload = json!({ "step": step.name, "input": payload });
+                    // Moved in, not `json!`'s re-serialised copy: the payload nests one level per
+                    // step, so a copy per step made long segments quadratic.
+                    let mut wrapped = Map::with_capacity(2);
+                    wrapped.insert("step".to_owned(), Value::String(step.name.clone()));
+                    wrapped.insert("input".to_owned(), payload);
+                    payload = Value::Object(wrapped);
                 }
                 StepOutcome::Park if step.await_step().is_some() => {
                     return TransitionResult::WaitingExternal { step_index };

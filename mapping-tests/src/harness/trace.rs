@@ -119,7 +119,10 @@ impl Trace {
         let alias = |s: &str| {
             let mut s = s.to_string();
             for (id, a) in &aliases {
-                s = s.replace(id.as_str(), a);
+                // Most lines name no execution id: skip the copy `replace` always makes.
+                if s.contains(id.as_str()) {
+                    s = s.replace(id.as_str(), a);
+                }
             }
             s
         };

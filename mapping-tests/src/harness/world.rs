@@ -95,22 +95,23 @@ impl World {
         self.engine.now_ms()
     }
 
-    /// Deploys one release's machines (names as the compiler's manifest gives them).
+    /// Deploys one release's machines (names as the compiler's manifest gives them). Every
+    /// scenario deploys the same definitions into a fresh engine, so they are compiled once.
     pub fn deploy(
         &mut self,
         identity: Identity,
         driver_name: &str,
-        driver: StateMachine,
+        driver: &StateMachine,
         sweeper_name: &str,
-        sweeper: StateMachine,
+        sweeper: &StateMachine,
     ) -> Result<(), String> {
         let driver_arn = self
             .engine
-            .create_state_machine(driver_name, driver)
+            .create_state_machine_shared(driver_name, driver)
             .map_err(|e| e.to_string())?;
         let sweeper_arn = self
             .engine
-            .create_state_machine(sweeper_name, sweeper)
+            .create_state_machine_shared(sweeper_name, sweeper)
             .map_err(|e| e.to_string())?;
         self.releases.push(ReleaseMachines {
             identity,
@@ -214,20 +215,20 @@ impl World {
     /// Moves new engine history into the trace, placing each call's entries right after the
     /// `TaskStarted` event of the task that made it.
     fn collect_events(&mut self) {
-        let sweeper_arns: Vec<String> = self
+        let sweeper_marks: Vec<String> = self
             .releases
             .iter()
-            .map(|r| r.sweeper_arn.clone())
+            .map(|r| {
+                format!(
+                    ":execution:{}:",
+                    r.sweeper_arn.rsplit(':').next().unwrap_or("")
+                )
+            })
             .collect();
         let (events, cursor) = self.engine.events_since(self.event_cursor);
         let mut out = Vec::new();
         for (arn, ev) in events {
-            let sweeper = sweeper_arns.iter().any(|s| {
-                arn.contains(&format!(
-                    ":execution:{}:",
-                    s.rsplit(':').next().unwrap_or("")
-                ))
-            });
+            let sweeper = sweeper_marks.iter().any(|m| arn.contains(m.as_str()));
             let name = arn.rsplit(':').next().unwrap_or(arn).to_string();
             let detail = match ev.event_type {
                 "TaskFailed" | "ExecutionFailed" => {

@@ -1,6 +1,7 @@
 //! The checks. Static ones read the deployed definition; dynamic ones read the trace, the TPF
 //! model's commit log and the engine's executions.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
@@ -138,19 +139,13 @@ pub(super) fn excerpt(trace: &Trace, i: usize) -> String {
         .join("\n")
 }
 
-pub(super) fn driver(run: &Run) -> &StateMachine {
+pub(super) fn driver<'s>(run: &Run<'s>) -> &'s StateMachine {
     &run.subject.driver
 }
 
+/// A top-level state by name (state names are unique keys of `States`).
 pub(super) fn state<'a>(m: &'a StateMachine, name: &str) -> Option<&'a State> {
-    all_states_named(m)
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| s)
-}
-
-fn all_states_named(m: &StateMachine) -> Vec<(&str, &State)> {
-    m.states.iter().map(|(n, s)| (n.as_str(), s)).collect()
+    m.states.get(name)
 }
 
 pub(super) fn is_await(s: &State) -> bool {
@@ -853,10 +848,6 @@ fn idempotency(run: &Run) -> Vec<Violation> {
 // ---------------------------------------------------------------------------------------------
 // Bounded history and limits checked at compile time.
 
-fn options(run: &Run) -> ValidateOptions {
-    subject_options(&run.subject)
-}
-
 fn subject_options(subject: &Subject) -> ValidateOptions {
     ValidateOptions {
         event_limit: u64::from(subject.sfn.budget.event_budget),
@@ -865,9 +856,59 @@ fn subject_options(subject: &Subject) -> ValidateOptions {
     }
 }
 
+/// What the static checks conclude about a driver: its proven history bound and the
+/// validator's errors.
+#[derive(Clone)]
+struct StaticVerdict {
+    bound: Option<u64>,
+    errors: Vec<Violation>,
+}
+
+/// Definitions checked on this thread, most recently used first. A matrix runs every scenario
+/// on the same driver, and a verdict depends on nothing but the driver and its event budget,
+/// so it is computed once instead of once per scenario.
+const VERDICT_CACHE: usize = 4;
+
+thread_local! {
+    static VERDICTS: RefCell<Vec<(StateMachine, u32, StaticVerdict)>> = const { RefCell::new(Vec::new()) };
+}
+
+fn static_verdict(subject: &Subject) -> StaticVerdict {
+    let budget = subject.sfn.budget.event_budget;
+    let m = &subject.driver;
+    VERDICTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(i) = cache.iter().position(|(d, b, _)| *b == budget && d == m) {
+            let hit = cache.remove(i);
+            let verdict = hit.2.clone();
+            cache.insert(0, hit);
+            return verdict;
+        }
+        let opts = subject_options(subject);
+        let verdict = StaticVerdict {
+            bound: validate::analyze_history(m, &opts).max_events,
+            errors: validate::validate("driver", m, &opts)
+                .diagnostics
+                .into_iter()
+                .filter(|d| d.is_error())
+                .map(|d| {
+                    v(
+                        "definition-within-limits",
+                        format!("{}: {}", d.code, d.message),
+                        String::new(),
+                    )
+                })
+                .collect(),
+        };
+        cache.insert(0, (m.clone(), budget, verdict.clone()));
+        cache.truncate(VERDICT_CACHE);
+        verdict
+    })
+}
+
 fn bounded_history(run: &Run) -> Vec<Violation> {
     let w = &run.world;
-    let bound = validate::analyze_history(driver(run), &options(run)).max_events;
+    let bound = static_verdict(run.subject).bound;
     let mut out = Vec::new();
     for exec in executions(run) {
         for arn in driver_executions(w, &exec) {
@@ -898,21 +939,10 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
 }
 
 fn within_limits(run: &Run) -> Vec<Violation> {
-    static_violations(&run.subject)
+    static_verdict(run.subject).errors
 }
 
 /// The validator's errors on the subject's driver, as `definition-within-limits` violations.
 pub fn static_violations(subject: &Subject) -> Vec<Violation> {
-    validate::validate("driver", &subject.driver, &subject_options(subject))
-        .diagnostics
-        .into_iter()
-        .filter(|d| d.is_error())
-        .map(|d| {
-            v(
-                "definition-within-limits",
-                format!("{}: {}", d.code, d.message),
-                String::new(),
-            )
-        })
-        .collect()
+    static_verdict(subject).errors
 }

@@ -69,9 +69,11 @@ pub struct Metrics {
     pub item_history_events: u64,
 }
 
-pub struct Run {
+/// One scenario's outcome. It borrows the subject it ran: a matrix runs every scenario on the
+/// same subject, and a copy of its machines and contract per run cost as much as the run.
+pub struct Run<'s> {
     pub scenario: Scenario,
-    pub subject: Subject,
+    pub subject: &'s Subject,
     pub world: World,
     pub identity: Identity,
     pub execution_id: Option<String>,
@@ -167,9 +169,9 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
     world.deploy(
         identity,
         &subject.sfn.machines.driver,
-        subject.driver.clone(),
+        &subject.driver,
         &subject.sfn.machines.sweeper,
-        subject.sweeper.clone(),
+        &subject.sweeper,
     )?;
     if let Some(every) = scenario.sweeper_every_seconds {
         world.schedule_sweeper(every as i64 * 1000);
@@ -178,12 +180,25 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
 }
 
 /// Runs `scenario` to quiescence or its horizon.
-pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, String> {
+pub fn run<'s>(subject: &'s Subject, scenario: &Scenario, seed: u64) -> Result<Run<'s>, String> {
+    run_recording(subject, scenario, seed, true)
+}
+
+/// [`run`], with or without state inputs, outputs and task parameters in the driver histories
+/// (`Engine::set_record_payloads`). The proof reads event types, state names and errors only,
+/// which are kept either way, so it runs without: the same trace at a fraction of the copies.
+pub fn run_recording<'s>(
+    subject: &'s Subject,
+    scenario: &Scenario,
+    seed: u64,
+    payloads: bool,
+) -> Result<Run<'s>, String> {
     let mut world = build_world(subject, scenario, seed)?;
     let budget = budget::for_scenario(subject, scenario);
     world
         .engine
         .set_event_budget(Some(usize::try_from(budget.events).unwrap_or(usize::MAX)));
+    world.engine.set_record_payloads(payloads);
     let identity = subject.plan.identity.clone();
     let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
 
@@ -270,7 +285,7 @@ pub fn run(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<Run, Str
     let unmet = check_expectations(scenario, &world, &exec, &metrics);
     Ok(Run {
         scenario: scenario.clone(),
-        subject: subject.clone(),
+        subject,
         world,
         identity,
         execution_id,
@@ -375,7 +390,7 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
             world.push(e);
         }
         Do::ActivateNewRelease => {
-            let Some(next) = subject.next_release.clone() else {
+            let Some(next) = &subject.next_release else {
                 world.push(vec![Entry::Actor {
                     at_ms: now,
                     what: "no second release to activate".into(),
@@ -385,9 +400,9 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
             if let Err(e) = world.deploy(
                 next.identity.clone(),
                 &next.driver_name,
-                next.driver,
+                &next.driver,
                 &next.sweeper_name,
-                next.sweeper,
+                &next.sweeper,
             ) {
                 world.push(vec![Entry::Actor {
                     at_ms: now,
@@ -594,7 +609,7 @@ fn check_expectations(s: &Scenario, world: &World, exec: &str, m: &Metrics) -> V
 }
 
 /// A JSON summary of a run for `--format json`.
-pub fn summary_json(run: &Run) -> Value {
+pub fn summary_json(run: &Run<'_>) -> Value {
     json!({
         "scenario": run.scenario.name,
         "executionId": run.execution_id,

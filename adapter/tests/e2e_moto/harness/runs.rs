@@ -65,7 +65,7 @@ impl Loop {
     }
 
     /// The same scenario in our interpreter, on the same compiled driver.
-    pub fn simulate(&self) -> Run {
+    pub fn simulate(&self) -> Run<'_> {
         let run = scenario::run(&self.subject, &self.scenario, proof::SEED).expect("simulate");
         assert!(
             run.unmet.is_empty(),
@@ -77,7 +77,7 @@ impl Loop {
 
     /// Fails unless TPF's record of `id` (in DynamoDB) ended where the interpreter's did, after
     /// as many transitions: a duplicated or lost transition changes `version`.
-    pub async fn assert_same_record(&self, id: &str, sim: &Run) {
+    pub async fn assert_same_record(&self, id: &str, sim: &Run<'_>) {
         assert_eq!(
             self.record_summary(id).await,
             interpreter_record(sim),
@@ -96,7 +96,7 @@ impl Loop {
     }
 
     /// The interpreter's run of another scenario of the same matrix.
-    pub fn simulate_other(&self, name: &str) -> Run {
+    pub fn simulate_other(&self, name: &str) -> Run<'_> {
         let other = matrix::derive(&self.subject)
             .into_iter()
             .find(|s| s.name == name)
@@ -106,7 +106,7 @@ impl Loop {
 
     /// Fails unless moto's driver executions entered the same states, in the same order, as
     /// the interpreter's for the same scenario (generation by generation, oldest first).
-    pub async fn cross_check(&self, sim: &Run) -> Vec<(String, Vec<String>)> {
+    pub async fn cross_check(&self, sim: &Run<'_>) -> Vec<(String, Vec<String>)> {
         match self.compare(sim).await {
             Ok(generations) => generations,
             Err(why) => panic!("{why}"),
@@ -114,7 +114,7 @@ impl Loop {
     }
 
     /// `cross_check` without the panic: `Err` describes the disagreement.
-    pub async fn compare(&self, sim: &Run) -> Result<Vec<(String, Vec<String>)>, String> {
+    pub async fn compare(&self, sim: &Run<'_>) -> Result<Vec<(String, Vec<String>)>, String> {
         let paths = self.moto_paths().await;
         let on_moto: Vec<(String, Vec<String>)> = paths
             .iter()

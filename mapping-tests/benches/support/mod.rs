@@ -1,0 +1,1 @@
+pub mod long_contract;
