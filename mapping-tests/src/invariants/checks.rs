@@ -853,10 +853,6 @@ fn idempotency(run: &Run) -> Vec<Violation> {
 // ---------------------------------------------------------------------------------------------
 // Bounded history and limits checked at compile time.
 
-fn options(run: &Run) -> ValidateOptions {
-    subject_options(&run.subject)
-}
-
 fn subject_options(subject: &Subject) -> ValidateOptions {
     ValidateOptions {
         event_limit: u64::from(subject.sfn.budget.event_budget),
@@ -867,7 +863,7 @@ fn subject_options(subject: &Subject) -> ValidateOptions {
 
 fn bounded_history(run: &Run) -> Vec<Violation> {
     let w = &run.world;
-    let bound = validate::analyze_history(driver(run), &options(run)).max_events;
+    let bound = run.proven.history_bound;
     let mut out = Vec::new();
     for exec in executions(run) {
         for arn in driver_executions(w, &exec) {
@@ -898,7 +894,31 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
 }
 
 fn within_limits(run: &Run) -> Vec<Violation> {
-    static_violations(&run.subject)
+    run.proven.static_violations.clone()
+}
+
+/// The validator's verdict on a subject's driver, taken once per matrix: every scenario runs
+/// the same driver, so re-validating it per scenario only cost time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proven {
+    pub static_violations: Vec<Violation>,
+    /// The most history events one generation can emit, if the validator can bound it.
+    pub history_bound: Option<u64>,
+}
+
+impl Proven {
+    pub fn of(subject: &Subject) -> Proven {
+        Proven::with_verdict(subject, static_violations(subject))
+    }
+
+    /// The verdict `static_violations` already gave, plus the history bound.
+    pub fn with_verdict(subject: &Subject, static_violations: Vec<Violation>) -> Proven {
+        Proven {
+            static_violations,
+            history_bound: validate::analyze_history(&subject.driver, &subject_options(subject))
+                .max_events,
+        }
+    }
 }
 
 /// The validator's errors on the subject's driver, as `definition-within-limits` violations.
