@@ -32,26 +32,19 @@ pub struct AwaitClasses {
     pub representatives: Vec<usize>,
 }
 
-/// Replaces the await's own names in every string of the state, so two states that differ only
-/// by which step they serve compare equal.
+/// Replaces the await's own names where a string is exactly one of them, so two states that
+/// differ only by which step they serve compare equal. Only whole strings: a name inside a
+/// longer string stays, which can only split a class, never merge two.
 fn anonymise(v: &mut Value, names: &[&str]) {
+    let own = |s: &str| names.contains(&s);
     match v {
-        Value::String(s) => {
-            for n in names.iter().filter(|n| !n.is_empty()) {
-                if s.contains(n) {
-                    *s = s.replace(n, "<await>");
-                }
-            }
-        }
+        Value::String(s) if own(s) => *s = "<await>".to_string(),
         Value::Array(a) => a.iter_mut().for_each(|x| anonymise(x, names)),
         Value::Object(o) => {
             let entries = std::mem::take(o);
-            for (mut k, mut x) in entries {
-                for n in names.iter().filter(|n| !n.is_empty()) {
-                    k = k.replace(n, "<await>");
-                }
+            for (k, mut x) in entries {
                 anonymise(&mut x, names);
-                o.insert(k, x);
+                o.insert(if own(&k) { "<await>".to_string() } else { k }, x);
             }
         }
         _ => {}
@@ -129,5 +122,21 @@ pub fn classify(subject: &Subject) -> AwaitClasses {
         awaits: awaits.len(),
         classes,
         representatives,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::anonymise;
+    use serde_json::json;
+
+    #[test]
+    fn only_whole_names_are_replaced() {
+        let mut v = json!({"Next": "Await A", "Await A": ["Await A", "Await AB", "after Await A"]});
+        anonymise(&mut v, &["Await A"]);
+        assert_eq!(
+            v,
+            json!({"Next": "<await>", "<await>": ["<await>", "Await AB", "after Await A"]})
+        );
     }
 }
