@@ -133,6 +133,11 @@ fn identical_awaits_share_one_representative_and_the_report_says_so() {
     let coverage = matrix::coverage(&subject);
     assert_eq!(coverage.classes.awaits, 6);
     assert_eq!(coverage.classes.classes.len(), 1);
+    assert_eq!(coverage.classes.classes[0].member_names.len(), 6);
+    assert_eq!(
+        coverage.classes.classes[0].representatives,
+        ["Await Gate 000", "Await Gate 005"]
+    );
     let names = per_await_names(&subject);
     assert!(
         names

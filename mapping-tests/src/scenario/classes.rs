@@ -19,6 +19,9 @@ pub struct AwaitClass {
     /// Authored names of the members the per-await families run on.
     pub representatives: Vec<String>,
     pub awaits: usize,
+    /// Authored names of every member, so the report hides none.
+    #[serde(rename = "members")]
+    pub member_names: Vec<String>,
 }
 
 /// The classes of a subject's awaits and the awaits the per-await families run on.
@@ -93,6 +96,7 @@ pub fn classify(subject: &Subject) -> AwaitClasses {
                     members: vec![k],
                     representatives: Vec::new(),
                     awaits: 0,
+                    member_names: Vec::new(),
                 },
             )),
         }
@@ -109,6 +113,11 @@ pub fn classify(subject: &Subject) -> AwaitClasses {
         .into_iter()
         .map(|(_, mut c)| {
             c.awaits = c.members.len();
+            c.member_names = c
+                .members
+                .iter()
+                .map(|&m| awaits[m].authored_name.clone())
+                .collect();
             c.representatives = c
                 .members
                 .iter()
