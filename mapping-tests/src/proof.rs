@@ -110,7 +110,16 @@ impl ScenarioReport {
 
 /// Runs one scenario and evaluates every invariant over it.
 pub fn run_one(subject: &Subject, scenario: &Scenario, seed: u64) -> ScenarioReport {
-    match run::run_recording(subject, scenario, seed, false) {
+    run_one_proven(subject, &invariants::Proven::of(subject), scenario, seed)
+}
+
+fn run_one_proven(
+    subject: &Subject,
+    proven: &invariants::Proven,
+    scenario: &Scenario,
+    seed: u64,
+) -> ScenarioReport {
+    match run::run_proven(subject, proven, scenario, seed, false) {
         Ok(r) => ScenarioReport {
             name: scenario.name.clone(),
             description: scenario.description.clone(),
@@ -159,9 +168,10 @@ pub fn prove(subject: &Subject, scenarios: &[Scenario], seed: u64) -> Vec<Scenar
             trace: String::new(),
         }];
     }
+    let proven = invariants::Proven::of(subject);
     scenarios
         .iter()
-        .map(|s| run_one(subject, s, seed))
+        .map(|s| run_one_proven(subject, &proven, s, seed))
         .collect()
 }
 

@@ -118,3 +118,74 @@ fn a_rejected_driver_gets_the_static_verdict_without_running() {
         &details[..details.len().min(5)]
     );
 }
+
+/// The per-await families of a derived matrix, by await name.
+fn per_await_names(subject: &Subject) -> Vec<String> {
+    matrix::derive(subject)
+        .into_iter()
+        .filter_map(|s| s.name.split_once('/').map(|(_, a)| a.to_string()))
+        .collect()
+}
+
+#[test]
+fn identical_awaits_share_one_representative_and_the_report_says_so() {
+    let subject = subject_of(&contract_with_awaits(6));
+    let coverage = matrix::coverage(&subject);
+    assert_eq!(coverage.classes.awaits, 6);
+    assert_eq!(coverage.classes.classes.len(), 1);
+    assert_eq!(coverage.classes.classes[0].member_names.len(), 6);
+    assert_eq!(
+        coverage.classes.classes[0].representatives,
+        ["Await Gate 000", "Await Gate 005"]
+    );
+    let names = per_await_names(&subject);
+    assert!(
+        names
+            .iter()
+            .all(|n| n == "Await Gate 000" || n == "Await Gate 005"),
+        "{names:?}"
+    );
+    for f in &coverage.families {
+        assert!(f.awaits_covered <= 6, "{f:?}");
+    }
+    let deadline = coverage
+        .families
+        .iter()
+        .find(|f| f.family == "deadline-timeout")
+        .expect("a deadline-timeout family");
+    assert_eq!(deadline.awaits_covered, 6);
+    assert_eq!(deadline.ran_on, ["Await Gate 000", "Await Gate 005"]);
+}
+
+#[test]
+fn a_broken_await_state_that_is_not_a_representative_runs_and_fails() {
+    let mut subject = subject_of(&contract_with_awaits(5));
+    let state = subject.sfn.await_states[2].clone();
+    assert!(!per_await_names(&subject).contains(&"Await Gate 002".to_string()));
+
+    // The middle await's deadline no longer wakes the driver: only a scenario in which nobody
+    // completes that await can see it, and it is not one the unbroken driver runs.
+    let mut v = serde_json::to_value(&subject.driver).unwrap();
+    let task = v["States"][&state].as_object_mut().unwrap();
+    task.remove("TimeoutSecondsPath");
+    task.insert("TimeoutSeconds".into(), json!(31_536_000));
+    subject.driver = asl::from_value("broken.asl.json", v).unwrap();
+
+    let scenarios = matrix::derive(&subject);
+    let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+    assert!(ran.contains(&"deadline-timeout/Await Gate 002"), "{ran:?}");
+    let coverage = matrix::coverage(&subject);
+    assert_eq!(coverage.classes.classes.len(), 2);
+
+    let failed: Vec<String> = proof::prove(&subject, &scenarios, proof::SEED)
+        .into_iter()
+        .filter(|r| !r.passed())
+        .map(|r| r.name)
+        .collect();
+    assert!(
+        failed
+            .iter()
+            .any(|n| n == "deadline-timeout/Await Gate 002"),
+        "{failed:?}"
+    );
+}

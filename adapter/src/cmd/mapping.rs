@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::json;
 use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
 use tpf_sfn_mapping::proof::{self, ScenarioReport};
-use tpf_sfn_mapping::scenario::Scenario;
+use tpf_sfn_mapping::scenario::{matrix, Scenario};
 
 use super::inputs::InputFiles;
 use crate::cli::{Format, MappingTestArgs, SimulateArgs};
@@ -56,6 +56,7 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
         (None, _) => Vec::new(),
     };
     let failed = reports.iter().filter(|r| !r.passed()).count();
+    let coverage = matrix::coverage(&subject);
 
     match args.format {
         Format::Text => {
@@ -80,6 +81,9 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
                 }
             }
             let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
+            if !stopped {
+                print_coverage(&coverage);
+            }
             if stopped {
                 println!("the static checks rejected the driver: no scenario ran");
             } else {
@@ -106,6 +110,7 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
                 },
                 "binding": subject.plan.binding.kind().as_str(),
                 "scenarios": reports,
+                "perAwaitFamilies": coverage,
                 "passed": failed == 0 && drift.is_empty(),
                 "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
             })
@@ -115,6 +120,28 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
         Ok(())
     } else {
         Err(Failure::Findings)
+    }
+}
+
+/// Says which awaits the per-await families ran on and how many each stands for, so a matrix
+/// that skips interchangeable awaits says so.
+fn print_coverage(c: &matrix::Coverage) {
+    if c.classes.awaits == 0 {
+        return;
+    }
+    println!(
+        "  per-await families ran on {} of {} await(s), one per class of identical await states plus the first and last ({} class(es)); the whole-pipeline scenarios visit and route every await",
+        c.classes.representatives.len(),
+        c.classes.awaits,
+        c.classes.classes.len()
+    );
+    for f in &c.families {
+        println!(
+            "    {}: covers {} await(s), ran on {}",
+            f.family,
+            f.awaits_covered,
+            f.ran_on.join(", ")
+        );
     }
 }
 

@@ -908,7 +908,7 @@ fn static_verdict(subject: &Subject) -> StaticVerdict {
 
 fn bounded_history(run: &Run) -> Vec<Violation> {
     let w = &run.world;
-    let bound = static_verdict(run.subject).bound;
+    let bound = run.proven.history_bound;
     let mut out = Vec::new();
     for exec in executions(run) {
         for arn in driver_executions(w, &exec) {
@@ -939,7 +939,26 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
 }
 
 fn within_limits(run: &Run) -> Vec<Violation> {
-    static_verdict(run.subject).errors
+    run.proven.static_violations.clone()
+}
+
+/// The validator's verdict on a subject's driver, taken once per matrix: every scenario runs
+/// the same driver, so re-validating it per scenario only cost time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proven {
+    pub static_violations: Vec<Violation>,
+    /// The most history events one generation can emit, if the validator can bound it.
+    pub history_bound: Option<u64>,
+}
+
+impl Proven {
+    pub fn of(subject: &Subject) -> Proven {
+        let verdict = static_verdict(subject);
+        Proven {
+            static_violations: verdict.errors,
+            history_bound: verdict.bound,
+        }
+    }
 }
 
 /// The validator's errors on the subject's driver, as `definition-within-limits` violations.

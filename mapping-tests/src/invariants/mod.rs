@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::scenario::Run;
 
-pub use checks::{static_violations, CHECKS};
+pub use checks::{static_violations, Proven, CHECKS};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Violation {

@@ -5,6 +5,9 @@ use super::model::{
     Action, Do, Expect, ItemContinuationMode, RetryOverride, Scenario, TpfVariant, When,
     WorkerScript,
 };
+use serde::Serialize;
+
+use super::classes::{classify, AwaitClasses};
 use super::run::Subject;
 use crate::harness::faults::{Fault, FaultPlan, Outage};
 
@@ -127,6 +130,149 @@ pub fn late_reask_bound(subject: &Subject, horizon_seconds: u64) -> u64 {
     2 + doublings + horizon_seconds.div_ceil(cap)
 }
 
+/// The per-await families for the `k`-th await of the plan.
+fn per_await(subject: &Subject, horizon: u64, k: usize) -> Vec<Scenario> {
+    let base = |name: &str, description: &str| base(horizon, name, description);
+    let succeed = Expect {
+        tpf_status: Some("SUCCEEDED".into()),
+        ..Expect::default()
+    };
+    let mut out = Vec::new();
+    let Some(a) = subject.plan.awaits.get(k) else {
+        return out;
+    };
+    let nth = Some(k as u32 + 1);
+    let name = &a.authored_name;
+    let others = |skip: bool| -> Vec<Action> {
+        (1..=subject.plan.awaits.len() as u32)
+            .filter(|n| !(skip && *n == k as u32 + 1))
+            .map(|n| act(When::Parked, None, Some(n), 300, Do::CompleteAwait))
+            .collect()
+    };
+
+    let mut s = base(
+        &format!("duplicate-complete/{name}"),
+        "the completion is delivered twice: exactly one resume",
+    );
+    s.actions = others(true);
+    s.actions
+        .push(act(When::Parked, None, nth, 300, Do::CompleteAwaitTwice));
+    s.expect = succeed.clone();
+    out.push(s);
+
+    let mut s = base(
+        &format!("complete-before-park/{name}"),
+        "the completion lands after TPF parks but before the driver registers its wakeup token",
+    );
+    s.actions = others(true);
+    s.actions.push(act(
+        When::Start,
+        Some(name),
+        None,
+        0,
+        Do::CompleteBeforePark,
+    ));
+    s.expect = succeed.clone();
+    out.push(s);
+
+    let mut s = base(
+        &format!("deadline-timeout/{name}"),
+        "nobody completes the await: its deadline wakes the driver and TPF fails it",
+    );
+    s.actions = others(true).into_iter().filter(|x| x.nth < nth).collect();
+    s.expect = Expect {
+        tpf_status: Some("FAILED".into()),
+        error_code: Some("AWAIT_TIMEOUT".into()),
+        ..Expect::default()
+    };
+    out.push(s);
+
+    let mut s = base(
+        &format!("lost-wakeup/{name}"),
+        "the bridge loses every wakeup: the sweeper finds the due execution and wakes the parked driver",
+    );
+    s.actions = others(false);
+    s.faults.lose_wakeups = true;
+    s.sweeper_every_seconds = Some(60);
+    s.expect = succeed.clone();
+    out.push(s);
+
+    if a.itemized {
+        let items = Some(super::run::ITEMS_PER_STREAM);
+        let mut s = base(
+            &format!("items-in-process/{name}"),
+            "TPF as it is today runs each item's continuation inside the completion call and writes its child execution already SUCCEEDED: the child drivers the bridge starts find nothing to do",
+        );
+        s.actions = others(false);
+        s.tpf.item_continuations = ItemContinuationMode::InProcess;
+        s.expect = Expect {
+            item_executions: items,
+            ..succeed.clone()
+        };
+        out.push(s);
+
+        if let Some(step) = continuation_steps(subject, a.step_index)
+            .next()
+            .and_then(|i| subject.contract.steps.get(i as usize))
+        {
+            let retryable = "fail-retryable:java.io.IOException".to_string();
+            let mut s = base(
+                &format!("item-continuation-retried/{name}"),
+                "each item's continuation fails twice: every retry is a scheduled wakeup of the item's own driver, then all items succeed and release the parent",
+            );
+            s.actions = others(false);
+            s.worker = vec![WorkerScript {
+                step: step.authored_name.clone(),
+                outcomes: vec![retryable.clone(), retryable.clone(), "complete".into()],
+            }];
+            s.expect = Expect {
+                item_executions: items,
+                ..succeed.clone()
+            };
+            out.push(s);
+
+            let mut s = base(
+                &format!("item-continuation-fails/{name}"),
+                "the items' continuations fail on every attempt: after the third TPF fails the parent with AWAIT_ITEM_CONTINUATION_FAILED",
+            );
+            s.actions = others(false);
+            s.worker = vec![WorkerScript {
+                step: step.authored_name.clone(),
+                outcomes: vec![retryable; 3],
+            }];
+            s.expect = Expect {
+                tpf_status: Some("FAILED".into()),
+                error_code: Some("AWAIT_ITEM_CONTINUATION_FAILED".into()),
+                item_executions: items,
+                ..Expect::default()
+            };
+            out.push(s);
+        }
+    }
+
+    if k == 0 {
+        // 31 minutes after the park: a minute past the 30-minute deadline, before the hourly
+        // sweep. TPF marks the interaction TIMED_OUT and leaves the parent parked; its sweep
+        // skips terminal interactions, so nothing ever moves the parent again.
+        let horizon = 3 * 24 * 3600;
+        let mut s = base(
+            &format!("late-completion-strands-parent/{name}"),
+            "against a TPF without the Action API's deadline rule, a completion a minute late strands the parent for good: the driver's re-asks back off to one a day",
+        );
+        s.actions = vec![act(When::Parked, None, nth, 1860, Do::CompleteAwait)];
+        s.tpf.process_applies_await_deadline = false;
+        s.sweeper_every_seconds = Some(3600);
+        s.horizon_seconds = horizon;
+        s.expect = Expect {
+            tpf_status: Some("WAITING_EXTERNAL".into()),
+            max_action_calls: Some(late_reask_bound(subject, horizon)),
+            ..Expect::default()
+        };
+        out.push(s);
+    }
+    out
+}
+
 pub fn derive(subject: &Subject) -> Vec<Scenario> {
     let horizon = horizon_seconds(subject);
     let base = |name: &str, description: &str| base(horizon, name, description);
@@ -160,136 +306,10 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
     };
     out.push(s);
 
-    for (k, a) in subject.plan.awaits.iter().enumerate() {
-        let nth = Some(k as u32 + 1);
-        let name = &a.authored_name;
-        let others = |skip: bool| -> Vec<Action> {
-            (1..=subject.plan.awaits.len() as u32)
-                .filter(|n| !(skip && *n == k as u32 + 1))
-                .map(|n| act(When::Parked, None, Some(n), 300, Do::CompleteAwait))
-                .collect()
-        };
-
-        let mut s = base(
-            &format!("duplicate-complete/{name}"),
-            "the completion is delivered twice: exactly one resume",
-        );
-        s.actions = others(true);
-        s.actions
-            .push(act(When::Parked, None, nth, 300, Do::CompleteAwaitTwice));
-        s.expect = succeed.clone();
-        out.push(s);
-
-        let mut s = base(
-            &format!("complete-before-park/{name}"),
-            "the completion lands after TPF parks but before the driver registers its wakeup token",
-        );
-        s.actions = others(true);
-        s.actions.push(act(
-            When::Start,
-            Some(name),
-            None,
-            0,
-            Do::CompleteBeforePark,
-        ));
-        s.expect = succeed.clone();
-        out.push(s);
-
-        let mut s = base(
-            &format!("deadline-timeout/{name}"),
-            "nobody completes the await: its deadline wakes the driver and TPF fails it",
-        );
-        s.actions = others(true).into_iter().filter(|x| x.nth < nth).collect();
-        s.expect = Expect {
-            tpf_status: Some("FAILED".into()),
-            error_code: Some("AWAIT_TIMEOUT".into()),
-            ..Expect::default()
-        };
-        out.push(s);
-
-        let mut s = base(
-            &format!("lost-wakeup/{name}"),
-            "the bridge loses every wakeup: the sweeper finds the due execution and wakes the parked driver",
-        );
-        s.actions = others(false);
-        s.faults.lose_wakeups = true;
-        s.sweeper_every_seconds = Some(60);
-        s.expect = succeed.clone();
-        out.push(s);
-
-        if a.itemized {
-            let items = Some(super::run::ITEMS_PER_STREAM);
-            let mut s = base(
-                &format!("items-in-process/{name}"),
-                "TPF as it is today runs each item's continuation inside the completion call and writes its child execution already SUCCEEDED: the child drivers the bridge starts find nothing to do",
-            );
-            s.actions = others(false);
-            s.tpf.item_continuations = ItemContinuationMode::InProcess;
-            s.expect = Expect {
-                item_executions: items,
-                ..succeed.clone()
-            };
-            out.push(s);
-
-            if let Some(step) = continuation_steps(subject, a.step_index)
-                .next()
-                .and_then(|i| subject.contract.steps.get(i as usize))
-            {
-                let retryable = "fail-retryable:java.io.IOException".to_string();
-                let mut s = base(
-                    &format!("item-continuation-retried/{name}"),
-                    "each item's continuation fails twice: every retry is a scheduled wakeup of the item's own driver, then all items succeed and release the parent",
-                );
-                s.actions = others(false);
-                s.worker = vec![WorkerScript {
-                    step: step.authored_name.clone(),
-                    outcomes: vec![retryable.clone(), retryable.clone(), "complete".into()],
-                }];
-                s.expect = Expect {
-                    item_executions: items,
-                    ..succeed.clone()
-                };
-                out.push(s);
-
-                let mut s = base(
-                    &format!("item-continuation-fails/{name}"),
-                    "the items' continuations fail on every attempt: after the third TPF fails the parent with AWAIT_ITEM_CONTINUATION_FAILED",
-                );
-                s.actions = others(false);
-                s.worker = vec![WorkerScript {
-                    step: step.authored_name.clone(),
-                    outcomes: vec![retryable; 3],
-                }];
-                s.expect = Expect {
-                    tpf_status: Some("FAILED".into()),
-                    error_code: Some("AWAIT_ITEM_CONTINUATION_FAILED".into()),
-                    item_executions: items,
-                    ..Expect::default()
-                };
-                out.push(s);
-            }
-        }
-
-        if k == 0 {
-            // 31 minutes after the park: a minute past the 30-minute deadline, before the hourly
-            // sweep. TPF marks the interaction TIMED_OUT and leaves the parent parked; its sweep
-            // skips terminal interactions, so nothing ever moves the parent again.
-            let horizon = 3 * 24 * 3600;
-            let mut s = base(
-                &format!("late-completion-strands-parent/{name}"),
-                "against a TPF without the Action API's deadline rule, a completion a minute late strands the parent for good: the driver's re-asks back off to one a day",
-            );
-            s.actions = vec![act(When::Parked, None, nth, 1860, Do::CompleteAwait)];
-            s.tpf.process_applies_await_deadline = false;
-            s.sweeper_every_seconds = Some(3600);
-            s.horizon_seconds = horizon;
-            s.expect = Expect {
-                tpf_status: Some("WAITING_EXTERNAL".into()),
-                max_action_calls: Some(late_reask_bound(subject, horizon)),
-                ..Expect::default()
-            };
-            out.push(s);
-        }
+    // Per-await families on one await per class of identical await states (plus the first
+    // and last): every await is still visited, and so routed, by the whole-pipeline scenarios.
+    for k in classify(subject).representatives {
+        out.extend(per_await(subject, horizon, k));
     }
 
     if let Some(step) = failing_step(subject) {
@@ -453,4 +473,67 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
     }
 
     out
+}
+
+/// One per-await family: the awaits it stands for and the ones it ran on.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FamilyCoverage {
+    pub family: String,
+    /// Awaits whose class contains an await the family ran on.
+    pub awaits_covered: usize,
+    pub ran_on: Vec<String>,
+}
+
+/// What the per-await families cover, for the report: the classes, and per family the awaits
+/// it stands for and the representatives it ran on.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    #[serde(flatten)]
+    pub classes: AwaitClasses,
+    pub families: Vec<FamilyCoverage>,
+}
+
+pub fn coverage(subject: &Subject) -> Coverage {
+    let classes = classify(subject);
+    let horizon = horizon_seconds(subject);
+    let mut families: Vec<(FamilyCoverage, Vec<usize>)> = Vec::new();
+    for &k in &classes.representatives {
+        for s in per_await(subject, horizon, k) {
+            let family = s.name.split_once('/').map_or(s.name.as_str(), |(f, _)| f);
+            let i = match families.iter().position(|(f, _)| f.family == family) {
+                Some(i) => i,
+                None => {
+                    families.push((
+                        FamilyCoverage {
+                            family: family.to_string(),
+                            awaits_covered: 0,
+                            ran_on: Vec::new(),
+                        },
+                        Vec::new(),
+                    ));
+                    families.len() - 1
+                }
+            };
+            families[i]
+                .0
+                .ran_on
+                .push(subject.plan.awaits[k].authored_name.clone());
+            families[i].1.push(k);
+        }
+    }
+    let families = families
+        .into_iter()
+        .map(|(mut f, ran)| {
+            f.awaits_covered = classes
+                .classes
+                .iter()
+                .filter(|c| c.members.iter().any(|m| ran.contains(m)))
+                .map(|c| c.awaits)
+                .sum();
+            f
+        })
+        .collect();
+    Coverage { classes, families }
 }

@@ -1,6 +1,7 @@
 //! Scenarios: the data model, the matrix derived from a contract, and the runner.
 
 pub mod budget;
+pub mod classes;
 pub mod matrix;
 pub mod model;
 pub mod run;

@@ -13,6 +13,7 @@ use super::model::{Do, ItemContinuationMode, Scenario, When};
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::harness::world::World;
+use crate::invariants::Proven;
 use asl_interp::engine::{Engine, ExecutionStatus};
 use tpf_model::actions::ActionHost;
 use tpf_model::coordinator::{
@@ -83,6 +84,8 @@ pub struct Run<'s> {
     pub budget: Budget,
     /// The engine stopped at the event budget: the trace ends where the budget ran out.
     pub budget_spent: bool,
+    /// The validator's verdict on the driver, shared by every scenario of a matrix.
+    pub proven: Proven,
 }
 
 fn outcome(text: &str) -> StepOutcome {
@@ -181,14 +184,16 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
 
 /// Runs `scenario` to quiescence or its horizon.
 pub fn run<'s>(subject: &'s Subject, scenario: &Scenario, seed: u64) -> Result<Run<'s>, String> {
-    run_recording(subject, scenario, seed, true)
+    run_proven(subject, &Proven::of(subject), scenario, seed, true)
 }
 
-/// [`run`], with or without state inputs, outputs and task parameters in the driver histories
-/// (`Engine::set_record_payloads`). The proof reads event types, state names and errors only,
-/// which are kept either way, so it runs without: the same trace at a fraction of the copies.
-pub fn run_recording<'s>(
+/// [`run`] with the driver's verdict taken once for the whole matrix, and with or without state
+/// inputs, outputs and task parameters in the driver histories (`Engine::set_record_payloads`).
+/// The proof reads event types, state names and errors only, which are kept either way, so it
+/// runs without: the same trace at a fraction of the copies.
+pub fn run_proven<'s>(
     subject: &'s Subject,
+    proven: &Proven,
     scenario: &Scenario,
     seed: u64,
     payloads: bool,
@@ -232,17 +237,31 @@ pub fn run_recording<'s>(
         }
     }
     let exec = execution_id.clone().unwrap_or_default();
+    let mut parks = ParkCount::default();
     loop {
         if world.engine.budget_spent() {
             break;
         }
         let now = world.now_ms();
-        for (i, a) in scenario.actions.iter().enumerate() {
-            if done[i] || due[i].is_some() {
-                continue;
-            }
-            if condition(&world, &exec, a.when, a.step.as_deref(), a.nth.unwrap_or(1)) {
-                due[i] = Some(now + a.after_seconds as i64 * 1000);
+        if due.iter().zip(&done).any(|(t, d)| !d && t.is_none()) {
+            let facts = Facts {
+                status: record_status(&world, &exec),
+                parks: parks.update(&world, &exec),
+            };
+            for (i, a) in scenario.actions.iter().enumerate() {
+                if done[i] || due[i].is_some() {
+                    continue;
+                }
+                if condition(
+                    &world,
+                    &exec,
+                    &facts,
+                    a.when,
+                    a.step.as_deref(),
+                    a.nth.unwrap_or(1),
+                ) {
+                    due[i] = Some(now + a.after_seconds as i64 * 1000);
+                }
             }
         }
         let mut fired = false;
@@ -293,6 +312,7 @@ pub fn run_recording<'s>(
         unmet,
         budget,
         budget_spent,
+        proven: proven.clone(),
     })
 }
 
@@ -321,8 +341,42 @@ pub fn driver_executions(world: &World, exec: &str) -> Vec<String> {
     out.into_iter().map(|(_, a)| a).collect()
 }
 
-fn condition(world: &World, exec: &str, when: When, step: Option<&str>, nth: u32) -> bool {
-    let status = record_status(world, exec);
+/// Parks of the execution so far, counted as the log grows: a scan of the whole log per
+/// action per step made big contracts quadratic in their awaits.
+#[derive(Default)]
+struct ParkCount {
+    cursor: usize,
+    parks: u32,
+}
+
+impl ParkCount {
+    fn update(&mut self, world: &World, exec: &str) -> u32 {
+        let log = world.host.coordinator().log().transitions();
+        let fresh = log.get(self.cursor..).unwrap_or_default();
+        self.parks += fresh
+            .iter()
+            .filter(|t| t.execution_id == exec && t.cause == "park")
+            .count() as u32;
+        self.cursor = log.len();
+        self.parks
+    }
+}
+
+/// What the actions' conditions read, taken once per step rather than once per action.
+struct Facts {
+    status: Option<TpfStatus>,
+    parks: u32,
+}
+
+fn condition(
+    world: &World,
+    exec: &str,
+    facts: &Facts,
+    when: When,
+    step: Option<&str>,
+    nth: u32,
+) -> bool {
+    let status = facts.status;
     match when {
         When::Start => true,
         When::TpfFailed => status == Some(TpfStatus::Failed),
@@ -334,7 +388,7 @@ fn condition(world: &World, exec: &str, when: When, step: Option<&str>, nth: u32
             if status != Some(TpfStatus::WaitingExternal) {
                 return false;
             }
-            let parks = world.host.coordinator().log().count(exec, "park") as u32;
+            let parks = facts.parks;
             let at_step = step.is_none_or(|s| {
                 world
                     .host
