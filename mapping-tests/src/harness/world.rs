@@ -278,21 +278,20 @@ impl World {
     }
 
     fn image(&self, tenant: &str, execution_id: &str) -> Option<RecordImage> {
-        let r = self
-            .host
+        // The store's own row, read in place: `status` would copy its payloads every time.
+        self.host
             .coordinator()
-            .status(tenant, execution_id, self.now_ms())
-            .ok()?;
-        Some(RecordImage {
-            tenant_id: r.tenant_id.clone(),
-            execution_id: r.execution_id.clone(),
-            pipeline_id: r.pipeline_id.clone(),
-            release_version: r.release_version.clone(),
-            status: r.status.to_string(),
-            version: r.version,
-            await_unit_id: r.await_unit_id.clone(),
-            last_transition_key: r.last_transition_key.clone(),
-        })
+            .store()
+            .read_execution(tenant, execution_id, self.now_ms(), |r| RecordImage {
+                tenant_id: r.tenant_id.clone(),
+                execution_id: r.execution_id.clone(),
+                pipeline_id: r.pipeline_id.clone(),
+                release_version: r.release_version.clone(),
+                status: r.status.to_string(),
+                version: r.version,
+                await_unit_id: r.await_unit_id.clone(),
+                last_transition_key: r.last_transition_key.clone(),
+            })
     }
 
     /// Feeds the bridge every record change and token registration since last time, in order,
