@@ -15,7 +15,8 @@ pub enum Entry {
         at_ms: i64,
         execution: String,
         sweeper: bool,
-        event: String,
+        /// The AWS event type: one of the interpreter's names, so no copy per event.
+        event: &'static str,
         state: Option<String>,
         detail: Option<String>,
     },
@@ -148,13 +149,13 @@ impl Trace {
                             && state
                                 .as_deref()
                                 .is_some_and(|s| SWEEPER_ACTIONS.contains(&s)))
-                        && event != "TaskFailed"
+                        && *event != "TaskFailed"
                     {
                         continue;
                     }
                     let who = if *sweeper { "sweeper" } else { "driver " };
                     let _ = write!(out, "{t} {who} {:<22} ", alias(&aliases, execution));
-                    match (event.as_str(), state) {
+                    match (*event, state) {
                         (ev, Some(s)) if ev.ends_with("StateEntered") => {
                             let _ = writeln!(out, "→ {}", alias(&aliases, s));
                         }

@@ -256,7 +256,7 @@ impl World {
                 at_ms: ev.timestamp_ms,
                 execution: name.to_string(),
                 sweeper,
-                event: ev.event_type.to_string(),
+                event: ev.event_type,
                 state: ev.state_name.clone(),
                 detail,
             });
