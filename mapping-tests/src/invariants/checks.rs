@@ -334,7 +334,7 @@ fn backs_off(m: &StateMachine, trace: &Trace, i: usize, execution: &str) -> bool
                 state: Some(st),
                 ..
             } if ex == execution
-                && event == "TaskSucceeded"
+                && *event == "TaskSucceeded"
                 && state(m, st).is_some_and(is_await) =>
             {
                 return true
@@ -503,7 +503,7 @@ fn parks_without_polling(run: &Run) -> Vec<Violation> {
                     execution,
                     event,
                     ..
-                } if belongs(execution, &exec) && event == "TaskTimedOut" => Some(*at_ms),
+                } if belongs(execution, &exec) && *event == "TaskTimedOut" => Some(*at_ms),
                 _ => None,
             })
             .collect();
@@ -545,7 +545,7 @@ fn parks_without_polling(run: &Run) -> Vec<Violation> {
                 } if ex == execution
                     && *at_ms >= *from
                     && *at_ms < to
-                    && event == "TaskFailed"
+                    && *event == "TaskFailed"
                     && driver(run).states.get(st).is_some_and(is_await) =>
                 {
                     unregistered = true;
@@ -599,10 +599,8 @@ fn resume_goes_through_tpf(run: &Run) -> Vec<Violation> {
         else {
             continue;
         };
-        if !matches!(
-            event.as_str(),
-            "TaskSucceeded" | "TaskTimedOut" | "TaskFailed"
-        ) || !state(m, st).is_some_and(is_await)
+        if !matches!(*event, "TaskSucceeded" | "TaskTimedOut" | "TaskFailed")
+            || !state(m, st).is_some_and(is_await)
         {
             continue;
         }
@@ -650,7 +648,7 @@ fn one_resume_per_park(run: &Run) -> Vec<Violation> {
             .entries
             .iter()
             .filter(|e| matches!(e, Entry::Driver { execution, sweeper: false, event, state: Some(st), .. }
-                if belongs(execution, &exec) && event == "TaskSucceeded" && state(m, st).is_some_and(is_await)))
+                if belongs(execution, &exec) && *event == "TaskSucceeded" && state(m, st).is_some_and(is_await)))
             .count();
         if resumes > parks {
             out.push(v(
