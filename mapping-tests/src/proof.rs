@@ -26,7 +26,12 @@ pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, 
         None => out.driver.clone(),
     };
     let next = next_release(input, &out.plan.identity)?;
+    let pipeline = std::sync::Arc::new(crate::scenario::run::pipeline_of(
+        &out.contract,
+        crate::scenario::matrix::AWAIT_TIMEOUT_S,
+    ));
     Ok(Subject {
+        pipeline,
         contract: out.contract,
         plan: out.plan,
         sfn: out.sfn,

@@ -648,6 +648,13 @@ impl Engine {
         })
     }
 
+    /// An execution's start instant and input, read in place: callers that look for one member
+    /// of the input would otherwise copy the whole description, payloads included.
+    pub fn started(&self, arn: &str) -> Option<(i64, &Value)> {
+        let x = &self.execs[*self.exec_index.get(arn)?];
+        Some((x.start_ms, &x.input))
+    }
+
     pub fn status(&self, arn: &str) -> Option<ExecutionStatus> {
         self.exec_index.get(arn).map(|&e| self.execs[e].status)
     }

@@ -62,4 +62,4 @@ pub use engine::{
 pub use error::{SfnError, StateError};
 pub use handler::{Callback, Deferred, NoTasks, TaskCall, TaskHandler, TaskOutcome};
 pub use history::{HistoryEvent, MAX_HISTORY_EVENTS};
-pub use program::{pin, Pinned};
+pub use program::{pin, shared, Pinned};
