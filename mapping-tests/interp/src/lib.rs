@@ -47,6 +47,7 @@ pub mod context;
 pub mod engine;
 pub mod error;
 pub mod handler;
+pub mod hashing;
 pub mod history;
 pub mod intrinsics;
 pub mod paths;

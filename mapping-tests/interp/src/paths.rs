@@ -5,8 +5,8 @@
 //! descendants) goes through `serde_json_path` and, like AWS's JSONPath engine, yields an array
 //! of every matched node.
 
+use super::hashing::FastMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -113,7 +113,7 @@ fn quoted_name(body: &str, quote: char) -> Option<(std::borrow::Cow<'_, str>, us
 const COMPILED_CAPACITY: usize = 1024;
 
 thread_local! {
-    static COMPILED: RefCell<HashMap<String, Option<Rc<JsonPath>>>> = RefCell::new(HashMap::new());
+    static COMPILED: RefCell<FastMap<String, Option<Rc<JsonPath>>>> = RefCell::new(FastMap::default());
 }
 
 fn compiled(path: &str) -> Option<Rc<JsonPath>> {

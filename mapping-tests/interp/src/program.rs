@@ -1,8 +1,8 @@
 //! A registered definition flattened into scopes (the top level, each Parallel branch, each
 //! Map item processor) so a running thread addresses its state by two indices.
 
+use super::hashing::FastMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use tpf_sfn_compiler::sfn::asl::{State, StateMachine, SubMachine, Transition};
@@ -16,9 +16,9 @@ pub struct Scope {
     pub start: usize,
     pub names: Vec<String>,
     pub states: Vec<State>,
-    pub index: HashMap<String, usize>,
+    pub index: FastMap<String, usize>,
     /// For Map/Parallel states (by index): the child scopes (branches, or the one processor).
-    pub children: HashMap<usize, Vec<ScopeId>>,
+    pub children: FastMap<usize, Vec<ScopeId>>,
 }
 
 #[derive(Debug)]
@@ -56,7 +56,7 @@ impl Program {
             ));
         }
         let id = self.scopes.len();
-        let index: HashMap<String, usize> = states
+        let index: FastMap<String, usize> = states
             .keys()
             .enumerate()
             .map(|(i, k)| (k.clone(), i))
@@ -71,7 +71,7 @@ impl Program {
             names: states.keys().cloned().collect(),
             states: states.values().cloned().collect(),
             index,
-            children: HashMap::new(),
+            children: FastMap::default(),
         });
         let check = |target: &str, from: &str| -> Result<(), SfnError> {
             if states.contains_key(target) {
