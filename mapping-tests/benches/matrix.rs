@@ -57,11 +57,14 @@ fn main() {
         .find(|s| s.name == "happy-path")
         .expect("happy path");
     let n = 2000;
+    // As `proof::prove` runs its scenarios: the machines pinned, found by address at deploy.
+    let pinned = proof::pin(&subject);
     let t = Instant::now();
     for _ in 0..n {
         black_box(tpf_sfn_mapping::scenario::run(&subject, happy, proof::SEED).ok());
     }
     let secs = t.elapsed().as_secs_f64();
+    drop(pinned);
     println!(
         "simulated happy-path driver executions: {:.0} per second ({n} runs in {:.2} s)",
         n as f64 / secs,

@@ -3,7 +3,9 @@
 //! Step Functions' own integrations in `builtins.rs`.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::hashing::FastMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -253,13 +255,13 @@ pub struct Engine {
     pub(super) clock: Clock,
     pub(super) rng: Rng,
     pub(super) machines: Vec<Machine>,
-    pub(super) machine_index: HashMap<String, usize>,
+    pub(super) machine_index: FastMap<String, usize>,
     pub(super) execs: Vec<Execution>,
-    pub(super) exec_index: HashMap<String, usize>,
+    pub(super) exec_index: FastMap<String, usize>,
     pub(super) queue: VecDeque<(usize, usize, u64)>,
     pub(super) timers: BinaryHeap<Timer>,
     pub(super) seq: u64,
-    pub(super) tokens: HashMap<String, TokenEntry>,
+    pub(super) tokens: FastMap<String, TokenEntry>,
     pub(super) trace: Vec<(u32, u32)>,
     pub(super) rejected: Vec<(Callback, SfnError)>,
     pub(super) record_payloads: bool,
@@ -275,13 +277,13 @@ impl Engine {
             clock: Clock::new(start_ms),
             rng: Rng::new(seed),
             machines: Vec::new(),
-            machine_index: HashMap::new(),
+            machine_index: FastMap::default(),
             execs: Vec::new(),
-            exec_index: HashMap::new(),
+            exec_index: FastMap::default(),
             queue: VecDeque::new(),
             timers: BinaryHeap::new(),
             seq: 0,
-            tokens: HashMap::new(),
+            tokens: FastMap::default(),
             trace: Vec::new(),
             rejected: Vec::new(),
             record_payloads: true,
@@ -646,6 +648,13 @@ impl Engine {
                 history_events: x.history.len(),
             },
         })
+    }
+
+    /// An execution's start instant and input, read in place: callers that look for one member
+    /// of the input would otherwise copy the whole description, payloads included.
+    pub fn started(&self, arn: &str) -> Option<(i64, &Value)> {
+        let x = &self.execs[*self.exec_index.get(arn)?];
+        Some((x.start_ms, &x.input))
     }
 
     pub fn status(&self, arn: &str) -> Option<ExecutionStatus> {

@@ -3,8 +3,8 @@
 //! `States.IntrinsicFailure`, except a path argument that selects nothing, which is
 //! `States.Runtime` like any other missing path.
 
+use super::hashing::FastMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::{Map, Number, Value};
@@ -197,7 +197,7 @@ fn parse(expr: &str) -> Result<Call, StateError> {
 const PARSED_CAPACITY: usize = 1024;
 
 thread_local! {
-    static PARSED: RefCell<HashMap<String, Rc<Call>>> = RefCell::new(HashMap::new());
+    static PARSED: RefCell<FastMap<String, Rc<Call>>> = RefCell::new(FastMap::default());
 }
 
 /// `parse`, once per expression and thread: a driver evaluates the same few intrinsics on

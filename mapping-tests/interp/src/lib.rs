@@ -47,6 +47,7 @@ pub mod context;
 pub mod engine;
 pub mod error;
 pub mod handler;
+pub mod hashing;
 pub mod history;
 pub mod intrinsics;
 pub mod paths;
@@ -62,3 +63,4 @@ pub use engine::{
 pub use error::{SfnError, StateError};
 pub use handler::{Callback, Deferred, NoTasks, TaskCall, TaskHandler, TaskOutcome};
 pub use history::{HistoryEvent, MAX_HISTORY_EVENTS};
+pub use program::{pin, shared, Pinned};

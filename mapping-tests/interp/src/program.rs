@@ -1,8 +1,8 @@
 //! A registered definition flattened into scopes (the top level, each Parallel branch, each
 //! Map item processor) so a running thread addresses its state by two indices.
 
+use super::hashing::FastMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use tpf_sfn_compiler::sfn::asl::{State, StateMachine, SubMachine, Transition};
@@ -16,9 +16,9 @@ pub struct Scope {
     pub start: usize,
     pub names: Vec<String>,
     pub states: Vec<State>,
-    pub index: HashMap<String, usize>,
+    pub index: FastMap<String, usize>,
     /// For Map/Parallel states (by index): the child scopes (branches, or the one processor).
-    pub children: HashMap<usize, Vec<ScopeId>>,
+    pub children: FastMap<usize, Vec<ScopeId>>,
 }
 
 #[derive(Debug)]
@@ -56,7 +56,7 @@ impl Program {
             ));
         }
         let id = self.scopes.len();
-        let index: HashMap<String, usize> = states
+        let index: FastMap<String, usize> = states
             .keys()
             .enumerate()
             .map(|(i, k)| (k.clone(), i))
@@ -71,7 +71,7 @@ impl Program {
             names: states.keys().cloned().collect(),
             states: states.values().cloned().collect(),
             index,
-            children: HashMap::new(),
+            children: FastMap::default(),
         });
         let check = |target: &str, from: &str| -> Result<(), SfnError> {
             if states.contains_key(target) {
@@ -138,10 +138,70 @@ thread_local! {
     static SHARED: RefCell<Vec<(Arc<StateMachine>, Arc<Program>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The compiled program and a shared copy of `sm`, from this thread's cache when an equal
-/// definition was compiled before. Compiling is deterministic, so the cached program is the one
+thread_local! {
+    static PINNED: RefCell<Vec<Pin>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A definition held borrowed by a [`Pinned`] guard, found by its address.
+struct Pin {
+    at: *const StateMachine,
+    definition: Arc<StateMachine>,
+    program: Arc<Program>,
+}
+
+/// Keeps a definition's compiled program at hand, by address, for as long as the definition is
+/// borrowed: a proof deploying the same driver into hundreds of fresh engines then skips the
+/// deep comparison the cache would make at every deploy. The borrow is what makes the address
+/// a sound key: the definition can be neither changed nor freed while the guard lives.
+pub struct Pinned<'a> {
+    at: *const StateMachine,
+    _borrow: std::marker::PhantomData<&'a StateMachine>,
+}
+
+/// Pins `sm` on this thread until the guard drops (see [`Pinned`]). A definition that does not
+/// compile is not pinned; its deploys answer the compile error as before.
+pub fn pin(sm: &StateMachine) -> Pinned<'_> {
+    let at: *const StateMachine = sm;
+    if let Ok((program, definition)) = shared(sm) {
+        PINNED.with(|p| {
+            p.borrow_mut().push(Pin {
+                at,
+                definition,
+                program,
+            })
+        });
+    }
+    Pinned {
+        at,
+        _borrow: std::marker::PhantomData,
+    }
+}
+
+impl Drop for Pinned<'_> {
+    fn drop(&mut self) {
+        PINNED.with(|p| {
+            let mut p = p.borrow_mut();
+            if let Some(i) = p.iter().rposition(|pin| pin.at == self.at) {
+                p.remove(i);
+            }
+        });
+    }
+}
+
+/// The compiled program and a shared copy of `sm`: the pinned one when `sm` is pinned, else
+/// from this thread's cache when an equal definition was compiled before. Compiling is deterministic, so the cached program is the one
 /// `Program::compile` would build; definitions that fail to compile are not kept.
 pub fn shared(sm: &StateMachine) -> Result<(Arc<Program>, Arc<StateMachine>), SfnError> {
+    let at: *const StateMachine = sm;
+    let pinned = PINNED.with(|p| {
+        p.borrow()
+            .iter()
+            .rfind(|pin| pin.at == at)
+            .map(|pin| (pin.program.clone(), pin.definition.clone()))
+    });
+    if let Some(hit) = pinned {
+        return Ok(hit);
+    }
     SHARED.with(|cache| {
         let mut cache = cache.borrow_mut();
         if let Some(i) = cache.iter().position(|(d, _)| **d == *sm) {

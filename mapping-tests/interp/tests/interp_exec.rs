@@ -775,3 +775,24 @@ fn the_event_budget_stops_a_machine_that_restarts_itself_at_once() {
     engine.advance_until_idle_or(i64::MAX, &mut NoTasks);
     assert_eq!(engine.events_since(0).1, written);
 }
+
+#[test]
+fn started_reads_the_description_in_place() {
+    let mut engine = Engine::new(T0, 1);
+    let def =
+        json!({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 10, "End": true}}});
+    let sm = engine.create_state_machine("m", machine(def)).unwrap();
+    engine.advance_to(T0 + 5_000, &mut NoTasks);
+    let arn = engine
+        .start_execution(&sm, "run-1", json!({"executionId": "e-1"}))
+        .unwrap()
+        .execution_arn;
+    engine.run_until_idle(&mut NoTasks);
+    let d = engine.describe_execution(&arn).unwrap();
+    assert_eq!(engine.started(&arn), Some((d.start_ms, &d.input)));
+    assert_eq!(d.start_ms, T0 + 5_000);
+    assert_eq!(
+        engine.started("arn:aws:states:us-east-1:123456789012:execution:m:none"),
+        None
+    );
+}

@@ -104,3 +104,19 @@ fn context_leaves_read_directly_equal_the_context_object() {
     );
     assert_eq!(error, error_slow);
 }
+
+#[test]
+fn a_pinned_definition_runs_as_registered_and_its_address_is_forgotten_when_unpinned() {
+    let mut def = machine(echo("first"));
+    {
+        let _pinned = pin(&def);
+        assert_eq!(run_shared(&def), json!("first"));
+        assert_eq!(run_shared(&def), json!("first"));
+        // Another definition, not pinned, is not mistaken for the pinned one.
+        assert_eq!(run_shared(&machine(echo("other"))), json!("other"));
+    }
+    // The same place now holds another definition: with the guard gone its address must not
+    // answer the old program.
+    def = machine(echo("second"));
+    assert_eq!(run_shared(&def), json!("second"));
+}

@@ -1,6 +1,7 @@
 //! A scenario's trace: driver history, action calls, TPF record transitions, bridge and actor
 //! actions, in causal order. Rendered as stable, readable text for snapshots and reports.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -14,7 +15,8 @@ pub enum Entry {
         at_ms: i64,
         execution: String,
         sweeper: bool,
-        event: String,
+        /// The AWS event type: one of the interpreter's names, so no copy per event.
+        event: &'static str,
         state: Option<String>,
         detail: Option<String>,
     },
@@ -116,19 +118,20 @@ impl Trace {
 
     pub fn render(&self) -> String {
         let aliases = self.aliases();
-        let alias = |s: &str| {
-            let mut s = s.to_string();
-            for (id, a) in &aliases {
+        fn alias<'a>(aliases: &[(String, String)], s: &'a str) -> Cow<'a, str> {
+            let mut s = Cow::Borrowed(s);
+            for (id, a) in aliases {
                 // Most lines name no execution id: skip the copy `replace` always makes.
                 if s.contains(id.as_str()) {
-                    s = s.replace(id.as_str(), a);
+                    s = Cow::Owned(s.replace(id.as_str(), a));
                 }
             }
             s
-        };
+        }
         let mut out = String::new();
         for e in &self.entries {
-            let t = clock(e.at_ms() - self.start_ms);
+            // The clock is written per shown line only: most history events are not shown.
+            let t = Clock(e.at_ms() - self.start_ms);
             match e {
                 Entry::Driver {
                     execution,
@@ -146,19 +149,30 @@ impl Trace {
                             && state
                                 .as_deref()
                                 .is_some_and(|s| SWEEPER_ACTIONS.contains(&s)))
-                        && event != "TaskFailed"
+                        && *event != "TaskFailed"
                     {
                         continue;
                     }
                     let who = if *sweeper { "sweeper" } else { "driver " };
-                    let what = match (event.as_str(), state) {
-                        (ev, Some(s)) if ev.ends_with("StateEntered") => format!("→ {s}"),
+                    let _ = write!(out, "{t} {who} {:<22} ", alias(&aliases, execution));
+                    match (*event, state) {
+                        (ev, Some(s)) if ev.ends_with("StateEntered") => {
+                            let _ = writeln!(out, "→ {}", alias(&aliases, s));
+                        }
                         (ev, _) => match detail {
-                            Some(d) => format!("{ev} ({d})"),
-                            None => ev.to_string(),
+                            Some(d) => {
+                                let _ = writeln!(
+                                    out,
+                                    "{} ({})",
+                                    alias(&aliases, ev),
+                                    alias(&aliases, d)
+                                );
+                            }
+                            None => {
+                                let _ = writeln!(out, "{}", alias(&aliases, ev));
+                            }
                         },
-                    };
-                    let _ = writeln!(out, "{t} {who} {:<22} {}", alias(execution), alias(&what));
+                    }
                 }
                 Entry::Call {
                     action,
@@ -167,15 +181,15 @@ impl Trace {
                     fault,
                     ..
                 } => {
-                    let key = key
-                        .as_deref()
-                        .map(|k| format!(" [{}]", alias(k)))
-                        .unwrap_or_default();
-                    let fault = fault
-                        .as_deref()
-                        .map(|f| format!(" ⚡{f}"))
-                        .unwrap_or_default();
-                    let _ = writeln!(out, "{t} call    {action}{key} → {}{fault}", alias(outcome));
+                    let _ = write!(out, "{t} call    {action}");
+                    if let Some(k) = key.as_deref() {
+                        let _ = write!(out, " [{}]", alias(&aliases, k));
+                    }
+                    let _ = write!(out, " → {}", alias(&aliases, outcome));
+                    if let Some(f) = fault.as_deref() {
+                        let _ = write!(out, " ⚡{f}");
+                    }
+                    out.push('\n');
                 }
                 Entry::Record {
                     execution_id,
@@ -189,14 +203,14 @@ impl Trace {
                     let _ = writeln!(
                         out,
                         "{t} tpf     {:<22} v{version} {status} step {step} attempt {attempt} ({cause})",
-                        alias(execution_id)
+                        alias(&aliases, execution_id)
                     );
                 }
                 Entry::Bridge { what, .. } => {
-                    let _ = writeln!(out, "{t} bridge  {}", alias(what));
+                    let _ = writeln!(out, "{t} bridge  {}", alias(&aliases, what));
                 }
                 Entry::Actor { what, .. } => {
-                    let _ = writeln!(out, "{t} actor   {}", alias(what));
+                    let _ = writeln!(out, "{t} actor   {}", alias(&aliases, what));
                 }
             }
         }
@@ -222,12 +236,22 @@ impl Trace {
 
 /// `+HH:MM:SS.mmm` since the scenario started.
 pub fn clock(ms: i64) -> String {
-    let ms = ms.max(0);
-    format!(
-        "+{:02}:{:02}:{:02}.{:03}",
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000
-    )
+    Clock(ms).to_string()
+}
+
+/// [`clock`] written in place, so a rendered line costs no string of its own.
+struct Clock(i64);
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.max(0);
+        write!(
+            f,
+            "+{:02}:{:02}:{:02}.{:03}",
+            ms / 3_600_000,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        )
+    }
 }

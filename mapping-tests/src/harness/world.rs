@@ -226,10 +226,21 @@ impl World {
             })
             .collect();
         let (events, cursor) = self.engine.events_since(self.event_cursor);
-        let mut out = Vec::new();
+        let entries = &mut self.trace.entries;
+        entries.reserve(events.len());
+        // Events come in runs of one execution: classify its ARN once per run, not per event
+        // (a substring search per sweeper per event was a tenth of a long scenario).
+        let mut last: Option<(&str, bool, &str)> = None;
         for (arn, ev) in events {
-            let sweeper = sweeper_marks.iter().any(|m| arn.contains(m.as_str()));
-            let name = arn.rsplit(':').next().unwrap_or(arn).to_string();
+            let (sweeper, name) = match last {
+                Some((a, sweeper, name)) if a == arn => (sweeper, name),
+                _ => {
+                    let sweeper = sweeper_marks.iter().any(|m| arn.contains(m.as_str()));
+                    let name = arn.rsplit(':').next().unwrap_or(arn);
+                    last = Some((arn, sweeper, name));
+                    (sweeper, name)
+                }
+            };
             let detail = match ev.event_type {
                 "TaskFailed" | "ExecutionFailed" => {
                     let e = ev
@@ -241,48 +252,46 @@ impl World {
                 }
                 _ => None,
             };
-            out.push(Entry::Driver {
+            entries.push(Entry::Driver {
                 at_ms: ev.timestamp_ms,
-                execution: name,
+                execution: name.to_string(),
                 sweeper,
-                event: ev.event_type.to_string(),
+                event: ev.event_type,
                 state: ev.state_name.clone(),
                 detail,
             });
             if ev.event_type == "TaskStarted" {
-                let state = ev.state_name.clone().unwrap_or_default();
+                let state = ev.state_name.as_deref().unwrap_or_default();
                 if let Some(i) = self
                     .calls
                     .iter()
                     .position(|c| c.execution_arn == arn && c.state_name == state)
                 {
-                    out.extend(self.calls.remove(i).entries);
+                    entries.extend(self.calls.remove(i).entries);
                 }
             }
         }
         self.event_cursor = cursor;
         for c in self.calls.drain(..) {
-            out.extend(c.entries);
+            entries.extend(c.entries);
         }
-        self.trace.entries.extend(out);
     }
 
     fn image(&self, tenant: &str, execution_id: &str) -> Option<RecordImage> {
-        let r = self
-            .host
+        // The store's own row, read in place: `status` would copy its payloads every time.
+        self.host
             .coordinator()
-            .status(tenant, execution_id, self.now_ms())
-            .ok()?;
-        Some(RecordImage {
-            tenant_id: r.tenant_id.clone(),
-            execution_id: r.execution_id.clone(),
-            pipeline_id: r.pipeline_id.clone(),
-            release_version: r.release_version.clone(),
-            status: r.status.to_string(),
-            version: r.version,
-            await_unit_id: r.await_unit_id.clone(),
-            last_transition_key: r.last_transition_key.clone(),
-        })
+            .store()
+            .read_execution(tenant, execution_id, self.now_ms(), |r| RecordImage {
+                tenant_id: r.tenant_id.clone(),
+                execution_id: r.execution_id.clone(),
+                pipeline_id: r.pipeline_id.clone(),
+                release_version: r.release_version.clone(),
+                status: r.status.to_string(),
+                version: r.version,
+                await_unit_id: r.await_unit_id.clone(),
+                last_transition_key: r.last_transition_key.clone(),
+            })
     }
 
     /// Feeds the bridge every record change and token registration since last time, in order,

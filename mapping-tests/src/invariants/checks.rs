@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
 use tpf_sfn_compiler::sfn::iam::all_states;
@@ -334,7 +335,7 @@ fn backs_off(m: &StateMachine, trace: &Trace, i: usize, execution: &str) -> bool
                 state: Some(st),
                 ..
             } if ex == execution
-                && event == "TaskSucceeded"
+                && *event == "TaskSucceeded"
                 && state(m, st).is_some_and(is_await) =>
             {
                 return true
@@ -503,7 +504,7 @@ fn parks_without_polling(run: &Run) -> Vec<Violation> {
                     execution,
                     event,
                     ..
-                } if belongs(execution, &exec) && event == "TaskTimedOut" => Some(*at_ms),
+                } if belongs(execution, &exec) && *event == "TaskTimedOut" => Some(*at_ms),
                 _ => None,
             })
             .collect();
@@ -545,7 +546,7 @@ fn parks_without_polling(run: &Run) -> Vec<Violation> {
                 } if ex == execution
                     && *at_ms >= *from
                     && *at_ms < to
-                    && event == "TaskFailed"
+                    && *event == "TaskFailed"
                     && driver(run).states.get(st).is_some_and(is_await) =>
                 {
                     unregistered = true;
@@ -599,10 +600,8 @@ fn resume_goes_through_tpf(run: &Run) -> Vec<Violation> {
         else {
             continue;
         };
-        if !matches!(
-            event.as_str(),
-            "TaskSucceeded" | "TaskTimedOut" | "TaskFailed"
-        ) || !state(m, st).is_some_and(is_await)
+        if !matches!(*event, "TaskSucceeded" | "TaskTimedOut" | "TaskFailed")
+            || !state(m, st).is_some_and(is_await)
         {
             continue;
         }
@@ -650,7 +649,7 @@ fn one_resume_per_park(run: &Run) -> Vec<Violation> {
             .entries
             .iter()
             .filter(|e| matches!(e, Entry::Driver { execution, sweeper: false, event, state: Some(st), .. }
-                if belongs(execution, &exec) && event == "TaskSucceeded" && state(m, st).is_some_and(is_await)))
+                if belongs(execution, &exec) && *event == "TaskSucceeded" && state(m, st).is_some_and(is_await)))
             .count();
         if resumes > parks {
             out.push(v(
@@ -866,19 +865,27 @@ struct StaticVerdict {
 
 /// Definitions checked on this thread, most recently used first. A matrix runs every scenario
 /// on the same driver, and a verdict depends on nothing but the driver and its event budget,
-/// so it is computed once instead of once per scenario.
+/// so it is computed once instead of once per scenario. Each is kept as the interpreter's shared
+/// copy: while the subject's machines are pinned (`proof::pin`) that copy is the same allocation
+/// on every call, so a hit costs a pointer comparison instead of comparing the definitions.
 const VERDICT_CACHE: usize = 4;
 
 thread_local! {
-    static VERDICTS: RefCell<Vec<(StateMachine, u32, StaticVerdict)>> = const { RefCell::new(Vec::new()) };
+    static VERDICTS: RefCell<Vec<(Arc<StateMachine>, u32, StaticVerdict)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn static_verdict(subject: &Subject) -> StaticVerdict {
     let budget = subject.sfn.budget.event_budget;
     let m = &subject.driver;
+    // A definition the interpreter cannot compile has no shared copy; it is compared in full.
+    let shared = asl_interp::shared(m).ok().map(|(_, d)| d);
     VERDICTS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if let Some(i) = cache.iter().position(|(d, b, _)| *b == budget && d == m) {
+        let same = |d: &Arc<StateMachine>| match &shared {
+            Some(s) if Arc::ptr_eq(d, s) => true,
+            _ => **d == *m,
+        };
+        if let Some(i) = cache.iter().position(|(d, b, _)| *b == budget && same(d)) {
             let hit = cache.remove(i);
             let verdict = hit.2.clone();
             cache.insert(0, hit);
@@ -900,7 +907,8 @@ fn static_verdict(subject: &Subject) -> StaticVerdict {
                 })
                 .collect(),
         };
-        cache.insert(0, (m.clone(), budget, verdict.clone()));
+        let key = shared.unwrap_or_else(|| Arc::new(m.clone()));
+        cache.insert(0, (key, budget, verdict.clone()));
         cache.truncate(VERDICT_CACHE);
         verdict
     })

@@ -287,7 +287,7 @@ pub(super) fn recheck_wait_bounded(run: &Run) -> Vec<Violation> {
                     event,
                     state: Some(st),
                     ..
-                } if event == "TaskFailed"
+                } if *event == "TaskFailed"
                     && belongs(execution, &exec)
                     && m.states.get(st).is_some_and(is_await) =>
                 {

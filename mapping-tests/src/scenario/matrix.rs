@@ -22,7 +22,7 @@ fn act(when: When, step: Option<&str>, nth: Option<u32>, after_seconds: u64, act
 }
 
 /// Await deadline the derived scenarios give every await (the contract carries none).
-const AWAIT_TIMEOUT_S: u64 = 1800;
+pub(crate) const AWAIT_TIMEOUT_S: u64 = 1800;
 /// Delay after a park at which the derived scenarios complete the await.
 const COMPLETE_AFTER_S: u64 = 300;
 /// The least virtual time any derived scenario gets.

@@ -1,5 +1,7 @@
 //! Runs one scenario against one compiled release and measures it.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::{json, Value};
 use tpf_sfn_compiler::contract::Contract;
@@ -9,6 +11,7 @@ use tpf_sfn_compiler::sfn::SfnPlan;
 use tpf_wire::Identity;
 
 use super::budget::{self, Budget};
+use super::matrix::AWAIT_TIMEOUT_S;
 use super::model::{Do, ItemContinuationMode, Scenario, When};
 use crate::harness::actors;
 use crate::harness::trace::Entry;
@@ -38,6 +41,9 @@ pub struct Subject {
     pub driver: StateMachine,
     pub sweeper: StateMachine,
     pub next_release: Option<NextRelease>,
+    /// The TPF model's pipeline of `contract` at the matrix's await timeout, built once: every
+    /// scenario's world runs on it, and building it per scenario was a visible part of a run.
+    pub pipeline: Arc<PipelineDef>,
 }
 
 #[derive(Debug, Clone)]
@@ -100,13 +106,26 @@ fn outcome(text: &str) -> StepOutcome {
 /// Items a fanned-out stream carries into an itemized await.
 pub const ITEMS_PER_STREAM: u32 = 3;
 
-fn pipeline(subject: &Subject, scenario: &Scenario) -> PipelineDef {
-    let steps: Vec<_> = subject.contract.steps.iter().map(|s| s.facts()).collect();
+/// The TPF model's pipeline of `contract` with every await timing out after
+/// `await_timeout_seconds`.
+pub fn pipeline_of(contract: &Contract, await_timeout_seconds: u64) -> PipelineDef {
+    let steps: Vec<_> = contract.steps.iter().map(|s| s.facts()).collect();
     PipelineDef::from_contract(
         &steps,
         ITEMS_PER_STREAM,
-        scenario.await_timeout_seconds as i64 * 1000,
+        await_timeout_seconds as i64 * 1000,
     )
+}
+
+fn pipeline(subject: &Subject, scenario: &Scenario) -> Arc<PipelineDef> {
+    if scenario.await_timeout_seconds == AWAIT_TIMEOUT_S {
+        subject.pipeline.clone()
+    } else {
+        Arc::new(pipeline_of(
+            &subject.contract,
+            scenario.await_timeout_seconds,
+        ))
+    }
 }
 
 pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<World, String> {
@@ -330,9 +349,9 @@ pub fn driver_executions(world: &World, exec: &str) -> Vec<String> {
     let mut out = Vec::new();
     for r in &world.releases {
         for arn in world.engine.list_executions(&r.driver_arn) {
-            if let Ok(d) = world.engine.describe_execution(arn) {
-                if d.input.get("executionId").and_then(Value::as_str) == Some(exec) {
-                    out.push((d.start_ms, arn.to_string()));
+            if let Some((start_ms, input)) = world.engine.started(arn) {
+                if input.get("executionId").and_then(Value::as_str) == Some(exec) {
+                    out.push((start_ms, arn.to_string()));
                 }
             }
         }
@@ -568,8 +587,8 @@ pub fn measure(world: &World, exec: &str) -> Metrics {
             m.max_generation_events = m.max_generation_events.max(x.history_events as u64);
         }
         m.generations += 1;
-        if let Ok(d) = world.engine.describe_execution(&arn) {
-            if let Some(l) = d.input.get("lineage").and_then(Value::as_str) {
+        if let Some((_, input)) = world.engine.started(&arn) {
+            if let Some(l) = input.get("lineage").and_then(Value::as_str) {
                 lineages.insert(l.to_string());
             }
         }

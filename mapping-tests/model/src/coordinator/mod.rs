@@ -16,6 +16,7 @@ mod sweep;
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tpf_wire::Identity;
@@ -398,7 +399,9 @@ pub fn record_identity(record: &ExecutionRecord) -> Identity {
 /// The reference coordinator.
 pub struct Coordinator<S> {
     store: S,
-    pipeline: PipelineDef,
+    /// Shared: a matrix runs every scenario of a contract on the same pipeline, and building
+    /// it per scenario was a visible part of a short run.
+    pipeline: Arc<PipelineDef>,
     worker: ScriptedWorker,
     config: CoordinatorConfig,
     log: TransitionLog,
@@ -408,19 +411,19 @@ pub struct Coordinator<S> {
 }
 
 impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
-    pub fn new(store: S, pipeline: PipelineDef, worker: ScriptedWorker) -> Self {
+    pub fn new(store: S, pipeline: impl Into<Arc<PipelineDef>>, worker: ScriptedWorker) -> Self {
         Self::with_config(store, pipeline, worker, CoordinatorConfig::default())
     }
 
     pub fn with_config(
         store: S,
-        pipeline: PipelineDef,
+        pipeline: impl Into<Arc<PipelineDef>>,
         worker: ScriptedWorker,
         config: CoordinatorConfig,
     ) -> Self {
         Self {
             store,
-            pipeline,
+            pipeline: pipeline.into(),
             worker,
             config,
             log: TransitionLog::new(),

@@ -80,6 +80,22 @@ impl InMemoryStore {
         Self::default()
     }
 
+    /// [`ExecutionStore::get_execution`] read in place: a harness that looks at a few fields of
+    /// the record after every change need not copy its payloads each time.
+    pub fn read_execution<R>(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        now_ms: i64,
+        read: impl FnOnce(&ExecutionRecord) -> R,
+    ) -> Option<R> {
+        self.tables()
+            .executions
+            .get(&key(tenant_id, execution_id))
+            .filter(|r| r.live_at(now_ms))
+            .map(read)
+    }
+
     fn tables(&self) -> MutexGuard<'_, Tables> {
         // A poisoned lock only means another test thread panicked; the data is still coherent
         // because every write below is a single in-place update.
