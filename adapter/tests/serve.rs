@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use support::host::restaurant;
 use support::http::request;
 use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 use tpf_sfn::aws::dynamo_store::DynamoStore;
@@ -17,15 +18,6 @@ use tpf_sfn::host::{system_clock, HostState, HostStore};
 
 const TOKEN: &str = "test-token";
 const TENANT: &str = "restaurant-demo";
-
-fn restaurant() -> HostedPipeline {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../examples/contracts/restaurant-approval.pipeline-contract.json"
-    );
-    let bytes = std::fs::read(path).expect("contract");
-    pipeline::load(path, &bytes, &[], None, 30 * 60 * 1000).expect("pipeline")
-}
 
 async fn start() -> (std::net::SocketAddr, HostedPipeline) {
     start_with(InMemoryStore::new()).await

@@ -11,6 +11,7 @@ use std::time::Duration;
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_sfn::config::Credentials;
 use serde_json::{json, Value};
+use support::host::restaurant;
 use support::http::request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -18,21 +19,11 @@ use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::host::limits::{MAX_BODY_BYTES, MAX_KEY_BYTES};
-use tpf_sfn::host::pipeline::{self, HostedPipeline};
 use tpf_sfn::host::routes::ROUTES;
 use tpf_sfn::host::{router, system_clock, HostState, HostStore};
 
 const TOKEN: &str = "test-token";
 const TENANT: &str = "restaurant-demo";
-
-fn restaurant() -> HostedPipeline {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../examples/contracts/restaurant-approval.pipeline-contract.json"
-    );
-    let bytes = std::fs::read(path).expect("contract");
-    pipeline::load(path, &bytes, &[], None, 30 * 60 * 1000).expect("pipeline")
-}
 
 fn state<S: HostStore>(store: S) -> Arc<HostState<S>> {
     let hosted = restaurant();
@@ -59,18 +50,8 @@ async fn raw(addr: std::net::SocketAddr, bytes: &[u8]) -> (u16, Value, String) {
     let mut out = Vec::new();
     let _ = read.read_to_end(&mut out).await;
     drop(writer.await);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text.as_str(), ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (
-        status,
-        serde_json::from_str(body).unwrap_or(Value::Null),
-        text,
-    )
+    let r = support::http::parse(String::from_utf8_lossy(&out).into_owned());
+    (r.status, r.body, r.raw)
 }
 
 fn head(method: &str, target: &str, extra: &str, body_len: usize) -> String {

@@ -33,25 +33,28 @@ pub async fn request(
     stream.write_all(body.as_bytes()).await.expect("write body");
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.expect("read");
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let (head, payload) = raw.split_once("\r\n\r\n").unwrap_or((raw.as_str(), ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let response = parse(String::from_utf8_lossy(&raw).into_owned());
+    let head = response.raw.split("\r\n\r\n").next().unwrap_or("");
     assert!(
         !head
             .to_ascii_lowercase()
             .contains("transfer-encoding: chunked"),
         "this client reads only content-length bodies: {head}"
     );
+    response
+}
+
+/// A whole answer read off the wire: its status (0 if there is none) and its body as JSON
+/// (`Null` if it is not JSON).
+pub fn parse(raw: String) -> Response {
+    let (head, payload) = raw.split_once("\r\n\r\n").unwrap_or((raw.as_str(), ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let body = serde_json::from_str(payload).unwrap_or(Value::Null);
-    Response {
-        status,
-        body,
-        raw: raw.clone(),
-    }
+    Response { status, body, raw }
 }
 
 /// Submits order `key` (TPF's `RunAsyncRequest`, the key also its idempotency key).

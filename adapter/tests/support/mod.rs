@@ -79,4 +79,5 @@ pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
     addr
 }
 
+pub mod host;
 pub mod http;
