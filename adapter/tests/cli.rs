@@ -13,6 +13,23 @@ fn tpf_sfn(args: &[&str]) -> Output {
     support::cli().args(args).output().expect("run tpf-sfn")
 }
 
+/// `tpf-sfn mapping-test CONTRACT --release RELEASE --driver DRIVER EXTRA...`.
+fn mapping_test_driver(contract: &str, release: &str, driver: &str, extra: &[&str]) -> Output {
+    let args = [
+        "mapping-test",
+        contract,
+        "--release",
+        release,
+        "--driver",
+        driver,
+    ];
+    support::cli()
+        .args(args)
+        .args(extra)
+        .output()
+        .expect("run tpf-sfn")
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -330,14 +347,7 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
         serde_json::json!({"Type": "Wait", "Seconds": 30, "Next": "Process work item"});
     std::fs::write(&path, serde_json::to_string_pretty(&driver).unwrap()).unwrap();
 
-    let o = tpf_sfn(&[
-        "mapping-test",
-        &contract,
-        "--release",
-        &release,
-        "--driver",
-        &path.display().to_string(),
-    ]);
+    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(
@@ -346,16 +356,12 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
     );
     assert!(t.contains("FAIL happy-path"), "{t}");
 
-    let o = tpf_sfn(&[
-        "mapping-test",
+    let o = mapping_test_driver(
         &contract,
-        "--release",
         &release,
-        "--driver",
         &path.display().to_string(),
-        "--format",
-        "json",
-    ]);
+        &["--format", "json"],
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], false);
 }
@@ -393,14 +399,7 @@ fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
     let o = tpf_sfn(&["validate", &file, "--driver-profile"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("ASL_LOOP_UNPACED"), "{}", text(&o));
-    let o = tpf_sfn(&[
-        "mapping-test",
-        &contract,
-        "--release",
-        &release,
-        "--driver",
-        &file,
-    ]);
+    let o = mapping_test_driver(&contract, &release, &file, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("FAIL static-checks"), "{t}");
@@ -416,14 +415,7 @@ fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
     }
     let path = dir.path().join("sleepy.asl.json");
     std::fs::write(&path, serde_json::to_string_pretty(&sleepy).unwrap()).unwrap();
-    let o = tpf_sfn(&[
-        "mapping-test",
-        &contract,
-        "--release",
-        &release,
-        "--driver",
-        &path.display().to_string(),
-    ]);
+    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("FAIL lease-held-elsewhere"), "{t}");
