@@ -16,6 +16,7 @@ pub mod compile;
 pub mod config;
 pub mod contract;
 pub mod diagnostic;
+pub mod durable;
 mod json_fields;
 pub mod plan;
 pub mod release;

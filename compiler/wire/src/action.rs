@@ -136,6 +136,13 @@ pub fn due_at(epoch_ms: i64) -> Option<String> {
     DateTime::from_timestamp(secs, 0).map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
+/// An RFC 3339 instant as epoch milliseconds (`nextDueAt`, `deadlineAt`).
+pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
 /// The driver execution that makes the call (informational).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,0 +1,115 @@
+//! The per-release spec a durable driver function reads (`driver.durable.json`).
+
+use serde::{Deserialize, Serialize};
+use tpf_wire::Identity;
+
+/// The spec's format; a function refuses a spec of another format.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DurableSpec {
+    pub format: u32,
+    /// The identity every action call carries; the function is one published version of it.
+    pub identity: Identity,
+    pub binding: Binding,
+    pub wakeup: Wakeup,
+    pub transport_retry: TransportRetry,
+    pub action_timeout_seconds: u64,
+    /// Operations one execution (a generation) may checkpoint before it hands over. Below the
+    /// service's 25,000, and low enough that a replay stays cheap (each invocation replays every
+    /// checkpoint before it).
+    pub operation_budget: u32,
+    /// Calls one generation makes at most: solved by the compiler so that the worst iteration
+    /// (every transport retry, then a park) still fits the operation budget.
+    pub max_iterations: u64,
+    /// The contract's await steps, by `authoredName`, as the console names their callbacks.
+    #[serde(default)]
+    pub awaits: Vec<AwaitSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind", deny_unknown_fields)]
+pub enum Binding {
+    /// Action API v1 over HTTPS; the bearer token comes from the function's environment.
+    Http { api_base_url: String },
+    /// TPF's action function, invoked synchronously with the action envelope.
+    Lambda { function_arn: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Wakeup {
+    pub table_name: String,
+    pub lease_wait_seconds: u64,
+    pub recheck_seconds: u64,
+    pub late_recheck_seconds: u64,
+    pub late_recheck_max_seconds: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TransportRetry {
+    pub interval_seconds: u64,
+    /// Retries after the first delivery (Step Functions' `MaxAttempts` meaning).
+    pub max_attempts: u64,
+    pub backoff_rate: f64,
+    pub max_delay_seconds: u64,
+}
+
+impl TransportRetry {
+    /// The pause before retry `n` (1-based): interval × rate^(n-1), capped.
+    pub fn delay_seconds(&self, n: u64) -> u64 {
+        let exp = i32::try_from(n.saturating_sub(1)).unwrap_or(i32::MAX);
+        let d = self.interval_seconds as f64 * self.backoff_rate.powi(exp);
+        let capped = if self.max_delay_seconds > 0 {
+            d.min(self.max_delay_seconds as f64)
+        } else {
+            d
+        };
+        // A durable wait lasts at least a second.
+        (capped.ceil() as u64).max(1)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AwaitSpec {
+    pub step_name: String,
+    pub step_index: u32,
+}
+
+/// A generation's input: the same object the bridge starts a Step Functions driver with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriverInput {
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub lineage: String,
+    #[serde(default)]
+    pub generation: u32,
+}
+
+impl DriverInput {
+    /// The durable execution name of this generation: the lineage for the first, then
+    /// `<lineage>-g<n>`, so a repeated start or hand-over finds the execution that exists.
+    pub fn execution_name(&self) -> String {
+        if self.generation == 0 {
+            self.lineage.clone()
+        } else {
+            format!("{}-g{}", self.lineage, self.generation)
+        }
+    }
+
+    pub fn next(&self) -> DriverInput {
+        DriverInput {
+            generation: self.generation + 1,
+            ..self.clone()
+        }
+    }
+
+    /// `<lineage>:g<generation>:i<iteration>`, the key TPF deduplicates a call by.
+    pub fn idempotency_key(&self, iteration: u64) -> String {
+        format!("{}:g{}:i{}", self.lineage, self.generation, iteration)
+    }
+}

@@ -1,0 +1,101 @@
+//! The Lambda durable functions lowering: one release's [`DurableSpec`] for the driver function,
+//! its operation budget, and the stack that publishes one function version per release.
+//!
+//! Sibling of `crate::sfn`: it lowers the same `DriverPlan`, and nothing here names a state.
+
+mod budget;
+
+use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec, TransportRetry, Wakeup};
+
+use crate::config::BindingKind;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::plan::{BindingPlan, DriverPlan};
+
+pub use budget::{iteration_cost, OPERATION_CEILING};
+
+/// File name of the spec in a release's output directory.
+pub const SPEC_FILE: &str = "driver.durable.json";
+
+#[derive(Debug, Clone)]
+pub struct DurableOutput {
+    pub spec: DurableSpec,
+    /// `(file name, contents)` in a stable order.
+    pub files: Vec<(String, String)>,
+}
+
+/// Lowers a plan. The queue binding has no durable form: a durable function reaches a private
+/// action host directly (in its VPC), so the relay that binding exists for is not needed.
+pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
+    let binding = match &plan.binding {
+        BindingPlan::Http { api_base_url, .. } => Binding::Http {
+            api_base_url: api_base_url.clone(),
+        },
+        BindingPlan::Lambda { function_arn } => Binding::Lambda {
+            function_arn: function_arn.clone(),
+        },
+        BindingPlan::Queue { .. } => {
+            return Err(Diagnostics(vec![Diagnostic::error(
+                "DURABLE_BINDING_UNSUPPORTED",
+                Location::pointer("tpf-sfn.toml", "/binding/kind"),
+                format!(
+                    "the {} binding has no Lambda durable functions form",
+                    BindingKind::Queue.as_str()
+                ),
+            )
+            .with_hint("use binding.kind = \"http\" (the function calls the action host directly, also inside a VPC) or \"lambda\"")]))
+        }
+    };
+    let retry = TransportRetry {
+        interval_seconds: plan.transport_retry.interval_seconds,
+        max_attempts: plan.transport_retry.max_attempts,
+        backoff_rate: plan.transport_retry.backoff_rate,
+        max_delay_seconds: plan.transport_retry.max_delay_seconds,
+    };
+    let operation_budget = plan.generation_event_budget.min(OPERATION_CEILING);
+    let max_iterations = budget::max_iterations(operation_budget, &retry).ok_or_else(|| {
+        Diagnostics(vec![Diagnostic::error(
+            "DURABLE_BUDGET_TOO_SMALL",
+            Location::pointer("tpf-sfn.toml", "/history/event_budget"),
+            format!(
+                "an operation budget of {operation_budget} does not hold one iteration of the durable driver ({} operations with every transport retry)",
+                iteration_cost(&retry)
+            ),
+        )
+        .with_hint("raise history.event_budget or lower transport_retry.max_attempts")])
+    })?;
+    let spec = DurableSpec {
+        format: spec::FORMAT,
+        identity: plan.identity.clone(),
+        binding,
+        wakeup: Wakeup {
+            table_name: plan.wakeup.table_name.clone(),
+            lease_wait_seconds: plan.wakeup.lease_wait_seconds,
+            recheck_seconds: plan.wakeup.recheck_seconds,
+            late_recheck_seconds: plan.wakeup.late_recheck_seconds,
+            late_recheck_max_seconds: plan.wakeup.late_recheck_max_seconds,
+        },
+        transport_retry: retry,
+        action_timeout_seconds: plan.action_timeout_seconds,
+        operation_budget,
+        max_iterations,
+        awaits: plan
+            .awaits
+            .iter()
+            .map(|a| AwaitSpec {
+                step_name: a.authored_name.clone(),
+                step_index: a.step_index,
+            })
+            .collect(),
+    };
+    let text = serde_json::to_string_pretty(&spec).map_err(|e| {
+        Diagnostics(vec![Diagnostic::error(
+            "INTERNAL",
+            Location::default(),
+            e.to_string(),
+        )])
+    })?;
+    Ok(DurableOutput {
+        files: vec![(SPEC_FILE.to_string(), format!("{text}\n"))],
+        spec,
+    })
+}
