@@ -152,16 +152,7 @@ fn durable(args: &CompileArgs, input: &tpf_sfn_compiler::compile::Input) -> CmdR
                 )),
                 Err(diags) => return refuse(&diags.0),
             },
-            Emit::Terraform => {
-                return refuse(&[Diagnostic::error(
-                    "DURABLE_EXPORT_UNSUPPORTED",
-                    tpf_sfn_compiler::diagnostic::Location::default(),
-                    "the lambda-durable backend exports CloudFormation only",
-                )
-                .with_hint(
-                    "use --emit cloudformation, or --backend step-functions for Terraform",
-                )])
-            }
+            Emit::Terraform => return refuse(&[durable::terraform_unsupported()]),
         }
     }
     if args.check {

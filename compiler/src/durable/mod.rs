@@ -66,6 +66,17 @@ pub fn compile(input: &crate::compile::Input) -> Result<Compiled, Diagnostics> {
     })
 }
 
+/// The refusal of `--emit terraform` for this backend: its release stack is spelled in
+/// CloudFormation only.
+pub fn terraform_unsupported() -> Diagnostic {
+    Diagnostic::error(
+        "DURABLE_EXPORT_UNSUPPORTED",
+        Location::default(),
+        "the lambda-durable backend exports CloudFormation only",
+    )
+    .with_hint("use --emit cloudformation, or --backend step-functions for Terraform")
+}
+
 /// Lowers a plan. The queue binding has no durable form: a durable function reaches a private
 /// action host directly (in its VPC), so the relay that binding exists for is not needed.
 pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
