@@ -19,7 +19,7 @@ use super::error::{StateError, DATA_LIMIT, NO_CHOICE, TIMEOUT};
 use super::handler::{TaskCall, TaskHandler, TaskOutcome};
 use super::history::{details, entered, exited, Payload};
 use super::intrinsics::java_text;
-use super::paths::{self, apply_filter_path, apply_result_path, json_size, MAX_PAYLOAD_BYTES};
+use super::paths::{self, apply_filter_path, apply_result_path_to, json_size, MAX_PAYLOAD_BYTES};
 use super::program::Program;
 use super::retry;
 
@@ -416,12 +416,7 @@ impl Engine {
             }
             None => result,
         };
-        let rp = result_path(st);
-        let base = match rp {
-            None => Value::Null,
-            Some(_) => (*th.input).clone(),
-        };
-        let merged = apply_result_path(rp, base, result)?;
+        let merged = apply_result_path_to(result_path(st), &th.input, result)?;
         let cx = ctx(x, th, m, name, None, None);
         filter_output(output_path(st), merged, &cx)
     }
@@ -1153,11 +1148,7 @@ impl Engine {
         {
             let out = err.catch_output();
             let th = &self.execs[e].threads[t];
-            let base = match c.result_path {
-                None => Value::Null,
-                Some(_) => (*th.input).clone(),
-            };
-            return match apply_result_path(c.result_path.as_ref(), base, out) {
+            return match apply_result_path_to(c.result_path.as_ref(), &th.input, out) {
                 Ok(v) => self.exit_to(e, t, prog, v, Some(&c.next)),
                 Err(err2) => self.fail_thread(e, t, prog, err2),
             };
