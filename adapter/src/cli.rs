@@ -168,6 +168,11 @@ pub struct DeployArgs {
     /// Print the plan (create / unchanged / update / refuse) and the diff; make no write calls.
     #[arg(long)]
     pub dry_run: bool,
+    /// A `--backend lambda-durable` release: the tpf-sfn-lambda zip its driver function runs
+    /// (scripts/lambda-package.sh). Needed to create the function; the Action API token of the
+    /// http binding is read from TPF_SFN_ACTION_TOKEN.
+    #[arg(long)]
+    pub code_zip: Option<PathBuf>,
     /// Replace the definition of an existing release machine. Running executions keep the old
     /// definition; new generations get the new one.
     #[arg(long)]

@@ -687,3 +687,162 @@ fn an_http_binding_refused_by_the_emulator_points_to_the_queue_binding() {
         show(&o)
     );
 }
+
+/// Compiles the restaurant sample for the Lambda durable functions backend.
+fn compile_durable(out: &Path, config: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts");
+    let cfg = out.with_extension("toml");
+    std::fs::write(&cfg, config).unwrap();
+    let o = tpf(&[
+        "compile",
+        root.join("restaurant-approval.pipeline-contract.json")
+            .to_str()
+            .unwrap(),
+        "--release",
+        root.join("restaurant-approval.pipeline-release.json")
+            .to_str()
+            .unwrap(),
+        "--backend",
+        "lambda-durable",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", show(&o));
+}
+
+#[tokio::test]
+async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_change_unless_forced()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("durable");
+    let zip = dir.path().join("code.zip");
+    // moto stores the code without running it: any zip stands in for the real package here.
+    std::fs::write(&zip, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+    let zip_s = zip.display().to_string();
+    let prefix = unique("dd");
+    let config = format!(
+        "name-prefix = \"{prefix}\"\n[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://127.0.0.1:9\"\n"
+    );
+    compile_durable(&out, &config);
+    let endpoint = moto_endpoint();
+    let run = |extra: &[&str], token: Option<&str>| {
+        let mut args = vec![
+            "deploy",
+            "--out",
+            out.to_str().unwrap(),
+            "--endpoint-url",
+            &endpoint,
+            "--role-arn",
+            ROLE,
+        ];
+        args.extend(extra);
+        let mut c = support::cli();
+        c.args(&args);
+        if let Some(t) = token {
+            c.env("TPF_SFN_ACTION_TOKEN", t);
+        }
+        c.output().expect("run tpf-sfn")
+    };
+
+    let o = run(&["--dry-run"], None);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("  create: driver function "),
+        "{}",
+        show(&o)
+    );
+
+    // The http binding's function needs the token, from the environment only.
+    let o = run(&["--code-zip", &zip_s], None);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(show(&o).contains("DEPLOY_ACTION_TOKEN"), "{}", show(&o));
+
+    let o = run(&["--code-zip", &zip_s], Some("t0ken"));
+    assert!(o.status.success(), "{}", show(&o));
+    let m = manifest(&out);
+    let name = m["function"]["name"].as_str().unwrap();
+    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
+    let f = lambda
+        .get_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    let conf = f.configuration().unwrap();
+    let vars = conf.environment().unwrap().variables().unwrap();
+    let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
+    let compiled: Value =
+        serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
+    assert_eq!(spec, compiled);
+    assert_eq!(vars["TPF_SFN_ACTION_TOKEN"], "t0ken");
+    assert_eq!(
+        f.tags().unwrap()["tpf-sfn:definition-sha256"],
+        m["function"]["specSha256"].as_str().unwrap()
+    );
+    let versions = lambda
+        .list_versions_by_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    let published: Vec<_> = versions
+        .versions()
+        .iter()
+        .filter_map(|v| v.version())
+        .filter(|v| *v != "$LATEST")
+        .collect();
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert!(
+        stdout(&o).contains(&format!(":function:{name}:{}", published[0])),
+        "{}",
+        show(&o)
+    );
+
+    let o = run(&[], None);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+
+    // Another spec under the same release is refused; forced, it is a new version.
+    compile_durable(&out, &format!("{config}[wakeup]\nlease-wait-seconds = 7\n"));
+    let o = run(&[], None);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("DEPLOY_DEFINITION_CHANGED"),
+        "{}",
+        show(&o)
+    );
+    let o = run(&["--force-replace"], Some("t0ken"));
+    assert!(o.status.success(), "{}", show(&o));
+    let versions = lambda
+        .list_versions_by_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    let published = versions
+        .versions()
+        .iter()
+        .filter(|v| v.version() != Some("$LATEST"))
+        .count();
+    assert_eq!(published, 2);
+    let o = run(&[], None);
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+
+    // A spec edited after compiling is refused before any call.
+    let path = out.join("driver.durable.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("\"leaseWaitSeconds\": 7", "\"leaseWaitSeconds\": 1"),
+    )
+    .unwrap();
+    let o = run(&["--dry-run"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("RELEASE_DEFINITION_MODIFIED"),
+        "{}",
+        show(&o)
+    );
+}

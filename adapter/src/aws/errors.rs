@@ -354,3 +354,57 @@ pub mod scheduler {
         NotFound: is_resource_not_found_exception;
     });
 }
+
+/// Typed classifications of the Lambda operations behind a durable release's deploy.
+pub mod lambda {
+    use aws_sdk_lambda::operation::create_function::CreateFunctionError as C;
+    use aws_sdk_lambda::operation::get_function::GetFunctionError as G;
+    use aws_sdk_lambda::operation::list_versions_by_function::ListVersionsByFunctionError as LV;
+    use aws_sdk_lambda::operation::publish_version::PublishVersionError as P;
+    use aws_sdk_lambda::operation::tag_resource::TagResourceError as T;
+    use aws_sdk_lambda::operation::update_function_configuration::UpdateFunctionConfigurationError as U;
+
+    use super::Kind;
+
+    classify!(get, G, {
+        NotFound: is_resource_not_found_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+    });
+
+    classify!(create, C, {
+        Conflict: is_resource_conflict_exception;
+        LimitExceeded: is_code_storage_exceeded_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception | is_code_verification_failed_exception | is_invalid_code_signature_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(update, U, {
+        Conflict: is_resource_conflict_exception | is_precondition_failed_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(publish, P, {
+        Conflict: is_resource_conflict_exception | is_precondition_failed_exception;
+        LimitExceeded: is_code_storage_exceeded_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(versions, LV, {
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(tag, T, {
+        Conflict: is_resource_conflict_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+}

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod deploy;
+pub mod durable_deploy;
 pub mod dynamo_item;
 pub mod dynamo_store;
 pub mod errors;

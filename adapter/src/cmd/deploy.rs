@@ -15,6 +15,9 @@ use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs) -> CmdResult {
+    if let Some(manifest) = durable_manifest(&args.out)? {
+        return super::deploy_durable::run(args, manifest);
+    }
     let release = Release::load(&args.out)?;
     refuse_placeholders(&release, &args.connection)?;
     let opts = Options {
@@ -80,6 +83,20 @@ pub fn run(args: &DeployArgs) -> CmdResult {
     }
 }
 
+/// The release's manifest when it is a `--backend lambda-durable` one.
+fn durable_manifest(out: &std::path::Path) -> Result<Option<serde_json::Value>, Error> {
+    let path = out.join(tpf_sfn_compiler::sfn::files::MANIFEST_FILE);
+    let Ok(bytes) = crate::input::read(&path) else {
+        // Release::load reports the unreadable manifest in its own words.
+        return Ok(None);
+    };
+    let manifest: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(m) => m,
+        Err(_) => return Ok(None),
+    };
+    Ok(crate::aws::durable_deploy::is_durable(&manifest).then_some(manifest))
+}
+
 /// moto refuses the `States.Http.*` error names the http binding's Retry and Catch name (it
 /// takes any `States.` prefix for a custom error), so the default binding cannot be deployed to
 /// it; the hint says so where the refusal is met, instead of a generic one.
@@ -104,17 +121,22 @@ pub(crate) fn emulator_hint(e: Error, release: &Release, connection: &Connection
 /// machines that reach nothing. Checked before any call, so no credentials or network are needed
 /// to be told.
 fn refuse_placeholders(release: &Release, connection: &Connection) -> CmdResult {
+    refuse_placeholder_parameters(
+        &release.manifest.identity,
+        &release.manifest.binding.parameters,
+        connection,
+    )
+}
+
+pub(super) fn refuse_placeholder_parameters(
+    identity: &crate::aws::release::Identity,
+    parameters: &std::collections::BTreeMap<String, String>,
+    connection: &Connection,
+) -> CmdResult {
     if connection.emulator_endpoint().is_some() {
         return Ok(());
     }
-    let found = placeholder::found(
-        release
-            .manifest
-            .binding
-            .parameters
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
+    let found = placeholder::found(parameters.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     if found.is_empty() {
         return Ok(());
     }
@@ -128,7 +150,7 @@ fn refuse_placeholders(release: &Release, connection: &Connection) -> CmdResult 
                     format!(
                         "release {} was compiled with the placeholder `{value}` for `{key}`; on AWS its \
                          machines would reach nothing (only a local emulator endpoint takes placeholders)",
-                        release.manifest.identity
+                        identity
                     ),
                 )
                 .with_hint(format!("{}, then compile again", placeholder::hint(key)))

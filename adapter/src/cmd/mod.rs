@@ -1,6 +1,7 @@
 pub mod bridge;
 pub mod compile;
 pub mod deploy;
+mod deploy_durable;
 pub mod dev;
 pub mod graph;
 pub mod idle;

@@ -61,7 +61,8 @@ pub fn cli() -> Command {
         .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
         .env_remove("AWS_PROFILE")
         .env_remove("AWS_ENDPOINT_URL")
-        .env_remove("TPF_SFN_TOKEN");
+        .env_remove("TPF_SFN_TOKEN")
+        .env_remove("TPF_SFN_ACTION_TOKEN");
     c
 }
 

@@ -1,0 +1,77 @@
+//! `tpf-sfn deploy` of a `--backend lambda-durable` release.
+
+use serde_json::json;
+
+use crate::aws::durable_deploy::{self, Action, DurableRelease, Options, Report};
+use crate::cli::{DeployArgs, Format};
+use crate::exit::{CmdResult, Failure};
+
+pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
+    let release = DurableRelease::load(&args.out, manifest)?;
+    super::deploy::refuse_placeholder_parameters(
+        &release.manifest.identity,
+        &release.manifest.binding.parameters,
+        &args.connection,
+    )?;
+    let token = std::env::var(durable_deploy::ACTION_TOKEN_ENV).ok();
+    let opts = Options {
+        role_arn: args.role_arn.as_deref(),
+        code_zip: args.code_zip.as_deref(),
+        action_token: token.as_deref(),
+        dry_run: args.dry_run,
+        force_replace: args.force_replace,
+    };
+    let report = crate::aws::block_on(async {
+        let conf = args.connection.load().await;
+        let lambda = aws_sdk_lambda::Client::new(&conf);
+        durable_deploy::deploy(&lambda, &release, opts).await
+    })?
+    .map_err(|e| e.verbose(args.verbose))?;
+    match args.format {
+        Format::Text => print_text(&report),
+        Format::Json => println!("{}", json!({"report": report, "refused": report.refused()})),
+    }
+    if report.refused() {
+        Err(Failure::Findings)
+    } else {
+        Ok(())
+    }
+}
+
+fn print_text(r: &Report) {
+    let verb = if r.dry_run { "plan" } else { "deploy" };
+    println!("{verb}: {} (Lambda durable functions)", r.identity);
+    let f = &r.function;
+    match &r.action {
+        Action::Create if r.dry_run => println!("  create: driver function {f} and its first published version"),
+        Action::Create => {}
+        Action::Publish if r.dry_run => println!("  publish: a version of driver function {f} (it has none)"),
+        Action::Publish => {}
+        Action::Unchanged => println!("  unchanged: driver function {f} (no write calls)"),
+        Action::Refuse { deployed_sha256 } => println!(
+            "  refuse: driver function {f}: its spec (sha256 {deployed_sha256}) differs, and executions pinned to release {} would mix specs",
+            r.identity.release_version
+        ),
+        Action::Replace { deployed_sha256 } => println!(
+            "  {}: driver function {f} (--force-replace; was sha256 {deployed_sha256}): a new published version; running executions stay on theirs",
+            if r.dry_run { "replace" } else { "replaced" }
+        ),
+    }
+    if let Some(v) = &r.version_arn {
+        println!("  version: {v} (start this release's executions here)");
+    }
+    if r.refused() {
+        let refusal = crate::error::Error::new(
+            "DEPLOY_DEFINITION_CHANGED",
+            "refused: a release's spec is never changed in place",
+        )
+        .with_hint("bump the release version (a new function), or pass --force-replace if the change is known to be compatible");
+        println!("{}", refusal.report());
+    } else if r.dry_run {
+        println!("dry run: no write calls");
+    } else if r.write_calls == 0 {
+        println!("unchanged: {} (no write calls)", r.identity);
+    } else {
+        println!("done: {} write call(s)", r.write_calls);
+    }
+}
