@@ -293,7 +293,7 @@ impl Context<'_> {
         let cb = inv.push(OpType::Callback, name);
         let id = {
             *inv.next_callback += 1;
-            format!("{}/callback/{}", inv.exec.arn, *inv.next_callback)
+            format!("callback-{:06}", *inv.next_callback)
         };
         let at = inv.now_ms.saturating_add(
             i64::try_from(timeout_seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
