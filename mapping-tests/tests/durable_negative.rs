@@ -43,6 +43,9 @@ enum Mutation {
     NoWaits,
     LeaseWait(u64),
     RecheckWait(u64),
+    /// Asks for one more step on every invocation after the first, named by how often the
+    /// function version ran: a replay asks for another operation than the log holds.
+    NonDeterministic,
 }
 
 /// The shipped loop over an `Ops` that breaks one thing.
@@ -140,7 +143,7 @@ impl<O: Ops> Ops for Broken<'_, O> {
     }
 }
 
-struct Mutant(Mutation);
+struct Mutant(Mutation, std::sync::atomic::AtomicU64);
 
 impl Variant for Mutant {
     fn run(
@@ -149,6 +152,13 @@ impl Variant for Mutant {
         spec: &DurableSpec,
         input: &DriverInput,
     ) -> Result<Result<End, Stop>, Stop> {
+        let runs = self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if self.0 == Mutation::NonDeterministic && runs > 0 {
+            let _ = ops.ctx.step(
+                &format!("Ask TPF, invocation {runs}"),
+                &serde_json::Value::Null,
+            )?;
+        }
         let broken = Broken {
             inner: ops,
             m: self.0,
@@ -161,7 +171,7 @@ impl Variant for Mutant {
 
 fn mutant(m: Mutation) -> DurableSubject {
     let mut s = subject();
-    s.variant = Arc::new(Mutant(m));
+    s.variant = Arc::new(Mutant(m, Default::default()));
     s
 }
 
@@ -456,4 +466,38 @@ fn every_check_has_a_mutant_here() {
         sfn, durable,
         "both backends prove the same named invariants"
     );
+}
+
+#[test]
+fn a_driver_whose_replay_takes_another_path_is_caught() {
+    assert_fails(
+        &mutant(Mutation::NonDeterministic),
+        "happy-path",
+        "driver-ends-as-tpf-ends",
+    );
+}
+
+struct Pending;
+
+impl Variant for Pending {
+    fn run(
+        &self,
+        _: &EngineOps<'_, '_>,
+        _: &DurableSpec,
+        _: &DriverInput,
+    ) -> Result<Result<End, Stop>, Stop> {
+        poll::ready(std::future::pending::<Result<End, Stop>>())
+    }
+}
+
+#[test]
+fn an_engine_that_leaves_a_future_pending_gives_no_verdict() {
+    let mut s = subject();
+    s.variant = Arc::new(Pending);
+    let r = proof::run_one_durable(&s, &scenario(&s, "happy-path"));
+    assert!(!r.passed());
+    let e = r
+        .error
+        .expect("a pending poll is a harness bug, reported as the run's error");
+    assert!(e.contains(durable_interp::error::PENDING_POLL), "{e}");
 }

@@ -462,8 +462,11 @@ fn ends_as_tpf_ends(run: &DurableRun) -> Vec<Violation> {
                     succeeded && tpf != "SUCCEEDED"
                 }
                 event::EXECUTION_FAILED => {
-                    detail.as_deref() == Some(fail_error::EXECUTION_FAILED)
-                        && !matches!(tpf, "FAILED" | "DLQ")
+                    (detail.as_deref() == Some(fail_error::EXECUTION_FAILED)
+                        && !matches!(tpf, "FAILED" | "DLQ"))
+                        // Its replay took another path than its first run: it no longer follows
+                        // the answers TPF gave, whatever TPF's record says.
+                        || detail.as_deref() == Some(error::NON_DETERMINISTIC)
                 }
                 _ => false,
             };

@@ -242,6 +242,24 @@ pub fn run<'s>(
             world.advance_to(now + 1);
         }
     }
+    // An engine that left a future pending, or a handler that returned past a suspension, is a
+    // bug of this harness, not a finding about the driver: the run has no verdict.
+    if let Some(x) = world.engine.executions().iter().find(|x| {
+        x.error.as_ref().is_some_and(|e| {
+            e.error == durable_interp::error::PENDING_POLL
+                || e.error == durable_interp::error::RETURNED_WHILE_PENDING
+        })
+    }) {
+        let e = x
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.error, e.cause));
+        return Err(format!(
+            "the durable engine failed {}: {}",
+            x.name,
+            e.unwrap_or_default()
+        ));
+    }
     let metrics = measure(&world, &exec);
     let budget_spent = world.engine.budget_spent();
     let unmet = expectations(scenario, &world.host, world.now_ms(), &exec, &metrics);
