@@ -668,9 +668,3 @@ pub fn static_violations(subject: &DurableSubject) -> Vec<Violation> {
     }
     out
 }
-
-/// Whether the spec is the compiler's for this plan: the static checks run on a spec edited by
-/// hand too, so this is only a hint in reports.
-pub fn is_compiled(subject: &DurableSubject) -> bool {
-    tpf_sfn_compiler::durable::lower(&subject.base.plan).is_ok_and(|o| o.spec == subject.spec)
-}

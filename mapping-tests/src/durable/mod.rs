@@ -6,15 +6,14 @@
 //! - `program`: the engine's operations as the driver's `Ops`, and the function version's
 //!   handler that runs the loop from the start on every invocation;
 //! - `world`: engine, TPF, wakeup table, bridge and sweeper function on one clock, and the
-//!   steps' effects (action calls with faults, the driver's rows, the hand-over);
-//! - `sweeper`: the Step Functions sweeper machine's decision, as one function;
+//!   steps' effects (action calls with faults, the driver's rows, the hand-over), with the
+//!   sweeper function acting on `tpf_sfn_wakeup::sweeper::decide`;
 //! - `run`: the subject, the matrix on this backend, the runner and its metrics;
 //! - `checks`: the invariants over durable runs.
 
 pub mod checks;
 pub mod program;
 pub mod run;
-pub mod sweeper;
 pub mod world;
 
 pub use program::{Compiled, EngineOps, Variant};

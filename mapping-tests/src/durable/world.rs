@@ -13,6 +13,7 @@ use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
 use tpf_sfn_compiler::sfn::states::sweeper as sweeper_states;
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use tpf_sfn_wakeup::sweeper::{self, SweepAction};
 use tpf_wire::action::{
     await_field, field, ActionError, ProcessWorkItemResponse, SweepOnceRequest,
 };
@@ -20,7 +21,6 @@ use tpf_wire::wakeup::{self, attr};
 use tpf_wire::Identity;
 
 use super::program::{payload, DriverProgram, Variant};
-use super::sweeper::{self, SweepAction};
 use crate::harness::bindings::{process_work_item, summary, take_lease_first, Hooks};
 use crate::harness::faults::{Fault, FaultPlan, FaultState};
 use crate::harness::trace::{Entry, Trace};

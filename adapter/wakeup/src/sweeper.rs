@@ -1,8 +1,9 @@
-//! The sweeper of this backend: a scheduled plain function that calls TPF's `sweep-once` for its
-//! release and, for each due execution, does what the Step Functions sweeper machine decides
-//! (`templates/sweeper.asl.json.hbs`), written here as one pure decision.
+//! The sweeper's decision per due execution, as one function: what the Step Functions sweeper
+//! machine decides in its states (`templates/sweeper.asl.json.hbs`), for a sweeper that is a
+//! plain scheduled function (the Lambda durable functions backend's), which calls TPF's
+//! `sweep-once` for its release and acts on each due execution it lists.
 
-use tpf_sfn_wakeup::bridge::TokenRow;
+use crate::bridge::TokenRow;
 use tpf_wire::action::DueExecution;
 use tpf_wire::Identity;
 
