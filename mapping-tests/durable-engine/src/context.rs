@@ -22,6 +22,9 @@ pub enum StopKind {
     Failed { error: String, cause: String },
     /// The engine's hard budget ran out: nothing runs any more.
     Budget,
+    /// The function died after a step's effect, before its checkpoint (`Effects::crash_after`):
+    /// the engine invokes it again at once.
+    Crashed,
 }
 
 impl Stop {
@@ -169,7 +172,7 @@ impl Invocation<'_> {
         id: usize,
         payload: &Value,
         callback_id: Option<&str>,
-    ) -> Result<Value, String> {
+    ) -> Result<Result<Value, String>, Stop> {
         self.event(event::STEP_STARTED, Some(id), None);
         let call = StepCall {
             execution_arn: &self.exec.arn,
@@ -182,6 +185,12 @@ impl Invocation<'_> {
             callback_id,
         };
         let result = self.handler.step(&call, &mut self.effects);
+        if std::mem::take(&mut self.effects.crashed) {
+            // Nothing of the step reached the log but its start: a replay runs it again.
+            self.exec.ops.truncate(id);
+            self.exec.operations_billed -= 1;
+            return Err(self.halt(StopKind::Crashed));
+        }
         let op = &mut self.exec.ops[id];
         match &result {
             Ok(v) => {
@@ -195,7 +204,7 @@ impl Invocation<'_> {
                 self.event(event::STEP_FAILED, Some(id), Some(e.clone()));
             }
         }
-        result
+        Ok(result)
     }
 }
 
@@ -218,7 +227,7 @@ impl Context<'_> {
         }
         inv.bill(1)?;
         let id = inv.push(OpType::Step, name);
-        Ok(inv.run_step(id, payload, None))
+        inv.run_step(id, payload, None)
     }
 
     /// A durable wait: checkpointed with its fire time, then the invocation suspends.
@@ -302,7 +311,16 @@ impl Context<'_> {
         inv.exec.ops[cb].fire_at_ms = Some(at);
         inv.event(event::CALLBACK_STARTED, Some(cb), Some(id.clone()));
         let sub = inv.push(OpType::Step, &submitter(name));
-        match inv.run_step(sub, payload, Some(&id)) {
+        let submitted = match inv.run_step(sub, payload, Some(&id)) {
+            Ok(r) => r,
+            Err(stop) => {
+                // A crash in the submitter: the whole callback runs again on the next invocation.
+                inv.exec.ops.truncate(ctx);
+                inv.exec.operations_billed -= 2;
+                return Err(stop);
+            }
+        };
+        match submitted {
             Ok(_) => {
                 inv.timers.push((at, cb));
                 inv.callbacks.push((id, cb));

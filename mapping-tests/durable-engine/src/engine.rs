@@ -12,6 +12,9 @@ use serde_json::Value;
 use crate::context::{Context, Invocation, Stop, StopKind};
 use crate::history::{error, event, Event, OpStatus, OpType};
 
+/// The detail of an invocation that ended with the function's crash.
+pub const CRASHED: &str = "the function crashed before its step was checkpointed";
+
 /// A handler's failure: the execution fails with this error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failed {
@@ -48,9 +51,17 @@ pub trait StepHandler {
 #[derive(Debug, Default)]
 pub struct Effects {
     starts: Vec<(String, String, Value)>,
+    pub(crate) crashed: bool,
 }
 
 impl Effects {
+    /// The function dies right after this step's effect, before the step is checkpointed: the
+    /// invocation ends, and the next one (started at once, as the service retries a failed
+    /// invocation) runs the step again. Steps are at least once.
+    pub fn crash_after(&mut self) {
+        self.crashed = true;
+    }
+
     pub fn start_execution(&mut self, function_arn: &str, name: &str, input: Value) {
         self.starts
             .push((function_arn.to_string(), name.to_string(), input));
@@ -523,6 +534,16 @@ impl Engine {
             | (_, Err(Stop(StopKind::Failed { error, cause }))) => Err(Failed { error, cause }),
             (Some(StopKind::Suspended), Err(_)) | (None, Err(Stop(StopKind::Suspended))) => {
                 completed(self);
+                return;
+            }
+            (Some(StopKind::Crashed), _) | (_, Err(Stop(StopKind::Crashed))) => {
+                self.record(
+                    idx,
+                    event::INVOCATION_COMPLETED,
+                    None,
+                    Some(CRASHED.to_string()),
+                );
+                self.resume(idx);
                 return;
             }
             (Some(StopKind::Suspended), Ok(_)) => Err(Failed {

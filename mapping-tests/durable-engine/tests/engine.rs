@@ -416,3 +416,46 @@ fn a_step_can_start_another_execution_by_name() {
         ]
     );
 }
+
+#[test]
+fn a_step_whose_function_crashed_before_its_checkpoint_runs_again() {
+    /// Crashes after the first run of every step and of every callback's submitter.
+    #[derive(Default)]
+    struct Crashing(BTreeMap<String, u64>);
+    impl StepHandler for Crashing {
+        fn step(&mut self, call: &StepCall<'_>, fx: &mut Effects) -> Result<Value, String> {
+            let n = self.0.entry(call.name.to_string()).or_default();
+            *n += 1;
+            if *n == 1 {
+                fx.crash_after();
+            }
+            Ok(json!(*n))
+        }
+    }
+    let mut e = Engine::new(T0);
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            let a = ctx.step("a", &json!(null))?.unwrap();
+            let _ = ctx.wait_for_callback("park", 1, &json!(null))?;
+            Ok(Ok(a))
+        }),
+    );
+    let mut h = Crashing::default();
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    while e.step_timer(&mut h).is_some() {}
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.status, ExecutionStatus::Succeeded);
+    // The effect ran twice (at least once), and the second run's result is the checkpoint.
+    assert_eq!(x.result, Some(json!(2)));
+    assert_eq!(h.0.get("a"), Some(&2));
+    assert_eq!(h.0.get("park (submitter)"), Some(&2));
+    // Only what was checkpointed is billed: the step and the callback once each.
+    assert_eq!(x.operations_billed, 4);
+    let crashed = x
+        .history
+        .iter()
+        .filter(|ev| ev.detail.as_deref() == Some(durable_interp::engine::CRASHED))
+        .count();
+    assert_eq!(crashed, 2);
+}

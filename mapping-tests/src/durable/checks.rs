@@ -9,6 +9,7 @@ use tpf_durable_driver::driver::fail_error;
 use tpf_durable_driver::{names, spec, DurableSpec};
 
 use super::run::{driver_executions, DurableRun, DurableSubject};
+use super::world::CRASH;
 use crate::harness::trace::{Entry, Trace};
 use crate::invariants::common::{
     self, belongs, executions, record_timeline, Generation, Reading, Watch,
@@ -281,7 +282,11 @@ fn transport_only_retries(run: &DurableRun) -> Vec<Violation> {
                 excerpt(trace, i),
             ));
         }
-        entry.1 |= !matches!(fault.as_deref(), Some("unavailable") | Some("lostreply"));
+        // Delivered but never answered to the driver: failed, lost, or the function died.
+        entry.1 |= !matches!(
+            fault.as_deref(),
+            Some("unavailable") | Some("lostreply") | Some(CRASH)
+        );
     }
     out
 }
@@ -359,7 +364,10 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
         else {
             continue;
         };
-        if action != "process-work-item" || fault.as_deref() == Some("lostreply") {
+        // A lost reply or a crash after the delivery: the driver never read this answer.
+        if action != "process-work-item"
+            || matches!(fault.as_deref(), Some("lostreply") | Some(CRASH))
+        {
             continue;
         }
         let Some((_, ev, name, detail)) = next_act(trace, i, execution) else {

@@ -80,8 +80,9 @@ pub fn budget_for(subject: &DurableSubject, scenario: &Scenario) -> DurableBudge
 }
 
 /// The derived matrix on this backend: the rollover scenario sized by the durable driver's
-/// calls per generation, and the console re-drive, which durable executions do not have, run as
-/// the recovery this backend has instead (the sweeper starts a new lineage).
+/// calls per generation, the console re-drive, which durable executions do not have, run as the
+/// recovery this backend has instead (the sweeper starts a new lineage), and one scenario of its
+/// own: a function that dies between a step's effect and its checkpoint.
 pub fn scenarios(subject: &DurableSubject, extra: Vec<Scenario>) -> Vec<Scenario> {
     let mut all = matrix::derive_for(&subject.base, subject.spec.max_iterations);
     for s in &mut all {
@@ -91,6 +92,15 @@ pub fn scenarios(subject: &DurableSubject, extra: Vec<Scenario>) -> Vec<Scenario
             // One lineage if the outage misses the driver, two when the sweeper recovers it.
             s.expect.lineages = None;
         }
+    }
+    // Durable steps are at least once: a function that dies after TPF applied a call delivers
+    // it again (same key) from its next invocation. Step Functions has no such failure.
+    if let Some(happy) = all.iter().find(|s| s.name == "happy-path") {
+        let mut s = happy.clone();
+        s.name = "function-crashes-after-calls".to_string();
+        s.description = "the driver function dies right after each of its first three action calls reached TPF, before the step's checkpoint: each next invocation delivers the call again with the same key".to_string();
+        s.faults.crash_after_calls = 3;
+        all.push(s);
     }
     all.extend(extra);
     all

@@ -26,6 +26,9 @@ use crate::harness::faults::{Fault, FaultPlan, FaultState};
 use crate::harness::trace::{Entry, Trace};
 use crate::harness::wakeup::WakeupTable;
 
+/// The fault a call's trace entry names when the function died after delivering it.
+pub const CRASH: &str = "crash";
+
 /// The driver function's name; each release is one published version of it.
 pub const FUNCTION: &str = "tpf-durable-driver";
 
@@ -325,7 +328,8 @@ impl DurableWorld {
                 | e::EXECUTION_FAILED
                 | e::EXECUTION_STOPPED
                 | e::CALLBACK_FAILED
-                | e::CONTEXT_FAILED => ev.detail.clone(),
+                | e::CONTEXT_FAILED
+                | e::INVOCATION_COMPLETED => ev.detail.clone(),
                 _ => None,
             };
             entries.push(Entry::Driver {
@@ -557,7 +561,12 @@ impl Steps<'_> {
     }
 
     /// One delivery of process-work-item, with this call's injected fault.
-    fn action_call(&mut self, call: &StepCall<'_>, a: ActionCall) -> Result<Value, String> {
+    fn action_call(
+        &mut self,
+        call: &StepCall<'_>,
+        a: ActionCall,
+        effects: &mut Effects,
+    ) -> Result<Value, String> {
         let key = a.request.idempotency_key.clone().unwrap_or_default();
         let body = serde_json::to_value(&a.request).unwrap_or(Value::Null);
         let mut entries = take_lease_first(
@@ -597,6 +606,12 @@ impl Steps<'_> {
                 (Some(r), shown)
             }
         };
+        // The function dies after a clean delivery: TPF applied the call, the step's checkpoint
+        // is lost, and the next invocation delivers it again with the same key.
+        let crashed = fault.is_none() && self.faults.next_call_crashes();
+        if crashed {
+            effects.crash_after();
+        }
         let answered = result.as_ref().and_then(|r| r.as_ref().ok());
         entries.push(Entry::Call {
             at_ms: call.now_ms,
@@ -620,7 +635,11 @@ impl Steps<'_> {
                 .and_then(|v| v.get(field::AWAIT)?.get(await_field::WAKE_IN_SECONDS))
                 .and_then(Value::as_i64),
             outcome: shown,
-            fault: fault.map(|f| format!("{f:?}").to_lowercase()),
+            fault: if crashed {
+                Some(CRASH.to_string())
+            } else {
+                fault.map(|f| format!("{f:?}").to_lowercase())
+            },
         });
         entries.extend(crate::harness::actors::records_since(self.host, before));
         self.pending.push(StepEntries {
@@ -667,7 +686,7 @@ impl StepHandler for Steps<'_> {
             .unwrap_or_default()
             .to_string();
         if let Some(a) = take::<ActionCall>(p, payload::CALL) {
-            return self.action_call(call, a);
+            return self.action_call(call, a, effects);
         }
         if let Some(row) = take::<GenerationRow>(p, payload::ROW) {
             return self.register(call, &table, row);

@@ -107,6 +107,7 @@ fn shown(event: &str, state: Option<&str>) -> bool {
                 | "CallbackSucceeded"
                 | "CallbackFailed"
                 | "CallbackTimedOut"
+                | "InvocationCompleted"
         )
 }
 
@@ -160,7 +161,11 @@ impl Trace {
                     detail,
                     ..
                 } => {
-                    if !shown(event, state.as_deref()) {
+                    // An invocation's end is implied, unless it ended otherwise than by
+                    // suspending or finishing (a crash).
+                    if !shown(event, state.as_deref())
+                        || (*event == "InvocationCompleted" && detail.is_none())
+                    {
                         continue;
                     }
                     if *sweeper
