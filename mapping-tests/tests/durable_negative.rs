@@ -31,6 +31,9 @@ enum Mutation {
     DropIdentity,
     /// Sends the lineage as the idempotency key, the same on every call.
     KeyWithoutIteration,
+    /// Makes the key of a call from the invocation it is delivered in: well formed, but not
+    /// the same when a step runs again.
+    KeyPerInvocation,
     /// After a wakeup, parks again without asking TPF.
     ParkTwice,
     /// After a wakeup, makes up TPF's SUCCEEDED instead of asking.
@@ -54,6 +57,8 @@ struct Broken<'o, O> {
     m: Mutation,
     woken: RefCell<bool>,
     last: RefCell<Option<tpf_wire::action::ProcessWorkItemResponse>>,
+    /// How often the function version ran before this invocation.
+    runs: u64,
 }
 
 impl<O: Ops> Ops for Broken<'_, O> {
@@ -71,6 +76,11 @@ impl<O: Ops> Ops for Broken<'_, O> {
         let mut call = call.clone();
         match self.m {
             Mutation::DropIdentity => call.request.release_version.clear(),
+            Mutation::KeyPerInvocation => {
+                if let Some(k) = &mut call.request.idempotency_key {
+                    k.push_str(&self.runs.to_string());
+                }
+            }
             Mutation::KeyWithoutIteration => {
                 call.request.idempotency_key =
                     call.request.driver.as_ref().and_then(|d| d.lineage.clone())
@@ -164,6 +174,7 @@ impl Variant for Mutant {
             m: self.0,
             woken: RefCell::new(false),
             last: RefCell::new(None),
+            runs,
         };
         poll::ready(drive(&broken, spec, input))
     }
@@ -500,4 +511,22 @@ fn an_engine_that_leaves_a_future_pending_gives_no_verdict() {
         .error
         .expect("a pending poll is a harness bug, reported as the run's error");
     assert!(e.contains(durable_interp::error::PENDING_POLL), "{e}");
+}
+
+#[test]
+fn a_key_that_changes_when_a_step_runs_again_is_caught() {
+    // The function dies after each of its first calls; the next invocation's delivery of the
+    // same call must carry the same key, or TPF sees a new call with nothing new to answer.
+    let s = mutant(Mutation::KeyPerInvocation);
+    assert_fails(&s, "function-crashes-after-calls", "calls-paced-by-tpf");
+    let ok = proof::run_one_durable(
+        &subject(),
+        &scenario(&subject(), "function-crashes-after-calls"),
+    );
+    assert!(
+        ok.passed(),
+        "{:?} {:?}",
+        ok.unmet_expectations,
+        ok.violations
+    );
 }
