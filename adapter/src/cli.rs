@@ -302,9 +302,16 @@ pub struct MappingTestArgs {
     /// Action binding to compile with (http, lambda or queue); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
-    /// Prove this driver definition (compiled earlier, or post-processed, e.g. by CDK) instead of compiling one.
+    /// The engine whose driver is proven: the compiled state machines, or the durable driver
+    /// program on a replay engine.
+    #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
+    pub backend: Backend,
+    /// Prove this driver definition (compiled earlier, or post-processed, e.g. by CDK) instead of compiling one (step-functions only).
     #[arg(long)]
     pub driver: Option<PathBuf>,
+    /// Prove this durable driver spec (driver.durable.json, compiled earlier or edited) instead of compiling one (lambda-durable only).
+    #[arg(long)]
+    pub spec: Option<PathBuf>,
     /// Directory of hand-written scenarios (*.toml), run next to the derived matrix.
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
@@ -337,6 +344,9 @@ pub struct SimulateArgs {
     /// Action binding to compile with (http, lambda or queue); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
+    /// The engine whose driver runs the scenario.
+    #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
+    pub backend: Backend,
     /// Scenario name from the derived matrix or the hand-written scenarios (see `--list`).
     #[arg(long, default_value = "happy-path")]
     pub scenario: String,

@@ -690,3 +690,96 @@ fn simulate_json_gives_the_trace_as_events_and_runs_hand_written_scenarios() {
     ]);
     assert!(text(&o).contains("slow-reviewer"), "{}", text(&o));
 }
+
+#[test]
+fn mapping_test_proves_the_lambda_durable_backend() {
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--backend",
+        "lambda-durable",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("backend lambda-durable"), "{t}");
+    assert!(t.contains("failed") && t.contains(" 0 failed"), "{t}");
+    assert!(t.contains("operations"), "{t}");
+
+    // A Step Functions definition is no durable driver: a usage error, nothing runs.
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--backend",
+        "lambda-durable",
+        "--driver",
+        "d.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("USAGE"), "{}", text(&o));
+    let o = tpf_sfn(&["mapping-test", &contract, "--spec", "s.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("USAGE"), "{}", text(&o));
+}
+
+#[test]
+fn mapping_test_rejects_a_hand_edited_durable_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let input = tpf_sfn_compiler::compile::Input {
+        contract_file: "contract.json",
+        contract: &std::fs::read(&contract).unwrap(),
+        release: None,
+        ..Default::default()
+    };
+    let plan = tpf_sfn_compiler::compile::compile(&input).unwrap().plan;
+    let mut spec = tpf_sfn_compiler::durable::lower(&plan).unwrap().spec;
+    // A generation that never hands over in time: the static checks reject it, exit 1.
+    spec.max_iterations = 1_000_000;
+    let path = dir.path().join("driver.durable.json");
+    std::fs::write(&path, serde_json::to_vec(&spec).unwrap()).unwrap();
+    let p = path.display().to_string();
+    let args = [
+        "mapping-test",
+        &contract,
+        "--backend",
+        "lambda-durable",
+        "--spec",
+        &p,
+    ];
+    let o = tpf_sfn(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("DURABLE_SPEC_BUDGET") && t.contains("no scenario ran"),
+        "{t}"
+    );
+
+    // Not a spec at all: a coded input error, exit 2.
+    std::fs::write(&path, "{\"format\": 1}").unwrap();
+    let o = tpf_sfn(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("DURABLE_SPEC_INVALID"), "{}", text(&o));
+    let _ = release;
+}
+
+#[test]
+fn simulate_runs_the_bundled_sample_on_the_lambda_durable_backend() {
+    let o = tpf_sfn(&[
+        "simulate",
+        "--backend",
+        "lambda-durable",
+        "--scenario",
+        "transport-faults",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("→ Park on 'Await Restaurant Decision'"), "{t}");
+    assert!(
+        t.contains("CallbackSucceeded") && t.contains("operations, "),
+        "{t}"
+    );
+    assert!(t.contains("all 19 invariant checks hold"), "{t}");
+}

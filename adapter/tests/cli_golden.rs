@@ -181,6 +181,23 @@ fn offline_outputs() {
         );
         run(
             names,
+            "mapping-test-lambda-durable",
+            &[
+                "mapping-test",
+                "contract.json",
+                "--release",
+                "release.json",
+                "--backend",
+                "lambda-durable",
+            ],
+        );
+        run(
+            names,
+            "simulate-lambda-durable",
+            &["simulate", "--backend", "lambda-durable"],
+        );
+        run(
+            names,
             "mapping-test-check-without-snapshots",
             &["mapping-test", "contract.json", "--check"],
         );

@@ -1,7 +1,7 @@
 //! `cargo bench -p tpf-sfn-mapping --bench matrix`
 //!
 //! Prints figures; asserts nothing about speed: the full scenario matrix for the restaurant
-//! contract, simulated driver executions per second, the full matrix of a 2,000-step contract
+//! contract (on both backends), simulated driver executions per second, the full matrix of a 2,000-step contract
 //! (generated here), and the parked driver's cost next to a polling driver's on the same
 //! scenario.
 
@@ -48,6 +48,20 @@ fn main() {
         "full matrix ({} scenarios × {} checks): median {:.1} ms, min {:.1} ms (10 runs)",
         scenarios.len(),
         tpf_sfn_mapping::invariants::CHECKS.len(),
+        ms(times[5]),
+        ms(times[0])
+    );
+
+    let durable = proof::durable_subject(&input, None).expect("restaurant compiles");
+    let durable_scenarios = proof::durable_scenarios(&durable, Vec::new());
+    let times = timed(10, || {
+        let reports = proof::prove_durable(&durable, &durable_scenarios, proof::SEED);
+        assert!(reports.iter().all(|r| r.passed()));
+    });
+    println!(
+        "full matrix on lambda-durable ({} scenarios × {} checks, the replay engine): median {:.1} ms, min {:.1} ms (10 runs)",
+        durable_scenarios.len(),
+        tpf_sfn_mapping::durable::checks::CHECKS.len(),
         ms(times[5]),
         ms(times[0])
     );

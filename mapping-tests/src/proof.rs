@@ -8,9 +8,11 @@ use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
 use tpf_sfn_compiler::sfn::asl;
 use tpf_wire::Identity;
 
+use crate::durable::{self, DurableSubject};
 use crate::invariants::{self, Violation};
 use crate::scenario::run::NextRelease;
 use crate::scenario::{matrix, run, Metrics, Scenario, Subject};
+use tpf_durable_driver::DurableSpec;
 
 pub use tpf_sfn_compiler::bundled::restaurant_input;
 
@@ -55,6 +57,21 @@ pub fn next_release_descriptor(identity: &Identity) -> serde_json::Value {
 
 /// A second release of the same contract, for "a new release activated mid-flight".
 fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagnostics> {
+    let out = next_output(input, identity)?;
+    Ok(NextRelease {
+        identity: out.plan.identity.clone(),
+        driver_name: out.sfn.machines.driver.clone(),
+        driver: out.driver,
+        sweeper_name: out.sfn.machines.sweeper.clone(),
+        sweeper: out.sweeper,
+    })
+}
+
+/// The compiled second release of the same contract.
+fn next_output(
+    input: &Input,
+    identity: &Identity,
+) -> Result<tpf_sfn_compiler::compile::Output, Diagnostics> {
     let release = next_release_descriptor(identity);
     let bytes = serde_json::to_vec(&release).map_err(|e| {
         Diagnostics(vec![Diagnostic::error(
@@ -63,17 +80,120 @@ fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagn
             e.to_string(),
         )])
     })?;
-    let out = compile(&Input {
+    compile(&Input {
         release: Some(("next-release.json", &bytes)),
         ..input.clone()
-    })?;
-    Ok(NextRelease {
-        identity: out.plan.identity.clone(),
-        driver_name: out.sfn.machines.driver.clone(),
-        driver: out.driver,
-        sweeper_name: out.sfn.machines.sweeper.clone(),
-        sweeper: out.sweeper,
     })
+}
+
+/// The engine a proof runs the driver on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// The compiled state machines in the ASL interpreter.
+    #[default]
+    StepFunctions,
+    /// The durable driver program on the replay engine.
+    LambdaDurable,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::StepFunctions => "step-functions",
+            Backend::LambdaDurable => "lambda-durable",
+        }
+    }
+}
+
+/// The Lambda durable functions subject: the release's durable spec (and the second
+/// release's), next to the same inputs' Step Functions subject, whose contract, plan and matrix
+/// it shares. `spec` replaces the compiled spec with one the user edited.
+pub fn durable_subject(
+    input: &Input,
+    spec: Option<DurableSpec>,
+) -> Result<DurableSubject, Diagnostics> {
+    let base = subject(input, None)?;
+    let compiled = tpf_sfn_compiler::durable::lower(&base.plan)?.spec;
+    let next = next_output(input, &base.plan.identity)?;
+    let next_spec = tpf_sfn_compiler::durable::lower(&next.plan)?.spec;
+    Ok(DurableSubject::new(
+        base,
+        spec.unwrap_or(compiled),
+        Some((next.plan.identity.clone(), next_spec)),
+    ))
+}
+
+/// The Lambda durable functions matrix: the derived scenarios on this backend plus `extra`.
+pub fn durable_scenarios(subject: &DurableSubject, extra: Vec<Scenario>) -> Vec<Scenario> {
+    crate::durable::run::scenarios(subject, extra)
+}
+
+/// Runs one scenario on the durable backend and evaluates every invariant over it.
+pub fn run_one_durable(subject: &DurableSubject, scenario: &Scenario) -> ScenarioReport {
+    run_one_durable_proven(
+        subject,
+        &durable::checks::static_violations(subject),
+        scenario,
+    )
+}
+
+fn run_one_durable_proven(
+    subject: &DurableSubject,
+    rejected: &[Violation],
+    scenario: &Scenario,
+) -> ScenarioReport {
+    match durable::run::run(subject, rejected, scenario) {
+        Ok(r) => ScenarioReport {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            metrics: r.metrics.clone(),
+            violations: durable::checks::evaluate(&r),
+            unmet_expectations: r.unmet.clone(),
+            error: None,
+            trace: r.world.trace.render(),
+            backend: Backend::LambdaDurable,
+        },
+        Err(e) => ScenarioReport {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            metrics: Metrics::default(),
+            violations: Vec::new(),
+            unmet_expectations: Vec::new(),
+            error: Some(e),
+            trace: String::new(),
+            backend: Backend::LambdaDurable,
+        },
+    }
+}
+
+/// [`prove`] on the Lambda durable functions backend: the spec's static checks first, stopping
+/// at their verdict; then every scenario with every invariant. `_seed` is accepted for the same
+/// call shape: this engine draws no random numbers.
+pub fn prove_durable(
+    subject: &DurableSubject,
+    scenarios: &[Scenario],
+    _seed: u64,
+) -> Vec<ScenarioReport> {
+    let rejected = durable::checks::static_violations(subject);
+    if !rejected.is_empty() {
+        return vec![ScenarioReport {
+            name: STATIC_CHECKS.to_string(),
+            description:
+                "the static checks' verdict on the durable driver's spec, before any scenario runs"
+                    .to_string(),
+            metrics: Metrics::default(),
+            violations: rejected,
+            unmet_expectations: Vec::new(),
+            error: None,
+            trace: String::new(),
+            backend: Backend::LambdaDurable,
+        }];
+    }
+    scenarios
+        .iter()
+        .map(|s| run_one_durable_proven(subject, &rejected, s))
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +208,8 @@ pub struct ScenarioReport {
     pub error: Option<String>,
     #[serde(skip)]
     pub trace: String,
+    #[serde(skip)]
+    pub backend: Backend,
 }
 
 impl ScenarioReport {
@@ -106,6 +228,20 @@ impl ScenarioReport {
         } else {
             String::new()
         };
+        if self.backend == Backend::LambdaDurable {
+            let items = if m.item_executions > 0 {
+                format!(
+                    ", {} item execution(s) with {} operations and {} history events",
+                    m.item_executions, m.item_operations, m.item_history_events
+                )
+            } else {
+                String::new()
+            };
+            return format!(
+                "# {}\n# {}\n{}# metrics: {} operations, {} invocations ({} replayed operations), {} history events, {} action calls, {} generation(s), {} lineage(s), {}s simulated{items}\n",
+                self.name, self.description, self.trace, m.operations, m.invocations, m.replayed_operations, m.history_events, m.action_calls, m.generations, m.lineages, m.simulated_seconds
+            );
+        }
         format!(
             "# {}\n# {}\n{}# metrics: {} state transitions, {} history events, {} action calls, {} generation(s), {} lineage(s), {}s simulated{items}\n",
             self.name, self.description, self.trace, m.state_transitions, m.history_events, m.action_calls, m.generations, m.lineages, m.simulated_seconds
@@ -133,6 +269,7 @@ fn run_one_proven(
             unmet_expectations: r.unmet.clone(),
             error: None,
             trace: r.world.trace.render(),
+            backend: Backend::StepFunctions,
         },
         Err(e) => ScenarioReport {
             name: scenario.name.clone(),
@@ -142,6 +279,7 @@ fn run_one_proven(
             unmet_expectations: Vec::new(),
             error: Some(e),
             trace: String::new(),
+            backend: Backend::StepFunctions,
         },
     }
 }
@@ -171,6 +309,7 @@ pub fn prove(subject: &Subject, scenarios: &[Scenario], seed: u64) -> Vec<Scenar
             unmet_expectations: Vec::new(),
             error: None,
             trace: String::new(),
+            backend: Backend::StepFunctions,
         }];
     }
     let proven = invariants::Proven::of(subject);

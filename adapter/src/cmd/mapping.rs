@@ -8,7 +8,7 @@ use tpf_sfn_mapping::proof::{self, ScenarioReport};
 use tpf_sfn_mapping::scenario::{matrix, Scenario};
 
 use super::inputs::InputFiles;
-use crate::cli::{Format, MappingTestArgs, SimulateArgs};
+use crate::cli::{Backend, Format, MappingTestArgs, SimulateArgs};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 use crate::input::read;
@@ -20,7 +20,29 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
             .with_hint("pass the directory your trace snapshots are committed in")
             .into());
     }
+    match (args.backend, &args.driver, &args.spec) {
+        (Backend::LambdaDurable, Some(_), _) => {
+            return Err(Error::new(
+                "USAGE",
+                "--driver takes a Step Functions definition; the lambda-durable backend proves a durable driver spec",
+            )
+            .with_hint("pass --spec driver.durable.json, or --backend step-functions")
+            .into())
+        }
+        (Backend::StepFunctions, _, Some(_)) => {
+            return Err(Error::new(
+                "USAGE",
+                "--spec takes a durable driver spec; the step-functions backend proves a state machine",
+            )
+            .with_hint("pass --backend lambda-durable, or --driver driver.asl.json")
+            .into())
+        }
+        _ => {}
+    }
     let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
+    if args.backend == Backend::LambdaDurable {
+        return mapping_test_durable(args, &files);
+    }
     let driver = match &args.driver {
         Some(p) => Some((p.display().to_string(), read(p)?)),
         None => None,
@@ -73,13 +95,7 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
             for r in &reports {
                 print_report(r);
             }
-            for d in &drift {
-                if d.missing {
-                    println!("  snapshot missing: {}", d.file);
-                } else {
-                    println!("  snapshot differs: {}\n{}", d.file, d.diff);
-                }
-            }
+            print_drift(&drift);
             let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
             if !stopped {
                 print_coverage(&coverage);
@@ -123,6 +139,125 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
     }
 }
 
+/// `mapping-test --backend lambda-durable`: the durable driver program on the replay engine,
+/// over the same matrix, with the same invariants and the same report.
+fn mapping_test_durable(args: &MappingTestArgs, files: &InputFiles) -> CmdResult {
+    let spec = match &args.spec {
+        Some(p) => Some(read_spec(p)?),
+        None => None,
+    };
+    let input = files.input(args.binding, args.allow_unverified_hash);
+    let subject = match proof::durable_subject(&input, spec) {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let extra = match &args.scenarios {
+        Some(dir) => load_scenarios(dir)?,
+        None => Vec::new(),
+    };
+    let scenarios = proof::durable_scenarios(&subject, extra);
+    let reports = proof::prove_durable(&subject, &scenarios, proof::SEED);
+    let snapshot_files: Vec<(String, String)> = reports
+        .iter()
+        .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
+        .collect();
+    let drift = match (&args.snapshots, args.check) {
+        (Some(dir), true) => output::check(dir, &snapshot_files),
+        (Some(dir), false) => {
+            output::write_all(dir, &snapshot_files)?;
+            Vec::new()
+        }
+        (None, _) => Vec::new(),
+    };
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let coverage = matrix::coverage(&subject.base);
+    let id = &subject.base.plan.identity;
+    match args.format {
+        Format::Text => {
+            println!(
+                "mapping-test {} (release {}, binding {}, backend {}, spec {})",
+                id.pipeline_id,
+                id.release_version,
+                subject.base.plan.binding.kind().as_str(),
+                proof::Backend::LambdaDurable.as_str(),
+                args.spec
+                    .as_ref()
+                    .map_or("compiled".to_string(), |p| p.display().to_string())
+            );
+            for r in &reports {
+                print_report(r);
+            }
+            print_drift(&drift);
+            let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
+            if stopped {
+                println!("the static checks rejected the durable driver's spec: no scenario ran");
+            } else {
+                print_coverage(&coverage);
+                println!(
+                    "{} scenarios × {} invariant checks: {} passed, {} failed{}",
+                    reports.len(),
+                    tpf_sfn_mapping::durable::checks::CHECKS.len(),
+                    reports.len() - failed,
+                    failed,
+                    if drift.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} snapshot(s) drifted", drift.len())
+                    }
+                );
+            }
+        }
+        Format::Json => println!(
+            "{}",
+            json!({
+                "identity": {
+                    "pipelineId": id.pipeline_id,
+                    "releaseVersion": id.release_version,
+                },
+                "binding": subject.base.plan.binding.kind().as_str(),
+                "backend": proof::Backend::LambdaDurable.as_str(),
+                "scenarios": reports,
+                "perAwaitFamilies": coverage,
+                "passed": failed == 0 && drift.is_empty(),
+                "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
+            })
+        ),
+    }
+    if failed == 0 && drift.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+/// A durable driver spec the user passes: the function's own format, every field known.
+fn read_spec(path: &Path) -> Result<tpf_durable_driver::DurableSpec, Failure> {
+    let bytes = read(path)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::new(
+            "DURABLE_SPEC_INVALID",
+            format!("{} is not a durable driver spec: {e}", path.display()),
+        )
+        .with_hint(
+            "pass the driver.durable.json that `tpf-sfn compile --backend lambda-durable` writes",
+        )
+        .into()
+    })
+}
+
+fn print_drift(drift: &[output::Drift]) {
+    for d in drift {
+        if d.missing {
+            println!("  snapshot missing: {}", d.file);
+        } else {
+            println!("  snapshot differs: {}\n{}", d.file, d.diff);
+        }
+    }
+}
+
 /// Says which awaits the per-await families ran on and how many each stands for, so a matrix
 /// that skips interchangeable awaits says so.
 fn print_coverage(c: &matrix::Coverage) {
@@ -148,15 +283,27 @@ fn print_coverage(c: &matrix::Coverage) {
 fn print_report(r: &ScenarioReport) {
     let m = &r.metrics;
     let mark = if r.passed() { "ok  " } else { "FAIL" };
-    println!(
-        "  {mark} {:<58} {:>5} transitions {:>6} events {:>4} calls {:>2} gen  {}",
-        r.name,
-        m.state_transitions,
-        m.history_events,
-        m.action_calls,
-        m.generations,
-        tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
-    );
+    if r.backend == proof::Backend::LambdaDurable {
+        println!(
+            "  {mark} {:<58} {:>5} operations {:>4} invocations {:>4} calls {:>2} gen  {}",
+            r.name,
+            m.operations,
+            m.invocations,
+            m.action_calls,
+            m.generations,
+            tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
+        );
+    } else {
+        println!(
+            "  {mark} {:<58} {:>5} transitions {:>6} events {:>4} calls {:>2} gen  {}",
+            r.name,
+            m.state_transitions,
+            m.history_events,
+            m.action_calls,
+            m.generations,
+            tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
+        );
+    }
     if let Some(e) = &r.error {
         println!("       could not run: {e}");
     }
@@ -268,20 +415,30 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
         }
     };
     let input = files.input(args.binding, args.allow_unverified_hash);
-    let subject = match proof::subject(&input, None) {
-        Ok(s) => s,
-        Err(d) => {
-            report::diagnostics(args.format, &d.0);
-            return Err(Failure::Input(Default::default()));
-        }
-    };
     // The bundled sample comes with its hand-written scenarios; a user's contract with theirs.
     let extra = match (&args.scenarios, &args.contract) {
         (Some(dir), _) => load_scenarios(dir)?,
         (None, None) => bundled_scenarios()?,
         (None, Some(_)) => Vec::new(),
     };
-    let all = proof::scenarios(&subject, extra);
+    let (subject, durable) = match args.backend {
+        Backend::StepFunctions => (proof::subject(&input, None), None),
+        Backend::LambdaDurable => match proof::durable_subject(&input, None) {
+            Ok(d) => (Ok(d.base.clone()), Some(d)),
+            Err(e) => (Err(e), None),
+        },
+    };
+    let subject = match subject {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let all = match &durable {
+        Some(d) => proof::durable_scenarios(d, extra),
+        None => proof::scenarios(&subject, extra),
+    };
     if args.list {
         match args.format {
             Format::Text => {
@@ -312,26 +469,46 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
         ))
         .into());
     };
-    let r = proof::run_one(&subject, scenario, proof::SEED);
+    let r = match &durable {
+        Some(d) => proof::run_one_durable(d, scenario),
+        None => proof::run_one(&subject, scenario, proof::SEED),
+    };
     match args.format {
         Format::Text => {
             println!("scenario {}: {}", r.name, r.description);
-            println!(
-                "driver {} · binding {} · pinned release {}\n",
-                subject.sfn.machines.driver,
-                subject.plan.binding.kind().as_str(),
-                subject.plan.identity.release_version
-            );
-            print!("{}", r.trace);
             let m = &r.metrics;
-            println!(
-                "\n{} state transitions, {} history events, {} action calls, {} generation(s), {} simulated",
-                m.state_transitions,
-                m.history_events,
-                m.action_calls,
-                m.generations,
-                tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
-            );
+            let simulated =
+                tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64);
+            if durable.is_some() {
+                println!(
+                    "durable driver function {} · binding {} · pinned release {}\n",
+                    tpf_sfn_mapping::durable::world::FUNCTION,
+                    subject.plan.binding.kind().as_str(),
+                    subject.plan.identity.release_version
+                );
+                print!("{}", r.trace);
+                println!(
+                    "\n{} operations, {} invocations ({} replayed operations), {} history events, {} action calls, {} generation(s), {simulated} simulated",
+                    m.operations,
+                    m.invocations,
+                    m.replayed_operations,
+                    m.history_events,
+                    m.action_calls,
+                    m.generations,
+                );
+            } else {
+                println!(
+                    "driver {} · binding {} · pinned release {}\n",
+                    subject.sfn.machines.driver,
+                    subject.plan.binding.kind().as_str(),
+                    subject.plan.identity.release_version
+                );
+                print!("{}", r.trace);
+                println!(
+                    "\n{} state transitions, {} history events, {} action calls, {} generation(s), {simulated} simulated",
+                    m.state_transitions, m.history_events, m.action_calls, m.generations,
+                );
+            }
             if r.passed() {
                 println!(
                     "all {} invariant checks hold",

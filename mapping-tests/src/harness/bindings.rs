@@ -90,6 +90,82 @@ fn envelope_request(body: &Value) -> Option<ActionRequest> {
     })
 }
 
+/// One delivery of process-work-item to TPF, whatever engine made it. Missing identity fields
+/// are sent as empty strings: TPF compares the identity, so a driver that drops it is rejected
+/// like any mismatch.
+pub(crate) fn process_work_item(
+    host: &mut ActionHost<InMemoryStore>,
+    hooks: &mut Hooks,
+    tenant: &str,
+    exec: &str,
+    mut body: Value,
+    now_ms: i64,
+) -> Result<Value, ActionError> {
+    if let Some(obj) = body.as_object_mut() {
+        for k in ["pipelineId", "contractVersion", "releaseVersion"] {
+            obj.entry(k).or_insert(json!(""));
+        }
+    }
+    let parsed: ProcessWorkItemRequest = serde_json::from_value(body)
+        .map_err(|e| ActionError::Transport(format!("bad process-work-item request: {e}")))?;
+    let response = host.process_work_item(tenant, exec, &parsed, now_ms)?;
+    let value = response.to_json();
+    maybe_complete_before_park(host, hooks, tenant, exec, &value, now_ms);
+    Ok(value)
+}
+
+/// The `complete_before_park` hook: the await completes right after TPF parks the execution,
+/// before the driver can register its wakeup.
+fn maybe_complete_before_park(
+    host: &mut ActionHost<InMemoryStore>,
+    hooks: &mut Hooks,
+    tenant: &str,
+    exec: &str,
+    response: &Value,
+    now_ms: i64,
+) {
+    let Some(step) = hooks.complete_before_park.clone() else {
+        return;
+    };
+    if response[field::STATUS] == "WAITING_EXTERNAL"
+        && response[field::AWAIT][await_field::STEP_NAME] == step.as_str()
+    {
+        hooks.complete_before_park = None;
+        let _ = super::actors::complete_await(host, tenant, exec, now_ms, "early");
+    }
+}
+
+/// The `lease_taken_first` hook: before the driver's first process-work-item call reaches
+/// TPF, another worker claims the lease (and never commits). Its trace entries come first.
+pub(crate) fn take_lease_first(
+    host: &mut ActionHost<InMemoryStore>,
+    hooks: &mut Hooks,
+    tenant: &str,
+    exec: &str,
+    now_ms: i64,
+) -> Vec<Entry> {
+    if !std::mem::take(&mut hooks.lease_taken_first) {
+        return Vec::new();
+    }
+    let before = host.coordinator().log().transitions().len();
+    let claimed = host
+        .coordinator_mut()
+        .claim_lease_as(tenant, exec, LEASE_ELSEWHERE, now_ms);
+    let what = match claimed {
+        Ok(Some(_)) => {
+            format!("{LEASE_ELSEWHERE} claims the lease of {exec} and dies holding it")
+        }
+        Ok(None) => format!("{LEASE_ELSEWHERE} finds {exec} not claimable"),
+        Err(e) => format!("{LEASE_ELSEWHERE} cannot claim {exec}: {e}"),
+    };
+    let mut out = vec![Entry::Actor {
+        at_ms: now_ms,
+        what,
+    }];
+    out.extend(super::actors::records_since(host, before));
+    out
+}
+
 impl Bindings<'_> {
     fn log_len(&self) -> usize {
         self.host.coordinator().log().transitions().len()
@@ -99,53 +175,23 @@ impl Bindings<'_> {
         super::actors::records_since(self.host, from)
     }
 
-    /// Calls TPF once. Missing identity fields are sent as empty strings: TPF compares the
-    /// identity, so a driver that drops it is rejected like any mismatch.
+    /// Calls TPF once.
     fn deliver(&mut self, req: &ActionRequest, now_ms: i64) -> Result<Value, ActionError> {
         match req.action.as_str() {
-            "process-work-item" => {
-                let mut body = req.request.clone();
-                if let Some(obj) = body.as_object_mut() {
-                    for k in ["pipelineId", "contractVersion", "releaseVersion"] {
-                        obj.entry(k).or_insert(json!(""));
-                    }
-                }
-                let parsed: ProcessWorkItemRequest = serde_json::from_value(body).map_err(|e| {
-                    ActionError::Transport(format!("bad process-work-item request: {e}"))
-                })?;
-                let tenant = req.tenant_id.clone().unwrap_or_default();
-                let exec = req.execution_id.clone().unwrap_or_default();
-                let response = self
-                    .host
-                    .process_work_item(&tenant, &exec, &parsed, now_ms)?;
-                let value = response.to_json();
-                self.maybe_complete_before_park(&tenant, &exec, &value, now_ms);
-                Ok(value)
-            }
+            "process-work-item" => process_work_item(
+                self.host,
+                self.hooks,
+                req.tenant_id.as_deref().unwrap_or_default(),
+                req.execution_id.as_deref().unwrap_or_default(),
+                req.request.clone(),
+                now_ms,
+            ),
             "sweep-once" => {
                 let parsed: SweepOnceRequest = serde_json::from_value(req.request.clone())
                     .map_err(|e| ActionError::Transport(format!("bad sweep-once request: {e}")))?;
                 Ok(self.host.sweep_once(&parsed, now_ms)?.to_json())
             }
             other => Err(ActionError::Transport(format!("unknown action {other}"))),
-        }
-    }
-
-    fn maybe_complete_before_park(
-        &mut self,
-        tenant: &str,
-        exec: &str,
-        response: &Value,
-        now_ms: i64,
-    ) {
-        let Some(step) = self.hooks.complete_before_park.clone() else {
-            return;
-        };
-        if response[field::STATUS] == "WAITING_EXTERNAL"
-            && response[field::AWAIT][await_field::STEP_NAME] == step.as_str()
-        {
-            self.hooks.complete_before_park = None;
-            let _ = super::actors::complete_await(self.host, tenant, exec, now_ms, "early");
         }
     }
 
@@ -244,34 +290,17 @@ impl Bindings<'_> {
         outcome
     }
 
-    /// The `lease_taken_first` hook: before the driver's first process-work-item call reaches
-    /// TPF, another worker claims the lease (and never commits). Its trace entries come first.
     fn take_lease_first(&mut self, call: &TaskCall<'_>, req: &ActionRequest) -> Vec<Entry> {
-        if req.action != "process-work-item" || !std::mem::take(&mut self.hooks.lease_taken_first) {
+        if req.action != "process-work-item" {
             return Vec::new();
         }
-        let before = self.log_len();
-        let tenant = req.tenant_id.clone().unwrap_or_default();
-        let exec = req.execution_id.clone().unwrap_or_default();
-        let claimed = self.host.coordinator_mut().claim_lease_as(
-            &tenant,
-            &exec,
-            LEASE_ELSEWHERE,
+        take_lease_first(
+            self.host,
+            self.hooks,
+            req.tenant_id.as_deref().unwrap_or_default(),
+            req.execution_id.as_deref().unwrap_or_default(),
             call.now_ms,
-        );
-        let what = match claimed {
-            Ok(Some(_)) => {
-                format!("{LEASE_ELSEWHERE} claims the lease of {exec} and dies holding it")
-            }
-            Ok(None) => format!("{LEASE_ELSEWHERE} finds {exec} not claimable"),
-            Err(e) => format!("{LEASE_ELSEWHERE} cannot claim {exec}: {e}"),
-        };
-        let mut out = vec![Entry::Actor {
-            at_ms: call.now_ms,
-            what,
-        }];
-        out.extend(self.records_since(before));
-        out
+        )
     }
 
     fn transport_failure(&mut self, call: &TaskCall<'_>, binding: &str) -> TaskOutcome {
@@ -364,7 +393,7 @@ fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
     )
 }
 
-fn summary(result: &Result<Value, ActionError>) -> String {
+pub(crate) fn summary(result: &Result<Value, ActionError>) -> String {
     match result {
         Ok(v) if v.get(field::STATUS).is_some() => {
             let mut s = format!(

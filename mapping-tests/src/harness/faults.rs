@@ -30,6 +30,10 @@ pub struct FaultPlan {
     /// The first N wakeup-token registrations fail with an error no retrier covers (the
     /// wakeup table missing or the driver's role denied): the driver must re-check TPF.
     pub fail_token_registrations: u32,
+    /// Lambda durable functions only (Step Functions has no such failure): the driver function
+    /// dies right after each of the first N action calls reached TPF, before the call's step is
+    /// checkpointed, so the next invocation runs the step again (steps are at least once).
+    pub crash_after_calls: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -47,6 +51,7 @@ pub struct FaultState {
     deliveries: u32,
     outage_used: u32,
     registrations_failed: u32,
+    crashes: u32,
 }
 
 impl FaultState {
@@ -62,6 +67,13 @@ impl FaultState {
         let fails = self.registrations_failed < self.plan.fail_token_registrations;
         self.registrations_failed += u32::from(fails);
         fails
+    }
+
+    /// Whether the function dies after the call it just delivered.
+    pub fn next_call_crashes(&mut self) -> bool {
+        let crashes = self.crashes < self.plan.crash_after_calls;
+        self.crashes += u32::from(crashes);
+        crashes
     }
 
     /// The fault for the next delivery of the call with this key, if any.

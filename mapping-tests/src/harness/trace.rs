@@ -74,10 +74,24 @@ pub struct Trace {
     pub entries: Vec<Entry>,
 }
 
-/// History events worth a line; the rest (Exited, Scheduled, Started, Succeeded, Submitted) are
-/// implied and counted in the metrics.
-fn shown(event: &str) -> bool {
+/// Events that say the driver went somewhere, rendered `→ <state or operation>`: a Step
+/// Functions state entered, a durable operation started.
+fn entered(event: &str) -> bool {
     event.ends_with("StateEntered")
+        || matches!(event, "StepStarted" | "WaitStarted" | "CallbackStarted")
+}
+
+/// History events worth a line; the rest (Exited, Scheduled, Started, Succeeded, Submitted, and
+/// the durable engine's step and wait successes, child contexts and invocation ends) are implied
+/// and counted in the metrics.
+fn shown(event: &str, state: Option<&str>) -> bool {
+    if event == "StepStarted"
+        && state.is_some_and(|s| s.ends_with(durable_interp::SUBMITTER_SUFFIX))
+    {
+        // A callback's submitter step: the callback's own line says it parked.
+        return false;
+    }
+    entered(event)
         || matches!(
             event,
             "ExecutionStarted"
@@ -88,6 +102,12 @@ fn shown(event: &str) -> bool {
                 | "ExecutionRedriven"
                 | "TaskFailed"
                 | "TaskTimedOut"
+                | "ExecutionStopped"
+                | "StepFailed"
+                | "CallbackSucceeded"
+                | "CallbackFailed"
+                | "CallbackTimedOut"
+                | "InvocationCompleted"
         )
 }
 
@@ -141,11 +161,15 @@ impl Trace {
                     detail,
                     ..
                 } => {
-                    if !shown(event) {
+                    // An invocation's end is implied, unless it ended otherwise than by
+                    // suspending or finishing (a crash).
+                    if !shown(event, state.as_deref())
+                        || (*event == "InvocationCompleted" && detail.is_none())
+                    {
                         continue;
                     }
                     if *sweeper
-                        && !(event.ends_with("StateEntered")
+                        && !(entered(event)
                             && state
                                 .as_deref()
                                 .is_some_and(|s| SWEEPER_ACTIONS.contains(&s)))
@@ -156,7 +180,7 @@ impl Trace {
                     let who = if *sweeper { "sweeper" } else { "driver " };
                     let _ = write!(out, "{t} {who} {:<22} ", alias(&aliases, execution));
                     match (*event, state) {
-                        (ev, Some(s)) if ev.ends_with("StateEntered") => {
+                        (ev, Some(s)) if entered(ev) => {
                             let _ = writeln!(out, "→ {}", alias(&aliases, s));
                         }
                         (ev, _) => match detail {

@@ -9,8 +9,9 @@ use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
 use tpf_sfn_compiler::sfn::iam::all_states;
 use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
+use super::common::{self, belongs, record_timeline, Generation, Reading};
 use super::{pacing, Check, Violation};
-use crate::harness::trace::{clock, Entry, Trace};
+use crate::harness::trace::{Entry, Trace};
 use crate::scenario::run::{driver_executions, TENANT};
 use crate::scenario::{Run, Subject};
 use asl_interp::engine::ExecutionStatus;
@@ -125,7 +126,7 @@ pub(super) fn v(invariant: &'static str, detail: String, excerpt: String) -> Vio
 }
 
 /// Rendered trace lines around entry `i`.
-pub(super) fn excerpt(trace: &Trace, i: usize) -> String {
+pub(crate) fn excerpt(trace: &Trace, i: usize) -> String {
     let from = i.saturating_sub(6);
     let to = (i + 4).min(trace.entries.len());
     let slice = Trace {
@@ -172,37 +173,158 @@ fn handover_targets(m: &StateMachine) -> BTreeSet<String> {
 
 /// The TPF executions of the run (the first submission and any later ones).
 pub(super) fn executions(run: &Run) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in &run.world.trace.entries {
-        if let Entry::Record { execution_id, .. } = e {
-            if !out.contains(execution_id) {
-                out.push(execution_id.clone());
-            }
-        }
-    }
-    out
+    common::executions(&run.world.trace)
 }
 
-/// (time, status) of each committed record change of one execution.
-fn record_timeline(trace: &Trace, exec: &str) -> Vec<(i64, String, String)> {
-    trace
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Record {
-                at_ms,
-                execution_id,
-                status,
-                cause,
+/// How Step Functions driver events read: a state entered is a move, an await Task's end is a
+/// park's end.
+pub(super) struct SfnReading<'a>(pub(super) &'a StateMachine);
+
+impl SfnReading<'_> {
+    fn await_state<'e>(&self, e: &'e Entry, events: &[&str]) -> Option<&'e str> {
+        match e {
+            Entry::Driver {
+                event,
+                state: Some(st),
                 ..
-            } if execution_id == exec => Some((*at_ms, status.clone(), cause.clone())),
+            } if events.contains(event) && state(self.0, st).is_some_and(is_await) => Some(st),
             _ => None,
+        }
+    }
+}
+
+impl Reading for SfnReading<'_> {
+    fn moved(&self, e: &Entry) -> bool {
+        matches!(e, Entry::Driver { event, .. } if event.ends_with("StateEntered"))
+    }
+
+    fn park_timed_out(&self, e: &Entry) -> bool {
+        matches!(e, Entry::Driver { event, .. } if *event == "TaskTimedOut")
+    }
+
+    fn unregistered<'e>(&self, e: &'e Entry) -> Option<&'e str> {
+        self.await_state(e, &["TaskFailed"])
+    }
+
+    fn left_park<'e>(&self, e: &'e Entry) -> Option<&'e str> {
+        self.await_state(e, &["TaskSucceeded", "TaskTimedOut", "TaskFailed"])
+    }
+
+    fn woken(&self, e: &Entry) -> bool {
+        self.await_state(e, &["TaskSucceeded"]).is_some()
+    }
+
+    fn decides<'e>(&self, e: &'e Entry) -> Option<&'e str> {
+        match e {
+            Entry::Driver {
+                event,
+                state: Some(st),
+                ..
+            } if event.ends_with("StateEntered") => state(self.0, st)
+                .filter(|s| matches!(s, State::Succeed(_) | State::Fail(_)) || is_await(s))
+                .map(|_| st.as_str()),
+            _ => None,
+        }
+    }
+}
+
+/// The driver executions of `exec`, as the generation checks read them.
+fn generations(run: &Run, exec: &str) -> Vec<Generation> {
+    let w = &run.world;
+    let end = w.now_ms();
+    driver_executions(w, exec)
+        .into_iter()
+        .filter_map(|arn| {
+            let d = w.engine.describe_execution(&arn).ok()?;
+            let handed_over_ms = w
+                .engine
+                .history(&arn)
+                .iter()
+                .filter(|ev| {
+                    ev.event_type == "TaskStateEntered"
+                        && ev
+                            .state_name
+                            .as_deref()
+                            .and_then(|n| state(driver(run), n))
+                            .is_some_and(is_handover)
+                })
+                .map(|ev| ev.timestamp_ms)
+                .min();
+            Some(Generation {
+                name: arn.rsplit(':').next().unwrap_or("").to_string(),
+                start_ms: d.start_ms,
+                end_ms: d.stop_ms.unwrap_or(end),
+                home: machine_of(&arn),
+                handed_over_ms,
+            })
         })
         .collect()
 }
 
-pub(super) fn belongs(execution: &str, exec: &str) -> bool {
-    execution == exec || execution.starts_with(&format!("{exec}-"))
+fn respects_due_time(run: &Run) -> Vec<Violation> {
+    common::respects_due_time(&run.world.trace)
+}
+
+fn single_live_generation(run: &Run) -> Vec<Violation> {
+    common::single_live_generation(&run.world.trace, &|exec| generations(run, exec))
+}
+
+fn parks_without_polling(run: &Run) -> Vec<Violation> {
+    common::parks_without_polling(
+        &run.world.trace,
+        run.world.now_ms(),
+        &SfnReading(driver(run)),
+    )
+}
+
+fn resume_goes_through_tpf(run: &Run) -> Vec<Violation> {
+    common::resume_goes_through_tpf(&run.world.trace, &SfnReading(driver(run)))
+}
+
+fn one_resume_per_park(run: &Run) -> Vec<Violation> {
+    common::one_resume_per_park(&run.world.trace, &SfnReading(driver(run)))
+}
+
+fn redrive_same_execution(run: &Run) -> Vec<Violation> {
+    common::redrive_same_execution(&run.world.trace, &|exec| generations(run, exec))
+}
+
+fn idempotency(run: &Run) -> Vec<Violation> {
+    common::idempotency(&run.world.trace, &run.world.host)
+}
+
+/// The calls' identity (shared), and every driver on the machine of the pinned release.
+fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
+    let w = &run.world;
+    let mut out = common::calls_carry_pinned_identity(&w.trace, &w.host, w.now_ms());
+    for exec in executions(run) {
+        let Ok(record) = w.host.coordinator().status(TENANT, &exec, w.now_ms()) else {
+            continue;
+        };
+        let machine = w
+            .releases
+            .iter()
+            .find(|r| r.identity.release_version == record.release_version)
+            .map(|r| r.driver_arn.clone());
+        for arn in driver_executions(w, &exec) {
+            let on_pinned = machine.as_ref().is_some_and(|m| {
+                let name = m.rsplit(':').next().unwrap_or("");
+                arn.contains(&format!(":execution:{name}:"))
+            });
+            if !on_pinned {
+                out.push(v(
+                    "calls-carry-pinned-identity",
+                    format!(
+                        "driver {} of {exec} does not run on the machine of its pinned release {}",
+                        arn.rsplit(':').next().unwrap_or(""),
+                        record.release_version
+                    ),
+                    String::new(),
+                ));
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,47 +476,6 @@ fn backs_off(m: &StateMachine, trace: &Trace, i: usize, execution: &str) -> bool
     true
 }
 
-fn respects_due_time(run: &Run) -> Vec<Violation> {
-    let trace = &run.world.trace;
-    let mut out = Vec::new();
-    for exec in executions(run) {
-        let mut due: Option<(i64, Option<String>)> = None;
-        for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Call {
-                at_ms,
-                execution,
-                action,
-                key,
-                status,
-                next_due_ms,
-                ..
-            } = e
-            else {
-                continue;
-            };
-            if action != "process-work-item" || !belongs(execution, &exec) {
-                continue;
-            }
-            if let Some((t, k)) = &due {
-                // A retry of the same call (same key) is transport, not a new decision.
-                if *at_ms < *t && k != key {
-                    out.push(v(
-                        "respects-tpf-due-time",
-                        format!("{execution} called TPF at {} although TPF said the execution is not due before {}", clock(at_ms - trace.start_ms), clock(t - trace.start_ms)),
-                        excerpt(trace, i),
-                    ));
-                }
-            }
-            if matches!(status.as_deref(), Some("WAIT_RETRY") | Some("QUEUED")) {
-                due = next_due_ms.map(|t| (t, key.clone()));
-            } else if status.is_some() {
-                due = None;
-            }
-        }
-    }
-    out
-}
-
 fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
     let trace = &run.world.trace;
     let handover = handover_targets(driver(run));
@@ -443,343 +524,11 @@ fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
 
 // ---------------------------------------------------------------------------------------------
 
-fn single_live_generation(run: &Run) -> Vec<Violation> {
-    let w = &run.world;
-    let end = w.now_ms();
-    let mut out = Vec::new();
-    for exec in executions(run) {
-        let gens: Vec<(i64, i64, String)> = driver_executions(w, &exec)
-            .into_iter()
-            .filter_map(|arn| {
-                let d = w.engine.describe_execution(&arn).ok()?;
-                Some((d.start_ms, d.stop_ms.unwrap_or(end), arn))
-            })
-            .collect();
-        for (i, a) in gens.iter().enumerate() {
-            for b in gens.iter().skip(i + 1) {
-                if b.0 >= a.1 {
-                    continue;
-                }
-                // Overlap is fine only during a hand-over: A already started B and only ends.
-                let handed_over = w.engine.history(&a.2).iter().any(|ev| {
-                    ev.event_type == "TaskStateEntered"
-                        && ev.timestamp_ms <= b.0
-                        && ev
-                            .state_name
-                            .as_deref()
-                            .and_then(|n| state(driver(run), n))
-                            .is_some_and(is_handover)
-                });
-                if !handed_over {
-                    out.push(v(
-                        "single-live-generation",
-                        format!(
-                            "driver generations {} and {} of TPF execution {exec} were live at the same time",
-                            a.2.rsplit(':').next().unwrap_or(""),
-                            b.2.rsplit(':').next().unwrap_or("")
-                        ),
-                        String::new(),
-                    ));
-                }
-            }
-        }
-    }
-    out
-}
+// ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
 
-fn parks_without_polling(run: &Run) -> Vec<Violation> {
-    let trace = &run.world.trace;
-    let end = run.world.now_ms();
-    let mut out = Vec::new();
-    for exec in executions(run) {
-        // Instants at which a parked task timed out: the deadline wake-up, which is allowed.
-        let timeouts: BTreeSet<i64> = trace
-            .entries
-            .iter()
-            .filter_map(|e| match e {
-                Entry::Driver {
-                    at_ms,
-                    execution,
-                    event,
-                    ..
-                } if belongs(execution, &exec) && *event == "TaskTimedOut" => Some(*at_ms),
-                _ => None,
-            })
-            .collect();
-        let timeline = record_timeline(trace, &exec);
-        // From the moment a driver learns TPF parked the execution until TPF's record leaves
-        // WAITING_EXTERNAL, the driver must not move.
-        for e in &trace.entries {
-            let Entry::Call {
-                at_ms: from,
-                execution,
-                action,
-                status: Some(status),
-                ..
-            } = e
-            else {
-                continue;
-            };
-            if action != "process-work-item"
-                || status != "WAITING_EXTERNAL"
-                || !belongs(execution, &exec)
-            {
-                continue;
-            }
-            let to = timeline
-                .iter()
-                .find(|(t, s, _)| t >= from && s != "WAITING_EXTERNAL")
-                .map_or(end, |(t, _, _)| *t);
-            // A token that could not be registered leaves the driver without a wakeup: its
-            // re-check is the designed fallback (`recheck-wait-bounded` bounds its pause).
-            let mut unregistered = false;
-            let hit = trace.entries.iter().position(|x| match x {
-                Entry::Driver {
-                    at_ms,
-                    execution: ex,
-                    sweeper: false,
-                    event,
-                    state: Some(st),
-                    ..
-                } if ex == execution
-                    && *at_ms >= *from
-                    && *at_ms < to
-                    && *event == "TaskFailed"
-                    && driver(run).states.get(st).is_some_and(is_await) =>
-                {
-                    unregistered = true;
-                    false
-                }
-                Entry::Driver {
-                    at_ms,
-                    execution: ex,
-                    sweeper: false,
-                    event,
-                    ..
-                } => {
-                    ex == execution
-                        && *at_ms > *from
-                        && *at_ms < to
-                        && event.ends_with("StateEntered")
-                        && !timeouts.contains(at_ms)
-                        && !unregistered
-                }
-                _ => false,
-            });
-            if let Some(i) = hit {
-                out.push(v(
-                    "parks-without-polling",
-                    format!(
-                        "{execution} made state transitions while TPF's record was WAITING_EXTERNAL ({} to {}): a parked execution must cost nothing until woken",
-                        clock(from - trace.start_ms),
-                        clock(to - trace.start_ms)
-                    ),
-                    excerpt(trace, i),
-                ));
-                break;
-            }
-        }
-    }
-    out
-}
-
-fn resume_goes_through_tpf(run: &Run) -> Vec<Violation> {
-    let trace = &run.world.trace;
-    let m = driver(run);
-    let mut out = Vec::new();
-    for (i, e) in trace.entries.iter().enumerate() {
-        let Entry::Driver {
-            execution,
-            sweeper: false,
-            event,
-            state: Some(st),
-            ..
-        } = e
-        else {
-            continue;
-        };
-        if !matches!(*event, "TaskSucceeded" | "TaskTimedOut" | "TaskFailed")
-            || !state(m, st).is_some_and(is_await)
-        {
-            continue;
-        }
-        // After leaving an await, the next decision must come from a TPF call.
-        for x in &trace.entries[i + 1..] {
-            match x {
-                Entry::Call {
-                    execution: ex,
-                    action,
-                    ..
-                } if ex == execution && action == "process-work-item" => break,
-                Entry::Driver {
-                    execution: ex,
-                    event,
-                    state: Some(s2),
-                    ..
-                } if ex == execution && event.ends_with("StateEntered") => {
-                    let Some(next) = state(m, s2) else { continue };
-                    if matches!(next, State::Succeed(_) | State::Fail(_)) || is_await(next) {
-                        out.push(v(
-                            "resume-goes-through-tpf",
-                            format!("{execution} left await {st:?} and entered {s2:?} without asking TPF: the token is only a wakeup handle"),
-                            excerpt(trace, i),
-                        ));
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-fn one_resume_per_park(run: &Run) -> Vec<Violation> {
-    let trace = &run.world.trace;
-    let m = driver(run);
-    let mut out = Vec::new();
-    for exec in executions(run) {
-        let parks = record_timeline(trace, &exec)
-            .iter()
-            .filter(|(_, s, _)| s == "WAITING_EXTERNAL")
-            .count();
-        let resumes = trace
-            .entries
-            .iter()
-            .filter(|e| matches!(e, Entry::Driver { execution, sweeper: false, event, state: Some(st), .. }
-                if belongs(execution, &exec) && *event == "TaskSucceeded" && state(m, st).is_some_and(is_await)))
-            .count();
-        if resumes > parks {
-            out.push(v(
-                "one-resume-per-park",
-                format!("TPF parked execution {exec} {parks} time(s) but its drivers were woken {resumes} time(s)"),
-                String::new(),
-            ));
-        }
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
-
-fn calls_carry_pinned_identity(run: &Run) -> Vec<Violation> {
-    let w = &run.world;
-    let trace = &w.trace;
-    let mut out = Vec::new();
-    for exec in executions(run) {
-        let Ok(record) = w.host.coordinator().status(TENANT, &exec, w.now_ms()) else {
-            continue;
-        };
-        let pinned = [
-            record.pipeline_id.clone(),
-            record.contract_version.clone(),
-            record.release_version.clone(),
-        ];
-        for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Call {
-                execution,
-                action,
-                identity: Some(id),
-                ..
-            } = e
-            else {
-                continue;
-            };
-            if action == "process-work-item" && belongs(execution, &exec) && id != &pinned {
-                out.push(v(
-                    "calls-carry-pinned-identity",
-                    format!("{execution} called TPF with identity {id:?}; the execution is pinned to {pinned:?}"),
-                    excerpt(trace, i),
-                ));
-            }
-        }
-        let machine = w
-            .releases
-            .iter()
-            .find(|r| r.identity.release_version == record.release_version)
-            .map(|r| r.driver_arn.clone());
-        for arn in driver_executions(w, &exec) {
-            let on_pinned = machine.as_ref().is_some_and(|m| {
-                let name = m.rsplit(':').next().unwrap_or("");
-                arn.contains(&format!(":execution:{name}:"))
-            });
-            if !on_pinned {
-                out.push(v(
-                    "calls-carry-pinned-identity",
-                    format!(
-                        "driver {} of {exec} does not run on the machine of its pinned release {}",
-                        arn.rsplit(':').next().unwrap_or(""),
-                        record.release_version
-                    ),
-                    String::new(),
-                ));
-            }
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-
-fn redrive_same_execution(run: &Run) -> Vec<Violation> {
-    let w = &run.world;
-    let trace = &w.trace;
-    let mut out = Vec::new();
-    for exec in executions(run) {
-        let drivers = driver_executions(w, &exec);
-        for (i, e) in trace.entries.iter().enumerate() {
-            let Entry::Record {
-                at_ms,
-                execution_id,
-                version,
-                cause,
-                ..
-            } = e
-            else {
-                continue;
-            };
-            if execution_id != &exec || cause != "redrive" {
-                continue;
-            }
-            let expected = format!("{exec}-r{version}");
-            let started = drivers
-                .iter()
-                .find(|arn| arn.ends_with(&format!(":{expected}")));
-            let first_machine = drivers.first().map(|a| machine_of(a));
-            match started {
-                None => out.push(v(
-                    "redrive-continues-same-execution",
-                    format!("TPF re-drove {exec} at version {version} but no driver generation {expected} started"),
-                    excerpt(trace, i),
-                )),
-                Some(arn) => {
-                    let d = w.engine.describe_execution(arn).ok();
-                    if d.as_ref().is_some_and(|d| d.start_ms < *at_ms) || first_machine.as_deref() != Some(machine_of(arn).as_str()) {
-                        out.push(v(
-                            "redrive-continues-same-execution",
-                            format!("re-drive generation {expected} did not start after the re-drive on the execution's own release machine"),
-                            excerpt(trace, i),
-                        ));
-                    }
-                }
-            }
-        }
-        let creates = record_timeline(trace, &exec)
-            .iter()
-            .filter(|(_, _, c)| c == "create")
-            .count();
-        if creates > 1 {
-            out.push(v(
-                "redrive-continues-same-execution",
-                format!("TPF execution {exec} was created {creates} times"),
-                String::new(),
-            ));
-        }
-    }
-    out
-}
 
 fn machine_of(arn: &str) -> String {
     // arn:aws:states:region:account:execution:<machine>:<name>
@@ -787,62 +536,6 @@ fn machine_of(arn: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-fn idempotency(run: &Run) -> Vec<Violation> {
-    let trace = &run.world.trace;
-    let mut out = Vec::new();
-    let mut owners: BTreeMap<String, String> = BTreeMap::new();
-    for (i, e) in trace.entries.iter().enumerate() {
-        let Entry::Call {
-            execution,
-            action,
-            key,
-            ..
-        } = e
-        else {
-            continue;
-        };
-        if action != "process-work-item" {
-            continue;
-        }
-        let Some(key) = key else {
-            out.push(v(
-                "idempotency-keys-and-single-commits",
-                format!("{execution} called process-work-item without an idempotency key"),
-                excerpt(trace, i),
-            ));
-            continue;
-        };
-        let well_formed = key
-            .rsplit_once(":i")
-            .and_then(|(rest, it)| it.parse::<u64>().ok().and(rest.rsplit_once(":g")))
-            .is_some_and(|(_, g)| g.parse::<u64>().is_ok());
-        if !well_formed {
-            out.push(v(
-                "idempotency-keys-and-single-commits",
-                format!("idempotency key {key:?} is not <lineage>:g<generation>:i<iteration>"),
-                excerpt(trace, i),
-            ));
-        }
-        if let Some(owner) = owners.insert(key.clone(), execution.clone()) {
-            if &owner != execution {
-                out.push(v(
-                    "idempotency-keys-and-single-commits",
-                    format!("idempotency key {key:?} was sent by two driver executions ({owner}, {execution}): different calls must have different keys"),
-                    excerpt(trace, i),
-                ));
-            }
-        }
-    }
-    if let Err(e) = run.world.host.coordinator().log().check_all() {
-        out.push(v(
-            "idempotency-keys-and-single-commits",
-            e.to_string(),
-            String::new(),
-        ));
-    }
-    out
-}
 
 // ---------------------------------------------------------------------------------------------
 // Bounded history and limits checked at compile time.

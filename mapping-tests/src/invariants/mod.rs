@@ -3,6 +3,7 @@
 //! act on. `docs/mapping.md` lists them with the tests that prove each can fail.
 
 mod checks;
+pub(crate) mod common;
 mod pacing;
 
 use std::fmt;

@@ -274,6 +274,12 @@ fn per_await(subject: &Subject, horizon: u64, k: usize) -> Vec<Scenario> {
 }
 
 pub fn derive(subject: &Subject) -> Vec<Scenario> {
+    derive_for(subject, u64::from(subject.sfn.budget.max_iterations))
+}
+
+/// The matrix for a driver that hands over after `max_iterations` calls: the rollover scenario
+/// retries a step past it, whatever the engine.
+pub fn derive_for(subject: &Subject, max_iterations: u64) -> Vec<Scenario> {
     let horizon = horizon_seconds(subject);
     let base = |name: &str, description: &str| base(horizon, name, description);
     let mut out = Vec::new();
@@ -383,7 +389,7 @@ pub fn derive(subject: &Subject) -> Vec<Scenario> {
         };
         out.push(s);
 
-        let iterations = subject.sfn.budget.max_iterations as usize + 20;
+        let iterations = usize::try_from(max_iterations).unwrap_or(usize::MAX / 2) + 20;
         let mut s = base(
             "history-rollover",
             "a step is retried more times than one generation's history budget allows: the driver continues as new",

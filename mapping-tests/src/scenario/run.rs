@@ -29,7 +29,7 @@ use tpf_wire::records::ExecutionStatus as TpfStatus;
 /// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
 pub const START_MS: i64 = 1_767_225_600_000;
 pub const TENANT: &str = "tenant-a";
-const FIRST_KEY: &str = "order-1";
+pub(crate) const FIRST_KEY: &str = "order-1";
 
 /// One compiled release under test, plus a second release for "activated mid-flight".
 #[derive(Debug, Clone)]
@@ -74,6 +74,27 @@ pub struct Metrics {
     /// Driver state entries and history events of those children, all generations.
     pub item_state_transitions: u64,
     pub item_history_events: u64,
+    /// Lambda durable functions only: operations as the service bills them (a step 1, a wait 1,
+    /// a callback 3), all generations of the first execution.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub operations: u64,
+    /// Lambda durable functions only: invocations of the driver function (each replays the
+    /// generation's checkpoints from its start).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub invocations: u64,
+    /// Lambda durable functions only: most operations of any one generation.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_generation_operations: u64,
+    /// Lambda durable functions only: checkpointed operations replayed instead of run.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub replayed_operations: u64,
+    /// Lambda durable functions only: operations of the item children's drivers.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub item_operations: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One scenario's outcome. It borrows the subject it ran: a matrix runs every scenario on the
@@ -94,7 +115,7 @@ pub struct Run<'s> {
     pub proven: Proven,
 }
 
-fn outcome(text: &str) -> StepOutcome {
+pub(crate) fn outcome(text: &str) -> StepOutcome {
     match text.split_once(':') {
         Some(("fail-retryable", code)) => StepOutcome::FailRetryable(code.to_string()),
         Some(("fail-non-retryable", code)) => StepOutcome::FailNonRetryable(code.to_string()),
@@ -117,7 +138,7 @@ pub fn pipeline_of(contract: &Contract, await_timeout_seconds: u64) -> PipelineD
     )
 }
 
-fn pipeline(subject: &Subject, scenario: &Scenario) -> Arc<PipelineDef> {
+pub(crate) fn pipeline(subject: &Subject, scenario: &Scenario) -> Arc<PipelineDef> {
     if scenario.await_timeout_seconds == AWAIT_TIMEOUT_S {
         subject.pipeline.clone()
     } else {
@@ -129,6 +150,33 @@ fn pipeline(subject: &Subject, scenario: &Scenario) -> Arc<PipelineDef> {
 }
 
 pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<World, String> {
+    let identity = subject.plan.identity.clone();
+    let host = build_host(subject, scenario)?;
+    let mut world = World::new(
+        Engine::new(START_MS, seed),
+        host,
+        TENANT,
+        scenario.faults.clone(),
+    );
+    world.deploy(
+        identity,
+        &subject.sfn.machines.driver,
+        &subject.driver,
+        &subject.sfn.machines.sweeper,
+        &subject.sweeper,
+    )?;
+    if let Some(every) = scenario.sweeper_every_seconds {
+        world.schedule_sweeper(every as i64 * 1000);
+    }
+    Ok(world)
+}
+
+/// TPF as the scenario sets it up, with the subject's release registered and active: the same
+/// for every engine.
+pub(crate) fn build_host(
+    subject: &Subject,
+    scenario: &Scenario,
+) -> Result<ActionHost<InMemoryStore>, String> {
     let identity = subject.plan.identity.clone();
     let mut worker = ScriptedWorker::new(identity.clone());
     if let Some(next) = &subject.next_release {
@@ -181,24 +229,7 @@ pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<
         START_MS,
     )
     .map_err(|e| e.to_string())?;
-
-    let mut world = World::new(
-        Engine::new(START_MS, seed),
-        host,
-        TENANT,
-        scenario.faults.clone(),
-    );
-    world.deploy(
-        identity,
-        &subject.sfn.machines.driver,
-        &subject.driver,
-        &subject.sfn.machines.sweeper,
-        &subject.sweeper,
-    )?;
-    if let Some(every) = scenario.sweeper_every_seconds {
-        world.schedule_sweeper(every as i64 * 1000);
-    }
-    Ok(world)
+    Ok(host)
 }
 
 /// Runs `scenario` to quiescence or its horizon.
@@ -336,10 +367,17 @@ pub fn run_proven<'s>(
 }
 
 fn record_status(world: &World, exec: &str) -> Option<TpfStatus> {
-    world
-        .host
-        .coordinator()
-        .status(TENANT, exec, world.now_ms())
+    tpf_status(&world.host, world.now_ms(), exec)
+}
+
+/// TPF's status of `exec` now, whatever engine drives it.
+pub(crate) fn tpf_status(
+    host: &ActionHost<InMemoryStore>,
+    now_ms: i64,
+    exec: &str,
+) -> Option<TpfStatus> {
+    host.coordinator()
+        .status(TENANT, exec, now_ms)
         .ok()
         .map(|r| r.status)
 }
@@ -556,10 +594,17 @@ fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
 
 /// The child executions that carried `exec`'s items, oldest first.
 pub fn item_executions(world: &World, exec: &str) -> Vec<String> {
-    world
-        .host
-        .coordinator()
-        .item_children(TENANT, exec, world.now_ms())
+    item_children(&world.host, world.now_ms(), exec)
+}
+
+/// [`item_executions`] read from TPF alone, whatever engine drives them.
+pub(crate) fn item_children(
+    host: &ActionHost<InMemoryStore>,
+    now_ms: i64,
+    exec: &str,
+) -> Vec<String> {
+    host.coordinator()
+        .item_children(TENANT, exec, now_ms)
         .unwrap_or_default()
         .into_iter()
         .map(|r| r.execution_id)
@@ -622,12 +667,19 @@ pub fn measure(world: &World, exec: &str) -> Metrics {
 }
 
 fn check_expectations(s: &Scenario, world: &World, exec: &str, m: &Metrics) -> Vec<String> {
+    expectations(s, &world.host, world.now_ms(), exec, m)
+}
+
+/// What the scenario expected of TPF's record and the metrics, and did not get.
+pub(crate) fn expectations(
+    s: &Scenario,
+    host: &ActionHost<InMemoryStore>,
+    now_ms: i64,
+    exec: &str,
+    m: &Metrics,
+) -> Vec<String> {
     let mut unmet = Vec::new();
-    let record = world
-        .host
-        .coordinator()
-        .status(TENANT, exec, world.now_ms())
-        .ok();
+    let record = host.coordinator().status(TENANT, exec, now_ms).ok();
     if let Some(want) = &s.expect.tpf_status {
         let got = record
             .as_ref()

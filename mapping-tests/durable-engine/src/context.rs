@@ -1,0 +1,338 @@
+//! What a handler asks the engine for, answered from the checkpoint log while the log holds the
+//! position, executed and checkpointed past its end.
+
+use std::cell::RefCell;
+
+use serde_json::Value;
+
+use crate::engine::{Effects, Execution, StepCall, StepHandler};
+use crate::history::{error, event, Event, OpStatus, OpType, Operation};
+use crate::OPERATION_CAP;
+
+/// The engine's way out of a handler: passed up untouched (`?`) by the handler's code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stop(pub(crate) StopKind);
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopKind {
+    /// A wait or a callback is pending: the invocation ends, a timer or the callback resumes
+    /// the execution with a new one.
+    Suspended,
+    /// The engine fails the execution (non-determinism, the operation cap, a pending poll).
+    Failed { error: String, cause: String },
+    /// The engine's hard budget ran out: nothing runs any more.
+    Budget,
+    /// The function died after a step's effect, before its checkpoint (`Effects::crash_after`):
+    /// the engine invokes it again at once.
+    Crashed,
+}
+
+impl Stop {
+    pub fn kind(&self) -> &StopKind {
+        &self.0
+    }
+}
+
+/// How a `wait_for_callback` ended, as its replay returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallbackOutcome {
+    /// `SendDurableExecutionCallbackSuccess` with this result.
+    Succeeded(Value),
+    /// `SendDurableExecutionCallbackFailure`.
+    Failed { error: String },
+    /// The callback's timeout passed first.
+    TimedOut,
+    /// The submitter step (which hands the callback id to whoever completes it) failed: nobody
+    /// knows the id, so the callback is not waited for.
+    SubmitterFailed(String),
+}
+
+/// Name of the step inside a `wait_for_callback` that hands the callback id out.
+pub fn submitter(callback: &str) -> String {
+    format!("{callback} {SUBMITTER_SUFFIX}")
+}
+
+/// How a submitter step's name ends.
+pub const SUBMITTER_SUFFIX: &str = "(submitter)";
+
+pub(crate) struct Invocation<'a> {
+    pub exec: &'a mut Execution,
+    pub handler: &'a mut dyn StepHandler,
+    pub now_ms: i64,
+    pub cursor: usize,
+    pub effects: Effects,
+    pub stop: Option<StopKind>,
+    /// History events this invocation may still write before the engine's budget is spent.
+    pub events_left: Option<usize>,
+    /// (fire time, log position) of waits and callbacks started by this invocation.
+    pub timers: Vec<(i64, usize)>,
+    pub callbacks: Vec<(String, usize)>,
+    pub next_callback: &'a mut u64,
+}
+
+/// The handler's view of one invocation. Its methods take `&self` because the handler's code
+/// holds it across every operation; the state they change sits behind a `RefCell`.
+pub struct Context<'a> {
+    pub(crate) inv: RefCell<Invocation<'a>>,
+}
+
+impl Invocation<'_> {
+    fn closed(&self) -> Result<(), Stop> {
+        match &self.stop {
+            Some(k) => Err(Stop(k.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn halt(&mut self, kind: StopKind) -> Stop {
+        self.stop = Some(kind.clone());
+        Stop(kind)
+    }
+
+    fn fail(&mut self, error: &str, cause: String) -> Stop {
+        self.halt(StopKind::Failed {
+            error: error.to_string(),
+            cause,
+        })
+    }
+
+    fn event(&mut self, event_type: &'static str, op: Option<usize>, detail: Option<String>) {
+        let name = op
+            .and_then(|i| self.exec.ops.get(i))
+            .map(|o| o.name.clone());
+        self.exec.history.push(Event {
+            timestamp_ms: self.now_ms,
+            event_type,
+            operation: op,
+            name,
+            detail,
+        });
+        if let Some(n) = &mut self.events_left {
+            *n = n.saturating_sub(1);
+        }
+    }
+
+    /// The log position the handler asks about, if the log holds it: checked against what the
+    /// handler asks for, as the SDK checks a replay.
+    fn replay(&mut self, op_type: OpType, name: &str) -> Result<Option<usize>, Stop> {
+        self.closed()?;
+        let pos = self.cursor;
+        match self.exec.ops.get(pos) {
+            Some(op) if op.op_type == op_type && op.name == name => {
+                self.cursor += 1;
+                self.exec.replayed += 1;
+                Ok(Some(pos))
+            }
+            Some(op) => {
+                let cause = format!(
+                    "operation {pos} is {:?} {:?} in the checkpoint log, but the handler asked for {op_type:?} {name:?}",
+                    op.op_type, op.name
+                );
+                Err(self.fail(error::NON_DETERMINISTIC, cause))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Room for `n` new operations: the service's cap, then the engine's budget.
+    fn bill(&mut self, n: u64) -> Result<(), Stop> {
+        if self.exec.operations_billed + n > OPERATION_CAP {
+            let cause = format!(
+                "{} operations checkpointed; {n} more would pass the cap of {OPERATION_CAP}",
+                self.exec.operations_billed
+            );
+            return Err(self.fail(error::OPERATION_LIMIT, cause));
+        }
+        if self.events_left == Some(0) {
+            return Err(self.halt(StopKind::Budget));
+        }
+        self.exec.operations_billed += n;
+        Ok(())
+    }
+
+    fn push(&mut self, op_type: OpType, name: &str) -> usize {
+        let id = self.exec.ops.len();
+        self.exec.ops.push(Operation {
+            id,
+            op_type,
+            name: name.to_string(),
+            status: OpStatus::Started,
+            result: None,
+            error: None,
+            fire_at_ms: None,
+            callback_id: None,
+        });
+        self.cursor = id + 1;
+        id
+    }
+
+    /// Runs a new step's effect and checkpoints its result.
+    fn run_step(
+        &mut self,
+        id: usize,
+        payload: &Value,
+        callback_id: Option<&str>,
+    ) -> Result<Result<Value, String>, Stop> {
+        self.event(event::STEP_STARTED, Some(id), None);
+        let call = StepCall {
+            execution_arn: &self.exec.arn,
+            execution_name: &self.exec.name,
+            function_arn: &self.exec.function_arn,
+            operation: id,
+            name: &self.exec.ops[id].name,
+            payload,
+            now_ms: self.now_ms,
+            callback_id,
+        };
+        let result = self.handler.step(&call, &mut self.effects);
+        if std::mem::take(&mut self.effects.crashed) {
+            // Nothing of the step reached the log but its start: a replay runs it again.
+            self.exec.ops.truncate(id);
+            self.exec.operations_billed -= 1;
+            return Err(self.halt(StopKind::Crashed));
+        }
+        let op = &mut self.exec.ops[id];
+        match &result {
+            Ok(v) => {
+                op.status = OpStatus::Succeeded;
+                op.result = Some(v.clone());
+                self.event(event::STEP_SUCCEEDED, Some(id), None);
+            }
+            Err(e) => {
+                op.status = OpStatus::Failed;
+                op.error = Some(e.clone());
+                self.event(event::STEP_FAILED, Some(id), Some(e.clone()));
+            }
+        }
+        Ok(result)
+    }
+}
+
+impl Context<'_> {
+    /// The durable execution's name (what the handler was started under).
+    pub fn execution_name(&self) -> String {
+        self.inv.borrow().exec.name.clone()
+    }
+
+    /// A step: its effect runs once, through the [`StepHandler`]; a replay returns what it
+    /// returned then.
+    pub fn step(&self, name: &str, payload: &Value) -> Result<Result<Value, String>, Stop> {
+        let mut inv = self.inv.borrow_mut();
+        if let Some(pos) = inv.replay(OpType::Step, name)? {
+            let op = &inv.exec.ops[pos];
+            return match op.status {
+                OpStatus::Succeeded => Ok(Ok(op.result.clone().unwrap_or(Value::Null))),
+                _ => Ok(Err(op.error.clone().unwrap_or_default())),
+            };
+        }
+        inv.bill(1)?;
+        let id = inv.push(OpType::Step, name);
+        inv.run_step(id, payload, None)
+    }
+
+    /// A durable wait: checkpointed with its fire time, then the invocation suspends.
+    pub fn wait(&self, name: &str, seconds: u64) -> Result<(), Stop> {
+        let mut inv = self.inv.borrow_mut();
+        if let Some(pos) = inv.replay(OpType::Wait, name)? {
+            return match inv.exec.ops[pos].status {
+                OpStatus::Started => Err(inv.halt(StopKind::Suspended)),
+                _ => Ok(()),
+            };
+        }
+        inv.bill(1)?;
+        let id = inv.push(OpType::Wait, name);
+        let at = inv
+            .now_ms
+            .saturating_add(i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX));
+        inv.exec.ops[id].fire_at_ms = Some(at);
+        inv.event(event::WAIT_STARTED, Some(id), None);
+        inv.timers.push((at, id));
+        Err(inv.halt(StopKind::Suspended))
+    }
+
+    /// `wait_for_callback`: a child context holding a callback and the submitter step that
+    /// hands its id out (three operations), then the invocation suspends until the callback is
+    /// completed or times out.
+    pub fn wait_for_callback(
+        &self,
+        name: &str,
+        timeout_seconds: u64,
+        payload: &Value,
+    ) -> Result<CallbackOutcome, Stop> {
+        let mut inv = self.inv.borrow_mut();
+        if let Some(ctx) = inv.replay(OpType::Context, name)? {
+            let (Some(cb), Some(sub)) = (
+                inv.replay(OpType::Callback, name)?,
+                inv.replay(OpType::Step, &submitter(name))?,
+            ) else {
+                let cause = format!(
+                    "the callback context {name:?} at {ctx} is incomplete in the checkpoint log"
+                );
+                return Err(inv.fail(error::NON_DETERMINISTIC, cause));
+            };
+            if inv.exec.ops[sub].status == OpStatus::Failed {
+                let e = inv.exec.ops[sub].error.clone().unwrap_or_default();
+                return Ok(CallbackOutcome::SubmitterFailed(e));
+            }
+            let op = inv.exec.ops[cb].clone();
+            let outcome = match op.status {
+                OpStatus::Started => return Err(inv.halt(StopKind::Suspended)),
+                OpStatus::Succeeded => CallbackOutcome::Succeeded(op.result.unwrap_or(Value::Null)),
+                OpStatus::Failed => CallbackOutcome::Failed {
+                    error: op.error.unwrap_or_default(),
+                },
+                OpStatus::TimedOut => CallbackOutcome::TimedOut,
+            };
+            // The context ends in the first invocation that sees its callback done.
+            if inv.exec.ops[ctx].status == OpStatus::Started {
+                let (status, ev) = match outcome {
+                    CallbackOutcome::Succeeded(_) => {
+                        (OpStatus::Succeeded, event::CONTEXT_SUCCEEDED)
+                    }
+                    _ => (OpStatus::Failed, event::CONTEXT_FAILED),
+                };
+                inv.exec.ops[ctx].status = status;
+                inv.event(ev, Some(ctx), None);
+            }
+            return Ok(outcome);
+        }
+        inv.bill(3)?;
+        let ctx = inv.push(OpType::Context, name);
+        inv.event(event::CONTEXT_STARTED, Some(ctx), None);
+        let cb = inv.push(OpType::Callback, name);
+        let id = {
+            *inv.next_callback += 1;
+            format!("callback-{:06}", *inv.next_callback)
+        };
+        let at = inv.now_ms.saturating_add(
+            i64::try_from(timeout_seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
+        );
+        inv.exec.ops[cb].callback_id = Some(id.clone());
+        inv.exec.ops[cb].fire_at_ms = Some(at);
+        inv.event(event::CALLBACK_STARTED, Some(cb), Some(id.clone()));
+        let sub = inv.push(OpType::Step, &submitter(name));
+        let submitted = match inv.run_step(sub, payload, Some(&id)) {
+            Ok(r) => r,
+            Err(stop) => {
+                // A crash in the submitter: the whole callback runs again on the next invocation.
+                inv.exec.ops.truncate(ctx);
+                inv.exec.operations_billed -= 2;
+                return Err(stop);
+            }
+        };
+        match submitted {
+            Ok(_) => {
+                inv.timers.push((at, cb));
+                inv.callbacks.push((id, cb));
+                Err(inv.halt(StopKind::Suspended))
+            }
+            Err(e) => {
+                inv.exec.ops[cb].status = OpStatus::Failed;
+                inv.exec.ops[cb].error = Some(e.clone());
+                inv.exec.ops[ctx].status = OpStatus::Failed;
+                inv.event(event::CONTEXT_FAILED, Some(ctx), Some(e.clone()));
+                Ok(CallbackOutcome::SubmitterFailed(e))
+            }
+        }
+    }
+}
