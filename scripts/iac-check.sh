@@ -33,6 +33,15 @@ for contract in examples/contracts/*.pipeline-contract.json; do
       continue
     fi
     templates+=("$dir/cloudformation.json" "$dir/wake-path/cloudformation.json")
+    # The Lambda durable functions backend's release stack, from the same inputs.
+    if ! "$tpf_sfn" compile "$contract" --config "$config" --out "$dir-durable" \
+      --backend lambda-durable --emit cloudformation >/dev/null 2>"$out/err"; then
+      grep -q 'error\[' "$out/err" || { echo "$contract: durable rejected without a coded error" >&2; cat "$out/err" >&2; exit 1; }
+      echo "rejected (coded), lambda-durable: $name: $(grep -m1 -o 'error\[[A-Z_]*\]' "$out/err")"
+      continue
+    fi
+    templates+=("$dir-durable/cloudformation.json")
+    durable_template="$dir-durable/cloudformation.json"
   done
 done
 python3 .tools/moto/bin/cfn-lint --format parseable -- "${templates[@]}"
@@ -51,5 +60,18 @@ if python3 .tools/moto/bin/cfn-lint -- "$broken" >/dev/null; then
   exit 1
 fi
 echo "cfn-lint refuses a broken wake-path template"
+
+python3 - "${durable_template:?no durable release stack was compiled}" "$broken" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+# Longer than the service allows an execution to live.
+t["Resources"]["Driver"]["Properties"]["DurableConfig"]["ExecutionTimeout"] = 40000000
+json.dump(t, open(sys.argv[2], "w"))
+PY
+if python3 .tools/moto/bin/cfn-lint -- "$broken" >/dev/null; then
+  echo "cfn-lint passed a durable function living longer than a year: the lint cannot check DurableConfig" >&2
+  exit 1
+fi
+echo "cfn-lint refuses a broken durable release template"
 
 python3 scripts/iac-moto.py "$endpoint" "$tpf_sfn" "$zip"

@@ -7,7 +7,9 @@ Compiles the restaurant sample (queue binding) twice, as releases N and N+1, wit
 this emulator; creates TPF's execution table (stream on) and the bucket holding the functions'
 zip; then creates the wake-path stack and both release stacks, checks that every resource of
 each template exists, and retires release N by deleting its stack: N+1's machines and the
-wake path stay. Reaches nothing but the loopback endpoint.
+wake path stay. Then the same for the Lambda durable functions backend (HTTP binding): two
+release stacks, each a driver function with its spec and one published version. Reaches
+nothing but the loopback endpoint.
 """
 import json
 import os
@@ -47,14 +49,60 @@ def wait(cf, stack, goal):
     fail(f"{stack} never reached {goal}")
 
 
-def compile_release(tpf_sfn, out, config, release_file):
+def compile_release(tpf_sfn, out, config, release_file, backend="step-functions"):
     subprocess.run([tpf_sfn, "compile", CONTRACT, "--release", release_file, "--config", config,
-                    "--out", out, "--emit", "cloudformation"], check=True, capture_output=True)
+                    "--out", out, "--emit", "cloudformation", "--backend", backend],
+                   check=True, capture_output=True)
     with open(os.path.join(out, "cloudformation.json")) as f:
         release = f.read()
+    if backend != "step-functions":
+        return release, None
     with open(os.path.join(out, "wake-path", "cloudformation.json")) as f:
         wake = f.read()
     return release, wake
+
+
+def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
+    """Both releases as durable driver functions: each its own function, its spec in the
+    environment, one published version; retiring N leaves N+1 untouched."""
+    config = os.path.join(d, "durable.tpf-sfn.toml")
+    with open(config, "w") as f:
+        f.write(f'name-prefix = "{run}d"\n[binding]\nkind = "http"\n[binding.http]\n'
+                f'api-base-url = "https://127.0.0.1:9"\n'
+                f'[wakeup]\ntable-name = "{run}_tpf_sfn_wakeup"\n')
+    caps = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"]
+    params = [{"ParameterKey": "CodeS3Bucket", "ParameterValue": bucket},
+              {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"},
+              {"ParameterKey": "ActionToken", "ParameterValue": "not-a-secret"}]
+    functions = {}
+    for tag, release_file in (("n", RELEASE), ("n1", next_file)):
+        out = os.path.join(d, f"durable-{tag}")
+        template, _ = compile_release(tpf_sfn, out, config, release_file, "lambda-durable")
+        with open(os.path.join(out, "driver.durable.json")) as f:
+            spec = json.load(f)
+        stack = f"{run}-durable-{tag}"
+        cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps,
+                        Parameters=params)
+        wait(cf, stack, "CREATE_COMPLETE")
+        check_resources(cf, stack, template)
+        name = json.loads(template)["Resources"]["Driver"]["Properties"]["FunctionName"]
+        conf = lam.get_function(FunctionName=name)["Configuration"]
+        env = conf.get("Environment", {}).get("Variables", {})
+        if json.loads(env.get("TPF_SFN_DURABLE_SPEC", "null")) != spec:
+            fail(f"{name}: the function's spec is not the compiled driver.durable.json")
+        if env.get("TPF_SFN_HANDLER") != "durable-driver":
+            fail(f"{name}: handler {env.get('TPF_SFN_HANDLER')}")
+        versions = [v["Version"] for v in
+                    lam.list_versions_by_function(FunctionName=name)["Versions"]]
+        if not any(v != "$LATEST" for v in versions):
+            fail(f"{name}: no published version ({versions}): executions would run $LATEST")
+        functions[tag] = name
+    if functions["n"] == functions["n1"]:
+        fail(f"durable releases N and N+1 share a function: {functions}")
+    cf.delete_stack(StackName=f"{run}-durable-n")
+    wait(cf, f"{run}-durable-n", "DELETE_COMPLETE")
+    lam.get_function(FunctionName=functions["n1"])
+    return functions
 
 
 # Types moto's CloudFormation accepts but does not create (it has no CloudFormation model for
@@ -173,6 +221,9 @@ def main():
             fail(f"release N+1's driver after retiring N: {kept['Driver']}")
         check_resources(cf, f"{run}-wake-path", wake)
         lam.get_function(FunctionName=f"{run}-bridge")
+        durable = durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file)
+        print(f"moto: durable release stacks CREATE_COMPLETE, one function and published "
+              f"version per release ({', '.join(durable.values())}); release N retired")
         print(f"moto: wake-path stack and two release stacks CREATE_COMPLETE "
               f"({len(json.loads(wake)['Resources'])} + 2 x {len(json.loads(release_n)['Resources'])} "
               f"resources; moto does not create {', '.join(sorted(skipped)) or 'nothing'}); "

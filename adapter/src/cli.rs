@@ -25,6 +25,17 @@ pub enum Format {
     Json,
 }
 
+/// The engine a release's driver runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Backend {
+    // A driver and a sweeper state machine per release. (Plain comments: doc comments on the
+    // values would switch every --help that lists them to the long layout.)
+    #[default]
+    StepFunctions,
+    // A driver function per release, started on its published version.
+    LambdaDurable,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Binding {
     Http,
@@ -107,6 +118,10 @@ pub struct CompileArgs {
     /// Action binding; overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
+    /// The engine the driver runs on: Step Functions state machines, or a Lambda durable
+    /// function (its spec, manifest and CloudFormation stack).
+    #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
+    pub backend: Backend,
     /// Accept a contract whose contractHash does not match (recorded as unverified in the manifest).
     #[arg(long)]
     pub allow_unverified_hash: bool,

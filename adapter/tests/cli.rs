@@ -94,6 +94,65 @@ fn compile_writes_all_outputs_then_check_passes() {
 }
 
 #[test]
+fn compile_for_lambda_durable_writes_the_spec_and_refuses_what_it_cannot_spell() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("durable");
+    let out_s = out.display().to_string();
+    let (contract, release) = restaurant();
+    let args = [
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--backend",
+        "lambda-durable",
+        "--out",
+        &out_s,
+    ];
+    let o = tpf_sfn(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let spec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
+    assert_eq!(spec["format"], 1);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["backend"], "lambda-durable");
+    assert!(!out.join("driver.asl.json").exists());
+    // Unchanged inputs: --check finds no drift.
+    let o = tpf_sfn(&[&args[..], &["--check"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // Terraform has no spelling of this backend here; the queue binding has no durable form;
+    // the embedded default's placeholder endpoint is not exported. Each is coded, exit 2,
+    // and nothing is written.
+    for (extra, code) in [
+        (&["--emit", "terraform"][..], "DURABLE_EXPORT_UNSUPPORTED"),
+        (&["--binding", "queue"][..], "DURABLE_BINDING_UNSUPPORTED"),
+        (&["--emit", "cloudformation"][..], "EXPORT_PLACEHOLDER"),
+    ] {
+        let fresh = dir.path().join(code);
+        let fresh_s = fresh.display().to_string();
+        let o = tpf_sfn(
+            &[
+                &[
+                    "compile",
+                    &contract,
+                    "--backend",
+                    "lambda-durable",
+                    "--out",
+                    &fresh_s,
+                ][..],
+                extra,
+            ]
+            .concat(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(code), "{}", text(&o));
+        assert!(!fresh.exists(), "{code}: something was written");
+    }
+}
+
+#[test]
 fn check_reports_drift_with_a_diff_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let out_s = dir.path().display().to_string();

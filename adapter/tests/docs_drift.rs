@@ -145,10 +145,12 @@ fn validator_md_lists_the_validators_codes_with_their_meanings() {
 #[test]
 fn codes_md_lists_every_input_diagnostic() {
     let mut defined = BTreeSet::new();
-    for text in sources(&["compiler/src", "mapping-tests/src"]) {
+    for text in sources(&["compiler/src", "compiler/durable/src", "mapping-tests/src"]) {
         defined.extend(prefixed_literals(
             &text,
             &[
+                "DURABLE_",
+                "EXPORT_",
                 "CONTRACT_",
                 "RELEASE_",
                 "CONFIG_",

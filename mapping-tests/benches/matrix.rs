@@ -56,7 +56,11 @@ fn main() {
         .iter()
         .find(|s| s.name == "happy-path")
         .expect("happy path");
-    let n = 2000;
+    // More runs for a profile of the happy path alone (`perf record` over this bench).
+    let n = std::env::var("TPF_BENCH_HAPPY_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
     // As `proof::prove` runs its scenarios: the machines pinned, found by address at deploy.
     let pinned = proof::pin(&subject);
     let t = Instant::now();

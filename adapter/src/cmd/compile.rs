@@ -5,13 +5,16 @@ use tpf_sfn_compiler::compile::compile;
 use tpf_sfn_compiler::Diagnostic;
 
 use super::inputs::InputFiles;
-use crate::cli::{CompileArgs, Format};
+use crate::cli::{Backend, CompileArgs, Emit, Format};
 use crate::exit::{CmdResult, Failure};
 use crate::{output, report};
 
 pub fn run(args: &CompileArgs) -> CmdResult {
     let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
     let input = files.input(args.binding, args.allow_unverified_hash);
+    if args.backend == Backend::LambdaDurable {
+        return durable(args, &input);
+    }
     let mut out = match compile(&input) {
         Ok(out) => out,
         Err(diags) => {
@@ -33,50 +36,11 @@ pub fn run(args: &CompileArgs) -> CmdResult {
             }
         }
     }
-    let warnings: &[Diagnostic] = &out.warnings;
-
     if args.check {
-        let drift = output::check(&args.out, &out.files);
-        match args.format {
-            Format::Text => {
-                for w in warnings {
-                    eprintln!("{w}");
-                }
-                for d in &drift {
-                    if d.missing {
-                        println!("drift: {} is missing from {}", d.file, args.out.display());
-                    } else {
-                        println!(
-                            "drift: {} differs from the compiled output\n{}",
-                            d.file, d.diff
-                        );
-                    }
-                }
-                if drift.is_empty() {
-                    println!(
-                        "up to date: {} files in {} match the compiled output",
-                        out.files.len(),
-                        args.out.display()
-                    );
-                }
-            }
-            Format::Json => println!(
-                "{}",
-                json!({
-                    "upToDate": drift.is_empty(),
-                    "drift": drift.iter().map(|d| json!({"file": d.file, "missing": d.missing, "diff": d.diff})).collect::<Vec<_>>(),
-                    "warnings": warnings,
-                })
-            ),
-        }
-        return if drift.is_empty() {
-            Ok(())
-        } else {
-            Err(Failure::Findings)
-        };
+        return check(args, &out.files, &out.warnings);
     }
-
     output::write_all(&args.out, &out.files)?;
+    let warnings: &[Diagnostic] = &out.warnings;
     let m = &out.manifest;
     match args.format {
         Format::Text => {
@@ -121,6 +85,116 @@ pub fn run(args: &CompileArgs) -> CmdResult {
         Format::Json => println!(
             "{}",
             json!({"manifest": m, "out": args.out.display().to_string(), "files": out.files.iter().map(|(n, _)| n).collect::<Vec<_>>(), "warnings": warnings})
+        ),
+    }
+    Ok(())
+}
+
+fn check(args: &CompileArgs, files: &[(String, String)], warnings: &[Diagnostic]) -> CmdResult {
+    let drift = output::check(&args.out, files);
+    match args.format {
+        Format::Text => {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            for d in &drift {
+                if d.missing {
+                    println!("drift: {} is missing from {}", d.file, args.out.display());
+                } else {
+                    println!(
+                        "drift: {} differs from the compiled output\n{}",
+                        d.file, d.diff
+                    );
+                }
+            }
+            if drift.is_empty() {
+                println!(
+                    "up to date: {} files in {} match the compiled output",
+                    files.len(),
+                    args.out.display()
+                );
+            }
+        }
+        Format::Json => println!(
+            "{}",
+            json!({
+                "upToDate": drift.is_empty(),
+                "drift": drift.iter().map(|d| json!({"file": d.file, "missing": d.missing, "diff": d.diff})).collect::<Vec<_>>(),
+                "warnings": warnings,
+            })
+        ),
+    }
+    if drift.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+/// `compile --backend lambda-durable`: the release's spec and manifest, and on request its
+/// CloudFormation stack (Terraform has no durable-function resource to spell it with here).
+fn durable(args: &CompileArgs, input: &tpf_sfn_compiler::compile::Input) -> CmdResult {
+    use tpf_sfn_compiler::durable::{self, cloudformation};
+    let refuse = |diags: &[Diagnostic]| {
+        report::diagnostics(args.format, diags);
+        Err(Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new())))
+    };
+    let mut out = match durable::compile(input) {
+        Ok(out) => out,
+        Err(diags) => return refuse(&diags.0),
+    };
+    for kind in &args.emit {
+        match kind {
+            Emit::Cloudformation => match cloudformation::release(&out) {
+                Ok(stack) => out.files.push((
+                    cloudformation::FILE.to_string(),
+                    cloudformation::render(&stack),
+                )),
+                Err(diags) => return refuse(&diags.0),
+            },
+            Emit::Terraform => return refuse(&[durable::terraform_unsupported()]),
+        }
+    }
+    if args.check {
+        return check(args, &out.files, &out.warnings);
+    }
+    output::write_all(&args.out, &out.files)?;
+    let m = &out.manifest;
+    match args.format {
+        Format::Text => {
+            for w in &out.warnings {
+                eprintln!("{w}");
+            }
+            println!(
+                "compiled {} (release {}) for Lambda durable functions{}",
+                m.identity.pipeline_id,
+                m.identity.release_version,
+                if m.contract.verified {
+                    ""
+                } else {
+                    " — contract hash UNVERIFIED"
+                }
+            );
+            println!("  binding   {}", m.binding.kind);
+            println!(
+                "  function  {}  (≤{} operations per generation, hands over after {} calls)",
+                m.function.name, m.function.operation_budget, m.function.max_iterations
+            );
+            for a in &m.contract.await_steps {
+                println!(
+                    "  await     step {} \"{}\" → callback \"{}\"",
+                    a.step_index, a.authored_name, a.state_name
+                );
+            }
+            println!(
+                "  wrote     {} files to {}",
+                out.files.len(),
+                args.out.display()
+            );
+        }
+        Format::Json => println!(
+            "{}",
+            json!({"manifest": m, "out": args.out.display().to_string(), "files": out.files.iter().map(|(n, _)| n).collect::<Vec<_>>(), "warnings": out.warnings})
         ),
     }
     Ok(())

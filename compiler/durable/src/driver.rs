@@ -27,7 +27,7 @@ pub mod fail_error {
 
 /// How one generation ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "end")]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "end")]
 pub enum End {
     /// TPF recorded the execution as SUCCEEDED.
     Succeeded,
@@ -203,7 +203,7 @@ async fn ask<O: Ops>(
             names::transport_retry(iteration, attempt)
         };
         match ops.call(&name, &call).await? {
-            CallOutcome::Answer { at_ms, response } => return Ok(Ok((at_ms, response))),
+            CallOutcome::Answer { at_ms, response } => return Ok(Ok((at_ms, *response))),
             CallOutcome::Refused { code: c, message } => {
                 let error = match c.as_str() {
                     code::RELEASE_IDENTITY_MISMATCH => task_error::RELEASE_IDENTITY_MISMATCH,

@@ -18,13 +18,17 @@ pub struct ActionCall {
 
 /// What one delivery came back with, as the step checkpoints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "outcome")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "outcome"
+)]
 pub enum CallOutcome {
     /// TPF's committed answer, and the engine's clock when it arrived (the step records it, so a
     /// replay computes the same waits).
     Answer {
         at_ms: i64,
-        response: ProcessWorkItemResponse,
+        response: Box<ProcessWorkItemResponse>,
     },
     /// TPF refused the call with one of its codes (`tpf_wire::action::code`): a verdict, never
     /// retried.
@@ -49,7 +53,11 @@ pub struct ParkRequest {
 
 /// How a park ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "wake")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "wake"
+)]
 pub enum Wake {
     /// The bridge (or the sweeper) completed the callback; the payload is only a wakeup handle.
     Woken { payload: Value },

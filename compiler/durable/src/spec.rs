@@ -29,7 +29,12 @@ pub struct DurableSpec {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind",
+    deny_unknown_fields
+)]
 pub enum Binding {
     /// Action API v1 over HTTPS; the bearer token comes from the function's environment.
     Http { api_base_url: String },

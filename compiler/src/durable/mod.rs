@@ -4,6 +4,8 @@
 //! Sibling of `crate::sfn`: it lowers the same `DriverPlan`, and nothing here names a state.
 
 mod budget;
+pub mod cloudformation;
+pub mod manifest;
 
 use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec, TransportRetry, Wakeup};
 
@@ -15,12 +17,64 @@ pub use budget::{iteration_cost, OPERATION_CEILING};
 
 /// File name of the spec in a release's output directory.
 pub const SPEC_FILE: &str = "driver.durable.json";
+/// The backend's name on the command line and in the manifest.
+pub const BACKEND: &str = "lambda-durable";
 
 #[derive(Debug, Clone)]
 pub struct DurableOutput {
     pub spec: DurableSpec,
+    /// The spec as the function reads it: compact JSON, what its sha256 is taken of.
+    pub spec_text: String,
+    /// The release's driver function (one per release; its published version is the release).
+    pub function_name: String,
     /// `(file name, contents)` in a stable order.
     pub files: Vec<(String, String)>,
+}
+
+/// A whole compile for this backend: inputs → plan → spec, manifest.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub contract: crate::contract::Contract,
+    pub plan: DriverPlan,
+    pub durable: DurableOutput,
+    pub manifest: manifest::DurableManifest,
+    pub files: Vec<(String, String)>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+pub fn compile(input: &crate::compile::Input) -> Result<Compiled, Diagnostics> {
+    let (loaded, plan, mut warnings) = crate::compile::load_inputs(input)?;
+    // The HTTP binding's connection is how Step Functions holds the token; this backend does
+    // not read it, so its placeholder is no finding here.
+    warnings.retain(|w| {
+        w.location.pointer.as_deref() != Some(crate::config::placeholder::CONNECTION_ARN)
+    });
+    let durable = lower(&plan)?;
+    let manifest = manifest::build(&plan, &loaded.contract, &durable);
+    let mut files = durable.files.clone();
+    files.push((
+        crate::sfn::files::MANIFEST_FILE.to_string(),
+        manifest::render(&manifest),
+    ));
+    Ok(Compiled {
+        contract: loaded.contract,
+        plan,
+        durable,
+        manifest,
+        files,
+        warnings,
+    })
+}
+
+/// The refusal of `--emit terraform` for this backend: its release stack is spelled in
+/// CloudFormation only.
+pub fn terraform_unsupported() -> Diagnostic {
+    Diagnostic::error(
+        "DURABLE_EXPORT_UNSUPPORTED",
+        Location::default(),
+        "the lambda-durable backend exports CloudFormation only",
+    )
+    .with_hint("use --emit cloudformation, or --backend step-functions for Terraform")
 }
 
 /// Lowers a plan. The queue binding has no durable form: a durable function reaches a private
@@ -87,15 +141,25 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
             })
             .collect(),
     };
-    let text = serde_json::to_string_pretty(&spec).map_err(|e| {
+    let internal = |e: serde_json::Error| {
         Diagnostics(vec![Diagnostic::error(
             "INTERNAL",
             Location::default(),
             e.to_string(),
         )])
-    })?;
+    };
+    let text = serde_json::to_string_pretty(&spec).map_err(internal)?;
+    let spec_text = serde_json::to_string(&spec).map_err(internal)?;
+    let id = &plan.identity;
     Ok(DurableOutput {
         files: vec![(SPEC_FILE.to_string(), format!("{text}\n"))],
+        function_name: crate::sfn::names::machine_name(
+            &plan.name_prefix,
+            &id.pipeline_id,
+            &id.release_version,
+            "durable",
+        ),
         spec,
+        spec_text,
     })
 }

@@ -14,7 +14,7 @@ use tpf_sfn_compiler::sfn::asl::StateMachine;
 use super::clock::Clock;
 use super::error::{SfnError, StateError};
 use super::handler::{Callback, Deferred, TaskHandler};
-use super::history::{HistoryEvent, MAX_HISTORY_EVENTS};
+use super::history::{HistoryEvent, Payload, MAX_HISTORY_EVENTS};
 use super::paths::{json_size, MAX_PAYLOAD_BYTES};
 use super::program::{Program, ScopeId};
 use super::rng::Rng;
@@ -121,7 +121,8 @@ pub(super) enum Step {
 pub(super) struct Thread {
     pub scope: ScopeId,
     pub state: usize,
-    pub input: Value,
+    /// Shared with the history events that record it (`HistoryEvent::payload`).
+    pub input: Arc<Value>,
     pub entered_ms: i64,
     /// Id of this visit's `...StateEntered` event, which AWS quotes in runtime-error causes.
     pub entered_event: u32,
@@ -464,7 +465,7 @@ impl Engine {
             threads: vec![Thread {
                 scope: 0,
                 state: start,
-                input: Value::Null,
+                input: Arc::new(Value::Null),
                 entered_ms: now,
                 entered_event: 0,
                 retry_counts: Vec::new(),
@@ -481,16 +482,13 @@ impl Engine {
         });
         self.exec_index.insert(arn.clone(), e);
         self.machines[m].executions.push(e);
-        let details = if self.record_payloads {
-            super::history::details([
-                ("input", input.clone()),
-                ("stateMachineArn", json!(&self.machines[m].arn)),
-            ])
-        } else {
-            json!({"stateMachineArn": &self.machines[m].arn})
-        };
+        let details = json!({"stateMachineArn": &self.machines[m].arn});
+        let input = Arc::new(input);
+        let payload = self
+            .record_payloads
+            .then(|| Payload::new("input", 0, &input));
         self.execs[e].threads[0].input = input;
-        self.emit(e, "ExecutionStarted", None, details);
+        self.emit_with(e, "ExecutionStarted", None, details, payload);
         self.arm_execution_timeout(e);
         self.enqueue(e, 0);
         Ok(StartResult {
@@ -1051,6 +1049,17 @@ impl Engine {
     /// number 25,000, so a non-terminal one that would land there is refused and the
     /// execution is failed by `after_external`.
     pub(super) fn emit(&mut self, e: usize, ty: &'static str, state: Option<&str>, details: Value) {
+        self.emit_with(e, ty, state, details, None)
+    }
+
+    pub(super) fn emit_with(
+        &mut self,
+        e: usize,
+        ty: &'static str,
+        state: Option<&str>,
+        details: Value,
+        payload: Option<Payload>,
+    ) {
         let now = self.clock.now_ms();
         let x = &mut self.execs[e];
         if x.overflow && !super::history::is_terminal(ty) {
@@ -1068,6 +1077,7 @@ impl Engine {
             event_type: ty,
             state_name: state.map(str::to_string),
             details,
+            payload,
         });
         self.trace.push((e as u32, id - 1));
     }

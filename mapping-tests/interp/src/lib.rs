@@ -62,5 +62,5 @@ pub use engine::{
 };
 pub use error::{SfnError, StateError};
 pub use handler::{Callback, Deferred, NoTasks, TaskCall, TaskHandler, TaskOutcome};
-pub use history::{HistoryEvent, MAX_HISTORY_EVENTS};
+pub use history::{HistoryEvent, Payload, MAX_HISTORY_EVENTS};
 pub use program::{pin, shared, Pinned};

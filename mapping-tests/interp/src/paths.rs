@@ -330,6 +330,41 @@ pub fn apply_result_path(
     Ok(root)
 }
 
+/// [`apply_result_path`] over a borrowed state input, as the state's input stays shared with
+/// its history: for the common `$.field` only the members that stay are copied, not the one
+/// the result replaces.
+pub fn apply_result_path_to(
+    result_path: Option<&Value>,
+    input: &Value,
+    result: Value,
+) -> Result<Value, StateError> {
+    if let (Some(Value::String(p)), Value::Object(o)) = (result_path, input) {
+        if let Some([Seg::Key(k)]) = reference_segments(p).as_deref() {
+            let mut out = Map::with_capacity(o.len() + 1);
+            let mut result = Some(result);
+            for (key, v) in o {
+                let v = match (key == k, result.take()) {
+                    (true, Some(r)) => r,
+                    (_, r) => {
+                        result = r;
+                        v.clone()
+                    }
+                };
+                out.insert(key.clone(), v);
+            }
+            if let Some(r) = result {
+                out.insert(k.to_string(), r);
+            }
+            return Ok(Value::Object(out));
+        }
+    }
+    let base = match result_path {
+        None => Value::Null,
+        Some(_) => input.clone(),
+    };
+    apply_result_path(result_path, base, result)
+}
+
 /// Applies `InputPath`/`OutputPath`: absent keeps the value, `null` gives `{}`.
 pub fn apply_filter_path(
     path: Option<&Value>,
@@ -408,6 +443,34 @@ pub fn json_size(v: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn result_path_over_a_borrowed_input_is_the_owned_one() {
+        let input = json!({"a": 1, "tpf": {"old": true}, "z": [1, 2]});
+        let result = json!({"new": 2});
+        for path in [
+            None,
+            Some(json!(null)),
+            Some(json!("$")),
+            Some(json!("$.tpf")),
+            Some(json!("$.fresh")),
+            Some(json!("$['tpf']")),
+            Some(json!("$.tpf.inner")),
+            Some(json!("$.z[1]")),
+            Some(json!("$.a.b")),
+            Some(json!(7)),
+        ] {
+            let owned = apply_result_path(path.as_ref(), input.clone(), result.clone());
+            let borrowed = apply_result_path_to(path.as_ref(), &input, result.clone());
+            assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"), "{path:?}");
+            // Member order too: the replaced member keeps its place.
+            if let (Ok(a), Ok(b)) = (&owned, &borrowed) {
+                assert_eq!(a.to_string(), b.to_string());
+            }
+        }
+        let over_scalar = apply_result_path_to(Some(&json!("$.x")), &json!(3), json!(1));
+        assert!(over_scalar.is_err());
+    }
     use serde_json::json;
 
     #[test]

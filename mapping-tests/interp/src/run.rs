@@ -17,9 +17,9 @@ use super::engine::{
 };
 use super::error::{StateError, DATA_LIMIT, NO_CHOICE, TIMEOUT};
 use super::handler::{TaskCall, TaskHandler, TaskOutcome};
-use super::history::{details, entered, exited};
+use super::history::{details, entered, exited, Payload};
 use super::intrinsics::java_text;
-use super::paths::{self, apply_filter_path, apply_result_path, json_size, MAX_PAYLOAD_BYTES};
+use super::paths::{self, apply_filter_path, apply_result_path_to, json_size, MAX_PAYLOAD_BYTES};
 use super::program::Program;
 use super::retry;
 
@@ -241,12 +241,8 @@ impl Engine {
         th.retry_counts.clear();
         th.retry_counts.resize(st.retriers().len(), 0);
         th.retry_total = 0;
-        let details = if record {
-            details([("name", json!(name)), ("input", th.input.clone())])
-        } else {
-            json!({"name": name})
-        };
-        self.emit(e, entered(st.type_name()), Some(name), details);
+        let payload = record.then(|| Payload::new("input", 1, &th.input));
+        self.emit_with(e, entered(st.type_name()), Some(name), Value::Null, payload);
         if self.execs[e].overflow {
             return;
         }
@@ -420,12 +416,7 @@ impl Engine {
             }
             None => result,
         };
-        let rp = result_path(st);
-        let base = match rp {
-            None => Value::Null,
-            Some(_) => th.input.clone(),
-        };
-        let merged = apply_result_path(rp, base, result)?;
+        let merged = apply_result_path_to(result_path(st), &th.input, result)?;
         let cx = ctx(x, th, m, name, None, None);
         filter_output(output_path(st), merged, &cx)
     }
@@ -459,12 +450,11 @@ impl Engine {
         if json_size(&output) > MAX_PAYLOAD_BYTES {
             return self.fail_thread(e, t, prog, data_limit(name));
         }
-        let details = if self.record_payloads {
-            details([("name", json!(name)), ("output", output.clone())])
-        } else {
-            json!({"name": name})
-        };
-        self.emit(e, exited(st.type_name()), Some(name), details);
+        let output = Arc::new(output);
+        let payload = self
+            .record_payloads
+            .then(|| Payload::new("output", 1, &output));
+        self.emit_with(e, exited(st.type_name()), Some(name), Value::Null, payload);
         match next {
             Some(n) => {
                 let Some(&ni) = prog.scopes[scope].index.get(n) else {
@@ -481,7 +471,12 @@ impl Engine {
                 th.step = Step::Enter;
                 self.enqueue(e, t);
             }
-            None => self.finish_thread(e, t, prog, Ok(output)),
+            // The last state's output is the thread's result; the history keeps its own copy
+            // only while payloads are recorded.
+            None => {
+                let output = Arc::try_unwrap(output).unwrap_or_else(|shared| (*shared).clone());
+                self.finish_thread(e, t, prog, Ok(output))
+            }
         }
     }
 
@@ -665,7 +660,7 @@ impl Engine {
         x.threads.push(Thread {
             scope,
             state: prog.scopes[scope].start,
-            input,
+            input: Arc::new(input),
             entered_ms: now,
             entered_event: 0,
             retry_counts: Vec::new(),
@@ -943,10 +938,11 @@ impl Engine {
         let (rtype, rname) = split_resource(&ts.resource);
         let mut d =
             json!({"resourceType": rtype, "resource": rname, "region": super::engine::REGION});
+        let eff = Arc::new(eff);
+        let payload = self
+            .record_payloads
+            .then(|| Payload::new("parameters", 3, &eff));
         if let Value::Object(o) = &mut d {
-            if self.record_payloads {
-                o.insert("parameters".into(), eff.clone());
-            }
             if let Some(s) = timeout {
                 o.insert("timeoutInSeconds".into(), json!(s));
             }
@@ -954,7 +950,7 @@ impl Engine {
                 o.insert("heartbeatInSeconds".into(), json!(s));
             }
         }
-        self.emit(e, "TaskScheduled", Some(name), d);
+        self.emit_with(e, "TaskScheduled", Some(name), d, payload);
         self.emit(
             e,
             "TaskStarted",
@@ -1152,11 +1148,7 @@ impl Engine {
         {
             let out = err.catch_output();
             let th = &self.execs[e].threads[t];
-            let base = match c.result_path {
-                None => Value::Null,
-                Some(_) => th.input.clone(),
-            };
-            return match apply_result_path(c.result_path.as_ref(), base, out) {
+            return match apply_result_path_to(c.result_path.as_ref(), &th.input, out) {
                 Ok(v) => self.exit_to(e, t, prog, v, Some(&c.next)),
                 Err(err2) => self.fail_thread(e, t, prog, err2),
             };

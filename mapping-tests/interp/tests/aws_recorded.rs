@@ -444,8 +444,7 @@ fn entered(history: &[HistoryEvent]) -> Vec<String> {
     history
         .iter()
         .filter(|e| e.event_type.ends_with("StateEntered"))
-        .filter_map(|e| e.details.get("name").and_then(Value::as_str))
-        .map(str::to_string)
+        .filter_map(|e| e.state_name.clone())
         .collect()
 }
 
@@ -622,10 +621,8 @@ fn replay(rec: &Value) -> Result<(), String> {
         || rec.get("kind").and_then(Value::as_str) == Some("output")
     {
         let last = history.last();
-        let details = last.map(|e| &e.details);
         let field = |k: &str| {
-            details
-                .and_then(|d| d.get(k))
+            last.and_then(|e| e.detail(k))
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
@@ -635,7 +632,7 @@ fn replay(rec: &Value) -> Result<(), String> {
             &expected,
             Actual {
                 status,
-                output: details.and_then(|d| d.get("output")),
+                output: last.and_then(|e| e.detail("output")),
                 error: error.as_deref(),
                 cause: cause.as_deref(),
             },

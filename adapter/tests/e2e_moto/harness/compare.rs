@@ -7,7 +7,7 @@ use tpf_sfn_mapping::scenario::run::{Run, TENANT as SIM_TENANT};
 
 /// The inputs of the states in `interpreter_generations`, generation by generation.
 pub fn interpreter_inputs(sim: &Run) -> Vec<Vec<Value>> {
-    interpreter_entered(sim, |e| e.details["input"].clone())
+    interpreter_entered(sim, |e| e.detail("input").cloned().unwrap_or(Value::Null))
 }
 
 /// One value per state entered, for every driver generation in the interpreter run, oldest

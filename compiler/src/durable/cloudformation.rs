@@ -1,0 +1,171 @@
+//! The durable release stack (CloudFormation): the release's driver function, its role, and
+//! the published version that is the release. Executions start on that version's ARN, never on
+//! `$LATEST`, so a later change to the function cannot reach an execution already pinned; the
+//! stack of release N+1 is a new function next to N's.
+//!
+//! The wake path (wakeup table, bridge) is the Step Functions export's shared wake-path stack:
+//! the bridge tells the backends apart by the execution ARN in the token row.
+
+use serde_json::{json, Map, Value};
+
+use super::Compiled;
+use crate::config::placeholder;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use tpf_durable_driver::spec::Binding;
+
+pub const FILE: &str = "cloudformation.json";
+
+/// Environment the deployed function reads (the `tpf-sfn-lambda` bootstrap).
+pub mod env {
+    /// Which handler the shared bootstrap runs.
+    pub const HANDLER: &str = "TPF_SFN_HANDLER";
+    pub const HANDLER_VALUE: &str = "durable-driver";
+    /// The release's compact spec (`driver.durable.json`).
+    pub const SPEC: &str = "TPF_SFN_DURABLE_SPEC";
+    /// The Action API's bearer token (HTTP binding).
+    pub const ACTION_TOKEN: &str = "TPF_SFN_ACTION_TOKEN";
+}
+
+/// A durable execution lives at most a year; the stack asks for that, the longest the
+/// service allows, because a parked TPF execution may wait that long for its await.
+pub const EXECUTION_TIMEOUT_SECONDS: u64 = 31_536_000;
+/// Days the service keeps a finished execution's history (its console view).
+pub const RETENTION_DAYS: u64 = 30;
+
+fn sub(s: &str) -> Value {
+    json!({ "Fn::Sub": s })
+}
+
+/// The release stack, or `EXPORT_PLACEHOLDER` while the binding still names a placeholder.
+pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
+    let found = placeholder::found(
+        c.manifest
+            .binding
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    if !found.is_empty() {
+        return Err(Diagnostics(
+            found
+                .into_iter()
+                .map(|(key, value)| {
+                    Diagnostic::error(
+                        "EXPORT_PLACEHOLDER",
+                        Location::pointer("tpf-sfn.toml", key),
+                        format!("`{key}` is the placeholder `{value}`; an export is for a real account and would deploy a function that reaches nothing"),
+                    )
+                    .with_hint(placeholder::hint(key))
+                })
+                .collect(),
+        ));
+    }
+    let m = &c.manifest;
+    let f = &m.function;
+    let table_arn = sub(&format!(
+        "arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/{}",
+        m.wakeup_table
+    ));
+    // Hand-over starts the next generation on the same published version.
+    let own_versions = sub(&format!(
+        "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}:*",
+        f.name
+    ));
+    let mut statements = vec![
+        json!({"Sid": "WakeupRows", "Effect": "Allow", "Action": ["dynamodb:PutItem"], "Resource": [table_arn]}),
+        json!({"Sid": "HandOver", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [own_versions]}),
+    ];
+    let mut env = Map::new();
+    env.insert(env::HANDLER.into(), json!(env::HANDLER_VALUE));
+    env.insert(env::SPEC.into(), json!(c.durable.spec_text));
+    let mut parameters = Map::new();
+    parameters.insert(
+        "CodeS3Bucket".into(),
+        json!({"Type": "String", "Description": "Bucket holding the tpf-sfn-lambda zip (scripts/lambda-package.sh)"}),
+    );
+    parameters.insert(
+        "CodeS3Key".into(),
+        json!({"Type": "String", "Description": "Key of the tpf-sfn-lambda zip"}),
+    );
+    match &c.durable.spec.binding {
+        Binding::Http { .. } => {
+            parameters.insert(
+                "ActionToken".into(),
+                json!({"Type": "String", "NoEcho": true, "MinLength": 1, "Description": "Bearer token of TPF's Action API"}),
+            );
+            env.insert(env::ACTION_TOKEN.into(), json!({"Ref": "ActionToken"}));
+        }
+        Binding::Lambda { function_arn } => statements.push(json!({
+            "Sid": "ActionFunction", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [function_arn]
+        })),
+    }
+    let tags: Vec<Value> = f
+        .tags
+        .iter()
+        .map(|(k, v)| json!({"Key": k, "Value": v}))
+        .collect();
+    let description = format!(
+        "tpf-sfn {} release {} of {}: Lambda durable functions driver",
+        m.compiler.version, m.identity.release_version, m.identity.pipeline_id
+    );
+    Ok(json!({
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": description,
+        "Parameters": parameters,
+        "Resources": {
+            "DriverRole": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]
+                    },
+                    // Checkpoints, execution state and logs: what the durable runtime needs.
+                    "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicDurableExecutionRolePolicy")],
+                    "Policies": [{"PolicyName": "driver", "PolicyDocument": {"Version": "2012-10-17", "Statement": statements}}]
+                }
+            },
+            "Driver": {
+                "Type": "AWS::Lambda::Function",
+                "Properties": {
+                    "FunctionName": f.name,
+                    "Description": description,
+                    "Runtime": "provided.al2023",
+                    "Handler": "bootstrap",
+                    "Architectures": ["x86_64"],
+                    "MemorySize": 256,
+                    // One invocation runs one action call at most to its timeout, plus replay.
+                    "Timeout": c.plan.action_timeout_seconds + 30,
+                    "Code": {"S3Bucket": {"Ref": "CodeS3Bucket"}, "S3Key": {"Ref": "CodeS3Key"}},
+                    "Role": {"Fn::GetAtt": ["DriverRole", "Arn"]},
+                    "Environment": {"Variables": env},
+                    "DurableConfig": {
+                        "ExecutionTimeout": EXECUTION_TIMEOUT_SECONDS,
+                        "RetentionPeriodInDays": RETENTION_DAYS
+                    },
+                    "Tags": tags
+                }
+            },
+            "DriverVersion": {
+                "Type": "AWS::Lambda::Version",
+                "Properties": {
+                    "FunctionName": {"Ref": "Driver"},
+                    "Description": format!("release {}", m.identity.release_version)
+                }
+            }
+        },
+        "Outputs": {
+            "DriverFunctionName": {"Value": {"Ref": "Driver"}},
+            "DriverVersionArn": {
+                "Description": "Start this release's executions here (the bridge's target for this release)",
+                "Value": {"Ref": "DriverVersion"}
+            }
+        }
+    }))
+}
+
+pub fn render(stack: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(stack).unwrap_or_default();
+    text.push('\n');
+    text
+}
