@@ -109,6 +109,12 @@ async fn durable_retries_exhausted_then_tpf_redrive_runs_a_new_lineage_to_the_en
     let lp = Loop::start("retries-exhausted-then-redrive", Options::default()).await;
     let id = lp.submit("order-1").await;
     let first = lp.wait_started(&id).await;
+    // The scripted step is after the await: the first generation parks, is woken, then waits
+    // out each of TPF's retry delays (real durable waits, until TPF's due time) and fails with
+    // TPF when it gives up.
+    lp.wait_parked(&id, &first).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
     assert_eq!(lp.wait_ended(&first).await, "FAILED", "{}", lp.logs());
     let failed = lp.record(&id).await;
     assert_eq!(failed["status"], "FAILED", "{failed}");
@@ -129,6 +135,11 @@ async fn durable_retries_exhausted_then_tpf_redrive_runs_a_new_lineage_to_the_en
         3,
         "one durable wait per retry TPF scheduled: {ops:?}"
     );
+    assert_eq!(
+        names(&ops).last(),
+        Some(&"Ask TPF #4"),
+        "the call TPF answered FAILED ends the generation: {ops:?}"
+    );
 
     let redrive = lp
         .post_admin(
@@ -138,9 +149,6 @@ async fn durable_retries_exhausted_then_tpf_redrive_runs_a_new_lineage_to_the_en
         .await;
     let version = redrive["version"].as_i64().expect("version");
     let second = lp.wait_started(&format!("{id}-r{version}")).await;
-    lp.wait_parked(&id, &second).await;
-    let interaction = lp.pending(&id).await.expect("pending interaction");
-    lp.complete(&interaction).await;
     assert_eq!(lp.wait_ended(&second).await, "SUCCEEDED", "{}", lp.logs());
     assert_eq!(lp.record(&id).await["status"], "SUCCEEDED");
     let driver = lp.row(&id, wakeup::DRIVER_ROW).await.expect("driver row");
@@ -151,7 +159,8 @@ async fn durable_retries_exhausted_then_tpf_redrive_runs_a_new_lineage_to_the_en
         ops.len(),
         names(&ops)
     );
-    assert_eq!(count(&ops, PARK), 1, "{ops:?}");
+    // TPF re-drives from the failed step, after the await: one call runs it to the end.
+    assert_eq!(names(&ops), ["Register this generation", "Ask TPF #0"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

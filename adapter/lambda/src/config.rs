@@ -31,7 +31,12 @@ impl std::error::Error for ConfigError {}
 /// compiler's), plus Lambda's own `_HANDLER`.
 pub mod var {
     pub use tpf_sfn_compiler::sfn::export::stack::env::*;
+    /// Lambda's own: the function's `Handler` setting.
     pub const HANDLER: &str = "_HANDLER";
+    /// The durable release stack's (its `Handler` is `bootstrap`, so it names the handler here).
+    pub use tpf_sfn_compiler::durable::cloudformation::env::{
+        ACTION_TOKEN, HANDLER as TPF_HANDLER, SPEC as DURABLE_SPEC,
+    };
 }
 
 /// Reads settings through `get` (the process environment in the binary, a map in tests).
@@ -52,7 +57,10 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
     }
 
     pub fn handler(&self) -> Result<Handler, ConfigError> {
-        match self.get(var::HANDLER).as_deref() {
+        let chosen = self
+            .get(var::TPF_HANDLER)
+            .or_else(|| self.get(var::HANDLER));
+        match chosen.as_deref() {
             Some("bridge") => Ok(Handler::Bridge),
             Some("relay") => Ok(Handler::Relay),
             Some("durable-driver") => Ok(Handler::DurableDriver),
@@ -136,6 +144,15 @@ mod tests {
         assert_eq!(env(&[("_HANDLER", "relay")]).handler(), Ok(Handler::Relay));
         assert_eq!(
             env(&[("_HANDLER", "durable-driver")]).handler(),
+            Ok(Handler::DurableDriver)
+        );
+        // The durable release stack's `Handler` is `bootstrap`; its own variable names the handler.
+        assert_eq!(
+            env(&[
+                ("_HANDLER", "bootstrap"),
+                (var::TPF_HANDLER, "durable-driver")
+            ])
+            .handler(),
             Ok(Handler::DurableDriver)
         );
         let e = env(&[("_HANDLER", "main")]).handler().unwrap_err();

@@ -62,7 +62,8 @@ impl Driver {
     ) -> Result<Driver, ConfigError> {
         let spec = spec(env)?;
         let lambda = aws_sdk_lambda::Client::new(config);
-        let action = call::ActionClient::new(&spec, env.optional(var::TOKEN), lambda.clone())?;
+        let action =
+            call::ActionClient::new(&spec, env.optional(var::ACTION_TOKEN), lambda.clone())?;
         Ok(Driver {
             spec,
             action,
@@ -111,7 +112,7 @@ mod tests {
         json!({
             "format": 1,
             "identity": {"pipelineId": "p", "contractVersion": "c", "releaseVersion": "r1"},
-            "binding": {"kind": "http", "api_base_url": "http://127.0.0.1:8080"},
+            "binding": {"kind": "http", "apiBaseUrl": "http://127.0.0.1:8080"},
             "wakeup": {
                 "tableName": "tpf_sfn_wakeup", "leaseWaitSeconds": 5, "recheckSeconds": 30,
                 "lateRecheckSeconds": 5, "lateRecheckMaxSeconds": 300

@@ -112,7 +112,10 @@ fn transport(message: impl Into<String>) -> CallOutcome {
 
 fn answer(text: &str, at_ms: i64, what: &str) -> CallOutcome {
     match serde_json::from_str::<ProcessWorkItemResponse>(text) {
-        Ok(response) => CallOutcome::Answer { at_ms, response },
+        Ok(response) => CallOutcome::Answer {
+            at_ms,
+            response: Box::new(response),
+        },
         Err(e) => transport(format!(
             "{what} that is not a process-work-item outcome: {e}"
         )),

@@ -373,9 +373,10 @@ impl Loop {
         let function = Command::new(bootstrap)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("_HANDLER", "durable-driver")
+            .env("_HANDLER", "bootstrap")
+            .env("TPF_SFN_HANDLER", "durable-driver")
             .env("TPF_SFN_DURABLE_SPEC", spec)
-            .env("TPF_SFN_TOKEN", TOKEN)
+            .env("TPF_SFN_ACTION_TOKEN", TOKEN)
             .env(
                 "AWS_LAMBDA_RUNTIME_API",
                 format!("http://127.0.0.1:{port}/.rt"),
@@ -410,7 +411,7 @@ impl Loop {
                 "contractVersion": r.contract_version,
                 "releaseVersion": r.release_version,
             },
-            "binding": {"kind": "http", "api_base_url": format!("http://{}", self.addr)},
+            "binding": {"kind": "http", "apiBaseUrl": format!("http://{}", self.addr)},
             "wakeup": {
                 "tableName": format!("{}{}", self.prefix, wakeup::TABLE),
                 "leaseWaitSeconds": 1, "recheckSeconds": 2,

@@ -358,8 +358,6 @@ pub mod env {
     pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
     pub const TOKEN: &str = "TPF_SFN_TOKEN";
     pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
-    /// A durable driver function version's release spec (`driver.durable.json`), inline.
-    pub const DURABLE_SPEC: &str = "TPF_SFN_DURABLE_SPEC";
     /// The bridge's map of the releases that run as durable functions.
     pub const DURABLE_FUNCTIONS: &str = "TPF_SFN_DURABLE_FUNCTIONS";
 }
