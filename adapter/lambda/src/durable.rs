@@ -10,6 +10,7 @@
 //! The function decides nothing itself: every branch is the driver's, on TPF's answers.
 
 pub mod call;
+pub mod https;
 pub mod ops;
 
 use std::sync::Arc;
@@ -148,6 +149,44 @@ mod tests {
         let mut unknown = ok;
         unknown["extra"] = json!(true);
         assert!(spec(&env(&[(var::DURABLE_SPEC, unknown.to_string())])).is_err());
+    }
+
+    /// What `compile --backend lambda-durable` writes into the stack is what this function
+    /// reads: the spec parses, and its https base gets the TLS client.
+    #[test]
+    fn the_compilers_spec_is_read_and_its_https_base_gets_the_tls_client() {
+        let contract = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
+        ))
+        .unwrap();
+        let compiled = tpf_sfn_compiler::durable::compile(&tpf_sfn_compiler::compile::Input {
+            contract_file: "restaurant-approval.pipeline-contract.json",
+            contract: &contract,
+            config: Some((
+                "tpf-sfn.toml",
+                "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
+            )),
+            ..Default::default()
+        })
+        .unwrap();
+        let read = spec(&env(&[(
+            var::DURABLE_SPEC,
+            compiled.durable.spec_text.clone(),
+        )]))
+        .unwrap();
+        assert_eq!(read, compiled.durable.spec);
+        let client = call::ActionClient::new(
+            &read,
+            Some("t".into()),
+            aws_sdk_lambda::Client::from_conf(
+                aws_sdk_lambda::Config::builder()
+                    .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+                    .build(),
+            ),
+        )
+        .unwrap();
+        assert!(matches!(client, call::ActionClient::Https(_)));
     }
 
     #[test]

@@ -15,12 +15,16 @@ use tpf_sfn::relay::envelope::process_work_item_path;
 use tpf_sfn::relay::http::{ActionHost, HttpActionHost, Reply};
 use tpf_wire::action::{code, envelope, path, task_error, ProcessWorkItemResponse};
 
+use super::https::HttpsActionHost;
 use crate::config::ConfigError;
 
 /// How this release reaches TPF.
 pub enum ActionClient {
-    /// Action API v1 over HTTP, with the bearer token of the function's environment.
+    /// Action API v1 over plain HTTP (a local action host), with the bearer token of the
+    /// function's environment.
     Http(HttpActionHost),
+    /// Action API v1 over HTTPS, as the compiled spec names it.
+    Https(Box<HttpsActionHost>),
     /// TPF's action function, invoked synchronously with the action envelope.
     Lambda {
         client: aws_sdk_lambda::Client,
@@ -34,14 +38,17 @@ impl ActionClient {
         token: Option<String>,
         lambda: aws_sdk_lambda::Client,
     ) -> Result<ActionClient, ConfigError> {
+        let timeout = Duration::from_secs(spec.action_timeout_seconds.max(1));
         Ok(match &spec.binding {
+            Binding::Http { api_base_url } if api_base_url.starts_with("https://") => {
+                ActionClient::Https(Box::new(
+                    HttpsActionHost::new(api_base_url, token, timeout)
+                        .map_err(|e| ConfigError(format!("the spec's apiBaseUrl: {e}")))?,
+                ))
+            }
             Binding::Http { api_base_url } => ActionClient::Http(
-                HttpActionHost::new(
-                    api_base_url,
-                    token,
-                    Duration::from_secs(spec.action_timeout_seconds.max(1)),
-                )
-                .map_err(|e| ConfigError(format!("the spec's apiBaseUrl: {}", e.report())))?,
+                HttpActionHost::new(api_base_url, token, timeout)
+                    .map_err(|e| ConfigError(format!("the spec's apiBaseUrl: {}", e.report())))?,
             ),
             Binding::Lambda { function_arn } => ActionClient::Lambda {
                 client: lambda,
@@ -56,14 +63,10 @@ impl ActionClient {
             Ok(b) => b,
             Err(e) => return transport(format!("the request could not be written: {e}")),
         };
+        let path = process_work_item_path(&call.tenant_id, &call.execution_id);
         match self {
-            ActionClient::Http(host) => {
-                let path = process_work_item_path(&call.tenant_id, &call.execution_id);
-                match host.post(&path, &body).await {
-                    Ok(reply) => from_reply(&reply, now_ms()),
-                    Err(e) => transport(e.0),
-                }
-            }
+            ActionClient::Http(host) => over_http(host, &path, &body).await,
+            ActionClient::Https(host) => over_http(host.as_ref(), &path, &body).await,
             ActionClient::Lambda {
                 client,
                 function_arn,
@@ -95,6 +98,13 @@ impl ActionClient {
                 }
             }
         }
+    }
+}
+
+async fn over_http<H: ActionHost>(host: &H, path: &str, body: &str) -> CallOutcome {
+    match host.post(path, body).await {
+        Ok(reply) => from_reply(&reply, now_ms()),
+        Err(e) => transport(e.0),
     }
 }
 

@@ -117,7 +117,6 @@ impl Drop for Reaped {
 pub struct Release {
     pub file: PathBuf,
     pub release_version: String,
-    pub contract_version: String,
     pub function: String,
 }
 
@@ -186,7 +185,6 @@ impl Loop {
         let mut releases = vec![Release {
             file: examples.join(RELEASE),
             release_version: identity.release_version.clone(),
-            contract_version: identity.contract_version.clone(),
             function: format!("{id}-driver-0"),
         }];
         if options.next_release {
@@ -199,7 +197,6 @@ impl Loop {
                     .as_str()
                     .expect("releaseVersion")
                     .to_owned(),
-                contract_version: identity.contract_version.clone(),
                 function: format!("{id}-driver-1"),
             });
         }
@@ -400,29 +397,36 @@ impl Loop {
             .insert(format!("function-{i}"), Reaped(function));
     }
 
-    /// Release `i`'s durable driver spec, as `compile --backend lambda-durable` emits it: short
-    /// waits so a scenario runs in seconds.
+    /// Release `i`'s durable driver spec, as `compile --backend lambda-durable` lowers it (short
+    /// TPF-side waits from the config), with one change: the compiler takes only an `https://`
+    /// action base, and the host here is plain HTTP on loopback.
     pub fn spec(&self, i: usize) -> Value {
         let r = &self.releases[i];
-        json!({
-            "format": 1,
-            "identity": {
-                "pipelineId": self.pipeline_id(),
-                "contractVersion": r.contract_version,
-                "releaseVersion": r.release_version,
-            },
-            "binding": {"kind": "http", "apiBaseUrl": format!("http://{}", self.addr)},
-            "wakeup": {
-                "tableName": format!("{}{}", self.prefix, wakeup::TABLE),
-                "leaseWaitSeconds": 1, "recheckSeconds": 2,
-                "lateRecheckSeconds": 1, "lateRecheckMaxSeconds": 4
-            },
-            "transportRetry": {"intervalSeconds": 1, "maxAttempts": 3, "backoffRate": 2.0, "maxDelaySeconds": 4},
-            "actionTimeoutSeconds": 30,
-            "operationBudget": 3000,
-            "maxIterations": 100,
-            "awaits": [{"stepName": "Await Restaurant Decision", "stepIndex": 2}]
+        let contract =
+            std::fs::read(root().join("examples/contracts").join(CONTRACT)).expect("contract");
+        let release = std::fs::read(&r.file).expect("release");
+        let config = format!(
+            "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.invalid\"\n\
+             [wakeup]\ntable-name = \"{}{}\"\nlease-wait-seconds = 1\nrecheck-seconds = 2\n",
+            self.prefix,
+            wakeup::TABLE
+        );
+        let compiled = tpf_sfn_compiler::durable::compile(&Input {
+            contract_file: CONTRACT,
+            contract: &contract,
+            release: Some((RELEASE, &release)),
+            config: Some(("tpf-sfn.toml", &config)),
+            binding: None,
+            allow_unverified_hash: false,
         })
+        .expect("durable compile");
+        let mut spec: Value = serde_json::from_str(&compiled.durable.spec_text).expect("spec json");
+        assert_eq!(
+            spec["identity"]["releaseVersion"],
+            r.release_version.as_str()
+        );
+        spec["binding"]["apiBaseUrl"] = json!(format!("http://{}", self.addr));
+        spec
     }
 
     /// Starts `tpf-sfn bridge` against moto's streams and the shim's Lambda endpoint.

@@ -124,7 +124,7 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
         .path()
         .trim_matches('/')
         .split('/')
-        .map(|s| percent_decode(s))
+        .map(percent_decode)
         .collect();
     match (&parts.method, segments.as_slice()) {
         (&Method::POST, [version, functions, function, invocations])
