@@ -460,6 +460,20 @@ impl Loop {
         drop(self.children.remove(which).expect("running child"));
     }
 
+    /// Waits until `which`'s log satisfies `done`; returns the log.
+    pub async fn wait_log(&self, which: &str, done: impl Fn(&str) -> bool) -> String {
+        let path = self.dir.path().join(format!("{which}.log"));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let log = std::fs::read_to_string(&path).unwrap_or_default();
+            if done(&log) {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{which}'s log never showed it\n{}", self.logs());
+    }
+
     pub fn logs(&self) -> String {
         let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
             .map(|d| {
