@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: what CI runs and what the README's test command runs.
-# It installs what the tests need (moto, cfn-lint and cargo-zigbuild from PyPI, asl-validator from
-# npm) into .tools/ and fails loudly when a tool cannot be had; nothing is skipped silently.
+# It installs what the tests need (moto, cfn-lint and cargo-zigbuild from PyPI, the durable
+# execution emulator and cargo-lambda from PyPI through scripts/dex.sh, asl-validator from npm)
+# into .tools/ and fails loudly when a tool cannot be had; nothing is skipped silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,9 @@ trap 'scripts/moto.sh stop' EXIT
 # code path that still consults the default chain on loopback with fake credentials.
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+
+step "durable execution emulator (dex-local-runner) and cargo-lambda"
+scripts/dex.sh install
 
 step "unit, snapshot, golden, property and emulator tests"
 # Not --quiet: cargo names each crate's test binary as it starts and each test as it ends.

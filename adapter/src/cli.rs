@@ -476,6 +476,15 @@ pub struct BridgeArgs {
     /// One pass over both streams, then exit (non-zero if it failed).
     #[arg(long)]
     pub once: bool,
+    /// The releases deployed as Lambda durable functions, as a JSON object
+    /// `{"<pipelineId>@<releaseVersion>": "<qualified function ARN>"}`: their drivers are
+    /// started by invoking that version with the lineage as the durable execution name. Other
+    /// releases run on their Step Functions machines.
+    #[arg(long)]
+    pub durable_functions: Option<String>,
+    /// Lambda's endpoint, when it differs from --endpoint-url (durable starts and callbacks).
+    #[arg(long)]
+    pub lambda_endpoint_url: Option<String>,
     #[command(flatten)]
     pub tables: TableArgs,
     #[command(flatten)]

@@ -120,7 +120,12 @@ fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
             .item("sk", AttributeValue::S("wakeup".into()))
             .item("task_token", AttributeValue::S("not-a-real-token".into()))
             .item("unit_id", AttributeValue::S("u".into()))
-            .item("execution_arn", AttributeValue::S("arn".into()))
+            // A Step Functions driver's token row: the ARN is what routes the wake to
+            // SendTaskSuccess (a durable execution's would go to its callback).
+            .item(
+                "execution_arn",
+                AttributeValue::S("arn:aws:states:us-east-1:123456789012:execution:m:e".into()),
+            )
             .item(
                 "expires_at",
                 AttributeValue::N((NOW / 1000 + 60).to_string()),

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use tpf_sfn::aws::tables::TableNames;
-use tpf_sfn::bridge::Machines;
+use tpf_sfn::bridge::{DurableFunctions, Machines};
 use tpf_sfn::relay::http::HttpActionHost;
 
 /// Which handler the binary runs: Lambda passes the function's `Handler` setting as `_HANDLER`.
@@ -11,6 +11,8 @@ use tpf_sfn::relay::http::HttpActionHost;
 pub enum Handler {
     Bridge,
     Relay,
+    /// A release's durable driver function (`durable-driver`).
+    DurableDriver,
 }
 
 /// A setting is missing or malformed: the function cannot start.
@@ -29,7 +31,12 @@ impl std::error::Error for ConfigError {}
 /// compiler's), plus Lambda's own `_HANDLER`.
 pub mod var {
     pub use tpf_sfn_compiler::sfn::export::stack::env::*;
+    /// Lambda's own: the function's `Handler` setting.
     pub const HANDLER: &str = "_HANDLER";
+    /// The durable release stack's (its `Handler` is `bootstrap`, so it names the handler here).
+    pub use tpf_sfn_compiler::durable::cloudformation::env::{
+        ACTION_TOKEN, HANDLER as TPF_HANDLER, SPEC as DURABLE_SPEC,
+    };
 }
 
 /// Reads settings through `get` (the process environment in the binary, a map in tests).
@@ -40,17 +47,25 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
         (self.0)(name).filter(|v| !v.trim().is_empty())
     }
 
-    fn required(&self, name: &str) -> Result<String, ConfigError> {
+    pub(crate) fn optional(&self, name: &str) -> Option<String> {
+        self.get(name)
+    }
+
+    pub(crate) fn required(&self, name: &str) -> Result<String, ConfigError> {
         self.get(name)
             .ok_or_else(|| ConfigError(format!("{name} is not set")))
     }
 
     pub fn handler(&self) -> Result<Handler, ConfigError> {
-        match self.get(var::HANDLER).as_deref() {
+        let chosen = self
+            .get(var::TPF_HANDLER)
+            .or_else(|| self.get(var::HANDLER));
+        match chosen.as_deref() {
             Some("bridge") => Ok(Handler::Bridge),
             Some("relay") => Ok(Handler::Relay),
+            Some("durable-driver") => Ok(Handler::DurableDriver),
             other => Err(ConfigError(format!(
-                "the function's Handler is {other:?}; it must be `bridge` or `relay`"
+                "the function's Handler is {other:?}; it must be `bridge`, `relay` or `durable-driver`"
             ))),
         }
     }
@@ -74,6 +89,15 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             name_prefix: self.required(var::NAME_PREFIX)?,
         };
         Ok((tables, machines))
+    }
+
+    /// The releases the bridge starts as durable functions (none when unset).
+    pub fn durable_functions(&self) -> Result<DurableFunctions, ConfigError> {
+        match self.get(var::DURABLE_FUNCTIONS) {
+            None => Ok(DurableFunctions::default()),
+            Some(json) => DurableFunctions::parse(&json)
+                .map_err(|e| ConfigError(format!("{}: {}", var::DURABLE_FUNCTIONS, e.report()))),
+        }
     }
 
     /// The relay's client for the action host.
@@ -118,6 +142,19 @@ mod tests {
             Ok(Handler::Bridge)
         );
         assert_eq!(env(&[("_HANDLER", "relay")]).handler(), Ok(Handler::Relay));
+        assert_eq!(
+            env(&[("_HANDLER", "durable-driver")]).handler(),
+            Ok(Handler::DurableDriver)
+        );
+        // The durable release stack's `Handler` is `bootstrap`; its own variable names the handler.
+        assert_eq!(
+            env(&[
+                ("_HANDLER", "bootstrap"),
+                (var::TPF_HANDLER, "durable-driver")
+            ])
+            .handler(),
+            Ok(Handler::DurableDriver)
+        );
         let e = env(&[("_HANDLER", "main")]).handler().unwrap_err();
         assert!(e.to_string().starts_with("error[LAMBDA_CONFIG]"), "{e}");
         assert!(env(&[]).handler().is_err());
@@ -149,6 +186,33 @@ mod tests {
         let mut bad = full.to_vec();
         bad[2].1 = "arn:aws:states:eu-west-1:123456789012:";
         assert!(env(&bad).bridge().unwrap_err().0.contains(":stateMachine:"));
+    }
+
+    #[test]
+    fn the_durable_releases_are_optional_and_checked() {
+        assert!(env(&[]).durable_functions().unwrap().is_empty());
+        let map = env(&[(
+            var::DURABLE_FUNCTIONS,
+            r#"{"p@r2": "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:7"}"#,
+        )])
+        .durable_functions()
+        .unwrap();
+        assert_eq!(
+            map.function("p", "r2"),
+            Some("arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:7")
+        );
+        assert_eq!(map.function("p", "r1"), None);
+        for bad in [
+            "[]",
+            r#"{"no-release": "f"}"#,
+            r#"{"p@": "f"}"#,
+            r#"{"p@r": ""}"#,
+        ] {
+            let e = env(&[(var::DURABLE_FUNCTIONS, bad)])
+                .durable_functions()
+                .unwrap_err();
+            assert!(e.0.contains(var::DURABLE_FUNCTIONS), "{bad}: {e}");
+        }
     }
 
     #[test]

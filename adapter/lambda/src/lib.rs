@@ -10,7 +10,11 @@
 //!
 //! Both report partial batch failures (`ReportBatchItemFailures`): a record that failed comes
 //! back, the others are not redelivered. [`config`] reads the functions' environment.
+//!
+//! - [`durable`]: a release's durable driver function, the driver loop of
+//!   `tpf_durable_driver` on AWS's durable execution SDK.
 
 pub mod bridge;
 pub mod config;
+pub mod durable;
 pub mod relay;

@@ -1,12 +1,15 @@
-//! The Lambda functions' `bootstrap`: one binary, two handlers (the function's `Handler` setting
-//! picks `bridge` or `relay`), on Lambda's runtime API through `lambda_runtime`.
+//! The Lambda functions' `bootstrap`: one binary, three handlers (the function's `Handler`
+//! setting picks `bridge`, `relay` or `durable-driver`), on Lambda's runtime API through
+//! `lambda_runtime` (the durable driver through the durable execution SDK's wrapper of it).
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
+use tpf_durable_driver::DriverInput;
 use tpf_sfn::bridge::RecordHandler;
 use tpf_sfn::relay::TaskRelay;
 use tpf_sfn_lambda::config::{Env, Handler};
+use tpf_sfn_lambda::durable::Driver;
 
 type Error = lambda_runtime::Error;
 
@@ -19,7 +22,10 @@ async fn main() -> Result<(), Error> {
     match handler {
         Handler::Bridge => {
             let (tables, machines) = env.bridge()?;
-            let records = RecordHandler::new(&config, tables, machines);
+            let records = RecordHandler::new(&config, tables, machines).with_durable(
+                aws_sdk_lambda::Client::new(&config),
+                env.durable_functions()?,
+            );
             let records = &records;
             lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
                 let batch = tpf_sfn_lambda::bridge::handle(records, &event.payload).await?;
@@ -42,6 +48,13 @@ async fn main() -> Result<(), Error> {
                 }
                 Ok::<_, Error>(batch.response)
             }))
+            .await
+        }
+        Handler::DurableDriver => {
+            let driver = std::sync::Arc::new(Driver::new(&env, &config)?);
+            aws_durable_execution_sdk::run(move |input: DriverInput, ctx| {
+                tpf_sfn_lambda::durable::handle(driver.clone(), input, ctx)
+            })
             .await
         }
         Handler::Relay => {

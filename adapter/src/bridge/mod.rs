@@ -10,13 +10,14 @@
 //! batch's actions ran, and a replayed action is harmless because "already done" answers
 //! (`ExecutionAlreadyExists`, `InvalidToken`, `TaskTimedOut`, `TaskDoesNotExist`) count as done.
 
+mod durable;
 pub mod images;
 mod records;
 mod streams;
 
 pub use images::Image;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -56,6 +57,62 @@ impl Machines {
             self.arn_prefix,
             machine_name(&self.name_prefix, pipeline_id, release_version, "driver")
         )
+    }
+}
+
+/// The releases deployed as Lambda durable functions, by `(pipelineId, releaseVersion)`: the
+/// qualified function ARN (`...:function:<name>:<version>`) whose version runs that release's
+/// driver. A release not listed here runs on its Step Functions machine ([`Machines`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DurableFunctions {
+    by_release: BTreeMap<(String, String), String>,
+}
+
+impl DurableFunctions {
+    /// From `{"<pipelineId>@<releaseVersion>": "<qualified function ARN>", ...}` (the
+    /// `TPF_SFN_DURABLE_FUNCTIONS` setting, `--durable-functions`).
+    pub fn parse(json: &str) -> Result<Self, Error> {
+        let bad = |message: String| {
+            Error::new("BRIDGE_DURABLE_FUNCTIONS", message).with_hint(
+                "give a JSON object {\"<pipelineId>@<releaseVersion>\": \"<qualified function ARN>\"}",
+            )
+        };
+        let map: BTreeMap<String, String> = serde_json::from_str(json).map_err(|e| {
+            bad(format!(
+                "the durable functions map is not a JSON object of strings: {e}"
+            ))
+        })?;
+        let mut by_release = BTreeMap::new();
+        for (key, function) in map {
+            let Some((pipeline, release)) = key.rsplit_once('@') else {
+                return Err(bad(format!(
+                    "key `{key}` is not `<pipelineId>@<releaseVersion>`"
+                )));
+            };
+            if pipeline.is_empty() || release.is_empty() || function.trim().is_empty() {
+                return Err(bad(format!("entry `{key}` has an empty part")));
+            }
+            by_release.insert((pipeline.to_owned(), release.to_owned()), function);
+        }
+        Ok(Self { by_release })
+    }
+
+    pub fn insert(&mut self, pipeline_id: &str, release_version: &str, function: &str) {
+        self.by_release.insert(
+            (pipeline_id.to_owned(), release_version.to_owned()),
+            function.to_owned(),
+        );
+    }
+
+    /// The function version that runs this release's driver, if it is a durable one.
+    pub fn function(&self, pipeline_id: &str, release_version: &str) -> Option<&str> {
+        self.by_release
+            .get(&(pipeline_id.to_owned(), release_version.to_owned()))
+            .map(String::as_str)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_release.is_empty()
     }
 }
 
@@ -101,6 +158,10 @@ pub struct RecordHandler {
     sfn: aws_sdk_sfn::Client,
     tables: TableNames,
     machines: Machines,
+    /// Durable drivers: the Lambda client their starts and callbacks go through, and which
+    /// releases run as durable functions.
+    lambda: aws_sdk_lambda::Client,
+    durable: DurableFunctions,
 }
 
 /// `tpf-sfn bridge`: polls both streams from checkpoints and hands each record to the
@@ -124,6 +185,16 @@ impl Bridge {
             records: RecordHandler::new(config, tables, machines),
             positions: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// See [`RecordHandler::with_durable`].
+    pub fn with_durable(
+        mut self,
+        lambda: aws_sdk_lambda::Client,
+        durable: DurableFunctions,
+    ) -> Self {
+        self.records = self.records.with_durable(lambda, durable);
+        self
     }
 
     fn position(&self, key: &str) -> Option<String> {

@@ -2,11 +2,13 @@
 //! taken by `tpf_sfn_wakeup::bridge::decide`, and its actions carried out with Step Functions.
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
-use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use tpf_sfn_wakeup::bridge::{
+    decide, BridgeAction, BridgeEvent, RecordImage, TokenRow, WakeEngine,
+};
 use tpf_wire::wakeup::{self, attr};
 
 use super::images::{is_checkpoint, record_image, token_row, Image};
-use super::{failed, Change, Machines, PassReport, RecordHandler, Source};
+use super::{failed, Change, DurableFunctions, Machines, PassReport, RecordHandler, Source};
 use crate::aws::tables::TableNames;
 use crate::error::Error;
 
@@ -18,6 +20,22 @@ impl RecordHandler {
             tables,
             machines,
         )
+        .with_durable(
+            aws_sdk_lambda::Client::new(config),
+            DurableFunctions::default(),
+        )
+    }
+
+    /// Drivers of the releases in `durable` are Lambda durable functions, started and woken
+    /// through `lambda`; parked durable drivers of any release are woken through it too.
+    pub fn with_durable(
+        mut self,
+        lambda: aws_sdk_lambda::Client,
+        durable: DurableFunctions,
+    ) -> Self {
+        self.lambda = lambda;
+        self.durable = durable;
+        self
     }
 
     /// With clients of the caller's (tests hand in ones with interceptors or mocks).
@@ -27,11 +45,20 @@ impl RecordHandler {
         tables: TableNames,
         machines: Machines,
     ) -> Self {
+        // No durable releases until `with_durable`; the placeholder client is never called
+        // then, since only a durable token row or release routes to it.
+        let lambda = aws_sdk_lambda::Client::from_conf(
+            aws_sdk_lambda::Config::builder()
+                .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+                .build(),
+        );
         Self {
             ddb,
             sfn,
             tables,
             machines,
+            lambda,
+            durable: DurableFunctions::default(),
         }
     }
 
@@ -62,7 +89,7 @@ impl RecordHandler {
             return Ok(false);
         };
         let old = change.old;
-        let (event, token) = match source {
+        let (event, token): (BridgeEvent, Option<TokenRow>) = match source {
             Source::Executions => {
                 let Some(new) = record_image(new) else {
                     return Ok(false);
@@ -89,8 +116,15 @@ impl RecordHandler {
                 (BridgeEvent::TokenRegistered { token, record }, None)
             }
         };
+        // The engine a wake goes to is the parked driver's: its token row's ARN says which.
+        let parked_arn = match (&event, &token) {
+            (BridgeEvent::TokenRegistered { token, .. }, _) => token.execution_arn.clone(),
+            (_, Some(t)) => t.execution_arn.clone(),
+            _ => String::new(),
+        };
         for action in decide(&event, token.as_ref()) {
-            self.execute(&action, report).await?;
+            self.execute(&action, WakeEngine::of(&parked_arn), report)
+                .await?;
         }
         Ok(false)
     }
@@ -158,8 +192,35 @@ impl RecordHandler {
         }))
     }
 
-    async fn execute(&self, action: &BridgeAction, report: &mut PassReport) -> Result<(), Error> {
+    async fn execute(
+        &self,
+        action: &BridgeAction,
+        engine: WakeEngine,
+        report: &mut PassReport,
+    ) -> Result<(), Error> {
         match action {
+            BridgeAction::StartDriver {
+                tenant_id,
+                execution_id,
+                pipeline_id,
+                release_version,
+                lineage,
+            } if self
+                .durable
+                .function(pipeline_id, release_version)
+                .is_some() =>
+            {
+                let function = self
+                    .durable
+                    .function(pipeline_id, release_version)
+                    .unwrap_or_default();
+                let input = BridgeAction::driver_input(tenant_id, execution_id, lineage);
+                self.start_durable(function, lineage, &input, report)
+                    .await?;
+            }
+            BridgeAction::Wake { task_token, output } if engine == WakeEngine::Durable => {
+                self.wake_durable(task_token, output, report).await?;
+            }
             BridgeAction::StartDriver {
                 tenant_id,
                 execution_id,

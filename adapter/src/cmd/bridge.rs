@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::bridge::{Bridge, Machines};
+use crate::bridge::{Bridge, DurableFunctions, Machines};
 use crate::cli::BridgeArgs;
 use crate::cmd::idle::Idle;
 use crate::cmd::tables::{runtime, table_names};
@@ -10,6 +10,10 @@ use crate::exit::CmdResult;
 
 pub fn run(args: &BridgeArgs) -> CmdResult {
     let names = table_names(&args.tables)?;
+    let durable = match &args.durable_functions {
+        Some(json) => DurableFunctions::parse(json)?,
+        None => DurableFunctions::default(),
+    };
     let rt = runtime()?;
     rt.block_on(async {
         let config = args.connection.load().await;
@@ -20,6 +24,10 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
                 arn_prefix: args.machine_arn_prefix.clone(),
                 name_prefix: args.name_prefix.clone(),
             },
+        )
+        .with_durable(
+            lambda_client(&config, args.lambda_endpoint_url.as_deref()),
+            durable,
         );
         let interval = Duration::from_millis(args.interval_ms);
         let mut idle = Idle::new(
@@ -57,4 +65,16 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
             tokio::time::sleep(pause).await;
         }
     })
+}
+
+/// Lambda's client: the shared connection, or its own endpoint when one is given.
+pub fn lambda_client(
+    config: &aws_config::SdkConfig,
+    endpoint: Option<&str>,
+) -> aws_sdk_lambda::Client {
+    let mut builder = aws_sdk_lambda::config::Builder::from(config);
+    if let Some(url) = endpoint {
+        builder = builder.endpoint_url(url);
+    }
+    aws_sdk_lambda::Client::from_conf(builder.build())
 }

@@ -67,16 +67,21 @@ impl Envelope {
             ActionKind::ProcessWorkItem {
                 tenant_id,
                 execution_id,
-            } => format!(
-                "{}/tenants/{}/executions/{}/{}",
-                path::PREFIX,
-                segment(tenant_id),
-                segment(execution_id),
-                path::PROCESS_WORK_ITEM
-            ),
+            } => process_work_item_path(tenant_id, execution_id),
             ActionKind::SweepOnce => format!("{}/{}", path::PREFIX, path::SWEEP_ONCE),
         }
     }
+}
+
+/// `process-work-item`'s path for one execution, ids percent-encoded as path segments.
+pub fn process_work_item_path(tenant_id: &str, execution_id: &str) -> String {
+    format!(
+        "{}/tenants/{}/executions/{}/{}",
+        path::PREFIX,
+        segment(tenant_id),
+        segment(execution_id),
+        path::PROCESS_WORK_ITEM
+    )
 }
 
 /// Percent-encodes everything outside RFC 3986's unreserved set, so an id cannot change the path.

@@ -76,6 +76,32 @@ impl BridgeAction {
     }
 }
 
+/// The engine a parked driver runs on, read from its token row's `execution_arn`: what the
+/// bridge answers a wake with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeEngine {
+    /// A Step Functions execution (`arn:<partition>:states:...`): `SendTaskSuccess`.
+    StepFunctions,
+    /// A Lambda durable execution: `SendDurableExecutionCallbackSuccess` with the token as the
+    /// callback id.
+    Durable,
+}
+
+impl WakeEngine {
+    /// A states ARN, or no ARN at all (rows written before drivers recorded one, which were all
+    /// Step Functions drivers), is Step Functions; anything else is a durable execution. That
+    /// includes a `arn:<partition>:lambda:...:durable-execution:...` ARN and the durable
+    /// execution ids the local emulator hands out, which are not ARNs.
+    pub fn of(execution_arn: &str) -> WakeEngine {
+        let arn = execution_arn.trim();
+        if arn.is_empty() || arn.split(':').nth(2) == Some("states") {
+            WakeEngine::StepFunctions
+        } else {
+            WakeEngine::Durable
+        }
+    }
+}
+
 /// Lineage name of a TPF re-drive: the version the re-drive committed makes it unique, so a
 /// replayed stream record starts the same (already existing) execution.
 pub fn redrive_lineage(execution_id: &str, version: i64) -> String {
@@ -277,6 +303,23 @@ mod tests {
                 lineage: "e-r8".into()
             }]
         );
+    }
+
+    #[test]
+    fn the_token_rows_arn_picks_the_engine_to_wake() {
+        for arn in [
+            "arn:aws:states:us-east-1:123456789012:execution:m:e",
+            "arn:aws-cn:states:cn-north-1:123456789012:execution:m:e",
+            "",
+        ] {
+            assert_eq!(WakeEngine::of(arn), WakeEngine::StepFunctions, "{arn}");
+        }
+        for arn in [
+            "arn:aws:lambda:us-east-1:123456789012:function:f:3/durable-execution/e/0e3c",
+            "3f1b7c2e-0000-4000-8000-000000000000/9a6e",
+        ] {
+            assert_eq!(WakeEngine::of(arn), WakeEngine::Durable, "{arn}");
+        }
     }
 
     #[test]

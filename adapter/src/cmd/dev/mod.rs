@@ -49,6 +49,8 @@ pub fn run(args: &DevArgs) -> CmdResult {
         interval_ms: 250,
         idle_interval_ms: Some(args.idle_interval_ms),
         once: false,
+        durable_functions: None,
+        lambda_endpoint_url: None,
         tables: args.tables.clone(),
         connection: args.connection.clone(),
     };

@@ -358,6 +358,8 @@ pub mod env {
     pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
     pub const TOKEN: &str = "TPF_SFN_TOKEN";
     pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
+    /// The bridge's map of the releases that run as durable functions.
+    pub const DURABLE_FUNCTIONS: &str = "TPF_SFN_DURABLE_FUNCTIONS";
 }
 
 #[cfg(test)]

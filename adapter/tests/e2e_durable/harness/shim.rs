@@ -1,0 +1,314 @@
+//! TEST SHIM: the Lambda endpoint the bridge and the durable function talk to, in front of the
+//! durable execution emulator. It is not part of the product and fakes no result: it fills
+//! three gaps of the emulator, each a documented deviation (`docs/runtime.md`, "Lambda durable
+//! functions"):
+//!
+//! 1. The emulator has no `Invoke` route. An `Invoke` with a durable execution name becomes the
+//!    emulator's own start call, for the function version this test deployed under that name
+//!    (its runtime endpoint).
+//! 2. The emulator does not refuse a second execution of the same name. The shim remembers the
+//!    names it started and answers a repeat with `DurableExecutionAlreadyStartedException`, as
+//!    Lambda does.
+//! 3. The emulator's error answers name their type in the body only. The shim copies it into
+//!    `x-amzn-ErrorType`, where the SDK reads it, so "already done" answers classify as on AWS.
+//!
+//! Everything else (checkpoints, state, callbacks, history) is passed through untouched.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+
+use super::AbortOnDrop;
+
+/// One function version this test deployed: where the emulator invokes it.
+#[derive(Clone, Debug)]
+pub struct Deployed {
+    /// The `cargo lambda watch` runtime endpoint that serves this version.
+    pub lambda_endpoint: String,
+}
+
+/// A start the shim passed on.
+#[derive(Clone, Debug)]
+pub struct Started {
+    pub function: String,
+    pub name: String,
+    pub arn: String,
+    pub input: Value,
+}
+
+#[derive(Default)]
+struct Inner {
+    started: Vec<Started>,
+    by_name: HashMap<(String, String), String>,
+}
+
+#[derive(Clone)]
+struct Shared {
+    dex: SocketAddr,
+    functions: Arc<BTreeMap<String, Deployed>>,
+    inner: Arc<Mutex<Inner>>,
+}
+
+pub struct Shim {
+    pub url: String,
+    shared: Shared,
+    _task: AbortOnDrop,
+}
+
+impl Shim {
+    pub async fn start(dex: SocketAddr, functions: BTreeMap<String, Deployed>) -> Shim {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind shim");
+        let addr = listener.local_addr().expect("shim addr");
+        let shared = Shared {
+            dex,
+            functions: Arc::new(functions),
+            inner: Arc::default(),
+        };
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Shim {
+            url: format!("http://{addr}"),
+            shared,
+            _task: AbortOnDrop(task),
+        }
+    }
+
+    /// Every start passed on, in order.
+    pub fn started(&self) -> Vec<Started> {
+        self.shared.inner.lock().unwrap().started.clone()
+    }
+
+    /// The durable execution ARN of execution `name`, once started.
+    pub fn arn(&self, name: &str) -> Option<String> {
+        self.started()
+            .into_iter()
+            .find(|s| s.name == name)
+            .map(|s| s.arn)
+    }
+}
+
+fn error(status: StatusCode, kind: &str, message: &str) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("x-amzn-ErrorType", kind)
+        .header("content-type", "application/json")
+        .body(Body::from(
+            json!({ "Type": kind, "message": message }).to_string(),
+        ))
+        .expect("error response")
+}
+
+async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let segments: Vec<String> = parts
+        .uri
+        .path()
+        .trim_matches('/')
+        .split('/')
+        .map(percent_decode)
+        .collect();
+    match (&parts.method, segments.as_slice()) {
+        (&Method::POST, [version, functions, function, invocations])
+            if version == "2015-03-31"
+                && functions == "functions"
+                && invocations == "invocations" =>
+        {
+            start(&shared, function, &parts.headers, &body).await
+        }
+        _ => proxy(shared.dex, &parts.method, &parts.uri, &parts.headers, body).await,
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 3 <= bytes.len() {
+            if let Some(b) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn start(
+    shared: &Shared,
+    function: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response<Body> {
+    let Some(deployed) = shared.functions.get(function) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "ResourceNotFoundException",
+            &format!("Function not found: {function}"),
+        );
+    };
+    let Some(name) = headers
+        .get("x-amz-durable-execution-name")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "InvalidParameterValueException",
+            "this test shim starts durable executions only: DurableExecutionName is required",
+        );
+    };
+    let key = (function.to_owned(), name.clone());
+    if let Some(arn) = shared.inner.lock().unwrap().by_name.get(&key) {
+        return error(
+            StatusCode::CONFLICT,
+            "DurableExecutionAlreadyStartedException",
+            &format!("an execution named {name} exists: {arn}"),
+        );
+    }
+    let input = String::from_utf8_lossy(body).into_owned();
+    // The emulator invokes `_`, the one function its `cargo lambda watch` runtime serves.
+    let request = json!({
+        "AccountId": "123456789012",
+        "FunctionName": "_",
+        "FunctionQualifier": "$LATEST",
+        "ExecutionName": name,
+        "ExecutionTimeoutSeconds": 900,
+        "ExecutionRetentionPeriodDays": 1,
+        "Input": input,
+        "LambdaEndpoint": deployed.lambda_endpoint,
+    });
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    let uri: Uri = "/start-durable-execution".parse().expect("uri");
+    let answer = proxy(
+        shared.dex,
+        &Method::POST,
+        &uri,
+        &headers,
+        Bytes::from(request.to_string()),
+    )
+    .await;
+    let status = answer.status();
+    let bytes = answer
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let started: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    // The emulator's own start call answers `ExecutionArn`.
+    let Some(arn) = started["ExecutionArn"]
+        .as_str()
+        .or(started["DurableExecutionArn"].as_str())
+        .map(str::to_owned)
+    else {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "ServiceException",
+            &format!(
+                "the emulator did not start {name}: {status} {}",
+                String::from_utf8_lossy(&bytes)
+            ),
+        );
+    };
+    {
+        let mut inner = shared.inner.lock().unwrap();
+        inner.by_name.insert(key, arn.clone());
+        inner.started.push(Started {
+            function: function.to_owned(),
+            name,
+            arn: arn.clone(),
+            input: serde_json::from_str(&input).unwrap_or(Value::Null),
+        });
+    }
+    Response::builder()
+        .status(StatusCode::ACCEPTED)
+        .header("X-Amz-Durable-Execution-Arn", arn)
+        .header("X-Amz-Executed-Version", "$LATEST")
+        .body(Body::empty())
+        .expect("invoke response")
+}
+
+/// Passes a request to the emulator; an error answer gets its type in `x-amzn-ErrorType`.
+async fn proxy(
+    dex: SocketAddr,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
+    let fail = |e: String| error(StatusCode::BAD_GATEWAY, "ServiceException", &e);
+    let stream = match TcpStream::connect(dex).await {
+        Ok(s) => s,
+        Err(e) => return fail(format!("emulator unreachable: {e}")),
+    };
+    let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
+    {
+        Ok(x) => x,
+        Err(e) => return fail(format!("handshake: {e}")),
+    };
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut request = hyper::Request::builder().method(method.clone()).uri(path);
+    for (k, v) in headers {
+        if k != "host" && k != "content-length" && k != "transfer-encoding" {
+            request = request.header(k, v);
+        }
+    }
+    let request = request
+        .header("host", dex.to_string())
+        .header("content-length", body.len())
+        .body(Full::new(body))
+        .expect("proxied request");
+    let response = match sender.send_request(request).await {
+        Ok(r) => r,
+        Err(e) => return fail(format!("request: {e}")),
+    };
+    let (parts, body) = response.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let mut out = Response::builder().status(parts.status);
+    for (k, v) in &parts.headers {
+        if k != "content-length" && k != "transfer-encoding" && k != "connection" {
+            out = out.header(k, v);
+        }
+    }
+    if parts.status.as_u16() >= 400 && !parts.headers.contains_key("x-amzn-errortype") {
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if let Some(kind) = body["Type"].as_str().or(body["__type"].as_str()) {
+            out = out.header("x-amzn-ErrorType", kind);
+        }
+    }
+    out.body(Body::from(bytes)).expect("proxied response")
+}
