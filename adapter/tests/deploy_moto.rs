@@ -688,6 +688,29 @@ fn an_http_binding_refused_by_the_emulator_points_to_the_queue_binding() {
     );
 }
 
+/// Creates an IAM role Lambda may assume, in moto over plain HTTP (moto checks a function's
+/// role exists), returning its ARN.
+fn create_lambda_role(endpoint: &str, name: &str) -> String {
+    let authority = endpoint.trim_start_matches("http://").trim_end_matches('/');
+    let policy = "%7B%22Version%22%3A%222012-10-17%22%2C%22Statement%22%3A%5B%7B%22Effect%22%3A%22Allow%22%2C%22Principal%22%3A%7B%22Service%22%3A%22lambda.amazonaws.com%22%7D%2C%22Action%22%3A%22sts%3AAssumeRole%22%7D%5D%7D";
+    let body = format!(
+        "Action=CreateRole&RoleName={name}&AssumeRolePolicyDocument={policy}&Version=2010-05-08"
+    );
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Authorization: AWS4-HMAC-SHA256 Credential=testing/20240101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let start = response.find("<Arn>").expect(&response) + "<Arn>".len();
+    let end = response.find("</Arn>").expect(&response);
+    response[start..end].to_string()
+}
+
 /// Compiles the restaurant sample for the Lambda durable functions backend.
 fn compile_durable(out: &Path, config: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/contracts");
@@ -727,6 +750,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     );
     compile_durable(&out, &config);
     let endpoint = moto_endpoint();
+    let role = create_lambda_role(&endpoint, &prefix);
     let run = |extra: &[&str], token: Option<&str>| {
         let mut args = vec![
             "deploy",
@@ -735,7 +759,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
             "--endpoint-url",
             &endpoint,
             "--role-arn",
-            ROLE,
+            &role,
         ];
         args.extend(extra);
         let mut c = support::cli();
