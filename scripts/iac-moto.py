@@ -8,8 +8,8 @@ this emulator; creates TPF's execution table (stream on) and the bucket holding 
 zip; then creates the wake-path stack and both release stacks, checks that every resource of
 each template exists, and retires release N by deleting its stack: N+1's machines and the
 wake path stay. Then the same for the Lambda durable functions backend (HTTP binding): two
-release stacks, each a driver function with its spec and one published version. Reaches
-nothing but the loopback endpoint.
+release stacks, each a driver function with its spec and one published version, and its
+sweeper function. Reaches nothing but the loopback endpoint.
 """
 import json
 import os
@@ -84,7 +84,7 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
         cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps,
                         Parameters=params)
         wait(cf, stack, "CREATE_COMPLETE")
-        check_resources(cf, stack, template)
+        have = check_resources(cf, stack, template)
         name = json.loads(template)["Resources"]["Driver"]["Properties"]["FunctionName"]
         conf = lam.get_function(FunctionName=name)["Configuration"]
         env = conf.get("Environment", {}).get("Variables", {})
@@ -96,6 +96,22 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
                     lam.list_versions_by_function(FunctionName=name)["Versions"]]
         if not any(v != "$LATEST" for v in versions):
             fail(f"{name}: no published version ({versions}): executions would run $LATEST")
+        # The release's sweeper: the same code with its own handler and the driver's spec,
+        # recovering drivers on this release's published version (the version's Ref, its ARN
+        # on AWS), never on $LATEST. moto's CloudFormation resolves a Lambda version's Ref to
+        # an object its Lambda API then cannot serialise (GetFunction answers 500), so the
+        # sweeper's settings are checked in the template and its existence on moto.
+        props = json.loads(template)["Resources"]["Sweeper"]["Properties"]
+        senv = props["Environment"]["Variables"]
+        if senv.get("TPF_SFN_HANDLER") != "durable-sweeper":
+            fail(f"{stack}: sweeper handler {senv.get('TPF_SFN_HANDLER')}")
+        if json.loads(senv.get("TPF_SFN_DURABLE_SPEC", "null")) != spec:
+            fail(f"{stack}: the sweeper's spec is not the driver's")
+        if senv.get("TPF_SFN_DURABLE_FUNCTION") != {"Ref": "DriverVersion"}:
+            fail(f"{stack}: the sweeper recovers on {senv.get('TPF_SFN_DURABLE_FUNCTION')}, "
+                 f"not the release's published version")
+        if not have["Sweeper"]["PhysicalResourceId"]:
+            fail(f"{stack}: no sweeper function")
         functions[tag] = name
     if functions["n"] == functions["n1"]:
         fail(f"durable releases N and N+1 share a function: {functions}")

@@ -15,6 +15,7 @@ pub mod input;
 pub mod output;
 pub mod relay;
 pub mod report;
+pub mod sweep;
 
 use std::process::ExitCode;
 

@@ -167,7 +167,7 @@ fn codes_md_lists_every_input_diagnostic() {
 
 #[test]
 fn codes_md_lists_every_command_error_and_aws_scope_and_kind() {
-    let texts = sources(&["adapter/src"]);
+    let texts = sources(&["adapter/src", "adapter/lambda/src"]);
     let mut codes = BTreeSet::new();
     let mut scopes = BTreeSet::new();
     for text in &texts {

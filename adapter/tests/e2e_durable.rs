@@ -287,3 +287,60 @@ async fn durable_lost_wakeup_is_ended_by_the_callback_timeout() {
         "{caught_up}"
     );
 }
+
+/// The release's sweeper function sends the wakeup the bridge lost, long before the callback's
+/// own timeout; a second sweep finds nothing to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_lost_wakeup_is_sent_by_the_sweeper() {
+    let mut lp = Loop::start("happy-path", Options::default()).await;
+    let id = lp.submit("order-1").await;
+    let arn = lp.wait_started(&id).await;
+    lp.wait_parked(&id, &arn).await;
+
+    lp.kill("bridge");
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+
+    let sweeper = lp.sweeper(0).await;
+    let tpf = tpf_sfn::relay::http::HttpActionHost::new(
+        &format!("http://{}", lp.addr),
+        Some(harness::TOKEN.to_owned()),
+        Duration::from_secs(10),
+    )
+    .expect("action host");
+    let sweep = |key: &'static str| {
+        let request = sweeper.request(100, key);
+        let (sweeper, tpf) = (&sweeper, &tpf);
+        async move {
+            let answer = tpf_sfn::sweep::sweep_once_over(tpf, &request)
+                .await
+                .unwrap_or_else(|e| panic!("{}", e.report()));
+            sweeper.act_on(&answer.due).await
+        }
+    };
+    let report = sweep("sweep-1").await;
+    assert_eq!(
+        (
+            report.due,
+            report.woken,
+            report.recovered,
+            report.failed.len()
+        ),
+        (1, 1, 0, 0),
+        "{report:?}\n{}",
+        lp.logs()
+    );
+    assert_eq!(lp.wait_ended(&arn).await, "SUCCEEDED", "{}", lp.logs());
+    assert_eq!(lp.record(&id).await["status"], "SUCCEEDED");
+    let history = lp.history(&arn).await;
+    let kinds = |k: &str| history.iter().filter(|e| e["EventType"] == k).count();
+    assert_eq!(kinds("CallbackSucceeded"), 1, "the sweeper woke it");
+    assert_eq!(kinds("CallbackTimedOut"), 0, "before its timeout");
+
+    let again = sweep("sweep-2").await;
+    assert_eq!(
+        (again.woken, again.recovered, again.failed.len()),
+        (0, 0, 0),
+        "{again:?}"
+    );
+}

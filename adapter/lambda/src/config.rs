@@ -13,6 +13,8 @@ pub enum Handler {
     Relay,
     /// A release's durable driver function (`durable-driver`).
     DurableDriver,
+    /// A release's scheduled durable sweeper (`durable-sweeper`).
+    DurableSweeper,
 }
 
 /// A setting is missing or malformed: the function cannot start.
@@ -35,7 +37,8 @@ pub mod var {
     pub const HANDLER: &str = "_HANDLER";
     /// The durable release stack's (its `Handler` is `bootstrap`, so it names the handler here).
     pub use tpf_sfn_compiler::durable::cloudformation::env::{
-        ACTION_TOKEN, HANDLER as TPF_HANDLER, SPEC as DURABLE_SPEC,
+        ACTION_TOKEN, FUNCTION as DURABLE_FUNCTION, HANDLER as TPF_HANDLER, SPEC as DURABLE_SPEC,
+        SWEEP_LIMIT,
     };
 }
 
@@ -64,8 +67,9 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             Some("bridge") => Ok(Handler::Bridge),
             Some("relay") => Ok(Handler::Relay),
             Some("durable-driver") => Ok(Handler::DurableDriver),
+            Some("durable-sweeper") => Ok(Handler::DurableSweeper),
             other => Err(ConfigError(format!(
-                "the function's Handler is {other:?}; it must be `bridge`, `relay` or `durable-driver`"
+                "the function's Handler is {other:?}; it must be `bridge`, `relay`, `durable-driver` or `durable-sweeper`"
             ))),
         }
     }
@@ -98,6 +102,34 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             Some(json) => DurableFunctions::parse(&json)
                 .map_err(|e| ConfigError(format!("{}: {}", var::DURABLE_FUNCTIONS, e.report()))),
         }
+    }
+
+    /// The durable sweeper's: the release's qualified function ARN, and sweep-once's `limit`.
+    pub fn durable_sweeper(&self) -> Result<(String, usize), ConfigError> {
+        let function = self.required(var::DURABLE_FUNCTION)?;
+        // A version, not `$LATEST` or an unqualified name: recoveries stay on the release.
+        let qualified = function.rsplit_once(':').is_some_and(|(head, v)| {
+            head.contains(":function:") && !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
+        });
+        if !qualified {
+            return Err(ConfigError(format!(
+                "{} is `{function}`; it must be a published version's ARN (`...:function:<name>:<version>`)",
+                var::DURABLE_FUNCTION
+            )));
+        }
+        let limit = self.required(var::SWEEP_LIMIT)?;
+        let limit = limit
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| {
+                ConfigError(format!(
+                    "{} is `{limit}`; it must be a number from 1 to 1000",
+                    var::SWEEP_LIMIT
+                ))
+            })?;
+        Ok((function, limit))
     }
 
     /// The relay's client for the action host.
@@ -154,6 +186,10 @@ mod tests {
             ])
             .handler(),
             Ok(Handler::DurableDriver)
+        );
+        assert_eq!(
+            env(&[(var::TPF_HANDLER, "durable-sweeper")]).handler(),
+            Ok(Handler::DurableSweeper)
         );
         let e = env(&[("_HANDLER", "main")]).handler().unwrap_err();
         assert!(e.to_string().starts_with("error[LAMBDA_CONFIG]"), "{e}");
@@ -213,6 +249,34 @@ mod tests {
                 .unwrap_err();
             assert!(e.0.contains(var::DURABLE_FUNCTIONS), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn the_sweeper_needs_a_published_version_and_a_limit() {
+        let arn = "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:7";
+        assert_eq!(
+            env(&[(var::DURABLE_FUNCTION, arn), (var::SWEEP_LIMIT, "100")]).durable_sweeper(),
+            Ok((arn.to_string(), 100))
+        );
+        for (function, limit) in [
+            (
+                "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p",
+                "100",
+            ),
+            (
+                "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:$LATEST",
+                "100",
+            ),
+            (arn, "0"),
+            (arn, "1001"),
+            (arn, "many"),
+        ] {
+            let e = env(&[(var::DURABLE_FUNCTION, function), (var::SWEEP_LIMIT, limit)])
+                .durable_sweeper()
+                .unwrap_err();
+            assert!(e.0.contains("TPF_SFN_"), "{function} {limit}: {e}");
+        }
+        assert!(env(&[(var::SWEEP_LIMIT, "1")]).durable_sweeper().is_err());
     }
 
     #[test]

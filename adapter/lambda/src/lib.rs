@@ -12,9 +12,11 @@
 //! back, the others are not redelivered. [`config`] reads the functions' environment.
 //!
 //! - [`durable`]: a release's durable driver function, the driver loop of
-//!   `tpf_durable_driver` on AWS's durable execution SDK.
+//!   `tpf_durable_driver` on AWS's durable execution SDK;
+//! - [`sweeper`]: a release's scheduled durable sweeper (`tpf_sfn::sweep`).
 
 pub mod bridge;
 pub mod config;
 pub mod durable;
 pub mod relay;
+pub mod sweeper;

@@ -1,15 +1,18 @@
-//! The Lambda functions' `bootstrap`: one binary, three handlers (the function's `Handler`
-//! setting picks `bridge`, `relay` or `durable-driver`), on Lambda's runtime API through
-//! `lambda_runtime` (the durable driver through the durable execution SDK's wrapper of it).
+//! The Lambda functions' `bootstrap`: one binary, four handlers (the function's `Handler`
+//! setting, or `TPF_SFN_HANDLER`, picks `bridge`, `relay`, `durable-driver` or
+//! `durable-sweeper`), on Lambda's runtime API through `lambda_runtime` (the durable driver
+//! through the durable execution SDK's wrapper of it).
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
+use serde_json::Value;
 use tpf_durable_driver::DriverInput;
 use tpf_sfn::bridge::RecordHandler;
 use tpf_sfn::relay::TaskRelay;
 use tpf_sfn_lambda::config::{Env, Handler};
 use tpf_sfn_lambda::durable::Driver;
+use tpf_sfn_lambda::sweeper::{output, sweep_key, Sweeper};
 
 type Error = lambda_runtime::Error;
 
@@ -55,6 +58,19 @@ async fn main() -> Result<(), Error> {
             aws_durable_execution_sdk::run(move |input: DriverInput, ctx| {
                 tpf_sfn_lambda::durable::handle(driver.clone(), input, ctx)
             })
+            .await
+        }
+        Handler::DurableSweeper => {
+            let sweeper = Sweeper::new(&env, &config)?;
+            let sweeper = &sweeper;
+            lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+                let key = sweep_key(&event.payload, &event.context.request_id);
+                let report = sweeper
+                    .run(&key)
+                    .await
+                    .map_err(|e| e.report().to_string())?;
+                Ok::<_, Error>(output(&report))
+            }))
             .await
         }
         Handler::Relay => {

@@ -10,7 +10,7 @@
 //! batch's actions ran, and a replayed action is harmless because "already done" answers
 //! (`ExecutionAlreadyExists`, `InvalidToken`, `TaskTimedOut`, `TaskDoesNotExist`) count as done.
 
-mod durable;
+pub mod durable;
 pub mod images;
 mod records;
 mod streams;

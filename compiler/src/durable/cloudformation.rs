@@ -1,5 +1,6 @@
-//! The durable release stack (CloudFormation): the release's driver function, its role, and
-//! the published version that is the release. Executions start on that version's ARN, never on
+//! The durable release stack (CloudFormation): the release's driver function, its role, the
+//! published version that is the release, and the release's sweeper (a scheduled function of
+//! the same bootstrap, with its own role). Executions start on that version's ARN, never on
 //! `$LATEST`, so a later change to the function cannot reach an execution already pinned; the
 //! stack of release N+1 is a new function next to N's.
 //!
@@ -15,6 +16,9 @@ use tpf_durable_driver::spec::Binding;
 
 pub const FILE: &str = "cloudformation.json";
 
+/// The key of the sweeper's scheduled input that names the sweep.
+pub const SWEEP_ID: &str = "sweepId";
+
 /// Environment the deployed function reads (the `tpf-sfn-lambda` bootstrap).
 pub mod env {
     /// Which handler the shared bootstrap runs.
@@ -24,6 +28,12 @@ pub mod env {
     pub const SPEC: &str = "TPF_SFN_DURABLE_SPEC";
     /// The Action API's bearer token (HTTP binding).
     pub const ACTION_TOKEN: &str = "TPF_SFN_ACTION_TOKEN";
+    /// The release's sweeper function runs the same bootstrap with this handler.
+    pub const SWEEPER_HANDLER_VALUE: &str = "durable-sweeper";
+    /// The sweeper's: the release's published version (qualified ARN), where recoveries start.
+    pub const FUNCTION: &str = "TPF_SFN_DURABLE_FUNCTION";
+    /// The sweeper's: `limit` of each sweep-once call.
+    pub const SWEEP_LIMIT: &str = "TPF_SFN_SWEEP_LIMIT";
 }
 
 /// A durable execution lives at most a year; the stack asks for that, the longest the
@@ -75,9 +85,22 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
         json!({"Sid": "WakeupRows", "Effect": "Allow", "Action": ["dynamodb:PutItem"], "Resource": [table_arn]}),
         json!({"Sid": "HandOver", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [own_versions]}),
     ];
+    // The sweeper reads the pointer and token rows, looks at the pointed execution, and wakes
+    // or starts drivers on this release's versions only.
+    let mut sweeper_statements = vec![
+        json!({"Sid": "WakeupRows", "Effect": "Allow", "Action": ["dynamodb:GetItem"], "Resource": [table_arn]}),
+        json!({"Sid": "Drivers", "Effect": "Allow", "Action": ["lambda:GetDurableExecution", "lambda:SendDurableExecutionCallbackSuccess", "lambda:InvokeFunction"], "Resource": [own_versions]}),
+    ];
     let mut env = Map::new();
     env.insert(env::HANDLER.into(), json!(env::HANDLER_VALUE));
     env.insert(env::SPEC.into(), json!(c.durable.spec_text));
+    let mut sweeper_env = env.clone();
+    sweeper_env.insert(env::HANDLER.into(), json!(env::SWEEPER_HANDLER_VALUE));
+    sweeper_env.insert(env::FUNCTION.into(), json!({"Ref": "DriverVersion"}));
+    sweeper_env.insert(
+        env::SWEEP_LIMIT.into(),
+        json!(c.plan.sweeper.limit.to_string()),
+    );
     let mut parameters = Map::new();
     parameters.insert(
         "CodeS3Bucket".into(),
@@ -94,10 +117,15 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
                 json!({"Type": "String", "NoEcho": true, "MinLength": 1, "Description": "Bearer token of TPF's Action API"}),
             );
             env.insert(env::ACTION_TOKEN.into(), json!({"Ref": "ActionToken"}));
+            sweeper_env.insert(env::ACTION_TOKEN.into(), json!({"Ref": "ActionToken"}));
         }
-        Binding::Lambda { function_arn } => statements.push(json!({
-            "Sid": "ActionFunction", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [function_arn]
-        })),
+        Binding::Lambda { function_arn } => {
+            let call = json!({
+                "Sid": "ActionFunction", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [function_arn]
+            });
+            statements.push(call.clone());
+            sweeper_statements.push(call);
+        }
     }
     let tags: Vec<Value> = f
         .tags
@@ -152,10 +180,72 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
                     "FunctionName": {"Ref": "Driver"},
                     "Description": format!("release {}", m.identity.release_version)
                 }
+            },
+            "SweeperRole": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]
+                    },
+                    "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole")],
+                    "Policies": [{"PolicyName": "sweeper", "PolicyDocument": {"Version": "2012-10-17", "Statement": sweeper_statements}}]
+                }
+            },
+            "Sweeper": {
+                "Type": "AWS::Lambda::Function",
+                "Properties": {
+                    "Description": format!("tpf-sfn sweeper of release {} of {}: applies await timeouts, wakes lost wakeups, recovers drivers", m.identity.release_version, m.identity.pipeline_id),
+                    "Runtime": "provided.al2023",
+                    "Handler": "bootstrap",
+                    "Architectures": ["x86_64"],
+                    "MemorySize": 256,
+                    // One sweep-once call, then a few short AWS calls per due execution.
+                    "Timeout": (c.plan.sweep_timeout_seconds + 120).min(900),
+                    "Code": {"S3Bucket": {"Ref": "CodeS3Bucket"}, "S3Key": {"Ref": "CodeS3Key"}},
+                    "Role": {"Fn::GetAtt": ["SweeperRole", "Arn"]},
+                    "Environment": {"Variables": sweeper_env},
+                    "Tags": tags
+                }
+            },
+            "SweeperScheduleRole": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [{
+                            "Effect": "Allow",
+                            "Principal": {"Service": "scheduler.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                            "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+                        }]
+                    },
+                    "Policies": [{"PolicyName": "start-sweeper", "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
+                        "Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": {"Fn::GetAtt": ["Sweeper", "Arn"]}
+                    }]}}]
+                }
+            },
+            "SweeperSchedule": {
+                "Type": "AWS::Scheduler::Schedule",
+                "Properties": {
+                    "Description": format!("sweeps release {} of {}", m.identity.release_version, m.identity.pipeline_id),
+                    "ScheduleExpression": c.plan.sweeper.schedule,
+                    "FlexibleTimeWindow": {"Mode": "OFF"},
+                    "Target": {
+                        "Arn": {"Fn::GetAtt": ["Sweeper", "Arn"]},
+                        "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
+                        // The invocation's id names the sweep to TPF, so a retried delivery
+                        // is the same sweep.
+                        "Input": format!("{{\"{}\":\"<aws.scheduler.execution-id>\"}}", SWEEP_ID),
+                        // A missed sweep is the next one's work.
+                        "RetryPolicy": {"MaximumRetryAttempts": 0}
+                    }
+                }
             }
         },
         "Outputs": {
             "DriverFunctionName": {"Value": {"Ref": "Driver"}},
+            "SweeperFunctionName": {"Value": {"Ref": "Sweeper"}},
             "DriverVersionArn": {
                 "Description": "Start this release's executions here (the bridge's target for this release)",
                 "Value": {"Ref": "DriverVersion"}

@@ -13,7 +13,10 @@ use tpf_durable_driver::spec::Binding;
 use tpf_durable_driver::{CallOutcome, DurableSpec};
 use tpf_sfn::relay::envelope::process_work_item_path;
 use tpf_sfn::relay::http::{ActionHost, HttpActionHost, Reply};
-use tpf_wire::action::{code, envelope, path, task_error, ProcessWorkItemResponse};
+use tpf_sfn::sweep;
+use tpf_wire::action::{
+    code, envelope, path, task_error, ProcessWorkItemResponse, SweepOnceRequest, SweepOnceResponse,
+};
 
 use super::https::HttpsActionHost;
 use crate::config::ConfigError;
@@ -95,6 +98,57 @@ impl ActionClient {
                             .unwrap_or_default();
                         from_function(out.function_error(), &text, now_ms())
                     }
+                }
+            }
+        }
+    }
+}
+
+impl ActionClient {
+    /// This release's sweep-once: over the Action API, or through TPF's action function with
+    /// the action envelope (no tenant or execution: a sweep is the release's).
+    pub async fn sweep_once(
+        &self,
+        request: &SweepOnceRequest,
+    ) -> Result<SweepOnceResponse, tpf_sfn::error::Error> {
+        match self {
+            ActionClient::Http(host) => sweep::sweep_once_over(host, request).await,
+            ActionClient::Https(host) => sweep::sweep_once_over(host.as_ref(), request).await,
+            ActionClient::Lambda {
+                client,
+                function_arn,
+            } => {
+                let payload = json!({
+                    envelope::ACTION: path::SWEEP_ONCE,
+                    envelope::REQUEST: request,
+                });
+                let out = client
+                    .invoke()
+                    .function_name(function_arn)
+                    .payload(Blob::new(payload.to_string()))
+                    .send()
+                    .await
+                    .map_err(|e| {
+                        tpf_sfn::aws::errors::from_sdk(
+                            sweep::SCOPE,
+                            "Invoke (sweep-once)",
+                            e,
+                            |_| None,
+                        )
+                    })?;
+                let text = out
+                    .payload()
+                    .map(|p| String::from_utf8_lossy(p.as_ref()).into_owned())
+                    .unwrap_or_default();
+                match out.function_error() {
+                    None => sweep::answer(&text),
+                    Some(kind) => Err(tpf_sfn::error::Error::new(
+                        "SWEEP_ACTION",
+                        format!("TPF's action function failed the sweep ({kind}): {text}"),
+                    )
+                    .with_hint(
+                        "the action function's logs say why; the next scheduled sweep tries again",
+                    )),
                 }
             }
         }

@@ -429,6 +429,28 @@ impl Loop {
         spec
     }
 
+    /// Release `i`'s durable sweeper, as its scheduled function builds it: the wakeup table on
+    /// moto, Lambda through the shim (the emulator's durable APIs), recoveries on the version
+    /// this test deployed for the release.
+    pub async fn sweeper(&self, i: usize) -> tpf_sfn::sweep::DurableSweeper {
+        let r = &self.releases[i];
+        let moto = support::moto_config().await;
+        let lambda = aws_sdk_lambda::Client::from_conf(
+            aws_sdk_lambda::config::Builder::from(&moto)
+                .endpoint_url(&self.shim.url)
+                .build(),
+        );
+        let mut identity = self.subject.plan.identity.clone();
+        identity.release_version = r.release_version.clone();
+        tpf_sfn::sweep::DurableSweeper::new(
+            self.ddb.clone(),
+            lambda,
+            format!("{}{}", self.prefix, wakeup::TABLE),
+            identity,
+            r.function.clone(),
+        )
+    }
+
     /// Starts `tpf-sfn bridge` against moto's streams and the shim's Lambda endpoint.
     pub fn spawn(&mut self, which: &str) {
         assert_eq!(which, "bridge", "only the bridge restarts");
