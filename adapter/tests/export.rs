@@ -206,8 +206,33 @@ fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
         "CodeS3Bucket",
         "ActionUrl",
         "ActionToken",
+        "DurableFunctions",
     ] {
         assert!(cf["Parameters"][p].is_object(), "parameter {p}");
+    }
+    // Releases on the Lambda durable functions backend: the bridge learns which from its
+    // setting, and may start and wake this configuration's durable functions' versions only.
+    assert_eq!(
+        r["Bridge"]["Properties"]["Environment"]["Variables"]["TPF_SFN_DURABLE_FUNCTIONS"],
+        serde_json::json!({"Ref": "DurableFunctions"})
+    );
+    let statements = r["BridgeRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+        .as_array()
+        .expect("bridge statements");
+    for (sid, action) in [
+        ("StartDurableDrivers", "lambda:InvokeFunction"),
+        (
+            "WakeDurableDrivers",
+            "lambda:SendDurableExecutionCallbackSuccess",
+        ),
+    ] {
+        let st = statements
+            .iter()
+            .find(|s| s["Sid"] == sid)
+            .unwrap_or_else(|| panic!("no {sid} statement"));
+        assert_eq!(st["Action"], serde_json::json!([action]));
+        let resource = st["Resource"].to_string();
+        assert!(resource.contains(":function:tpf-*-durable:*"), "{resource}");
     }
     assert!(cf["Outputs"]["ActionQueueUrl"].is_object());
     assert!(

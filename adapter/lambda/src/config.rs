@@ -227,6 +227,11 @@ mod tests {
     #[test]
     fn the_durable_releases_are_optional_and_checked() {
         assert!(env(&[]).durable_functions().unwrap().is_empty());
+        // The exported wake path's default: the parameter left empty.
+        assert!(env(&[(var::DURABLE_FUNCTIONS, "")])
+            .durable_functions()
+            .unwrap()
+            .is_empty());
         let map = env(&[(
             var::DURABLE_FUNCTIONS,
             r#"{"p@r2": "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:7"}"#,

@@ -196,6 +196,10 @@ fn resolve(f: &Facts, r: &Res) -> Value {
             {"Group": {"Fn::GetAtt": [log_group_id(which), "Arn"]}}
         ]}),
         Res::Machines(role) => machines_arn(&f.machine_pattern(role)),
+        Res::DurableFunctions => sub(&format!(
+            "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}",
+            f.durable_function_pattern()
+        )),
         Res::Everything => json!("*"),
     }
     .clone()
@@ -269,6 +273,14 @@ pub fn wake_path(out: &Output) -> Value {
         }),
     );
     parameters.insert(
+        "DurableFunctions".into(),
+        json!({
+            "Type": "String",
+            "Default": "",
+            "Description": "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none"
+        }),
+    );
+    parameters.insert(
         "CodeS3Bucket".into(),
         json!({"Type": "String", "MinLength": 3, "Description": format!("S3 bucket holding {} (scripts/lambda-package.sh builds it)", stack::LAMBDA_ZIP)}),
     );
@@ -334,7 +346,8 @@ pub fn wake_path(out: &Output) -> Value {
         env::EXECUTION_TABLE: {"Fn::Select": [1, {"Fn::Split": ["/", execution_table_arn()]}]},
         env::WAKEUP_TABLE: {"Ref": "WakeupTable"},
         env::MACHINE_ARN_PREFIX: sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:"),
-        env::NAME_PREFIX: f.prefix
+        env::NAME_PREFIX: f.prefix,
+        env::DURABLE_FUNCTIONS: {"Ref": "DurableFunctions"}
     });
     resources.insert(
         "Bridge".into(),

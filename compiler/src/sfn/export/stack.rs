@@ -106,6 +106,12 @@ impl<'a> Facts<'a> {
     pub fn machine_pattern(&self, role: &str) -> String {
         format!("{}-*-{role}", self.prefix)
     }
+
+    /// Names of this configuration's durable driver functions with any version qualifier: the
+    /// bridge starts and wakes them on published versions only.
+    pub fn durable_function_pattern(&self) -> String {
+        format!("{}-*-durable:*", self.prefix)
+    }
 }
 
 /// `arn:<p>:logs:<r>:<a>:log-group:<name>:*` → `<name>`.
@@ -131,6 +137,9 @@ pub enum Res {
     FunctionLogs(&'static str),
     /// This configuration's state machines of one role (`driver`, `sweeper`).
     Machines(&'static str),
+    /// This configuration's durable driver functions (the Lambda durable functions backend),
+    /// every published version.
+    DurableFunctions,
     Everything,
 }
 
@@ -142,8 +151,9 @@ pub struct Statement {
 }
 
 /// The bridge's role: read both streams (its event source mappings poll with the function's
-/// role), read the token and the record it decides on, start and wake drivers, record given-up
-/// batches, write its logs. Nothing else.
+/// role), read the token and the record it decides on, start and wake drivers (state machines,
+/// and the durable functions of releases on that backend), record given-up batches, write its
+/// logs. Nothing else.
 pub fn bridge_statements() -> Vec<Statement> {
     vec![
         Statement {
@@ -174,6 +184,16 @@ pub fn bridge_statements() -> Vec<Statement> {
             sid: "WakeDrivers",
             actions: &["states:SendTaskSuccess"],
             resources: vec![Res::Machines("driver")],
+        },
+        Statement {
+            sid: "StartDurableDrivers",
+            actions: &["lambda:InvokeFunction"],
+            resources: vec![Res::DurableFunctions],
+        },
+        Statement {
+            sid: "WakeDurableDrivers",
+            actions: &["lambda:SendDurableExecutionCallbackSuccess"],
+            resources: vec![Res::DurableFunctions],
         },
         Statement {
             sid: "RecordGivenUpBatches",

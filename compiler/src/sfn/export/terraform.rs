@@ -192,6 +192,10 @@ fn resolve(f: &Facts, r: &Res) -> String {
             "${{local.machine_arn_prefix}}{}",
             tf_literal(&f.machine_pattern(role))
         ),
+        Res::DurableFunctions => format!(
+            "${{local.function_arn_prefix}}{}",
+            tf_literal(&f.durable_function_pattern())
+        ),
         Res::Everything => "*".into(),
     }
 }
@@ -259,6 +263,10 @@ pub fn wake_path(out: &Output) -> Value {
         json!({"type": "number", "default": stack::DEFAULT_LOG_RETENTION_DAYS, "description": "Days CloudWatch Logs keeps the functions' and machines' logs"}),
     );
     variables.insert("alarm_topic_arn".into(), alarm_topic_variable());
+    variables.insert(
+        "durable_functions".into(),
+        json!({"type": "string", "default": "", "description": "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none"}),
+    );
 
     let mut resources: Map<String, Value> = Map::new();
     let mut put = |ty: &str, name: &str, v: Value| {
@@ -316,7 +324,8 @@ pub fn wake_path(out: &Output) -> Value {
                 env::EXECUTION_TABLE: "${local.execution_table_name}",
                 env::WAKEUP_TABLE: "${aws_dynamodb_table.wakeup.name}",
                 env::MACHINE_ARN_PREFIX: "${local.machine_arn_prefix}",
-                env::NAME_PREFIX: tf_literal(f.prefix)
+                env::NAME_PREFIX: tf_literal(f.prefix),
+                env::DURABLE_FUNCTIONS: "${var.durable_functions}"
             }),
         )),
     );
@@ -490,7 +499,8 @@ pub fn wake_path(out: &Output) -> Value {
         "locals": {
             "execution_table_arn": "${element(split(\"/stream/\", var.execution_table_stream_arn), 0)}",
             "execution_table_name": "${element(split(\"/\", local.execution_table_arn), 1)}",
-            "machine_arn_prefix": "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:stateMachine:"
+            "machine_arn_prefix": "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:stateMachine:",
+            "function_arn_prefix": "arn:${data.aws_partition.current.partition}:lambda:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:function:"
         },
         "resource": resources,
         "output": outputs
