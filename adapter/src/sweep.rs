@@ -43,8 +43,8 @@ pub struct SweepReport {
     pub live: usize,
     /// Parked drivers whose lost wakeup this sweep sent.
     pub woken: usize,
-    /// Recovery lineages started.
-    pub recovered: usize,
+    /// Recovery lineages started, by name.
+    pub recovered: Vec<String>,
     /// Wakes or starts an earlier sweep (or the bridge) already made.
     pub already_done: usize,
     /// Starts Lambda refused for good.
@@ -205,7 +205,7 @@ impl DurableSweeper {
                 let acted =
                     durable::start(&self.lambda, SCOPE, &self.function, &lineage, &input).await?;
                 if acted == Acted::Done {
-                    report.recovered += 1;
+                    report.recovered.push(lineage);
                 }
                 acted
             }

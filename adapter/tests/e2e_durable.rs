@@ -301,29 +301,12 @@ async fn durable_lost_wakeup_is_sent_by_the_sweeper() {
     let interaction = lp.pending(&id).await.expect("pending interaction");
     lp.complete(&interaction).await;
 
-    let sweeper = lp.sweeper(0).await;
-    let tpf = tpf_sfn::relay::http::HttpActionHost::new(
-        &format!("http://{}", lp.addr),
-        Some(harness::TOKEN.to_owned()),
-        Duration::from_secs(10),
-    )
-    .expect("action host");
-    let sweep = |key: &'static str| {
-        let request = sweeper.request(100, key);
-        let (sweeper, tpf) = (&sweeper, &tpf);
-        async move {
-            let answer = tpf_sfn::sweep::sweep_once_over(tpf, &request)
-                .await
-                .unwrap_or_else(|e| panic!("{}", e.report()));
-            sweeper.act_on(&answer.due).await
-        }
-    };
-    let report = sweep("sweep-1").await;
+    let report = lp.sweep(0, "sweep-1").await;
     assert_eq!(
         (
             report.due,
             report.woken,
-            report.recovered,
+            report.recovered.len(),
             report.failed.len()
         ),
         (1, 1, 0, 0),
@@ -337,10 +320,50 @@ async fn durable_lost_wakeup_is_sent_by_the_sweeper() {
     assert_eq!(kinds("CallbackSucceeded"), 1, "the sweeper woke it");
     assert_eq!(kinds("CallbackTimedOut"), 0, "before its timeout");
 
-    let again = sweep("sweep-2").await;
+    let again = lp.sweep(0, "sweep-2").await;
     assert_eq!(
-        (again.woken, again.recovered, again.failed.len()),
+        (again.woken, again.recovered.len(), again.failed.len()),
         (0, 0, 0),
         "{again:?}"
     );
+}
+
+/// No driver was ever started (the bridge was down at submit): the sweeper starts the recovery
+/// lineage `<id>-s<version>` on the release's version, which parks; once the interaction
+/// completes, the next sweep wakes it and it runs to the end. A repeated sweep of the same
+/// record version starts nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_sweeper_recovers_an_execution_without_a_driver() {
+    let mut lp = Loop::start("happy-path", Options::default()).await;
+    lp.kill("bridge");
+    let id = lp.submit("order-1").await;
+
+    let report = lp.sweep(0, "sweep-1").await;
+    assert_eq!(report.due, 1, "{report:?}\n{}", lp.logs());
+    assert_eq!(report.failed, Vec::<String>::new());
+    let [lineage] = report.recovered.as_slice() else {
+        panic!("one recovery expected: {report:?}\n{}", lp.logs());
+    };
+    assert!(lineage.starts_with(&format!("{id}-s")), "{lineage}");
+    // Swept again at once: the lineage's name exists (or its driver already runs).
+    let again = lp.sweep(0, "sweep-1b").await;
+    assert!(
+        again.recovered.is_empty() && again.failed.is_empty(),
+        "{again:?}"
+    );
+    let arn = lp.wait_started(lineage).await;
+    lp.wait_parked(&id, &arn).await;
+
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let woke = lp.sweep(0, "sweep-2").await;
+    assert_eq!(
+        (woke.woken, woke.recovered.len(), woke.failed.len()),
+        (1, 0, 0),
+        "{woke:?}\n{}",
+        lp.logs()
+    );
+    assert_eq!(lp.wait_ended(&arn).await, "SUCCEEDED", "{}", lp.logs());
+    assert_eq!(lp.record(&id).await["status"], "SUCCEEDED");
+    assert_eq!(lp.shim.started().len(), 1, "one driver in all");
 }

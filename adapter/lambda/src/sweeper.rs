@@ -51,11 +51,14 @@ impl Sweeper {
             report.other_release,
             report.live,
             report.woken,
-            report.recovered,
+            report.recovered.len(),
             report.already_done,
             report.refused.len(),
             report.failed.len()
         );
+        for lineage in &report.recovered {
+            eprintln!("sweeper: started recovery {lineage}");
+        }
         for r in &report.refused {
             eprintln!("sweeper: start refused for {r}");
         }

@@ -451,6 +451,22 @@ impl Loop {
         )
     }
 
+    /// One run of release `i`'s sweeper, as its scheduled function runs it: sweep-once over
+    /// the Action API to `serve`, then the due executions.
+    pub async fn sweep(&self, i: usize, key: &str) -> tpf_sfn::sweep::SweepReport {
+        let sweeper = self.sweeper(i).await;
+        let tpf = tpf_sfn::relay::http::HttpActionHost::new(
+            &format!("http://{}", self.addr),
+            Some(TOKEN.to_owned()),
+            Duration::from_secs(10),
+        )
+        .expect("action host");
+        let answer = tpf_sfn::sweep::sweep_once_over(&tpf, &sweeper.request(100, key))
+            .await
+            .unwrap_or_else(|e| panic!("{}\n{}", e.report(), self.logs()));
+        sweeper.act_on(&answer.due).await
+    }
+
     /// Starts `tpf-sfn bridge` against moto's streams and the shim's Lambda endpoint.
     pub fn spawn(&mut self, which: &str) {
         assert_eq!(which, "bridge", "only the bridge restarts");
