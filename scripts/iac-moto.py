@@ -96,22 +96,19 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
                     lam.list_versions_by_function(FunctionName=name)["Versions"]]
         if not any(v != "$LATEST" for v in versions):
             fail(f"{name}: no published version ({versions}): executions would run $LATEST")
-        # The release's sweeper: the same code with its own handler and the driver's spec,
-        # recovering drivers on this release's published version (the version's Ref, its ARN
-        # on AWS), never on $LATEST. moto's CloudFormation resolves a Lambda version's Ref to
-        # an object its Lambda API then cannot serialise (GetFunction answers 500), so the
-        # sweeper's settings are checked in the template and its existence on moto.
-        props = json.loads(template)["Resources"]["Sweeper"]["Properties"]
-        senv = props["Environment"]["Variables"]
-        if senv.get("TPF_SFN_HANDLER") != "durable-sweeper":
-            fail(f"{stack}: sweeper handler {senv.get('TPF_SFN_HANDLER')}")
-        if json.loads(senv.get("TPF_SFN_DURABLE_SPEC", "null")) != spec:
-            fail(f"{stack}: the sweeper's spec is not the driver's")
-        if senv.get("TPF_SFN_DURABLE_FUNCTION") != {"Ref": "DriverVersion"}:
-            fail(f"{stack}: the sweeper recovers on {senv.get('TPF_SFN_DURABLE_FUNCTION')}, "
-                 f"not the release's published version")
+        problems = sweeper_problems(template, spec)
+        if problems:
+            fail(f"{stack}: {'; '.join(problems)}")
         if not have["Sweeper"]["PhysicalResourceId"]:
             fail(f"{stack}: no sweeper function")
+        # The check bites: the same template recovering on $LATEST, or without the driver's
+        # spec, is refused.
+        for key, value in (("TPF_SFN_DURABLE_FUNCTION", "$LATEST"),
+                           ("TPF_SFN_DURABLE_SPEC", "{}")):
+            broken = json.loads(template)
+            broken["Resources"]["Sweeper"]["Properties"]["Environment"]["Variables"][key] = value
+            if not sweeper_problems(json.dumps(broken), spec):
+                fail(f"the sweeper check passed a template with {key} = {value!r}")
         functions[tag] = name
     if functions["n"] == functions["n1"]:
         fail(f"durable releases N and N+1 share a function: {functions}")
@@ -119,6 +116,24 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
     wait(cf, f"{run}-durable-n", "DELETE_COMPLETE")
     lam.get_function(FunctionName=functions["n1"])
     return functions
+
+
+def sweeper_problems(template, spec):
+    """What is wrong with a durable release template's sweeper: it must run the same code with
+    its own handler and the driver's spec, and recover drivers on this release's published
+    version (the version's Ref, its ARN on AWS), never on $LATEST. moto's CloudFormation
+    resolves a Lambda version's Ref to an object its Lambda API then cannot serialise
+    (GetFunction answers 500), so the settings are read from the template."""
+    env = json.loads(template)["Resources"]["Sweeper"]["Properties"]["Environment"]["Variables"]
+    problems = []
+    if env.get("TPF_SFN_HANDLER") != "durable-sweeper":
+        problems.append(f"sweeper handler {env.get('TPF_SFN_HANDLER')}")
+    if json.loads(env.get("TPF_SFN_DURABLE_SPEC", "null")) != spec:
+        problems.append("the sweeper's spec is not the driver's")
+    if env.get("TPF_SFN_DURABLE_FUNCTION") != {"Ref": "DriverVersion"}:
+        problems.append(f"the sweeper recovers on {env.get('TPF_SFN_DURABLE_FUNCTION')}, "
+                        f"not the release's published version")
+    return problems
 
 
 # Types moto's CloudFormation accepts but does not create (it has no CloudFormation model for

@@ -10,27 +10,22 @@
 //! scheduled sweep tries again (every action is idempotent: the recovery lineage is named from
 //! TPF's record version, and a closed callback counts as done).
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_lambda::types::ExecutionStatus;
-use serde_json::{json, Value};
-use tpf_sfn_wakeup::bridge::{BridgeAction, TokenRow};
-use tpf_sfn_wakeup::sweeper::{decide, SweepAction};
+use tpf_sfn_wakeup::bridge::{woken_by, BridgeAction};
+use tpf_sfn_wakeup::sweeper::{decide, pinned_here, SweepAction};
 use tpf_wire::action::{DueExecution, SweepOnceRequest, SweepOnceResponse};
 use tpf_wire::wakeup::{self, attr};
 use tpf_wire::Identity;
 
 use crate::aws::errors;
 use crate::bridge::durable::{self, Acted};
+use crate::bridge::{read_row, read_token, row_text};
 use crate::error::Error;
+use crate::relay::envelope::sweep_once_path;
 use crate::relay::http::{ActionHost, Reply};
 
 /// `SWEEP_…`: the codes of a failed sweep.
 pub const SCOPE: &str = "SWEEP";
-
-/// What a wake sends the parked driver: the Step Functions sweeper's task output.
-pub fn wake_output() -> Value {
-    json!({"wokenBy": "sweeper"})
-}
 
 /// What one sweep did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,12 +59,7 @@ pub async fn sweep_once_over<H: ActionHost>(
             format!("the request could not be written: {e}"),
         )
     })?;
-    let path = format!(
-        "{}/{}",
-        tpf_wire::action::path::PREFIX,
-        tpf_wire::action::path::SWEEP_ONCE
-    );
-    let reply = host.post(&path, &body).await.map_err(|e| {
+    let reply = host.post(&sweep_once_path(), &body).await.map_err(|e| {
         Error::new("SWEEP_ACTION", format!("sweep-once did not reach TPF: {}", e.0))
             .with_hint("check the release's apiBaseUrl and that TPF's action host is up; the next scheduled sweep tries again")
     })?;
@@ -160,11 +150,17 @@ impl DurableSweeper {
 
     async fn ensure(&self, due: &DueExecution, report: &mut SweepReport) -> Result<(), Error> {
         // Release pinning first: another release's execution costs no reads.
-        let pointer = if due.pipeline_id == self.release.pipeline_id
-            && due.release_version == self.release.release_version
-        {
-            self.text(due, wakeup::DRIVER_ROW, attr::EXECUTION_ARN)
-                .await?
+        let pointer = if pinned_here(&self.release, due) {
+            let row = read_row(
+                &self.ddb,
+                &self.wakeup_table,
+                SCOPE,
+                &due.tenant_id,
+                &due.execution_id,
+                wakeup::DRIVER_ROW,
+            )
+            .await?;
+            row_text(row.as_ref(), attr::EXECUTION_ARN)
         } else {
             None
         };
@@ -173,7 +169,14 @@ impl DurableSweeper {
             None => false,
         };
         let token = if running {
-            self.token(due).await?
+            read_token(
+                &self.ddb,
+                &self.wakeup_table,
+                SCOPE,
+                &due.tenant_id,
+                &due.execution_id,
+            )
+            .await?
         } else {
             None
         };
@@ -194,7 +197,7 @@ impl DurableSweeper {
             }
             SweepAction::Wake { callback_id } => {
                 let acted =
-                    durable::wake(&self.lambda, SCOPE, &callback_id, &wake_output()).await?;
+                    durable::wake(&self.lambda, SCOPE, &callback_id, &woken_by("sweeper")).await?;
                 if acted == Acted::Done {
                     report.woken += 1;
                 }
@@ -237,59 +240,6 @@ impl DurableSweeper {
             Err(e) => Err(errors::from_sdk(SCOPE, "GetDurableExecution", e, |_| None)),
         }
     }
-
-    async fn token(&self, due: &DueExecution) -> Result<Option<TokenRow>, Error> {
-        let item = self.row(due, wakeup::WAKEUP_ROW).await?;
-        let text = |name: &str| match item.as_ref().and_then(|i| i.get(name)) {
-            Some(AttributeValue::S(s)) => Some(s.clone()),
-            _ => None,
-        };
-        Ok(match (text(attr::TASK_TOKEN), text(attr::UNIT_ID)) {
-            (Some(task_token), Some(unit_id)) => Some(TokenRow {
-                tenant_id: due.tenant_id.clone(),
-                execution_id: due.execution_id.clone(),
-                task_token,
-                unit_id,
-                execution_arn: text(attr::EXECUTION_ARN).unwrap_or_default(),
-            }),
-            _ => None,
-        })
-    }
-
-    async fn text(
-        &self,
-        due: &DueExecution,
-        sk: &str,
-        name: &str,
-    ) -> Result<Option<String>, Error> {
-        Ok(
-            match self.row(due, sk).await?.as_ref().and_then(|i| i.get(name)) {
-                Some(AttributeValue::S(s)) => Some(s.clone()),
-                _ => None,
-            },
-        )
-    }
-
-    async fn row(
-        &self,
-        due: &DueExecution,
-        sk: &str,
-    ) -> Result<Option<std::collections::HashMap<String, AttributeValue>>, Error> {
-        let out = self
-            .ddb
-            .get_item()
-            .table_name(&self.wakeup_table)
-            .key(
-                wakeup::PK,
-                AttributeValue::S(wakeup::pk(&due.tenant_id, &due.execution_id)),
-            )
-            .key(wakeup::SK, AttributeValue::S(sk.to_owned()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| errors::from_sdk(SCOPE, "GetItem (wakeup table)", e, |_| None))?;
-        Ok(out.item)
-    }
 }
 
 #[cfg(test)]
@@ -322,16 +272,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_request_names_this_release_and_the_sweep() {
-        let conf = aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+    /// A sweeper whose AWS clients point at `endpoint`, with static credentials and no retries.
+    fn sweeper(endpoint: &str) -> DurableSweeper {
+        use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+        let creds = Credentials::new("testing", "testing", None, None, "static");
+        let ddb = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(endpoint)
+            .region(Region::new("us-east-1"))
+            .credentials_provider(creds.clone())
+            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
             .build();
         let lambda = aws_sdk_lambda::Config::builder()
             .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+            .endpoint_url(endpoint)
+            .region(aws_sdk_lambda::config::Region::new("us-east-1"))
+            .credentials_provider(creds)
+            .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
             .build();
-        let s = DurableSweeper::new(
-            aws_sdk_dynamodb::Client::from_conf(conf),
+        DurableSweeper::new(
+            aws_sdk_dynamodb::Client::from_conf(ddb),
             aws_sdk_lambda::Client::from_conf(lambda),
             "tpf_sfn_wakeup",
             Identity {
@@ -340,10 +300,55 @@ mod tests {
                 release_version: "r1".into(),
             },
             "arn:aws:lambda:us-east-1:000000000000:function:f:1",
-        );
-        let r = s.request(100, "sweep-1");
+        )
+    }
+
+    fn due(execution_id: &str, release_version: &str) -> DueExecution {
+        DueExecution {
+            tenant_id: "t".into(),
+            execution_id: execution_id.into(),
+            pipeline_id: "p".into(),
+            contract_version: "c".into(),
+            release_version: release_version.into(),
+            status: tpf_wire::records::ExecutionStatus::Running,
+            version: 3,
+            next_due_at: None,
+        }
+    }
+
+    #[test]
+    fn the_request_names_this_release_and_the_sweep() {
+        let r = sweeper("http://127.0.0.1:9").request(100, "sweep-1");
         assert_eq!(r.limit, 100);
         assert_eq!(r.release_version.as_deref(), Some("r1"));
         assert_eq!(r.idempotency_key.as_deref(), Some("sweep-1"));
+    }
+
+    /// The wakeup table cannot be read (nothing listens on the port): that execution is
+    /// reported with its coded error, and the next one is still seen to; another release's
+    /// execution costs no read at all.
+    #[tokio::test]
+    async fn one_execution_that_cannot_be_seen_to_does_not_stop_the_others() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let s = sweeper(&format!("http://127.0.0.1:{port}"));
+        let report = s
+            .act_on(&[due("e1", "r1"), due("e2", "r0"), due("e3", "r1")])
+            .await;
+        assert_eq!(report.due, 3);
+        assert_eq!(report.other_release, 1);
+        assert_eq!(report.failed.len(), 2, "{report:?}");
+        assert!(
+            report.failed[0].starts_with("t/e1: error[SWEEP_"),
+            "{report:?}"
+        );
+        assert!(
+            report.failed[1].starts_with("t/e3: error[SWEEP_"),
+            "{report:?}"
+        );
+        assert_eq!(report.woken + report.already_done + report.live, 0);
+        assert!(report.recovered.is_empty());
     }
 }

@@ -243,6 +243,18 @@ async fn durable_new_release_mid_flight_keeps_the_parked_execution_on_its_versio
     );
 }
 
+/// Submits, waits until the driver parks, kills the bridge, then completes the interaction: TPF's
+/// record moves on and nothing completes the callback. The execution id and the driver's ARN.
+async fn parked_then_wakeup_lost(lp: &mut Loop) -> (String, String) {
+    let id = lp.submit("order-1").await;
+    let arn = lp.wait_started(&id).await;
+    lp.wait_parked(&id, &arn).await;
+    lp.kill("bridge");
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    (id, arn)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durable_lost_wakeup_is_ended_by_the_callback_timeout() {
     let mut lp = Loop::start(
@@ -253,14 +265,7 @@ async fn durable_lost_wakeup_is_ended_by_the_callback_timeout() {
         },
     )
     .await;
-    let id = lp.submit("order-1").await;
-    let arn = lp.wait_started(&id).await;
-    lp.wait_parked(&id, &arn).await;
-
-    // The bridge is gone: nothing completes the callback when TPF's record moves on.
-    lp.kill("bridge");
-    let interaction = lp.pending(&id).await.expect("pending interaction");
-    lp.complete(&interaction).await;
+    let (id, arn) = parked_then_wakeup_lost(&mut lp).await;
 
     // The callback times out at TPF's wakeInSeconds; the driver asks again and TPF, whose
     // record already left the await, runs it to the end.
@@ -293,13 +298,7 @@ async fn durable_lost_wakeup_is_ended_by_the_callback_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durable_lost_wakeup_is_sent_by_the_sweeper() {
     let mut lp = Loop::start("happy-path", Options::default()).await;
-    let id = lp.submit("order-1").await;
-    let arn = lp.wait_started(&id).await;
-    lp.wait_parked(&id, &arn).await;
-
-    lp.kill("bridge");
-    let interaction = lp.pending(&id).await.expect("pending interaction");
-    lp.complete(&interaction).await;
+    let (id, arn) = parked_then_wakeup_lost(&mut lp).await;
 
     let report = lp.sweep(0, "sweep-1").await;
     assert_eq!(

@@ -16,6 +16,7 @@ mod records;
 mod streams;
 
 pub use images::Image;
+pub(crate) use records::{read_row, read_token, row_text};
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;

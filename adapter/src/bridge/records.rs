@@ -1,6 +1,8 @@
 //! One stream record: the decision's inputs read (the record, its token row), the decision
 //! taken by `tpf_sfn_wakeup::bridge::decide`, and its actions carried out with Step Functions.
 
+use std::collections::HashMap;
+
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use tpf_sfn_wakeup::bridge::{
     decide, BridgeAction, BridgeEvent, RecordImage, TokenRow, WakeEngine,
@@ -9,6 +11,7 @@ use tpf_wire::wakeup::{self, attr};
 
 use super::images::{is_checkpoint, record_image, token_row, Image};
 use super::{failed, Change, DurableFunctions, Machines, PassReport, RecordHandler, Source};
+use crate::aws::errors;
 use crate::aws::tables::TableNames;
 use crate::error::Error;
 
@@ -130,30 +133,14 @@ impl RecordHandler {
     }
 
     async fn token(&self, tenant_id: &str, execution_id: &str) -> Result<Option<TokenRow>, Error> {
-        let out = self
-            .ddb
-            .get_item()
-            .table_name(&self.tables.wakeup)
-            .key(wakeup::PK, DdbValue::S(wakeup::pk(tenant_id, execution_id)))
-            .key(wakeup::SK, DdbValue::S(wakeup::WAKEUP_ROW.to_owned()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| failed("GetItem", e))?;
-        let text = |name: &str| match out.item().and_then(|i| i.get(name)) {
-            Some(DdbValue::S(s)) => Some(s.clone()),
-            _ => None,
-        };
-        Ok(match (text(attr::TASK_TOKEN), text(attr::UNIT_ID)) {
-            (Some(task_token), Some(unit_id)) => Some(TokenRow {
-                tenant_id: tenant_id.to_owned(),
-                execution_id: execution_id.to_owned(),
-                task_token,
-                unit_id,
-                execution_arn: text(attr::EXECUTION_ARN).unwrap_or_default(),
-            }),
-            _ => None,
-        })
+        read_token(
+            &self.ddb,
+            &self.tables.wakeup,
+            super::SCOPE,
+            tenant_id,
+            execution_id,
+        )
+        .await
     }
 
     async fn record(
@@ -287,4 +274,65 @@ impl RecordHandler {
         }
         Ok(())
     }
+}
+
+/// One row of the wakeup table (`sk` = [`wakeup::DRIVER_ROW`], [`wakeup::WAKEUP_ROW`]), read
+/// consistently: the bridge and the sweeper decide on what was last written. `scope` is the
+/// calling command's error scope.
+pub(crate) async fn read_row(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    scope: &str,
+    tenant_id: &str,
+    execution_id: &str,
+    sk: &str,
+) -> Result<Option<HashMap<String, DdbValue>>, Error> {
+    let out = ddb
+        .get_item()
+        .table_name(table)
+        .key(wakeup::PK, DdbValue::S(wakeup::pk(tenant_id, execution_id)))
+        .key(wakeup::SK, DdbValue::S(sk.to_owned()))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| errors::from_sdk(scope, "GetItem", e, |_| None))?;
+    Ok(out.item)
+}
+
+/// A string attribute of a row.
+pub(crate) fn row_text(item: Option<&HashMap<String, DdbValue>>, name: &str) -> Option<String> {
+    match item?.get(name) {
+        Some(DdbValue::S(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The parked driver's token row, if one is registered.
+pub(crate) async fn read_token(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    scope: &str,
+    tenant_id: &str,
+    execution_id: &str,
+) -> Result<Option<TokenRow>, Error> {
+    let item = read_row(
+        ddb,
+        table,
+        scope,
+        tenant_id,
+        execution_id,
+        wakeup::WAKEUP_ROW,
+    )
+    .await?;
+    let text = |name| row_text(item.as_ref(), name);
+    Ok(match (text(attr::TASK_TOKEN), text(attr::UNIT_ID)) {
+        (Some(task_token), Some(unit_id)) => Some(TokenRow {
+            tenant_id: tenant_id.to_owned(),
+            execution_id: execution_id.to_owned(),
+            task_token,
+            unit_id,
+            execution_arn: text(attr::EXECUTION_ARN).unwrap_or_default(),
+        }),
+        _ => None,
+    })
 }

@@ -68,9 +68,14 @@ impl Envelope {
                 tenant_id,
                 execution_id,
             } => process_work_item_path(tenant_id, execution_id),
-            ActionKind::SweepOnce => format!("{}/{}", path::PREFIX, path::SWEEP_ONCE),
+            ActionKind::SweepOnce => sweep_once_path(),
         }
     }
+}
+
+/// `sweep-once`'s path.
+pub fn sweep_once_path() -> String {
+    format!("{}/{}", path::PREFIX, path::SWEEP_ONCE)
 }
 
 /// `process-work-item`'s path for one execution, ids percent-encoded as path segments.

@@ -165,8 +165,14 @@ fn start(r: &RecordImage, lineage: String) -> BridgeAction {
 fn wake(t: &TokenRow, by: &str) -> BridgeAction {
     BridgeAction::Wake {
         task_token: t.task_token.clone(),
-        output: json!({ "wokenBy": by }),
+        output: woken_by(by),
     }
+}
+
+/// What a wake hands the parked driver: who woke it (`bridge`, `sweeper`), as the Step
+/// Functions sweeper's task output says it.
+pub fn woken_by(by: &str) -> Value {
+    json!({ "wokenBy": by })
 }
 
 #[cfg(test)]

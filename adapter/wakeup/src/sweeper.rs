@@ -21,6 +21,12 @@ pub enum SweepAction {
     Recover { lineage: String },
 }
 
+/// Whether the due execution is pinned to this release (the sweeper's first choice; a caller
+/// may ask it before reading anything for the rest).
+pub fn pinned_here(release: &Identity, due: &DueExecution) -> bool {
+    due.pipeline_id == release.pipeline_id && due.release_version == release.release_version
+}
+
 /// The Step Functions sweeper's choices, in its order: the release check, the live-driver
 /// pointer, whether that driver runs, and whether the parked token is that driver's.
 pub fn decide(
@@ -30,7 +36,7 @@ pub fn decide(
     pointer_running: bool,
     token: Option<&TokenRow>,
 ) -> SweepAction {
-    if due.pipeline_id != release.pipeline_id || due.release_version != release.release_version {
+    if !pinned_here(release, due) {
         return SweepAction::OtherRelease;
     }
     match pointer {

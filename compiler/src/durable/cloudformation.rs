@@ -12,6 +12,8 @@ use serde_json::{json, Map, Value};
 use super::Compiled;
 use crate::config::placeholder;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::sfn::export::stack::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
+use crate::sfn::export::{trust, trust_in_account};
 use tpf_durable_driver::spec::Binding;
 
 pub const FILE: &str = "cloudformation.json";
@@ -141,38 +143,20 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
         "Description": description,
         "Parameters": parameters,
         "Resources": {
-            "DriverRole": {
-                "Type": "AWS::IAM::Role",
-                "Properties": {
-                    "AssumeRolePolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]
-                    },
-                    // Checkpoints, execution state and logs: what the durable runtime needs.
-                    "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicDurableExecutionRolePolicy")],
-                    "Policies": [{"PolicyName": "driver", "PolicyDocument": {"Version": "2012-10-17", "Statement": statements}}]
-                }
-            },
+            // Checkpoints, execution state and logs: what the durable runtime needs.
+            "DriverRole": lambda_role("AWSLambdaBasicDurableExecutionRolePolicy", "driver", statements),
             "Driver": {
                 "Type": "AWS::Lambda::Function",
-                "Properties": {
-                    "FunctionName": f.name,
-                    "Description": description,
-                    "Runtime": "provided.al2023",
-                    "Handler": "bootstrap",
-                    "Architectures": ["x86_64"],
-                    "MemorySize": 256,
+                "Properties": bootstrap_function(Function {
+                    name: Some(&f.name),
+                    description: &description,
                     // One invocation runs one action call at most to its timeout, plus replay.
-                    "Timeout": c.plan.action_timeout_seconds + 30,
-                    "Code": {"S3Bucket": {"Ref": "CodeS3Bucket"}, "S3Key": {"Ref": "CodeS3Key"}},
-                    "Role": {"Fn::GetAtt": ["DriverRole", "Arn"]},
-                    "Environment": {"Variables": env},
-                    "DurableConfig": {
-                        "ExecutionTimeout": EXECUTION_TIMEOUT_SECONDS,
-                        "RetentionPeriodInDays": RETENTION_DAYS
-                    },
-                    "Tags": tags
-                }
+                    timeout_seconds: c.plan.action_timeout_seconds + 30,
+                    role: "DriverRole",
+                    env,
+                    durable: true,
+                    tags: &tags,
+                })
             },
             "DriverVersion": {
                 "Type": "AWS::Lambda::Version",
@@ -181,45 +165,24 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
                     "Description": format!("release {}", m.identity.release_version)
                 }
             },
-            "SweeperRole": {
-                "Type": "AWS::IAM::Role",
-                "Properties": {
-                    "AssumeRolePolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]
-                    },
-                    "ManagedPolicyArns": [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole")],
-                    "Policies": [{"PolicyName": "sweeper", "PolicyDocument": {"Version": "2012-10-17", "Statement": sweeper_statements}}]
-                }
-            },
+            "SweeperRole": lambda_role("AWSLambdaBasicExecutionRole", "sweeper", sweeper_statements),
             "Sweeper": {
                 "Type": "AWS::Lambda::Function",
-                "Properties": {
-                    "Description": format!("tpf-sfn sweeper of release {} of {}: applies await timeouts, wakes lost wakeups, recovers drivers", m.identity.release_version, m.identity.pipeline_id),
-                    "Runtime": "provided.al2023",
-                    "Handler": "bootstrap",
-                    "Architectures": ["x86_64"],
-                    "MemorySize": 256,
+                "Properties": bootstrap_function(Function {
+                    name: None,
+                    description: &format!("tpf-sfn sweeper of release {} of {}: applies await timeouts, wakes lost wakeups, recovers drivers", m.identity.release_version, m.identity.pipeline_id),
                     // One sweep-once call, then a few short AWS calls per due execution.
-                    "Timeout": (c.plan.sweep_timeout_seconds + 120).min(900),
-                    "Code": {"S3Bucket": {"Ref": "CodeS3Bucket"}, "S3Key": {"Ref": "CodeS3Key"}},
-                    "Role": {"Fn::GetAtt": ["SweeperRole", "Arn"]},
-                    "Environment": {"Variables": sweeper_env},
-                    "Tags": tags
-                }
+                    timeout_seconds: (c.plan.sweep_timeout_seconds + 120).min(900),
+                    role: "SweeperRole",
+                    env: sweeper_env,
+                    durable: false,
+                    tags: &tags,
+                })
             },
             "SweeperScheduleRole": {
                 "Type": "AWS::IAM::Role",
                 "Properties": {
-                    "AssumeRolePolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [{
-                            "Effect": "Allow",
-                            "Principal": {"Service": "scheduler.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                            "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
-                        }]
-                    },
+                    "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
                     "Policies": [{"PolicyName": "start-sweeper", "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
                         "Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": {"Fn::GetAtt": ["Sweeper", "Arn"]}
                     }]}}]
@@ -252,6 +215,64 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
             }
         }
     }))
+}
+
+/// A function of the `tpf-sfn-lambda` zip: its `Handler` is `bootstrap`, its environment names
+/// the handler it runs.
+struct Function<'a> {
+    /// None: CloudFormation names it after the stack.
+    name: Option<&'a str>,
+    description: &'a str,
+    timeout_seconds: u64,
+    /// The logical id of its role.
+    role: &'a str,
+    env: Map<String, Value>,
+    /// A durable function (`DurableConfig`), or a plain one.
+    durable: bool,
+    tags: &'a [Value],
+}
+
+fn bootstrap_function(f: Function<'_>) -> Value {
+    let mut p = Map::new();
+    if let Some(name) = f.name {
+        p.insert("FunctionName".into(), json!(name));
+    }
+    p.insert("Description".into(), json!(f.description));
+    p.insert("Runtime".into(), json!(LAMBDA_RUNTIME));
+    p.insert("Handler".into(), json!("bootstrap"));
+    p.insert("Architectures".into(), json!([LAMBDA_ARCHITECTURE]));
+    p.insert("MemorySize".into(), json!(256));
+    p.insert("Timeout".into(), json!(f.timeout_seconds));
+    p.insert(
+        "Code".into(),
+        json!({"S3Bucket": {"Ref": "CodeS3Bucket"}, "S3Key": {"Ref": "CodeS3Key"}}),
+    );
+    p.insert("Role".into(), json!({"Fn::GetAtt": [f.role, "Arn"]}));
+    p.insert("Environment".into(), json!({"Variables": f.env}));
+    if f.durable {
+        p.insert(
+            "DurableConfig".into(),
+            json!({
+                "ExecutionTimeout": EXECUTION_TIMEOUT_SECONDS,
+                "RetentionPeriodInDays": RETENTION_DAYS
+            }),
+        );
+    }
+    p.insert("Tags".into(), json!(f.tags));
+    Value::Object(p)
+}
+
+/// A role Lambda assumes: one AWS managed policy (`service-role/<managed>`) and one inline
+/// policy of `statements`.
+fn lambda_role(managed: &str, policy: &str, statements: Vec<Value>) -> Value {
+    json!({
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
+            "ManagedPolicyArns": [sub(&format!("arn:${{AWS::Partition}}:iam::aws:policy/service-role/{managed}"))],
+            "Policies": [{"PolicyName": policy, "PolicyDocument": {"Version": "2012-10-17", "Statement": statements}}]
+        }
+    })
 }
 
 pub fn render(stack: &Value) -> String {

@@ -277,9 +277,10 @@ impl DurableWorld {
                 let (state, what) = match action {
                     SweepAction::OtherRelease | SweepAction::Live => continue,
                     SweepAction::Wake { callback_id } => {
-                        let r = self
-                            .engine
-                            .send_callback_success(&callback_id, json!({"wokenBy": "sweeper"}));
+                        let r = self.engine.send_callback_success(
+                            &callback_id,
+                            tpf_sfn_wakeup::bridge::woken_by("sweeper"),
+                        );
                         (sweeper_states::WAKE, r.err().map(|e| e.to_string()))
                     }
                     SweepAction::Recover { lineage } => {

@@ -80,24 +80,12 @@ impl ActionClient {
                     envelope::EXECUTION_ID: call.execution_id,
                     envelope::REQUEST: call.request,
                 });
-                let out = client
-                    .invoke()
-                    .function_name(function_arn)
-                    .payload(Blob::new(payload.to_string()))
-                    .send()
-                    .await;
-                match out {
+                match invoke(client, function_arn, &payload).await {
                     Err(e) => transport(format!(
                         "invoking {function_arn}: {}",
                         aws_sdk_lambda::error::DisplayErrorContext(&e)
                     )),
-                    Ok(out) => {
-                        let text = out
-                            .payload()
-                            .map(|p| String::from_utf8_lossy(p.as_ref()).into_owned())
-                            .unwrap_or_default();
-                        from_function(out.function_error(), &text, now_ms())
-                    }
+                    Ok(answer) => from_function(answer.error.as_deref(), &answer.payload, now_ms()),
                 }
             }
         }
@@ -122,29 +110,17 @@ impl ActionClient {
                     envelope::ACTION: path::SWEEP_ONCE,
                     envelope::REQUEST: request,
                 });
-                let out = client
-                    .invoke()
-                    .function_name(function_arn)
-                    .payload(Blob::new(payload.to_string()))
-                    .send()
-                    .await
-                    .map_err(|e| {
-                        tpf_sfn::aws::errors::from_sdk(
-                            sweep::SCOPE,
-                            "Invoke (sweep-once)",
-                            e,
-                            |_| None,
-                        )
-                    })?;
-                let text = out
-                    .payload()
-                    .map(|p| String::from_utf8_lossy(p.as_ref()).into_owned())
-                    .unwrap_or_default();
-                match out.function_error() {
-                    None => sweep::answer(&text),
+                let answer = invoke(client, function_arn, &payload).await.map_err(|e| {
+                    tpf_sfn::aws::errors::from_sdk(sweep::SCOPE, "Invoke (sweep-once)", e, |_| None)
+                })?;
+                match answer.error {
+                    None => sweep::answer(&answer.payload),
                     Some(kind) => Err(tpf_sfn::error::Error::new(
                         "SWEEP_ACTION",
-                        format!("TPF's action function failed the sweep ({kind}): {text}"),
+                        format!(
+                            "TPF's action function failed the sweep ({kind}): {}",
+                            answer.payload
+                        ),
                     )
                     .with_hint(
                         "the action function's logs say why; the next scheduled sweep tries again",
@@ -153,6 +129,35 @@ impl ActionClient {
             }
         }
     }
+}
+
+/// What TPF's action function answered one synchronous invoke with.
+struct Invoked {
+    /// `FunctionError`, when the function failed.
+    error: Option<String>,
+    payload: String,
+}
+
+/// One synchronous invoke of TPF's action function with an action envelope.
+async fn invoke(
+    client: &aws_sdk_lambda::Client,
+    function_arn: &str,
+    envelope: &Value,
+) -> Result<Invoked, aws_sdk_lambda::error::SdkError<aws_sdk_lambda::operation::invoke::InvokeError>>
+{
+    let out = client
+        .invoke()
+        .function_name(function_arn)
+        .payload(Blob::new(envelope.to_string()))
+        .send()
+        .await?;
+    Ok(Invoked {
+        error: out.function_error().map(str::to_owned),
+        payload: out
+            .payload()
+            .map(|p| String::from_utf8_lossy(p.as_ref()).into_owned())
+            .unwrap_or_default(),
+    })
 }
 
 async fn over_http<H: ActionHost>(host: &H, path: &str, body: &str) -> CallOutcome {

@@ -128,7 +128,7 @@ fn policy(out: &Output, name: &str) -> serde_json::Value {
     serde_json::from_str(file_text(out, name)).unwrap_or(serde_json::Value::Null)
 }
 
-fn trust(service: &str) -> serde_json::Value {
+pub(crate) fn trust(service: &str) -> serde_json::Value {
     serde_json::json!({
         "Version": "2012-10-17",
         "Statement": [{
@@ -144,7 +144,7 @@ fn trust(service: &str) -> serde_json::Value {
 /// schedule can get the service to assume the role (the confused deputy). `account` is how the
 /// flavour spells the deploying account. Lambda's execution roles keep the plain trust: Lambda
 /// does not document `aws:SourceAccount` on the execution role's assumption.
-fn trust_in_account(service: &str, account: serde_json::Value) -> serde_json::Value {
+pub(crate) fn trust_in_account(service: &str, account: serde_json::Value) -> serde_json::Value {
     let mut policy = trust(service);
     policy["Statement"][0]["Condition"] =
         serde_json::json!({"StringEquals": {"aws:SourceAccount": account}});
