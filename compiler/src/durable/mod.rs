@@ -19,6 +19,9 @@ pub use budget::{iteration_cost, OPERATION_CEILING};
 pub const SPEC_FILE: &str = "driver.durable.json";
 /// The backend's name on the command line and in the manifest.
 pub const BACKEND: &str = "lambda-durable";
+/// The last part of a release's driver function name (`<prefix>-<pipeline>-<tag>-durable`),
+/// which the wake path's bridge role matches.
+pub const FUNCTION_ROLE: &str = "durable";
 
 #[derive(Debug, Clone)]
 pub struct DurableOutput {
@@ -157,7 +160,7 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
             &plan.name_prefix,
             &id.pipeline_id,
             &id.release_version,
-            "durable",
+            FUNCTION_ROLE,
         ),
         spec,
         spec_text,

@@ -277,7 +277,7 @@ pub fn wake_path(out: &Output) -> Value {
         json!({
             "Type": "String",
             "Default": "",
-            "Description": "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none"
+            "Description": stack::DURABLE_FUNCTIONS_DESCRIPTION
         }),
     );
     parameters.insert(

@@ -6,6 +6,10 @@ use crate::compile::Output;
 use crate::config::LogLevel;
 use crate::plan::BindingPlan;
 
+/// What the wake path's durable-functions setting holds (CloudFormation `DurableFunctions`,
+/// Terraform `durable_functions`, the bridge's `TPF_SFN_DURABLE_FUNCTIONS`).
+pub const DURABLE_FUNCTIONS_DESCRIPTION: &str = "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none";
+
 /// Lambda's runtime for the functions' `bootstrap` (glibc 2.34).
 pub const LAMBDA_RUNTIME: &str = "provided.al2023";
 pub const LAMBDA_ARCHITECTURE: &str = "x86_64";
@@ -110,7 +114,7 @@ impl<'a> Facts<'a> {
     /// Names of this configuration's durable driver functions with any version qualifier: the
     /// bridge starts and wakes them on published versions only.
     pub fn durable_function_pattern(&self) -> String {
-        format!("{}-*-durable:*", self.prefix)
+        format!("{}-*-{}:*", self.prefix, crate::durable::FUNCTION_ROLE)
     }
 }
 

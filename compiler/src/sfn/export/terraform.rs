@@ -265,7 +265,7 @@ pub fn wake_path(out: &Output) -> Value {
     variables.insert("alarm_topic_arn".into(), alarm_topic_variable());
     variables.insert(
         "durable_functions".into(),
-        json!({"type": "string", "default": "", "description": "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none"}),
+        json!({"type": "string", "default": "", "description": stack::DURABLE_FUNCTIONS_DESCRIPTION}),
     );
 
     let mut resources: Map<String, Value> = Map::new();
