@@ -23,7 +23,7 @@ Usage:
     pip install pytest json5
     git clone https://github.com/localstack/localstack   # or any checkout of it
     python3 scripts/extract-aws-recordings.py --localstack ../localstack \
-        --commit <sha of that checkout> --out mapping-tests/interp/fixtures/aws-recorded
+        --commit <sha of that checkout> --out mapping-tests/asl-interp/fixtures/aws-recorded
 
 Snapshot transformers: LocalStack replaces volatile values in its recordings (ARNs, request
 ids, timestamps, uuids) with placeholders such as `<ExecArnPart_0idx>`, `<uuid:1>`,

@@ -1,0 +1,228 @@
+//! What `dev` prints once the loop runs: what runs where, and commands to try.
+
+use std::fmt::Write;
+
+use serde_json::json;
+
+use super::provision::Provisioned;
+use crate::aws::tables::TableNames;
+use crate::cli::{DevArgs, Format};
+
+pub(super) fn summary(
+    args: &DevArgs,
+    names: &TableNames,
+    p: &Provisioned,
+    token: &str,
+    origin: &str,
+) {
+    let endpoint = args
+        .connection
+        .endpoint_url
+        .clone()
+        .unwrap_or_else(|| "AWS (default endpoints)".to_owned());
+    let host = format!("http://{}", args.listen);
+    // A token dev made up is printed (it is nowhere else); one the user chose is not.
+    let shown_token = if matches!(origin, "generated" | "kept") {
+        token
+    } else {
+        ""
+    };
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            json!({
+                "endpoint": endpoint,
+                "pipelineId": p.identity.pipeline_id,
+                "releaseVersion": p.identity.release_version,
+                "tables": p.tables.iter().map(|(n, c)| json!({"table": n, "created": c})).collect::<Vec<_>>(),
+                "queueUrl": p.queue_url,
+                "machines": p.machines.iter().map(|(r, a, w)| json!({"role": r, "arn": a, "action": w})).collect::<Vec<_>>(),
+                "host": host,
+                "tenant": args.tenant,
+                "token": {"from": origin, "value": if shown_token.is_empty() { None } else { Some(shown_token) }},
+                "out": args.out.display().to_string(),
+            })
+        ),
+        Format::Text => print!("{}", text(args, names, p, origin, shown_token)),
+    }
+}
+
+/// The text summary: what runs where, then the calls to try, in the order one makes them.
+fn text(
+    args: &DevArgs,
+    names: &TableNames,
+    p: &Provisioned,
+    origin: &str,
+    shown_token: &str,
+) -> String {
+    let endpoint = args
+        .connection
+        .endpoint_url
+        .clone()
+        .unwrap_or_else(|| "AWS (default endpoints)".to_owned());
+    let host = format!("http://{}", args.listen);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "tpf-sfn dev: {} release {} on {endpoint}",
+        p.identity.pipeline_id, p.identity.release_version
+    );
+    let created = p.tables.iter().filter(|(_, c)| *c).count();
+    let _ = writeln!(
+        out,
+        "  tables   {} ({created} created, {} existed)",
+        p.tables
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        p.tables.len() - created
+    );
+    let _ = writeln!(
+        out,
+        "  queue    {}  (the driver's action calls)",
+        p.queue_url
+    );
+    for (role, arn, word) in &p.machines {
+        let _ = writeln!(out, "  {role:<8} {arn}  ({word})");
+    }
+    let _ = writeln!(out, "  compiled {}", args.out.display());
+    let _ = writeln!(
+        out,
+        "  host     {host}  Action API v1 + control plane, DynamoDB store, tenant `{}` active",
+        args.tenant
+    );
+    let _ = writeln!(
+        out,
+        "  bridge   streams of {} and {} -> starts and wakes drivers",
+        names.execution, names.wakeup
+    );
+    let _ = writeln!(
+        out,
+        "  relay    {} -> {host} -> SendTaskSuccess/Failure",
+        p.queue_url
+    );
+    if shown_token.is_empty() {
+        let _ = writeln!(out, "  token    from {origin}");
+    } else {
+        let _ = writeln!(
+ out,
+                    "  token    {shown_token}  ({} for {}; --new-token for another, --token or TPF_SFN_TOKEN to choose one)",
+                    if origin == "kept" { "kept" } else { "generated" },
+                    args.out.display()
+                );
+    }
+    let _ = writeln!(out, "  schedule none: the sweeper is deployed but not scheduled here; start it by hand to sweep");
+    let _ = writeln!(out, "try:");
+    let _ = writeln!(
+ out,
+                "  curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n    -d '{{\"pipelineId\":\"{}\",\"inputShape\":\"UNI\",\"inputPayload\":{{\"orderId\":\"o-1\"}},\"idempotencyKey\":\"o-1\",\"outputStreaming\":false}}' \\\n    {host}/tpf/control-plane/tenants/{}/executions",
+                if shown_token.is_empty() { "$TPF_SFN_TOKEN" } else { shown_token },
+                p.identity.pipeline_id,
+                args.tenant
+            );
+    let bearer = if shown_token.is_empty() {
+        "$TPF_SFN_TOKEN"
+    } else {
+        shown_token
+    };
+    let cp = format!("{host}/tpf/control-plane/tenants/{}", args.tenant);
+    let _ = writeln!(
+        out,
+        "  # once the driver parks: the pending interaction, then its completion"
+    );
+    let _ = writeln!(
+        out,
+        "  curl -s -H 'Authorization: Bearer {bearer}' {cp}/interactions/pending"
+    );
+    let _ = writeln!(
+ out,
+                "  curl -s -H 'Authorization: Bearer {bearer}' -H 'Content-Type: application/json' \\\n    -d '{{\"interactionId\":\"<interactionId>\",\"responsePayload\":{{\"decision\":\"accepted\"}}}}' \\\n    {cp}/interactions/complete"
+            );
+    let _ = writeln!(
+        out,
+        "  curl -s -H 'Authorization: Bearer {bearer}' {cp}/executions/<executionId>"
+    );
+    let table = crate::cmd::tables::flags(&args.tables);
+    let _ = writeln!(
+        out,
+        "  # tpf-sfn on PATH: `cargo install --path adapter/tpf-sfn` (or `cargo run -q -p tpf-sfn --`)"
+    );
+    let _ = writeln!(
+        out,
+        "  tpf-sfn status --out {} --tenant {} --execution <executionId>{table}{}",
+        args.out.display(),
+        args.tenant,
+        args.connection
+            .endpoint_url
+            .as_deref()
+            .map(|u| format!(" --endpoint-url {u}"))
+            .unwrap_or_default()
+            + &args
+                .connection
+                .region
+                .as_deref()
+                .map(|r| format!(" --region {r}"))
+                .unwrap_or_default()
+    );
+    let _ = writeln!(out, "Ctrl-C stops host, bridge and relay.");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn after_the_submit_come_the_pending_and_complete_calls_with_the_token() {
+        let args = match crate::cli::Cli::parse_from([
+            "tpf-sfn",
+            "dev",
+            "--endpoint-url",
+            "http://127.0.0.1:5599",
+            "--tenant",
+            "t1",
+        ])
+        .command
+        {
+            crate::cli::Command::Dev(a) => a,
+            _ => unreachable!("dev parses as dev"),
+        };
+        let p = Provisioned {
+            identity: tpf_wire::Identity {
+                pipeline_id: "p".into(),
+                contract_version: "c".into(),
+                release_version: "r".into(),
+            },
+            tables: vec![("tpf_execution".into(), true)],
+            queue_url: "http://q".into(),
+            machines: Vec::new(),
+            driver_arn_prefix: String::new(),
+            contract: "c.json".into(),
+            release: None,
+        };
+        let out = text(&args, &TableNames::default(), &p, "kept", "tok123");
+        let at = |needle: &str| {
+            out.find(needle)
+                .unwrap_or_else(|| panic!("{needle} missing from:\n{out}"))
+        };
+        let submit = at("/tpf/control-plane/tenants/t1/executions\n");
+        let pending = at("-H 'Authorization: Bearer tok123' http://127.0.0.1:8080/tpf/control-plane/tenants/t1/interactions/pending");
+        let complete = at("/tpf/control-plane/tenants/t1/interactions/complete");
+        let status = at("tpf-sfn status --out tpf-sfn-dev --tenant t1");
+        assert!(
+            submit < pending && pending < complete && complete < status,
+            "{out}"
+        );
+        assert!(
+            out.contains("\"interactionId\":\"<interactionId>\""),
+            "{out}"
+        );
+        assert!(
+            out.contains("cargo install --path adapter/tpf-sfn"),
+            "{out}"
+        );
+        assert!(out.contains("tok123  (kept for tpf-sfn-dev"), "{out}");
+    }
+}

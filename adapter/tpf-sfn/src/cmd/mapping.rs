@@ -1,0 +1,575 @@
+//! `tpf-sfn mapping-test` (the CI gate) and `tpf-sfn simulate` (one scenario, readable).
+
+use std::path::Path;
+
+use serde_json::json;
+use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_mapping::proof::{self, ScenarioReport};
+use tpf_sfn_mapping::scenario::{matrix, Scenario};
+
+use super::inputs::InputFiles;
+use crate::cli::{Backend, Format, MappingTestArgs, SimulateArgs};
+use crate::error::Error;
+use crate::exit::{CmdResult, Failure};
+use crate::input::read;
+use crate::{output, report};
+
+pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
+    if args.check && args.snapshots.is_none() {
+        return Err(Error::new("USAGE", "--check needs --snapshots DIR")
+            .with_hint("pass the directory your trace snapshots are committed in")
+            .into());
+    }
+    match (args.backend, &args.driver, &args.spec) {
+        (Backend::LambdaDurable, Some(_), _) => {
+            return Err(Error::new(
+                "USAGE",
+                "--driver takes a Step Functions definition; the lambda-durable backend proves a durable driver spec",
+            )
+            .with_hint("pass --spec driver.durable.json, or --backend step-functions")
+            .into())
+        }
+        (Backend::StepFunctions, _, Some(_)) => {
+            return Err(Error::new(
+                "USAGE",
+                "--spec takes a durable driver spec; the step-functions backend proves a state machine",
+            )
+            .with_hint("pass --backend lambda-durable, or --driver driver.asl.json")
+            .into())
+        }
+        _ => {}
+    }
+    let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
+    if args.backend == Backend::LambdaDurable {
+        return mapping_test_durable(args, &files);
+    }
+    let driver = match &args.driver {
+        Some(p) => Some((p.display().to_string(), read(p)?)),
+        None => None,
+    };
+    let input = files.input(args.binding, args.allow_unverified_hash);
+    let subject = match proof::subject(
+        &input,
+        driver.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+    ) {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let extra = match &args.scenarios {
+        Some(dir) => load_scenarios(dir)?,
+        None => Vec::new(),
+    };
+    let scenarios = proof::scenarios(&subject, extra);
+    let reports = proof::prove(&subject, &scenarios, proof::SEED);
+
+    let snapshot_files: Vec<(String, String)> = reports
+        .iter()
+        .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
+        .collect();
+    let drift = match (&args.snapshots, args.check) {
+        (Some(dir), true) => output::check(dir, &snapshot_files),
+        (Some(dir), false) => {
+            output::write_all(dir, &snapshot_files)?;
+            Vec::new()
+        }
+        (None, _) => Vec::new(),
+    };
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let coverage = matrix::coverage(&subject);
+
+    match args.format {
+        Format::Text => {
+            let id = &subject.plan.identity;
+            println!(
+                "mapping-test {} (release {}, binding {}, driver {})",
+                id.pipeline_id,
+                id.release_version,
+                subject.plan.binding.kind().as_str(),
+                args.driver
+                    .as_ref()
+                    .map_or("compiled".to_string(), |p| p.display().to_string())
+            );
+            for r in &reports {
+                print_report(r);
+            }
+            print_drift(&drift);
+            let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
+            if !stopped {
+                print_coverage(&coverage);
+            }
+            if stopped {
+                println!("the static checks rejected the driver: no scenario ran");
+            } else {
+                println!(
+                    "{} scenarios × {} invariant checks: {} passed, {} failed{}",
+                    reports.len(),
+                    tpf_sfn_mapping::invariants::CHECKS.len(),
+                    reports.len() - failed,
+                    failed,
+                    if drift.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} snapshot(s) drifted", drift.len())
+                    }
+                );
+            }
+        }
+        Format::Json => println!(
+            "{}",
+            json!({
+                "identity": {
+                    "pipelineId": subject.plan.identity.pipeline_id,
+                    "releaseVersion": subject.plan.identity.release_version,
+                },
+                "binding": subject.plan.binding.kind().as_str(),
+                "scenarios": reports,
+                "perAwaitFamilies": coverage,
+                "passed": failed == 0 && drift.is_empty(),
+                "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
+            })
+        ),
+    }
+    if failed == 0 && drift.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+/// `mapping-test --backend lambda-durable`: the durable driver program on the replay engine,
+/// over the same matrix, with the same invariants and the same report.
+fn mapping_test_durable(args: &MappingTestArgs, files: &InputFiles) -> CmdResult {
+    let spec = match &args.spec {
+        Some(p) => Some(read_spec(p)?),
+        None => None,
+    };
+    let input = files.input(args.binding, args.allow_unverified_hash);
+    let subject = match proof::durable_subject(&input, spec) {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let extra = match &args.scenarios {
+        Some(dir) => load_scenarios(dir)?,
+        None => Vec::new(),
+    };
+    let scenarios = proof::durable_scenarios(&subject, extra);
+    let reports = proof::prove_durable(&subject, &scenarios, proof::SEED);
+    let snapshot_files: Vec<(String, String)> = reports
+        .iter()
+        .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
+        .collect();
+    let drift = match (&args.snapshots, args.check) {
+        (Some(dir), true) => output::check(dir, &snapshot_files),
+        (Some(dir), false) => {
+            output::write_all(dir, &snapshot_files)?;
+            Vec::new()
+        }
+        (None, _) => Vec::new(),
+    };
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let coverage = matrix::coverage(&subject.base);
+    let id = &subject.base.plan.identity;
+    match args.format {
+        Format::Text => {
+            println!(
+                "mapping-test {} (release {}, binding {}, backend {}, spec {})",
+                id.pipeline_id,
+                id.release_version,
+                subject.base.plan.binding.kind().as_str(),
+                proof::Backend::LambdaDurable.as_str(),
+                args.spec
+                    .as_ref()
+                    .map_or("compiled".to_string(), |p| p.display().to_string())
+            );
+            for r in &reports {
+                print_report(r);
+            }
+            print_drift(&drift);
+            let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
+            if stopped {
+                println!("the static checks rejected the durable driver's spec: no scenario ran");
+            } else {
+                print_coverage(&coverage);
+                println!(
+                    "{} scenarios × {} invariant checks: {} passed, {} failed{}",
+                    reports.len(),
+                    tpf_sfn_mapping::durable::checks::CHECKS.len(),
+                    reports.len() - failed,
+                    failed,
+                    if drift.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} snapshot(s) drifted", drift.len())
+                    }
+                );
+            }
+        }
+        Format::Json => println!(
+            "{}",
+            json!({
+                "identity": {
+                    "pipelineId": id.pipeline_id,
+                    "releaseVersion": id.release_version,
+                },
+                "binding": subject.base.plan.binding.kind().as_str(),
+                "backend": proof::Backend::LambdaDurable.as_str(),
+                "scenarios": reports,
+                "perAwaitFamilies": coverage,
+                "passed": failed == 0 && drift.is_empty(),
+                "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
+            })
+        ),
+    }
+    if failed == 0 && drift.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+/// A durable driver spec the user passes: the function's own format, every field known.
+fn read_spec(path: &Path) -> Result<tpf_durable_driver::DurableSpec, Failure> {
+    let bytes = read(path)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::new(
+            "DURABLE_SPEC_INVALID",
+            format!("{} is not a durable driver spec: {e}", path.display()),
+        )
+        .with_hint(
+            "pass the driver.durable.json that `tpf-sfn compile --backend lambda-durable` writes",
+        )
+        .into()
+    })
+}
+
+fn print_drift(drift: &[output::Drift]) {
+    for d in drift {
+        if d.missing {
+            println!("  snapshot missing: {}", d.file);
+        } else {
+            println!("  snapshot differs: {}\n{}", d.file, d.diff);
+        }
+    }
+}
+
+/// Says which awaits the per-await families ran on and how many each stands for, so a matrix
+/// that skips interchangeable awaits says so.
+fn print_coverage(c: &matrix::Coverage) {
+    if c.classes.awaits == 0 {
+        return;
+    }
+    println!(
+        "  per-await families ran on {} of {} await(s), one per class of identical await states plus the first and last ({} class(es)); the whole-pipeline scenarios visit and route every await",
+        c.classes.representatives.len(),
+        c.classes.awaits,
+        c.classes.classes.len()
+    );
+    for f in &c.families {
+        println!(
+            "    {}: covers {} await(s), ran on {}",
+            f.family,
+            f.awaits_covered,
+            f.ran_on.join(", ")
+        );
+    }
+}
+
+fn print_report(r: &ScenarioReport) {
+    let m = &r.metrics;
+    let mark = if r.passed() { "ok  " } else { "FAIL" };
+    if r.backend == proof::Backend::LambdaDurable {
+        println!(
+            "  {mark} {:<58} {:>5} operations {:>4} invocations {:>4} calls {:>2} gen  {}",
+            r.name,
+            m.operations,
+            m.invocations,
+            m.action_calls,
+            m.generations,
+            tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
+        );
+    } else {
+        println!(
+            "  {mark} {:<58} {:>5} transitions {:>6} events {:>4} calls {:>2} gen  {}",
+            r.name,
+            m.state_transitions,
+            m.history_events,
+            m.action_calls,
+            m.generations,
+            tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
+        );
+    }
+    if let Some(e) = &r.error {
+        println!("       could not run: {e}");
+    }
+    for u in &r.unmet_expectations {
+        println!("       expectation: {u}");
+    }
+    for v in &r.violations {
+        println!("       {}", v.to_string().replace('\n', "\n       "));
+    }
+}
+
+/// The hand-written scenarios of `mapping-tests/scenarios/`, written for the bundled restaurant
+/// sample and compiled in with it (`bundled_scenarios_are_the_scenario_directory` keeps the list
+/// equal to the directory).
+pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
+    (
+        "flaky-network.toml",
+        include_str!("../../../../mapping-tests/scenarios/flaky-network.toml"),
+    ),
+    (
+        "late-decision-then-redrive.toml",
+        include_str!("../../../../mapping-tests/scenarios/late-decision-then-redrive.toml"),
+    ),
+    (
+        "slow-reviewer.toml",
+        include_str!("../../../../mapping-tests/scenarios/slow-reviewer.toml"),
+    ),
+];
+
+fn bundled_scenarios() -> Result<Vec<Scenario>, Failure> {
+    BUNDLED_SCENARIOS
+        .iter()
+        .map(|(file, text)| parse_scenario(&format!("{file} (bundled)"), text))
+        .collect()
+}
+
+fn parse_scenario(file: &str, text: &str) -> Result<Scenario, Failure> {
+    Scenario::from_toml(text).map_err(|e| {
+        Error::new("SCENARIO_INVALID", format!("{file}: {e}"))
+            .with_hint("see mapping-tests/scenarios/ for the format")
+            .into()
+    })
+}
+
+/// The rendered trace as a list of events: one per line, with its time since the scenario
+/// started, who acted (`driver`, `sweeper`, `call`, `tpf`, `bridge`, `actor`) and what happened.
+pub fn trace_events(trace: &str) -> Vec<serde_json::Value> {
+    trace
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let (at, rest) = line.split_once(' ').unwrap_or((line, ""));
+            let rest = rest.trim_start();
+            let (source, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            json!({
+                "at": at,
+                "atMs": clock_ms(at),
+                "source": source,
+                "text": text.trim_start(),
+            })
+        })
+        .collect()
+}
+
+/// `+HH:MM:SS.mmm` back to milliseconds; `None` for anything else.
+fn clock_ms(at: &str) -> Option<i64> {
+    let (hms, ms) = at.strip_prefix('+')?.split_once('.')?;
+    let mut parts = hms.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+    Some(((h * 60 + m) * 60 + s) * 1000 + ms.parse::<i64>().ok()?)
+}
+
+fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        Error::new("IO_READ", format!("cannot list {}", dir.display())).with_source(e)
+    })?;
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = String::from_utf8(read(&p)?).map_err(|e| {
+            Error::new("SCENARIO_ENCODING", format!("{} is not UTF-8", p.display())).with_source(e)
+        })?;
+        out.push(parse_scenario(&p.display().to_string(), &text)?);
+    }
+    Ok(out)
+}
+
+pub fn simulate(args: &SimulateArgs) -> CmdResult {
+    let files = match &args.contract {
+        Some(c) => InputFiles::read(c, args.release.as_ref(), args.config.as_ref())?,
+        None => {
+            let mut f = InputFiles {
+                contract_file: "restaurant-approval.pipeline-contract.json (bundled)".into(),
+                contract: RESTAURANT_CONTRACT.to_vec(),
+                release: Some((
+                    "restaurant-approval.pipeline-release.json (bundled)".into(),
+                    RESTAURANT_RELEASE.to_vec(),
+                )),
+                config: None,
+            };
+            if let Some(p) = &args.config {
+                f.config = Some(super::inputs::read_config(p)?);
+            }
+            f
+        }
+    };
+    let input = files.input(args.binding, args.allow_unverified_hash);
+    // The bundled sample comes with its hand-written scenarios; a user's contract with theirs.
+    let extra = match (&args.scenarios, &args.contract) {
+        (Some(dir), _) => load_scenarios(dir)?,
+        (None, None) => bundled_scenarios()?,
+        (None, Some(_)) => Vec::new(),
+    };
+    let (subject, durable) = match args.backend {
+        Backend::StepFunctions => (proof::subject(&input, None), None),
+        Backend::LambdaDurable => match proof::durable_subject(&input, None) {
+            Ok(d) => (Ok(d.base.clone()), Some(d)),
+            Err(e) => (Err(e), None),
+        },
+    };
+    let subject = match subject {
+        Ok(s) => s,
+        Err(d) => {
+            report::diagnostics(args.format, &d.0);
+            return Err(Failure::Input(Default::default()));
+        }
+    };
+    let all = match &durable {
+        Some(d) => proof::durable_scenarios(d, extra),
+        None => proof::scenarios(&subject, extra),
+    };
+    if args.list {
+        match args.format {
+            Format::Text => {
+                for s in &all {
+                    println!("{:<58} {}", s.name, s.description);
+                }
+            }
+            Format::Json => println!(
+                "{}",
+                json!({
+                    "scenarios": all
+                        .iter()
+                        .map(|s| json!({"name": s.name, "description": s.description}))
+                        .collect::<Vec<_>>()
+                })
+            ),
+        }
+        return Ok(());
+    }
+    let Some(scenario) = all.iter().find(|s| s.name == args.scenario) else {
+        return Err(Error::new(
+            "UNKNOWN_SCENARIO",
+            format!("no scenario named {:?}", args.scenario),
+        )
+        .with_hint(format!(
+            "`tpf-sfn simulate --list` shows the {} scenarios of this contract",
+            all.len()
+        ))
+        .into());
+    };
+    let r = match &durable {
+        Some(d) => proof::run_one_durable(d, scenario),
+        None => proof::run_one(&subject, scenario, proof::SEED),
+    };
+    match args.format {
+        Format::Text => {
+            println!("scenario {}: {}", r.name, r.description);
+            let m = &r.metrics;
+            let simulated =
+                tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64);
+            if durable.is_some() {
+                println!(
+                    "durable driver function {} · binding {} · pinned release {}\n",
+                    tpf_sfn_mapping::durable::world::FUNCTION,
+                    subject.plan.binding.kind().as_str(),
+                    subject.plan.identity.release_version
+                );
+                print!("{}", r.trace);
+                println!(
+                    "\n{} operations, {} invocations ({} replayed operations), {} history events, {} action calls, {} generation(s), {simulated} simulated",
+                    m.operations,
+                    m.invocations,
+                    m.replayed_operations,
+                    m.history_events,
+                    m.action_calls,
+                    m.generations,
+                );
+            } else {
+                println!(
+                    "driver {} · binding {} · pinned release {}\n",
+                    subject.sfn.machines.driver,
+                    subject.plan.binding.kind().as_str(),
+                    subject.plan.identity.release_version
+                );
+                print!("{}", r.trace);
+                println!(
+                    "\n{} state transitions, {} history events, {} action calls, {} generation(s), {simulated} simulated",
+                    m.state_transitions, m.history_events, m.action_calls, m.generations,
+                );
+            }
+            if r.passed() {
+                println!(
+                    "all {} invariant checks hold",
+                    tpf_sfn_mapping::invariants::CHECKS.len()
+                );
+            }
+            for v in &r.violations {
+                println!("{v}");
+            }
+            for u in &r.unmet_expectations {
+                println!("expectation not met: {u}");
+            }
+        }
+        Format::Json => println!(
+            "{}",
+            json!({ "scenario": r, "trace": trace_events(&r.trace) })
+        ),
+    }
+    if r.passed() {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_scenarios_are_the_scenario_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mapping-tests/scenarios");
+        let mut on_disk: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&p).unwrap(),
+                )
+            })
+            .collect();
+        on_disk.sort();
+        let bundled: Vec<(String, String)> = BUNDLED_SCENARIOS
+            .iter()
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect();
+        assert_eq!(bundled, on_disk);
+        assert_eq!(bundled_scenarios().unwrap().len(), on_disk.len());
+    }
+
+    #[test]
+    fn a_trace_becomes_one_event_per_line() {
+        let events = trace_events(
+            "+00:00:00.000 driver  exec-1                 → Ask TPF\n+01:02:03.004 tpf     exec-1 v2 RUNNING\n",
+        );
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0]["source"], "driver");
+        assert_eq!(events[0]["text"], "exec-1                 → Ask TPF");
+        assert_eq!(events[1]["atMs"], 3_723_004);
+        assert_eq!(events[1]["source"], "tpf");
+    }
+}

@@ -1,0 +1,785 @@
+//! The CLI as a user runs it: exit codes, files written, drift detection, coded errors.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts")
+}
+
+fn tpf_sfn(args: &[&str]) -> Output {
+    support::cli().args(args).output().expect("run tpf-sfn")
+}
+
+/// `tpf-sfn mapping-test CONTRACT --release RELEASE --driver DRIVER EXTRA...`.
+fn mapping_test_driver(contract: &str, release: &str, driver: &str, extra: &[&str]) -> Output {
+    let args = [
+        "mapping-test",
+        contract,
+        "--release",
+        release,
+        "--driver",
+        driver,
+    ];
+    support::cli()
+        .args(args)
+        .args(extra)
+        .output()
+        .expect("run tpf-sfn")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn restaurant() -> (String, String) {
+    let e = examples();
+    (
+        e.join("restaurant-approval.pipeline-contract.json")
+            .display()
+            .to_string(),
+        e.join("restaurant-approval.pipeline-release.json")
+            .display()
+            .to_string(),
+    )
+}
+
+#[test]
+fn compile_writes_all_outputs_then_check_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let out_s = out.display().to_string();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for f in [
+        "driver.asl.json",
+        "sweeper.asl.json",
+        "driver.iam-policy.json",
+        "sweeper.iam-policy.json",
+        "driver.mmd",
+        "manifest.json",
+    ] {
+        assert!(out.join(f).is_file(), "missing {f}");
+    }
+    let driver = std::fs::read_to_string(out.join("driver.asl.json")).unwrap();
+    assert!(driver.contains("\"Await Restaurant Decision\": {"));
+    // The sweeper says what it is: the safety net, not a wakeup driver.
+    let sweeper: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweeper.asl.json")).unwrap())
+            .unwrap();
+    let comment = sweeper["Comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("tpf-sfn sweeper for TPF pipeline") && !comment.contains("driver for"),
+        "{comment}"
+    );
+
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("up to date"));
+}
+
+#[test]
+fn compile_for_lambda_durable_writes_the_spec_and_refuses_what_it_cannot_spell() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("durable");
+    let out_s = out.display().to_string();
+    let (contract, release) = restaurant();
+    let args = [
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--backend",
+        "lambda-durable",
+        "--out",
+        &out_s,
+    ];
+    let o = tpf_sfn(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let spec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
+    assert_eq!(spec["format"], 1);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["backend"], "lambda-durable");
+    assert!(!out.join("driver.asl.json").exists());
+    // Unchanged inputs: --check finds no drift.
+    let o = tpf_sfn(&[&args[..], &["--check"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // Terraform has no spelling of this backend here; the queue binding has no durable form;
+    // the embedded default's placeholder endpoint is not exported. Each is coded, exit 2,
+    // and nothing is written.
+    for (extra, code) in [
+        (&["--emit", "terraform"][..], "DURABLE_EXPORT_UNSUPPORTED"),
+        (&["--binding", "queue"][..], "DURABLE_BINDING_UNSUPPORTED"),
+        (&["--emit", "cloudformation"][..], "EXPORT_PLACEHOLDER"),
+    ] {
+        let fresh = dir.path().join(code);
+        let fresh_s = fresh.display().to_string();
+        let o = tpf_sfn(
+            &[
+                &[
+                    "compile",
+                    &contract,
+                    "--backend",
+                    "lambda-durable",
+                    "--out",
+                    &fresh_s,
+                ][..],
+                extra,
+            ]
+            .concat(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(code), "{}", text(&o));
+        assert!(!fresh.exists(), "{code}: something was written");
+    }
+}
+
+#[test]
+fn check_reports_drift_with_a_diff_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_s = dir.path().display().to_string();
+    let (contract, release) = restaurant();
+    assert_eq!(
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s])
+            .status
+            .code(),
+        Some(0)
+    );
+    let path = dir.path().join("driver.asl.json");
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"Seconds\": 30", "\"Seconds\": 5");
+    std::fs::write(&path, edited).unwrap();
+    std::fs::remove_file(dir.path().join("driver.mmd")).unwrap();
+
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("drift: driver.asl.json differs"), "{t}");
+    assert!(
+        t.contains("-      \"Seconds\": 5,") && t.contains("+      \"Seconds\": 30,"),
+        "{t}"
+    );
+    assert!(t.contains("driver.mmd is missing"), "{t}");
+    // --check never writes.
+    assert!(!dir.path().join("driver.mmd").exists());
+}
+
+#[test]
+fn bad_input_is_a_coded_error_with_exit_2_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("truncated.json");
+    std::fs::write(&bad, "{\"schemaVersion\": 1, \"pipelineId\": \"x\",").unwrap();
+    let out = dir.path().join("out");
+    let o = tpf_sfn(&[
+        "compile",
+        &bad.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("error[CONTRACT_JSON_SYNTAX]"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists(), "nothing may be written for bad input");
+
+    let o = tpf_sfn(&["compile", "does-not-exist.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("error[IO_READ]"));
+
+    let o = tpf_sfn(&["compile", "--no-such-flag"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn json_format_is_machine_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &dir.path().display().to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["manifest"]["identity"]["pipelineId"],
+        "org.pipelineframework.restaurantapproval"
+    );
+    assert_eq!(v["manifest"]["contract"]["verified"], true);
+}
+
+#[test]
+fn validate_accepts_compiled_output_and_flags_broken_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    assert_eq!(
+        tpf_sfn(&[
+            "compile",
+            &contract,
+            "--release",
+            &release,
+            "--out",
+            &dir.path().display().to_string()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    let o = tpf_sfn(&[
+        "validate",
+        &dir.path().display().to_string(),
+        "--driver-profile",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("driver.asl.json: valid"), "{}", text(&o));
+
+    let broken = dir.path().join("broken.asl.json");
+    std::fs::write(
+        &broken,
+        r#"{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nowhere"}}}"#,
+    )
+    .unwrap();
+    let o = tpf_sfn(&[
+        "validate",
+        &broken.display().to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files"][0]["valid"], false);
+}
+
+#[test]
+fn graph_draws_contracts_and_asl() {
+    let (contract, _) = restaurant();
+    let o = tpf_sfn(&["graph", &contract]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.starts_with("flowchart TD"));
+    assert!(t.contains("Await Restaurant Decision"));
+}
+
+#[test]
+fn init_writes_an_annotated_config_and_refuses_to_clobber() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpf-sfn.toml");
+    let p = path.display().to_string();
+    assert_eq!(tpf_sfn(&["init", &p]).status.code(), Some(0));
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(written.contains("event-budget"), "{written}");
+    let o = tpf_sfn(&["init", &p]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("INIT_EXISTS"));
+    assert_eq!(tpf_sfn(&["init", &p, "--force"]).status.code(), Some(0));
+    // The written file compiles.
+    let (contract, _) = restaurant();
+    let o = tpf_sfn(&[
+        "compile",
+        &contract,
+        "--config",
+        &p,
+        "--out",
+        &dir.path().join("o").display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn completions_are_generated() {
+    let o = tpf_sfn(&["completions", "bash"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("tpf-sfn"));
+}
+
+#[test]
+fn simulate_runs_the_bundled_restaurant_sample() {
+    let o = tpf_sfn(&["simulate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("→ Await Restaurant Decision"), "{t}");
+    assert!(t.contains("all 19 invariant checks hold"), "{t}");
+
+    let o = tpf_sfn(&["simulate", "--scenario", "no-such-scenario"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("UNKNOWN_SCENARIO"));
+}
+
+#[test]
+fn mapping_test_is_a_ci_gate_with_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let snaps = dir.path().join("traces");
+    let snaps_s = snaps.display().to_string();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--snapshots",
+        &snaps_s,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(snaps.join("happy-path.trace").is_file());
+
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--snapshots",
+        &snaps_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    std::fs::write(snaps.join("happy-path.trace"), "stale\n").unwrap();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--snapshots",
+        &snaps_s,
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("snapshot differs: happy-path.trace"));
+
+    let o = tpf_sfn(&["mapping-test", &contract, "--check"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--check without --snapshots is a usage error"
+    );
+}
+
+#[test]
+fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let out = dir.path().display().to_string();
+    assert_eq!(
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
+            .status
+            .code(),
+        Some(0)
+    );
+    let path = dir.path().join("driver.asl.json");
+    let mut driver: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    driver["States"]["Await Restaurant Decision"] =
+        serde_json::json!({"Type": "Wait", "Seconds": 30, "Next": "Process work item"});
+    std::fs::write(&path, serde_json::to_string_pretty(&driver).unwrap()).unwrap();
+
+    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("invariant parks-without-polling violated"),
+        "{t}"
+    );
+    assert!(t.contains("FAIL happy-path"), "{t}");
+
+    let o = mapping_test_driver(
+        &contract,
+        &release,
+        &path.display().to_string(),
+        &["--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["passed"], false);
+}
+
+/// A driver whose retry branch skips its Wait asks TPF again at once, for ever: `validate` and
+/// the gate both reject it at once, and a driver that sleeps for years on its lease and re-check
+/// waits fails the scenarios that take those paths.
+#[test]
+fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let out = dir.path().display().to_string();
+    assert_eq!(
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
+            .status
+            .code(),
+        Some(0)
+    );
+    let compiled: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("driver.asl.json")).unwrap())
+            .unwrap();
+
+    let mut runaway = compiled.clone();
+    for rule in runaway["States"]["Route on TPF status"]["Choices"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if rule["Next"] == "Wait until due" {
+            rule["Next"] = serde_json::json!("Process work item");
+        }
+    }
+    let path = dir.path().join("runaway.asl.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&runaway).unwrap()).unwrap();
+    let file = path.display().to_string();
+    let o = tpf_sfn(&["validate", &file, "--driver-profile"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("ASL_LOOP_UNPACED"), "{}", text(&o));
+    let o = mapping_test_driver(&contract, &release, &file, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("FAIL static-checks"), "{t}");
+    assert!(
+        t.contains("invariant definition-within-limits violated: ASL_LOOP_UNPACED"),
+        "{t}"
+    );
+    assert!(t.contains("no scenario ran"), "{t}");
+
+    let mut sleepy = compiled;
+    for state in ["Wait for lease", "Wait before re-checking TPF"] {
+        sleepy["States"][state]["Seconds"] = serde_json::json!(99_999_999);
+    }
+    let path = dir.path().join("sleepy.asl.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&sleepy).unwrap()).unwrap();
+    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("FAIL lease-held-elsewhere"), "{t}");
+    assert!(t.contains("invariant lease-wait-bounded violated"), "{t}");
+    assert!(t.contains("FAIL token-registration-fails"), "{t}");
+    assert!(t.contains("invariant recheck-wait-bounded violated"), "{t}");
+}
+
+/// `validate` proves the tool's own output with no extra flags, and takes the Map bound a foreign
+/// definition needs as `--map-item-bound STATE=N`.
+#[test]
+fn validate_proves_compiled_output_and_takes_map_bounds_for_foreign_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let out = dir.path().display().to_string();
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = tpf_sfn(&["validate", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
+    assert!(
+        text(&o).contains("sweeper.asl.json: valid, at most"),
+        "{}",
+        text(&o)
+    );
+
+    let sweeper = dir.path().join("sweeper.asl.json");
+    let mut def: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sweeper).unwrap()).unwrap();
+    def["Comment"] = serde_json::json!("a machine someone else wrote");
+    let foreign = dir.path().join("foreign.asl.json");
+    std::fs::write(&foreign, def.to_string()).unwrap();
+    let foreign = foreign.display().to_string();
+    let o = tpf_sfn(&["validate", &foreign]);
+    assert!(text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
+    assert!(text(&o).contains("--map-item-bound"), "{}", text(&o));
+    let o = tpf_sfn(&[
+        "validate",
+        &foreign,
+        "--map-item-bound",
+        "Ensure a driver for each due execution=100",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
+    assert!(text(&o).contains("valid, at most"), "{}", text(&o));
+    let o = tpf_sfn(&["validate", &foreign, "--map-item-bound", "no-number"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// `tpf-sfn … | head -1`: a reader that goes away ends the command without a word, never with
+/// a panic about a broken pipe.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::process::Stdio;
+    for args in [&["completions", "bash"][..], &["simulate", "--list"]] {
+        let mut child = support::cli()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // Closed before the command has written: every write it makes finds no reader.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("wait");
+        assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
+        assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
+    }
+}
+
+/// `compile --out` is all-or-nothing: when one file cannot be renamed into place (its path
+/// became a directory), the earlier output is left whole and no temporary is left anywhere.
+#[test]
+fn a_compile_whose_rename_fails_keeps_the_old_output_and_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let out_s = out.display().to_string();
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&["compile", &contract, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let before: Vec<(String, Vec<u8>)> = ["driver.asl.json", "sweeper.asl.json"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(out.join(f)).unwrap()))
+        .collect();
+    // The manifest is written last; its path is now a directory, so only its rename fails.
+    std::fs::remove_file(out.join("manifest.json")).unwrap();
+    std::fs::create_dir_all(out.join("manifest.json/keep")).unwrap();
+    // With a release the identity (and so every definition) differs from the first output.
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("error[IO_WRITE]"), "{}", text(&o));
+    for (f, bytes) in &before {
+        assert_eq!(&std::fs::read(out.join(f)).unwrap(), bytes, "{f} changed");
+    }
+    assert!(out.join("manifest.json/keep").is_dir());
+    let mut leftovers = Vec::new();
+    for d in [dir.path(), out.as_path()] {
+        for e in std::fs::read_dir(d).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if name.contains("tpf-sfn-tmp") {
+                leftovers.push(name);
+            }
+        }
+    }
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn validate_with_nothing_to_validate_is_a_coded_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.json"), "{}").unwrap();
+    let d = dir.path().display().to_string();
+    for args in [
+        vec!["validate", &d],
+        vec!["validate", &d, "--format", "json"],
+    ] {
+        let o = tpf_sfn(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("error[VALIDATE_NOTHING]"), "{}", text(&o));
+        assert!(o.stdout.is_empty(), "{}", text(&o));
+    }
+}
+
+/// Every command reads its inputs through one reader: a FIFO is refused at once (never
+/// blocks), a device is never read, and the same holds for every command that takes a file.
+#[cfg(unix)]
+#[test]
+fn inputs_that_are_not_regular_files_are_refused_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("contract.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.display().to_string();
+    let (contract, _) = restaurant();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["compile", &fifo, "--out", "unused"],
+        vec![
+            "compile",
+            &contract,
+            "--config",
+            "/dev/zero",
+            "--out",
+            "unused",
+        ],
+        vec!["compile", &contract, "--release", &fifo, "--out", "unused"],
+        vec!["validate", &fifo],
+        vec!["graph", "/dev/zero"],
+        vec!["simulate", &fifo],
+        vec!["mapping-test", &fifo],
+        vec!["serve", "--pipeline-contract", &fifo, "--token", "t"],
+    ];
+    for args in commands {
+        let o = tpf_sfn(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("error[INPUT_NOT_FILE]"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+}
+
+/// `simulate --format json`: the trace is a list of events, and the bundled sample's
+/// hand-written scenarios are offered and run like the matrix's.
+#[test]
+fn simulate_json_gives_the_trace_as_events_and_runs_hand_written_scenarios() {
+    let o = tpf_sfn(&["simulate", "--list", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"happy-path") && names.contains(&"slow-reviewer"),
+        "{names:?}"
+    );
+
+    let o = tpf_sfn(&[
+        "simulate",
+        "--scenario",
+        "slow-reviewer",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["scenario"]["name"], "slow-reviewer");
+    let events = v["trace"].as_array().expect("the trace is a list");
+    assert!(events.len() > 5, "{events:?}");
+    assert_eq!(events[0]["atMs"], 0);
+    for e in events {
+        assert!(
+            ["driver", "sweeper", "call", "tpf", "bridge", "actor"]
+                .contains(&e["source"].as_str().unwrap_or_default()),
+            "{e}"
+        );
+        assert!(e["text"].as_str().is_some_and(|t| !t.is_empty()), "{e}");
+    }
+    // A contract of one's own offers only its matrix, unless --scenarios names a directory.
+    let (contract, _) = restaurant();
+    let o = tpf_sfn(&["simulate", &contract, "--list"]);
+    assert!(!text(&o).contains("slow-reviewer"), "{}", text(&o));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mapping-tests/scenarios");
+    let o = tpf_sfn(&[
+        "simulate",
+        &contract,
+        "--list",
+        "--scenarios",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(text(&o).contains("slow-reviewer"), "{}", text(&o));
+}
+
+#[test]
+fn mapping_test_proves_the_lambda_durable_backend() {
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--backend",
+        "lambda-durable",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("backend lambda-durable"), "{t}");
+    assert!(t.contains("failed") && t.contains(" 0 failed"), "{t}");
+    assert!(t.contains("operations"), "{t}");
+
+    // A Step Functions definition is no durable driver: a usage error, nothing runs.
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--backend",
+        "lambda-durable",
+        "--driver",
+        "d.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("USAGE"), "{}", text(&o));
+    let o = tpf_sfn(&["mapping-test", &contract, "--spec", "s.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("USAGE"), "{}", text(&o));
+}
+
+#[test]
+fn mapping_test_rejects_a_hand_edited_durable_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let input = tpf_sfn_compiler::compile::Input {
+        contract_file: "contract.json",
+        contract: &std::fs::read(&contract).unwrap(),
+        release: None,
+        ..Default::default()
+    };
+    let plan = tpf_sfn_compiler::compile::compile(&input).unwrap().plan;
+    let mut spec = tpf_sfn_compiler::durable::lower(&plan).unwrap().spec;
+    // A generation that never hands over in time: the static checks reject it, exit 1.
+    spec.max_iterations = 1_000_000;
+    let path = dir.path().join("driver.durable.json");
+    std::fs::write(&path, serde_json::to_vec(&spec).unwrap()).unwrap();
+    let p = path.display().to_string();
+    let args = [
+        "mapping-test",
+        &contract,
+        "--backend",
+        "lambda-durable",
+        "--spec",
+        &p,
+    ];
+    let o = tpf_sfn(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("DURABLE_SPEC_BUDGET") && t.contains("no scenario ran"),
+        "{t}"
+    );
+
+    // Not a spec at all: a coded input error, exit 2.
+    std::fs::write(&path, "{\"format\": 1}").unwrap();
+    let o = tpf_sfn(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("DURABLE_SPEC_INVALID"), "{}", text(&o));
+    let _ = release;
+}
+
+#[test]
+fn simulate_runs_the_bundled_sample_on_the_lambda_durable_backend() {
+    let o = tpf_sfn(&[
+        "simulate",
+        "--backend",
+        "lambda-durable",
+        "--scenario",
+        "transport-faults",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("→ Park on 'Await Restaurant Decision'"), "{t}");
+    assert!(
+        t.contains("CallbackSucceeded") && t.contains("operations, "),
+        "{t}"
+    );
+    assert!(t.contains("all 19 invariant checks hold"), "{t}");
+}

@@ -1,0 +1,647 @@
+//! `deploy` call sequences and error classification against mocked Step Functions clients
+//! (aws-smithy-mocks): no network, every path deterministic.
+
+mod support;
+
+use std::path::Path;
+
+use aws_sdk_sfn::config::retry::RetryConfig;
+use aws_sdk_sfn::operation::create_state_machine::{
+    CreateStateMachineError, CreateStateMachineOutput,
+};
+use aws_sdk_sfn::operation::describe_state_machine::DescribeStateMachineOutput;
+use aws_sdk_sfn::operation::list_executions::ListExecutionsOutput;
+use aws_sdk_sfn::operation::list_state_machines::ListStateMachinesOutput;
+use aws_sdk_sfn::operation::list_tags_for_resource::ListTagsForResourceOutput;
+use aws_sdk_sfn::operation::tag_resource::TagResourceOutput;
+use aws_sdk_sfn::operation::update_state_machine::UpdateStateMachineOutput;
+use aws_sdk_sfn::primitives::DateTime;
+use aws_sdk_sfn::types::error::{InvalidDefinition, StateMachineAlreadyExists};
+use aws_sdk_sfn::types::{
+    ExecutionListItem, ExecutionStatus, StateMachineListItem, StateMachineType, Tag,
+};
+use aws_sdk_sfn::Client;
+use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
+use tpf_sfn::aws::deploy::{deploy, Options, Report};
+use tpf_sfn::aws::plan::Action;
+use tpf_sfn::aws::release::Release;
+use tpf_sfn::error::Error;
+
+const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn";
+
+fn compiled(dir: &Path) -> Release {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    let code = tpf_sfn::run([
+        "tpf-sfn".into(),
+        "compile".into(),
+        root.join("restaurant-approval.pipeline-contract.json")
+            .into_os_string(),
+        "--release".into(),
+        root.join("restaurant-approval.pipeline-release.json")
+            .into_os_string(),
+        "--binding".into(),
+        "queue".into(),
+        "--out".into(),
+        dir.as_os_str().to_owned(),
+    ]);
+    assert_eq!(code, std::process::ExitCode::SUCCESS);
+    Release::load(dir).expect("load compiled release")
+}
+
+fn arn(name: &str) -> String {
+    format!("arn:aws:states:us-east-1:123456789012:stateMachine:{name}")
+}
+
+fn item(name: &str) -> StateMachineListItem {
+    StateMachineListItem::builder()
+        .name(name)
+        .state_machine_arn(arn(name))
+        .r#type(StateMachineType::Standard)
+        .creation_date(DateTime::from_secs(0))
+        .build()
+        .unwrap()
+}
+
+/// ListStateMachines: one page per entry of `pages`, linked by tokens "p1", "p2", ...
+fn list_pages(pages: Vec<Vec<String>>) -> Vec<Rule> {
+    let n = pages.len();
+    pages
+        .into_iter()
+        .enumerate()
+        .map(|(i, names)| {
+            let expected = (i > 0).then(|| format!("p{i}"));
+            mock!(Client::list_state_machines)
+                .match_requests(move |r| r.next_token().map(str::to_string) == expected)
+                .then_output(move || {
+                    ListStateMachinesOutput::builder()
+                        .set_state_machines(Some(names.iter().map(|n| item(n)).collect()))
+                        .set_next_token((i + 1 < n).then(|| format!("p{}", i + 1)))
+                        .build()
+                        .unwrap()
+                })
+        })
+        .collect()
+}
+
+/// name, definition, tags.
+type Known = (String, String, Vec<(String, String)>);
+
+/// DescribeStateMachine and ListTagsForResource answering with `deployed(name)`'s definition
+/// and the machine's manifest tags.
+fn describe(
+    release: &Release,
+    definition: impl Fn(&str, &str) -> String + Send + Sync + 'static,
+) -> Vec<Rule> {
+    let machines: Vec<Known> = release
+        .machines
+        .iter()
+        .map(|m| {
+            (
+                m.name.clone(),
+                m.definition_text.clone(),
+                m.tags.clone().into_iter().collect(),
+            )
+        })
+        .collect();
+    let by_arn = {
+        let machines = machines.clone();
+        move |a: &str| machines.iter().find(|m| arn(&m.0) == a).cloned()
+    };
+    let by_arn2 = by_arn.clone();
+    vec![
+        mock!(Client::describe_state_machine).then_compute_output(move |r| {
+            let (name, def, _) = by_arn(r.state_machine_arn().unwrap_or("")).unwrap();
+            DescribeStateMachineOutput::builder()
+                .state_machine_arn(arn(&name))
+                .name(&name)
+                .definition(definition(&name, &def))
+                .role_arn(ROLE)
+                .r#type(StateMachineType::Standard)
+                .creation_date(DateTime::from_secs(0))
+                .build()
+                .unwrap()
+        }),
+        mock!(Client::list_tags_for_resource).then_compute_output(move |r| {
+            let (_, _, tags) = by_arn2(r.resource_arn().unwrap_or("")).unwrap();
+            ListTagsForResourceOutput::builder()
+                .set_tags(Some(
+                    tags.iter()
+                        .map(|(k, v)| Tag::builder().key(k).value(v).build())
+                        .collect(),
+                ))
+                .build()
+        }),
+    ]
+}
+
+struct Writes {
+    create: Rule,
+    update: Rule,
+    tag: Rule,
+}
+
+impl Writes {
+    fn new() -> Self {
+        Self {
+            create: mock!(Client::create_state_machine).then_compute_output(|r| {
+                CreateStateMachineOutput::builder()
+                    .state_machine_arn(arn(r.name().unwrap_or("")))
+                    .creation_date(DateTime::from_secs(0))
+                    .build()
+                    .unwrap()
+            }),
+            update: mock!(Client::update_state_machine).then_output(|| {
+                UpdateStateMachineOutput::builder()
+                    .update_date(DateTime::from_secs(0))
+                    .build()
+                    .unwrap()
+            }),
+            tag: mock!(Client::tag_resource).then_output(|| TagResourceOutput::builder().build()),
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.create.num_calls() + self.update.num_calls() + self.tag.num_calls()
+    }
+
+    fn rules(&self) -> Vec<&Rule> {
+        vec![&self.create, &self.update, &self.tag]
+    }
+}
+
+fn client(rules: &[&Rule]) -> Client {
+    mock_client!(aws_sdk_sfn, RuleMode::MatchAny, rules, |b| b
+        .retry_config(RetryConfig::disabled()))
+}
+
+fn run(
+    client: &Client,
+    release: &Release,
+    opts: Options<'_>,
+) -> Result<(Report, Vec<String>), Error> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut lines = Vec::new();
+    let report = rt.block_on(deploy(client, release, opts, &mut |l| lines.push(l)))?;
+    Ok((report, lines))
+}
+
+fn forced() -> Options<'static> {
+    Options {
+        role_arn: Some(ROLE),
+        dry_run: false,
+        force_replace: true,
+    }
+}
+
+fn normal() -> Options<'static> {
+    Options {
+        role_arn: Some(ROLE),
+        ..Options::default()
+    }
+}
+
+fn names(release: &Release) -> Vec<String> {
+    release.machines.iter().map(|m| m.name.clone()).collect()
+}
+
+#[test]
+fn first_deploy_creates_both_machines_with_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![vec![]]);
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.extend(w.rules());
+    let (report, lines) = run(&client(&rules), &release, normal()).unwrap();
+    assert_eq!(w.create.num_calls(), 2);
+    assert_eq!(report.write_calls, 2);
+    assert!(
+        lines[0].starts_with("[1/2] driver ") && lines[0].ends_with(": created"),
+        "{lines:?}"
+    );
+    assert!(lines[1].starts_with("[2/2] sweeper "), "{lines:?}");
+}
+
+#[test]
+fn unchanged_release_makes_no_write_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    // Same definitions, but re-serialised: a semantic comparison must not care.
+    let list = list_pages(vec![names(&release)]);
+    let desc = describe(&release, |_, def| {
+        serde_json::to_string(&serde_json::from_str::<serde_json::Value>(def).unwrap()).unwrap()
+    });
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), &release, normal()).unwrap();
+    assert!(report
+        .machines
+        .iter()
+        .all(|m| m.action == Action::Unchanged));
+    assert_eq!(w.total(), 0, "an unchanged release must not write");
+    assert_eq!(report.write_calls, 0);
+}
+
+#[test]
+fn changed_definition_is_refused_with_a_diff_and_no_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![names(&release)]);
+    let desc = describe(&release, |name, def| {
+        if name.ends_with("-driver") {
+            def.replace("\"Wait for lease\"", "\"Wait for the lease\"")
+        } else {
+            def.to_string()
+        }
+    });
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), &release, normal()).unwrap();
+    assert!(report.refused());
+    let Action::Refuse { diff } = &report.machines[0].action else {
+        panic!("driver not refused: {:?}", report.machines[0].action);
+    };
+    assert!(
+        diff.iter().any(|l| l == "+ States.\"Wait for lease\""),
+        "{diff:?}"
+    );
+    assert!(
+        diff.iter().any(|l| l == "- States.\"Wait for the lease\""),
+        "{diff:?}"
+    );
+    assert_eq!(report.machines[1].action, Action::Unchanged);
+    assert_eq!(
+        w.total(),
+        0,
+        "a refusal writes nothing, not even the unchanged sweeper"
+    );
+}
+
+#[test]
+fn force_replace_updates_and_lists_running_executions_across_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![names(&release)]);
+    let desc = describe(&release, |name, def| {
+        if name.ends_with("-driver") {
+            def.replace("\"Seconds\": 30", "\"Seconds\": 31")
+        } else {
+            def.to_string()
+        }
+    });
+    let exec = |name: &str| {
+        ExecutionListItem::builder()
+            .execution_arn(format!("arn:x:{name}"))
+            .state_machine_arn("arn:m")
+            .name(name)
+            .status(ExecutionStatus::Running)
+            .start_date(DateTime::from_secs(0))
+            .build()
+            .unwrap()
+    };
+    let page1 = mock!(Client::list_executions)
+        .match_requests(|r| {
+            r.next_token().is_none() && r.status_filter() == Some(&ExecutionStatus::Running)
+        })
+        .then_output(move || {
+            ListExecutionsOutput::builder()
+                .executions(exec("e1"))
+                .executions(exec("e2-g1"))
+                .next_token("n1")
+                .build()
+                .unwrap()
+        });
+    let page2 = mock!(Client::list_executions)
+        .match_requests(|r| r.next_token() == Some("n1"))
+        .then_output(move || {
+            ListExecutionsOutput::builder()
+                .executions(exec("e3"))
+                .build()
+                .unwrap()
+        });
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend([&page1, &page2]);
+    rules.extend(w.rules());
+    let (report, lines) = run(&client(&rules), &release, forced()).unwrap();
+    assert_eq!(
+        w.update.num_calls(),
+        1,
+        "UpdateStateMachine replaces the driver"
+    );
+    assert_eq!(w.create.num_calls(), 0);
+    assert_eq!(
+        report.machines[0].running_executions,
+        vec!["e1", "e2-g1", "e3"]
+    );
+    assert!(matches!(report.machines[0].action, Action::Replace { .. }));
+    assert!(lines[0].contains("definition replaced"), "{lines:?}");
+    assert_eq!(page2.num_calls(), 1);
+}
+
+#[test]
+fn dry_run_plans_without_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![vec![release.machines[1].name.clone()]]);
+    let desc = describe(&release, |_, def| def.to_string());
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let opts = Options {
+        role_arn: None,
+        dry_run: true,
+        force_replace: false,
+    };
+    let (report, _) = run(&client(&rules), &release, opts).unwrap();
+    assert_eq!(report.machines[0].action, Action::Create);
+    assert_eq!(report.machines[1].action, Action::Unchanged);
+    assert_eq!(w.total(), 0);
+}
+
+#[test]
+fn list_state_machines_is_paginated() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let n = names(&release);
+    let list = list_pages(vec![
+        vec!["someone-elses-machine".into()],
+        vec![],
+        vec![n[0].clone(), n[1].clone()],
+    ]);
+    let desc = describe(&release, |_, def| def.to_string());
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), &release, normal()).unwrap();
+    assert!(report
+        .machines
+        .iter()
+        .all(|m| m.action == Action::Unchanged));
+    assert_eq!(
+        w.total(),
+        0,
+        "machines on the third page are found, not re-created"
+    );
+    assert_eq!(list[2].num_calls(), 2);
+}
+
+fn error_case(rules: &[&Rule], release: &Release) -> Error {
+    run(&client(rules), release, normal()).expect_err("must fail")
+}
+
+#[test]
+fn throttling_is_classified_from_the_error_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let throttled = mock!(Client::list_state_machines)
+        .sequence()
+        .http_status(
+            400,
+            Some(r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#.into()),
+        )
+        .repeatedly()
+        .build();
+    let e = error_case(&[&throttled], &release);
+    assert_eq!(e.code(), "DEPLOY_THROTTLED");
+    assert!(e.hint().is_some_and(|h| h.contains("re-run")), "{e}");
+}
+
+#[test]
+fn access_denied_is_classified() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let denied = mock!(Client::list_state_machines)
+        .sequence()
+        .http_status(
+            400,
+            Some(r#"{"__type":"AccessDeniedException","message":"not authorized"}"#.into()),
+        )
+        .repeatedly()
+        .build();
+    let e = error_case(&[&denied], &release);
+    assert_eq!(e.code(), "DEPLOY_ACCESS_DENIED");
+    // The service's own words are the cause, shown after what failed.
+    assert_eq!(
+        e.report().to_string().lines().next(),
+        Some("error[DEPLOY_ACCESS_DENIED]: ListStateMachines failed: AccessDeniedException: not authorized")
+    );
+}
+
+#[test]
+fn concurrent_create_is_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![vec![]]);
+    let exists = mock!(Client::create_state_machine).then_error(|| {
+        CreateStateMachineError::StateMachineAlreadyExists(
+            StateMachineAlreadyExists::builder()
+                .message("State Machine Already Exists")
+                .build(),
+        )
+    });
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.push(&exists);
+    let e = error_case(&rules, &release);
+    assert_eq!(e.code(), "DEPLOY_CONFLICT");
+    assert_eq!(e.to_string(), "CreateStateMachine failed");
+    assert_eq!(
+        exists.num_calls(),
+        1,
+        "the first failed write stops the deploy"
+    );
+}
+
+#[test]
+fn invalid_definition_is_classified_from_the_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![vec![]]);
+    let invalid = mock!(Client::create_state_machine).then_error(|| {
+        CreateStateMachineError::InvalidDefinition(
+            InvalidDefinition::builder().message("bad").build(),
+        )
+    });
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.push(&invalid);
+    let e = error_case(&rules, &release);
+    assert_eq!(e.code(), "DEPLOY_INVALID_DEFINITION");
+    assert!(
+        e.hint().is_some_and(|h| h.contains("tpf-sfn validate")),
+        "{e}"
+    );
+}
+
+#[test]
+fn throttling_then_success_is_retried_by_the_sdk() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let flaky = mock!(Client::list_state_machines)
+        .sequence()
+        .http_status(
+            400,
+            Some(r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#.into()),
+        )
+        .output(|| {
+            ListStateMachinesOutput::builder()
+                .set_state_machines(Some(vec![]))
+                .build()
+                .unwrap()
+        })
+        .repeatedly()
+        .build();
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = vec![&flaky];
+    rules.extend(w.rules());
+    let sfn = mock_client!(aws_sdk_sfn, RuleMode::MatchAny, &rules, |b| b.retry_config(
+        RetryConfig::standard()
+            .with_max_attempts(3)
+            .with_initial_backoff(std::time::Duration::from_millis(1))
+    ));
+    let (report, _) = run(&sfn, &release, normal()).unwrap();
+    assert_eq!(report.write_calls, 2);
+    assert!(flaky.num_calls() >= 3, "{}", flaky.num_calls());
+}
+
+#[test]
+fn tag_drift_on_an_unchanged_definition_is_a_tag_update_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployed = compiled(dir.path());
+    let list = list_pages(vec![names(&deployed)]);
+    let desc = describe(&deployed, |_, def| def.to_string());
+    // A newer tpf-sfn compiled the same definitions.
+    let mut ours = deployed.clone();
+    for m in &mut ours.machines {
+        m.tags
+            .insert("tpf-sfn:compiler-version".into(), "9.9.9".into());
+    }
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, lines) = run(&client(&rules), &ours, normal()).unwrap();
+    assert_eq!(
+        report.machines[0].action,
+        Action::Update {
+            tags: vec!["tpf-sfn:compiler-version".into()],
+            settings: vec![]
+        }
+    );
+    assert_eq!(w.tag.num_calls(), 2);
+    assert_eq!(w.update.num_calls() + w.create.num_calls(), 0);
+    assert!(
+        lines[0].ends_with("updated tag tpf-sfn:compiler-version"),
+        "{lines:?}"
+    );
+}
+
+/// A refused definition comes back with the whole definition echoed in the message (moto and
+/// AWS both do): the error stays one line plus the hint, the echo is behind `--verbose`.
+#[test]
+fn a_refused_definition_prints_one_line_and_keeps_the_echo_for_verbose() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled(dir.path());
+    let list = list_pages(vec![vec![]]);
+    let echo = format!("Invalid State Machine Definition: {}", "x".repeat(17_000));
+    let invalid = mock!(Client::create_state_machine).then_error(move || {
+        CreateStateMachineError::InvalidDefinition(
+            InvalidDefinition::builder().message(echo.clone()).build(),
+        )
+    });
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.push(&invalid);
+    let e = error_case(&rules, &release);
+    let short = e.report().to_string();
+    let lines: Vec<&str> = short.lines().collect();
+    assert_eq!(lines.len(), 2, "{short}");
+    assert!(
+        lines[0].starts_with(
+            "error[DEPLOY_INVALID_DEFINITION]: CreateStateMachine failed: InvalidDefinition: Invalid State Machine Definition"
+        ),
+        "{short}"
+    );
+    assert!(lines[0].len() < 500, "{} characters", lines[0].len());
+    assert!(lines[1].starts_with("  = hint: "), "{short}");
+    let verbose = e.verbose(true).report().to_string();
+    assert!(verbose.len() > 17_000, "--verbose keeps everything");
+    assert!(verbose.contains("  = detail: "), "{}", &verbose[..200]);
+}
+
+fn compile_default(out: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    let o = support::cli()
+        .arg("compile")
+        .arg(root.join("restaurant-approval.pipeline-contract.json"))
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("compile");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `tpf-sfn deploy --out OUT --role-arn ROLE EXTRA...`: exit code and stderr.
+fn deploy_cli(out: &str, extra: &[&str]) -> (Option<i32>, String, Vec<u8>) {
+    let o = support::cli()
+        .args([
+            "deploy",
+            "--out",
+            out,
+            "--role-arn",
+            "arn:aws:iam::123456789012:role/tpf",
+        ])
+        .args(extra)
+        .output()
+        .expect("deploy");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.stdout,
+    )
+}
+
+/// `deploy` of a release compiled with the embedded default's placeholder endpoint and
+/// connection is refused against AWS, before any call (no endpoint, no credentials, no network
+/// here), naming the tpf-sfn.toml keys to set. Against a local emulator it goes ahead.
+#[test]
+fn deploy_refuses_placeholders_outside_an_emulator() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_default(dir.path());
+    let out = dir.path().to_str().unwrap();
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let (code, err, stdout) = deploy_cli(out, extra);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
+        assert!(
+            err.contains("tpf-sfn.toml#binding.http.api-base-url"),
+            "{err}"
+        );
+        assert!(err.contains("binding.http.connection-arn"), "{err}");
+        assert!(
+            stdout.is_empty(),
+            "no plan printed: {}",
+            String::from_utf8_lossy(&stdout)
+        );
+    }
+    // An emulator endpoint takes placeholders; nothing listens on port 9, so the deploy then
+    // fails on the connection: one readable line and a hint, no SDK debug structures.
+    let emulator = ["--endpoint-url", "http://127.0.0.1:9"];
+    let (code, err, _) = deploy_cli(out, &emulator);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!err.contains("DEPLOY_PLACEHOLDER"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("error[DEPLOY_UNREACHABLE]: ListStateMachines failed: "),
+        "{err}"
+    );
+    assert!(
+        !err.contains("DispatchFailure") && !err.contains(" { "),
+        "{err}"
+    );
+    let (_, err, _) = deploy_cli(out, &[emulator[0], emulator[1], "--verbose"]);
+    assert!(err.contains("\n  = detail: "), "{err}");
+}

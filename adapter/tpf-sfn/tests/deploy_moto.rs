@@ -1,0 +1,872 @@
+//! `deploy` and `status` as a user runs them: the real binary against moto on 127.0.0.1.
+//! Every machine, table and queue name is unique to the test, so tests share one moto.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType,
+};
+use serde_json::Value;
+use support::{moto_config, moto_endpoint, unique};
+use tpf_wire::records::{AttrValue, DynamoItem, ExecutionRecord, ExecutionStatus, ResultShape};
+
+const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn-test";
+
+fn tpf(args: &[&str]) -> Output {
+    support::cli().args(args).output().expect("run tpf-sfn")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Compiles the restaurant sample (queue binding: moto rejects `http:invoke`) with `config`.
+fn compile(out: &Path, config: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    let cfg = out.with_extension("toml");
+    std::fs::write(&cfg, config).unwrap();
+    let o = tpf(&[
+        "compile",
+        root.join("restaurant-approval.pipeline-contract.json")
+            .to_str()
+            .unwrap(),
+        "--release",
+        root.join("restaurant-approval.pipeline-release.json")
+            .to_str()
+            .unwrap(),
+        "--binding",
+        "queue",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", show(&o));
+}
+
+fn deploy(out: &Path, extra: &[&str]) -> Output {
+    let endpoint = moto_endpoint();
+    let mut args = vec![
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--endpoint-url",
+        &endpoint,
+        "--role-arn",
+        ROLE,
+    ];
+    args.extend(extra);
+    tpf(&args)
+}
+
+fn manifest(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let prefix = unique("d");
+    compile(&out, &format!("name-prefix = \"{prefix}\"\n"));
+
+    let o = deploy(&out, &["--dry-run"]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("  create: driver "), "{}", show(&o));
+
+    let o = deploy(&out, &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("[1/2] driver ") && s.contains(": created"),
+        "{s}"
+    );
+    assert!(s.contains("[2/2] sweeper "), "{s}");
+
+    let o = deploy(&out, &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("unchanged: ")),
+        "{}",
+        show(&o)
+    );
+
+    // Tags carry the pinned identity and the definition hash.
+    let conf = moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&conf);
+    let m = manifest(&out);
+    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
+    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
+    let tags = sfn
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    let sha = tags
+        .tags()
+        .iter()
+        .find(|t| t.key() == Some("tpf-sfn:definition-sha256"))
+        .and_then(|t| t.value());
+    assert_eq!(sha, m["machines"]["driver"]["definitionSha256"].as_str());
+
+    // A different definition for the same release is refused, naming the change.
+    compile(
+        &out,
+        &format!("name-prefix = \"{prefix}\"\n[wakeup]\nlease-wait-seconds = 7\n"),
+    );
+    let o = deploy(&out, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(s.contains("refuse: driver"), "{s}");
+    assert!(
+        s.contains("~ States.\"Wait for lease\".Seconds: 30 → 7"),
+        "{s}"
+    );
+    assert!(s.contains("DEPLOY_DEFINITION_CHANGED"), "{s}");
+
+    let o = deploy(&out, &["--dry-run", "--format", "json"]);
+    assert!(o.status.code() == Some(1), "{}", show(&o));
+    let plan: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(plan["report"]["machines"][0]["action"], "refuse");
+
+    let o = deploy(&out, &["--force-replace"]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("definition replaced (forced)"),
+        "{}",
+        show(&o)
+    );
+    assert!(stdout(&o).contains("no RUNNING executions"), "{}", show(&o));
+
+    let o = deploy(&out, &[]);
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+}
+
+#[test]
+fn deploy_reports_a_modified_definition_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("m")));
+    let path = out.join("driver.asl.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"Seconds\": 30", "\"Seconds\": 1")).unwrap();
+    let o = deploy(&out, &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("RELEASE_DEFINITION_MODIFIED"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// Creates an SQS queue in moto over plain HTTP (the Query protocol), returning its URL.
+fn create_queue(endpoint: &str, name: &str) -> String {
+    let authority = endpoint.trim_start_matches("http://").trim_end_matches('/');
+    let body = format!("Action=CreateQueue&QueueName={name}&Version=2012-11-05");
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Authorization: AWS4-HMAC-SHA256 Credential=testing/20240101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let start = response.find("<QueueUrl>").expect(&response) + "<QueueUrl>".len();
+    let end = response.find("</QueueUrl>").expect(&response);
+    response[start..end].to_string()
+}
+
+async fn create_table(ddb: &aws_sdk_dynamodb::Client, name: &str, hash: &str, range: &str) {
+    let attr = |n: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(n)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .unwrap()
+    };
+    let key = |n: &str, t| {
+        KeySchemaElement::builder()
+            .attribute_name(n)
+            .key_type(t)
+            .build()
+            .unwrap()
+    };
+    ddb.create_table()
+        .table_name(name)
+        .attribute_definitions(attr(hash))
+        .attribute_definitions(attr(range))
+        .key_schema(key(hash, KeyType::Hash))
+        .key_schema(key(range, KeyType::Range))
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .unwrap();
+}
+
+fn record(id: &str, status: ExecutionStatus, m: &Value, release: &str) -> ExecutionRecord {
+    ExecutionRecord {
+        tenant_id: "t1".into(),
+        execution_id: id.into(),
+        execution_key: format!("key-{id}"),
+        pipeline_id: m["identity"]["pipelineId"].as_str().unwrap().into(),
+        contract_version: m["identity"]["contractVersion"].as_str().unwrap().into(),
+        release_version: release.into(),
+        result_shape: ResultShape::Single,
+        status,
+        version: 4,
+        current_step_index: 2,
+        attempt: 1,
+        lease_owner: None,
+        lease_expires_epoch_ms: 0,
+        next_due_epoch_ms: i64::MAX,
+        last_transition_key: None,
+        input_payload: serde_json::json!({"order": 1}),
+        await_unit_id: Some(format!("unit-{id}")),
+        result_payload: None,
+        error_code: None,
+        error_message: None,
+        created_at_epoch_ms: 1,
+        updated_at_epoch_ms: 1,
+        ttl_epoch_s: 4_000_000_000,
+    }
+}
+
+async fn put(ddb: &aws_sdk_dynamodb::Client, table: &str, r: &ExecutionRecord) {
+    let item = r
+        .to_item()
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                AttrValue::S(s) => AttributeValue::S(s),
+                AttrValue::N(n) => AttributeValue::N(n),
+                AttrValue::Bool(b) => AttributeValue::Bool(b),
+                AttrValue::Ss(s) => AttributeValue::Ss(s.into_iter().collect()),
+                AttrValue::Null => AttributeValue::Null(true),
+            };
+            (k, v)
+        })
+        .collect();
+    ddb.put_item()
+        .table_name(table)
+        .set_item(Some(item))
+        .send()
+        .await
+        .unwrap();
+}
+
+struct StatusEnv {
+    out: std::path::PathBuf,
+    table: String,
+}
+
+impl StatusEnv {
+    fn status(&self, execution: &str) -> (Output, Value) {
+        let endpoint = moto_endpoint();
+        let o = tpf(&[
+            "status",
+            "--out",
+            self.out.to_str().unwrap(),
+            "--tenant",
+            "t1",
+            "--execution",
+            execution,
+            "--table",
+            &format!("execution-table={}", self.table),
+            "--endpoint-url",
+            &endpoint,
+            "--format",
+            "json",
+        ]);
+        let v = serde_json::from_str(&stdout(&o)).unwrap_or_else(|_| panic!("{}", show(&o)));
+        (o, v)
+    }
+
+    /// Polls until `ready` holds for the status report (drivers start asynchronously).
+    fn status_until(&self, execution: &str, ready: impl Fn(&Value) -> bool) -> (Output, Value) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let (o, v) = self.status(execution);
+            if ready(&v) || Instant::now() > deadline {
+                return (o, v);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+fn parked(v: &Value, n: usize) -> bool {
+    let gens = v["generations"].as_array().cloned().unwrap_or_default();
+    gens.len() == n
+        && gens
+            .iter()
+            .all(|g| g["status"] == "RUNNING" && g["currentState"] == "Process work item")
+}
+
+#[tokio::test]
+async fn status_joins_tpf_records_with_driver_generations() {
+    let endpoint = moto_endpoint();
+    let conf = moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&conf);
+    let ddb = aws_sdk_dynamodb::Client::new(&conf);
+    let prefix = unique("s");
+    let wakeup = format!("{prefix}_wakeup");
+    let table = format!("{prefix}_execution");
+    let queue = create_queue(&endpoint, &format!("{prefix}-actions"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    compile(
+        &out,
+        &format!(
+            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[timeouts]\naction-call-seconds = 300\n[wakeup]\ntable-name = \"{wakeup}\"\n"
+        ),
+    );
+    let o = deploy(&out, &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    create_table(&ddb, &wakeup, "pk", "sk").await;
+    create_table(&ddb, &table, "tenant_id", "execution_id").await;
+    let m = manifest(&out);
+    let release = m["identity"]["releaseVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let env = StatusEnv {
+        out: out.clone(),
+        table: table.clone(),
+    };
+    let driver_arn = format!(
+        "arn:aws:states:us-east-1:123456789012:stateMachine:{}",
+        m["machines"]["driver"]["name"].as_str().unwrap()
+    );
+    let start = |name: &str, id: &str, generation: u32| {
+        let sfn = sfn.clone();
+        let arn = driver_arn.clone();
+        let input = serde_json::json!({"tenantId": "t1", "executionId": id, "lineage": id, "generation": generation}).to_string();
+        let name = name.to_string();
+        async move {
+            sfn.start_execution()
+                .state_machine_arn(arn)
+                .name(name)
+                .input(input)
+                .send()
+                .await
+                .unwrap()
+                .execution_arn()
+                .to_string()
+        }
+    };
+
+    // Unknown execution.
+    let (o, v) = env.status("nobody");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(v["verdict"]["code"], "STATUS_NO_TPF_RECORD");
+
+    // TPF waits, but no driver was ever started.
+    put(
+        &ddb,
+        &table,
+        &record("e1", ExecutionStatus::WaitingExternal, &m, &release),
+    )
+    .await;
+    let (o, v) = env.status("e1");
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["verdict"]["code"], "STATUS_NO_LIVE_DRIVER");
+    assert_eq!(v["record"]["status"], "WAITING_EXTERNAL");
+    assert_eq!(v["record"]["awaitUnitId"], "unit-e1");
+
+    // Two generations parked at the queue binding's callback: two live drivers.
+    start("e1", "e1", 0).await;
+    start("e1-g1", "e1", 1).await;
+    let (o, v) = env.status_until("e1", |v| parked(v, 2));
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["verdict"]["code"], "STATUS_TWO_LIVE_GENERATIONS", "{v}");
+    let url = v["generations"][0]["consoleUrl"].as_str().unwrap();
+    assert!(url.starts_with("https://us-east-1.console.aws.amazon.com/states/home?region=us-east-1#/v2/executions/details/arn:aws:states:"), "{url}");
+    assert!(v["wakeupPointer"]["executionArn"].is_string(), "{v}");
+
+    // One live generation: consistent. (moto does not stop an execution parked on a task token,
+    // so ended generations come from input the driver rejects instead of StopExecution.)
+    put(
+        &ddb,
+        &table,
+        &record("e4", ExecutionStatus::WaitingExternal, &m, &release),
+    )
+    .await;
+    start("e4", "e4", 0).await;
+    let (o, v) = env.status_until("e4", |v| parked(v, 1));
+    assert!(o.status.success(), "{v}");
+    assert_eq!(v["verdict"]["code"], "STATUS_OK", "{v}");
+    let text = tpf(&[
+        "status",
+        "--out",
+        out.to_str().unwrap(),
+        "--tenant",
+        "t1",
+        "--execution",
+        "e4",
+        "--table",
+        &format!("execution-table={table}"),
+        "--endpoint-url",
+        &endpoint,
+    ]);
+    let s = stdout(&text);
+    assert!(
+        s.contains(
+            "consistent: TPF is WAITING_EXTERNAL; driver e4 is running at \"Process work item\""
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("https://us-east-1.console.aws.amazon.com/"),
+        "{s}"
+    );
+    assert!(s.contains("await     unit unit-e4"), "{s}");
+
+    // The only driver ended while TPF still waits.
+    put(
+        &ddb,
+        &table,
+        &record("e5", ExecutionStatus::WaitingExternal, &m, &release),
+    )
+    .await;
+    sfn.start_execution()
+        .state_machine_arn(&driver_arn)
+        .name("e5")
+        .input(r#"{"tenantId": "t1"}"#)
+        .send()
+        .await
+        .unwrap();
+    let (o, v) = env.status_until("e5", |v| v["generations"][0]["status"] == "FAILED");
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["verdict"]["code"], "STATUS_NO_LIVE_DRIVER", "{v}");
+    assert!(
+        v["verdict"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("ended FAILED"),
+        "{v}"
+    );
+
+    // TPF finished but a driver still runs.
+    put(
+        &ddb,
+        &table,
+        &record("e2", ExecutionStatus::Failed, &m, &release),
+    )
+    .await;
+    start("e2", "e2", 0).await;
+    let (o, v) = env.status_until("e2", |v| parked(v, 1));
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["verdict"]["code"], "STATUS_DRIVER_AFTER_TERMINAL", "{v}");
+
+    // The record is pinned to another release than --out.
+    put(
+        &ddb,
+        &table,
+        &record("e3", ExecutionStatus::WaitingExternal, &m, "other-release"),
+    )
+    .await;
+    let (o, v) = env.status("e3");
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["verdict"]["code"], "STATUS_RELEASE_MISMATCH", "{v}");
+
+    // Forcing a new definition onto this release warns about every parked driver.
+    compile(
+        &out,
+        &format!(
+            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[timeouts]\naction-call-seconds = 300\n[wakeup]\ntable-name = \"{wakeup}\"\nlease-wait-seconds = 7\n"
+        ),
+    );
+    let o = deploy(&out, &["--force-replace"]);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("warning: 4 RUNNING execution(s) keep the old definition"),
+        "{s}"
+    );
+    for name in ["e1", "e1-g1", "e4", "e2"] {
+        assert!(s.contains(name), "{name} missing from {s}");
+    }
+}
+
+#[tokio::test]
+async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
+    let endpoint = moto_endpoint();
+    let conf = moto_config().await;
+    let ddb = aws_sdk_dynamodb::Client::new(&conf);
+    let prefix = unique("r");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{prefix}\"\n"));
+    let sched = ["--schedule-role-arn", "arn:aws:iam::123456789012:role/s"];
+    assert!(deploy(&out, &sched).status.success());
+    let m = manifest(&out);
+    let conn = ["--name-prefix", &prefix, "--endpoint-url", &endpoint];
+
+    let mut args = vec!["releases", "--format", "json"];
+    args.extend(conn);
+    let o = tpf(&args);
+    assert!(o.status.success(), "{}", show(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let machines = v["machines"].as_array().unwrap();
+    assert_eq!(machines.len(), 2, "{v}");
+    let driver = machines.iter().find(|x| x["role"] == "driver").unwrap();
+    assert_eq!(driver["identity"], m["identity"]);
+    assert_eq!(
+        driver["definitionSha256"],
+        m["machines"]["driver"]["definitionSha256"]
+    );
+    assert_eq!(driver["runningExecutions"], 0);
+
+    // Active in TPF's registry: kept.
+    let registry = format!("{prefix}_registry");
+    create_table(&ddb, &registry, "registry_key", "registry_sort").await;
+    let event = tpf_wire::records::ReleaseActivationEvent {
+        tenant_id: "t1".into(),
+        pipeline_id: m["identity"]["pipelineId"].as_str().unwrap().into(),
+        release_version: m["identity"]["releaseVersion"].as_str().unwrap().into(),
+        activated_at_epoch_ms: 5,
+    };
+    let item = event
+        .to_item()
+        .into_iter()
+        .map(|(k, v)| match v {
+            AttrValue::N(n) => (k, AttributeValue::N(n)),
+            AttrValue::S(s) => (k, AttributeValue::S(s)),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    ddb.put_item()
+        .table_name(&registry)
+        .set_item(Some(item))
+        .send()
+        .await
+        .unwrap();
+    let registry_flag = format!("release-table={registry}");
+    let mut args = vec!["prune", "--table", &registry_flag];
+    args.extend(conn);
+    let o = tpf(&args);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert_eq!(
+        s.matches("(active in TPF's release registry)").count(),
+        2,
+        "{s}"
+    );
+
+    // No registry: nothing active, dry run by default, then deleted with --yes.
+    let missing = format!("{prefix}_no_registry");
+    let missing_flag = format!("release-table={missing}");
+    let mut args = vec!["prune", "--table", &missing_flag];
+    args.extend(conn);
+    let s = stdout(&tpf(&args));
+    assert!(s.contains("warning: release registry table"), "{s}");
+    assert_eq!(s.matches("would delete: ").count(), 2, "{s}");
+    args.push("--yes");
+    let s = stdout(&tpf(&args));
+    assert_eq!(s.matches("deleted: ").count(), 3, "{s}");
+    assert!(s.contains("deleted: schedule "), "{s}");
+    let mut args = vec!["releases"];
+    args.extend(conn);
+    assert!(stdout(&tpf(&args)).contains("no tpf-sfn release machines"));
+}
+
+#[test]
+fn deploy_errors_are_coded_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let o = tpf(&["deploy", "--out", missing.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("error[RELEASE_MANIFEST_MISSING]"),
+        "{}",
+        show(&o)
+    );
+
+    // Nothing listens on port 9 of loopback: classified from the SDK's dispatch failure.
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("u")));
+    let o = tpf(&[
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--dry-run",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("error[DEPLOY_UNREACHABLE]"),
+        "{}",
+        show(&o)
+    );
+
+    let o = tpf(&["deploy", "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--role-arn is required without --dry-run"
+    );
+}
+
+#[test]
+fn deploy_creates_the_sweeper_schedule_idempotently() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("k")));
+    let sched = [
+        "--schedule-role-arn",
+        "arn:aws:iam::123456789012:role/tpf-sfn-scheduler",
+    ];
+    let o = deploy(&out, &sched);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(s.contains("-sweeper-schedule: created"), "{s}");
+    assert!(
+        !s.contains("note: the sweeper's schedule was not deployed"),
+        "{s}"
+    );
+    let o = deploy(&out, &sched);
+    let s = stdout(&o);
+    assert!(s.contains("unchanged: schedule "), "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.starts_with("unchanged: ") && l.ends_with("(no write calls)")),
+        "{s}"
+    );
+}
+
+/// The default http binding cannot go to moto (it refuses `States.Http.*` error names): the
+/// refusal's hint says so and points to the queue binding, instead of a generic hint.
+#[test]
+fn an_http_binding_refused_by_the_emulator_points_to_the_queue_binding() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("http");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    let cfg = dir.path().join("http.toml");
+    std::fs::write(&cfg, format!("name-prefix = \"{}\"\n", unique("h"))).unwrap();
+    let o = tpf(&[
+        "compile",
+        root.join("restaurant-approval.pipeline-contract.json")
+            .to_str()
+            .unwrap(),
+        "--binding",
+        "http",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", show(&o));
+    let o = deploy(&out, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error[DEPLOY_"), "{}", show(&o));
+    assert!(
+        err.contains("= hint: local emulators such as moto refuse the http binding's `States.Http.*` error names")
+            && err.contains("--binding queue"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// Creates an IAM role Lambda may assume, in moto over plain HTTP (moto checks a function's
+/// role exists), returning its ARN.
+fn create_lambda_role(endpoint: &str, name: &str) -> String {
+    let authority = endpoint.trim_start_matches("http://").trim_end_matches('/');
+    let policy = "%7B%22Version%22%3A%222012-10-17%22%2C%22Statement%22%3A%5B%7B%22Effect%22%3A%22Allow%22%2C%22Principal%22%3A%7B%22Service%22%3A%22lambda.amazonaws.com%22%7D%2C%22Action%22%3A%22sts%3AAssumeRole%22%7D%5D%7D";
+    let body = format!(
+        "Action=CreateRole&RoleName={name}&AssumeRolePolicyDocument={policy}&Version=2010-05-08"
+    );
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Authorization: AWS4-HMAC-SHA256 Credential=testing/20240101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let start = response.find("<Arn>").expect(&response) + "<Arn>".len();
+    let end = response.find("</Arn>").expect(&response);
+    response[start..end].to_string()
+}
+
+/// Compiles the restaurant sample for the Lambda durable functions backend.
+fn compile_durable(out: &Path, config: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    let cfg = out.with_extension("toml");
+    std::fs::write(&cfg, config).unwrap();
+    let o = tpf(&[
+        "compile",
+        root.join("restaurant-approval.pipeline-contract.json")
+            .to_str()
+            .unwrap(),
+        "--release",
+        root.join("restaurant-approval.pipeline-release.json")
+            .to_str()
+            .unwrap(),
+        "--backend",
+        "lambda-durable",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", show(&o));
+}
+
+#[tokio::test]
+async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_change_unless_forced()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("durable");
+    let zip = dir.path().join("code.zip");
+    // moto stores the code without running it: any zip stands in for the real package here.
+    std::fs::write(&zip, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+    let zip_s = zip.display().to_string();
+    let prefix = unique("dd");
+    let config = format!(
+        "name-prefix = \"{prefix}\"\n[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://127.0.0.1:9\"\n"
+    );
+    compile_durable(&out, &config);
+    let endpoint = moto_endpoint();
+    let role = create_lambda_role(&endpoint, &prefix);
+    let run = |extra: &[&str], token: Option<&str>| {
+        let mut args = vec![
+            "deploy",
+            "--out",
+            out.to_str().unwrap(),
+            "--endpoint-url",
+            &endpoint,
+            "--role-arn",
+            &role,
+        ];
+        args.extend(extra);
+        let mut c = support::cli();
+        c.args(&args);
+        if let Some(t) = token {
+            c.env("TPF_SFN_ACTION_TOKEN", t);
+        }
+        c.output().expect("run tpf-sfn")
+    };
+
+    let o = run(&["--dry-run"], None);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("  create: driver function "),
+        "{}",
+        show(&o)
+    );
+
+    // The http binding's function needs the token, from the environment only.
+    let o = run(&["--code-zip", &zip_s], None);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(show(&o).contains("DEPLOY_ACTION_TOKEN"), "{}", show(&o));
+
+    let o = run(&["--code-zip", &zip_s], Some("t0ken"));
+    assert!(o.status.success(), "{}", show(&o));
+    let m = manifest(&out);
+    let name = m["function"]["name"].as_str().unwrap();
+    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
+    let f = lambda
+        .get_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    let conf = f.configuration().unwrap();
+    let vars = conf.environment().unwrap().variables().unwrap();
+    let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
+    let compiled: Value =
+        serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
+    assert_eq!(spec, compiled);
+    assert_eq!(vars["TPF_SFN_ACTION_TOKEN"], "t0ken");
+    assert_eq!(
+        f.tags().unwrap()["tpf-sfn:definition-sha256"],
+        m["function"]["specSha256"].as_str().unwrap()
+    );
+    let versions = lambda
+        .list_versions_by_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    let published: Vec<_> = versions
+        .versions()
+        .iter()
+        .filter_map(|v| v.version())
+        .filter(|v| *v != "$LATEST")
+        .collect();
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert!(
+        stdout(&o).contains(&format!(":function:{name}:{}", published[0])),
+        "{}",
+        show(&o)
+    );
+
+    let o = run(&[], None);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+
+    // Another spec under the same release is refused; forced, it is a new version.
+    compile_durable(&out, &format!("{config}[wakeup]\nlease-wait-seconds = 7\n"));
+    let o = run(&[], None);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("DEPLOY_DEFINITION_CHANGED"),
+        "{}",
+        show(&o)
+    );
+    let o = run(&["--force-replace"], Some("t0ken"));
+    assert!(o.status.success(), "{}", show(&o));
+    let versions = lambda
+        .list_versions_by_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    let published = versions
+        .versions()
+        .iter()
+        .filter(|v| v.version() != Some("$LATEST"))
+        .count();
+    assert_eq!(published, 2);
+    let o = run(&[], None);
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+
+    // A spec edited after compiling is refused before any call.
+    let path = out.join("driver.durable.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("\"leaseWaitSeconds\": 7", "\"leaseWaitSeconds\": 1"),
+    )
+    .unwrap();
+    let o = run(&["--dry-run"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("RELEASE_DEFINITION_MODIFIED"),
+        "{}",
+        show(&o)
+    );
+}

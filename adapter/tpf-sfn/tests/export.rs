@@ -1,0 +1,469 @@
+//! `compile --emit cloudformation|terraform`: both stacks (the release's, the shared wake path's)
+//! parse, hold what the wake path needs, every reference resolves, placeholders are refused,
+//! and they match their snapshots for the restaurant sample. cfn-lint and moto's CloudFormation
+//! check the same files again in the test command (scripts/iac-check.sh).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+use tpf_sfn_compiler::sfn::export::{unresolved_cloudformation_refs, unresolved_terraform_refs};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn tpf_sfn(args: &[&str]) -> Output {
+    support::cli().args(args).output().expect("run tpf-sfn")
+}
+
+/// Compiles the restaurant sample with `config` (an `examples/aws/` file, or none).
+fn compile(out: &Path, config: Option<&str>, extra: &[&str]) -> Output {
+    let c = examples().join("contracts/restaurant-approval.pipeline-contract.json");
+    let r = examples().join("contracts/restaurant-approval.pipeline-release.json");
+    let cfg = config.map(|c| examples().join("aws").join(c));
+    let mut args = vec![
+        "compile",
+        c.to_str().unwrap(),
+        "--release",
+        r.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    if let Some(cfg) = &cfg {
+        args.extend(["--config", cfg.to_str().unwrap()]);
+    }
+    args.extend(extra);
+    tpf_sfn(&args)
+}
+
+fn read(path: &Path) -> (String, Value) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let value = serde_json::from_str(&text).expect("export is JSON");
+    (text, value)
+}
+
+fn types(template: &Value) -> Vec<(String, String)> {
+    template["Resources"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, r)| (k.clone(), r["Type"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn has(template: &Value, logical: &str, ty: &str) -> bool {
+    template["Resources"][logical]["Type"] == ty
+}
+
+#[test]
+fn cloudformation_release_stack_is_one_role_per_machine_and_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("http.tpf-sfn.toml"),
+        &["--emit", "cloudformation"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (text, cf) = read(&dir.path().join("cloudformation.json"));
+    assert_eq!(cf["AWSTemplateFormatVersion"], "2010-09-09");
+    let kinds: Vec<String> = types(&cf).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(
+        kinds,
+        [
+            "AWS::IAM::Role",
+            "AWS::IAM::Role",
+            "AWS::StepFunctions::StateMachine",
+            "AWS::StepFunctions::StateMachine",
+            "AWS::IAM::Role",
+            "AWS::Scheduler::Schedule",
+            "AWS::CloudWatch::Alarm",
+            "AWS::CloudWatch::Alarm",
+            "AWS::CloudWatch::Alarm",
+        ]
+    );
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("manifest.json")).unwrap())
+            .unwrap();
+    let driver = &cf["Resources"]["Driver"]["Properties"];
+    assert_eq!(
+        driver["StateMachineName"],
+        manifest["machines"]["driver"]["name"]
+    );
+    assert_eq!(
+        driver["DefinitionString"].as_str().unwrap(),
+        std::fs::read_to_string(dir.path().join("driver.asl.json")).unwrap()
+    );
+    // Each machine runs as its own role with its own compiled policy.
+    assert_eq!(driver["RoleArn"]["Fn::GetAtt"][0], "DriverRole");
+    assert_eq!(
+        cf["Resources"]["Sweeper"]["Properties"]["RoleArn"]["Fn::GetAtt"][0],
+        "SweeperRole"
+    );
+    let driver_policy: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("driver.iam-policy.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        cf["Resources"]["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"],
+        driver_policy
+    );
+    assert_eq!(
+        cf["Resources"]["SweeperSchedule"]["Properties"]["ScheduleExpression"],
+        "rate(1 minute)"
+    );
+    let alarms: Vec<&Value> = cf["Resources"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|r| r["Type"] == "AWS::CloudWatch::Alarm")
+        .map(|r| &r["Properties"]["MetricName"])
+        .collect();
+    assert_eq!(
+        alarms,
+        ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsFailed"]
+    );
+    assert!(
+        unresolved_cloudformation_refs(&cf).is_empty(),
+        "{:?}",
+        unresolved_cloudformation_refs(&cf)
+    );
+    insta::assert_snapshot!("restaurant_cloudformation", text);
+}
+
+#[test]
+fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("queue.tpf-sfn.toml"),
+        &["--emit", "cloudformation"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (text, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
+    for (logical, ty) in [
+        ("WakeupTable", "AWS::DynamoDB::Table"),
+        ("Bridge", "AWS::Lambda::Function"),
+        ("BridgeRole", "AWS::IAM::Role"),
+        ("BridgeLogGroup", "AWS::Logs::LogGroup"),
+        ("ExecutionStreamMapping", "AWS::Lambda::EventSourceMapping"),
+        ("WakeupStreamMapping", "AWS::Lambda::EventSourceMapping"),
+        ("BridgeFailures", "AWS::SQS::Queue"),
+        ("Relay", "AWS::Lambda::Function"),
+        ("RelayRole", "AWS::IAM::Role"),
+        ("RelayLogGroup", "AWS::Logs::LogGroup"),
+        ("ActionQueue", "AWS::SQS::Queue"),
+        ("ActionDeadLetterQueue", "AWS::SQS::Queue"),
+        ("ActionQueueMapping", "AWS::Lambda::EventSourceMapping"),
+        ("BridgeErrorsAlarm", "AWS::CloudWatch::Alarm"),
+        ("BridgeIteratorAgeAlarm", "AWS::CloudWatch::Alarm"),
+        ("BridgeFailuresAlarm", "AWS::CloudWatch::Alarm"),
+        ("RelayErrorsAlarm", "AWS::CloudWatch::Alarm"),
+        ("ActionDeadLetterAlarm", "AWS::CloudWatch::Alarm"),
+    ] {
+        assert!(
+            has(&cf, logical, ty),
+            "{logical} ({ty}) missing: {:?}",
+            types(&cf)
+        );
+    }
+    let r = &cf["Resources"];
+    let table = &r["WakeupTable"]["Properties"];
+    assert_eq!(table["TableName"], "tpf_sfn_wakeup");
+    assert_eq!(
+        table["StreamSpecification"]["StreamViewType"],
+        "NEW_AND_OLD_IMAGES"
+    );
+    assert_eq!(table["TimeToLiveSpecification"]["Enabled"], true);
+    // TPF owns its execution table: its stream is a parameter, mapped like the wakeup table's.
+    assert_eq!(
+        r["ExecutionStreamMapping"]["Properties"]["EventSourceArn"]["Ref"],
+        "ExecutionTableStreamArn"
+    );
+    for mapping in [
+        "ExecutionStreamMapping",
+        "WakeupStreamMapping",
+        "ActionQueueMapping",
+    ] {
+        assert_eq!(
+            r[mapping]["Properties"]["FunctionResponseTypes"][0], "ReportBatchItemFailures",
+            "{mapping}"
+        );
+    }
+    assert_eq!(r["Bridge"]["Properties"]["Runtime"], "provided.al2023");
+    assert_eq!(r["Relay"]["Properties"]["Handler"], "relay");
+    // The queue the drivers send to is the one the configuration names.
+    assert_eq!(r["ActionQueue"]["Properties"]["QueueName"], "tpf-actions");
+    let dlq = &r["ActionQueue"]["Properties"]["RedrivePolicy"];
+    assert_eq!(
+        dlq["deadLetterTargetArn"]["Fn::GetAtt"][0],
+        "ActionDeadLetterQueue"
+    );
+    for p in [
+        "ExecutionTableStreamArn",
+        "CodeS3Bucket",
+        "ActionUrl",
+        "ActionToken",
+        "DurableFunctions",
+    ] {
+        assert!(cf["Parameters"][p].is_object(), "parameter {p}");
+    }
+    // Releases on the Lambda durable functions backend: the bridge learns which from its
+    // setting, and may start and wake this configuration's durable functions' versions only.
+    assert_eq!(
+        r["Bridge"]["Properties"]["Environment"]["Variables"]["TPF_SFN_DURABLE_FUNCTIONS"],
+        serde_json::json!({"Ref": "DurableFunctions"})
+    );
+    let statements = r["BridgeRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+        .as_array()
+        .expect("bridge statements");
+    for (sid, action) in [
+        ("StartDurableDrivers", "lambda:InvokeFunction"),
+        (
+            "WakeDurableDrivers",
+            "lambda:SendDurableExecutionCallbackSuccess",
+        ),
+    ] {
+        let st = statements
+            .iter()
+            .find(|s| s["Sid"] == sid)
+            .unwrap_or_else(|| panic!("no {sid} statement"));
+        assert_eq!(st["Action"], serde_json::json!([action]));
+        let resource = st["Resource"].to_string();
+        assert!(resource.contains(":function:tpf-*-durable:*"), "{resource}");
+    }
+    assert!(cf["Outputs"]["ActionQueueUrl"].is_object());
+    assert!(
+        unresolved_cloudformation_refs(&cf).is_empty(),
+        "{:?}",
+        unresolved_cloudformation_refs(&cf)
+    );
+    insta::assert_snapshot!("restaurant_wake_path_cloudformation", text);
+
+    // The wake path depends on the configuration only: another release, the same bytes.
+    let other = tempfile::tempdir().unwrap();
+    let release: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            examples().join("contracts/restaurant-approval.pipeline-release.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut next = release.clone();
+    next["releaseVersion"] = Value::String("2026.12.1".into());
+    let next_file = other.path().join("next.pipeline-release.json");
+    std::fs::write(&next_file, next.to_string()).unwrap();
+    let c = examples().join("contracts/restaurant-approval.pipeline-contract.json");
+    let cfg = examples().join("aws/queue.tpf-sfn.toml");
+    let out = other.path().join("out");
+    let o = tpf_sfn(&[
+        "compile",
+        c.to_str().unwrap(),
+        "--release",
+        next_file.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--emit",
+        "cloudformation",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(out.join("wake-path/cloudformation.json")).unwrap(),
+        text,
+        "the wake path is the same for every release"
+    );
+    let (_, next_stack) = read(&out.join("cloudformation.json"));
+    let (_, this_stack) = read(&dir.path().join("cloudformation.json"));
+    assert_ne!(
+        next_stack["Resources"]["Driver"]["Properties"]["StateMachineName"],
+        this_stack["Resources"]["Driver"]["Properties"]["StateMachineName"],
+        "each release its own machines, side by side"
+    );
+}
+
+#[test]
+fn http_binding_wake_path_has_no_relay() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("http.tpf-sfn.toml"),
+        &["--emit", "cloudformation"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
+    assert!(has(&cf, "Bridge", "AWS::Lambda::Function"));
+    assert!(cf["Resources"]["Relay"].is_null());
+    assert!(cf["Parameters"]["ActionUrl"].is_null());
+    assert!(unresolved_cloudformation_refs(&cf).is_empty());
+}
+
+#[test]
+fn terraform_exports_pin_the_provider_and_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("queue.tpf-sfn.toml"),
+        &["--emit", "terraform"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (text, tf) = read(&dir.path().join("main.tf.json"));
+    let (wake_text, wake) = read(&dir.path().join("wake-path/main.tf.json"));
+    for module in [&tf, &wake] {
+        let aws = &module["terraform"]["required_providers"]["aws"];
+        assert_eq!(aws["source"], "hashicorp/aws");
+        assert_eq!(
+            aws["version"], ">= 4.41.0",
+            "the provider that added aws_scheduler_schedule"
+        );
+        assert!(
+            unresolved_terraform_refs(module).is_empty(),
+            "{:?}",
+            unresolved_terraform_refs(module)
+        );
+    }
+    let kinds: Vec<&String> = tf["resource"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        kinds,
+        [
+            "aws_iam_role",
+            "aws_iam_role_policy",
+            "aws_sfn_state_machine",
+            "aws_scheduler_schedule",
+            "aws_cloudwatch_metric_alarm"
+        ]
+    );
+    let driver = &tf["resource"]["aws_sfn_state_machine"]["driver"];
+    assert_eq!(driver["role_arn"], "${aws_iam_role.driver.arn}");
+    let definition = driver["definition"].as_str().unwrap();
+    assert!(!definition.contains("${") || definition.contains("$${"));
+    // The same wake path as the CloudFormation flavour.
+    let res = &wake["resource"];
+    for (ty, name) in [
+        ("aws_dynamodb_table", "wakeup"),
+        ("aws_lambda_function", "bridge"),
+        ("aws_lambda_function", "relay"),
+        ("aws_lambda_event_source_mapping", "execution_stream"),
+        ("aws_lambda_event_source_mapping", "wakeup_stream"),
+        ("aws_lambda_event_source_mapping", "action_queue"),
+        ("aws_sqs_queue", "action"),
+        ("aws_sqs_queue", "action_dead_letters"),
+        ("aws_sqs_queue", "bridge_failures"),
+        ("aws_cloudwatch_log_group", "bridge"),
+        ("aws_cloudwatch_log_group", "relay"),
+        ("aws_cloudwatch_metric_alarm", "bridge_iterator_age"),
+        ("aws_cloudwatch_metric_alarm", "action_dead_letters"),
+    ] {
+        assert!(res[ty][name].is_object(), "{ty}.{name}");
+    }
+    assert_eq!(
+        res["aws_dynamodb_table"]["wakeup"]["stream_view_type"],
+        "NEW_AND_OLD_IMAGES"
+    );
+    // Broken references are caught by the same check.
+    let mut broken = tf.clone();
+    broken["resource"]["aws_sfn_state_machine"]["driver"]["role_arn"] =
+        Value::String("${aws_iam_role.nope.arn}".into());
+    assert_eq!(
+        unresolved_terraform_refs(&broken),
+        vec!["aws_iam_role.nope.arn"]
+    );
+    insta::assert_snapshot!("restaurant_terraform", text);
+    insta::assert_snapshot!("restaurant_wake_path_terraform", wake_text);
+}
+
+#[test]
+fn exports_refuse_placeholders_and_compile_warns_about_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = compile(&out, None, &["--emit", "cloudformation"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("error[EXPORT_PLACEHOLDER]"), "{err}");
+    assert!(err.contains("binding.http.api-base-url"), "{err}");
+    assert!(err.contains("binding.http.connection-arn"), "{err}");
+    assert!(!out.exists(), "nothing written: {err}");
+
+    // A plain compile still works on the embedded default, and says what it baked in.
+    let o = compile(&out, None, &["--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let codes: Vec<&Value> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| &w["code"])
+        .collect();
+    assert_eq!(
+        codes,
+        ["CONFIG_PLACEHOLDER", "CONFIG_PLACEHOLDER"],
+        "{report}"
+    );
+    // With real values: no warning.
+    let o = compile(&out, Some("http.tpf-sfn.toml"), &["--format", "json"]);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+}
+
+#[test]
+fn check_covers_the_exports_and_both_can_be_emitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Some("queue.tpf-sfn.toml");
+    let both = ["--emit", "cloudformation", "--emit", "terraform"];
+    assert!(compile(dir.path(), cfg, &both).status.success());
+    for f in [
+        "cloudformation.json",
+        "main.tf.json",
+        "wake-path/cloudformation.json",
+        "wake-path/main.tf.json",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let mut check = both.to_vec();
+    check.push("--check");
+    let o = compile(dir.path(), cfg, &check);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // Without --emit, --check ignores the extra files.
+    assert!(compile(dir.path(), cfg, &["--check"]).status.success());
+    std::fs::write(dir.path().join("wake-path/main.tf.json"), "{}\n").unwrap();
+    let o = compile(dir.path(), cfg, &check);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("drift: wake-path/main.tf.json"));
+}
+
+/// A reader that goes away early (`| head -1`) ends the command quietly: no panic, the shell's
+/// closed-pipe status.
+#[test]
+fn a_closed_stdout_ends_compile_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = examples().join("contracts/restaurant-approval.pipeline-contract.json");
+    let cfg = examples().join("aws/queue.tpf-sfn.toml");
+    let mut child = support::cli()
+        .arg("compile")
+        .arg(&c)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(dir.path())
+        .args(["--emit", "cloudformation"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Closed before the compile prints its summary (it reads and compiles first).
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // Short commands take SIGPIPE's default (the kernel ends them, as it ends `cat`); the
+    // long-running ones catch the failed print and exit with the status a shell would show.
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        matches!(o.status.code(), Some(0 | 141)) || o.status.signal() == Some(libc::SIGPIPE),
+        "{:?}: {err}",
+        o.status
+    );
+}

@@ -1,0 +1,609 @@
+//! `tpf-sfn serve` in process: a restaurant execution driven over real HTTP on 127.0.0.1, auth,
+//! error codes, tenant isolation, and the OpenAPI document against the route table.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use support::host::restaurant;
+use support::http::request;
+use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+use tpf_sfn::aws::dynamo_store::DynamoStore;
+use tpf_sfn::aws::tables::{create_all, TableNames};
+use tpf_sfn::host::pipeline::{self, HostedPipeline};
+use tpf_sfn::host::routes::ROUTES;
+use tpf_sfn::host::{system_clock, HostState, HostStore};
+
+const TOKEN: &str = "test-token";
+const TENANT: &str = "restaurant-demo";
+
+async fn start() -> (std::net::SocketAddr, HostedPipeline) {
+    start_with(InMemoryStore::new()).await
+}
+
+async fn start_with<S: HostStore>(store: S) -> (std::net::SocketAddr, HostedPipeline) {
+    let hosted = restaurant();
+    let again = restaurant();
+    let coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
+    let addr = support::spawn_host(Arc::new(HostState::new(
+        ActionHost::new(coordinator),
+        TOKEN.to_owned(),
+        system_clock,
+    )))
+    .await;
+    (addr, again)
+}
+
+fn descriptor(hosted: &HostedPipeline) -> String {
+    json!({
+        "schemaVersion": 1,
+        "pipelineId": hosted.identity.pipeline_id,
+        "contractVersion": hosted.identity.contract_version,
+        "releaseVersion": hosted.identity.release_version,
+        "artifacts": [{
+            "artifactId": "restaurant", "kind": "container-image",
+            "uri": "oci://restaurant", "digest": "sha256:00"
+        }]
+    })
+    .to_string()
+}
+
+fn identity_body(hosted: &HostedPipeline, release: &str) -> String {
+    json!({
+        "pipelineId": hosted.identity.pipeline_id,
+        "contractVersion": hosted.identity.contract_version,
+        "releaseVersion": release,
+        "idempotencyKey": "lineage:g0:i0",
+    })
+    .to_string()
+}
+
+fn keys(value: &Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restaurant_execution_over_http_parks_completes_and_succeeds() {
+    let (addr, hosted) = start().await;
+    drive_restaurant(addr, hosted).await;
+}
+
+/// `--store dynamodb`: the same flow with every coordinator call blocking on DynamoDB (moto)
+/// from the request's `spawn_blocking` thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restaurant_execution_over_http_on_the_dynamodb_store() {
+    let client = aws_sdk_dynamodb::Client::new(&support::moto_config().await);
+    let names = TableNames::with_prefix(&format!("serve{}_", std::process::id()));
+    create_all(&client, &names).await.expect("tables");
+    let store = DynamoStore::new(client, names, tokio::runtime::Handle::current());
+    let (addr, hosted) = start_with(store).await;
+    drive_restaurant(addr, hosted).await;
+}
+
+async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
+    let pipeline_id = hosted.identity.pipeline_id.clone();
+    let release = hosted.identity.release_version.clone();
+    let admin = format!("/tpf/admin/tenants/{TENANT}/pipelines/{pipeline_id}/releases");
+    let cp = format!("/tpf/control-plane/tenants/{TENANT}");
+
+    let registered = request(
+        addr,
+        "POST",
+        &format!("{admin}/register"),
+        Some(TOKEN),
+        Some(&descriptor(&hosted)),
+    )
+    .await;
+    assert_eq!(registered.status, 200, "{}", registered.raw);
+    assert_eq!(registered.body["status"], "REGISTERED");
+    let activated = request(
+        addr,
+        "POST",
+        &format!("{admin}/{release}/activate"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(activated.status, 200, "{}", activated.raw);
+    assert_eq!(activated.body["status"], "ACTIVE");
+    let active = request(addr, "GET", &format!("{admin}/active"), Some(TOKEN), None).await;
+    assert_eq!(active.status, 200, "{}", active.raw);
+    assert_eq!(active.body["releaseVersion"], release.as_str());
+    let one = request(
+        addr,
+        "GET",
+        &format!("{admin}/{release}"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(one.body["status"], "ACTIVE");
+    let none = request(addr, "GET", &format!("{admin}/v404"), Some(TOKEN), None).await;
+    assert_eq!(none.status, 404);
+
+    let submit = json!({
+        "pipelineId": pipeline_id, "inputShape": "UNI",
+        "inputPayload": {"orderId": "order-1"}, "idempotencyKey": "order-1", "outputStreaming": false
+    })
+    .to_string();
+    let accepted = request(
+        addr,
+        "POST",
+        &format!("{cp}/executions"),
+        Some(TOKEN),
+        Some(&submit),
+    )
+    .await;
+    assert_eq!(accepted.status, 200, "{}", accepted.raw);
+    assert_eq!(accepted.body["duplicate"], false);
+    let id = accepted.body["executionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let again = request(
+        addr,
+        "POST",
+        &format!("{cp}/executions"),
+        Some(TOKEN),
+        Some(&submit),
+    )
+    .await;
+    assert_eq!(again.body["executionId"], id.as_str());
+    assert_eq!(again.body["duplicate"], true);
+
+    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
+    let parked = request(
+        addr,
+        "POST",
+        &pwi,
+        Some(TOKEN),
+        Some(&identity_body(&hosted, &release)),
+    )
+    .await;
+    assert_eq!(parked.status, 200, "{}", parked.raw);
+    assert_eq!(parked.body["status"], "WAITING_EXTERNAL");
+    assert_eq!(parked.body["claimed"], true);
+    assert_eq!(parked.body["version"], 2);
+    let expected: BTreeSet<String> = [
+        "tenantId",
+        "executionId",
+        "status",
+        "version",
+        "currentStepIndex",
+        "attempt",
+        "nextDueAt",
+        "await",
+        "errorCode",
+        "claimed",
+        "driver",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(keys(&parked.body), expected, "every key present");
+    assert!(parked.body["nextDueAt"].is_null());
+    assert!(parked.body["errorCode"].is_null());
+    let await_keys: BTreeSet<String> = [
+        "unitId",
+        "stepIndex",
+        "stepName",
+        "deadlineAt",
+        "wakeInSeconds",
+        "expiresAtEpochSeconds",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(keys(&parked.body["await"]), await_keys);
+    assert!(parked.body["await"]["deadlineAt"].is_string());
+
+    let pending = request(
+        addr,
+        "GET",
+        &format!("{cp}/interactions/pending?limit=10"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(pending.status, 200, "{}", pending.raw);
+    let rows = pending.body.as_array().expect("array").clone();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["executionId"], id.as_str());
+    let interaction_id = rows[0]["interactionId"]
+        .as_str()
+        .expect("interaction")
+        .to_owned();
+    let bad_limit = request(
+        addr,
+        "GET",
+        &format!("{cp}/interactions/pending?limit=x"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(bad_limit.status, 400);
+
+    let complete = json!({
+        "interactionId": interaction_id, "responsePayload": {"decision": "accepted"}, "actor": "chef"
+    })
+    .to_string();
+    let done = request(
+        addr,
+        "POST",
+        &format!("{cp}/interactions/complete"),
+        Some(TOKEN),
+        Some(&complete),
+    )
+    .await;
+    assert_eq!(done.status, 200, "{}", done.raw);
+    assert_eq!(done.body["status"], "COMPLETED");
+    assert_eq!(done.body["duplicate"], false);
+    let dup = request(
+        addr,
+        "POST",
+        &format!("{cp}/interactions/complete"),
+        Some(TOKEN),
+        Some(&complete),
+    )
+    .await;
+    assert_eq!(dup.body["duplicate"], true);
+
+    let finished = request(
+        addr,
+        "POST",
+        &pwi,
+        Some(TOKEN),
+        Some(&identity_body(&hosted, &release)),
+    )
+    .await;
+    assert_eq!(finished.status, 200, "{}", finished.raw);
+    assert_eq!(finished.body["status"], "SUCCEEDED");
+    assert_eq!(finished.body["version"], 5);
+    assert_eq!(keys(&finished.body), expected);
+    assert!(finished.body["await"].is_null());
+
+    let status = request(
+        addr,
+        "GET",
+        &format!("{cp}/executions/{id}"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(status.status, 200);
+    assert_eq!(status.body["status"], "SUCCEEDED");
+    assert_eq!(status.body["version"], 5);
+    let result = request(
+        addr,
+        "GET",
+        &format!("{cp}/executions/{id}/result"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(result.body["status"]["status"], "SUCCEEDED");
+    assert!(!result.body["resultPayload"].is_null());
+
+    let redrive = request(
+        addr,
+        "POST",
+        &format!("/tpf/admin/tenants/{TENANT}/executions/{id}/redrive"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(
+        redrive.status, 409,
+        "SUCCEEDED cannot be re-driven: {}",
+        redrive.raw
+    );
+    assert_eq!(redrive.body["code"], "CONFLICT");
+
+    let sweep = request(
+        addr,
+        "POST",
+        "/tpf/actions/v1/sweep-once",
+        Some(TOKEN),
+        Some(r#"{"limit": 10}"#),
+    )
+    .await;
+    assert_eq!(sweep.status, 200, "{}", sweep.raw);
+    assert_eq!(sweep.body["due"], json!([]));
+    assert_eq!(sweep.body["timedOutAwaits"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded() {
+    let (addr, hosted) = start().await;
+    let pipeline_id = hosted.identity.pipeline_id.clone();
+    let release = hosted.identity.release_version.clone();
+    let admin = format!("/tpf/admin/tenants/{TENANT}/pipelines/{pipeline_id}/releases");
+    request(
+        addr,
+        "POST",
+        &format!("{admin}/register"),
+        Some(TOKEN),
+        Some(&descriptor(&hosted)),
+    )
+    .await;
+    request(
+        addr,
+        "POST",
+        &format!("{admin}/{release}/activate"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    let submit = json!({
+        "pipelineId": pipeline_id, "inputShape": "UNI", "inputPayload": {"orderId": "o"}
+    })
+    .to_string();
+    let cp = format!("/tpf/control-plane/tenants/{TENANT}");
+    let id = request(
+        addr,
+        "POST",
+        &format!("{cp}/executions"),
+        Some(TOKEN),
+        Some(&submit),
+    )
+    .await
+    .body["executionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
+    let body = identity_body(&hosted, &release);
+
+    for token in [None, Some("wrong"), Some("test-token-longer")] {
+        let denied = request(addr, "POST", &pwi, token, Some(&body)).await;
+        assert_eq!(denied.status, 401, "{token:?}");
+        assert_eq!(denied.body["code"], "UNAUTHORIZED");
+    }
+    let denied = request(addr, "GET", &format!("{cp}/executions/{id}"), None, None).await;
+    assert_eq!(denied.status, 401);
+    // One layer guards every route, and the tenant check runs before any handler.
+    for (method, path, _) in ROUTES {
+        let with = |tenant: &str| {
+            path.replace("{tenantId}", tenant)
+                .replace("{executionId}", &id)
+                .replace("{pipelineId}", "p")
+                .replace("{releaseVersion}", "v1")
+        };
+        let denied = request(addr, method, &with(TENANT), None, Some("{}")).await;
+        assert_eq!(denied.status, 401, "{method} {path}");
+        assert_eq!(denied.body["code"], "UNAUTHORIZED", "{method} {path}");
+        if path.contains("{tenantId}") {
+            let blank = request(addr, method, &with("%20"), Some(TOKEN), Some("{}")).await;
+            assert_eq!(blank.status, 400, "{method} {path}: {}", blank.raw);
+            assert_eq!(
+                blank.body["message"], "tenantId must not be blank",
+                "{method} {path}"
+            );
+        }
+    }
+
+    let mismatch = request(
+        addr,
+        "POST",
+        &pwi,
+        Some(TOKEN),
+        Some(&identity_body(&hosted, "other-release")),
+    )
+    .await;
+    assert_eq!(mismatch.status, 409, "{}", mismatch.raw);
+    assert_eq!(mismatch.body["code"], "RELEASE_IDENTITY_MISMATCH");
+    assert!(mismatch.body["message"].is_string());
+
+    let missing = format!("/tpf/actions/v1/tenants/{TENANT}/executions/nope/process-work-item");
+    let not_found = request(addr, "POST", &missing, Some(TOKEN), Some(&body)).await;
+    assert_eq!(not_found.status, 404);
+    assert_eq!(not_found.body["code"], "EXECUTION_NOT_FOUND");
+
+    // Another tenant sees nothing of this one's execution, nor its release.
+    let other = format!("/tpf/actions/v1/tenants/other-tenant/executions/{id}/process-work-item");
+    assert_eq!(
+        request(addr, "POST", &other, Some(TOKEN), Some(&body))
+            .await
+            .status,
+        404
+    );
+    let other_status = request(
+        addr,
+        "GET",
+        &format!("/tpf/control-plane/tenants/other-tenant/executions/{id}"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(other_status.status, 404);
+    let other_submit = request(
+        addr,
+        "POST",
+        "/tpf/control-plane/tenants/other-tenant/executions",
+        Some(TOKEN),
+        Some(&submit),
+    )
+    .await;
+    assert_eq!(other_submit.status, 409);
+    assert_eq!(other_submit.body["code"], "NO_ACTIVE_RELEASE");
+    let other_pending = request(
+        addr,
+        "GET",
+        "/tpf/control-plane/tenants/other-tenant/interactions/pending",
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(other_pending.body, json!([]));
+
+    for (method, path, bad) in [
+        ("POST", pwi.as_str(), "{not json"),
+        ("POST", pwi.as_str(), r#"{"pipelineId": 1}"#),
+        ("POST", "/tpf/actions/v1/sweep-once", "[]"),
+        (
+            "POST",
+            &format!("{cp}/executions") as &str,
+            r#"{"pipelineId":"p","inputShape":"BAD","inputPayload":{}}"#,
+        ),
+        (
+            "POST",
+            &format!("{cp}/interactions/complete") as &str,
+            r#"{"responsePayload":{}}"#,
+        ),
+        (
+            "POST",
+            &format!("{admin}/register") as &str,
+            r#"{"schemaVersion":2}"#,
+        ),
+    ] {
+        let r = request(addr, method, path, Some(TOKEN), Some(bad)).await;
+        assert_eq!(r.status, 400, "{path} {bad}: {}", r.raw);
+        assert_eq!(r.body["code"], "BAD_REQUEST", "{path} {bad}");
+    }
+    let unknown = request(addr, "GET", "/nowhere", Some(TOKEN), None).await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.body["code"], "NOT_FOUND");
+    let activate_unknown = request(
+        addr,
+        "POST",
+        &format!("{admin}/v404/activate"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(activate_unknown.status, 404);
+    assert_eq!(activate_unknown.body["code"], "RELEASE_NOT_FOUND");
+}
+
+/// `--script`: a non-retryable failure at the first step ends FAILED with its error code; the
+/// admin re-drive with `allowFailed` makes it runnable again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_failure_then_admin_redrive() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
+    );
+    let bytes = std::fs::read(path).expect("contract");
+    let first_step = restaurant().pipeline.steps[0].name.clone();
+    let script = format!(
+        "[[steps]]\nstep = {first_step:?}\noutcomes = [\"fail-non-retryable:com.example.Rejected\"]\n"
+    );
+    let hosted = pipeline::load(path, &bytes, &[], Some(&script), 60_000).expect("pipeline");
+    assert!(pipeline::load(
+        path,
+        &bytes,
+        &[],
+        Some("[[steps]]\nstep = \"nope\"\noutcomes = []\n"),
+        60_000
+    )
+    .is_err());
+    assert!(pipeline::load(
+        path,
+        &bytes,
+        &[],
+        Some("[[steps]]\nstep = \"x\"\noutcomes = [\"explode\"]\n"),
+        60_000
+    )
+    .is_err());
+    let identity = hosted.identity.clone();
+    let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
+    let state = Arc::new(HostState::new(
+        ActionHost::new(coordinator),
+        TOKEN.to_owned(),
+        system_clock,
+    ));
+    let addr = support::spawn_host(state).await;
+    let again = restaurant();
+    let admin = format!(
+        "/tpf/admin/tenants/{TENANT}/pipelines/{}/releases",
+        identity.pipeline_id
+    );
+    request(
+        addr,
+        "POST",
+        &format!("{admin}/register"),
+        Some(TOKEN),
+        Some(&descriptor(&again)),
+    )
+    .await;
+    request(
+        addr,
+        "POST",
+        &format!("{admin}/{}/activate", identity.release_version),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    let submit =
+        json!({"pipelineId": identity.pipeline_id, "inputShape": "UNI", "inputPayload": {"o": 1}})
+            .to_string();
+    let id = request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
+        Some(TOKEN),
+        Some(&submit),
+    )
+    .await
+    .body["executionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
+    let failed = request(
+        addr,
+        "POST",
+        &pwi,
+        Some(TOKEN),
+        Some(&identity_body(&again, &identity.release_version)),
+    )
+    .await;
+    assert_eq!(failed.status, 200, "{}", failed.raw);
+    assert_eq!(failed.body["status"], "FAILED");
+    assert!(failed.body["errorCode"].is_string());
+    let redrive = format!("/tpf/admin/tenants/{TENANT}/executions/{id}/redrive");
+    let refused = request(addr, "POST", &redrive, Some(TOKEN), None).await;
+    assert_eq!(
+        refused.status, 409,
+        "FAILED needs allowFailed: {}",
+        refused.raw
+    );
+    let redriven = request(
+        addr,
+        "POST",
+        &redrive,
+        Some(TOKEN),
+        Some(r#"{"allowFailed": true, "reason": "test"}"#),
+    )
+    .await;
+    assert_eq!(redriven.status, 200, "{}", redriven.raw);
+    assert_eq!(redriven.body["previousStatus"], "FAILED");
+    assert_eq!(redriven.body["status"], "QUEUED");
+    assert_eq!(redriven.body["attempt"], 1);
+}
+
+#[test]
+fn openapi_document_lists_exactly_the_routes_the_router_serves() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("openapi.json")).expect("JSON");
+    assert_eq!(doc["openapi"].as_str().map(|v| &v[..2]), Some("3."));
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("path item").keys() {
+            if ["get", "post", "put", "delete", "patch"].contains(&method.as_str()) {
+                documented.insert((method.to_ascii_uppercase(), path.clone()));
+            }
+        }
+    }
+    let served: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p, _)| (m.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(documented, served);
+}

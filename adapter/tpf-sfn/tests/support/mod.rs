@@ -1,0 +1,84 @@
+//! Shared by the emulator-backed tests: the moto endpoint and SDK config for it.
+#![allow(dead_code)]
+
+use std::process::Command;
+
+use aws_config::{BehaviorVersion, Region};
+use aws_sdk_sfn::config::Credentials;
+
+/// The moto endpoint: `TPF_SFN_MOTO_ENDPOINT` from scripts/test.sh, or one this test starts with
+/// the same script. A test never skips because the emulator is missing: it starts it or fails.
+pub fn moto_endpoint() -> String {
+    if let Ok(url) = std::env::var("TPF_SFN_MOTO_ENDPOINT") {
+        return url;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("bash")
+        .arg(root.join("scripts/moto.sh"))
+        .arg("start")
+        .output()
+        .expect("run scripts/moto.sh");
+    assert!(
+        out.status.success(),
+        "could not start moto: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// SDK config for moto: explicit endpoint, region and static credentials, never the default
+/// chain (which could reach instance metadata).
+pub async fn moto_config() -> aws_config::SdkConfig {
+    std::env::set_var("AWS_EC2_METADATA_DISABLED", "true");
+    aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(moto_endpoint())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("testing", "testing", None, None, "static"))
+        .load()
+        .await
+}
+
+/// A name unique to this test run, for machines and tables in a shared emulator.
+pub fn unique(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `tpf-sfn` as a test runs it: static credentials, an explicit region, never instance metadata
+/// or the user's profiles or endpoint, and no token from the caller's environment.
+pub fn cli() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
+    c.env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/dev/null")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_ENDPOINT_URL")
+        .env_remove("TPF_SFN_TOKEN")
+        .env_remove("TPF_SFN_ACTION_TOKEN");
+    c
+}
+
+/// Serves the reference action host on an ephemeral loopback port, in this runtime.
+pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
+    state: std::sync::Arc<tpf_sfn::host::HostState<S>>,
+) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = tpf_sfn::host::serve(listener, tpf_sfn::host::router(state)).await;
+    });
+    addr
+}
+
+pub mod host;
+pub mod http;

@@ -1,0 +1,216 @@
+//! The Lambda durable functions lowering over every example contract: the spec the function
+//! reads, the manifest that fingerprints it, the release stack that publishes it, and the
+//! inputs it refuses with a code.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tpf_durable_driver::DurableSpec;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::durable::{self, cloudformation, iteration_cost, Compiled};
+
+fn contracts() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".pipeline-contract.json"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+const REAL_HTTP: &str =
+    "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal.acme.io\"\n";
+const REAL_LAMBDA: &str = "[binding]\nkind = \"lambda\"\n[binding.lambda]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-actions\"\n";
+
+fn compile(
+    contract: &Path,
+    config: Option<&str>,
+    binding: Option<BindingKind>,
+) -> Result<Compiled, tpf_sfn_compiler::Diagnostics> {
+    let bytes = std::fs::read(contract).unwrap();
+    let file = contract.file_name().unwrap().to_string_lossy().to_string();
+    durable::compile(&Input {
+        contract_file: &file,
+        contract: &bytes,
+        config: config.map(|c| ("tpf-sfn.toml", c)),
+        binding,
+        allow_unverified_hash: true,
+        ..Input::default()
+    })
+}
+
+fn restaurant() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/contracts/restaurant-approval.pipeline-contract.json")
+}
+
+#[test]
+fn every_example_compiles_to_a_spec_the_function_reads_back() {
+    for path in contracts() {
+        for config in [REAL_HTTP, REAL_LAMBDA] {
+            let c = match compile(&path, Some(config), None) {
+                Ok(c) => c,
+                Err(d) => {
+                    // A contract the compiler rejects is rejected whatever the backend, for the
+                    // same reasons.
+                    let bytes = std::fs::read(&path).unwrap();
+                    let file = path.file_name().unwrap().to_string_lossy().to_string();
+                    let sfn = tpf_sfn_compiler::compile::compile(&Input {
+                        contract_file: &file,
+                        contract: &bytes,
+                        config: Some(("tpf-sfn.toml", config)),
+                        allow_unverified_hash: true,
+                        ..Input::default()
+                    })
+                    .unwrap_err();
+                    let codes = |d: &tpf_sfn_compiler::Diagnostics| {
+                        d.0.iter().map(|x| x.code).collect::<Vec<_>>()
+                    };
+                    assert_eq!(codes(&d), codes(&sfn), "{}", path.display());
+                    continue;
+                }
+            };
+            let spec = &c.durable.spec;
+            let (_, text) = c
+                .files
+                .iter()
+                .find(|(n, _)| n == durable::SPEC_FILE)
+                .unwrap();
+            let back: DurableSpec = serde_json::from_str(text).unwrap();
+            assert_eq!(&back, spec, "{}", path.display());
+            let compact: DurableSpec = serde_json::from_str(&c.durable.spec_text).unwrap();
+            assert_eq!(&compact, spec);
+            assert_eq!(spec.identity, c.plan.identity);
+            assert_eq!(spec.awaits.len(), c.plan.awaits.len());
+            // The worst generation still hands over below its budget.
+            let worst = 3 + spec.max_iterations * iteration_cost(&spec.transport_retry);
+            assert!(
+                worst <= u64::from(spec.operation_budget),
+                "{}: {worst} > {}",
+                path.display(),
+                spec.operation_budget
+            );
+            assert!(spec.operation_budget < 25_000);
+            let sha = hex::encode(Sha256::digest(c.durable.spec_text.as_bytes()));
+            assert_eq!(c.manifest.function.spec_sha256, sha);
+            assert!(
+                c.manifest.function.name.len() <= 64,
+                "{}",
+                c.manifest.function.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_release_stack_publishes_one_version_and_carries_the_spec() {
+    for config in [REAL_HTTP, REAL_LAMBDA] {
+        let c = compile(&restaurant(), Some(config), None).unwrap();
+        let stack = cloudformation::release(&c).unwrap();
+        let r = &stack["Resources"];
+        let f = &r["Driver"]["Properties"];
+        assert_eq!(f["FunctionName"], c.manifest.function.name.as_str());
+        assert_eq!(
+            f["Environment"]["Variables"][cloudformation::env::SPEC],
+            c.durable.spec_text.as_str()
+        );
+        assert_eq!(
+            f["Environment"]["Variables"][cloudformation::env::HANDLER],
+            "durable-driver"
+        );
+        assert!(f["DurableConfig"]["ExecutionTimeout"].as_u64().unwrap() <= 31_622_400);
+        assert_eq!(r["DriverVersion"]["Type"], "AWS::Lambda::Version");
+        assert_eq!(
+            stack["Outputs"]["DriverVersionArn"]["Value"]["Ref"],
+            "DriverVersion"
+        );
+        let text = stack.to_string();
+        assert!(
+            !text.contains("$LATEST"),
+            "a release stack never points at $LATEST"
+        );
+        // The only DynamoDB write is the wakeup table; TPF's tables are never touched.
+        let statements = r["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"]
+            ["Statement"]
+            .as_array()
+            .unwrap()
+            .clone();
+        for s in &statements {
+            for a in s["Action"].as_array().unwrap() {
+                if a.as_str().unwrap().starts_with("dynamodb:") {
+                    assert!(
+                        s["Resource"]
+                            .to_string()
+                            .contains(&format!("table/{}", c.manifest.wakeup_table)),
+                        "{s}"
+                    );
+                }
+            }
+        }
+        let token_param = stack["Parameters"].get("ActionToken");
+        assert_eq!(token_param.is_some(), config == REAL_HTTP);
+        if let Some(p) = token_param {
+            assert_eq!(p["NoEcho"], Value::Bool(true));
+        }
+    }
+}
+
+#[test]
+fn two_releases_are_two_functions() {
+    let a = compile(&restaurant(), Some(REAL_HTTP), None).unwrap();
+    let release = serde_json::json!({
+        "schemaVersion": 1,
+        "pipelineId": a.plan.identity.pipeline_id,
+        "contractVersion": a.plan.identity.contract_version,
+        "releaseVersion": "2026.12.2",
+        "artifacts": [{ "artifactId": "next", "kind": "container-image", "uri": "oci://next", "digest": "sha256:00" }]
+    })
+    .to_string();
+    let bytes = std::fs::read(restaurant()).unwrap();
+    let b = durable::compile(&Input {
+        contract_file: "restaurant-approval.pipeline-contract.json",
+        contract: &bytes,
+        release: Some(("next.pipeline-release.json", release.as_bytes())),
+        config: Some(("tpf-sfn.toml", REAL_HTTP)),
+        ..Input::default()
+    })
+    .unwrap();
+    assert_ne!(a.manifest.function.name, b.manifest.function.name);
+    assert_eq!(b.durable.spec.identity.release_version, "2026.12.2");
+}
+
+#[test]
+fn refusals_are_coded() {
+    let queue = compile(&restaurant(), None, Some(BindingKind::Queue)).unwrap_err();
+    assert_eq!(queue.0[0].code, "DURABLE_BINDING_UNSUPPORTED");
+    assert!(!queue.0[0].hint.is_empty());
+
+    // The embedded default's endpoint is a placeholder: compiling warns, exporting refuses.
+    let c = compile(&restaurant(), None, None).unwrap();
+    assert!(c.warnings.iter().any(|w| w.code == "CONFIG_PLACEHOLDER"));
+    // The connection ARN is Step Functions' and not this backend's concern.
+    assert!(
+        !c.warnings
+            .iter()
+            .any(|w| w.message.contains("connection-arn")),
+        "{:?}",
+        c.warnings
+    );
+    let refused = cloudformation::release(&c).unwrap_err();
+    assert!(refused.0.iter().all(|d| d.code == "EXPORT_PLACEHOLDER"));
+    assert!(!refused.0.is_empty());
+}
+
+#[test]
+fn restaurant_outputs() {
+    let c = compile(&restaurant(), Some(REAL_HTTP), None).unwrap();
+    for (name, text) in &c.files {
+        insta::assert_snapshot!(format!("durable-restaurant-{name}"), text);
+    }
+    let stack = cloudformation::render(&cloudformation::release(&c).unwrap());
+    insta::assert_snapshot!("durable-restaurant-cloudformation.json", stack);
+}

@@ -1,0 +1,80 @@
+//! The whole compile never panics: arbitrary bytes, and the restaurant contract with its steps
+//! mutated (names of any length and alphabet, kinds, cardinalities, transports), go through
+//! planning, rendering, validation and the outputs, and either compile or fail with codes.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::config::BindingKind;
+
+const RESTAURANT: &str =
+    include_str!("../../../examples/contracts/restaurant-approval.pipeline-contract.json");
+
+fn run(bytes: &[u8], binding: BindingKind, config: Option<&str>) {
+    let input = Input {
+        contract_file: "fuzz.json",
+        contract: bytes,
+        config: config.map(|c| ("fuzz.toml", c)),
+        binding: Some(binding),
+        allow_unverified_hash: true,
+        ..Input::default()
+    };
+    match compile(&input) {
+        Ok(out) => assert!(out.files.len() >= 6),
+        Err(d) => assert!(
+            d.0.iter()
+                .all(|x| !x.code.is_empty() && !x.message.is_empty()),
+            "{d}"
+        ),
+    }
+}
+
+fn binding() -> impl Strategy<Value = BindingKind> {
+    prop_oneof![
+        Just(BindingKind::Http),
+        Just(BindingKind::Lambda),
+        Just(BindingKind::Queue)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512), b in binding()) {
+        run(&bytes, b, None);
+    }
+
+    #[test]
+    fn mutated_steps_never_panic(
+        names in proptest::collection::vec(".{0,120}", 1..6),
+        kinds in proptest::collection::vec(prop_oneof![Just("await"), Just("internal"), Just(" AWAIT "), Just("query"), Just("")], 1..6),
+        cards in proptest::collection::vec(prop_oneof![Just("ONE_TO_ONE"), Just("expansion"), Just("REDUCTION"), Just("MANY_TO_MANY"), Just("bogus")], 1..6),
+        transports in proptest::collection::vec(prop_oneof![Just(Some("interaction-api")), Just(Some("kafka")), Just(Some("carrier-pigeon")), Just(None)], 1..6),
+        b in binding(),
+    ) {
+        let mut doc: Value = serde_json::from_str(RESTAURANT).unwrap();
+        let template = doc["steps"][0].clone();
+        let steps: Vec<Value> = names.iter().enumerate().map(|(i, n)| {
+            let mut s = template.clone();
+            s["index"] = json!(i);
+            s["authoredName"] = json!(n);
+            s["kind"] = json!(kinds[i % kinds.len()]);
+            s["cardinality"] = json!(cards[i % cards.len()]);
+            if let Some(t) = transports[i % transports.len()] {
+                s["awaitTransport"] = json!(t);
+            }
+            s
+        }).collect();
+        doc["steps"] = Value::Array(steps);
+        run(&serde_json::to_vec(&doc).unwrap(), b, None);
+    }
+
+    #[test]
+    fn odd_configs_never_panic(budget in 0u32..30_000, attempts in 0u64..40, lease in 0u64..100_000, b in binding()) {
+        let config = format!(
+            "[history]\nevent-budget = {budget}\n[transport-retry]\nmax-attempts = {attempts}\n[wakeup]\nlease-wait-seconds = {lease}\n"
+        );
+        run(RESTAURANT.as_bytes(), b, Some(&config));
+    }
+}

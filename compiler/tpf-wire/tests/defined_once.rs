@@ -1,0 +1,163 @@
+//! Every wire name is spelled once, here: no other source file or template writes the wakeup
+//! table's keys, the Action API's outcome fields or its error names as a string literal. Code
+//! and templates get them from this crate (templates through the compiler's render context).
+//!
+//! Tests may spell them (that is how they pin the values); the scan skips test directories and
+//! `#[cfg(test)]` modules. Names that are also ordinary words elsewhere (`status`, `driver`,
+//! `wakeup`, `version`, …) cannot be told apart by a scan and are not listed.
+
+use std::path::{Path, PathBuf};
+
+use tpf_wire::action::{await_field, code, field, task_error};
+use tpf_wire::wakeup::{self, attr};
+
+/// The names the scan looks for.
+fn names() -> Vec<&'static str> {
+    vec![
+        wakeup::TABLE,
+        wakeup::PK,
+        wakeup::SK,
+        wakeup::CHECKPOINT_PK,
+        attr::EXECUTION_ARN,
+        attr::STATE_MACHINE_ARN,
+        attr::TASK_TOKEN,
+        attr::STEP_NAME,
+        attr::TPF_VERSION,
+        attr::EXPIRES_AT,
+        attr::SEQUENCE_NUMBER,
+        field::CURRENT_STEP_INDEX,
+        field::NEXT_DUE_AT,
+        field::ERROR_CODE,
+        field::CLAIMED,
+        field::TIMED_OUT_AWAITS,
+        await_field::UNIT_ID,
+        await_field::STEP_INDEX,
+        await_field::STEP_NAME,
+        await_field::DEADLINE_AT,
+        await_field::WAKE_IN_SECONDS,
+        await_field::EXPIRES_AT_EPOCH_SECONDS,
+        code::RELEASE_IDENTITY_MISMATCH,
+        code::EXECUTION_NOT_FOUND,
+        code::TRANSPORT_ERROR,
+        task_error::RELEASE_IDENTITY_MISMATCH,
+        task_error::EXECUTION_NOT_FOUND,
+        task_error::TRANSPORT,
+    ]
+}
+
+/// Spellings that are another contract's, with the same name: (name, file, why).
+const ELSEWHERE: &[(&str, &str, &str)] = &[
+    (
+        field::ERROR_CODE,
+        "adapter/tpf-sfn/src/host/handlers/control_plane.rs",
+        "TPF's control-plane status response, not the Action API outcome",
+    ),
+    (
+        await_field::STEP_INDEX,
+        "adapter/tpf-sfn/src/host/handlers/control_plane.rs",
+        "TPF's control-plane status and interaction responses, not the Action API outcome",
+    ),
+    (
+        await_field::STEP_INDEX,
+        "adapter/tpf-sfn/src/host/handlers/admin.rs",
+        "TPF's admin re-drive response, not the Action API outcome",
+    ),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The part of a source file that ships: everything before its `#[cfg(test)]` module.
+fn shipped(text: &str) -> &str {
+    text.find("\n#[cfg(test)]").map_or(text, |i| &text[..i])
+}
+
+/// `(file, name)` for every literal `"name"` in `text`.
+fn spelled<'a>(file: &str, text: &str, names: &[&'a str]) -> Vec<(String, &'a str)> {
+    names
+        .iter()
+        .filter(|n| shipped(text).contains(&format!("\"{n}\"")))
+        .map(|n| (file.to_owned(), *n))
+        .collect()
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !matches!(
+                name.as_str(),
+                "target" | "tests" | "benches" | "examples" | "fixtures" | "node_modules"
+            ) && !name.starts_with('.')
+            {
+                walk(&path, out);
+            }
+        } else if name.ends_with(".rs") || name.ends_with(".hbs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn wire_names_are_spelled_only_in_tpf_wire() {
+    let root = root();
+    let mut files = Vec::new();
+    for top in ["adapter", "compiler", "mapping-tests", "templates"] {
+        walk(&root.join(top), &mut files);
+    }
+    assert!(
+        files.len() > 50,
+        "the scan found only {} files",
+        files.len()
+    );
+    let names = names();
+    let mut found = Vec::new();
+    let mut excused = Vec::new();
+    for path in &files {
+        let file = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if file.starts_with("compiler/tpf-wire/src/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        for (f, n) in spelled(&file, &text, &names) {
+            match ELSEWHERE.iter().find(|(en, ef, _)| *en == n && *ef == f) {
+                Some(entry) => excused.push(entry),
+                None => found.push((f, n)),
+            }
+        }
+    }
+    for entry in ELSEWHERE {
+        assert!(
+            excused.contains(&entry),
+            "{entry:?} is excused but no longer spelled there: drop it"
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "wire names spelled outside tpf-wire (use its constants): {found:?}"
+    );
+}
+
+#[test]
+fn the_scan_sees_a_spelled_name_and_ignores_tests() {
+    let names = names();
+    let code = "let due = v[\"nextDueAt\"];\n#[cfg(test)]\nmod tests { \"claimed\" }\n";
+    assert_eq!(
+        spelled("x.rs", code, &names),
+        vec![("x.rs".to_owned(), field::NEXT_DUE_AT)]
+    );
+    assert!(spelled("t.hbs", "\"Error\": {{json e}}", &names).is_empty());
+    assert_eq!(
+        spelled("t.hbs", "\"Error\": \"TPF.TransportError\"", &names).len(),
+        1
+    );
+}

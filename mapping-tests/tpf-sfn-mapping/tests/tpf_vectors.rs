@@ -1,0 +1,791 @@
+//! TPF's golden vectors: values computed by executing TPF's own Java code, in
+//! `fixtures/tpf-vectors/` (its `README.md` says what each file checks; the data came from The
+//! Pipeline Framework, Apache-2.0, see `fixtures/README.md`). Every `*.json` file in that tree
+//! whose `family` this test knows runs, case by case, through the project's own code: the
+//! contract loader's hash, the wire crate's keys and record formats, the model's submission
+//! policy and retry formula. A vector file added later runs without a code change; a file with
+//! an unknown family, or an expected value this test does not know how to check, fails loudly.
+//! Where the project and a vector disagree, the project is wrong.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use tpf_model::coordinator::{
+    normalize_tenant, plan_submission, resolve_execution_key, CoordinatorConfig, IdempotencyPolicy,
+};
+use tpf_sfn_compiler::contract::{
+    composition::definition_fingerprint, load_contract, ContractOptions, GsonText,
+};
+use tpf_wire::ids;
+use tpf_wire::java_text::utf16_len;
+use tpf_wire::records::{
+    contract_descriptor_form, AttrValue, DynamoItem, Item, PipelineReleaseRecord,
+    ReleaseActivationEvent, ReleaseStatus,
+};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tpf-vectors")
+}
+
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            json_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+type Check = Result<(), String>;
+
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Check {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got:?}, TPF {want:?}"))
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The message of a vector's `"ExceptionClass: message"`.
+fn error_message(expected: &Value) -> Option<&str> {
+    let text = str_of(expected, "error")?;
+    Some(text.split_once(": ").map_or(text, |(_, m)| m))
+}
+
+/// Fails on expected keys this test neither checks nor knows to leave out.
+fn known_keys(expected: &Value, checked: &[&str], not_modelled: &[&str]) -> Check {
+    let unknown: Vec<&String> = expected
+        .as_object()
+        .map(|o| {
+            o.keys()
+                .filter(|k| !checked.contains(&k.as_str()) && !not_modelled.contains(&k.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected keys this test does not check: {unknown:?}"
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// contract-hash
+
+fn contract_hash_case(index: &Path, case: &Value) -> Check {
+    let expected = &case["expected"];
+    known_keys(
+        expected,
+        &[
+            "contractHash",
+            "contractVersion",
+            "schemaVersion",
+            "canonicalCatalogFingerprint",
+            "definitionFingerprints",
+            "compositionDefinitionFingerprints",
+            "hashInput",
+            "hashInputUtf8Bytes",
+        ],
+        &[],
+    )?;
+    let file = index
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(str_of(case, "file").ok_or("no file")?);
+    let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let loaded = load_contract("contract.json", &bytes, ContractOptions::default())
+        .map_err(|d| format!("the loader refuses TPF's own contract: {d}"))?;
+    let stale: Vec<String> = loaded
+        .warnings
+        .iter()
+        .filter(|w| w.code == "CONTRACT_FINGERPRINT" || w.code == "CONTRACT_HASH_MISMATCH")
+        .map(|w| w.message.clone())
+        .collect();
+    same("loader warnings about hashes", stale, Vec::new())?;
+    let contract = &loaded.contract;
+    same(
+        "contractHash",
+        contract.contract_hash.as_str(),
+        str_of(expected, "contractHash").unwrap_or_default(),
+    )?;
+    same(
+        "contractVersion",
+        contract.contract_version.as_str(),
+        str_of(expected, "contractVersion").unwrap_or_default(),
+    )?;
+    same(
+        "schemaVersion",
+        i64::from(contract.schema_version),
+        expected["schemaVersion"].as_i64().unwrap_or_default(),
+    )?;
+    let text = GsonText::parse(&bytes).ok_or("not one JSON document")?;
+    let input = String::from_utf8(text.hash_input()).map_err(|e| e.to_string())?;
+    same(
+        "hashInput",
+        input.as_str(),
+        str_of(expected, "hashInput").unwrap_or_default(),
+    )?;
+    same(
+        "hashInputUtf8Bytes",
+        input.len() as i64,
+        expected["hashInputUtf8Bytes"].as_i64().unwrap_or_default(),
+    )?;
+    same(
+        "recomputed contractHash",
+        text.contract_hash().as_str(),
+        str_of(expected, "contractHash").unwrap_or_default(),
+    )?;
+    let fp = |path: &[&str]| {
+        text.value(path)
+            .map(tpf_sfn_compiler::contract::hash::sha256_hex)
+    };
+    same(
+        "canonicalCatalogFingerprint",
+        fp(&["canonicalTypes"]),
+        str_of(expected, "canonicalCatalogFingerprint").map(str::to_owned),
+    )?;
+    for (name, want) in expected["definitionFingerprints"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        same(
+            &format!("definitionFingerprint of {name}"),
+            fp(&["canonicalTypes", name, "definition"]),
+            want.as_str().map(str::to_owned),
+        )?;
+    }
+    let document: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    let definitions: BTreeMap<&str, &serde_json::Map<String, Value>> = document
+        .pointer("/composition/definitions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .filter_map(|d| Some((d.get("definitionId")?.as_str()?, d)))
+        .collect();
+    let wanted = expected["compositionDefinitionFingerprints"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    same("composition definitions", definitions.len(), wanted.len())?;
+    for (id, want) in &wanted {
+        same(
+            &format!("composition definition {id}"),
+            definitions
+                .get(id.as_str())
+                .map(|d| definition_fingerprint(d)),
+            want.as_str().map(str::to_owned),
+        )?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// step-ids
+
+fn step_ids_case(case: &Value) -> Check {
+    let expected = &case["expected"];
+    // Class and package names are TPF's code generation; the project only needs the step id
+    // TPF hashes into await records.
+    known_keys(
+        expected,
+        &["stripProcessPrefix", "formatForClassName", "stepId"],
+        &[
+            "templateModelBuilderServiceName",
+            "packageSegment",
+            "servicePackage",
+            "runtimeClass",
+            "clientClass",
+            "contractMatchToken",
+        ],
+    )?;
+    let name = str_of(&case["input"], "name").ok_or("no name")?;
+    same(
+        "stripProcessPrefix",
+        ids::strip_process_prefix(name),
+        str_of(expected, "stripProcessPrefix").unwrap_or_default(),
+    )?;
+    same(
+        "formatForClassName",
+        ids::format_for_class_name(ids::strip_process_prefix(name)).as_str(),
+        str_of(expected, "formatForClassName").unwrap_or_default(),
+    )?;
+    same(
+        "stepId",
+        ids::step_id(name).as_str(),
+        str_of(expected, "stepId").unwrap_or_default(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// keys
+
+fn payload(input: &Value, key: &str) -> Result<Value, String> {
+    match str_of(input, key) {
+        Some(text) => serde_json::from_str(text).map_err(|e| format!("{key}: {e}")),
+        None => Ok(Value::Null),
+    }
+}
+
+fn submit_case(input: &Value, expected: &Value) -> Check {
+    known_keys(
+        expected,
+        &[
+            "tenantId",
+            "resolvedExecutionKey",
+            "executionKey",
+            "createCommandExecutionKey",
+            "tenantExecutionKey",
+            "error",
+        ],
+        &[],
+    )?;
+    let config = CoordinatorConfig {
+        default_tenant: str_of(input, "defaultTenant")
+            .unwrap_or("default")
+            .to_owned(),
+        idempotency_policy: str_of(input, "idempotencyPolicy")
+            .and_then(IdempotencyPolicy::parse)
+            .ok_or("unknown idempotencyPolicy")?,
+        ..CoordinatorConfig::default()
+    };
+    let tenant_in = str_of(input, "tenantId").unwrap_or_default();
+    let body = payload(input, "inputPayloadJson")?;
+    let client_key = str_of(input, "idempotencyKey");
+    let tenant = normalize_tenant(&config, tenant_in);
+    same(
+        "tenantId",
+        Some(tenant.as_str()),
+        str_of(expected, "tenantId"),
+    )?;
+    if let Some(want) = str_of(expected, "resolvedExecutionKey") {
+        let resolved = resolve_execution_key(config.idempotency_policy, &tenant, &body, client_key)
+            .map_err(|e| e.to_string())?;
+        same("resolvedExecutionKey", resolved.as_str(), want)?;
+    }
+    let plan = plan_submission(
+        &config,
+        tenant_in,
+        str_of(input, "pipelineId").unwrap_or_default(),
+        str_of(input, "releaseVersion").unwrap_or_default(),
+        &body,
+        client_key,
+    );
+    match (plan, error_message(expected)) {
+        (Err(e), Some(want)) => same("error", e.to_string().as_str(), want),
+        (Err(e), None) => Err(format!("refused: {e}")),
+        (Ok(p), Some(want)) => Err(format!("accepted {p:?}; TPF throws {want}")),
+        (Ok(p), None) => {
+            same(
+                "executionKey",
+                Some(p.execution_key.as_str()),
+                str_of(expected, "executionKey"),
+            )?;
+            same(
+                "createCommandExecutionKey",
+                Some(p.execution_key.as_str()),
+                str_of(expected, "createCommandExecutionKey"),
+            )?;
+            same(
+                "tenantExecutionKey",
+                Some(ids::scoped_execution_key(&p.tenant_id, &p.execution_key).as_str()),
+                str_of(expected, "tenantExecutionKey"),
+            )
+        }
+    }
+}
+
+fn await_case(input: &Value, expected: &Value) -> Check {
+    known_keys(
+        expected,
+        &[
+            "unitId",
+            "idempotencyKey",
+            "correlationId",
+            "idempotencyLookupKey",
+            "correlationLookupKey",
+            "tenantIdUtf16Length",
+            "tenantIdUtf8Length",
+        ],
+        &[],
+    )?;
+    let tenant = str_of(input, "tenantId").unwrap_or_default();
+    let execution = str_of(input, "executionId").unwrap_or_default();
+    let step = str_of(input, "stepId").unwrap_or_default();
+    let fields: Vec<String> = input["idempotencyKeyFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_owned))
+        .collect();
+    let item = input["itemIndex"].as_u64().map(|i| i as u32);
+    let step_index = input["stepIndex"].as_u64().unwrap_or_default() as u32;
+    let request = payload(input, "requestPayloadJson")?;
+    let key = ids::await_idempotency_key(execution, step, &fields, &request, item);
+    let correlation = ids::correlation_id(
+        str_of(input, "correlationStrategy"),
+        tenant,
+        execution,
+        step,
+        &key,
+    );
+    let want = |k: &str| str_of(expected, k).unwrap_or_default();
+    same(
+        "unitId",
+        ids::await_unit_id(tenant, execution, step, step_index).as_str(),
+        want("unitId"),
+    )?;
+    same("idempotencyKey", key.as_str(), want("idempotencyKey"))?;
+    same("correlationId", correlation.as_str(), want("correlationId"))?;
+    same(
+        "idempotencyLookupKey",
+        ids::idempotency_lookup_key(tenant, step, &key).as_str(),
+        want("idempotencyLookupKey"),
+    )?;
+    same(
+        "correlationLookupKey",
+        ids::correlation_lookup_key(tenant, &correlation).as_str(),
+        want("correlationLookupKey"),
+    )?;
+    same(
+        "tenantIdUtf16Length",
+        utf16_len(tenant) as i64,
+        expected["tenantIdUtf16Length"].as_i64().unwrap_or(-1),
+    )?;
+    same(
+        "tenantIdUtf8Length",
+        tenant.len() as i64,
+        expected["tenantIdUtf8Length"].as_i64().unwrap_or(-1),
+    )
+}
+
+fn item_case(input: &Value, expected: &Value) -> Check {
+    known_keys(
+        expected,
+        &[
+            "childExecutionKey",
+            "dispatchClaimKey",
+            "segmentId",
+            "transitionKey",
+            "childTenantExecutionKey",
+            "error",
+        ],
+        &[],
+    )?;
+    let tenant = str_of(input, "tenantId").unwrap_or_default();
+    let key = ids::ItemContinuationKey::new(
+        tenant,
+        str_of(input, "parentExecutionId").unwrap_or_default(),
+        str_of(input, "parentExecutionKey").unwrap_or_default(),
+        str_of(input, "unitId").unwrap_or_default(),
+        input["itemIndex"].as_i64().unwrap_or_default(),
+    );
+    match (key, error_message(expected)) {
+        (Err(e), Some(want)) => same("error", e.0.as_str(), want),
+        (Err(e), None) => Err(format!("refused: {e}")),
+        (Ok(k), Some(want)) => Err(format!("accepted {k:?}; TPF throws {want}")),
+        (Ok(k), None) => {
+            let want = |n: &str| str_of(expected, n).unwrap_or_default();
+            same(
+                "childExecutionKey",
+                k.child_execution_key().as_str(),
+                want("childExecutionKey"),
+            )?;
+            same(
+                "dispatchClaimKey",
+                k.dispatch_claim_key().as_str(),
+                want("dispatchClaimKey"),
+            )?;
+            same("segmentId", k.segment_id().as_str(), want("segmentId"))?;
+            same(
+                "transitionKey",
+                k.transition_key().as_str(),
+                want("transitionKey"),
+            )?;
+            same(
+                "childTenantExecutionKey",
+                ids::scoped_execution_key(tenant, &k.child_execution_key()).as_str(),
+                want("childTenantExecutionKey"),
+            )?;
+            same(
+                "parsed back",
+                ids::parse_child_execution_key(&k.child_execution_key()),
+                Some((k.unit_id.clone(), k.item_index)),
+            )
+        }
+    }
+}
+
+fn keys_case(case: &Value) -> Check {
+    let (input, expected) = (&case["input"], &case["expected"]);
+    match str_of(case, "kind") {
+        Some("submit") => submit_case(input, expected),
+        Some("deriveServerExecutionKey") => {
+            known_keys(expected, &["serializedPayload", "executionKey"], &[])?;
+            let tenant = str_of(input, "tenantId").unwrap_or_default();
+            let body = payload(input, "inputPayloadJson")?;
+            same(
+                "serializedPayload",
+                Some(ids::server_key_payload(&body).as_str()),
+                str_of(expected, "serializedPayload"),
+            )?;
+            same(
+                "executionKey",
+                Some(ids::derive_server_execution_key(tenant, &body).as_str()),
+                str_of(expected, "executionKey"),
+            )
+        }
+        Some("awaitInteraction") => await_case(input, expected),
+        Some("lookupKey") => {
+            known_keys(expected, &["lookupKey"], &[])?;
+            same(
+                "lookupKey",
+                Some(
+                    ids::lookup_key(
+                        str_of(input, "lookupKind").unwrap_or_default(),
+                        str_of(input, "tenantId").unwrap_or_default(),
+                        str_of(input, "key").unwrap_or_default(),
+                    )
+                    .as_str(),
+                ),
+                str_of(expected, "lookupKey"),
+            )
+        }
+        Some("itemContinuation") => item_case(input, expected),
+        other => Err(format!("unknown kind {other:?}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// retry-delays
+
+fn retry_case(case: &Value) -> Check {
+    let input = &case["input"];
+    known_keys(&case["expected"], &["delayMs"], &[])?;
+    let multiplier: f64 = str_of(input, "retryMultiplier")
+        .ok_or("no retryMultiplier")?
+        .parse()
+        .map_err(|e| format!("retryMultiplier: {e}"))?;
+    let config = CoordinatorConfig {
+        retry_delay_ms: input["retryDelayMs"].as_i64().ok_or("no retryDelayMs")?,
+        retry_multiplier: multiplier,
+        ..CoordinatorConfig::default()
+    };
+    same(
+        "delayMs",
+        config.retry_delay_for(input["nextAttempt"].as_i64().unwrap_or_default()),
+        case["expected"]["delayMs"].as_i64().unwrap_or(-1),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// release-rows
+
+fn to_item(dynamo_json: &Value) -> Result<Item, String> {
+    let mut item = Item::new();
+    for (name, v) in dynamo_json.as_object().ok_or("item is not an object")? {
+        let value = match v.as_object().and_then(|o| o.iter().next()) {
+            Some((t, Value::String(s))) if t == "S" => AttrValue::S(s.clone()),
+            Some((t, Value::String(n))) if t == "N" => AttrValue::N(n.clone()),
+            Some((t, Value::Bool(b))) if t == "BOOL" => AttrValue::Bool(*b),
+            Some((t, Value::Bool(true))) if t == "NULL" => AttrValue::Null,
+            _ => return Err(format!("attribute {name}: unsupported {v}")),
+        };
+        item.insert(name.clone(), value);
+    }
+    Ok(item)
+}
+
+fn item_json(item: &Item) -> Value {
+    Value::Object(
+        item.iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    AttrValue::S(s) => json!({ "S": s }),
+                    AttrValue::N(n) => json!({ "N": n }),
+                    AttrValue::Bool(b) => json!({ "BOOL": b }),
+                    AttrValue::Ss(set) => json!({ "SS": set }),
+                    AttrValue::Null => json!({ "NULL": true }),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
+    )
+}
+
+/// The vectors' summary of a `PipelineReleaseRecord`.
+fn summary(r: &PipelineReleaseRecord) -> Value {
+    json!({
+        "tenantId": r.tenant_id,
+        "pipelineId": r.pipeline_id,
+        "contractVersion": r.contract_version,
+        "releaseVersion": r.release_version,
+        "status": r.status,
+        "descriptorReleaseVersion": r.descriptor["releaseVersion"],
+        "descriptorArtifactIds": r.descriptor["artifacts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| a["artifactId"].clone())
+            .collect::<Vec<_>>(),
+        "primaryArtifactId": r.primary_artifact_id,
+        "primaryArtifactDigest": r.primary_artifact_digest,
+        "primaryArtifactUri": r.primary_artifact_uri,
+        "primaryArtifactSizeBytes": r.primary_artifact_size_bytes,
+        "primaryArtifactChecksum": r.primary_artifact_checksum,
+        "contractPresent": r.contract.is_some(),
+        "contractHash": r.contract.as_ref().map(|c| c["contractHash"].clone()),
+        "createdAtEpochMs": r.created_at_epoch_ms,
+        "updatedAtEpochMs": r.updated_at_epoch_ms,
+        "activatedAtEpochMs": r.activated_at_epoch_ms,
+    })
+}
+
+fn record_from(
+    input: &Value,
+    contracts: &BTreeMap<String, Value>,
+) -> Result<PipelineReleaseRecord, String> {
+    let r = &input["record"];
+    let text = |k: &str| str_of(r, k).unwrap_or_default().to_owned();
+    let num = |k: &str| r[k].as_i64().unwrap_or_default();
+    let contract = match (r["contractPresent"].as_bool(), str_of(r, "contractHash")) {
+        (Some(true), Some(hash)) => Some(
+            contracts
+                .get(hash)
+                .and_then(contract_descriptor_form)
+                .ok_or_else(|| format!("no contract fixture hashes to {hash}"))?,
+        ),
+        _ => None,
+    };
+    Ok(PipelineReleaseRecord {
+        tenant_id: text("tenantId"),
+        pipeline_id: text("pipelineId"),
+        contract_version: text("contractVersion"),
+        release_version: text("releaseVersion"),
+        status: ReleaseStatus::parse(&text("status")).ok_or("unknown status")?,
+        descriptor: input["descriptor"].clone(),
+        primary_artifact_id: text("primaryArtifactId"),
+        primary_artifact_digest: text("primaryArtifactDigest"),
+        primary_artifact_uri: text("primaryArtifactUri"),
+        primary_artifact_size_bytes: num("primaryArtifactSizeBytes"),
+        primary_artifact_checksum: text("primaryArtifactChecksum"),
+        contract,
+        created_at_epoch_ms: num("createdAtEpochMs"),
+        updated_at_epoch_ms: num("updatedAtEpochMs"),
+        activated_at_epoch_ms: num("activatedAtEpochMs"),
+    })
+}
+
+fn activation_from(input: &Value) -> ReleaseActivationEvent {
+    ReleaseActivationEvent {
+        tenant_id: str_of(input, "tenantId").unwrap_or_default().to_owned(),
+        pipeline_id: str_of(input, "pipelineId").unwrap_or_default().to_owned(),
+        release_version: str_of(input, "releaseVersion")
+            .unwrap_or_default()
+            .to_owned(),
+        activated_at_epoch_ms: input["activatedAtEpochMs"].as_i64().unwrap_or_default(),
+    }
+}
+
+/// A read TPF refuses must be refused for the same attribute and reason.
+fn refused_like(err: &tpf_wire::records::ItemError, want: &str) -> Check {
+    if want.ends_with(&format!("is {} {}", err.problem, err.attribute)) {
+        Ok(())
+    } else {
+        Err(format!("refused with `{err}`; TPF: {want}"))
+    }
+}
+
+fn item_matches(got: &Item, expected: &Value) -> Check {
+    let names: Vec<String> = got.keys().cloned().collect();
+    let want_names: Vec<String> = expected["attributeNames"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect();
+    same("attribute names", names, want_names)?;
+    same("item", item_json(got), expected["item"].clone())
+}
+
+fn release_case(case: &Value, contracts: &BTreeMap<String, Value>) -> Check {
+    let (input, expected) = (&case["input"], &case["expected"]);
+    match str_of(case, "kind") {
+        Some("releaseItem") => {
+            known_keys(expected, &["attributeNames", "item", "readBack"], &[])?;
+            let record = record_from(input, contracts)?;
+            let item = record.to_item();
+            item_matches(&item, expected)?;
+            // TPF writes some rows it cannot read back (an empty artifact URI).
+            let read_back = &expected["readBack"];
+            match (
+                PipelineReleaseRecord::from_item(&item),
+                str_of(read_back, "error"),
+            ) {
+                (Err(e), Some(want)) => refused_like(&e, want),
+                (Err(e), None) => Err(format!("the row does not read back: {e}")),
+                (Ok(r), Some(want)) => Err(format!("read back {r:?}; TPF refuses: {want}")),
+                (Ok(back), None) => same("read back", summary(&back), read_back["record"].clone()),
+            }
+        }
+        Some("activationItem") => {
+            known_keys(
+                expected,
+                &["attributeNames", "item", "readBack", "error"],
+                &[],
+            )?;
+            let event = activation_from(input);
+            match (event.check(), error_message(expected)) {
+                (Err(e), Some(want)) => same("error", e.as_str(), want),
+                (Err(e), None) => Err(format!("refused: {e}")),
+                (Ok(()), Some(want)) => Err(format!("accepted; TPF throws {want}")),
+                (Ok(()), None) => {
+                    let item = event.to_item();
+                    item_matches(&item, expected)?;
+                    let back =
+                        ReleaseActivationEvent::from_item(&item).map_err(|e| e.to_string())?;
+                    same(
+                        "read back",
+                        json!({"releaseVersion": back.release_version, "activatedAtEpochMs": back.activated_at_epoch_ms}),
+                        expected["readBack"].clone(),
+                    )
+                }
+            }
+        }
+        Some("readReleaseItem") => {
+            known_keys(expected, &["record", "error"], &["rootCause"])?;
+            let item = to_item(&input["item"])?;
+            let active = match &input["activeEvent"] {
+                Value::Null => None,
+                event => Some(activation_from(event)),
+            };
+            match (
+                PipelineReleaseRecord::from_item(&item),
+                str_of(expected, "error"),
+            ) {
+                (Err(e), Some(want)) => refused_like(&e, want),
+                (Err(e), None) => Err(format!("refused a row TPF reads: {e}")),
+                (Ok(r), Some(want)) => Err(format!("accepted {r:?}; TPF refuses: {want}")),
+                (Ok(r), None) => same(
+                    "record",
+                    summary(&r.with_latest_activation(active.as_ref())),
+                    expected["record"].clone(),
+                ),
+            }
+        }
+        Some("readActivationItem") => {
+            known_keys(expected, &["activation", "error"], &[])?;
+            let item = to_item(&input["item"])?;
+            match (
+                ReleaseActivationEvent::from_item(&item),
+                str_of(expected, "error"),
+            ) {
+                (Err(e), Some(want)) => refused_like(&e, want),
+                (Err(e), None) => Err(format!("refused a row TPF reads: {e}")),
+                (Ok(r), Some(want)) => Err(format!("accepted {r:?}; TPF refuses: {want}")),
+                (Ok(r), None) => same(
+                    "activation",
+                    json!({"releaseVersion": r.release_version, "activatedAtEpochMs": r.activated_at_epoch_ms}),
+                    expected["activation"].clone(),
+                ),
+            }
+        }
+        other => Err(format!("unknown kind {other:?}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn tpf_vectors() {
+    let mut files = Vec::new();
+    json_files(&root(), &mut files);
+    // Contract documents referenced by an index (and by release rows with a contract), by hash.
+    let contracts: BTreeMap<String, Value> = files
+        .iter()
+        .map(|p| read_json(p))
+        .filter(|d| d.get("family").is_none())
+        .filter_map(|d| Some((str_of(&d, "contractHash")?.to_owned(), d)))
+        .collect();
+    let mut ran: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut unknown = Vec::new();
+    for path in &files {
+        let doc = read_json(path);
+        let Some(family) = str_of(&doc, "family") else {
+            // A contract document; its index runs it.
+            continue;
+        };
+        let run = |case: &Value| -> Check {
+            match family {
+                "contract-hash" => contract_hash_case(path, case),
+                "step-ids" => step_ids_case(case),
+                "keys" => keys_case(case),
+                "retry-delays" => retry_case(case),
+                "release-rows" => release_case(case, &contracts),
+                _ => unreachable!(),
+            }
+        };
+        if !matches!(
+            family,
+            "contract-hash" | "step-ids" | "keys" | "retry-delays" | "release-rows"
+        ) {
+            unknown.push(format!("{} (family {family})", path.display()));
+            continue;
+        }
+        for case in doc["cases"].as_array().into_iter().flatten() {
+            *ran.entry(family.to_owned()).or_default() += 1;
+            if let Err(why) = run(case) {
+                failures.push(format!(
+                    "{}#{}: {why}",
+                    path.strip_prefix(root()).unwrap_or(path).display(),
+                    str_of(case, "id").unwrap_or("?")
+                ));
+            }
+        }
+    }
+    eprintln!("TPF vectors run: {ran:?}");
+    assert!(
+        unknown.is_empty(),
+        "vector files of a family this test does not know: {unknown:?}"
+    );
+    for family in [
+        "contract-hash",
+        "step-ids",
+        "keys",
+        "retry-delays",
+        "release-rows",
+    ] {
+        assert!(
+            ran.get(family).copied().unwrap_or(0) > 0,
+            "no {family} vectors found under {}",
+            root().display()
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} TPF vectors fail:\n{}",
+        failures.len(),
+        ran.values().sum::<usize>(),
+        failures.join("\n")
+    );
+}
