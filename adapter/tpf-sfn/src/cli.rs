@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::Backend;
 
 use crate::aws::client::Connection;
 
@@ -23,17 +24,6 @@ pub struct Cli {
 pub enum Format {
     Text,
     Json,
-}
-
-/// The engine a release's driver runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum Backend {
-    // A driver and a sweeper state machine per release. (Plain comments: doc comments on the
-    // values would switch every --help that lists them to the long layout.)
-    #[default]
-    StepFunctions,
-    // A driver function per release, started on its published version.
-    LambdaDurable,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -142,11 +132,11 @@ pub enum Emit {
     Terraform,
 }
 
-impl From<Emit> for tpf_sfn_compiler::sfn::export::Kind {
+impl From<Emit> for tpf_sfn_compiler::lowering::export::Kind {
     fn from(e: Emit) -> Self {
         match e {
-            Emit::Cloudformation => tpf_sfn_compiler::sfn::export::Kind::CloudFormation,
-            Emit::Terraform => tpf_sfn_compiler::sfn::export::Kind::Terraform,
+            Emit::Cloudformation => tpf_sfn_compiler::lowering::export::Kind::CloudFormation,
+            Emit::Terraform => tpf_sfn_compiler::lowering::export::Kind::Terraform,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::sfn::StepFunctions;
 
 const RESTAURANT: &[u8] =
     include_bytes!("../../../examples/contracts/restaurant-approval.pipeline-contract.json");
@@ -81,19 +82,19 @@ fn main() {
         contract: THOUSAND,
         ..Input::default()
     };
-    compile(&restaurant).expect("restaurant compiles");
-    compile(&thousand).expect("1,000-step contract compiles");
+    compile(&restaurant, StepFunctions).expect("restaurant compiles");
+    compile(&thousand, StepFunctions).expect("1,000-step contract compiles");
 
     println!(
         "tpf-sfn compiler benchmark ({} KiB 1,000-step contract)",
         THOUSAND.len() / 1024
     );
     let r = measure(budget, || {
-        black_box(compile(black_box(&restaurant)).ok());
+        black_box(compile(black_box(&restaurant), StepFunctions).ok());
     });
     row("compile restaurant-approval (4 steps, 1 await)", &r);
     let t = measure(budget, || {
-        black_box(compile(black_box(&thousand)).ok());
+        black_box(compile(black_box(&thousand), StepFunctions).ok());
     });
     row("compile thousand-steps (1,000 steps)", &t);
     let p = measure(budget, || {

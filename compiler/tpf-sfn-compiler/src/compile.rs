@@ -1,15 +1,15 @@
-//! The whole compile: inputs → backend-neutral plan → a backend's lowering (Step Functions:
-//! `crate::sfn`). Pure: bytes in, file contents out. Writing them is the caller's job, which is
-//! how the CLI can promise all-or-nothing output.
+//! The whole compile: inputs → backend-neutral plan → the chosen backend's lowering. Pure:
+//! bytes in, file contents out. Writing them is the caller's job, which is how the CLI can
+//! promise all-or-nothing output.
 
+use crate::backend::Backend;
 use crate::config::{BindingKind, DriverConfig};
 use crate::contract::{load_contract, Contract, ContractOptions, LoadedContract};
 use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::lowering::export::Kind;
 use crate::plan::{self, DriverPlan};
 use crate::release::{load_release, resolve_identity};
-use crate::sfn::asl::StateMachine;
-use crate::sfn::manifest::Manifest;
-use crate::sfn::{self, SfnPlan};
+use crate::{durable, sfn};
 
 #[derive(Debug, Clone, Default)]
 pub struct Input<'a> {
@@ -20,21 +20,6 @@ pub struct Input<'a> {
     /// `--binding`, which wins over the config file's `binding.kind`.
     pub binding: Option<BindingKind>,
     pub allow_unverified_hash: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct Output {
-    /// The contract as loaded (and hash-checked).
-    pub contract: Contract,
-    pub plan: DriverPlan,
-    /// The Step Functions lowering's own decisions: machine and state names, loop budget, ARNs.
-    pub sfn: SfnPlan,
-    pub driver: StateMachine,
-    pub sweeper: StateMachine,
-    pub manifest: Manifest,
-    /// `(file name, contents)` in a stable order.
-    pub files: Vec<(String, String)>,
-    pub warnings: Vec<Diagnostic>,
 }
 
 /// Loads and checks the three inputs without rendering anything.
@@ -79,18 +64,118 @@ pub fn load_inputs(
     Ok((loaded, plan, warnings))
 }
 
-pub fn compile(input: &Input) -> Result<Output, Diagnostics> {
-    let (loaded, plan, mut warnings) = load_inputs(input)?;
-    let lowered = sfn::lower(&plan, &loaded.contract)?;
-    warnings.extend(lowered.warnings);
-    Ok(Output {
-        contract: loaded.contract,
+/// The inputs, loaded and checked, as every backend's lowering receives them.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub contract: LoadedContract,
+    pub plan: DriverPlan,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A backend's lowering of the checked inputs. [`Backend`] is one (its output says which backend
+/// compiled it); each backend's own (`sfn::StepFunctions`, `durable::LambdaDurable`) gives its
+/// typed output, for callers that read a backend's artefacts.
+pub trait Lowering {
+    type Output;
+    fn lower(&self, checked: Checked) -> Result<Self::Output, Diagnostics>;
+}
+
+/// The compiler's one entry point: loads and checks the inputs, then lowers them for `backend`.
+pub fn compile<L: Lowering>(input: &Input, backend: L) -> Result<L::Output, Diagnostics> {
+    let (contract, plan, warnings) = load_inputs(input)?;
+    backend.lower(Checked {
+        contract,
         plan,
-        sfn: lowered.sfn,
-        driver: lowered.driver,
-        sweeper: lowered.sweeper,
-        manifest: lowered.manifest,
-        files: lowered.files,
         warnings,
     })
+}
+
+/// A release compiled for the backend chosen at run time.
+#[derive(Debug, Clone)]
+pub enum Compiled {
+    StepFunctions(Box<sfn::Compiled>),
+    LambdaDurable(Box<durable::Compiled>),
+}
+
+impl Lowering for Backend {
+    type Output = Compiled;
+    fn lower(&self, checked: Checked) -> Result<Compiled, Diagnostics> {
+        Ok(match self {
+            Backend::StepFunctions => {
+                Compiled::StepFunctions(Box::new(sfn::StepFunctions.lower(checked)?))
+            }
+            Backend::LambdaDurable => {
+                Compiled::LambdaDurable(Box::new(durable::LambdaDurable.lower(checked)?))
+            }
+        })
+    }
+}
+
+impl Compiled {
+    pub fn backend(&self) -> Backend {
+        match self {
+            Compiled::StepFunctions(_) => Backend::StepFunctions,
+            Compiled::LambdaDurable(_) => Backend::LambdaDurable,
+        }
+    }
+
+    pub fn contract(&self) -> &Contract {
+        match self {
+            Compiled::StepFunctions(c) => &c.contract,
+            Compiled::LambdaDurable(c) => &c.contract,
+        }
+    }
+
+    pub fn plan(&self) -> &DriverPlan {
+        match self {
+            Compiled::StepFunctions(c) => &c.plan,
+            Compiled::LambdaDurable(c) => &c.plan,
+        }
+    }
+
+    /// `(file name, contents)` in a stable order, the exports asked for last.
+    pub fn files(&self) -> &[(String, String)] {
+        match self {
+            Compiled::StepFunctions(c) => &c.files,
+            Compiled::LambdaDurable(c) => &c.files,
+        }
+    }
+
+    pub fn warnings(&self) -> &[Diagnostic] {
+        match self {
+            Compiled::StepFunctions(c) => &c.warnings,
+            Compiled::LambdaDurable(c) => &c.warnings,
+        }
+    }
+
+    /// The manifest as written to `manifest.json`.
+    pub fn manifest_json(&self) -> serde_json::Value {
+        match self {
+            Compiled::StepFunctions(c) => serde_json::to_value(&c.manifest),
+            Compiled::LambdaDurable(c) => serde_json::to_value(&c.manifest),
+        }
+        // Our own manifest types serialise to JSON without fail.
+        .unwrap_or_default()
+    }
+
+    /// Adds the infrastructure-as-code export of flavour `kind` to the files (a file already
+    /// there is kept), or the backend's refusal.
+    pub fn emit(&mut self, kind: Kind) -> Result<(), Diagnostics> {
+        let (files, exported) = match self {
+            Compiled::StepFunctions(c) => {
+                let exported = sfn::export::files(c, kind)?;
+                (&mut c.files, exported)
+            }
+            Compiled::LambdaDurable(c) => {
+                let exported = durable::export(c, kind)?;
+                (&mut c.files, exported)
+            }
+        };
+        for file in exported {
+            if !files.iter().any(|(n, _)| n == &file.0) {
+                files.push(file);
+            }
+        }
+        Ok(())
+    }
 }

@@ -14,7 +14,8 @@ mod snapshot_set;
 use std::path::{Path, PathBuf};
 
 use snapshot_set::SnapshotSet;
-use tpf_sfn_compiler::compile::{compile, Input, Output};
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 use tpf_sfn_compiler::config::BindingKind;
 
 fn redact_accounts(text: &str) -> String {
@@ -116,7 +117,7 @@ fn compiled_outputs() {
                 ..Input::default()
             };
             let binding = binding.as_str();
-            match compile(&input) {
+            match compile(&input, StepFunctions) {
                 Ok(out) => {
                     for (name, text) in &out.files {
                         set.add(

@@ -2,7 +2,8 @@
 //! definitions themselves (the mapping tests check them again on executions).
 
 use serde_json::{json, Value};
-use tpf_sfn_compiler::compile::{compile, Input, Output};
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::sfn::asl::State;
 use tpf_sfn_compiler::sfn::iam::all_states;
@@ -14,13 +15,16 @@ const RESTAURANT_RELEASE: &str =
     include_str!("../../../examples/contracts/restaurant-approval.pipeline-release.json");
 
 fn build(contract: &[u8], binding: BindingKind, unverified: bool) -> Output {
-    compile(&Input {
+    compile(
+        &Input {
         contract_file: "contract.json",
         contract,
         binding: Some(binding),
         allow_unverified_hash: unverified,
         ..Input::default()
-    })
+        },
+        StepFunctions,
+    )
     .unwrap_or_else(|d| panic!("compile failed:\n{d}"))
 }
 
@@ -63,7 +67,8 @@ fn action_request(task: &tpf_sfn_compiler::sfn::asl::TaskState) -> Option<Value>
 
 #[test]
 fn restaurant_has_a_named_await_state_and_every_action_carries_the_pinned_identity() {
-    let out = compile(&Input {
+    let out = compile(
+        &Input {
         contract_file: "restaurant-approval.pipeline-contract.json",
         contract: RESTAURANT.as_bytes(),
         release: Some((
@@ -71,7 +76,9 @@ fn restaurant_has_a_named_await_state_and_every_action_carries_the_pinned_identi
             RESTAURANT_RELEASE.as_bytes(),
         )),
         ..Input::default()
-    })
+        },
+        StepFunctions,
+    )
     .unwrap();
     assert!(out.driver.states.contains_key("Await Restaurant Decision"));
     let release: Value = serde_json::from_str(RESTAURANT_RELEASE).unwrap();

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tpf_durable_driver::DurableSpec;
-use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::compile::{compile as compile_for, Input};
 use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_compiler::durable::{self, cloudformation, iteration_cost, Compiled};
+use tpf_sfn_compiler::durable::{self, cloudformation, iteration_cost, Compiled, LambdaDurable};
+use tpf_sfn_compiler::sfn::StepFunctions;
 
 fn contracts() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
@@ -33,14 +34,17 @@ fn compile(
 ) -> Result<Compiled, tpf_sfn_compiler::Diagnostics> {
     let bytes = std::fs::read(contract).unwrap();
     let file = contract.file_name().unwrap().to_string_lossy().to_string();
-    durable::compile(&Input {
-        contract_file: &file,
-        contract: &bytes,
-        config: config.map(|c| ("tpf-sfn.toml", c)),
-        binding,
-        allow_unverified_hash: true,
-        ..Input::default()
-    })
+    compile_for(
+        &Input {
+            contract_file: &file,
+            contract: &bytes,
+            config: config.map(|c| ("tpf-sfn.toml", c)),
+            binding,
+            allow_unverified_hash: true,
+            ..Input::default()
+        },
+        LambdaDurable,
+    )
 }
 
 fn restaurant() -> PathBuf {
@@ -59,13 +63,16 @@ fn every_example_compiles_to_a_spec_the_function_reads_back() {
                     // same reasons.
                     let bytes = std::fs::read(&path).unwrap();
                     let file = path.file_name().unwrap().to_string_lossy().to_string();
-                    let sfn = tpf_sfn_compiler::compile::compile(&Input {
-                        contract_file: &file,
-                        contract: &bytes,
-                        config: Some(("tpf-sfn.toml", config)),
-                        allow_unverified_hash: true,
-                        ..Input::default()
-                    })
+                    let sfn = compile_for(
+                        &Input {
+                            contract_file: &file,
+                            contract: &bytes,
+                            config: Some(("tpf-sfn.toml", config)),
+                            allow_unverified_hash: true,
+                            ..Input::default()
+                        },
+                        StepFunctions,
+                    )
                     .unwrap_err();
                     let codes = |d: &tpf_sfn_compiler::Diagnostics| {
                         d.0.iter().map(|x| x.code).collect::<Vec<_>>()
@@ -171,13 +178,16 @@ fn two_releases_are_two_functions() {
     })
     .to_string();
     let bytes = std::fs::read(restaurant()).unwrap();
-    let b = durable::compile(&Input {
-        contract_file: "restaurant-approval.pipeline-contract.json",
-        contract: &bytes,
-        release: Some(("next.pipeline-release.json", release.as_bytes())),
-        config: Some(("tpf-sfn.toml", REAL_HTTP)),
-        ..Input::default()
-    })
+    let b = compile_for(
+        &Input {
+            contract_file: "restaurant-approval.pipeline-contract.json",
+            contract: &bytes,
+            release: Some(("next.pipeline-release.json", release.as_bytes())),
+            config: Some(("tpf-sfn.toml", REAL_HTTP)),
+            ..Input::default()
+        },
+        LambdaDurable,
+    )
     .unwrap();
     assert_ne!(a.manifest.function.name, b.manifest.function.name);
     assert_eq!(b.durable.spec.identity.release_version, "2026.12.2");

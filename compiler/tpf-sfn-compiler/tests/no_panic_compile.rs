@@ -1,11 +1,13 @@
 //! The whole compile never panics: arbitrary bytes, and the restaurant contract with its steps
 //! mutated (names of any length and alphabet, kinds, cardinalities, transports), go through
-//! planning, rendering, validation and the outputs, and either compile or fail with codes.
+//! planning, rendering, validation and the outputs on every backend, and either compile or fail
+//! with codes.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::Backend;
 
 const RESTAURANT: &str =
     include_str!("../../../examples/contracts/restaurant-approval.pipeline-contract.json");
@@ -19,13 +21,23 @@ fn run(bytes: &[u8], binding: BindingKind, config: Option<&str>) {
         allow_unverified_hash: true,
         ..Input::default()
     };
-    match compile(&input) {
-        Ok(out) => assert!(out.files.len() >= 6),
-        Err(d) => assert!(
-            d.0.iter()
-                .all(|x| !x.code.is_empty() && !x.message.is_empty()),
-            "{d}"
-        ),
+    for backend in Backend::ALL {
+        match compile(&input, backend) {
+            // Step Functions: two machines, two policies, the graph and the manifest; Lambda
+            // durable functions: the spec and the manifest.
+            Ok(out) => assert!(
+                out.files().len()
+                    >= match backend {
+                        Backend::StepFunctions => 6,
+                        Backend::LambdaDurable => 2,
+                    }
+            ),
+            Err(d) => assert!(
+                d.0.iter()
+                    .all(|x| !x.code.is_empty() && !x.message.is_empty()),
+                "{d}"
+            ),
+        }
     }
 }
 

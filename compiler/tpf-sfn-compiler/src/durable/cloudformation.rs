@@ -12,11 +12,10 @@ use serde_json::{json, Map, Value};
 use super::Compiled;
 use crate::config::placeholder;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
-use crate::sfn::export::stack::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
-use crate::sfn::export::{trust, trust_in_account};
+use crate::lowering::iam::{trust, trust_in_account};
+use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
 use tpf_durable_driver::spec::Binding;
 
-pub const FILE: &str = "cloudformation.json";
 
 /// The key of the sweeper's scheduled input that names the sweep.
 pub const SWEEP_ID: &str = "sweepId";
@@ -50,28 +49,7 @@ fn sub(s: &str) -> Value {
 
 /// The release stack, or `EXPORT_PLACEHOLDER` while the binding still names a placeholder.
 pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
-    let found = placeholder::found(
-        c.manifest
-            .binding
-            .parameters
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
-    if !found.is_empty() {
-        return Err(Diagnostics(
-            found
-                .into_iter()
-                .map(|(key, value)| {
-                    Diagnostic::error(
-                        "EXPORT_PLACEHOLDER",
-                        Location::pointer("tpf-sfn.toml", key),
-                        format!("`{key}` is the placeholder `{value}`; an export is for a real account and would deploy a function that reaches nothing"),
-                    )
-                    .with_hint(placeholder::hint(key))
-                })
-                .collect(),
-        ));
-    }
+    crate::lowering::export::refuse_placeholders(&c.manifest.binding, "a function that reaches nothing")?;
     let m = &c.manifest;
     let f = &m.function;
     let table_arn = sub(&format!(
@@ -276,7 +254,5 @@ fn lambda_role(managed: &str, policy: &str, statements: Vec<Value>) -> Value {
 }
 
 pub fn render(stack: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(stack).unwrap_or_default();
-    text.push('\n');
-    text
+    crate::lowering::json_file(stack)
 }

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{budget, DurableOutput, BACKEND};
+use super::{budget, DurableOutput};
+use crate::backend::Backend;
 use crate::contract::Contract;
 use crate::plan::DriverPlan;
-use crate::sfn::manifest::{
-    binding_info, machine_tags, AwaitInfo, BindingInfo, CompilerInfo, ContractInfo, IdentityInfo,
-    COMPILER_NAME, COMPILER_VERSION,
+use crate::lowering::hash::sha256_hex;
+use crate::lowering::manifest::{
+    self, binding_info, release_tags, BindingInfo, CompilerInfo, ContractInfo, IdentityInfo,
 };
 
 pub const MANIFEST_VERSION: u32 = 1;
@@ -45,40 +46,24 @@ pub struct FunctionInfo {
 
 pub fn build(plan: &DriverPlan, contract: &Contract, out: &DurableOutput) -> DurableManifest {
     let id = &plan.identity;
-    let spec_sha256 = crate::sfn::sha256_hex(&out.spec_text);
+    let spec_sha256 = sha256_hex(&out.spec_text);
     DurableManifest {
         manifest_version: MANIFEST_VERSION,
-        backend: BACKEND,
-        compiler: CompilerInfo {
-            name: COMPILER_NAME,
-            version: COMPILER_VERSION,
-        },
-        identity: IdentityInfo {
-            pipeline_id: id.pipeline_id.clone(),
-            contract_version: id.contract_version.clone(),
-            release_version: id.release_version.clone(),
-        },
-        contract: ContractInfo {
-            schema_version: plan.contract.schema_version,
-            contract_hash: plan.contract.contract_hash.clone(),
-            verified: plan.contract.verified,
-            steps: contract.steps.len(),
-            await_steps: plan
-                .awaits
+        backend: Backend::LambdaDurable.as_str(),
+        compiler: manifest::compiler_info(),
+        identity: manifest::identity_info(plan),
+        contract: manifest::contract_info(
+            plan,
+            contract,
+            plan.awaits
                 .iter()
-                .map(|a| AwaitInfo {
-                    step_index: a.step_index,
-                    authored_name: a.authored_name.clone(),
-                    state_name: tpf_durable_driver::names::park(Some(&a.authored_name)),
-                    transport: a.transport.clone(),
-                })
-                .collect(),
-        },
+                .map(|a| tpf_durable_driver::names::park(Some(&a.authored_name))),
+        ),
         binding: durable_binding(plan),
         function: FunctionInfo {
             name: out.function_name.clone(),
             spec: super::SPEC_FILE.to_string(),
-            tags: machine_tags(plan, "durable-driver", &spec_sha256),
+            tags: release_tags(plan, "durable-driver", &spec_sha256),
             spec_sha256,
             operation_budget: out.spec.operation_budget,
             max_iterations: out.spec.max_iterations,
@@ -97,7 +82,5 @@ fn durable_binding(plan: &DriverPlan) -> BindingInfo {
 }
 
 pub fn render(m: &DurableManifest) -> String {
-    let mut text = serde_json::to_string_pretty(m).unwrap_or_default();
-    text.push('\n');
-    text
+    crate::lowering::json_file(m)
 }

@@ -1,7 +1,8 @@
 //! The Lambda durable functions lowering: one release's [`DurableSpec`] for the driver function,
 //! its operation budget, and the stack that publishes one function version per release.
 //!
-//! Sibling of `crate::sfn`: it lowers the same `DriverPlan`, and nothing here names a state.
+//! Sibling of `crate::sfn`: it lowers the same `DriverPlan` with the same neutral parts
+//! (`crate::lowering`), and nothing here names a state.
 
 mod budget;
 pub mod cloudformation;
@@ -9,16 +10,18 @@ pub mod manifest;
 
 use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec, TransportRetry, Wakeup};
 
+use crate::compile::{Checked, Lowering};
 use crate::config::BindingKind;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::lowering::export::Kind;
+use crate::lowering::manifest::MANIFEST_FILE;
+use crate::lowering::names::resource_name;
 use crate::plan::{BindingPlan, DriverPlan};
 
 pub use budget::{iteration_cost, OPERATION_CEILING};
 
 /// File name of the spec in a release's output directory.
 pub const SPEC_FILE: &str = "driver.durable.json";
-/// The backend's name on the command line and in the manifest.
-pub const BACKEND: &str = "lambda-durable";
 /// The last part of a release's driver function name (`<prefix>-<pipeline>-<tag>-durable`),
 /// which the wake path's bridge role matches.
 pub const FUNCTION_ROLE: &str = "durable";
@@ -45,28 +48,51 @@ pub struct Compiled {
     pub warnings: Vec<Diagnostic>,
 }
 
-pub fn compile(input: &crate::compile::Input) -> Result<Compiled, Diagnostics> {
-    let (loaded, plan, mut warnings) = crate::compile::load_inputs(input)?;
-    // The HTTP binding's connection is how Step Functions holds the token; this backend does
-    // not read it, so its placeholder is no finding here.
-    warnings.retain(|w| {
-        w.location.pointer.as_deref() != Some(crate::config::placeholder::CONNECTION_ARN)
-    });
-    let durable = lower(&plan)?;
-    let manifest = manifest::build(&plan, &loaded.contract, &durable);
-    let mut files = durable.files.clone();
-    files.push((
-        crate::sfn::files::MANIFEST_FILE.to_string(),
-        manifest::render(&manifest),
-    ));
-    Ok(Compiled {
-        contract: loaded.contract,
-        plan,
-        durable,
-        manifest,
-        files,
-        warnings,
-    })
+/// The Lambda durable functions lowering, for `crate::compile::compile`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LambdaDurable;
+
+impl Lowering for LambdaDurable {
+    type Output = Compiled;
+    fn lower(&self, checked: Checked) -> Result<Compiled, Diagnostics> {
+        let Checked {
+            contract: loaded,
+            plan,
+            mut warnings,
+        } = checked;
+        // The HTTP binding's connection is how Step Functions holds the token; this backend
+        // does not read it, so its placeholder is no finding here.
+        warnings.retain(|w| {
+            w.location.pointer.as_deref() != Some(crate::config::placeholder::CONNECTION_ARN)
+        });
+        let durable = lower(&plan)?;
+        let manifest = manifest::build(&plan, &loaded.contract, &durable);
+        let mut files = durable.files.clone();
+        files.push((MANIFEST_FILE.to_string(), manifest::render(&manifest)));
+        Ok(Compiled {
+            contract: loaded.contract,
+            plan,
+            durable,
+            manifest,
+            files,
+            warnings,
+        })
+    }
+}
+
+/// `(file name, contents)` of the export of flavour `kind`: the release stack in
+/// CloudFormation; Terraform is refused.
+pub fn export(c: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
+    match kind {
+        Kind::CloudFormation => {
+            let stack = cloudformation::release(c)?;
+            Ok(vec![(
+                kind.file_name().to_string(),
+                cloudformation::render(&stack),
+            )])
+        }
+        Kind::Terraform => Err(Diagnostics(vec![terraform_unsupported()])),
+    }
 }
 
 /// The refusal of `--emit terraform` for this backend: its release stack is spelled in
@@ -156,7 +182,7 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
     let id = &plan.identity;
     Ok(DurableOutput {
         files: vec![(SPEC_FILE.to_string(), format!("{text}\n"))],
-        function_name: crate::sfn::names::machine_name(
+        function_name: resource_name(
             &plan.name_prefix,
             &id.pipeline_id,
             &id.release_version,

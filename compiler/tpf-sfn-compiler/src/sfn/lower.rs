@@ -4,19 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
 use crate::contract::Contract;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::lowering::hash::sha256_hex;
+use crate::lowering::manifest::{self, MANIFEST_FILE};
+use crate::lowering::json_file;
 use crate::plan::DriverPlan;
 
 use super::asl::{self, ChoiceRule, State, StateMachine};
 use super::files::*;
 use super::graph;
 use super::iam::{self, Role};
-use super::manifest::{
-    self, AwaitInfo, ContractInfo, IdentityInfo, LoggingInfo, MachineInfo, Machines, Manifest,
-};
+use super::manifest::{LoggingInfo, MachineInfo, Machines, Manifest};
 use super::render::Renderer;
 use super::validate::{self, LoopGuard, Profile, ValidateOptions};
 use super::{SfnPlan, AWS_HISTORY_LIMIT};
@@ -87,32 +86,9 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
     let sweeper_sha = sha256_hex(&sweeper_text);
     let manifest = Manifest {
         manifest_version: 1,
-        compiler: manifest::CompilerInfo {
-            name: manifest::COMPILER_NAME,
-            version: manifest::COMPILER_VERSION,
-        },
-        identity: IdentityInfo {
-            pipeline_id: plan.identity.pipeline_id.clone(),
-            contract_version: plan.identity.contract_version.clone(),
-            release_version: plan.identity.release_version.clone(),
-        },
-        contract: ContractInfo {
-            schema_version: plan.contract.schema_version,
-            contract_hash: plan.contract.contract_hash.clone(),
-            verified: plan.contract.verified,
-            steps: contract.steps.len(),
-            await_steps: plan
-                .awaits
-                .iter()
-                .zip(&sfn.await_states)
-                .map(|(a, state_name)| AwaitInfo {
-                    step_index: a.step_index,
-                    authored_name: a.authored_name.clone(),
-                    state_name: state_name.clone(),
-                    transport: a.transport.clone(),
-                })
-                .collect(),
-        },
+        compiler: manifest::compiler_info(),
+        identity: manifest::identity_info(plan),
+        contract: manifest::contract_info(plan, contract, sfn.await_states.iter().cloned()),
         binding: manifest::binding_info(plan),
         machines: Machines {
             driver: MachineInfo {
@@ -125,7 +101,7 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 max_history_events: driver_report.history.max_events,
                 max_loop_iterations: Some(sfn.budget.max_iterations),
                 schedule: None,
-                tags: manifest::machine_tags(plan, "driver", &driver_sha),
+                tags: manifest::release_tags(plan, "driver", &driver_sha),
             },
             sweeper: MachineInfo {
                 name: sfn.machines.sweeper.clone(),
@@ -137,7 +113,7 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 max_history_events: sweeper_report.history.max_events,
                 max_loop_iterations: None,
                 schedule: Some(plan.sweeper.schedule.clone()),
-                tags: manifest::machine_tags(plan, "sweeper", &sweeper_sha),
+                tags: manifest::release_tags(plan, "sweeper", &sweeper_sha),
             },
         },
         wakeup_table: plan.wakeup.table_name.clone(),
@@ -152,10 +128,10 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
     let files = vec![
         (DRIVER_FILE.to_string(), driver_text),
         (SWEEPER_FILE.to_string(), sweeper_text),
-        (DRIVER_POLICY_FILE.to_string(), pretty(&driver_policy)),
-        (SWEEPER_POLICY_FILE.to_string(), pretty(&sweeper_policy)),
+        (DRIVER_POLICY_FILE.to_string(), json_file(&driver_policy)),
+        (SWEEPER_POLICY_FILE.to_string(), json_file(&sweeper_policy)),
         (GRAPH_FILE.to_string(), graph::mermaid(&driver)),
-        (MANIFEST_FILE.to_string(), pretty(&manifest)),
+        (MANIFEST_FILE.to_string(), json_file(&manifest)),
     ];
     Ok(Lowered {
         sfn,
@@ -264,14 +240,4 @@ fn parse_rendered(file: &str, text: &str) -> Result<StateMachine, Diagnostics> {
             ..d
         }])
     })
-}
-
-fn pretty<T: serde::Serialize>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }

@@ -20,22 +20,70 @@ pub mod render;
 pub mod states;
 pub mod validate;
 
-pub use lower::{driver_options, lower, sha256_hex, sweeper_options, Lowered};
+pub use lower::{driver_options, lower, sweeper_options, Lowered};
 
+use crate::compile::{Checked, Lowering};
+use crate::contract::Contract;
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::plan::DriverPlan;
 use arn::ArnContext;
+use asl::StateMachine;
+use manifest::Manifest;
+
+/// A release compiled for Step Functions.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The contract as loaded (and hash-checked).
+    pub contract: Contract,
+    pub plan: DriverPlan,
+    /// The Step Functions lowering's own decisions: machine and state names, loop budget, ARNs.
+    pub sfn: SfnPlan,
+    pub driver: StateMachine,
+    pub sweeper: StateMachine,
+    pub manifest: Manifest,
+    /// `(file name, contents)` in a stable order.
+    pub files: Vec<(String, String)>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The Step Functions lowering, for `crate::compile::compile`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepFunctions;
+
+impl Lowering for StepFunctions {
+    type Output = Compiled;
+    fn lower(&self, checked: Checked) -> Result<Compiled, Diagnostics> {
+        let Checked {
+            contract,
+            plan,
+            mut warnings,
+        } = checked;
+        let lowered = lower(&plan, &contract.contract)?;
+        warnings.extend(lowered.warnings);
+        Ok(Compiled {
+            contract: contract.contract,
+            plan,
+            sfn: lowered.sfn,
+            driver: lowered.driver,
+            sweeper: lowered.sweeper,
+            manifest: lowered.manifest,
+            files: lowered.files,
+            warnings,
+        })
+    }
+}
 
 /// Step Functions' hard cap on history events per execution.
 pub const AWS_HISTORY_LIMIT: u64 = 25_000;
 
-/// The files one compiled release consists of.
+/// The files one compiled release consists of, next to its manifest
+/// (`crate::lowering::manifest::MANIFEST_FILE`).
 pub mod files {
     pub const DRIVER_FILE: &str = "driver.asl.json";
     pub const SWEEPER_FILE: &str = "sweeper.asl.json";
     pub const DRIVER_POLICY_FILE: &str = "driver.iam-policy.json";
     pub const SWEEPER_POLICY_FILE: &str = "sweeper.iam-policy.json";
     pub const GRAPH_FILE: &str = "driver.mmd";
-    pub const MANIFEST_FILE: &str = "manifest.json";
 }
 
 /// What the lowering decides on top of the plan.
@@ -73,7 +121,7 @@ impl SfnPlan {
             .map(|a| (a.step_index, a.authored_name.as_str()))
             .collect();
         let machine = |role| {
-            names::machine_name(
+            crate::lowering::names::resource_name(
                 &plan.name_prefix,
                 &plan.identity.pipeline_id,
                 &plan.identity.release_version,

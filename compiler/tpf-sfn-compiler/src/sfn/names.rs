@@ -1,13 +1,14 @@
-//! Names the console shows: state names for await steps and state machine names.
+//! Names the console shows: state names for await steps. (Machine names are the release's
+//! resource names, `crate::lowering::names`.)
 //!
 //! State names must be unique, at most 80 characters, and readable. Authored step names can be
 //! anything (unicode, 200 characters, names that differ only in punctuation), so the mapping is
 //! sanitise → shorten → disambiguate, and every step is deterministic: the same contract always
 //! gets the same names, and a name never depends on the order collisions are discovered in.
 
-use sha2::{Digest, Sha256};
+use crate::lowering::names::short_hash;
 
-/// Step Functions' limit on state and machine names.
+/// Step Functions' limit on state names.
 pub const MAX_NAME: usize = 80;
 
 /// Length as asl-validator's JSON-schema regex counts it (UTF-16 code units). AWS counts Unicode
@@ -33,18 +34,6 @@ pub fn sanitise(name: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// A short, stable tag for disambiguation.
-pub fn short_hash(parts: &[&str], len: usize) -> String {
-    let mut h = Sha256::new();
-    for p in parts {
-        h.update(p.as_bytes());
-        h.update([0u8]);
-    }
-    let mut hex = hex::encode(h.finalize());
-    hex.truncate(len);
-    hex
 }
 
 /// Cuts `name` so that `name` plus `reserve` UTF-16 units fits in [`MAX_NAME`], on a character
@@ -101,48 +90,6 @@ pub fn assign_await_names(steps: &[(u32, &str)], reserved: &[&str]) -> Vec<Strin
     names
 }
 
-/// Lower-case `[a-z0-9-]` slug, at most `max` characters, for machine names.
-pub fn slug(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut dash = false;
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            if dash && !out.is_empty() {
-                out.push('-');
-            }
-            dash = false;
-            out.push(c.to_ascii_lowercase());
-        } else {
-            dash = true;
-        }
-        if out.len() >= max {
-            break;
-        }
-    }
-    out.truncate(max);
-    out.trim_end_matches('-').to_string()
-}
-
-/// Deterministic state machine names for one release: `<prefix>-<pipeline>-<tag>-<role>`.
-///
-/// `<pipeline>` is the last segment of the pipeline id (readable in the console list);
-/// `<tag>` is a hash of (pipelineId, releaseVersion), which keeps two releases, or two pipelines
-/// with the same last segment, apart. Execution and machine names allow only
-/// `[A-Za-z0-9_-]` for CloudWatch Logs, which this stays within.
-pub fn machine_name(prefix: &str, pipeline_id: &str, release_version: &str, role: &str) -> String {
-    let tail = pipeline_id
-        .rsplit(['.', '/', ':'])
-        .next()
-        .unwrap_or(pipeline_id);
-    let mut readable = slug(tail, 24);
-    if readable.is_empty() {
-        readable = "pipeline".to_string();
-    }
-    let tag = short_hash(&[pipeline_id, release_version], 10);
-    let name = format!("{}-{readable}-{tag}-{role}", slug(prefix, 20));
-    cut(&name, 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,19 +143,5 @@ mod tests {
         let names = assign_await_names(&[(0, &name)], &[]);
         assert!(name_len(&names[0]) <= MAX_NAME);
         assert!(names[0].contains('🍜'));
-    }
-
-    #[test]
-    fn machine_names_are_short_and_legal() {
-        let n = machine_name(
-            "tpf",
-            "org.pipelineframework.restaurantapproval",
-            &format!("sha256:{}", "d".repeat(64)),
-            "driver",
-        );
-        assert!(n.starts_with("tpf-restaurantapproval-"), "{n}");
-        assert!(n.ends_with("-driver"));
-        assert!(n.len() <= MAX_NAME);
-        assert!(n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
     }
 }

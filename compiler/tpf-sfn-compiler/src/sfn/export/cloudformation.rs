@@ -4,10 +4,12 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{
-    description, logging_on, policy, schedule, schedule_name, trust, trust_in_account,
+    description, logging_on, policy, schedule, schedule_name,
     wake_path_description,
 };
-use crate::compile::Output;
+use crate::sfn::Compiled;
+use crate::lowering::iam::{trust, trust_in_account};
+use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 
@@ -67,7 +69,7 @@ fn alarm(a: &Alarm, target: Value) -> Value {
 }
 
 /// The release stack: both machines, one role each, the sweeper's schedule, the alarms.
-pub fn release(out: &Output) -> Value {
+pub fn release(out: &Compiled) -> Value {
     let m = &out.manifest;
     // The compiled policy already grants log delivery when logging is on (`iam.rs`).
     let role = |policy_name: &str, file: &str| {
@@ -245,8 +247,8 @@ fn function(
 ) -> Map<String, Value> {
     let mut props = Map::new();
     props.insert("FunctionName".into(), json!(name));
-    props.insert("Runtime".into(), json!(stack::LAMBDA_RUNTIME));
-    props.insert("Architectures".into(), json!([stack::LAMBDA_ARCHITECTURE]));
+    props.insert("Runtime".into(), json!(runtime::LAMBDA_RUNTIME));
+    props.insert("Architectures".into(), json!([runtime::LAMBDA_ARCHITECTURE]));
     props.insert("Handler".into(), json!(handler));
     props.insert(
         "Code".into(),
@@ -261,7 +263,7 @@ fn function(
 }
 
 /// The wake-path stack, shared by every release of the configuration.
-pub fn wake_path(out: &Output) -> Value {
+pub fn wake_path(out: &Compiled) -> Value {
     let f = Facts::new(out);
     let mut parameters = Map::new();
     parameters.insert(
@@ -282,11 +284,11 @@ pub fn wake_path(out: &Output) -> Value {
     );
     parameters.insert(
         "CodeS3Bucket".into(),
-        json!({"Type": "String", "MinLength": 3, "Description": format!("S3 bucket holding {} (scripts/lambda-package.sh builds it)", stack::LAMBDA_ZIP)}),
+        json!({"Type": "String", "MinLength": 3, "Description": format!("S3 bucket holding {} (scripts/lambda-package.sh builds it)", runtime::LAMBDA_ZIP)}),
     );
     parameters.insert(
         "CodeS3Key".into(),
-        json!({"Type": "String", "Default": stack::LAMBDA_ZIP, "Description": "Key of the functions' zip in CodeS3Bucket"}),
+        json!({"Type": "String", "Default": runtime::LAMBDA_ZIP, "Description": "Key of the functions' zip in CodeS3Bucket"}),
     );
     parameters.insert("LogRetentionInDays".into(), retention_parameter());
     parameters.insert("AlarmTopicArn".into(), alarm_parameters());

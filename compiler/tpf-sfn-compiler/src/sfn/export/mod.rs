@@ -24,76 +24,31 @@ pub mod terraform;
 
 pub use refs::{unresolved_cloudformation_refs, unresolved_terraform_refs};
 
-use crate::compile::Output;
+use crate::lowering::export::Kind;
+use crate::sfn::Compiled;
 use crate::config::placeholder;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::lowering::json_file;
 
-pub const CLOUDFORMATION_FILE: &str = "cloudformation.json";
-pub const TERRAFORM_FILE: &str = "main.tf.json";
 /// The shared wake-path stack's directory inside a release's output.
 pub const WAKE_PATH_DIR: &str = "wake-path";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    CloudFormation,
-    Terraform,
-}
-
-impl Kind {
-    pub fn file_name(self) -> &'static str {
-        match self {
-            Kind::CloudFormation => CLOUDFORMATION_FILE,
-            Kind::Terraform => TERRAFORM_FILE,
-        }
-    }
-}
 
 /// `(file name, contents)` of both stacks of the requested flavour: the release stack, then the
 /// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
 /// still carries a placeholder: an export is for a real account.
-pub fn files(out: &Output, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
-    let found = placeholder::found(
-        out.manifest
-            .binding
-            .parameters
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
-    if !found.is_empty() {
-        return Err(Diagnostics(
-            found
-                .into_iter()
-                .map(|(key, value)| {
-                    Diagnostic::error(
-                        "EXPORT_PLACEHOLDER",
-                        Location::pointer("tpf-sfn.toml", key),
-                        format!(
-                            "`{key}` is the placeholder `{value}`; an export is for a real account and \
-                             would deploy machines that reach nothing"
-                        ),
-                    )
-                    .with_hint(placeholder::hint(key))
-                })
-                .collect(),
-        ));
-    }
+pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
+    crate::lowering::export::refuse_placeholders(&out.manifest.binding, "machines that reach nothing")?;
     let (release, wake_path) = match kind {
         Kind::CloudFormation => (cloudformation::release(out), cloudformation::wake_path(out)),
         Kind::Terraform => (terraform::release(out), terraform::wake_path(out)),
     };
     Ok(vec![
-        (kind.file_name().to_string(), pretty(&release)),
+        (kind.file_name().to_string(), json_file(&release)),
         (
             format!("{WAKE_PATH_DIR}/{}", kind.file_name()),
-            pretty(&wake_path),
+            json_file(&wake_path),
         ),
     ])
-}
-
-fn pretty(v: &serde_json::Value) -> String {
-    let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
-    text.push('\n');
-    text
 }
 
 /// The sweeper schedule's name, shared with `deploy`. Scheduler names are at most 64
@@ -107,7 +62,7 @@ pub fn schedule_name(sweeper_machine: &str) -> String {
     name
 }
 
-fn schedule(out: &Output) -> &str {
+fn schedule(out: &Compiled) -> &str {
     out.manifest
         .machines
         .sweeper
@@ -116,7 +71,7 @@ fn schedule(out: &Output) -> &str {
         .unwrap_or("rate(1 minute)")
 }
 
-fn file_text<'a>(out: &'a Output, name: &str) -> &'a str {
+fn file_text<'a>(out: &'a Compiled, name: &str) -> &'a str {
     out.files
         .iter()
         .find(|(n, _)| n == name)
@@ -124,38 +79,15 @@ fn file_text<'a>(out: &'a Output, name: &str) -> &'a str {
         .unwrap_or("")
 }
 
-fn policy(out: &Output, name: &str) -> serde_json::Value {
+fn policy(out: &Compiled, name: &str) -> serde_json::Value {
     serde_json::from_str(file_text(out, name)).unwrap_or(serde_json::Value::Null)
 }
 
-pub(crate) fn trust(service: &str) -> serde_json::Value {
-    serde_json::json!({
-        "Version": "2012-10-17",
-        "Statement": [{
-            "Effect": "Allow",
-            "Principal": {"Service": service},
-            "Action": "sts:AssumeRole"
-        }]
-    })
-}
-
-/// [`trust`] for a service that names the account it acts for (Step Functions, EventBridge
-/// Scheduler): only on behalf of this stack's own account, so no other account's machine or
-/// schedule can get the service to assume the role (the confused deputy). `account` is how the
-/// flavour spells the deploying account. Lambda's execution roles keep the plain trust: Lambda
-/// does not document `aws:SourceAccount` on the execution role's assumption.
-pub(crate) fn trust_in_account(service: &str, account: serde_json::Value) -> serde_json::Value {
-    let mut policy = trust(service);
-    policy["Statement"][0]["Condition"] =
-        serde_json::json!({"StringEquals": {"aws:SourceAccount": account}});
-    policy
-}
-
-fn logging_on(out: &Output) -> bool {
+fn logging_on(out: &Compiled) -> bool {
     out.manifest.logging.level != crate::config::LogLevel::Off
 }
 
-fn description(out: &Output, what: &str) -> String {
+fn description(out: &Compiled, what: &str) -> String {
     let m = &out.manifest;
     format!(
         "tpf-sfn {} release {} of {}: {what}",
@@ -163,7 +95,7 @@ fn description(out: &Output, what: &str) -> String {
     )
 }
 
-fn wake_path_description(out: &Output) -> String {
+fn wake_path_description(out: &Compiled) -> String {
     format!(
         "tpf-sfn {} wake path of `{}` machines: wakeup table, bridge{}, log groups and alarms, shared by every release",
         out.manifest.compiler.version,

@@ -2,7 +2,7 @@
 //! the alarms. `cloudformation.rs` and `terraform.rs` only spell these in their own syntax, each
 //! [`Res`] as a reference of its own kind, so the two flavours cannot drift apart.
 
-use crate::compile::Output;
+use crate::sfn::Compiled;
 use crate::config::LogLevel;
 use crate::plan::BindingPlan;
 
@@ -10,11 +10,6 @@ use crate::plan::BindingPlan;
 /// Terraform `durable_functions`, the bridge's `TPF_SFN_DURABLE_FUNCTIONS`).
 pub const DURABLE_FUNCTIONS_DESCRIPTION: &str = "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none";
 
-/// Lambda's runtime for the functions' `bootstrap` (glibc 2.34).
-pub const LAMBDA_RUNTIME: &str = "provided.al2023";
-pub const LAMBDA_ARCHITECTURE: &str = "x86_64";
-/// The zip `scripts/lambda-package.sh` writes.
-pub const LAMBDA_ZIP: &str = "tpf-sfn-lambda.zip";
 /// Seconds one action call may take in the relay, and the function's timeout around it.
 pub const RELAY_ACTION_TIMEOUT_SECONDS: u64 = 30;
 pub const RELAY_TIMEOUT_SECONDS: u64 = 60;
@@ -51,7 +46,7 @@ pub fn wakeup_stream_filter() -> String {
 
 /// The facts of one compiled release both stacks are made of.
 pub struct Facts<'a> {
-    pub out: &'a Output,
+    pub out: &'a Compiled,
     pub prefix: &'a str,
     pub wakeup_table: &'a str,
     /// The action queue's name, for the queue binding.
@@ -61,7 +56,7 @@ pub struct Facts<'a> {
 }
 
 impl<'a> Facts<'a> {
-    pub fn new(out: &'a Output) -> Self {
+    pub fn new(out: &'a Compiled) -> Self {
         let queue = match &out.plan.binding {
             BindingPlan::Queue { queue_url } => queue_url
                 .trim_end_matches('/')

@@ -5,10 +5,12 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{
-    description, logging_on, policy, schedule, schedule_name, trust, trust_in_account,
+    description, logging_on, policy, schedule, schedule_name,
     wake_path_description,
 };
-use crate::compile::Output;
+use crate::sfn::Compiled;
+use crate::lowering::iam::{trust, trust_in_account};
+use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 
@@ -61,7 +63,7 @@ fn alarm(a: &Alarm, target: &str) -> Value {
 }
 
 /// The release module: both machines, one role each, the sweeper's schedule, the alarms.
-pub fn release(out: &Output) -> Value {
+pub fn release(out: &Compiled) -> Value {
     let m = &out.manifest;
     let machine = |info: &MachineInfo, file: &str, role: &str| {
         let mut r = Map::new();
@@ -221,8 +223,8 @@ fn function(name: &str, handler: &str, timeout: u64, vars: Value) -> Map<String,
         "role".into(),
         json!(format!("${{aws_iam_role.{handler}.arn}}")),
     );
-    r.insert("runtime".into(), json!(stack::LAMBDA_RUNTIME));
-    r.insert("architectures".into(), json!([stack::LAMBDA_ARCHITECTURE]));
+    r.insert("runtime".into(), json!(runtime::LAMBDA_RUNTIME));
+    r.insert("architectures".into(), json!([runtime::LAMBDA_ARCHITECTURE]));
     r.insert("handler".into(), json!(handler));
     r.insert("filename".into(), json!("${var.lambda_zip}"));
     r.insert(
@@ -247,7 +249,7 @@ fn log_group(name: &str) -> Value {
 }
 
 /// The wake-path module, shared by every release of the configuration.
-pub fn wake_path(out: &Output) -> Value {
+pub fn wake_path(out: &Compiled) -> Value {
     let f = Facts::new(out);
     let mut variables = Map::new();
     variables.insert(
@@ -256,7 +258,7 @@ pub fn wake_path(out: &Output) -> Value {
     );
     variables.insert(
         "lambda_zip".into(),
-        json!({"type": "string", "default": stack::LAMBDA_ZIP, "description": "The functions' zip (scripts/lambda-package.sh builds it)"}),
+        json!({"type": "string", "default": runtime::LAMBDA_ZIP, "description": "The functions' zip (scripts/lambda-package.sh builds it)"}),
     );
     variables.insert(
         "log_retention_in_days".into(),

@@ -1,0 +1,44 @@
+//! The Step Functions backend's part of the commands.
+
+use tpf_sfn_compiler::sfn::Compiled;
+
+pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
+    let m = &out.manifest;
+    let mut lines = vec![
+        format!(
+            "compiled {} (release {}){}",
+            m.identity.pipeline_id,
+            m.identity.release_version,
+            unverified(m.contract.verified)
+        ),
+        format!("  binding   {}", m.binding.kind),
+        format!(
+            "  driver    {}  ({} states, ≤{} history events, rolls over after {} loop iterations)",
+            m.machines.driver.name,
+            m.machines.driver.states,
+            m.machines.driver.max_history_events.unwrap_or_default(),
+            m.machines.driver.max_loop_iterations.unwrap_or_default()
+        ),
+        format!(
+            "  sweeper   {}  (schedule {})",
+            m.machines.sweeper.name,
+            m.machines.sweeper.schedule.as_deref().unwrap_or("-")
+        ),
+    ];
+    for a in &m.contract.await_steps {
+        lines.push(format!(
+            "  await     step {} \"{}\" → state \"{}\"",
+            a.step_index, a.authored_name, a.state_name
+        ));
+    }
+    lines
+}
+
+/// The mark a release compiled from an unverified contract carries.
+pub(super) fn unverified(verified: bool) -> &'static str {
+    if verified {
+        ""
+    } else {
+        " — contract hash UNVERIFIED"
+    }
+}
