@@ -26,7 +26,7 @@ for contract in examples/contracts/*.pipeline-contract.json; do
     if ! "$bin" compile "$contract" --binding "$binding" --out "$out" >/dev/null 2>"$work/err"; then
       # Contracts the compiler rejects must say why with a coded error.
       grep -q 'error\[' "$work/err" || { echo "$contract: rejected without a coded error" >&2; cat "$work/err" >&2; exit 1; }
-      echo "rejected (coded): $name [$binding]: $(grep -m1 -o 'error\[[A-Z_]*\]' "$work/err")"
+      echo "refused as expected, with a coded error: $name [$binding] ($(grep -m1 -o 'error\[[A-Z_]*\]' "$work/err" | tr -d '[]' | sed 's/^error//'))"
       continue
     fi
     for def in "$out"/*.asl.json; do

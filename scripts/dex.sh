@@ -17,7 +17,7 @@ install() {
     echo "installing the durable execution emulator into $dir" >&2
     rm -rf "$dir"
     # shellcheck disable=SC2086 # the spec is a list of requirements
-    python3 -m pip install --quiet --disable-pip-version-check --target "$dir" $spec >&2
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --target "$dir" $spec >&2
     echo "$spec" >"$dir/.spec"
   fi
   PYTHONPATH="$dir" python3 "$dir/bin/dex-local-runner" --help >/dev/null

@@ -19,7 +19,7 @@ glibc=2.34
 if [ ! -x "$tools/bin/cargo-zigbuild" ]; then
   command -v python3 >/dev/null || { echo "python3 is required to install cargo-zigbuild" >&2; exit 1; }
   echo "installing cargo-zigbuild and zig into $tools" >&2
-  python3 -m pip install --quiet --disable-pip-version-check --target "$tools" \
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --target "$tools" \
     'cargo-zigbuild==0.24.0' 'ziglang==0.15.2' >&2
 fi
 rustup target list --installed 2>/dev/null | grep -qx "$target" || rustup target add "$target" >&2

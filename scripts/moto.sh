@@ -23,7 +23,7 @@ install() {
     command -v python3 >/dev/null || { echo "python3 is required to run moto" >&2; exit 1; }
     echo "installing moto into $dir" >&2
     # shellcheck disable=SC2086 # the spec is a list of requirements
-    python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$dir" $spec >&2
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --upgrade --target "$dir" $spec >&2
     echo "$spec" >"$dir/.spec"
   fi
 }

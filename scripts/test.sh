@@ -3,6 +3,7 @@
 # It installs what the tests need (moto, cfn-lint and cargo-zigbuild from PyPI, the durable
 # execution emulator and cargo-lambda from PyPI through scripts/dex.sh, asl-validator from npm)
 # into .tools/ and fails loudly when a tool cannot be had; nothing is skipped silently.
+# Its last line is always `N passed, N failed`: every cargo test, plus one for each other check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,19 +11,70 @@ cd "$(dirname "$0")/.."
 export AWS_EC2_METADATA_DISABLED=true
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
+work=$(mktemp -d)
+passed=0
+failed=0
+current=""
+not_checked=()
+
 # Each step says when it starts (seconds since the run began), so a slow step shows where it is.
-step() { printf '\n==> [%4ss] %s\n' "$SECONDS" "$*"; }
+# A step that is not a cargo test run counts as one check: passed when the next step starts.
+step() {
+  [ -z "$current" ] || passed=$((passed + 1))
+  current="$*"
+  printf '\n==> [%4ss] %s\n' "$SECONDS" "$current"
+}
+
+finish() {
+  local rc=$?
+  scripts/moto.sh stop >/dev/null 2>&1 || true
+  if [ "$rc" -eq 0 ]; then
+    [ -z "$current" ] || passed=$((passed + 1))
+  elif [ -n "$current" ]; then
+    failed=$((failed + 1))
+    echo
+    echo "FAILED: $current (exit $rc)"
+  fi
+  rm -rf "$work"
+  for what in "${not_checked[@]}"; do
+    echo "NOT CHECKED: $what"
+  done
+  echo "done in ${SECONDS}s"
+  echo "$passed passed, $failed failed"
+}
+trap finish EXIT
+
+# Counts cargo's per-binary `test result:` lines into the totals.
+count_tests() {
+  local p f
+  p=$(grep -o '^test result: [A-Za-z]*\. [0-9]* passed' "$1" | awk '{s += $4} END {print s + 0}')
+  f=$(grep -o '; [0-9]* failed;' "$1" | awk '{s += $2} END {print s + 0}')
+  passed=$((passed + p))
+  failed=$((failed + f))
+}
+
+# The executions recorded on AWS come from another project's repository, so they are not in
+# this one; CI keeps them in a folder beside the checkout. Without them the replay cannot run,
+# and the summary says so.
+if [ -z "${TPF_SFN_AWS_RECORDED:-}" ] && [ -d ../shared/aws-recorded ]; then
+  TPF_SFN_AWS_RECORDED=$(cd ../shared/aws-recorded && pwd)
+fi
+if [ -n "${TPF_SFN_AWS_RECORDED:-}" ]; then
+  export TPF_SFN_AWS_RECORDED
+else
+  not_checked+=("the replay of Step Functions executions recorded on AWS (asl-interp's aws_recorded): set TPF_SFN_AWS_RECORDED to the recordings' folder")
+fi
 
 step "format"
 cargo fmt --all -- --check
 
 step "lint"
+echo "cargo clippy over every crate and target (no output unless a warning)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "AWS emulator (moto) on 127.0.0.1"
 export TPF_SFN_MOTO_ENDPOINT
 TPF_SFN_MOTO_ENDPOINT=$(scripts/moto.sh start)
-trap 'scripts/moto.sh stop' EXIT
 # AWS clients in tests get an explicit endpoint, region and static credentials; these keep any
 # code path that still consults the default chain on loopback with fake credentials.
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
@@ -31,16 +83,44 @@ export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 step "durable execution emulator (dex-local-runner) and cargo-lambda"
 scripts/dex.sh install
 
-step "unit, snapshot, golden, property and emulator tests"
+step "Lambda functions: built for provided.al2023 (glibc 2.34)"
+# Built before the tests: the durable end-to-end tests run this very bootstrap, the one that
+# ships, instead of building a debug one of their own (which compiled the AWS SDK once more).
+lambda_zip=$(scripts/lambda-package.sh)
+export TPF_SFN_LAMBDA_BOOTSTRAP
+TPF_SFN_LAMBDA_BOOTSTRAP="$PWD/target/x86_64-unknown-linux-gnu/lambda/tpf-sfn-lambda"
+
+step "snapshot check: a snapshot no test produces is reported"
+scripts/unreferenced-snapshots.sh --self-test
+
+# Not a counted step: its tests are counted one by one.
+current=""
+printf '\n==> [%4ss] %s\n' "$SECONDS" "unit, snapshot, golden, property and emulator tests"
 # Not --quiet: cargo names each crate's test binary as it starts and each test as it ends.
 # --no-fail-fast: one run reports every failing binary, not the first.
-INSTA_UPDATE=no cargo test --workspace --no-fail-fast
+export INSTA_SNAPSHOT_REFERENCES_FILE="$work/snapshot-references"
+: >"$INSTA_SNAPSHOT_REFERENCES_FILE"
+set +e
+INSTA_UPDATE=no cargo test --workspace --no-fail-fast 2>&1 | tee "$work/cargo-test.log"
+test_rc=${PIPESTATUS[0]}
+set -e
+count_tests "$work/cargo-test.log"
+unset INSTA_SNAPSHOT_REFERENCES_FILE
+if [ "$test_rc" -ne 0 ]; then
+  echo
+  echo "FAILED: cargo test (exit $test_rc); the failing tests are named above"
+  grep -E '^test .* \.\.\. FAILED$|^error(\[E[0-9]+\])?: ' "$work/cargo-test.log" || true
+  [ "$failed" -gt 0 ] || failed=1
+  exit "$test_rc"
+fi
+
+step "snapshots: every stored snapshot is produced by a test"
+scripts/unreferenced-snapshots.sh "$work/snapshot-references"
 
 step "second opinion: asl-validator over every compiled definition"
 scripts/asl-second-opinion.sh
 
-step "Lambda functions: built for provided.al2023 (glibc 2.34), symbol versions, runtime API"
-lambda_zip=$(scripts/lambda-package.sh)
+step "Lambda functions: symbol versions, runtime API"
 python3 scripts/lambda-check.py "$lambda_zip"
 
 step "exports: cfn-lint over every stack, deployed on moto's CloudFormation"

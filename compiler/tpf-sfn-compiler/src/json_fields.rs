@@ -14,8 +14,8 @@ pub(crate) struct FieldCodes {
     pub missing: &'static str,
     pub wrong_type: &'static str,
     pub unknown: &'static str,
-    /// Who rejects an unknown key, for the hint (e.g. "TPF's contract loader").
-    pub strict_loader: &'static str,
+    /// Why an unknown key is refused, for the hint: only what TPF's code shows about it.
+    pub unknown_hint: &'static str,
 }
 
 pub(crate) struct FieldReader<'f> {
@@ -98,7 +98,7 @@ impl<'f> FieldReader<'f> {
             code,
             ptr,
             format!("required field `{key}` is missing or null"),
-            format!("add `{key}` ({want}); TPF's loader requires it too"),
+            format!("add `{key}` ({want}), as TPF's generator writes it"),
         );
     }
 
@@ -113,14 +113,13 @@ impl<'f> FieldReader<'f> {
         for key in obj.keys() {
             if !allowed.contains(&key.as_str()) {
                 let code = self.codes.unknown;
-                let loader = self.codes.strict_loader;
+                let why = self.codes.unknown_hint;
                 self.error(
                     code,
                     &child(ptr, key),
                     format!("unknown {what} field `{key}`"),
                     format!(
-                        "remove `{key}`: {loader} rejects unknown fields (Jackson FAIL_ON_UNKNOWN_PROPERTIES), \
-                         so TPF would reject this file too; known fields are {}",
+                        "remove `{key}`: {why}; known fields are {}",
                         allowed.join(", ")
                     ),
                 );

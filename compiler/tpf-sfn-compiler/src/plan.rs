@@ -143,11 +143,7 @@ pub fn build(
                 .await_transport
                 .as_ref()
                 .map(|t| t.as_str().to_string()),
-            ingress: step
-                .await_transport
-                .as_ref()
-                .map(|t| t.ingress())
-                .unwrap_or("unspecified"),
+            ingress: step.ingress(),
             itemized: is_itemized(contract, step),
         })
         .collect();

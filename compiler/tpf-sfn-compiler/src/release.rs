@@ -58,7 +58,9 @@ const CODES: FieldCodes = FieldCodes {
     missing: "RELEASE_MISSING_FIELD",
     wrong_type: "RELEASE_FIELD_TYPE",
     unknown: "RELEASE_UNKNOWN_FIELD",
-    strict_loader: "TPF's release loader (PipelineReleaseDescriptor via strict Jackson)",
+    unknown_hint: "no release descriptor TPF writes has this field, and TPF's release loader \
+                   (PipelineReleaseDescriptor read by a Jackson mapper that fails on unknown \
+                   properties) refuses fields it does not know",
 };
 
 /// Loads and checks a `pipeline-release.json` (`PipelineReleaseDescriptor`).

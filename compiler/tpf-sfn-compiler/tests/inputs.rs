@@ -254,7 +254,7 @@ fn example_contracts_load_and_verify() {
         .filter(|n| n.ends_with(".pipeline-contract.json") && !n.starts_with("llm-query-fixture"))
         .collect();
     names.sort();
-    assert_eq!(names.len(), 12, "{names:?}");
+    assert_eq!(names.len(), 13, "{names:?}");
     for name in names {
         let rel = format!("examples/contracts/{name}");
         let loaded = contract_ok(&rel, STRICT);
@@ -509,4 +509,195 @@ fn release_rules() {
         .unwrap_or_else(|| panic!("must fail"));
     assert_eq!(codes(&d), ["RELEASE_NO_ARTIFACTS"]);
     assert!(d.0.iter().all(|d| !d.hint.is_empty()));
+}
+
+const CURRENT_RESTAURANT: &str =
+    "examples/contracts/restaurant-approval-current.pipeline-contract.json";
+
+/// Today's Restaurant Approval with `edit` applied, loaded leniently (edits break the hash):
+/// the codes of every diagnostic, errors and warnings, in order.
+fn current_codes(edit: impl FnOnce(&mut serde_json::Value)) -> Vec<&'static str> {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&read(CURRENT_RESTAURANT)).unwrap_or_default();
+    edit(&mut doc);
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    let diags = match load_contract(CURRENT_RESTAURANT, &bytes, LENIENT) {
+        Ok(l) => l.warnings,
+        Err(d) => d.0,
+    };
+    diags
+        .iter()
+        .map(|d| d.code)
+        .filter(|c| *c != "CONTRACT_HASH_MISMATCH")
+        .collect()
+}
+
+#[test]
+fn todays_contract_shape_loads_with_its_await_from_deferred_completion() {
+    let loaded = contract_ok(CURRENT_RESTAURANT, STRICT);
+    assert_eq!(loaded.hash, HashCheck::Verified);
+    assert_eq!(loaded.warnings, Vec::new(), "{}", show(&loaded.warnings));
+    let c = loaded.contract;
+    assert_eq!(c.steps.len(), 3);
+    let awaits: Vec<u32> = c
+        .steps
+        .iter()
+        .filter(|s| s.is_await())
+        .map(|s| s.index)
+        .collect();
+    assert_eq!(
+        awaits,
+        [1],
+        "today's TPF has no `await` kind: the step kinds are internal"
+    );
+    let step = &c.steps[1];
+    assert_eq!(step.kind, "internal");
+    let d = step
+        .deferred_completion
+        .as_ref()
+        .unwrap_or_else(|| panic!("no deferredCompletion"));
+    assert_eq!(
+        (d.timeout.as_str(), d.timeout_ms),
+        ("PT30M", 30 * 60 * 1000)
+    );
+    assert_eq!(d.correlation_strategy, "interactionId");
+    assert_eq!(d.idempotency_key_fields, ["orderId"]);
+    assert_eq!(
+        step.await_transport,
+        Some(tpf_sfn_compiler::contract::AwaitTransport::InteractionApi)
+    );
+    assert_eq!(step.ingress(), "callback");
+    let facts = step.facts();
+    assert!(facts.is_await);
+    assert_eq!(facts.await_timeout_ms, Some(1_800_000));
+    assert_eq!(facts.correlation_strategy, Some("interactionId"));
+    assert_eq!(
+        facts.idempotency_key_fields.map(<[String]>::to_vec),
+        Some(vec!["orderId".to_owned()])
+    );
+}
+
+#[test]
+fn todays_contract_rules() {
+    use serde_json::json;
+    assert_eq!(current_codes(|_| {}), Vec::<&str>::new());
+    let dc = "/steps/1/deferredCompletion";
+    for bad in ["30 minutes", "PT0S", "-PT5M", "P1M"] {
+        assert_eq!(
+            current_codes(|d| set(d, &format!("{dc}/timeout"), json!(bad))),
+            ["CONTRACT_AWAIT_TIMEOUT", "CONTRACT_FINGERPRINT"],
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        current_codes(|d| set(d, &format!("{dc}/timeout"), json!(30))),
+        ["CONTRACT_FIELD_TYPE", "CONTRACT_FINGERPRINT"]
+    );
+    // A hand edit of any key leaves the fingerprint stale; a missing timeout is refused.
+    assert_eq!(
+        current_codes(|d| set(
+            d,
+            &format!("{dc}/idempotencyKeyFields"),
+            json!(["orderId", "x"])
+        )),
+        ["CONTRACT_FINGERPRINT"]
+    );
+    assert_eq!(
+        current_codes(|d| {
+            if let Some(o) = d.pointer_mut(dc).and_then(|v| v.as_object_mut()) {
+                o.remove("timeout");
+            }
+        }),
+        ["CONTRACT_MISSING_FIELD", "CONTRACT_FINGERPRINT"]
+    );
+    // An empty deferredCompletion is TPF's "none": not an await.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&read(CURRENT_RESTAURANT)).unwrap_or_default();
+    set(&mut doc, dc, json!({}));
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    let loaded =
+        load_contract(CURRENT_RESTAURANT, &bytes, LENIENT).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(
+        loaded
+            .contract
+            .steps
+            .iter()
+            .filter(|s| s.is_await())
+            .count(),
+        0
+    );
+    assert_eq!(
+        current_codes(|d| set(d, "/steps/1/outputTypeId", json!("x.Pending"))),
+        ["CONTRACT_DEFERRED_OUTPUT"]
+    );
+    // paging: {maxRecords >= 1}, nothing else.
+    let paging = |d: &mut serde_json::Value, v: serde_json::Value| {
+        if let Some(o) = d.pointer_mut("/steps/0").and_then(|s| s.as_object_mut()) {
+            o.insert("paging".into(), v);
+        }
+    };
+    assert_eq!(
+        current_codes(|d| paging(d, json!({"maxRecords": 50}))),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        current_codes(|d| paging(d, json!({"maxRecords": 0}))),
+        ["CONTRACT_PAGING"]
+    );
+    assert_eq!(
+        current_codes(|d| paging(d, json!({"maxRecords": 5, "size": 1}))),
+        ["CONTRACT_UNKNOWN_FIELD"]
+    );
+    // Imports: only at schema 3, and then they decide the schema TPF writes.
+    let imports = |d: &mut serde_json::Value, key: &str, v: serde_json::Value| {
+        if let Some(o) = d.as_object_mut() {
+            o.insert(key.into(), v);
+        }
+    };
+    assert_eq!(
+        current_codes(|d| imports(d, "importedDefinitions", json!([]))),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        current_codes(|d| imports(d, "capabilityImports", json!([{"provider": "p"}]))),
+        ["CONTRACT_IMPORTS_SCHEMA", "CONTRACT_SCHEMA_CONTENT"]
+    );
+    assert_eq!(
+        current_codes(|d| {
+            set(d, "/schemaVersion", json!(3));
+            imports(d, "importedDefinitions", json!([{"qualifiedId": "a"}]));
+        }),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        current_codes(|d| {
+            set(d, "/schemaVersion", json!(3));
+            imports(d, "importedDefinitions", json!([7]));
+        }),
+        ["CONTRACT_FIELD_TYPE", "CONTRACT_SCHEMA_CONTENT"]
+    );
+}
+
+/// An unknown field's hint says what is known about TPF, not that TPF would refuse this file.
+#[test]
+fn unknown_field_hint_claims_nothing_about_this_file() {
+    let diags = match load_contract(
+        "c.json",
+        br#"{"schemaVersion":1,"pipelineId":"p","contractVersion":"sha256:x","contractHash":"x","steps":[],"owner":"me"}"#,
+        STRICT,
+    ) {
+        Ok(_) => panic!("should not load"),
+        Err(d) => d,
+    };
+    let hint = diags
+        .0
+        .iter()
+        .find(|d| d.code == "CONTRACT_UNKNOWN_FIELD")
+        .map(|d| d.hint.clone())
+        .unwrap_or_default();
+    assert!(
+        hint.contains("importedDefinitions, capabilityImports"),
+        "{hint}"
+    );
+    assert!(!hint.contains("would reject this file"), "{hint}");
 }

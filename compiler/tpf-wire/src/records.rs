@@ -351,8 +351,9 @@ pub fn release_descriptor_form(descriptor: &Value) -> Option<Value> {
     Some(Value::Object(out))
 }
 
-/// A `pipeline-contract.json` document as TPF's `PipelineContractDescriptor` record renders it
-/// through Jackson (`contract_json`): record component order, absent values written as `null`,
+/// A `pipeline-contract.json` document as August 2026 TPF's `PipelineContractDescriptor` record
+/// renders it through Jackson (`contract_json`; today's record has more components, which this
+/// form does not write yet): record component order, absent values written as `null`,
 /// `capabilities` before `canonicalTypes`, the empty composition
 /// `{"rootDefinitionId":"","definitions":[]}` when there is none. `None` when the descriptor's
 /// constructor would refuse the document (schema version outside 1..=3, a missing id or hash).
@@ -398,7 +399,7 @@ pub fn contract_descriptor_form(document: &Value) -> Option<Value> {
                         "index".into(),
                         s.get("index").cloned().unwrap_or(Value::from(0)),
                     );
-                    for &key in &crate::step::STEP_KEYS[1..] {
+                    for &key in &crate::step::AUGUST_DESCRIPTOR_STEP_COMPONENTS[1..] {
                         step.insert(
                             key.into(),
                             s.get(key)

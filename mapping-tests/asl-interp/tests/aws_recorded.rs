@@ -1,8 +1,14 @@
-//! Conformance with real AWS: replays every execution in `fixtures/aws-recorded/` (Step
-//! Functions executions recorded on AWS, see that folder's README) in the interpreter, feeding
-//! each Task state the results AWS recorded, and compares the status, the output or the error
-//! and cause, and the states entered. Out-of-scope records are counted by reason, not run.
-//! A fixture file dropped into the folder is picked up with no code change.
+//! Conformance with real AWS: replays every execution in the folder named by
+//! `TPF_SFN_AWS_RECORDED` (Step Functions executions recorded on AWS, see that folder's README)
+//! in the interpreter, feeding each Task state the results AWS recorded, and compares the
+//! status, the output or the error and cause, and the states entered. Out-of-scope records are
+//! counted by reason, not run. A fixture file dropped into the folder is picked up with no code
+//! change.
+//!
+//! The recordings are derived from another project's repository, so they are not part of this
+//! one: the test command points `TPF_SFN_AWS_RECORDED` at them. Without the variable every test
+//! here prints `NOT CHECKED` and passes, and the test command says so in its summary; with the
+//! variable set to a folder that cannot be read, they fail.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -20,8 +26,31 @@ const EXECUTION: &str = "conformance-execution-0";
 /// A recording ran for at most a year (the Standard workflow limit).
 const HORIZON_MS: i64 = 366 * 86_400_000;
 
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/aws-recorded")
+/// The variable naming the folder of recordings.
+const RECORDINGS_VAR: &str = "TPF_SFN_AWS_RECORDED";
+
+/// The recordings' folder, or `None` (after saying what goes unchecked) when the variable is
+/// unset. A relative path is taken from the workspace root, where the test command runs.
+fn fixtures_dir(test: &str) -> Option<PathBuf> {
+    match std::env::var_os(RECORDINGS_VAR).filter(|v| !v.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            Some(if dir.is_absolute() {
+                dir
+            } else {
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../..")
+                    .join(dir)
+            })
+        }
+        None => {
+            eprintln!(
+                "NOT CHECKED: {test}: {RECORDINGS_VAR} is not set, so no execution recorded on \
+                 AWS was replayed"
+            );
+            None
+        }
+    }
 }
 
 /// One execution record and the file it came from.
@@ -701,7 +730,10 @@ fn replay(rec: &Value) -> Result<(), String> {
 
 #[test]
 fn aws_recorded_executions_replay_as_recorded() {
-    let records = load_records(&fixtures_dir()).unwrap_or_else(|e| panic!("fixtures: {e}"));
+    let Some(dir) = fixtures_dir("aws_recorded_executions_replay_as_recorded") else {
+        return;
+    };
+    let records = load_records(&dir).unwrap_or_else(|e| panic!("fixtures: {e}"));
     assert!(!records.is_empty(), "no fixtures found");
     let mut out_of_scope: BTreeMap<String, usize> = BTreeMap::new();
     let mut in_scope = 0usize;
@@ -794,24 +826,75 @@ fn placeholders_match_only_what_they_stand_for() {
     assert!(!p.matches(&json!([1, 2]), &json!([2, 1])));
 }
 
-/// The first in-scope record of a kind, from the real fixtures.
-fn sample(pred: impl Fn(&Value) -> bool) -> Value {
-    load_records(&fixtures_dir())
+/// Records in the recordings' format, written for this project, so the runner's own checks run
+/// whether or not the recordings are at hand: a Task that succeeds, and a Fail state.
+fn own_records() -> (Value, Value) {
+    let placeholders = json!([
+        "<ArnPart_0idx>",
+        "<ExecArnPart_0idx>",
+        "<region>",
+        "<uuid:N>"
+    ]);
+    let with_task = json!({
+        "id": "own::one-task",
+        "kind": "history",
+        "machine_type": "STANDARD",
+        "start": "async",
+        "mocked": false,
+        "scope": "in",
+        "input": {"order": 7},
+        "definition": {
+            "StartAt": "Call",
+            "States": {"Call": {"Type": "Task", "Resource": "own_function_arn", "End": true}}
+        },
+        "states_entered": ["Call"],
+        "tasks": [{
+            "state": "Call",
+            "attempts": [{
+                "resource": "own_function_arn",
+                "resource_type": null,
+                "parameters": {"order": 7},
+                "outcome": "succeeded",
+                "output": {"approved": true}
+            }]
+        }],
+        "result": {"status": "SUCCEEDED", "output": {"approved": true}},
+        "placeholders": placeholders,
+    });
+    let failed = json!({
+        "id": "own::fail-state",
+        "kind": "history",
+        "machine_type": "STANDARD",
+        "start": "async",
+        "mocked": false,
+        "scope": "in",
+        "input": {},
+        "definition": {
+            "StartAt": "Stop",
+            "States": {"Stop": {"Type": "Fail", "Error": "Own.Error", "Cause": "own cause"}}
+        },
+        "states_entered": ["Stop"],
+        "tasks": [],
+        "result": {"status": "FAILED", "error": "Own.Error", "cause": "own cause"},
+        "placeholders": placeholders,
+    });
+    (with_task, failed)
+}
+
+/// The first in-scope record of a kind among the recordings, when they are at hand.
+fn recorded_sample(pred: impl Fn(&Value) -> bool) -> Option<Value> {
+    let dir = fixtures_dir("a_tampered_recording_is_reported (on a recording)")?;
+    let found = load_records(&dir)
         .expect("fixtures")
         .into_iter()
         .map(|r| r.value)
         .find(|v| v.get("scope").and_then(Value::as_str) == Some("in") && pred(v))
-        .expect("a matching fixture")
+        .expect("a matching fixture");
+    Some(found)
 }
 
-#[test]
-fn a_tampered_recording_is_reported() {
-    let with_task = sample(|v| {
-        v["kind"] == "history"
-            && v["result"]["status"] == "SUCCEEDED"
-            && v["tasks"].as_array().is_some_and(|t| t.len() == 1)
-            && !has_fan_out(&v["definition"])
-    });
+/// Every tampering of a record that replays must be reported, naming what differs.
+fn assert_tampering_is_reported(with_task: Value, failed: Value) {
     replay(&with_task).expect("the untouched recording replays");
 
     let mut r = with_task.clone();
@@ -839,7 +922,6 @@ fn a_tampered_recording_is_reported() {
     r["tasks"].as_array_mut().unwrap().push(extra);
     assert!(replay(&r).unwrap_err().contains("attempt(s) of Task state"));
 
-    let failed = sample(|v| v["kind"] == "history" && v["result"]["cause"].is_string());
     replay(&failed).expect("the untouched recording replays");
     let mut r = failed.clone();
     r["result"]["cause"] = json!("another cause");
@@ -847,4 +929,20 @@ fn a_tampered_recording_is_reported() {
     let mut r = failed;
     r["result"]["error"] = json!("Another.Error");
     assert!(replay(&r).unwrap_err().contains("error"));
+}
+
+#[test]
+fn a_tampered_recording_is_reported() {
+    let (with_task, failed) = own_records();
+    assert_tampering_is_reported(with_task, failed);
+    let with_task = recorded_sample(|v| {
+        v["kind"] == "history"
+            && v["result"]["status"] == "SUCCEEDED"
+            && v["tasks"].as_array().is_some_and(|t| t.len() == 1)
+            && !has_fan_out(&v["definition"])
+    });
+    let failed = recorded_sample(|v| v["kind"] == "history" && v["result"]["cause"].is_string());
+    if let (Some(with_task), Some(failed)) = (with_task, failed) {
+        assert_tampering_is_reported(with_task, failed);
+    }
 }

@@ -27,7 +27,8 @@ pub enum AwaitShape {
 
 /// `AwaitStepDescriptor`: what TPF's await runtime knows about one await step. The contract
 /// carries the transport and the output type; the timeout, correlation strategy and
-/// idempotency-key fields come from the pipeline YAML.
+/// idempotency-key fields come from the pipeline YAML, which today's TPF copies into the
+/// contract's `deferredCompletion` (August 2026's contracts did not carry them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AwaitStep {
     /// YAML `timeout`, positive (the descriptor refuses anything else); the interaction
@@ -149,8 +150,11 @@ impl PipelineDef {
     }
 
     /// The runtime steps of a contract: an await over a stream is itemized with
-    /// `items_per_stream` items; every await times out after `await_timeout_ms`; an await
-    /// without a transport in the contract uses `interaction-api`.
+    /// `items_per_stream` items; an await times out after the contract's own timeout (today's
+    /// TPF writes it in `deferredCompletion`), else after `await_timeout_ms` (August's contracts
+    /// left it to the YAML); an await without a transport in the contract uses
+    /// `interaction-api`; correlation strategy and idempotency-key fields come from the contract
+    /// when it carries them.
     pub fn from_contract(
         steps: &[StepFacts<'_>],
         items_per_stream: u32,
@@ -167,14 +171,13 @@ impl PipelineDef {
                     let itemized = s.is_await
                         && s.cardinality == Cardinality::OneToOne
                         && cardinality::streams_into(&cardinalities, i);
+                    let timeout_ms = s.await_timeout_ms.unwrap_or(await_timeout_ms);
                     let step = match (s.is_await, itemized) {
                         (false, _) => StepDef::internal(s.authored_name),
-                        (true, false) => StepDef::await_scalar(s.authored_name, await_timeout_ms),
-                        (true, true) => StepDef::await_itemized(
-                            s.authored_name,
-                            items_per_stream,
-                            await_timeout_ms,
-                        ),
+                        (true, false) => StepDef::await_scalar(s.authored_name, timeout_ms),
+                        (true, true) => {
+                            StepDef::await_itemized(s.authored_name, items_per_stream, timeout_ms)
+                        }
                     };
                     step.with_cardinality(s.cardinality).with_await(|a| {
                         if !s.cardinality_raw.trim().is_empty() {
@@ -185,6 +188,12 @@ impl PipelineDef {
                         }
                         if !s.output_type_id.is_empty() {
                             s.output_type_id.clone_into(&mut a.output_type);
+                        }
+                        if let Some(c) = s.correlation_strategy.filter(|c| !c.trim().is_empty()) {
+                            a.correlation_strategy = Some(c.to_owned());
+                        }
+                        if let Some(fields) = s.idempotency_key_fields {
+                            fields.clone_into(&mut a.idempotency_key_fields);
                         }
                     })
                 })

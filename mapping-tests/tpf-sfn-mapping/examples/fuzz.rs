@@ -6,8 +6,9 @@
 //! ```
 //!
 //! Each case mutates a seed document (an example contract, an example config, a compiled
-//! driver or sweeper, a definition recorded on AWS) a few times as JSON — members deleted,
-//! replaced by values from a dictionary of the formats' own keys and tricky values, copied from
+//! driver or sweeper, a definition recorded on AWS when `TPF_SFN_AWS_RECORDED` names the
+//! recordings' folder) a few times as JSON — members deleted, replaced by values from a
+//! dictionary of the formats' own keys and tricky values, copied from
 //! elsewhere in the document — and sometimes as bytes, then feeds it to its loader. Definitions
 //! that load run in a fresh engine against a handler answering at random, with random token
 //! callbacks, stops and redrives. Cases are independent and numbered: `--from N --cases 1`
@@ -118,10 +119,17 @@ fn seeds() -> Seeds {
             }
         }
     }
-    for (_, text) in texts(
-        &repo().join("mapping-tests/asl-interp/fixtures/aws-recorded"),
-        ".json",
-    ) {
+    // The AWS-recorded definitions are not part of the project (they come from another
+    // project's repository); they seed the run when `TPF_SFN_AWS_RECORDED` names their folder.
+    let recorded = std::env::var_os("TPF_SFN_AWS_RECORDED")
+        .filter(|v| !v.is_empty())
+        .map(|dir| repo().join(dir));
+    if recorded.is_none() {
+        eprintln!(
+            "fuzz: TPF_SFN_AWS_RECORDED is not set; no AWS-recorded definition seeds the run"
+        );
+    }
+    for (_, text) in recorded.iter().flat_map(|dir| texts(dir, ".json")) {
         let Ok(doc) = serde_json::from_str::<Value>(&text) else {
             continue;
         };

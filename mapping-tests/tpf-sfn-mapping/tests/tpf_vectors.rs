@@ -15,7 +15,8 @@ use tpf_model::coordinator::{
     normalize_tenant, plan_submission, resolve_execution_key, CoordinatorConfig, IdempotencyPolicy,
 };
 use tpf_sfn_compiler::contract::{
-    composition::definition_fingerprint, load_contract, ContractOptions, GsonText,
+    composition::definition_fingerprint, deferred_fingerprint, load_contract, ContractOptions,
+    GsonText,
 };
 use tpf_wire::ids;
 use tpf_wire::java_text::utf16_len;
@@ -26,6 +27,10 @@ use tpf_wire::records::{
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tpf-vectors")
+}
+
+fn current_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tpf-vectors-current")
 }
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -194,6 +199,157 @@ fn contract_hash_case(index: &Path, case: &Value) -> Check {
                 .get(id.as_str())
                 .map(|d| definition_fingerprint(d)),
             want.as_str().map(str::to_owned),
+        )?;
+    }
+    Ok(())
+}
+
+/// Today's contract-hash case: every check of the August family, plus what sits outside
+/// `expected` — the deferred-completion fingerprints and whether TPF's runtime loader reads the
+/// document back — and the awaits the loader finds.
+fn current_contract_case(index: &Path, case: &Value) -> Check {
+    known_keys(
+        case,
+        &[
+            "id",
+            "description",
+            "file",
+            "expected",
+            "deferredCompletionFingerprints",
+            "tpfRuntimeLoader",
+        ],
+        &[],
+    )?;
+    contract_hash_case(index, case)?;
+    let file = index
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(str_of(case, "file").ok_or("no file")?);
+    let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let loader = &case["tpfRuntimeLoader"];
+    known_keys(
+        loader,
+        &[
+            "accepted",
+            "schemaVersion",
+            "steps",
+            "importedDefinitions",
+            "capabilityImports",
+        ],
+        &[],
+    )?;
+    let loaded = load_contract("contract.json", &bytes, ContractOptions::default());
+    let contract = match (loaded, loader["accepted"].as_bool()) {
+        (Ok(l), Some(true)) => l.contract,
+        (Err(d), Some(true)) => return Err(format!("TPF's runtime reads it, we refuse: {d}")),
+        (Ok(_), _) => return Err("TPF's runtime refuses it, we accept".into()),
+        (Err(_), _) => return Ok(()),
+    };
+    let count = |k: &str| loader[k].as_u64().map(|n| n as usize);
+    same(
+        "runtime schemaVersion",
+        Some(u64::from(contract.schema_version)),
+        loader["schemaVersion"].as_u64(),
+    )?;
+    same("runtime steps", Some(contract.steps.len()), count("steps"))?;
+    same(
+        "runtime importedDefinitions",
+        Some(contract.imported_definitions.len()),
+        count("importedDefinitions"),
+    )?;
+    same(
+        "runtime capabilityImports",
+        Some(contract.capability_imports.len()),
+        count("capabilityImports"),
+    )?;
+    // Every step with a deferred completion, and only those, is an await; its fingerprint is
+    // TPF's, from exactly the text TPF hashed.
+    let document: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    let wanted = case["deferredCompletionFingerprints"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let awaits: Vec<&str> = contract
+        .steps
+        .iter()
+        .filter(|s| s.is_await())
+        .map(|s| s.authored_name.as_str())
+        .collect();
+    let mut want_awaits: Vec<&str> = wanted.keys().map(String::as_str).collect();
+    let mut got_awaits = awaits.clone();
+    want_awaits.sort_unstable();
+    got_awaits.sort_unstable();
+    same("await steps", got_awaits, want_awaits)?;
+    for (name, want) in &wanted {
+        known_keys(
+            want,
+            &[
+                "fingerprint",
+                "fingerprintInput",
+                "transportConfigFingerprint",
+            ],
+            &[],
+        )?;
+        let step = contract
+            .steps
+            .iter()
+            .find(|s| s.authored_name == *name)
+            .ok_or_else(|| format!("no step {name}"))?;
+        let deferred = document["steps"][step.index as usize]["deferredCompletion"]
+            .as_object()
+            .ok_or("no deferredCompletion")?;
+        let mut without = deferred.clone();
+        without.remove("fingerprint");
+        let input: Value = serde_json::from_str(str_of(want, "fingerprintInput").unwrap_or("null"))
+            .map_err(|e| e.to_string())?;
+        same("fingerprintInput (as JSON)", Value::Object(without), input)?;
+        same(
+            "fingerprintInput (exact text hashed)",
+            tpf_sfn_compiler::contract::hash::sha256_hex(
+                str_of(want, "fingerprintInput")
+                    .unwrap_or_default()
+                    .as_bytes(),
+            ),
+            str_of(want, "fingerprint").unwrap_or_default().to_owned(),
+        )?;
+        same(
+            "deferred fingerprint",
+            deferred_fingerprint(deferred),
+            str_of(want, "fingerprint").unwrap_or_default().to_owned(),
+        )?;
+        let d = step.deferred_completion.as_ref().ok_or("not deferred")?;
+        same(
+            "fingerprint as loaded",
+            d.fingerprint.as_str(),
+            str_of(want, "fingerprint").unwrap_or_default(),
+        )?;
+        same(
+            "transportConfigFingerprint",
+            deferred["transportConfigFingerprint"].as_str(),
+            str_of(want, "transportConfigFingerprint"),
+        )?;
+        // The loader's reading of the fields the driver and the model use.
+        same(
+            "timeout",
+            Some(d.timeout.as_str()),
+            deferred["timeout"].as_str(),
+        )?;
+        same(
+            "correlationStrategy",
+            Some(d.correlation_strategy.as_str()),
+            deferred["correlationStrategy"].as_str(),
+        )?;
+        same(
+            "idempotencyKeyFields",
+            Some(Value::from(d.idempotency_key_fields.clone())),
+            deferred.get("idempotencyKeyFields").cloned(),
+        )?;
+        let facts = step.facts();
+        same("facts: await", facts.is_await, true)?;
+        same(
+            "facts: timeout",
+            facts.await_timeout_ms,
+            tpf_sfn_compiler::contract::duration::java_duration_ms(&d.timeout),
         )?;
     }
     Ok(())
@@ -715,70 +871,62 @@ fn release_case(case: &Value, contracts: &BTreeMap<String, Value>) -> Check {
 
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn tpf_vectors() {
+/// Families of today's TPF that describe its own AWS durable host (action gateway, durable
+/// execution names, admission keys), which this project does not implement yet. Named here so
+/// that they are seen, not skipped: the test prints them, and fails on any other family it
+/// does not know.
+const NOT_THIS_PROJECTS_YET: &[&str] = &["action-gateway", "durable-names", "admission-key"];
+
+/// Runs every vector file under `root` whose family `known` lists; returns how many cases ran
+/// per family. Fails on an unknown family, a failing case, or a known family with no cases.
+fn run_vectors(root: &Path, known: &[&str], run: &dyn Fn(&str, &Path, &Value) -> Check) {
     let mut files = Vec::new();
-    json_files(&root(), &mut files);
-    // Contract documents referenced by an index (and by release rows with a contract), by hash.
-    let contracts: BTreeMap<String, Value> = files
-        .iter()
-        .map(|p| read_json(p))
-        .filter(|d| d.get("family").is_none())
-        .filter_map(|d| Some((str_of(&d, "contractHash")?.to_owned(), d)))
-        .collect();
+    json_files(root, &mut files);
     let mut ran: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut unknown = Vec::new();
+    let mut not_yet = Vec::new();
     for path in &files {
         let doc = read_json(path);
         let Some(family) = str_of(&doc, "family") else {
             // A contract document; its index runs it.
             continue;
         };
-        let run = |case: &Value| -> Check {
-            match family {
-                "contract-hash" => contract_hash_case(path, case),
-                "step-ids" => step_ids_case(case),
-                "keys" => keys_case(case),
-                "retry-delays" => retry_case(case),
-                "release-rows" => release_case(case, &contracts),
-                _ => unreachable!(),
-            }
-        };
-        if !matches!(
-            family,
-            "contract-hash" | "step-ids" | "keys" | "retry-delays" | "release-rows"
-        ) {
+        if NOT_THIS_PROJECTS_YET.contains(&family) && !known.contains(&family) {
+            not_yet.push(format!(
+                "{family} ({} cases)",
+                doc["cases"].as_array().map_or(0, Vec::len)
+            ));
+            continue;
+        }
+        if !known.contains(&family) {
             unknown.push(format!("{} (family {family})", path.display()));
             continue;
         }
         for case in doc["cases"].as_array().into_iter().flatten() {
             *ran.entry(family.to_owned()).or_default() += 1;
-            if let Err(why) = run(case) {
+            if let Err(why) = run(family, path, case) {
                 failures.push(format!(
                     "{}#{}: {why}",
-                    path.strip_prefix(root()).unwrap_or(path).display(),
+                    path.strip_prefix(root).unwrap_or(path).display(),
                     str_of(case, "id").unwrap_or("?")
                 ));
             }
         }
     }
-    eprintln!("TPF vectors run: {ran:?}");
+    eprintln!("TPF vectors run under {}: {ran:?}", root.display());
+    if !not_yet.is_empty() {
+        eprintln!("not this project's yet (TPF's AWS durable host): {not_yet:?}");
+    }
     assert!(
         unknown.is_empty(),
         "vector files of a family this test does not know: {unknown:?}"
     );
-    for family in [
-        "contract-hash",
-        "step-ids",
-        "keys",
-        "retry-delays",
-        "release-rows",
-    ] {
+    for family in known {
         assert!(
-            ran.get(family).copied().unwrap_or(0) > 0,
+            ran.get(*family).copied().unwrap_or(0) > 0,
             "no {family} vectors found under {}",
-            root().display()
+            root.display()
         );
     }
     assert!(
@@ -787,5 +935,54 @@ fn tpf_vectors() {
         failures.len(),
         ran.values().sum::<usize>(),
         failures.join("\n")
+    );
+}
+
+/// Contract documents referenced by an index (and by release rows with a contract), by hash.
+fn contracts_under(root: &Path) -> BTreeMap<String, Value> {
+    let mut files = Vec::new();
+    json_files(root, &mut files);
+    files
+        .iter()
+        .map(|p| read_json(p))
+        .filter(|d| d.get("family").is_none())
+        .filter_map(|d| Some((str_of(&d, "contractHash")?.to_owned(), d)))
+        .collect()
+}
+
+/// August 2026's TPF (`fixtures/tpf-vectors/`).
+#[test]
+fn tpf_vectors() {
+    let contracts = contracts_under(&root());
+    run_vectors(
+        &root(),
+        &[
+            "contract-hash",
+            "step-ids",
+            "keys",
+            "retry-delays",
+            "release-rows",
+        ],
+        &|family, path, case| match family {
+            "contract-hash" => contract_hash_case(path, case),
+            "step-ids" => step_ids_case(case),
+            "keys" => keys_case(case),
+            "retry-delays" => retry_case(case),
+            "release-rows" => release_case(case, &contracts),
+            other => Err(format!("no runner for {other}")),
+        },
+    );
+}
+
+/// Today's, split-repository TPF (`fixtures/tpf-vectors-current/`).
+#[test]
+fn tpf_vectors_current() {
+    run_vectors(
+        &current_root(),
+        &["contract-hash"],
+        &|family, path, case| match family {
+            "contract-hash" => current_contract_case(path, case),
+            other => Err(format!("no runner for {other}")),
+        },
     );
 }

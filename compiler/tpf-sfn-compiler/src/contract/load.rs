@@ -1,18 +1,21 @@
 //! `load_contract`: bytes in, a typed and checked [`Contract`] out, or every problem found.
 //!
-//! The reading mirrors TPF's Java view (`PipelineContractDescriptor` via a strict Jackson
-//! mapper): the same required fields, the same defaults, the same unknown-key rejection. A
-//! contract this loader accepts is one TPF's runtime accepts too, and one it rejects would fail
-//! in TPF as well, only later and further from the author.
+//! The reading mirrors TPF's Java view (`PipelineContractDescriptor` read by a Jackson mapper
+//! that fails on unknown properties): the same required fields, the same defaults, the same
+//! schema-3 rules. Two shapes exist in the wild and both are read: August 2026's (awaits are
+//! `kind: "await"` with `awaitTransport`) and today's split-repository generator's (awaits carry
+//! `deferredCompletion`; steps may carry `paging`; schema 3 writes `importedDefinitions` and
+//! `capabilityImports`). A key neither shape has is refused.
 
 use serde_json::{Map, Value};
 
 use super::cardinality::ACCEPTED_CARDINALITIES;
 use super::composition;
+use super::duration::java_duration_ms;
 use super::hash::{contract_hash, contract_version, fingerprint, sha256_hex, GsonText};
 use super::model::{
-    AwaitTransport, Capabilities, Cardinality, Contract, ContractOptions, HashCheck,
-    LoadedContract, Step,
+    AwaitTransport, Capabilities, Cardinality, Contract, ContractOptions, DeferredCompletion,
+    HashCheck, LoadedContract, Paging, Step,
 };
 use crate::diagnostic::{json_syntax, Diagnostic, Diagnostics, Location};
 use crate::json_fields::{child, item, json_type, FieldCodes, FieldReader};
@@ -31,6 +34,8 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "canonicalTypes",
     "canonicalCatalogFingerprint",
     "composition",
+    "importedDefinitions",
+    "capabilityImports",
     "capabilities",
 ];
 
@@ -42,7 +47,9 @@ const CODES: FieldCodes = FieldCodes {
     missing: "CONTRACT_MISSING_FIELD",
     wrong_type: "CONTRACT_FIELD_TYPE",
     unknown: "CONTRACT_UNKNOWN_FIELD",
-    strict_loader: "TPF's contract loader (PipelineContractDescriptorLoader)",
+    unknown_hint: "neither contract shape TPF writes (August 2026's, today's split-repository \
+                   generator's) has this field, and TPF's runtime contract loader refuses fields \
+                   it does not know; a contract from a newer TPF may need a newer tpf-sfn",
 };
 
 /// TPF's `PipelineBundleCapabilities` defaults, used when the key is absent.
@@ -117,15 +124,20 @@ pub fn load_contract(
         }
         composition::validate(&mut r, c);
     }
+    let imported_definitions = read_imports(&mut r, obj, "importedDefinitions", schema_version);
+    let capability_imports = read_imports(&mut r, obj, "capabilityImports", schema_version);
     let capabilities = read_capabilities(&mut r, obj);
 
     if let Some(v) = schema_version {
         check_schema_content(
             &mut r,
             v,
-            composition.is_some(),
-            has_contributed,
-            canonical_types.is_empty(),
+            SchemaContent {
+                composition: composition.is_some(),
+                contributed: has_contributed,
+                imports: !imported_definitions.is_empty() || !capability_imports.is_empty(),
+                empty_types: canonical_types.is_empty(),
+            },
         );
     }
     let hash = match (&contract_version_raw, &contract_hash_raw) {
@@ -168,6 +180,8 @@ pub fn load_contract(
                 canonical_types,
                 canonical_catalog_fingerprint,
                 composition,
+                imported_definitions,
+                capability_imports,
                 capabilities,
             },
             hash,
@@ -291,9 +305,21 @@ fn read_step(
     let output_type_id = r.str_opt(s, p, "outputTypeId").unwrap_or_default();
     let runtime_class = r.str_opt(s, p, "runtimeClass").unwrap_or_default();
     let client_class = r.str_opt(s, p, "clientClass").unwrap_or_default();
-    let await_transport = r
-        .str_opt(s, p, "awaitTransport")
-        .map(|raw| parse_transport(r, p, &raw));
+    let paging = read_paging(r, s, p);
+    let deferred_completion = r
+        .object_opt(s, p, "deferredCompletion")
+        .filter(|d| !d.is_empty())
+        .and_then(|d| read_deferred(r, d, &child(p, "deferredCompletion")));
+    let await_transport = match r.str_opt(s, p, "awaitTransport") {
+        Some(raw) => Some(parse_transport(r, &child(p, "awaitTransport"), &raw)),
+        None => deferred_completion
+            .as_ref()
+            .filter(|d| !d.transport_type.trim().is_empty())
+            .map(|d| {
+                let ptr = child(&child(p, "deferredCompletion"), "transportType");
+                parse_transport(r, &ptr, &d.transport_type)
+            }),
+    };
 
     let step = Step {
         index: u32::try_from(index?).ok()?,
@@ -306,7 +332,23 @@ fn read_step(
         runtime_class,
         client_class,
         await_transport,
+        paging,
+        deferred_completion,
     };
+    if let Some(d) = &step.deferred_completion {
+        if !d.final_output_type_id.is_empty() && d.final_output_type_id != step.output_type_id {
+            r.warning(
+                "CONTRACT_DEFERRED_OUTPUT",
+                &child(p, "outputTypeId"),
+                format!(
+                    "step `{}` has outputTypeId `{}` but its deferredCompletion's finalOutputTypeId is `{}`",
+                    step.authored_name, step.output_type_id, d.final_output_type_id
+                ),
+                "TPF's generator writes a deferred step's final output type in both places; the file was \
+                 probably edited",
+            );
+        }
+    }
     if step.await_transport.is_some() && !step.is_await() {
         r.warning(
             "CONTRACT_AWAIT_TRANSPORT_UNUSED",
@@ -321,7 +363,149 @@ fn read_step(
     Some(step)
 }
 
-fn parse_transport(r: &mut FieldReader<'_>, p: &str, raw: &str) -> AwaitTransport {
+/// `paging` (today's TPF `PipelineStepPaging`, which requires `maxRecords` ≥ 1).
+fn read_paging(r: &mut FieldReader<'_>, s: &Map<String, Value>, p: &str) -> Option<Paging> {
+    let paging = r.object_opt(s, p, "paging")?;
+    let ptr = child(p, "paging");
+    r.reject_unknown(paging, &ptr, &["maxRecords"], "paging");
+    let n = r.int_req(paging, &ptr, "maxRecords")?;
+    match u64::try_from(n) {
+        Ok(max_records) if max_records >= 1 => Some(Paging { max_records }),
+        _ => {
+            r.error(
+                "CONTRACT_PAGING",
+                &child(&ptr, "maxRecords"),
+                format!("paging.maxRecords is {n}"),
+                "TPF's PipelineStepPaging requires maxRecords of at least 1",
+            );
+            None
+        }
+    }
+}
+
+/// `deferredCompletion`: TPF's runtime keeps it as an untyped map, so keys are not policed;
+/// the ones the driver and the model need are read and checked.
+fn read_deferred(
+    r: &mut FieldReader<'_>,
+    d: &Map<String, Value>,
+    p: &str,
+) -> Option<DeferredCompletion> {
+    let timeout = r.str_req(d, p, "timeout");
+    let timeout_ms = timeout.as_deref().and_then(|t| {
+        let ms = java_duration_ms(t.trim()).filter(|ms| *ms > 0);
+        if ms.is_none() {
+            r.error(
+                "CONTRACT_AWAIT_TIMEOUT",
+                &child(p, "timeout"),
+                format!("deferredCompletion.timeout `{t}` is not a positive duration"),
+                "TPF's generator writes Java Duration.toString() text such as PT30M or PT48H, and its \
+                 await descriptor needs a positive timeout",
+            );
+        }
+        ms
+    });
+    let correlation_strategy = r.str_opt(d, p, "correlationStrategy").unwrap_or_default();
+    let idempotency_key_fields = r
+        .str_array_opt(d, p, "idempotencyKeyFields")
+        .unwrap_or_default();
+    let transport_type = r.str_opt(d, p, "transportType").unwrap_or_default();
+    let operation_output_type_id = r.str_opt(d, p, "operationOutputTypeId").unwrap_or_default();
+    let final_output_type_id = r.str_opt(d, p, "finalOutputTypeId").unwrap_or_default();
+    let callback = r.object_opt(d, p, "callback").is_some();
+    let mode = r.str_opt(d, p, "mode");
+    let fingerprint = r.str_opt(d, p, "fingerprint").unwrap_or_default();
+    if !fingerprint.is_empty() {
+        let computed = deferred_fingerprint(d);
+        if fingerprint != computed {
+            r.warning(
+                "CONTRACT_FINGERPRINT",
+                &child(p, "fingerprint"),
+                format!("deferredCompletion fingerprint is `{fingerprint}` but the object hashes to `{computed}`"),
+                "regenerate the contract with TPF's build; hand edits leave stale fingerprints",
+            );
+        }
+    }
+    Some(DeferredCompletion {
+        timeout: timeout?,
+        timeout_ms: timeout_ms?,
+        correlation_strategy,
+        idempotency_key_fields,
+        transport_type,
+        operation_output_type_id,
+        final_output_type_id,
+        callback,
+        mode,
+        fingerprint,
+    })
+}
+
+/// TPF's deferred-completion fingerprint: sha256 of the compact Gson text of the object without
+/// `fingerprint`, keys sorted (TPF builds it as a sorted map, nested maps too).
+pub fn deferred_fingerprint(d: &Map<String, Value>) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                // Java's String order is UTF-16 code-unit order; for the ASCII keys TPF writes
+                // it is byte order.
+                keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&o[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut without = d.clone();
+    without.remove("fingerprint");
+    fingerprint(&sorted(&Value::Object(without)))
+}
+
+/// `importedDefinitions` / `capabilityImports`: arrays of objects, only at schema 3.
+fn read_imports(
+    r: &mut FieldReader<'_>,
+    obj: &Map<String, Value>,
+    key: &str,
+    schema_version: Option<u8>,
+) -> Vec<Value> {
+    let Some(items) = r.array_opt(obj, "", key) else {
+        return Vec::new();
+    };
+    let ptr = child("", key);
+    let what = if key == "importedDefinitions" {
+        "imported definition"
+    } else {
+        "capability import"
+    };
+    let out: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| r.element_object(v, &item(&ptr, i), what).map(|_| v.clone()))
+        .collect();
+    if !out.is_empty() && schema_version.is_some_and(|v| v < 3) {
+        let message = if key == "importedDefinitions" {
+            "Imported pipeline definitions require contract schemaVersion 3"
+        } else {
+            "Capability imports require contract schemaVersion 3"
+        };
+        r.error(
+            "CONTRACT_IMPORTS_SCHEMA",
+            &ptr,
+            format!(
+                "{message}; this contract declares {}",
+                schema_version.unwrap_or_default()
+            ),
+            "TPF's PipelineContractDescriptor refuses this below schema 3 with the same message; \
+             regenerate the contract with a TPF build that writes schema 3",
+        );
+    }
+    out
+}
+
+fn parse_transport(r: &mut FieldReader<'_>, ptr: &str, raw: &str) -> AwaitTransport {
     match raw.trim().to_ascii_lowercase().as_str() {
         "interaction-api" => AwaitTransport::InteractionApi,
         "webhook" => AwaitTransport::Webhook,
@@ -330,8 +514,8 @@ fn parse_transport(r: &mut FieldReader<'_>, p: &str, raw: &str) -> AwaitTranspor
         _ => {
             r.warning(
                 "CONTRACT_AWAIT_TRANSPORT_UNKNOWN",
-                &child(p, "awaitTransport"),
-                format!("unknown awaitTransport `{raw}`"),
+                ptr,
+                format!("unknown await transport `{raw}`"),
                 "known transports are interaction-api, webhook, kafka and sqs; the driver still waits, but \
                  cannot say whether completions arrive by callback or broker",
             );
@@ -428,16 +612,25 @@ fn read_capabilities(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Capab
     }
 }
 
-/// TPF derives schemaVersion from content. A mismatch is legal for the loader but means
-/// the file was not written by TPF's generator, so it is worth a look.
-fn check_schema_content(
-    r: &mut FieldReader<'_>,
-    declared: u8,
+/// What decides the schema version TPF's generator writes.
+struct SchemaContent {
     composition: bool,
     contributed: bool,
+    /// A non-empty `importedDefinitions` or `capabilityImports` (today's TPF).
+    imports: bool,
     empty_types: bool,
-) {
-    let expected = if composition || contributed {
+}
+
+/// TPF derives schemaVersion from content. A mismatch is legal for the loader but means
+/// the file was not written by TPF's generator, so it is worth a look.
+fn check_schema_content(r: &mut FieldReader<'_>, declared: u8, content: SchemaContent) {
+    let SchemaContent {
+        composition,
+        contributed,
+        imports,
+        empty_types,
+    } = content;
+    let expected = if composition || contributed || imports {
         3
     } else if empty_types {
         1
@@ -449,6 +642,8 @@ fn check_schema_content(
             "it has a composition block"
         } else if contributed {
             "a canonical type has a contributedIdentity"
+        } else if imports {
+            "it has imported definitions or capability imports"
         } else if empty_types {
             "canonicalTypes is empty and there is no composition"
         } else {

@@ -2,6 +2,7 @@
 
 pub mod cardinality;
 pub mod composition;
+pub mod duration;
 pub mod hash;
 pub mod load;
 pub mod model;
@@ -9,5 +10,5 @@ pub mod model;
 pub use hash::{
     contract_hash, contract_version, fingerprint, gson_compact, GsonFormatter, GsonText,
 };
-pub use load::{default_capabilities, load_contract};
+pub use load::{default_capabilities, deferred_fingerprint, load_contract};
 pub use model::*;

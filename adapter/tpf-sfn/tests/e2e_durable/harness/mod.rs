@@ -77,10 +77,22 @@ fn tools() -> &'static PathBuf {
     })
 }
 
-/// The `tpf-sfn-lambda` bootstrap, built once per test run with the cargo that runs the tests.
+/// The `tpf-sfn-lambda` bootstrap: the one `TPF_SFN_LAMBDA_BOOTSTRAP` names (the test command
+/// builds the shipped zip's binary first and points here, so the tests run what ships), else
+/// built once per test run with the cargo that runs the tests.
 fn bootstrap() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
+        if let Some(given) = std::env::var_os("TPF_SFN_LAMBDA_BOOTSTRAP").filter(|v| !v.is_empty())
+        {
+            let bin = PathBuf::from(given);
+            assert!(
+                bin.is_file(),
+                "TPF_SFN_LAMBDA_BOOTSTRAP names no file: {}",
+                bin.display()
+            );
+            return bin;
+        }
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             .current_dir(root())
