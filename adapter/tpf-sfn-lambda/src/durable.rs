@@ -160,15 +160,18 @@ mod tests {
             "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
         ))
         .unwrap();
-        let compiled = tpf_sfn_compiler::durable::compile(&tpf_sfn_compiler::compile::Input {
-            contract_file: "restaurant-approval.pipeline-contract.json",
-            contract: &contract,
-            config: Some((
-                "tpf-sfn.toml",
-                "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
-            )),
-            ..Default::default()
-        })
+        let compiled = tpf_sfn_compiler::compile::compile(
+            &tpf_sfn_compiler::compile::Input {
+                contract_file: "restaurant-approval.pipeline-contract.json",
+                contract: &contract,
+                config: Some((
+                    "tpf-sfn.toml",
+                    "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
+                )),
+                ..Default::default()
+            },
+            tpf_sfn_compiler::durable::LambdaDurable,
+        )
         .unwrap();
         let read = spec(&env(&[(
             var::DURABLE_SPEC,

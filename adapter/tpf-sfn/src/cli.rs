@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_compiler::Backend;
+pub use tpf_sfn_compiler::Backend;
 
 use crate::aws::client::Connection;
 

@@ -5,6 +5,7 @@
 //! input errors).
 
 pub mod aws;
+pub mod backend;
 pub mod bridge;
 pub mod cli;
 pub mod cmd;

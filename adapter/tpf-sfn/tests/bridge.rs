@@ -11,7 +11,7 @@ use tpf_model::ExecutionStore;
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::bridge::{Bridge, Machines};
-use tpf_sfn_compiler::sfn::names::machine_name;
+use tpf_sfn_compiler::lowering::names::resource_name;
 
 const PIPELINE: &str = "org.pipelineframework.restaurantapproval";
 
@@ -25,7 +25,7 @@ fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
     rt.block_on(create_all(&ddb, &names)).expect("tables");
 
     let release = format!("sha256:bridge{}", std::process::id());
-    let name = machine_name("tpf", PIPELINE, &release, "driver");
+    let name = resource_name("tpf", PIPELINE, &release, "driver");
     let machine_arn = rt
         .block_on(
             sfn.create_state_machine()

@@ -734,8 +734,11 @@ fn mapping_test_rejects_a_hand_edited_durable_spec() {
         release: None,
         ..Default::default()
     };
-    let plan = tpf_sfn_compiler::compile::compile(&input).unwrap().plan;
-    let mut spec = tpf_sfn_compiler::durable::lower(&plan).unwrap().spec;
+    let mut spec =
+        tpf_sfn_compiler::compile::compile(&input, tpf_sfn_compiler::durable::LambdaDurable)
+            .unwrap()
+            .durable
+            .spec;
     // A generation that never hands over in time: the static checks reject it, exit 1.
     spec.max_iterations = 1_000_000;
     let path = dir.path().join("driver.durable.json");

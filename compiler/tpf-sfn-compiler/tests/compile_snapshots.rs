@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use snapshot_set::SnapshotSet;
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 
 fn redact_accounts(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -3,11 +3,11 @@
 
 use serde_json::{json, Value};
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::sfn::asl::State;
 use tpf_sfn_compiler::sfn::iam::all_states;
 use tpf_sfn_compiler::sfn::names::{name_len, MAX_NAME};
+use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 
 const RESTAURANT: &str =
     include_str!("../../../examples/contracts/restaurant-approval.pipeline-contract.json");
@@ -17,11 +17,11 @@ const RESTAURANT_RELEASE: &str =
 fn build(contract: &[u8], binding: BindingKind, unverified: bool) -> Output {
     compile(
         &Input {
-        contract_file: "contract.json",
-        contract,
-        binding: Some(binding),
-        allow_unverified_hash: unverified,
-        ..Input::default()
+            contract_file: "contract.json",
+            contract,
+            binding: Some(binding),
+            allow_unverified_hash: unverified,
+            ..Input::default()
         },
         StepFunctions,
     )
@@ -69,13 +69,13 @@ fn action_request(task: &tpf_sfn_compiler::sfn::asl::TaskState) -> Option<Value>
 fn restaurant_has_a_named_await_state_and_every_action_carries_the_pinned_identity() {
     let out = compile(
         &Input {
-        contract_file: "restaurant-approval.pipeline-contract.json",
-        contract: RESTAURANT.as_bytes(),
-        release: Some((
-            "restaurant-approval.pipeline-release.json",
-            RESTAURANT_RELEASE.as_bytes(),
-        )),
-        ..Input::default()
+            contract_file: "restaurant-approval.pipeline-contract.json",
+            contract: RESTAURANT.as_bytes(),
+            release: Some((
+                "restaurant-approval.pipeline-release.json",
+                RESTAURANT_RELEASE.as_bytes(),
+            )),
+            ..Input::default()
         },
         StepFunctions,
     )

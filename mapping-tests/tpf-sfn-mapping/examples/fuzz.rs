@@ -109,7 +109,7 @@ fn seeds() -> Seeds {
                 binding: Some(binding),
                 ..Input::default()
             };
-            if let Ok(out) = compile(&input) {
+            if let Ok(out) = compile(&input, tpf_sfn_compiler::sfn::StepFunctions) {
                 COMPILED.fetch_add(1, Relaxed);
                 for m in [&out.driver, &out.sweeper] {
                     if let Ok(v) = serde_json::from_str(&asl::to_canonical_json(m)) {
@@ -589,7 +589,7 @@ fn contract_case(seeds: &Seeds, rng: &mut Rng, rec: &mut Record) {
         // Mutations break the hash; without this, nothing past the hash check would be reached.
         allow_unverified_hash: rng.range_i64(0, 10) > 0,
     };
-    if let Ok(out) = compile(&input) {
+    if let Ok(out) = compile(&input, tpf_sfn_compiler::sfn::StepFunctions) {
         COMPILED.fetch_add(1, Relaxed);
         // What compiles must run: the driver of a mutated contract goes to the interpreter.
         let mut r2 = Rng::new(rng.next_u64());

@@ -6,6 +6,7 @@ use serde_json::json;
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
 use tpf_sfn_compiler::sfn::asl;
+use tpf_sfn_compiler::sfn::{self, StepFunctions};
 use tpf_wire::Identity;
 
 use crate::durable::{self, DurableSubject};
@@ -22,7 +23,7 @@ pub const SEED: u64 = 7;
 /// Builds the subject: compiles the contract; `driver` replaces the compiled driver with a
 /// definition the user compiled or edited themselves (e.g. post-processed by CDK).
 pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, Diagnostics> {
-    let out = compile(input)?;
+    let out = compile(input, StepFunctions)?;
     let driver_def = match driver {
         Some((file, bytes)) => asl::parse(file, bytes)?,
         None => out.driver.clone(),
@@ -68,10 +69,7 @@ fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagn
 }
 
 /// The compiled second release of the same contract.
-fn next_output(
-    input: &Input,
-    identity: &Identity,
-) -> Result<tpf_sfn_compiler::compile::Output, Diagnostics> {
+fn next_output(input: &Input, identity: &Identity) -> Result<sfn::Compiled, Diagnostics> {
     let release = next_release_descriptor(identity);
     let bytes = serde_json::to_vec(&release).map_err(|e| {
         Diagnostics(vec![Diagnostic::error(
@@ -80,31 +78,17 @@ fn next_output(
             e.to_string(),
         )])
     })?;
-    compile(&Input {
-        release: Some(("next-release.json", &bytes)),
-        ..input.clone()
-    })
+    compile(
+        &Input {
+            release: Some(("next-release.json", &bytes)),
+            ..input.clone()
+        },
+        StepFunctions,
+    )
 }
 
-/// The engine a proof runs the driver on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backend {
-    /// The compiled state machines in the ASL interpreter.
-    #[default]
-    StepFunctions,
-    /// The durable driver program on the replay engine.
-    LambdaDurable,
-}
-
-impl Backend {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::StepFunctions => "step-functions",
-            Backend::LambdaDurable => "lambda-durable",
-        }
-    }
-}
+/// The engine a proof runs the driver on: the compiler's one list of backends.
+pub use tpf_sfn_compiler::backend::Backend;
 
 /// The Lambda durable functions subject: the release's durable spec (and the second
 /// release's), next to the same inputs' Step Functions subject, whose contract, plan and matrix

@@ -203,7 +203,7 @@ fn slug(name: &str) -> String {
         format!(
             "{}-{}",
             &slug[..80],
-            tpf_sfn_compiler::sfn::names::short_hash(&[name], 8)
+            tpf_sfn_compiler::lowering::names::short_hash(&[name], 8)
         )
     } else {
         slug

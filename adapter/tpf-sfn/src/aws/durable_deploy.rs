@@ -14,7 +14,7 @@ use aws_sdk_lambda::types::{Architecture, DurableConfig, Environment, FunctionCo
 use serde::{Deserialize, Serialize};
 use tpf_durable_driver::DurableSpec;
 use tpf_sfn_compiler::durable::cloudformation::{env, EXECUTION_TIMEOUT_SECONDS, RETENTION_DAYS};
-use tpf_sfn_compiler::sfn::sha256_hex;
+use tpf_sfn_compiler::lowering::hash::sha256_hex;
 
 use super::errors::{self, Kind};
 use crate::error::Error;
@@ -53,7 +53,8 @@ pub struct DurableRelease {
 
 /// Whether `manifest.json` in `dir` is a durable release's (`"backend": "lambda-durable"`).
 pub fn is_durable(manifest: &serde_json::Value) -> bool {
-    manifest.get("backend").and_then(|b| b.as_str()) == Some(tpf_sfn_compiler::durable::BACKEND)
+    tpf_sfn_compiler::Backend::of_manifest(manifest)
+        == Some(tpf_sfn_compiler::Backend::LambdaDurable)
 }
 
 impl DurableRelease {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tpf_sfn_compiler::sfn::sha256_hex;
+use tpf_sfn_compiler::lowering::hash::sha256_hex;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]

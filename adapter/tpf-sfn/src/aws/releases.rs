@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
-use tpf_sfn_compiler::sfn::manifest::TAG_PREFIX;
+use tpf_sfn_compiler::lowering::manifest::TAG_PREFIX;
 use tpf_wire::records::{DynamoItem, ReleaseActivationEvent, ACTIVATION_RECORD};
 
 use super::deploy::{read_tags, running_executions};

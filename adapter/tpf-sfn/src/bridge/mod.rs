@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use tpf_sfn_compiler::sfn::names::machine_name;
+use tpf_sfn_compiler::lowering::names::resource_name;
 
 use crate::aws::errors;
 use crate::aws::tables::TableNames;
@@ -42,7 +42,7 @@ where
     errors::from_sdk(SCOPE, operation, e, |_| None)
 }
 
-/// Where the drivers live: `<machine_arn_prefix><machine_name(name_prefix, pipeline, release, "driver")>`.
+/// Where the drivers live: `<machine_arn_prefix><resource_name(name_prefix, pipeline, release, "driver")>`.
 #[derive(Debug, Clone)]
 pub struct Machines {
     /// e.g. `arn:aws:states:us-east-1:123456789012:stateMachine:`
@@ -56,7 +56,7 @@ impl Machines {
         format!(
             "{}{}",
             self.arn_prefix,
-            machine_name(&self.name_prefix, pipeline_id, release_version, "driver")
+            resource_name(&self.name_prefix, pipeline_id, release_version, "driver")
         )
     }
 }

@@ -85,7 +85,7 @@ pub fn run(args: &DeployArgs) -> CmdResult {
 
 /// The release's manifest when it is a `--backend lambda-durable` one.
 fn durable_manifest(out: &std::path::Path) -> Result<Option<serde_json::Value>, Error> {
-    let path = out.join(tpf_sfn_compiler::sfn::files::MANIFEST_FILE);
+    let path = out.join(tpf_sfn_compiler::lowering::manifest::MANIFEST_FILE);
     let Ok(bytes) = crate::input::read(&path) else {
         // Release::load reports the unreadable manifest in its own words.
         return Ok(None);

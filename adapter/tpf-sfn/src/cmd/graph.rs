@@ -25,7 +25,7 @@ pub fn run(args: &GraphArgs) -> CmdResult {
             allow_unverified_hash: args.allow_unverified_hash,
             ..Input::default()
         };
-        match compile(&input) {
+        match compile(&input, tpf_sfn_compiler::sfn::StepFunctions) {
             Ok(out) => out.driver,
             Err(d) => {
                 report::diagnostics(Format::Text, &d.0);

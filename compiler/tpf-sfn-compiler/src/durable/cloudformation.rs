@@ -10,12 +10,10 @@
 use serde_json::{json, Map, Value};
 
 use super::Compiled;
-use crate::config::placeholder;
-use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::diagnostic::Diagnostics;
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
 use tpf_durable_driver::spec::Binding;
-
 
 /// The key of the sweeper's scheduled input that names the sweep.
 pub const SWEEP_ID: &str = "sweepId";
@@ -49,7 +47,10 @@ fn sub(s: &str) -> Value {
 
 /// The release stack, or `EXPORT_PLACEHOLDER` while the binding still names a placeholder.
 pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
-    crate::lowering::export::refuse_placeholders(&c.manifest.binding, "a function that reaches nothing")?;
+    crate::lowering::export::refuse_placeholders(
+        &c.manifest.binding,
+        "a function that reaches nothing",
+    )?;
     let m = &c.manifest;
     let f = &m.function;
     let table_arn = sub(&format!(

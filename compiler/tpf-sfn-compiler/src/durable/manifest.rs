@@ -8,11 +8,11 @@ use serde::Serialize;
 use super::{budget, DurableOutput};
 use crate::backend::Backend;
 use crate::contract::Contract;
-use crate::plan::DriverPlan;
 use crate::lowering::hash::sha256_hex;
 use crate::lowering::manifest::{
     self, binding_info, release_tags, BindingInfo, CompilerInfo, ContractInfo, IdentityInfo,
 };
+use crate::plan::DriverPlan;
 
 pub const MANIFEST_VERSION: u32 = 1;
 
@@ -45,7 +45,6 @@ pub struct FunctionInfo {
 }
 
 pub fn build(plan: &DriverPlan, contract: &Contract, out: &DurableOutput) -> DurableManifest {
-    let id = &plan.identity;
     let spec_sha256 = sha256_hex(&out.spec_text);
     DurableManifest {
         manifest_version: MANIFEST_VERSION,

@@ -24,7 +24,7 @@ pub use budget::{iteration_cost, OPERATION_CEILING};
 pub const SPEC_FILE: &str = "driver.durable.json";
 /// The last part of a release's driver function name (`<prefix>-<pipeline>-<tag>-durable`),
 /// which the wake path's bridge role matches.
-pub const FUNCTION_ROLE: &str = "durable";
+pub const FUNCTION_ROLE: &str = crate::lowering::names::role::DURABLE;
 
 #[derive(Debug, Clone)]
 pub struct DurableOutput {

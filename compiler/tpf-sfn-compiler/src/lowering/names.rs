@@ -43,6 +43,17 @@ pub fn slug(text: &str, max: usize) -> String {
     out.trim_end_matches('-').to_string()
 }
 
+/// The last part of each resource name a release deploys, by what the resource is: the wake
+/// path's IAM patterns match these, so every backend spells them from here.
+pub mod role {
+    /// A Step Functions release's driver machine.
+    pub const DRIVER: &str = "driver";
+    /// A Step Functions release's sweeper machine.
+    pub const SWEEPER: &str = "sweeper";
+    /// A Lambda durable functions release's driver function.
+    pub const DURABLE: &str = "durable";
+}
+
 /// Deterministic resource names for one release: `<prefix>-<pipeline>-<tag>-<role>`.
 ///
 /// `<pipeline>` is the last segment of the pipeline id (readable in the console list);
@@ -79,7 +90,10 @@ mod tests {
                 role,
             );
             assert!(n.ends_with(&format!("-{role}")), "{n}");
-            assert!(n.len() <= 64, "{n} is longer than a Lambda function name may be");
+            assert!(
+                n.len() <= 64,
+                "{n} is longer than a Lambda function name may be"
+            );
             assert!(n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
         }
         let n = resource_name(

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use crate::contract::Contract;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::lowering::hash::sha256_hex;
-use crate::lowering::manifest::{self, MANIFEST_FILE};
 use crate::lowering::json_file;
+use crate::lowering::manifest::{self, MANIFEST_FILE};
 use crate::plan::DriverPlan;
 
 use super::asl::{self, ChoiceRule, State, StateMachine};

@@ -96,14 +96,17 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
     };
 
     let compile_with = |config_file: &str, config_text: &str| {
-        compile(&Input {
-            contract_file: &contract_file,
-            contract: &contract_bytes,
-            release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
-            config: Some((config_file, config_text)),
-            binding: Some(BindingKind::Queue),
-            allow_unverified_hash: false,
-        })
+        compile(
+            &Input {
+                contract_file: &contract_file,
+                contract: &contract_bytes,
+                release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+                config: Some((config_file, config_text)),
+                binding: Some(BindingKind::Queue),
+                allow_unverified_hash: false,
+            },
+            tpf_sfn_compiler::sfn::StepFunctions,
+        )
         .map_err(|d| {
             report::diagnostics(args.format, &d.0);
             Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new()))

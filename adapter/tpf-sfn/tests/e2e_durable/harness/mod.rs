@@ -423,14 +423,17 @@ impl Loop {
             self.prefix,
             wakeup::TABLE
         );
-        let compiled = tpf_sfn_compiler::durable::compile(&Input {
-            contract_file: CONTRACT,
-            contract: &contract,
-            release: Some((RELEASE, &release)),
-            config: Some(("tpf-sfn.toml", &config)),
-            binding: None,
-            allow_unverified_hash: false,
-        })
+        let compiled = tpf_sfn_compiler::compile::compile(
+            &Input {
+                contract_file: CONTRACT,
+                contract: &contract,
+                release: Some((RELEASE, &release)),
+                config: Some(("tpf-sfn.toml", &config)),
+                binding: None,
+                allow_unverified_hash: false,
+            },
+            tpf_sfn_compiler::durable::LambdaDurable,
+        )
         .expect("durable compile");
         let mut spec: Value = serde_json::from_str(&compiled.durable.spec_text).expect("spec json");
         assert_eq!(

@@ -3,15 +3,12 @@
 use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
-use super::{
-    description, logging_on, policy, schedule, schedule_name,
-    wake_path_description,
-};
-use crate::sfn::Compiled;
+use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
+use crate::sfn::Compiled;
 
 fn sub(s: &str) -> Value {
     json!({ "Fn::Sub": s })
@@ -248,7 +245,10 @@ fn function(
     let mut props = Map::new();
     props.insert("FunctionName".into(), json!(name));
     props.insert("Runtime".into(), json!(runtime::LAMBDA_RUNTIME));
-    props.insert("Architectures".into(), json!([runtime::LAMBDA_ARCHITECTURE]));
+    props.insert(
+        "Architectures".into(),
+        json!([runtime::LAMBDA_ARCHITECTURE]),
+    );
     props.insert("Handler".into(), json!(handler));
     props.insert(
         "Code".into(),

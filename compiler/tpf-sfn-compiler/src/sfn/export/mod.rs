@@ -24,11 +24,10 @@ pub mod terraform;
 
 pub use refs::{unresolved_cloudformation_refs, unresolved_terraform_refs};
 
+use crate::diagnostic::Diagnostics;
 use crate::lowering::export::Kind;
-use crate::sfn::Compiled;
-use crate::config::placeholder;
-use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::lowering::json_file;
+use crate::sfn::Compiled;
 
 /// The shared wake-path stack's directory inside a release's output.
 pub const WAKE_PATH_DIR: &str = "wake-path";
@@ -37,7 +36,10 @@ pub const WAKE_PATH_DIR: &str = "wake-path";
 /// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
 /// still carries a placeholder: an export is for a real account.
 pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
-    crate::lowering::export::refuse_placeholders(&out.manifest.binding, "machines that reach nothing")?;
+    crate::lowering::export::refuse_placeholders(
+        &out.manifest.binding,
+        "machines that reach nothing",
+    )?;
     let (release, wake_path) = match kind {
         Kind::CloudFormation => (cloudformation::release(out), cloudformation::wake_path(out)),
         Kind::Terraform => (terraform::release(out), terraform::wake_path(out)),

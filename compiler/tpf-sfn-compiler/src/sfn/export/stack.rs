@@ -2,9 +2,9 @@
 //! the alarms. `cloudformation.rs` and `terraform.rs` only spell these in their own syntax, each
 //! [`Res`] as a reference of its own kind, so the two flavours cannot drift apart.
 
-use crate::sfn::Compiled;
 use crate::config::LogLevel;
 use crate::plan::BindingPlan;
+use crate::sfn::Compiled;
 
 /// What the wake path's durable-functions setting holds (CloudFormation `DurableFunctions`,
 /// Terraform `durable_functions`, the bridge's `TPF_SFN_DURABLE_FUNCTIONS`).
@@ -109,7 +109,11 @@ impl<'a> Facts<'a> {
     /// Names of this configuration's durable driver functions with any version qualifier: the
     /// bridge starts and wakes them on published versions only.
     pub fn durable_function_pattern(&self) -> String {
-        format!("{}-*-{}:*", self.prefix, crate::durable::FUNCTION_ROLE)
+        format!(
+            "{}-*-{}:*",
+            self.prefix,
+            crate::lowering::names::role::DURABLE
+        )
     }
 }
 

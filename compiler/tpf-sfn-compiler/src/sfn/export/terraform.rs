@@ -4,15 +4,12 @@
 use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
-use super::{
-    description, logging_on, policy, schedule, schedule_name,
-    wake_path_description,
-};
-use crate::sfn::Compiled;
+use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
+use crate::sfn::Compiled;
 
 /// The provider version that added `aws_scheduler_schedule`, the newest resource used here.
 pub const AWS_PROVIDER: &str = ">= 4.41.0";
@@ -224,7 +221,10 @@ fn function(name: &str, handler: &str, timeout: u64, vars: Value) -> Map<String,
         json!(format!("${{aws_iam_role.{handler}.arn}}")),
     );
     r.insert("runtime".into(), json!(runtime::LAMBDA_RUNTIME));
-    r.insert("architectures".into(), json!([runtime::LAMBDA_ARCHITECTURE]));
+    r.insert(
+        "architectures".into(),
+        json!([runtime::LAMBDA_ARCHITECTURE]),
+    );
     r.insert("handler".into(), json!(handler));
     r.insert("filename".into(), json!("${var.lambda_zip}"));
     r.insert(
