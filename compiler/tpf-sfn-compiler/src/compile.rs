@@ -40,6 +40,9 @@ pub fn load_inputs(
         Some((file, bytes)) => Some((file, load_release(file, bytes)?)),
         None => None,
     };
+    if let Some((_, r)) = &release {
+        warnings.extend(r.warnings.iter().cloned());
+    }
     let identity = resolve_identity(&loaded.contract, release.as_ref().map(|(f, r)| (*f, r)))?;
 
     let mut config = match input.config {

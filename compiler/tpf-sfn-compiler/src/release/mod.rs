@@ -1,4 +1,12 @@
 //! TPF's `pipeline-release.json` (`PipelineReleaseDescriptor`) and the pinned identity.
+//!
+//! Two forms exist in the wild, told apart by one key. Today's TPF writes
+//! `compiledTruthArtifactId` and validates the descriptor with the rules in [`current`]; August
+//! 2026's TPF wrote no such key and knew other artifact kinds. Both are read: the August form
+//! with the rules of its day and a `RELEASE_AUGUST_FORM` warning, because today's TPF refuses it.
+
+pub mod current;
+pub mod uri;
 
 use serde_json::{Map, Value};
 
@@ -14,7 +22,11 @@ pub struct Release {
     pub pipeline_id: String,
     pub contract_version: String,
     pub release_version: String,
+    /// The artifact carrying the Compiled Truth: present in today's form, absent in August's.
+    pub compiled_truth_artifact_id: Option<String>,
     pub artifacts: Vec<Artifact>,
+    /// What the descriptor is allowed to be but a user should know (its form, promotability).
+    pub warnings: Vec<Diagnostic>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +55,9 @@ const ARTIFACT_KEYS: &[&str] = &[
     "capabilities",
 ];
 
-/// `PipelineReleaseRegistrar.SUPPORTED_KINDS`, compared case-insensitively as TPF does.
-pub const SUPPORTED_ARTIFACT_KINDS: &[&str] = &[
+/// August's `PipelineReleaseRegistrar.SUPPORTED_KINDS`, compared case-insensitively as that TPF
+/// did; today's kinds are [`current::Kind`].
+pub const AUGUST_ARTIFACT_KINDS: &[&str] = &[
     "local-file",
     "jar",
     "native-binary",
@@ -87,6 +100,9 @@ pub fn load_release(file: &str, bytes: &[u8]) -> Result<Release, Diagnostics> {
         .with_hint("pass the pipeline-release.json you register with TPF")
         .into());
     };
+    if obj.contains_key("compiledTruthArtifactId") {
+        return current::load(file, obj);
+    }
     let mut r = FieldReader::new(file, CODES);
     r.reject_unknown(obj, "", RELEASE_KEYS, "release");
     let schema_version = read_schema_version(&mut r, obj);
@@ -113,10 +129,27 @@ pub fn load_release(file: &str, bytes: &[u8]) -> Result<Release, Diagnostics> {
             pipeline_id,
             contract_version,
             release_version,
+            compiled_truth_artifact_id: None,
             artifacts,
+            warnings: vec![august_form(file)],
         }),
         _ => Err(Diagnostics(r.diags)),
     }
+}
+
+/// The warning every August-form descriptor carries.
+fn august_form(file: &str) -> Diagnostic {
+    Diagnostic::warning(
+        "RELEASE_AUGUST_FORM",
+        Location::pointer(file, ""),
+        "this release descriptor has August 2026's form (no `compiledTruthArtifactId`); it was read with \
+         that TPF's rules",
+    )
+    .with_hint(
+        "today's TPF refuses a descriptor without `compiledTruthArtifactId`: name the artifact that carries \
+         the Compiled Truth, give kinds, URIs and digests today's form (`docs/compiler.md`), and place each \
+         step on exactly one deployable artifact",
+    )
 }
 
 fn read_schema_version(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Option<u32> {
@@ -158,7 +191,7 @@ fn read_artifacts(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Vec<Arti
         let artifact_id = r.str_nonblank(a, &p, "artifactId", "RELEASE_BLANK_FIELD");
         let kind = r.str_nonblank(a, &p, "kind", "RELEASE_BLANK_FIELD");
         if let Some(k) = &kind {
-            if !SUPPORTED_ARTIFACT_KINDS
+            if !AUGUST_ARTIFACT_KINDS
                 .iter()
                 .any(|s| s.eq_ignore_ascii_case(k.trim()))
             {
@@ -168,7 +201,7 @@ fn read_artifacts(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Vec<Arti
                     format!("unsupported artifact kind `{k}`"),
                     format!(
                         "TPF supports (any case) {}",
-                        SUPPORTED_ARTIFACT_KINDS.join(", ")
+                        AUGUST_ARTIFACT_KINDS.join(", ")
                     ),
                 );
             }
@@ -204,7 +237,8 @@ fn read_artifacts(r: &mut FieldReader<'_>, obj: &Map<String, Value>) -> Vec<Arti
 }
 
 /// The identity a driver pins. With a release, it must name the same pipeline and contract
-/// version as the contract (TPF's registrar refuses a mismatch). Without one, TPF's
+/// version as the contract (TPF's registrar refuses a mismatch); a release of today's form must
+/// also place every step and cover every capability of the contract ([`current`]). Without one, TPF's
 /// `PipelineReleaseIdentityResolver` uses the contract version as the release version.
 ///
 /// `release` is the release file's name (for diagnostics) and its loaded descriptor.
@@ -219,6 +253,10 @@ pub fn resolve_identity(
             release_version: contract.contract_version.clone(),
         });
     };
+    if release.compiled_truth_artifact_id.is_some() {
+        current::check_against_contract(file, release, contract)?;
+        return Ok(identity_of(release));
+    }
     let mut diags = Vec::new();
     let mut compare = |key: &str, in_release: &str, in_contract: &str| {
         if in_release != in_contract {
@@ -244,9 +282,13 @@ pub fn resolve_identity(
     if !diags.is_empty() {
         return Err(Diagnostics(diags));
     }
-    Ok(Identity {
+    Ok(identity_of(release))
+}
+
+fn identity_of(release: &Release) -> Identity {
+    Identity {
         pipeline_id: release.pipeline_id.clone(),
         contract_version: release.contract_version.clone(),
         release_version: release.release_version.clone(),
-    })
+    }
 }
