@@ -18,6 +18,9 @@ use tpf_sfn_compiler::contract::{
     composition::definition_fingerprint, deferred_fingerprint, load_contract, ContractOptions,
     GsonText,
 };
+use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics, Severity};
+use tpf_sfn_compiler::release::uri::ArtifactUri;
+use tpf_sfn_compiler::release::{current, load_release, read_release, resolve_identity, Release};
 use tpf_wire::ids;
 use tpf_wire::java_text::utf16_len;
 use tpf_wire::records::{
@@ -870,6 +873,167 @@ fn release_case(case: &Value, contracts: &BTreeMap<String, Value>) -> Check {
 }
 
 // ---------------------------------------------------------------------------------------------
+// release-descriptor (today's TPF)
+
+/// The message of a vector's `rootCause` (`"ExceptionClass: message"`).
+fn root_cause(expected: &Value) -> Option<(&str, &str)> {
+    str_of(expected, "rootCause").and_then(|t| t.split_once(": "))
+}
+
+/// `got` is TPF's `"ok"` or its error: the first error diagnostic carries TPF's message.
+fn same_verdict(what: &str, got: &Result<(), Diagnostics>, want: &Value) -> Check {
+    match (got, want) {
+        (Ok(()), Value::String(ok)) if ok == "ok" => Ok(()),
+        (Err(d), want) if want.get("error").is_some() => {
+            let first = d.0.iter().find(|d| d.is_error()).map(|d| d.message.as_str());
+            same(what, first, error_message(want))
+        }
+        (got, want) => Err(format!("{what}: got {got:?}, TPF {want}")),
+    }
+}
+
+fn uri_case(entry: &Value) -> Check {
+    let uri = str_of(entry, "uri").ok_or("artifactUris entry without uri")?;
+    let got = ArtifactUri::parse(uri);
+    if entry.get("error").is_some() {
+        return same(
+            &format!("uri {uri}"),
+            got.err().map(|e| e.0),
+            error_message(entry).map(str::to_owned),
+        );
+    }
+    let got = got.map_err(|e| format!("uri {uri}: refused ({e}), TPF accepts it"))?;
+    same("scheme", Some(got.scheme()), str_of(entry, "scheme"))?;
+    same(
+        "promotable",
+        Some(got.promotable()),
+        entry["promotable"].as_bool(),
+    )?;
+    let shape = match &got {
+        ArtifactUri::File { path } => json!({ "file": path }),
+        ArtifactUri::Maven(m) => json!({ "maven": {
+            "groupId": m.group_id, "artifactId": m.artifact_id, "extension": m.extension,
+            "classifier": m.classifier, "version": m.version, "repositoryPath": m.repository_path(),
+        }}),
+        ArtifactUri::Oci { digest } => json!({ "ociDigest": digest }),
+    };
+    for (key, value) in shape.as_object().into_iter().flatten() {
+        same(&format!("{uri} {key}"), Some(value), entry.get(key))?;
+    }
+    Ok(())
+}
+
+fn descriptor_json(r: &Release) -> Value {
+    json!({
+        "schemaVersion": r.schema_version,
+        "pipelineId": r.pipeline_id,
+        "contractVersion": r.contract_version,
+        "releaseVersion": r.release_version,
+        "compiledTruthArtifactId": r.compiled_truth_artifact_id,
+        "artifacts": r.artifacts.iter().map(|a| json!({
+            "artifactId": a.artifact_id, "kind": a.kind, "uri": a.uri, "digest": a.digest,
+            "stepIds": a.step_ids, "capabilities": a.capabilities,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// One `pipeline-release.json`: TPF's load, then `validate`, `validatePromotable` and
+/// `validate(descriptor, contract)`, each as TPF's code answered.
+fn release_descriptor_case(root: &Path, case: &Value) -> Check {
+    let expected = &case["expected"];
+    // The vectors' expected values follow one stored version of TPF's validator; where the other
+    // disagrees (whitespace in required text), the project follows the expected one.
+    known_keys(
+        expected,
+        &[
+            "load",
+            "validate",
+            "validatePromotable",
+            "validateAgainstContract",
+            "artifactUris",
+        ],
+        &["alternateValidator56d21a38"],
+    )?;
+    let text = str_of(&case["input"], "descriptorJson").ok_or("no descriptorJson")?;
+    const FILE: &str = "pipeline-release.json";
+    let load = &expected["load"];
+    if load["accepted"] == false {
+        return match (root_cause(load), load_release(FILE, text.as_bytes())) {
+            // Declared deviation (docs/runtime.md): a descriptor without the key is August's
+            // form, read with that TPF's rules and a warning, not refused.
+            (Some(("NullPointerException", "compiledTruthArtifactId")), got) => {
+                let warned = got.as_ref().is_ok_and(|r| {
+                    r.compiled_truth_artifact_id.is_none()
+                        && r.warnings.iter().any(|w| w.code == "RELEASE_AUGUST_FORM")
+                });
+                if warned {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "no compiledTruthArtifactId: want the August form with RELEASE_AUGUST_FORM, got {got:?}"
+                    ))
+                }
+            }
+            (Some(("UnrecognizedPropertyException", _)), Err(d))
+                if d.0.iter().any(|d| d.code == "RELEASE_UNKNOWN_FIELD") =>
+            {
+                Ok(())
+            }
+            (Some(("IllegalArgumentException", message)), Err(d)) => same(
+                "load",
+                d.0.iter().find(|d| d.is_error()).map(|d| d.message.as_str()),
+                Some(message),
+            ),
+            (cause, got) => Err(format!("TPF refuses the load ({cause:?}), got {got:?}")),
+        };
+    }
+    let read = read_release(FILE, text.as_bytes()).map_err(|d| format!("load refused: {d}"))?;
+    same(
+        "descriptor",
+        &descriptor_json(&read),
+        &load["descriptor"],
+    )?;
+    let validated = current::validate(FILE, &read);
+    same_verdict("validate", &validated, &expected["validate"])?;
+    same(
+        "load_release agrees with validate",
+        load_release(FILE, text.as_bytes()).is_ok(),
+        validated.is_ok(),
+    )?;
+    let promotable = validated.clone().and_then(|()| {
+        match current::promotable_warnings(FILE, &read).into_iter().next() {
+            Some(w) => Err(Diagnostics(vec![Diagnostic {
+                severity: Severity::Error,
+                ..w
+            }])),
+            None => Ok(()),
+        }
+    });
+    same_verdict(
+        "validatePromotable",
+        &promotable,
+        &expected["validatePromotable"],
+    )?;
+    let contract_file = str_of(&case["input"], "contract").ok_or("no input.contract")?;
+    let contract_bytes = std::fs::read(root.join(contract_file)).map_err(|e| e.to_string())?;
+    let contract = load_contract(contract_file, &contract_bytes, ContractOptions::default())
+        .map_err(|d| format!("{contract_file}: {d}"))?
+        .contract;
+    let against = validated
+        .clone()
+        .and_then(|()| resolve_identity(&contract, Some((FILE, &read))).map(|_| ()));
+    same_verdict(
+        "validateAgainstContract",
+        &against,
+        &expected["validateAgainstContract"],
+    )?;
+    for entry in expected["artifactUris"].as_array().into_iter().flatten() {
+        uri_case(entry)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
 
 /// Families of today's TPF that describe its own AWS durable host (action gateway, durable
 /// execution names, admission keys), which this project does not implement yet. Named here so
@@ -979,9 +1143,10 @@ fn tpf_vectors() {
 fn tpf_vectors_current() {
     run_vectors(
         &current_root(),
-        &["contract-hash"],
+        &["contract-hash", "release-descriptor"],
         &|family, path, case| match family {
             "contract-hash" => current_contract_case(path, case),
+            "release-descriptor" => release_descriptor_case(&current_root(), case),
             other => Err(format!("no runner for {other}")),
         },
     );

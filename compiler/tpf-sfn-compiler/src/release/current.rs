@@ -85,8 +85,17 @@ fn kinds_list() -> String {
     Kind::ALL.map(Kind::wire).join(", ")
 }
 
-/// The strict load of today's form; `obj` has a `compiledTruthArtifactId` key.
+/// The strict load of today's form and its validation; `obj` has a `compiledTruthArtifactId` key.
 pub(super) fn load(file: &str, obj: &Map<String, Value>) -> Result<Release, Diagnostics> {
+    let mut release = read(file, obj)?;
+    validate(file, &release)?;
+    release.warnings = promotable_warnings(file, &release);
+    Ok(release)
+}
+
+/// The strict load alone: what TPF's Jackson loader and the descriptor's record constructor
+/// accept, before the validator runs.
+pub(super) fn read(file: &str, obj: &Map<String, Value>) -> Result<Release, Diagnostics> {
     let mut r = FieldReader::new(file, CODES);
     r.reject_unknown(obj, "", RELEASE_KEYS, "release");
     // Jackson reads a missing int as 0, which the record then refuses like any other version.
@@ -150,7 +159,7 @@ pub(super) fn load(file: &str, obj: &Map<String, Value>) -> Result<Release, Diag
     if r.has_errors() {
         return Err(Diagnostics(r.diags));
     }
-    let mut release = Release {
+    Ok(Release {
         schema_version: 1,
         pipeline_id,
         contract_version,
@@ -158,10 +167,7 @@ pub(super) fn load(file: &str, obj: &Map<String, Value>) -> Result<Release, Diag
         compiled_truth_artifact_id: Some(ct),
         artifacts,
         warnings: Vec::new(),
-    };
-    validate(file, &release)?;
-    release.warnings = promotable_warnings(file, &release);
-    Ok(release)
+    })
 }
 
 fn fail(file: &str, ptr: &str, code: &'static str, message: String, hint: &str) -> Diagnostics {

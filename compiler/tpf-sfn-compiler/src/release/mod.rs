@@ -84,25 +84,45 @@ const CODES: FieldCodes = FieldCodes {
 /// refused by TPF anyway; accepting it here would let a driver pin a release that can never be
 /// registered. The hint names the key and says to remove it.
 pub fn load_release(file: &str, bytes: &[u8]) -> Result<Release, Diagnostics> {
-    let document: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => return Err(json_syntax("RELEASE_JSON_SYNTAX", file, &e).into()),
-    };
-    let Value::Object(obj) = &document else {
-        return Err(Diagnostic::error(
+    let obj = parse_object(file, bytes)?;
+    if obj.contains_key("compiledTruthArtifactId") {
+        current::load(file, &obj)
+    } else {
+        load_august(file, &obj)
+    }
+}
+
+/// A descriptor as TPF's loader reads it, before today's validator runs: for callers (and the
+/// golden vectors) that look at the two stages apart. The August form has no second stage.
+pub fn read_release(file: &str, bytes: &[u8]) -> Result<Release, Diagnostics> {
+    let obj = parse_object(file, bytes)?;
+    if obj.contains_key("compiledTruthArtifactId") {
+        current::read(file, &obj)
+    } else {
+        load_august(file, &obj)
+    }
+}
+
+/// The document's top-level object.
+fn parse_object(file: &str, bytes: &[u8]) -> Result<Map<String, Value>, Diagnostics> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(obj)) => Ok(obj),
+        Ok(other) => Err(Diagnostic::error(
             "RELEASE_NOT_OBJECT",
             Location::pointer(file, ""),
             format!(
                 "a release descriptor is a JSON object, this file holds {}",
-                json_type(&document)
+                json_type(&other)
             ),
         )
         .with_hint("pass the pipeline-release.json you register with TPF")
-        .into());
-    };
-    if obj.contains_key("compiledTruthArtifactId") {
-        return current::load(file, obj);
+        .into()),
+        Err(e) => Err(json_syntax("RELEASE_JSON_SYNTAX", file, &e).into()),
     }
+}
+
+/// August 2026's form, with that TPF's rules.
+fn load_august(file: &str, obj: &Map<String, Value>) -> Result<Release, Diagnostics> {
     let mut r = FieldReader::new(file, CODES);
     r.reject_unknown(obj, "", RELEASE_KEYS, "release");
     let schema_version = read_schema_version(&mut r, obj);
