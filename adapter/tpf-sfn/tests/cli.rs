@@ -94,6 +94,44 @@ fn compile_writes_all_outputs_then_check_passes() {
 }
 
 #[test]
+fn compile_reads_both_release_forms_and_says_which_today_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = examples();
+    let current = |name: &str| e.join(name).display().to_string();
+    let out = dir.path().join("today").display().to_string();
+    let o = tpf_sfn(&[
+        "compile",
+        &current("restaurant-approval-current.pipeline-contract.json"),
+        "--release",
+        &current("restaurant-approval-current.pipeline-release.json"),
+        "--out",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("RELEASE_"), "{}", text(&o));
+    let manifest = std::fs::read_to_string(dir.path().join("today/manifest.json")).unwrap();
+    assert!(manifest.contains("2026.12.1"), "{manifest}");
+
+    let (contract, release) = restaurant();
+    let out = dir.path().join("august").display().to_string();
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("RELEASE_AUGUST_FORM"), "{}", text(&o));
+
+    // Today's contract with August's release: a coded refusal naming the mismatch.
+    let o = tpf_sfn(&[
+        "compile",
+        &current("restaurant-approval-current.pipeline-contract.json"),
+        "--release",
+        &release,
+        "--out",
+        &dir.path().join("mixed").display().to_string(),
+    ]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("RELEASE_MISMATCH"), "{}", text(&o));
+}
+
+#[test]
 fn compile_for_lambda_durable_writes_the_spec_and_refuses_what_it_cannot_spell() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("durable");

@@ -701,3 +701,161 @@ fn unknown_field_hint_claims_nothing_about_this_file() {
     );
     assert!(!hint.contains("would reject this file"), "{hint}");
 }
+
+const CURRENT_RELEASE: &str =
+    "examples/contracts/restaurant-approval-current.pipeline-release.json";
+
+/// Today's release descriptor with `edit` applied: what `load_release` and, when it loads,
+/// `resolve_identity` against today's Restaurant Approval answer.
+fn current_release(edit: impl FnOnce(&mut serde_json::Value)) -> Result<(), Diagnostics> {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&read(CURRENT_RELEASE)).unwrap_or_else(|e| panic!("{e}"));
+    edit(&mut doc);
+    let bytes = serde_json::to_vec(&doc).unwrap_or_else(|e| panic!("{e}"));
+    let release = load_release("release.json", &bytes)?;
+    let contract = contract_ok(CURRENT_RESTAURANT, STRICT).contract;
+    resolve_identity(&contract, Some(("release.json", &release))).map(|_| ())
+}
+
+fn only_code(r: Result<(), Diagnostics>) -> &'static str {
+    let d = r.err().unwrap_or_else(|| panic!("should be refused"));
+    assert_eq!(
+        d.0.len(),
+        1,
+        "today's validator stops at its first problem: {d}"
+    );
+    assert!(
+        !d.0[0].hint.is_empty() && d.0[0].location.pointer.is_some(),
+        "{d}"
+    );
+    d.0[0].code
+}
+
+#[test]
+fn current_release_pins_its_release_version_without_warnings() {
+    let contract = contract_ok(CURRENT_RESTAURANT, STRICT).contract;
+    let release =
+        load_release(CURRENT_RELEASE, &read(CURRENT_RELEASE)).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(
+        release.compiled_truth_artifact_id.as_deref(),
+        Some("app-jar")
+    );
+    assert!(release.warnings.is_empty(), "{}", show(&release.warnings));
+    let id = resolve_identity(&contract, Some((CURRENT_RELEASE, &release)))
+        .unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(id.release_version, "2026.12.1");
+}
+
+#[test]
+fn august_release_is_read_with_a_warning_that_today_refuses_it() {
+    let rel = "examples/contracts/restaurant-approval.pipeline-release.json";
+    let release = load_release(rel, &read(rel)).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(release.compiled_truth_artifact_id, None);
+    let codes: Vec<_> = release.warnings.iter().map(|w| w.code).collect();
+    assert_eq!(codes, ["RELEASE_AUGUST_FORM"]);
+}
+
+#[test]
+fn current_release_rules_each_refuse_with_their_code() {
+    use serde_json::json;
+    assert_eq!(current_release(|_| {}).err(), None);
+    let cases: Vec<(&str, Box<dyn FnOnce(&mut serde_json::Value)>)> = vec![
+        (
+            "RELEASE_BLANK_FIELD",
+            Box::new(|d| d["compiledTruthArtifactId"] = json!(" ")),
+        ),
+        (
+            "RELEASE_FIELD_WHITESPACE",
+            Box::new(|d| d["releaseVersion"] = json!("1 ")),
+        ),
+        (
+            "RELEASE_ARTIFACT_ID",
+            Box::new(|d| d["artifacts"][0]["artifactId"] = json!("app jar")),
+        ),
+        (
+            "RELEASE_ARTIFACT_KIND",
+            Box::new(|d| d["artifacts"][0]["kind"] = json!("local-file")),
+        ),
+        (
+            "RELEASE_ARTIFACT_URI",
+            Box::new(|d| d["artifacts"][0]["uri"] = json!("/opt/app.jar")),
+        ),
+        (
+            "RELEASE_ARTIFACT_DIGEST",
+            Box::new(|d| d["artifacts"][0]["digest"] = json!("sha256:00")),
+        ),
+        (
+            "RELEASE_ARTIFACT_LOCATION",
+            Box::new(|d| d["artifacts"][0]["kind"] = json!("container-image")),
+        ),
+        (
+            "RELEASE_ARTIFACT_ASSOCIATION",
+            Box::new(|d| d["artifacts"][0]["capabilities"] = json!(["local", "local"])),
+        ),
+        (
+            "RELEASE_COMPILED_TRUTH",
+            Box::new(|d| d["compiledTruthArtifactId"] = json!("other")),
+        ),
+        (
+            "RELEASE_MISMATCH",
+            Box::new(|d| d["pipelineId"] = json!("other")),
+        ),
+        (
+            "RELEASE_UNKNOWN_STEP",
+            Box::new(|d| d["artifacts"][0]["stepIds"][0] = json!("Nope")),
+        ),
+        (
+            "RELEASE_UNKNOWN_CAPABILITY",
+            Box::new(|d| d["artifacts"][0]["capabilities"][0] = json!("kafka")),
+        ),
+        (
+            "RELEASE_CAPABILITIES_UNCOVERED",
+            Box::new(|d| d["artifacts"][0]["capabilities"] = json!(["local"])),
+        ),
+        (
+            "RELEASE_STEP_PLACEMENT",
+            Box::new(|d| {
+                d["artifacts"][0]["stepIds"] = json!(["Validate Order Request"]);
+            }),
+        ),
+        (
+            "RELEASE_NO_ARTIFACTS",
+            Box::new(|d| d["artifacts"] = json!([])),
+        ),
+    ];
+    for (want, edit) in cases {
+        assert_eq!(only_code(current_release(edit)), want);
+    }
+}
+
+#[test]
+fn current_release_shape_problems_are_all_reported() {
+    let text = r#"{"schemaVersion": 2, "compiledTruthArtifactId": "a", "extra": 1,
+        "artifacts": [{"artifactId": "a", "kind": "jar", "uri": 3}]}"#;
+    let d = load_release("inline.json", text.as_bytes())
+        .err()
+        .unwrap_or_else(|| panic!("must fail"));
+    assert_eq!(
+        codes(&d),
+        [
+            "RELEASE_UNKNOWN_FIELD",
+            "RELEASE_SCHEMA_VERSION",
+            "RELEASE_MISSING_FIELD",
+            "RELEASE_MISSING_FIELD",
+            "RELEASE_MISSING_FIELD",
+            "RELEASE_FIELD_TYPE",
+            "RELEASE_MISSING_FIELD"
+        ]
+    );
+}
+
+#[test]
+fn file_and_snapshot_artifacts_load_with_a_promotion_warning() {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&read(CURRENT_RELEASE)).unwrap_or_else(|e| panic!("{e}"));
+    doc["artifacts"][0]["uri"] = "file:///opt/tpf/app.jar".into();
+    let bytes = serde_json::to_vec(&doc).unwrap_or_else(|e| panic!("{e}"));
+    let release = load_release("release.json", &bytes).unwrap_or_else(|d| panic!("{d}"));
+    let codes: Vec<_> = release.warnings.iter().map(|w| w.code).collect();
+    assert_eq!(codes, ["RELEASE_NOT_PROMOTABLE"]);
+}

@@ -885,7 +885,10 @@ fn same_verdict(what: &str, got: &Result<(), Diagnostics>, want: &Value) -> Chec
     match (got, want) {
         (Ok(()), Value::String(ok)) if ok == "ok" => Ok(()),
         (Err(d), want) if want.get("error").is_some() => {
-            let first = d.0.iter().find(|d| d.is_error()).map(|d| d.message.as_str());
+            let first =
+                d.0.iter()
+                    .find(|d| d.is_error())
+                    .map(|d| d.message.as_str());
             same(what, first, error_message(want))
         }
         (got, want) => Err(format!("{what}: got {got:?}, TPF {want}")),
@@ -981,18 +984,16 @@ fn release_descriptor_case(root: &Path, case: &Value) -> Check {
             }
             (Some(("IllegalArgumentException", message)), Err(d)) => same(
                 "load",
-                d.0.iter().find(|d| d.is_error()).map(|d| d.message.as_str()),
+                d.0.iter()
+                    .find(|d| d.is_error())
+                    .map(|d| d.message.as_str()),
                 Some(message),
             ),
             (cause, got) => Err(format!("TPF refuses the load ({cause:?}), got {got:?}")),
         };
     }
     let read = read_release(FILE, text.as_bytes()).map_err(|d| format!("load refused: {d}"))?;
-    same(
-        "descriptor",
-        &descriptor_json(&read),
-        &load["descriptor"],
-    )?;
+    same("descriptor", &descriptor_json(&read), &load["descriptor"])?;
     let validated = current::validate(FILE, &read);
     same_verdict("validate", &validated, &expected["validate"])?;
     same(

@@ -328,7 +328,10 @@ pub fn validate(file: &str, release: &Release) -> Result<(), Diagnostics> {
                         file,
                         &ptr,
                         "RELEASE_ARTIFACT_ASSOCIATION",
-                        format!("Duplicate {name} {v} for release artifact {}", a.artifact_id),
+                        format!(
+                            "Duplicate {name} {v} for release artifact {}",
+                            a.artifact_id
+                        ),
                         "list each step id and capability once per artifact",
                     ));
                 }
@@ -472,7 +475,10 @@ pub fn check_against_contract(
                     file,
                     &item(&child(&p, "stepIds"), j),
                     "RELEASE_UNKNOWN_STEP",
-                    format!("Unknown stepId {step} for release artifact {}", a.artifact_id),
+                    format!(
+                        "Unknown stepId {step} for release artifact {}",
+                        a.artifact_id
+                    ),
                     &format!("the contract's steps are: {}", names.join(", ")),
                 ));
             };
@@ -598,7 +604,10 @@ mod tests {
         with.extend(keys.iter().map(String::as_str));
         let order = java_hash_map_order(&with);
         let pos = |k: usize| order.iter().position(|&x| x == k).unwrap_or(usize::MAX);
-        assert!(pos(1) < pos(0), "in 32 buckets `a` (1) comes before `q` (17)");
+        assert!(
+            pos(1) < pos(0),
+            "in 32 buckets `a` (1) comes before `q` (17)"
+        );
     }
 
     #[test]

@@ -11,10 +11,14 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_AL
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArtifactUri {
     /// An absolute, normalised path on the machine that registers the release.
-    File { path: String },
+    File {
+        path: String,
+    },
     Maven(MavenCoordinates),
     /// The image's digest, taken from the reference.
-    Oci { digest: String },
+    Oci {
+        digest: String,
+    },
 }
 
 /// `maven:groupId:artifactId[:extension[:classifier]]:version`.
@@ -137,11 +141,9 @@ fn parse_maven(value: &str) -> Result<ArtifactUri, UriError> {
         [g, a, v] => (*g, *a, "jar", "", *v),
         [g, a, e, v] => (*g, *a, *e, "", *v),
         [g, a, e, c, v] => (*g, *a, *e, *c, *v),
-        _ => {
-            return refuse(
-                "Maven artifact URI must be maven:groupId:artifactId[:extension[:classifier]]:version",
-            )
-        }
+        _ => return refuse(
+            "Maven artifact URI must be maven:groupId:artifactId[:extension[:classifier]]:version",
+        ),
     };
     // Java's `String.split("\\.")` drops trailing empty parts, so `org.example.` passes and
     // `org..example` does not; the check follows it.
@@ -178,9 +180,8 @@ fn parse_maven(value: &str) -> Result<ArtifactUri, UriError> {
 }
 
 fn parse_oci(value: &str) -> Result<ArtifactUri, UriError> {
-    let refused = || {
-        refuse("OCI artifact URI must be oci://registry/repository@sha256:<lowercase-hex>")
-    };
+    let refused =
+        || refuse("OCI artifact URI must be oci://registry/repository@sha256:<lowercase-hex>");
     let Some(rest) = value.strip_prefix("oci://") else {
         return refused();
     };
@@ -240,7 +241,10 @@ fn uri_path_char(c: char) -> bool {
 /// it. Whether the path is a directory (Java then appends `/`) is not asked: the path names a
 /// file on the machine that registers the release, not on this one.
 fn parse_file(value: &str) -> Result<ArtifactUri, UriError> {
-    if let Some((i, _)) = value.char_indices().find(|&(_, c)| !uri_path_char(c) && c != '%' && c != '#') {
+    if let Some((i, _)) = value
+        .char_indices()
+        .find(|&(_, c)| !uri_path_char(c) && c != '%' && c != '#')
+    {
         return refuse(format!(
             "Illegal character in path at index {}: {value}",
             value[..i].encode_utf16().count()
@@ -306,7 +310,10 @@ mod tests {
     use super::*;
 
     fn err(value: &str) -> String {
-        ArtifactUri::parse(value).err().map(|e| e.0).unwrap_or_default()
+        ArtifactUri::parse(value)
+            .err()
+            .map(|e| e.0)
+            .unwrap_or_default()
     }
 
     #[test]
@@ -339,7 +346,10 @@ mod tests {
             err("file:///a b.jar"),
             "Illegal character in path at index 9: file:///a b.jar"
         );
-        assert_eq!(err("file:///a%2"), "Malformed escape pair at index 9: file:///a%2");
+        assert_eq!(
+            err("file:///a%2"),
+            "Malformed escape pair at index 9: file:///a%2"
+        );
     }
 
     #[test]
