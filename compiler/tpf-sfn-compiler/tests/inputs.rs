@@ -755,11 +755,13 @@ fn august_release_is_read_with_a_warning_that_today_refuses_it() {
     assert_eq!(codes, ["RELEASE_AUGUST_FORM"]);
 }
 
+type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+
 #[test]
 fn current_release_rules_each_refuse_with_their_code() {
     use serde_json::json;
     assert_eq!(current_release(|_| {}).err(), None);
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut serde_json::Value)>)> = vec![
+    let cases: Vec<(&str, Edit)> = vec![
         (
             "RELEASE_BLANK_FIELD",
             Box::new(|d| d["compiledTruthArtifactId"] = json!(" ")),
