@@ -10,10 +10,14 @@
 //!   a callback, a hand-over. AWS's durable execution SDK implements it in the deployed function
 //!   (`tpf-sfn-lambda`); the mapping proof's virtual-time replay engine implements it in tests.
 //!
+//! - [`limits`] holds the service's operation and written-state caps and bounds what one
+//!   checkpoint may write, so the compiler can prove a generation stays under both.
+//!
 //! Nothing here does I/O: every effect is an operation the engine checkpoints, so a replay of
 //! the same checkpoints takes the same path.
 
 pub mod driver;
+pub mod limits;
 pub mod names;
 pub mod ops;
 pub mod spec;

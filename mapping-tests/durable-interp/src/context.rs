@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::engine::{Effects, Execution, StepCall, StepHandler};
 use crate::history::{error, event, Event, OpStatus, OpType, Operation};
-use crate::OPERATION_CAP;
+use crate::{OPERATION_CAP, WRITTEN_STATE_CAP};
 
 /// The engine's way out of a handler: passed up untouched (`?`) by the handler's code.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,17 +192,27 @@ impl Invocation<'_> {
             return Err(self.halt(StopKind::Crashed));
         }
         let op = &mut self.exec.ops[id];
-        match &result {
+        let written = match &result {
             Ok(v) => {
                 op.status = OpStatus::Succeeded;
                 op.result = Some(v.clone());
                 self.event(event::STEP_SUCCEEDED, Some(id), None);
+                state_bytes(v)
             }
             Err(e) => {
                 op.status = OpStatus::Failed;
                 op.error = Some(e.clone());
                 self.event(event::STEP_FAILED, Some(id), Some(e.clone()));
+                e.len() as u64
             }
+        };
+        self.exec.state_bytes_written += written;
+        if self.exec.state_bytes_written > WRITTEN_STATE_CAP {
+            let cause = format!(
+                "{} bytes of state written; the cap is {WRITTEN_STATE_CAP}",
+                self.exec.state_bytes_written
+            );
+            return Err(self.fail(error::WRITTEN_STATE_LIMIT, cause));
         }
         Ok(result)
     }
@@ -335,4 +345,9 @@ impl Context<'_> {
             }
         }
     }
+}
+
+/// The bytes a checkpointed value takes: its compact JSON.
+pub fn state_bytes(value: &Value) -> u64 {
+    serde_json::to_vec(value).map_or(0, |b| b.len() as u64)
 }

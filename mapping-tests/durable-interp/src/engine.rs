@@ -89,6 +89,9 @@ pub struct Execution {
     pub history: Vec<Event>,
     /// Operations as the service bills them: a step 1, a wait 1, a `wait_for_callback` 3.
     pub operations_billed: u64,
+    /// Bytes of checkpointed step results, errors and callback results: what the service counts
+    /// against its written-state cap.
+    pub state_bytes_written: u64,
     pub invocations: u64,
     /// Checkpointed operations returned from the log instead of run, over every invocation.
     pub replayed: u64,
@@ -251,6 +254,7 @@ impl Engine {
             ops: Vec::new(),
             history: Vec::new(),
             operations_billed: 0,
+            state_bytes_written: 0,
             invocations: 0,
             replayed: 0,
             result: None,
@@ -293,6 +297,7 @@ impl Engine {
         result: Value,
     ) -> Result<(), ApiError> {
         let (exec, op) = self.open_callback(callback_id)?;
+        self.executions[exec].state_bytes_written += crate::context::state_bytes(&result);
         let o = &mut self.executions[exec].ops[op];
         o.status = OpStatus::Succeeded;
         o.result = Some(result);

@@ -31,6 +31,9 @@ pub mod error {
     pub const NON_DETERMINISTIC: &str = "NonDeterministicExecution";
     /// The execution would checkpoint more operations than the service's cap.
     pub const OPERATION_LIMIT: &str = "OperationLimitExceeded";
+    /// The execution wrote more state than the service's cap. No recorded execution shows the
+    /// name the service fails it with, so the engine uses its own.
+    pub const WRITTEN_STATE_LIMIT: &str = "DurableInterp.WrittenStateLimit";
     /// The handler's future was not ready after one poll: every operation resolves at once
     /// here, so this is a bug of the engine or of the program adapter, never a suspension.
     pub const PENDING_POLL: &str = "DurableInterp.PendingPoll";

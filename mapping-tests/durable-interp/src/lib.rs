@@ -19,11 +19,17 @@ pub mod engine;
 pub mod history;
 pub mod poll;
 
-pub use context::{submitter, CallbackOutcome, Context, Stop, StopKind, SUBMITTER_SUFFIX};
+pub use context::{
+    state_bytes, submitter, CallbackOutcome, Context, Stop, StopKind, SUBMITTER_SUFFIX,
+};
 pub use engine::{
     ApiError, Effects, Engine, Execution, ExecutionStatus, Program, Started, StepCall, StepHandler,
 };
 pub use history::{error, event, Event, OpStatus, OpType, Operation};
 
 /// The most operations one execution may checkpoint: the service's cap.
-pub const OPERATION_CAP: u64 = 25_000;
+pub const OPERATION_CAP: u64 = 3_000;
+
+/// The most state one execution may write (checkpointed results, errors and callback results):
+/// the service's cap, 100 MiB.
+pub const WRITTEN_STATE_CAP: u64 = 100 * 1024 * 1024;

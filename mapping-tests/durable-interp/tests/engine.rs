@@ -35,6 +35,8 @@ struct Effectful {
     runs: BTreeMap<String, u64>,
     callbacks: Vec<String>,
     fail_submitter: bool,
+    /// What every step returns instead of its run count.
+    result: Option<Value>,
 }
 
 impl StepHandler for Effectful {
@@ -47,7 +49,7 @@ impl StepHandler for Effectful {
             }
             self.callbacks.push(id.to_string());
         }
-        Ok(json!(*n))
+        Ok(self.result.clone().unwrap_or(json!(*n)))
     }
 }
 
@@ -334,13 +336,14 @@ fn a_handler_that_never_waits_long_is_stopped_by_the_budgets() {
             unreachable!()
         }),
     );
-    e.set_budgets(Some(10_000), None);
+    // An event budget the execution meets before the service's operation cap.
+    e.set_budgets(Some(5_000), None);
     let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
     let mut h = Effectful::default();
     while e.step_timer(&mut h).is_some() {}
     assert!(e.budget_spent());
     assert_eq!(e.execution(&arn).unwrap().status, ExecutionStatus::Running);
-    assert!(e.events_since(0).1 <= 10_010);
+    assert!(e.events_since(0).1 <= 5_010);
 
     let mut e = Engine::new(T0);
     let f = e.publish_version(
@@ -458,4 +461,31 @@ fn a_step_whose_function_crashed_before_its_checkpoint_runs_again() {
         .filter(|ev| ev.detail.as_deref() == Some(durable_interp::engine::CRASHED))
         .count();
     assert_eq!(crashed, 2);
+}
+
+#[test]
+fn an_execution_that_writes_more_than_the_state_cap_fails_at_the_cap() {
+    let mut e = Engine::new(T0);
+    // Each step returns 1 MiB of text, 2 bytes more as JSON, so the cap of 100 MiB is passed at
+    // the 100th step, well before the operation cap.
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            for i in 0.. {
+                ctx.step(&format!("s{i}"), &json!(null))?.unwrap();
+            }
+            unreachable!()
+        }),
+    );
+    let mut h = Effectful {
+        result: Some(json!("x".repeat(1024 * 1024))),
+        ..Effectful::default()
+    };
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    e.run_until_idle(&mut h);
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.status, ExecutionStatus::Failed);
+    assert_eq!(x.error.as_ref().unwrap().error, error::WRITTEN_STATE_LIMIT);
+    assert_eq!(x.operations_billed, 100);
+    assert!(x.state_bytes_written > durable_interp::WRITTEN_STATE_CAP);
 }

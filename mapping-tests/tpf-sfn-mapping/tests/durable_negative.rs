@@ -399,6 +399,26 @@ fn a_spec_whose_budget_does_not_hold_its_loop_is_rejected_statically() {
 }
 
 #[test]
+fn a_spec_whose_budget_could_write_more_than_the_state_cap_is_rejected_statically() {
+    // 2,500 operations are under the service's 3,000, but at the bound of one checkpoint they
+    // could write more than its 100 MiB.
+    assert_static_verdict(
+        &edited(|spec| spec.operation_budget = 2_500),
+        "can write 122880000 bytes of state",
+    );
+}
+
+#[test]
+fn the_drivers_view_of_the_service_is_the_engines() {
+    use tpf_durable_driver::limits;
+    assert_eq!(limits::SERVICE_OPERATIONS, durable_interp::OPERATION_CAP);
+    assert_eq!(
+        limits::SERVICE_WRITTEN_STATE_BYTES,
+        durable_interp::WRITTEN_STATE_CAP
+    );
+}
+
+#[test]
 fn a_spec_without_the_pinned_identity_is_rejected_statically() {
     assert_static_verdict(
         &edited(|spec| spec.identity.release_version.clear()),

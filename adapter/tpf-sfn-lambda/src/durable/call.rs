@@ -61,7 +61,13 @@ impl ActionClient {
     }
 
     /// One delivery; never an error: what went wrong is a [`CallOutcome`] the driver routes.
+    /// Bounded as every checkpoint is (`tpf_durable_driver::limits::bounded`), so a generation's
+    /// written state stays under the service's cap.
     pub async fn call(&self, call: &ActionCall) -> CallOutcome {
+        tpf_durable_driver::limits::bounded(self.deliver(call).await)
+    }
+
+    async fn deliver(&self, call: &ActionCall) -> CallOutcome {
         let body = match serde_json::to_string(&call.request) {
             Ok(b) => b,
             Err(e) => return transport(format!("the request could not be written: {e}")),

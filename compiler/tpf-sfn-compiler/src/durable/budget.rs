@@ -1,12 +1,25 @@
 //! The durable driver's operation budget: how many calls one generation may make so that its
 //! worst case still ends below the budget with a hand-over.
 
+use tpf_durable_driver::limits::{
+    MAX_CHECKPOINT_BYTES, SERVICE_OPERATIONS, SERVICE_WRITTEN_STATE_BYTES,
+};
 use tpf_durable_driver::spec::TransportRetry;
 
 /// The most operations a generation checkpoints, whatever the configured event budget: every
 /// invocation replays every checkpoint before it, so a long generation costs quadratic replay
-/// time, and the service's own ceiling (25,000) must never be near.
+/// time, and the service stops an execution at 3,000 operations and at 100 MiB of written
+/// state. With every checkpoint bounded (`tpf_durable_driver::limits::bounded`), this ceiling
+/// keeps a generation under both, as the assertions below prove at build time.
 pub const OPERATION_CEILING: u32 = 2_000;
+
+const _: () = assert!((OPERATION_CEILING as u64) < SERVICE_OPERATIONS);
+const _: () = assert!(written_state_bound(OPERATION_CEILING) <= SERVICE_WRITTEN_STATE_BYTES);
+
+/// The most state a generation of `operation_budget` operations can write.
+pub const fn written_state_bound(operation_budget: u32) -> u64 {
+    operation_budget as u64 * MAX_CHECKPOINT_BYTES
+}
 
 /// Operations of the worst iteration: the call, every transport retry (a pause and a call),
 /// then a park (a callback is three operations: its context, the callback, the step that

@@ -18,7 +18,7 @@ use crate::lowering::manifest::MANIFEST_FILE;
 use crate::lowering::names::resource_name;
 use crate::plan::{BindingPlan, DriverPlan};
 
-pub use budget::{iteration_cost, OPERATION_CEILING};
+pub use budget::{iteration_cost, written_state_bound, OPERATION_CEILING};
 
 /// File name of the spec in a release's output directory.
 pub const SPEC_FILE: &str = "driver.durable.json";

@@ -4,7 +4,9 @@
 //! the ones the Step Functions proof answers from the ASL definition are answered here from the
 //! driver's spec, its trace and the writes its steps made.
 
-use durable_interp::{error, event, ExecutionStatus, OPERATION_CAP, SUBMITTER_SUFFIX};
+use durable_interp::{
+    error, event, ExecutionStatus, OPERATION_CAP, SUBMITTER_SUFFIX, WRITTEN_STATE_CAP,
+};
 use tpf_durable_driver::driver::fail_error;
 use tpf_durable_driver::{names, spec, DurableSpec};
 
@@ -516,7 +518,8 @@ fn calls_carry_pinned_identity(run: &DurableRun) -> Vec<Violation> {
 }
 
 /// The bounded-history invariant on this backend: every generation checkpoints at most the
-/// spec's operation budget, under the service's cap, and none fails at the cap.
+/// spec's operation budget, under the service's operation cap, writes less state than the
+/// service's written-state cap, and none fails at either cap.
 fn bounded_operations(run: &DurableRun) -> Vec<Violation> {
     let budget = u64::from(run.subject.spec.operation_budget);
     let mut out = Vec::new();
@@ -525,6 +528,26 @@ fn bounded_operations(run: &DurableRun) -> Vec<Violation> {
             && x.error
                 .as_ref()
                 .is_some_and(|e| e.error == error::OPERATION_LIMIT);
+        let state_capped = x.status == ExecutionStatus::Failed
+            && x.error
+                .as_ref()
+                .is_some_and(|e| e.error == error::WRITTEN_STATE_LIMIT);
+        if x.state_bytes_written > WRITTEN_STATE_CAP || state_capped {
+            out.push(v(
+                "history-within-proven-bound",
+                format!(
+                    "driver {} wrote {} bytes of state (service cap {WRITTEN_STATE_CAP}){}",
+                    x.name,
+                    x.state_bytes_written,
+                    if state_capped {
+                        ", and failed at the cap"
+                    } else {
+                        ""
+                    }
+                ),
+                String::new(),
+            ));
+        }
         if x.operations_billed > budget || x.operations_billed >= OPERATION_CAP || capped {
             out.push(v(
                 "history-within-proven-bound",
@@ -653,6 +676,10 @@ pub fn static_violations(subject: &DurableSubject) -> Vec<Violation> {
     }
     if u64::from(s.operation_budget) >= OPERATION_CAP {
         bad(format!("DURABLE_SPEC_BUDGET: an operation budget of {} is not below the service's cap of {OPERATION_CAP}", s.operation_budget));
+    }
+    let state = tpf_sfn_compiler::durable::written_state_bound(s.operation_budget);
+    if state > WRITTEN_STATE_CAP {
+        bad(format!("DURABLE_SPEC_BUDGET: an operation budget of {} can write {state} bytes of state, over the service's cap of {WRITTEN_STATE_CAP}", s.operation_budget));
     }
     let worst = tpf_sfn_compiler::durable::iteration_cost(&s.transport_retry)
         .saturating_mul(s.max_iterations)

@@ -670,7 +670,9 @@ impl Steps<'_> {
                 message: e.body().to_string(),
             },
         };
-        serde_json::to_value(outcome).map_err(|e| e.to_string())
+        // The deployed function bounds its checkpoints the same way.
+        serde_json::to_value(tpf_durable_driver::limits::bounded(outcome))
+            .map_err(|e| e.to_string())
     }
 }
 
