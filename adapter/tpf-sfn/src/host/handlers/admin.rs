@@ -7,7 +7,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tpf_model::CoordinatorError;
-use tpf_sfn_compiler::release::SUPPORTED_ARTIFACT_KINDS;
+use tpf_sfn_compiler::release::AUGUST_ARTIFACT_KINDS;
 use tpf_wire::records::{PipelineReleaseRecord, ReleaseStatus};
 
 use super::{parse, parse_or_default, run, ApiError, ApiResult};
@@ -103,7 +103,7 @@ fn release_from_descriptor(
         field("artifactId")?;
         field("uri")?;
         let kind = field("kind")?.to_ascii_lowercase();
-        if !SUPPORTED_ARTIFACT_KINDS.contains(&kind.as_str()) {
+        if !AUGUST_ARTIFACT_KINDS.contains(&kind.as_str()) {
             return Err(ApiError::bad_request(format!(
                 "unsupported artifact kind `{kind}`"
             )));
