@@ -47,8 +47,10 @@ trap finish EXIT
 # Counts cargo's per-binary `test result:` lines into the totals.
 count_tests() {
   local p f
-  p=$(grep -o '^test result: [A-Za-z]*\. [0-9]* passed' "$1" | awk '{s += $4} END {print s + 0}')
-  f=$(grep -o '; [0-9]* failed;' "$1" | awk '{s += $2} END {print s + 0}')
+  # `|| true`: a run that built nothing has no result lines, and grep's exit status must not
+  # end the script before the failure is counted (pipefail and -e are on).
+  p=$({ grep -o '^test result: [A-Za-z]*\. [0-9]* passed' "$1" || true; } | awk '{s += $4} END {print s + 0}')
+  f=$({ grep -o '; [0-9]* failed;' "$1" || true; } | awk '{s += $2} END {print s + 0}')
   passed=$((passed + p))
   failed=$((failed + f))
 }

@@ -256,6 +256,33 @@ fn terminal_record_with_a_live_driver_diverges() {
 }
 
 #[test]
+fn remote_outcome_unknown_asks_the_operator_for_a_redrive_with_allow_failed() {
+    let get = mock!(aws_sdk_dynamodb::Client::get_item)
+        .match_requests(|r| r.table_name() == Some("tpf_execution"))
+        .then_output(|| {
+            let mut item = record_item("REMOTE_OUTCOME_UNKNOWN");
+            item.insert(
+                "error_code".into(),
+                AttributeValue::S("RemoteDeadlineExceeded".into()),
+            );
+            GetItemOutput::builder().set_item(Some(item)).build()
+        });
+    let pointer =
+        mock!(aws_sdk_dynamodb::Client::get_item).then_output(|| GetItemOutput::builder().build());
+    let report = run(&[&get, &pointer]).unwrap();
+    assert_eq!(report.verdict.code, "STATUS_REMOTE_OUTCOME_UNKNOWN");
+    assert!(report.verdict.diverged);
+    assert!(report.verdict.summary.contains("RemoteDeadlineExceeded"));
+    let fix = report.verdict.fix.as_deref().unwrap();
+    assert!(
+        fix.contains("\"allowFailed\":true") && fix.contains("\"expectedVersion\":3"),
+        "{fix}"
+    );
+    // TPF does not call it terminal; the record view says so too.
+    assert!(!report.record.as_ref().unwrap().terminal);
+}
+
+#[test]
 fn access_denied_on_the_execution_table_is_classified() {
     let denied = mock!(aws_sdk_dynamodb::Client::get_item)
         .sequence()

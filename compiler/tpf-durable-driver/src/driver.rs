@@ -14,12 +14,13 @@ use crate::spec::{DriverInput, DurableSpec};
 /// The errors a durable driver execution fails with: the same names the Step Functions
 /// driver's Fail states use, so alarms and runbooks match either backend.
 pub mod fail_error {
-    use tpf_wire::action::task_error;
+    use tpf_wire::action::{driver_error, task_error};
 
-    pub const EXECUTION_FAILED: &str = "TPF.ExecutionFailed";
+    pub const EXECUTION_FAILED: &str = driver_error::EXECUTION_FAILED;
+    pub const REMOTE_OUTCOME_UNKNOWN: &str = driver_error::REMOTE_OUTCOME_UNKNOWN;
     pub const RELEASE_IDENTITY_MISMATCH: &str = task_error::RELEASE_IDENTITY_MISMATCH;
     pub const EXECUTION_NOT_FOUND: &str = task_error::EXECUTION_NOT_FOUND;
-    pub const UNEXPECTED_OUTCOME: &str = "TPF.UnexpectedOutcome";
+    pub const UNEXPECTED_OUTCOME: &str = driver_error::UNEXPECTED_OUTCOME;
     pub const TRANSPORT: &str = task_error::TRANSPORT;
     /// The live-generation row or the hand-over could not be written after every retry.
     pub const DRIVER_WRITE: &str = "TPF.DriverWriteFailed";
@@ -90,6 +91,15 @@ pub async fn drive<O: Ops>(
             ExecutionStatus::Failed | ExecutionStatus::Dlq => {
                 return Ok(failed(
                     fail_error::EXECUTION_FAILED,
+                    answer.error_code.clone().unwrap_or_default(),
+                ))
+            }
+            // As TPF's own AWS durable driver does: stop. Nothing retries this status; the
+            // operator's re-drive with allowFailed queues it again, and the sweeper starts a
+            // new driver for it.
+            ExecutionStatus::RemoteOutcomeUnknown => {
+                return Ok(failed(
+                    fail_error::REMOTE_OUTCOME_UNKNOWN,
                     answer.error_code.clone().unwrap_or_default(),
                 ))
             }

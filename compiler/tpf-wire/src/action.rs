@@ -121,6 +121,18 @@ pub mod task_error {
     pub const TRANSPORT: &str = "TPF.TransportError";
 }
 
+/// Errors both drivers (the state machine and the durable function) end an execution with when
+/// TPF's record says to stop: what the console lists and alarms match, the same on both backends.
+pub mod driver_error {
+    /// TPF recorded FAILED or DLQ.
+    pub const EXECUTION_FAILED: &str = "TPF.ExecutionFailed";
+    /// TPF recorded REMOTE_OUTCOME_UNKNOWN: a remote transition passed its caller deadline
+    /// without a confirmed outcome, and only an operator's re-drive (with `allowFailed`) moves it.
+    pub const REMOTE_OUTCOME_UNKNOWN: &str = "TPF.RemoteOutcomeUnknown";
+    /// An answer the driver does not route.
+    pub const UNEXPECTED_OUTCOME: &str = "TPF.UnexpectedOutcome";
+}
+
 /// RFC 3339, UTC, `Z`, milliseconds.
 pub fn rfc3339(epoch_ms: i64) -> Option<String> {
     DateTime::from_timestamp_millis(epoch_ms)

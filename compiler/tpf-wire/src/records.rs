@@ -42,12 +42,13 @@ macro_rules! string_enum {
 }
 
 string_enum!(
-    /// `RT/orchestrator/ExecutionStatus.java`.
+    /// `ExecutionStatus` (today's TPF), in TPF's declaration order.
     ExecutionStatus {
         Queued => "QUEUED",
         Running => "RUNNING",
         WaitingExternal => "WAITING_EXTERNAL",
         WaitRetry => "WAIT_RETRY",
+        RemoteOutcomeUnknown => "REMOTE_OUTCOME_UNKNOWN",
         Succeeded => "SUCCEEDED",
         Failed => "FAILED",
         Dlq => "DLQ",
@@ -55,8 +56,41 @@ string_enum!(
 );
 
 impl ExecutionStatus {
+    /// Every status, in TPF's declaration order (the index is TPF's `ordinal()`).
+    pub const ALL: [ExecutionStatus; 8] = [
+        Self::Queued,
+        Self::Running,
+        Self::WaitingExternal,
+        Self::WaitRetry,
+        Self::RemoteOutcomeUnknown,
+        Self::Succeeded,
+        Self::Failed,
+        Self::Dlq,
+    ];
+
+    /// TPF's `terminal()`. `REMOTE_OUTCOME_UNKNOWN` is not terminal for TPF: a remote transition
+    /// passed its caller deadline without a confirmed outcome, and the execution waits for an
+    /// operator's re-drive (with `allowFailed`) after reconciliation.
     pub fn terminal(self) -> bool {
         matches!(self, Self::Succeeded | Self::Failed | Self::Dlq)
+    }
+
+    /// Where a driver stops asking: TPF's terminal statuses and `REMOTE_OUTCOME_UNKNOWN`, which
+    /// nothing but an operator moves on (TPF's own AWS durable driver stops on the same four).
+    pub fn driver_stops(self) -> bool {
+        self.terminal() || self == Self::RemoteOutcomeUnknown
+    }
+
+    /// Statuses a worker may never claim and a sweep never returns as due.
+    pub fn unclaimable(self) -> bool {
+        matches!(
+            self,
+            Self::Succeeded
+                | Self::WaitingExternal
+                | Self::Failed
+                | Self::Dlq
+                | Self::RemoteOutcomeUnknown
+        )
     }
 }
 

@@ -193,8 +193,10 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ActionHost<S> {
             next_due_at,
             await_,
             error_code: match record.status {
-                // Always a string for FAILED/DLQ, even if a store row lost its code.
-                ExecutionStatus::Failed | ExecutionStatus::Dlq => Some(
+                // Always a string where a driver stops, even if a store row lost its code.
+                ExecutionStatus::Failed
+                | ExecutionStatus::Dlq
+                | ExecutionStatus::RemoteOutcomeUnknown => Some(
                     record
                         .error_code
                         .clone()

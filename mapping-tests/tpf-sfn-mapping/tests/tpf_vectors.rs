@@ -873,6 +873,54 @@ fn release_case(case: &Value, contracts: &BTreeMap<String, Value>) -> Check {
 }
 
 // ---------------------------------------------------------------------------------------------
+// execution-status (today's TPF)
+
+/// One `ExecutionStatus` name: the wire's value, its declaration index, TPF's `terminal()`, and
+/// where TPF's own AWS durable driver stops (which both of this project's drivers follow).
+fn execution_status_case(case: &Value) -> Check {
+    use tpf_wire::records::ExecutionStatus;
+    let expected = &case["expected"];
+    known_keys(
+        expected,
+        &[
+            "valueOf",
+            "ordinal",
+            "terminal",
+            "durablePollTerminal",
+            "durablePollSucceeded",
+        ],
+        &[],
+    )?;
+    let name = str_of(&case["input"], "name").ok_or("no input.name")?;
+    let status = ExecutionStatus::parse(name).ok_or_else(|| format!("unknown status {name}"))?;
+    same(
+        "valueOf",
+        Some(status.as_str()),
+        str_of(expected, "valueOf"),
+    )?;
+    same(
+        "ordinal",
+        ExecutionStatus::ALL.iter().position(|s| *s == status),
+        expected["ordinal"].as_u64().map(|n| n as usize),
+    )?;
+    same(
+        "terminal",
+        Some(status.terminal()),
+        expected["terminal"].as_bool(),
+    )?;
+    same(
+        "durablePollTerminal",
+        Some(status.driver_stops()),
+        expected["durablePollTerminal"].as_bool(),
+    )?;
+    same(
+        "durablePollSucceeded",
+        Some(status == ExecutionStatus::Succeeded),
+        expected["durablePollSucceeded"].as_bool(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
 // release-descriptor (today's TPF)
 
 /// The message of a vector's `rootCause` (`"ExceptionClass: message"`).
@@ -1144,10 +1192,11 @@ fn tpf_vectors() {
 fn tpf_vectors_current() {
     run_vectors(
         &current_root(),
-        &["contract-hash", "release-descriptor"],
+        &["contract-hash", "release-descriptor", "execution-status"],
         &|family, path, case| match family {
             "contract-hash" => current_contract_case(path, case),
             "release-descriptor" => release_descriptor_case(&current_root(), case),
+            "execution-status" => execution_status_case(case),
             other => Err(format!("no runner for {other}")),
         },
     );

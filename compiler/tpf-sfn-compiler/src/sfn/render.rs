@@ -372,6 +372,7 @@ fn status_values() -> Value {
         "succeeded": S::Succeeded.as_str(), "failed": S::Failed.as_str(), "dlq": S::Dlq.as_str(),
         "waiting_external": S::WaitingExternal.as_str(), "running": S::Running.as_str(),
         "wait_retry": S::WaitRetry.as_str(), "queued": S::Queued.as_str(),
+        "remote_outcome_unknown": S::RemoteOutcomeUnknown.as_str(),
     })
 }
 
@@ -466,11 +467,14 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
             "back_off_double": states::BACK_OFF_DOUBLE, "back_off_longest": states::BACK_OFF_LONGEST,
             "due_then_hand_over": states::DUE_THEN_HAND_OVER,
             "lease_then_hand_over": states::LEASE_THEN_HAND_OVER, "continue": states::CONTINUE, "handed_over": states::HANDED_OVER,
-            "succeeded": states::SUCCEEDED, "failed": states::FAILED, "mismatch": states::MISMATCH,
+            "succeeded": states::SUCCEEDED, "failed": states::FAILED,
+            "remote_unknown": states::REMOTE_UNKNOWN, "mismatch": states::MISMATCH,
             "not_found": states::NOT_FOUND, "unexpected": states::UNEXPECTED,
         },
         "fail_errors": {
-            "failed": fail_error::EXECUTION_FAILED, "mismatch": fail_error::RELEASE_IDENTITY_MISMATCH,
+            "failed": fail_error::EXECUTION_FAILED,
+            "remote_unknown": fail_error::REMOTE_OUTCOME_UNKNOWN,
+            "mismatch": fail_error::RELEASE_IDENTITY_MISMATCH,
             "not_found": fail_error::EXECUTION_NOT_FOUND, "unexpected": fail_error::UNEXPECTED_OUTCOME,
         },
         "sweeper_states": {

@@ -20,6 +20,7 @@ pub mod driver {
     pub const HANDED_OVER: &str = "Generation handed over";
     pub const SUCCEEDED: &str = "Execution succeeded";
     pub const FAILED: &str = "Execution failed in TPF";
+    pub const REMOTE_UNKNOWN: &str = "Remote outcome unknown to TPF";
     pub const MISMATCH: &str = "Release identity mismatch";
     pub const NOT_FOUND: &str = "Execution unknown to TPF";
     pub const UNEXPECTED: &str = "Unexpected TPF outcome";
@@ -43,6 +44,7 @@ pub mod driver {
         HANDED_OVER,
         SUCCEEDED,
         FAILED,
+        REMOTE_UNKNOWN,
         MISMATCH,
         NOT_FOUND,
         UNEXPECTED,
@@ -52,12 +54,13 @@ pub mod driver {
 /// The errors a driver execution fails with, one per Fail state: what the console lists and
 /// alarms match. A refusal TPF sends as a task error fails the driver under the same name.
 pub mod fail_error {
-    use tpf_wire::action::task_error;
+    use tpf_wire::action::{driver_error, task_error};
 
-    pub const EXECUTION_FAILED: &str = "TPF.ExecutionFailed";
+    pub const EXECUTION_FAILED: &str = driver_error::EXECUTION_FAILED;
+    pub const REMOTE_OUTCOME_UNKNOWN: &str = driver_error::REMOTE_OUTCOME_UNKNOWN;
     pub const RELEASE_IDENTITY_MISMATCH: &str = task_error::RELEASE_IDENTITY_MISMATCH;
     pub const EXECUTION_NOT_FOUND: &str = task_error::EXECUTION_NOT_FOUND;
-    pub const UNEXPECTED_OUTCOME: &str = "TPF.UnexpectedOutcome";
+    pub const UNEXPECTED_OUTCOME: &str = driver_error::UNEXPECTED_OUTCOME;
 }
 
 /// Sweeper state names.

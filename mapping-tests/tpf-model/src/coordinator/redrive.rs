@@ -38,10 +38,14 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         now_ms: i64,
     ) -> CoordinatorResult<RedriveResult> {
         let record = self.status(tenant_id, execution_id, now_ms)?;
-        // ExecutionRedrivePlan.from: DLQ, or FAILED with allowFailed; expectedVersion defaults
-        // to the current version and must equal it.
+        // ExecutionRedrivePlan.from: DLQ, or FAILED or REMOTE_OUTCOME_UNKNOWN with allowFailed;
+        // expectedVersion defaults to the current version and must equal it.
         let eligible = record.status == ExecutionStatus::Dlq
-            || (allow_failed && record.status == ExecutionStatus::Failed);
+            || (allow_failed
+                && matches!(
+                    record.status,
+                    ExecutionStatus::Failed | ExecutionStatus::RemoteOutcomeUnknown
+                ));
         if !eligible {
             return Err(CoordinatorError::Conflict(format!(
                 "Execution {execution_id} cannot be re-driven from status {}",

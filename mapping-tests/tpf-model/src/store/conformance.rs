@@ -34,6 +34,10 @@ pub fn cases<S: Store>() -> Vec<Case<S>> {
             claim_lease_follows_tpf_conditions::<S>,
         ),
         (
+            "remote_outcome_unknown_is_neither_claimed_nor_swept_until_an_operator_redrives",
+            remote_outcome_unknown_is_neither_claimed_nor_swept_until_an_operator_redrives::<S>,
+        ),
+        (
             "mark_await_completed_has_no_version_check_but_needs_the_unit",
             mark_await_completed_has_no_version_check_but_needs_the_unit::<S>,
         ),
@@ -176,6 +180,63 @@ pub fn claim_lease_follows_tpf_conditions<S: Store>(store: &S) {
     );
     let read = store.get_execution("t", id, NOW + 30_001).unwrap().unwrap();
     assert_eq!(read, parked);
+}
+
+pub fn remote_outcome_unknown_is_neither_claimed_nor_swept_until_an_operator_redrives<S: Store>(
+    store: &S,
+) {
+    let id = &create(store, "t", "rou", NOW).execution_id;
+    let claimed = store
+        .claim_lease("t", id, "w", NOW, 30_000)
+        .unwrap()
+        .unwrap();
+    assert!(
+        store
+            .mark_remote_outcome_unknown("t", id, claimed.version - 1, "E", "m", NOW)
+            .unwrap()
+            .is_none(),
+        "versioned"
+    );
+    let rou = store
+        .mark_remote_outcome_unknown("t", id, claimed.version, "RemoteDeadline", "m", NOW + 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rou.status, ExecutionStatus::RemoteOutcomeUnknown);
+    assert_eq!(rou.version, claimed.version + 1);
+    assert_eq!(rou.next_due_epoch_ms, i64::MAX);
+    assert_eq!(rou.lease_owner, None);
+    assert_eq!(rou.error_code.as_deref(), Some("RemoteDeadline"));
+    // Even with the lease long expired and the clock far ahead: never claimed, never due.
+    let later = NOW + 86_400_000;
+    assert!(store
+        .claim_lease("t", id, "w2", later, 30_000)
+        .unwrap()
+        .is_none());
+    assert!(store
+        .find_due_executions(later, 10)
+        .unwrap()
+        .iter()
+        .all(|r| r.execution_id != *id));
+    assert!(
+        store
+            .redrive_terminal_execution("t", id, rou.version, false, "r", later)
+            .unwrap()
+            .is_none(),
+        "REMOTE_OUTCOME_UNKNOWN needs allowFailed"
+    );
+    let redriven = store
+        .redrive_terminal_execution("t", id, rou.version, true, "r", later)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            redriven.status,
+            redriven.attempt,
+            redriven.next_due_epoch_ms
+        ),
+        (ExecutionStatus::Queued, rou.attempt + 1, later)
+    );
+    assert_eq!(redriven.error_code, None);
 }
 
 pub fn mark_await_completed_has_no_version_check_but_needs_the_unit<S: Store>(store: &S) {

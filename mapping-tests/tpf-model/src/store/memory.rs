@@ -65,13 +65,7 @@ fn key(tenant_id: &str, id: &str) -> Key {
 fn claimable(record: &ExecutionRecord, now_ms: i64) -> bool {
     record.next_due_epoch_ms <= now_ms
         && (record.lease_owner.is_none() || record.lease_expires_epoch_ms <= now_ms)
-        && !matches!(
-            record.status,
-            ExecutionStatus::Succeeded
-                | ExecutionStatus::WaitingExternal
-                | ExecutionStatus::Failed
-                | ExecutionStatus::Dlq
-        )
+        && !record.status.unclaimable()
         && ttl_ok(record.ttl_epoch_s, now_ms)
 }
 
@@ -387,6 +381,32 @@ impl ExecutionStore for InMemoryStore {
         )
     }
 
+    fn mark_remote_outcome_unknown(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        expected_version: i64,
+        error_code: &str,
+        error_message: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>> {
+        self.update_execution(
+            tenant_id,
+            execution_id,
+            now_ms,
+            |r| r.version == expected_version,
+            |r| {
+                r.status = ExecutionStatus::RemoteOutcomeUnknown;
+                r.next_due_epoch_ms = i64::MAX;
+                r.error_code = Some(error_code.to_owned());
+                r.error_message = Some(truncate_error(error_message));
+                r.result_payload = None;
+                r.lease_owner = None;
+                r.lease_expires_epoch_ms = 0;
+            },
+        )
+    }
+
     fn redrive_terminal_execution(
         &self,
         tenant_id: &str,
@@ -403,7 +423,11 @@ impl ExecutionStore for InMemoryStore {
             |r| {
                 r.version == expected_version
                     && (r.status == ExecutionStatus::Dlq
-                        || (allow_failed && r.status == ExecutionStatus::Failed))
+                        || (allow_failed
+                            && matches!(
+                                r.status,
+                                ExecutionStatus::Failed | ExecutionStatus::RemoteOutcomeUnknown
+                            )))
             },
             |r| {
                 r.status = ExecutionStatus::Queued;

@@ -233,7 +233,22 @@ pub trait ExecutionStore {
         now_ms: i64,
     ) -> StoreResult<Option<ExecutionRecord>>;
 
-    /// `version=:expected AND (status=DLQ [OR status=FAILED if allow_failed])`.
+    /// `markRemoteOutcomeUnknown`: a remote transition passed its caller deadline without a
+    /// confirmed worker disposition. `version=:expected`; sets `REMOTE_OUTCOME_UNKNOWN`, the
+    /// error, `next_due` = never, no lease, no result. Nothing claims or sweeps it afterwards;
+    /// only an operator's re-drive with `allow_failed` moves it on.
+    fn mark_remote_outcome_unknown(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        expected_version: i64,
+        error_code: &str,
+        error_message: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>>;
+
+    /// `version=:expected AND (status=DLQ [OR status IN (FAILED, REMOTE_OUTCOME_UNKNOWN) if
+    /// allow_failed])`.
     fn redrive_terminal_execution(
         &self,
         tenant_id: &str,

@@ -379,6 +379,34 @@ impl ExecutionStore for DynamoStore {
         )
     }
 
+    fn mark_remote_outcome_unknown(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        expected_version: i64,
+        error_code: &str,
+        error_message: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<ExecutionRecord>> {
+        self.update_execution(
+            tenant_id,
+            execution_id,
+            now_ms,
+            "#version = :expected",
+            "#status = :status, #next_due_epoch_ms = :never, #error_code = :code, \
+             #error_message = :message, #lease_expires_epoch_ms = :zero",
+            "#result_payload_json, #lease_owner",
+            vec![
+                (":expected", n(expected_version)),
+                (":status", status(ExecutionStatus::RemoteOutcomeUnknown)),
+                (":never", n(i64::MAX)),
+                (":code", s(error_code)),
+                (":message", s(truncate_error(error_message))),
+                (":zero", n(0)),
+            ],
+        )
+    }
+
     fn redrive_terminal_execution(
         &self,
         tenant_id: &str,
@@ -389,7 +417,7 @@ impl ExecutionStore for DynamoStore {
         now_ms: i64,
     ) -> StoreResult<Option<ExecutionRecord>> {
         let condition = if allow_failed {
-            "#version = :expected AND (#status = :dlq OR #status = :failed)"
+            "#version = :expected AND (#status = :dlq OR #status = :failed OR #status = :rou)"
         } else {
             "#version = :expected AND #status = :dlq"
         };
@@ -405,6 +433,7 @@ impl ExecutionStore for DynamoStore {
                 (":expected", n(expected_version)),
                 (":dlq", status(ExecutionStatus::Dlq)),
                 (":failed", status(ExecutionStatus::Failed)),
+                (":rou", status(ExecutionStatus::RemoteOutcomeUnknown)),
                 (":queued", status(ExecutionStatus::Queued)),
                 (":tk", s(transition_key)),
                 (":zero", n(0)),
@@ -464,8 +493,10 @@ impl ExecutionStore for DynamoStore {
 
 /// claimLease's condition (TTL is added by the caller).
 const CLAIMABLE: &str = "#next_due_epoch_ms <= :now AND (attribute_not_exists(#lease_owner) OR \
-     #lease_expires_epoch_ms <= :now) AND NOT #status IN (:succeeded, :waiting_external, :failed, :dlq)";
+     #lease_expires_epoch_ms <= :now) AND NOT #status IN (:succeeded, :waiting_external, :failed, :dlq, \
+     :remote_outcome_unknown)";
 
+/// The statuses [`CLAIMABLE`] excludes: exactly `ExecutionStatus::unclaimable`.
 fn claimable_values() -> Vec<(&'static str, AttributeValue)> {
     vec![
         (":succeeded", status(ExecutionStatus::Succeeded)),
@@ -475,5 +506,9 @@ fn claimable_values() -> Vec<(&'static str, AttributeValue)> {
         ),
         (":failed", status(ExecutionStatus::Failed)),
         (":dlq", status(ExecutionStatus::Dlq)),
+        (
+            ":remote_outcome_unknown",
+            status(ExecutionStatus::RemoteOutcomeUnknown),
+        ),
     ]
 }

@@ -1,6 +1,8 @@
 //! The verdict on one TPF execution and its drivers: pure, from what `status` read. Phrased as
 //! what the driver should be doing given TPF's record, with a fix that never edits the record.
 
+use tpf_wire::records::ExecutionStatus;
+
 use super::{Generation, Query, RecordView, Verdict};
 use crate::aws::release::Identity;
 
@@ -64,6 +66,30 @@ pub fn verdict(
             format!(
                 "stop all but the newest ({}) with StopExecution; TPF's version checks make the duplicates harmless but they double the action calls",
                 names.last().copied().unwrap_or_default()
+            ),
+        );
+    }
+    if r.status == ExecutionStatus::RemoteOutcomeUnknown.as_str() {
+        // Not terminal for TPF, but nothing will move it: not claimable, not due, and every
+        // driver stops on it. Only an operator's re-drive does, after reconciling.
+        return diverged(
+            "STATUS_REMOTE_OUTCOME_UNKNOWN",
+            format!(
+                "TPF is {}{}: a remote transition passed its deadline without a confirmed outcome, and nothing retries it{}",
+                r.status,
+                r.error_code
+                    .as_deref()
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default(),
+                live.first()
+                    .map(|g| format!("; driver {} stops when it next asks", g.name))
+                    .unwrap_or_default()
+            ),
+            format!(
+                "find out from the remote worker whether step {} took effect, then re-drive with allowFailed \
+                 (POST /tpf/admin/tenants/{}/executions/{}/redrive {{\"allowFailed\":true,\"expectedVersion\":{}}}); \
+                 TPF queues it again and the sweeper starts its driver",
+                r.current_step_index, q.tenant, q.execution, r.version
             ),
         );
     }
