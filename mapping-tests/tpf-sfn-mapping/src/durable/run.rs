@@ -1,17 +1,13 @@
-//! Runs one scenario against one release's durable driver and measures it: the Step Functions
-//! runner's loop (`scenario::run`) on the durable world, with the same actors, the same TPF and
-//! the same scenario model.
-
-use std::sync::Arc;
+//! Runs one scenario against one release's durable driver and measures it, with the same
+//! actors, the same TPF and the same scenario model as every backend.
 
 use durable_interp::{Engine, ExecutionStatus};
 use serde_json::Value;
-use tpf_durable_driver::DurableSpec;
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 use tpf_wire::Identity;
 
-use super::program::{Compiled, Variant};
 use super::world::DurableWorld;
+use super::Driver;
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::invariants::Violation;
@@ -19,33 +15,10 @@ use crate::scenario::budget;
 use crate::scenario::matrix;
 use crate::scenario::model::{Do, Scenario, When};
 use crate::scenario::run::{
-    build_host, expectations, item_children, tpf_status, FIRST_KEY, START_MS, TENANT,
+    build_host, expectations, item_children, tpf_status, RunError, FIRST_KEY, START_MS, TENANT,
 };
-use crate::scenario::{Metrics, Subject};
-
-/// One release's durable driver under test. `base` is the same inputs' Step Functions subject:
-/// the contract, the plan, TPF's pipeline and the scenario matrix come from it, so both backends
-/// answer the same questions.
-#[derive(Clone)]
-pub struct DurableSubject {
-    pub base: Subject,
-    pub spec: DurableSpec,
-    /// The second release's identity and spec, for "a new release activated mid-flight".
-    pub next: Option<(Identity, DurableSpec)>,
-    /// The loop each invocation runs: [`Compiled`] unless a test breaks it on purpose.
-    pub variant: Arc<dyn Variant>,
-}
-
-impl DurableSubject {
-    pub fn new(base: Subject, spec: DurableSpec, next: Option<(Identity, DurableSpec)>) -> Self {
-        DurableSubject {
-            base,
-            spec,
-            next,
-            variant: Arc::new(Compiled),
-        }
-    }
-}
+use crate::scenario::Metrics;
+use crate::subject::Subject;
 
 /// Hard budgets of one durable run: the Step Functions run's call and event budgets (the same
 /// scenario justifies the same calls), and operations and invocations in their stead of state
@@ -69,8 +42,8 @@ const OPERATIONS_PER_CALL: u64 = 12;
 /// end one.
 const INVOCATIONS_PER_CALL: u64 = 6;
 
-pub fn budget_for(subject: &DurableSubject, scenario: &Scenario) -> DurableBudget {
-    let b = budget::for_scenario(&subject.base, scenario);
+pub fn budget_for(subject: &Subject<Driver>, scenario: &Scenario) -> DurableBudget {
+    let b = budget::for_scenario(&subject.plan, scenario);
     DurableBudget {
         action_calls: b.action_calls,
         operations: b.action_calls.saturating_mul(OPERATIONS_PER_CALL),
@@ -83,8 +56,8 @@ pub fn budget_for(subject: &DurableSubject, scenario: &Scenario) -> DurableBudge
 /// calls per generation, the console re-drive, which durable executions do not have, run as the
 /// recovery this backend has instead (the sweeper starts a new lineage), and one scenario of its
 /// own: a function that dies between a step's effect and its checkpoint.
-pub fn scenarios(subject: &DurableSubject, extra: Vec<Scenario>) -> Vec<Scenario> {
-    let mut all = matrix::derive_for(&subject.base, subject.spec.max_iterations);
+pub fn scenarios(subject: &Subject<Driver>) -> Vec<Scenario> {
+    let mut all = matrix::derive(subject);
     for s in &mut all {
         if s.name == "console-redrive" {
             s.description = "the action endpoint is down long enough to exhaust the driver's transport retries; durable executions have no console redrive, so the sweeper starts a recovery lineage".to_string();
@@ -102,13 +75,12 @@ pub fn scenarios(subject: &DurableSubject, extra: Vec<Scenario>) -> Vec<Scenario
         s.faults.crash_after_calls = 3;
         all.push(s);
     }
-    all.extend(extra);
     all
 }
 
 pub struct DurableRun<'s> {
     pub scenario: Scenario,
-    pub subject: &'s DurableSubject,
+    pub subject: &'s Subject<Driver>,
     pub world: DurableWorld,
     pub identity: Identity,
     pub execution_id: Option<String>,
@@ -120,21 +92,20 @@ pub struct DurableRun<'s> {
     pub static_violations: Vec<Violation>,
 }
 
-pub fn build_world(subject: &DurableSubject, scenario: &Scenario) -> Result<DurableWorld, String> {
-    let host = build_host(&subject.base, scenario)?;
+pub fn build_world(
+    subject: &Subject<Driver>,
+    scenario: &Scenario,
+) -> Result<DurableWorld, RunError> {
+    let host = build_host(subject, scenario)?;
     let mut world = DurableWorld::new(
         Engine::new(START_MS),
         host,
         TENANT,
         scenario.faults.clone(),
-        &subject.base.plan.wakeup.table_name,
-        subject.base.plan.sweeper.limit as usize,
+        &subject.plan.wakeup.table_name,
+        subject.plan.sweeper.limit as usize,
     );
-    world.publish(
-        subject.base.plan.identity.clone(),
-        &subject.spec,
-        subject.variant.clone(),
-    );
+    world.publish(subject.plan.identity.clone(), &subject.program);
     if let Some(every) = scenario.sweeper_every_seconds {
         world.schedule_sweeper(every as i64 * 1000);
     }
@@ -143,31 +114,27 @@ pub fn build_world(subject: &DurableSubject, scenario: &Scenario) -> Result<Dura
 
 /// Runs `scenario` to quiescence or its horizon.
 pub fn run<'s>(
-    subject: &'s DurableSubject,
+    subject: &'s Subject<Driver>,
     static_violations: &[Violation],
     scenario: &Scenario,
-) -> Result<DurableRun<'s>, String> {
+) -> Result<DurableRun<'s>, RunError> {
     let mut world = build_world(subject, scenario)?;
     let budget = budget_for(subject, scenario);
     world.engine.set_budgets(
         Some(usize::try_from(budget.events).unwrap_or(usize::MAX)),
         Some(budget.invocations),
     );
-    let identity = subject.base.plan.identity.clone();
+    let identity = subject.plan.identity.clone();
     let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
     for a in scenario
         .actions
         .iter()
         .filter(|a| a.act == Do::CompleteBeforePark)
     {
-        world.hooks.complete_before_park = a.step.clone().or_else(|| {
-            subject
-                .base
-                .plan
-                .awaits
-                .first()
-                .map(|p| p.authored_name.clone())
-        });
+        world.hooks.complete_before_park = a
+            .step
+            .clone()
+            .or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
     }
     world.hooks.lease_taken_first = scenario.actions.iter().any(|a| a.act == Do::TakeLeaseFirst);
     let (execution_id, entries) = actors::submit(
@@ -254,21 +221,21 @@ pub fn run<'s>(
     }
     // An engine that left a future pending, or a handler that returned past a suspension, is a
     // bug of this harness, not a finding about the driver: the run has no verdict.
-    if let Some(x) = world.engine.executions().iter().find(|x| {
-        x.error.as_ref().is_some_and(|e| {
-            e.error == durable_interp::error::PENDING_POLL
-                || e.error == durable_interp::error::RETURNED_WHILE_PENDING
-        })
-    }) {
-        let e = x
-            .error
+    let harness_bug = world.engine.executions().iter().find_map(|x| {
+        x.error
             .as_ref()
-            .map(|e| format!("{}: {}", e.error, e.cause));
-        return Err(format!(
-            "the durable engine failed {}: {}",
-            x.name,
-            e.unwrap_or_default()
-        ));
+            .filter(|e| {
+                e.error == durable_interp::error::PENDING_POLL
+                    || e.error == durable_interp::error::RETURNED_WHILE_PENDING
+            })
+            .map(|e| RunError::Engine {
+                execution: x.name.clone(),
+                error: e.error.clone(),
+                cause: e.cause.clone(),
+            })
+    });
+    if let Some(e) = harness_bug {
+        return Err(e);
     }
     let metrics = measure(&world, &exec);
     let budget_spent = world.engine.budget_spent();
@@ -332,7 +299,7 @@ fn condition(
     }
 }
 
-fn perform(world: &mut DurableWorld, subject: &DurableSubject, exec: &str, act: Do) {
+fn perform(world: &mut DurableWorld, subject: &Subject<Driver>, exec: &str, act: Do) {
     let now = world.now_ms();
     let actor = |what: String| vec![Entry::Actor { at_ms: now, what }];
     match act {
@@ -353,7 +320,7 @@ fn perform(world: &mut DurableWorld, subject: &DurableSubject, exec: &str, act: 
         }
         Do::CompleteBeforePark | Do::TakeLeaseFirst => {}
         Do::SubmitDuplicate => {
-            let pipeline = subject.base.plan.identity.pipeline_id.clone();
+            let pipeline = subject.plan.identity.pipeline_id.clone();
             let (_, e) = actors::submit(&mut world.host, TENANT, &pipeline, FIRST_KEY, now);
             world.push(e);
         }
@@ -362,12 +329,13 @@ fn perform(world: &mut DurableWorld, subject: &DurableSubject, exec: &str, act: 
             world.push(e);
         }
         Do::ActivateNewRelease => {
-            let Some((identity, spec)) = subject.next.clone() else {
+            let Some(next) = &subject.next_release else {
                 world.push(actor("no second release to activate".into()));
                 return;
             };
+            let identity = next.identity.clone();
             // A second release is a second published version of the driver function.
-            world.publish(identity.clone(), &spec, subject.variant.clone());
+            world.publish(identity.clone(), &next.program);
             let mut e = actors::activate(&mut world.host, TENANT, &identity, now);
             let (_, s) = actors::submit(
                 &mut world.host,

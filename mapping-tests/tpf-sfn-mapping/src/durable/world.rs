@@ -3,12 +3,11 @@
 //! sweeper function — all on one virtual clock.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use durable_interp::{Effects, Engine, ExecutionStatus, StepCall, StepHandler};
 use serde_json::{json, Value};
 use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, ParkRequest};
-use tpf_durable_driver::{DriverInput, DurableSpec};
+use tpf_durable_driver::DriverInput;
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
 use tpf_sfn_compiler::sfn::states::sweeper as sweeper_states;
@@ -20,7 +19,8 @@ use tpf_wire::action::{
 use tpf_wire::wakeup::{self, attr};
 use tpf_wire::Identity;
 
-use super::program::{payload, DriverProgram, Variant};
+use super::program::{payload, DriverProgram};
+use super::Driver;
 use crate::harness::bindings::{process_work_item, summary, take_lease_first, Hooks};
 use crate::harness::faults::{Fault, FaultPlan, FaultState};
 use crate::harness::trace::{Entry, Trace};
@@ -136,10 +136,10 @@ impl DurableWorld {
     }
 
     /// Publishes one release's driver as a new version of the driver function.
-    pub fn publish(&mut self, identity: Identity, spec: &DurableSpec, variant: Arc<dyn Variant>) {
+    pub fn publish(&mut self, identity: Identity, driver: &Driver) {
         let program = DriverProgram {
-            spec: spec.clone(),
-            variant,
+            spec: driver.spec.clone(),
+            variant: driver.variant.clone(),
         };
         let function_arn = self
             .engine

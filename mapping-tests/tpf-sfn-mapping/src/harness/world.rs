@@ -13,6 +13,7 @@ use super::faults::{FaultPlan, FaultState};
 use super::trace::{Entry, Trace};
 use super::wakeup::WakeupTable;
 use asl_interp::engine::Engine;
+use asl_interp::SfnError;
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
@@ -104,15 +105,13 @@ impl World {
         driver: &StateMachine,
         sweeper_name: &str,
         sweeper: &StateMachine,
-    ) -> Result<(), String> {
+    ) -> Result<(), SfnError> {
         let driver_arn = self
             .engine
-            .create_state_machine_shared(driver_name, driver)
-            .map_err(|e| e.to_string())?;
+            .create_state_machine_shared(driver_name, driver)?;
         let sweeper_arn = self
             .engine
-            .create_state_machine_shared(sweeper_name, sweeper)
-            .map_err(|e| e.to_string())?;
+            .create_state_machine_shared(sweeper_name, sweeper)?;
         self.releases.push(ReleaseMachines {
             identity,
             driver_arn,

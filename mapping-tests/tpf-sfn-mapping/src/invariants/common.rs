@@ -1,22 +1,16 @@
-//! The checks both backends share: they read the trace (driver events, action calls, TPF's
+//! The checks every backend shares: they read the trace (driver events, action calls, TPF's
 //! record changes) and TPF itself, and learn what a driver event means from a [`Reading`] of the
-//! backend that wrote it. The Step Functions checks (`checks.rs`) and the Lambda durable
-//! functions checks (`crate::durable::checks`) call these with their own readings.
+//! backend that wrote it. Each backend's checks (`crate::sfn::checks`,
+//! `crate::durable::checks`) call these with their own readings.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::checks::{excerpt, v};
-use super::Violation;
+use super::{excerpt, v, Violation};
 use crate::harness::trace::{clock, Entry, Trace};
 use crate::scenario::budget::{GENERATIONS_PER_WINDOW, GENERATION_WINDOW_MS};
 use crate::scenario::run::TENANT;
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
-
-/// Rendered trace lines around entry `i`.
-pub(crate) fn excerpt_at(trace: &Trace, i: usize) -> String {
-    excerpt(trace, i)
-}
 
 /// What a backend's driver events mean. Each answers for one trace entry.
 pub(crate) trait Reading {

@@ -1,5 +1,5 @@
-//! The checks. Static ones read the deployed definition; dynamic ones read the trace, the TPF
-//! model's commit log and the engine's executions.
+//! This backend's reading of every named check. Static ones read the deployed definition;
+//! dynamic ones read the trace, the TPF model's commit log and the interpreter's executions.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,140 +9,48 @@ use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
 use tpf_sfn_compiler::sfn::iam::all_states;
 use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
-use super::common::{self, belongs, record_timeline, Generation, Reading};
-use super::{pacing, Check, Violation};
+use super::pacing;
+use super::run::{driver_executions, Run};
+use super::Machines;
 use crate::harness::trace::{Entry, Trace};
-use crate::scenario::run::{driver_executions, TENANT};
-use crate::scenario::{Run, Subject};
+use crate::invariants::common::{self, belongs, record_timeline, Generation, Reading};
+use crate::invariants::{self, excerpt, v, CheckId, Violation};
+use crate::scenario::run::TENANT;
+use crate::subject::Subject;
 use asl_interp::engine::ExecutionStatus;
 
-pub const CHECKS: &[Check] = &[
-    Check {
-        name: "transport-only-retries",
-        invariant: "TPF is authoritative",
-        run: transport_only_retries,
-    },
-    Check {
-        name: "writes-only-the-wakeup-table",
-        invariant: "TPF is authoritative",
-        run: writes_only_wakeup_table,
-    },
-    Check {
-        name: "routes-follow-tpf-outcome",
-        invariant: "TPF is authoritative",
-        run: routes_follow_outcome,
-    },
-    Check {
-        name: "respects-tpf-due-time",
-        invariant: "TPF is authoritative",
-        run: respects_due_time,
-    },
-    Check {
-        name: "driver-ends-as-tpf-ends",
-        invariant: "TPF is authoritative",
-        run: ends_as_tpf_ends,
-    },
-    Check {
-        name: "single-live-generation",
-        invariant: "execution identity and idempotent start",
-        run: single_live_generation,
-    },
-    Check {
-        name: "parks-without-polling",
-        invariant: "await",
-        run: parks_without_polling,
-    },
-    Check {
-        name: "resume-goes-through-tpf",
-        invariant: "await",
-        run: resume_goes_through_tpf,
-    },
-    Check {
-        name: "one-resume-per-park",
-        invariant: "await",
-        run: one_resume_per_park,
-    },
-    Check {
-        name: "calls-carry-pinned-identity",
-        invariant: "release pinning",
-        run: calls_carry_pinned_identity,
-    },
-    Check {
-        name: "redrive-continues-same-execution",
-        invariant: "re-drive",
-        run: redrive_same_execution,
-    },
-    Check {
-        name: "idempotency-keys-and-single-commits",
-        invariant: "at-least-once with idempotency keys",
-        run: idempotency,
-    },
-    Check {
-        name: "history-within-proven-bound",
-        invariant: "bounded history",
-        run: bounded_history,
-    },
-    Check {
-        name: "definition-within-limits",
-        invariant: "limits checked at compile time",
-        run: within_limits,
-    },
-    Check {
-        name: "run-within-budget",
-        invariant: "paced by TPF",
-        run: pacing::within_budget,
-    },
-    Check {
-        name: "calls-paced-by-tpf",
-        invariant: "paced by TPF",
-        run: pacing::calls_paced,
-    },
-    Check {
-        name: "generations-paced",
-        invariant: "paced by TPF",
-        run: pacing::generations_paced,
-    },
-    Check {
-        name: "lease-wait-bounded",
-        invariant: "paced by TPF",
-        run: pacing::lease_wait_bounded,
-    },
-    Check {
-        name: "recheck-wait-bounded",
-        invariant: "paced by TPF",
-        run: pacing::recheck_wait_bounded,
-    },
-];
+/// Evaluates every check of the table over a run.
+pub fn evaluate(run: &Run) -> Vec<Violation> {
+    invariants::evaluate(run, reading)
+}
 
-// ---------------------------------------------------------------------------------------------
-// helpers
-
-pub(super) fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
-    Violation {
-        invariant,
-        detail,
-        excerpt,
+/// How this backend answers each check of the table.
+fn reading(id: CheckId, run: &Run) -> Vec<Violation> {
+    match id {
+        CheckId::TransportOnlyRetries => transport_only_retries(run),
+        CheckId::WritesOnlyTheWakeupTable => writes_only_wakeup_table(run),
+        CheckId::RoutesFollowTpfOutcome => routes_follow_outcome(run),
+        CheckId::RespectsTpfDueTime => respects_due_time(run),
+        CheckId::DriverEndsAsTpfEnds => ends_as_tpf_ends(run),
+        CheckId::SingleLiveGeneration => single_live_generation(run),
+        CheckId::ParksWithoutPolling => parks_without_polling(run),
+        CheckId::ResumeGoesThroughTpf => resume_goes_through_tpf(run),
+        CheckId::OneResumePerPark => one_resume_per_park(run),
+        CheckId::CallsCarryPinnedIdentity => calls_carry_pinned_identity(run),
+        CheckId::RedriveContinuesSameExecution => redrive_same_execution(run),
+        CheckId::IdempotencyKeysAndSingleCommits => idempotency(run),
+        CheckId::HistoryWithinProvenBound => bounded_history(run),
+        CheckId::DefinitionWithinLimits => within_limits(run),
+        CheckId::RunWithinBudget => pacing::within_budget(run),
+        CheckId::CallsPacedByTpf => pacing::calls_paced(run),
+        CheckId::GenerationsPaced => pacing::generations_paced(run),
+        CheckId::LeaseWaitBounded => pacing::lease_wait_bounded(run),
+        CheckId::RecheckWaitBounded => pacing::recheck_wait_bounded(run),
     }
 }
 
-/// Rendered trace lines around entry `i`.
-pub(crate) fn excerpt(trace: &Trace, i: usize) -> String {
-    let from = i.saturating_sub(6);
-    let to = (i + 4).min(trace.entries.len());
-    let slice = Trace {
-        start_ms: trace.start_ms,
-        entries: trace.entries[from..to].to_vec(),
-    };
-    slice
-        .render()
-        .lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 pub(super) fn driver<'s>(run: &Run<'s>) -> &'s StateMachine {
-    &run.subject.driver
+    &run.subject.program.driver
 }
 
 /// A top-level state by name (state names are unique keys of `States`).
@@ -522,27 +430,17 @@ fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
     out
 }
 
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-
 fn machine_of(arn: &str) -> String {
     // arn:aws:states:region:account:execution:<machine>:<name>
     arn.split(':').nth(6).unwrap_or("").to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
 // Bounded history and limits checked at compile time.
 
-fn subject_options(subject: &Subject) -> ValidateOptions {
+fn subject_options(subject: &Subject<Machines>) -> ValidateOptions {
     ValidateOptions {
-        event_limit: u64::from(subject.sfn.budget.event_budget),
+        event_limit: u64::from(subject.program.sfn.budget.event_budget),
         map_item_bounds: BTreeMap::new(),
         profile: Profile::TpfDriver,
     }
@@ -567,9 +465,9 @@ thread_local! {
     static VERDICTS: RefCell<Vec<(Arc<StateMachine>, u32, StaticVerdict)>> = const { RefCell::new(Vec::new()) };
 }
 
-fn static_verdict(subject: &Subject) -> StaticVerdict {
-    let budget = subject.sfn.budget.event_budget;
-    let m = &subject.driver;
+fn static_verdict(subject: &Subject<Machines>) -> StaticVerdict {
+    let budget = subject.program.sfn.budget.event_budget;
+    let m = &subject.program.driver;
     // A definition the interpreter cannot compile has no shared copy; it is compared in full.
     let shared = asl_interp::shared(m).ok().map(|(_, d)| d);
     VERDICTS.with(|cache| {
@@ -653,7 +551,7 @@ pub struct Proven {
 }
 
 impl Proven {
-    pub fn of(subject: &Subject) -> Proven {
+    pub fn of(subject: &Subject<Machines>) -> Proven {
         let verdict = static_verdict(subject);
         Proven {
             static_violations: verdict.errors,
@@ -663,6 +561,6 @@ impl Proven {
 }
 
 /// The validator's errors on the subject's driver, as `definition-within-limits` violations.
-pub fn static_violations(subject: &Subject) -> Vec<Violation> {
+pub fn static_violations(subject: &Subject<Machines>) -> Vec<Violation> {
     static_verdict(subject).errors
 }

@@ -4,12 +4,11 @@
 //! (and, unbounded, never gives the gate a verdict), one that sleeps for years strands the
 //! execution while TPF waits for it.
 
-use super::checks::{driver, v};
-use super::common;
-use super::Violation;
+use super::checks::driver;
+use super::run::{driver_executions, Run};
 use crate::harness::trace::clock;
-use crate::scenario::run::driver_executions;
-use crate::scenario::Run;
+use crate::invariants::common;
+use crate::invariants::{v, Violation};
 use asl_interp::engine::ExecutionStatus;
 
 pub(super) fn within_budget(run: &Run) -> Vec<Violation> {
