@@ -9,14 +9,13 @@ use tpf_durable_driver::{names, spec, DurableSpec};
 
 use super::run::{driver_executions, DurableRun};
 use super::world::CRASH;
-use super::Driver;
 use crate::harness::trace::{Entry, Trace};
 use crate::invariants::common::{
     self, belongs, executions, record_timeline, Generation, Reading, Watch,
 };
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
-use crate::subject::Subject;
+use super::Subject;
 
 /// Evaluates every check of the table over a run.
 pub fn evaluate(run: &DurableRun) -> Vec<Violation> {
@@ -549,7 +548,7 @@ const FIXED_OPERATIONS: u64 = 3;
 /// The spec's static checks, before any scenario runs: the definition-within-limits invariant
 /// on this backend. A durable driver's loop is code, so what can be wrong is the spec it reads:
 /// the identity it pins, a budget its worst generation does not fit, timings that poll.
-pub fn static_violations(subject: &Subject<Driver>) -> Vec<Violation> {
+pub fn static_violations(subject: &Subject) -> Vec<Violation> {
     let s: &DurableSpec = &subject.program.spec;
     let plan = &subject.plan;
     let mut out = Vec::new();

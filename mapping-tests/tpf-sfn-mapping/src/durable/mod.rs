@@ -28,7 +28,7 @@ use tpf_sfn_compiler::plan::AwaitPoint;
 use crate::invariants::Violation;
 use crate::proof::{Backend, BackendProof};
 use crate::scenario::{Metrics, RunError, Scenario};
-use crate::subject::{compile_next, NextRelease, Program, Subject};
+use crate::subject::{compile_next, NextRelease, Program};
 
 pub use program::{Compiled, EngineOps, Variant};
 pub use run::DurableRun;
@@ -52,10 +52,13 @@ impl Driver {
     }
 }
 
-impl Subject<Driver> {
+/// A release under proof on Lambda durable functions.
+pub type Subject = crate::subject::Subject<Driver>;
+
+impl Subject {
     /// The same subject with every release's function running `variant`: a broken driver is
     /// broken in every version it publishes.
-    pub fn with_variant(mut self, variant: Arc<dyn Variant>) -> Subject<Driver> {
+    pub fn with_variant(mut self, variant: Arc<dyn Variant>) -> Subject {
         self.program.variant = variant.clone();
         if let Some(next) = &mut self.next_release {
             next.program.variant = variant;
@@ -87,7 +90,7 @@ impl BackendProof for Driver {
 
     /// Compiles with this backend's own lowering: no Step Functions machine is built to prove a
     /// durable driver.
-    fn build(input: &Input, spec: Option<DurableSpec>) -> Result<Subject<Driver>, Diagnostics> {
+    fn build(input: &Input, spec: Option<DurableSpec>) -> Result<Subject, Diagnostics> {
         let out = compile(input, LambdaDurable)?;
         let next = compile_next(input, &out.plan.identity, LambdaDurable)?;
         Ok(Subject::new(
@@ -101,11 +104,11 @@ impl BackendProof for Driver {
         ))
     }
 
-    fn matrix(subject: &Subject<Driver>) -> Vec<Scenario> {
+    fn matrix(subject: &Subject) -> Vec<Scenario> {
         run::scenarios(subject)
     }
 
-    fn static_verdict(subject: &Subject<Driver>) -> Vec<Violation> {
+    fn static_verdict(subject: &Subject) -> Vec<Violation> {
         checks::static_violations(subject)
     }
 
@@ -113,11 +116,11 @@ impl BackendProof for Driver {
         verdict.clone()
     }
 
-    fn pin(_: &Subject<Driver>) {}
+    fn pin(_: &Subject) {}
 
     /// `_seed`: this engine draws no random numbers.
     fn run<'s>(
-        subject: &'s Subject<Driver>,
+        subject: &'s Subject,
         verdict: &Vec<Violation>,
         scenario: &Scenario,
         _seed: u64,

@@ -7,7 +7,6 @@ use tpf_wire::records::ExecutionStatus as TpfStatus;
 use tpf_wire::Identity;
 
 use super::world::DurableWorld;
-use super::Driver;
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::invariants::Violation;
@@ -18,7 +17,7 @@ use crate::scenario::run::{
     build_host, expectations, item_children, tpf_status, RunError, FIRST_KEY, START_MS, TENANT,
 };
 use crate::scenario::Metrics;
-use crate::subject::Subject;
+use super::Subject;
 
 /// Hard budgets of one durable run: the Step Functions run's call and event budgets (the same
 /// scenario justifies the same calls), and operations and invocations in their stead of state
@@ -42,7 +41,7 @@ const OPERATIONS_PER_CALL: u64 = 12;
 /// end one.
 const INVOCATIONS_PER_CALL: u64 = 6;
 
-pub fn budget_for(subject: &Subject<Driver>, scenario: &Scenario) -> DurableBudget {
+pub fn budget_for(subject: &Subject, scenario: &Scenario) -> DurableBudget {
     let b = budget::for_scenario(&subject.plan, scenario);
     DurableBudget {
         action_calls: b.action_calls,
@@ -56,7 +55,7 @@ pub fn budget_for(subject: &Subject<Driver>, scenario: &Scenario) -> DurableBudg
 /// calls per generation, the console re-drive, which durable executions do not have, run as the
 /// recovery this backend has instead (the sweeper starts a new lineage), and one scenario of its
 /// own: a function that dies between a step's effect and its checkpoint.
-pub fn scenarios(subject: &Subject<Driver>) -> Vec<Scenario> {
+pub fn scenarios(subject: &Subject) -> Vec<Scenario> {
     let mut all = matrix::derive(subject);
     for s in &mut all {
         if s.name == "console-redrive" {
@@ -80,7 +79,7 @@ pub fn scenarios(subject: &Subject<Driver>) -> Vec<Scenario> {
 
 pub struct DurableRun<'s> {
     pub scenario: Scenario,
-    pub subject: &'s Subject<Driver>,
+    pub subject: &'s Subject,
     pub world: DurableWorld,
     pub identity: Identity,
     pub execution_id: Option<String>,
@@ -93,7 +92,7 @@ pub struct DurableRun<'s> {
 }
 
 pub fn build_world(
-    subject: &Subject<Driver>,
+    subject: &Subject,
     scenario: &Scenario,
 ) -> Result<DurableWorld, RunError> {
     let host = build_host(subject, scenario)?;
@@ -114,7 +113,7 @@ pub fn build_world(
 
 /// Runs `scenario` to quiescence or its horizon.
 pub fn run<'s>(
-    subject: &'s Subject<Driver>,
+    subject: &'s Subject,
     static_violations: &[Violation],
     scenario: &Scenario,
 ) -> Result<DurableRun<'s>, RunError> {
@@ -299,7 +298,7 @@ fn condition(
     }
 }
 
-fn perform(world: &mut DurableWorld, subject: &Subject<Driver>, exec: &str, act: Do) {
+fn perform(world: &mut DurableWorld, subject: &Subject, exec: &str, act: Do) {
     let now = world.now_ms();
     let actor = |what: String| vec![Entry::Actor { at_ms: now, what }];
     match act {

@@ -11,12 +11,11 @@ use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
 use super::pacing;
 use super::run::{driver_executions, Run};
-use super::Machines;
 use crate::harness::trace::{Entry, Trace};
 use crate::invariants::common::{self, belongs, record_timeline, Generation, Reading};
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
-use crate::subject::Subject;
+use super::Subject;
 use asl_interp::engine::ExecutionStatus;
 
 /// Evaluates every check of the table over a run.
@@ -438,7 +437,7 @@ fn machine_of(arn: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Bounded history and limits checked at compile time.
 
-fn subject_options(subject: &Subject<Machines>) -> ValidateOptions {
+fn subject_options(subject: &Subject) -> ValidateOptions {
     ValidateOptions {
         event_limit: u64::from(subject.program.sfn.budget.event_budget),
         map_item_bounds: BTreeMap::new(),
@@ -465,7 +464,7 @@ thread_local! {
     static VERDICTS: RefCell<Vec<(Arc<StateMachine>, u32, StaticVerdict)>> = const { RefCell::new(Vec::new()) };
 }
 
-fn static_verdict(subject: &Subject<Machines>) -> StaticVerdict {
+fn static_verdict(subject: &Subject) -> StaticVerdict {
     let budget = subject.program.sfn.budget.event_budget;
     let m = &subject.program.driver;
     // A definition the interpreter cannot compile has no shared copy; it is compared in full.
@@ -551,7 +550,7 @@ pub struct Proven {
 }
 
 impl Proven {
-    pub fn of(subject: &Subject<Machines>) -> Proven {
+    pub fn of(subject: &Subject) -> Proven {
         let verdict = static_verdict(subject);
         Proven {
             static_violations: verdict.errors,
@@ -561,6 +560,6 @@ impl Proven {
 }
 
 /// The validator's errors on the subject's driver, as `definition-within-limits` violations.
-pub fn static_violations(subject: &Subject<Machines>) -> Vec<Violation> {
+pub fn static_violations(subject: &Subject) -> Vec<Violation> {
     static_verdict(subject).errors
 }

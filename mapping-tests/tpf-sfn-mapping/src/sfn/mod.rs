@@ -23,7 +23,7 @@ use crate::invariants::Violation;
 use crate::proof::{Backend, BackendProof};
 use crate::scenario::classes::anonymise;
 use crate::scenario::{matrix, Metrics, RunError, Scenario};
-use crate::subject::{compile_next, NextRelease, Program, Subject};
+use crate::subject::{compile_next, NextRelease, Program};
 
 pub use checks::{static_violations, Proven};
 pub use run::{run, Run};
@@ -37,6 +37,9 @@ pub struct Machines {
     pub driver: StateMachine,
     pub sweeper: StateMachine,
 }
+
+/// A release under proof on Step Functions.
+pub type Subject = crate::subject::Subject<Machines>;
 
 /// A driver definition the user brings instead of the compiled one: its file name (for
 /// diagnostics) and bytes.
@@ -74,7 +77,7 @@ impl BackendProof for Machines {
     type Run<'s> = Run<'s>;
     type Pins<'s> = Vec<asl_interp::Pinned<'s>>;
 
-    fn build(input: &Input, driver: Option<DriverFile>) -> Result<Subject<Machines>, Diagnostics> {
+    fn build(input: &Input, driver: Option<DriverFile>) -> Result<Subject, Diagnostics> {
         let out = compile(input, StepFunctions)?;
         let driver = match driver {
             Some(d) => asl::parse(&d.file, &d.bytes)?,
@@ -100,11 +103,11 @@ impl BackendProof for Machines {
         ))
     }
 
-    fn matrix(subject: &Subject<Machines>) -> Vec<Scenario> {
+    fn matrix(subject: &Subject) -> Vec<Scenario> {
         matrix::derive(subject)
     }
 
-    fn static_verdict(subject: &Subject<Machines>) -> Proven {
+    fn static_verdict(subject: &Subject) -> Proven {
         Proven::of(subject)
     }
 
@@ -112,12 +115,12 @@ impl BackendProof for Machines {
         verdict.static_violations.clone()
     }
 
-    fn pin(subject: &Subject<Machines>) -> Vec<asl_interp::Pinned<'_>> {
+    fn pin(subject: &Subject) -> Vec<asl_interp::Pinned<'_>> {
         pin(subject)
     }
 
     fn run<'s>(
-        subject: &'s Subject<Machines>,
+        subject: &'s Subject,
         verdict: &Proven,
         scenario: &Scenario,
         seed: u64,
@@ -138,7 +141,7 @@ impl BackendProof for Machines {
 /// Pins the subject's machines (both releases) on this thread while the guards live, so every
 /// scenario's deploy finds their compiled programs by address instead of comparing the
 /// definitions again (see [`asl_interp::Pinned`]). Only a speed-up: runs are the same without.
-pub fn pin(subject: &Subject<Machines>) -> Vec<asl_interp::Pinned<'_>> {
+pub fn pin(subject: &Subject) -> Vec<asl_interp::Pinned<'_>> {
     let mut pins = vec![
         asl_interp::pin(&subject.program.driver),
         asl_interp::pin(&subject.program.sweeper),
@@ -153,7 +156,7 @@ pub fn pin(subject: &Subject<Machines>) -> Vec<asl_interp::Pinned<'_>> {
 /// The same driver with every await state replaced by a fixed-interval poll (`Wait` then ask TPF
 /// again): what a driver without callback tokens would do. Used to put the parked driver's cost
 /// next to a polling one's, measured by the same interpreter on the same scenario.
-pub fn polling_variant(subject: &Subject<Machines>, interval_seconds: u64) -> Subject<Machines> {
+pub fn polling_variant(subject: &Subject, interval_seconds: u64) -> Subject {
     let mut s = subject.clone();
     let driver = &mut s.program.driver;
     let awaits: Vec<String> = driver

@@ -2,7 +2,6 @@
 
 use serde_json::{json, Value};
 
-use super::Machines;
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::harness::world::World;
@@ -13,7 +12,7 @@ use crate::scenario::run::{
 };
 use crate::scenario::Metrics;
 use crate::sfn::Proven;
-use crate::subject::Subject;
+use super::Subject;
 use asl_interp::engine::{Engine, ExecutionStatus};
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 use tpf_wire::Identity;
@@ -22,7 +21,7 @@ use tpf_wire::Identity;
 /// same subject, and a copy of its machines and contract per run cost as much as the run.
 pub struct Run<'s> {
     pub scenario: Scenario,
-    pub subject: &'s Subject<Machines>,
+    pub subject: &'s Subject,
     pub world: World,
     pub identity: Identity,
     pub execution_id: Option<String>,
@@ -37,7 +36,7 @@ pub struct Run<'s> {
 }
 
 pub fn build_world(
-    subject: &Subject<Machines>,
+    subject: &Subject,
     scenario: &Scenario,
     seed: u64,
 ) -> Result<World, RunError> {
@@ -67,7 +66,7 @@ pub fn build_world(
 
 /// Runs `scenario` to quiescence or its horizon.
 pub fn run<'s>(
-    subject: &'s Subject<Machines>,
+    subject: &'s Subject,
     scenario: &Scenario,
     seed: u64,
 ) -> Result<Run<'s>, RunError> {
@@ -79,7 +78,7 @@ pub fn run<'s>(
 /// The proof reads event types, state names and errors only, which are kept either way, so it
 /// runs without: the same trace at a fraction of the copies.
 pub fn run_proven<'s>(
-    subject: &'s Subject<Machines>,
+    subject: &'s Subject,
     proven: &Proven,
     scenario: &Scenario,
     seed: u64,
@@ -292,7 +291,7 @@ fn condition(
     }
 }
 
-fn perform(world: &mut World, subject: &Subject<Machines>, exec: &str, act: Do) {
+fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
     let now = world.now_ms();
     match act {
         Do::CompleteAwait => {
