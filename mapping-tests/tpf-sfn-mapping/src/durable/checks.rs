@@ -221,7 +221,7 @@ fn writes_only_wakeup_table(run: &DurableRun) -> Vec<Violation> {
             String::new(),
         ));
     }
-    if let Some(w) = run.world.writes.iter().find(|w| &w.table != table) {
+    if let Some(w) = run.world.local.writes.iter().find(|w| &w.table != table) {
         out.push(v(
             "writes-only-the-wakeup-table",
             format!("{} wrote its {} row to table {:?}; the driver may only touch the wakeup table {table:?}", w.execution, w.row, w.table),

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 use tpf_wire::Identity;
 
-use super::world::DurableWorld;
+use super::world::{DurableWorld, Local};
 use crate::harness::actors;
 use crate::harness::trace::Entry;
 use crate::invariants::Violation;
@@ -101,8 +101,10 @@ pub fn build_world(
         host,
         TENANT,
         scenario.faults.clone(),
-        &subject.plan.wakeup.table_name,
-        subject.plan.sweeper.limit as usize,
+        Local::new(
+            &subject.plan.wakeup.table_name,
+            subject.plan.sweeper.limit as usize,
+        ),
     );
     world.publish(subject.plan.identity.clone(), &subject.program);
     if let Some(every) = scenario.sweeper_every_seconds {

@@ -3,14 +3,15 @@
 //!
 //! - this module: the program ([`Machines`]) and the backend's part of the proof;
 //! - `run`: the runner and its metrics on the interpreter's executions;
+//! - `world`: the interpreter as the world's engine (deployed machines, the Task handler of
+//!   `crate::harness::bindings`, the sweeper machine on its schedule, history into the trace);
 //! - `checks`, `pacing`: this backend's reading of every named invariant, and the validator's
 //!   static verdict.
-//!
-//! The engine and the model meet in `crate::harness` (bindings, world loop).
 
 pub mod checks;
 mod pacing;
 pub mod run;
+pub mod world;
 
 use serde_json::Value;
 use tpf_sfn_compiler::compile::{compile, Input};

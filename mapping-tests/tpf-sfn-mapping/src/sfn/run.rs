@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use crate::harness::actors;
 use crate::harness::trace::Entry;
-use crate::harness::world::World;
+use super::world::{Calls, World};
 use crate::scenario::budget::{self, Budget};
 use crate::scenario::model::{Do, Scenario, When};
 use crate::scenario::run::{
@@ -47,6 +47,7 @@ pub fn build_world(
         host,
         TENANT,
         scenario.faults.clone(),
+        Calls::default(),
     );
     let m = &subject.program;
     world
