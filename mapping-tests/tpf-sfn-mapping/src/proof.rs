@@ -9,8 +9,9 @@ use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::diagnostic::Diagnostics;
 
 use crate::invariants::Violation;
-use crate::scenario::{Metrics, RunError, Scenario};
-use crate::subject::{Program, Subject};
+use crate::scenario::run::{self, Run, Runner};
+use crate::scenario::{Metrics, Scenario};
+use crate::subject::Subject;
 
 pub use crate::subject::next_release_descriptor;
 pub use tpf_sfn_compiler::bundled::restaurant_input;
@@ -24,20 +25,15 @@ pub const SEED: u64 = 7;
 /// Name of the report that carries the static verdict when it stops the proof.
 pub const STATIC_CHECKS: &str = "static-checks";
 
-/// One backend's part of the proof, implemented by its program type.
-pub trait BackendProof: Program + Sized {
+/// One backend's part of the proof, implemented by its program type; how it runs a scenario
+/// is its [`Runner`].
+pub trait BackendProof: Runner {
     const BACKEND: Backend;
     /// What the static-checks report says it is, when their verdict stops the proof.
     const STATIC_DESCRIPTION: &'static str;
     /// A program the user brings instead of the compiled one (an edited or post-processed
     /// definition or spec), in the form the command line reads it.
     type Replacement;
-    /// The static checks' verdict on a subject's program, taken once per matrix.
-    type Verdict;
-    /// One scenario's outcome on this engine; it borrows the subject it ran.
-    type Run<'s>
-    where
-        Self: 's;
     /// Whatever must stay alive while a matrix runs (the Step Functions machines pinned).
     type Pins<'s>
     where
@@ -53,6 +49,7 @@ pub trait BackendProof: Program + Sized {
     /// The matrix derived for this backend, before any hand-written scenario.
     fn matrix(subject: &Subject<Self>) -> Vec<Scenario>;
 
+    /// The static checks' verdict on a subject's program, taken once per matrix.
     fn static_verdict(subject: &Subject<Self>) -> Self::Verdict;
 
     /// The verdict's findings: the proof stops at them.
@@ -60,18 +57,8 @@ pub trait BackendProof: Program + Sized {
 
     fn pin(subject: &Subject<Self>) -> Self::Pins<'_>;
 
-    fn run<'s>(
-        subject: &'s Subject<Self>,
-        verdict: &Self::Verdict,
-        scenario: &Scenario,
-        seed: u64,
-    ) -> Result<Self::Run<'s>, RunError>;
-
     /// Every invariant of the table, read on this engine.
-    fn evaluate(run: &Self::Run<'_>) -> Vec<Violation>;
-
-    /// The run's metrics, unmet expectations and rendered trace, for its report.
-    fn outcome(run: Self::Run<'_>) -> (Metrics, Vec<String>, String);
+    fn evaluate(run: &Run<'_, Self>) -> Vec<Violation>;
 }
 
 /// Builds the subject: compiles the contract for backend `P`; `replacement` takes the place of
@@ -106,11 +93,13 @@ fn run_one_proven<P: BackendProof>(
     seed: u64,
 ) -> ScenarioReport {
     let (metrics, violations, unmet_expectations, error, trace) =
-        match P::run(subject, verdict, scenario, seed) {
+        // Without state payloads in the histories: the checks read event types, state names
+        // and errors only, which are kept either way.
+        match run::run(subject, verdict, scenario, seed, false) {
             Ok(run) => {
                 let violations = P::evaluate(&run);
-                let (metrics, unmet, trace) = P::outcome(run);
-                (metrics, violations, unmet, None, trace)
+                let trace = run.world.trace.render();
+                (run.metrics, violations, run.unmet, None, trace)
             }
             Err(e) => (
                 Metrics::default(),

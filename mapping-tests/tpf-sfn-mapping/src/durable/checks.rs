@@ -48,7 +48,7 @@ fn reading(id: CheckId, r: &DurableRun) -> Vec<Violation> {
             common::idempotency(&r.world.trace, &r.world.host)
         }
         CheckId::HistoryWithinProvenBound => bounded_operations(r),
-        CheckId::DefinitionWithinLimits => r.static_violations.clone(),
+        CheckId::DefinitionWithinLimits => r.verdict.clone(),
         CheckId::RunWithinBudget => within_budget(r),
         CheckId::CallsPacedByTpf => common::calls_paced(&r.world.trace),
         CheckId::GenerationsPaced => generations_paced(r),

@@ -27,7 +27,7 @@ use tpf_sfn_compiler::plan::AwaitPoint;
 
 use crate::invariants::Violation;
 use crate::proof::{Backend, BackendProof};
-use crate::scenario::{Metrics, RunError, Scenario};
+use crate::scenario::Scenario;
 use crate::subject::{compile_next, NextRelease, Program};
 
 pub use program::{Compiled, EngineOps, Variant};
@@ -84,8 +84,6 @@ impl BackendProof for Driver {
     const STATIC_DESCRIPTION: &'static str =
         "the static checks' verdict on the durable driver's spec, before any scenario runs";
     type Replacement = DurableSpec;
-    type Verdict = Vec<Violation>;
-    type Run<'s> = DurableRun<'s>;
     type Pins<'s> = ();
 
     /// Compiles with this backend's own lowering: no Step Functions machine is built to prove a
@@ -118,22 +116,7 @@ impl BackendProof for Driver {
 
     fn pin(_: &Subject) {}
 
-    /// `_seed`: this engine draws no random numbers.
-    fn run<'s>(
-        subject: &'s Subject,
-        verdict: &Vec<Violation>,
-        scenario: &Scenario,
-        _seed: u64,
-    ) -> Result<DurableRun<'s>, RunError> {
-        run::run(subject, verdict, scenario)
-    }
-
     fn evaluate(run: &DurableRun<'_>) -> Vec<Violation> {
         checks::evaluate(run)
-    }
-
-    fn outcome(run: DurableRun<'_>) -> (Metrics, Vec<String>, String) {
-        let trace = run.world.trace.render();
-        (run.metrics, run.unmet, trace)
     }
 }

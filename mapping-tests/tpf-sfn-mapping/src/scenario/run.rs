@@ -1,7 +1,8 @@
-//! What every backend's runner shares: the instant and tenant every scenario starts with, TPF
-//! as the scenario sets it up, the metrics a run reports, what TPF says about an execution, and
-//! the scenario's expectations. Each backend's runner (`crate::sfn::run`,
-//! `crate::durable::run`) drives its engine with these.
+//! The runner every backend shares: TPF as the scenario sets it up, the first submission, the
+//! scenario's actions fired when their conditions hold, the clock advanced to the horizon or to
+//! quiescence, and the expectations checked. What an engine answers its own way (its world, its
+//! budgets, whether a driver failed or still runs, the operator's acts on drivers, the metrics)
+//! is its [`Runner`]: `crate::sfn::run`, `crate::durable::run`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,8 +18,12 @@ use tpf_model::worker::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 
 use super::matrix::AWAIT_TIMEOUT_S;
-use super::model::{ItemContinuationMode, Scenario};
-use crate::subject::{pipeline_of, Subject};
+use super::model::{Do, ItemContinuationMode, Scenario, When};
+use crate::harness::actors;
+use crate::harness::trace::Entry;
+use crate::harness::world::{World, WorldEngine};
+use crate::subject::{pipeline_of, NextRelease, Program, Subject};
+use tpf_wire::Identity;
 
 /// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
 pub const START_MS: i64 = 1_767_225_600_000;
@@ -279,4 +284,347 @@ pub(crate) fn expectations(
         }
     }
     unmet
+}
+
+/// A backend's part of running a scenario, implemented by its program type.
+pub trait Runner: Program + Sized {
+    /// The engine the program runs on.
+    type Engine: WorldEngine;
+    /// The static checks' verdict on the program, shared by every scenario of a matrix.
+    type Verdict: Clone;
+    /// The hard budgets of one run on this engine.
+    type Budget;
+
+    /// A fresh engine with `host` and the subject's release deployed.
+    fn world(
+        subject: &Subject<Self>,
+        host: ActionHost<InMemoryStore>,
+        scenario: &Scenario,
+        seed: u64,
+    ) -> Result<World<Self::Engine>, RunError>;
+
+    fn budget(subject: &Subject<Self>, scenario: &Scenario) -> Self::Budget;
+
+    /// Sets the engine's fences from the budget; `payloads` keeps state payloads in histories
+    /// where the engine has them.
+    fn fence(world: &mut World<Self::Engine>, budget: &Self::Budget, payloads: bool);
+
+    /// Deploys the second release's program next to the first.
+    fn deploy(
+        world: &mut World<Self::Engine>,
+        next: &NextRelease<Self>,
+    ) -> Result<(), RunError>;
+
+    /// Whether the newest driver of `exec` failed.
+    fn driver_failed(world: &World<Self::Engine>, exec: &str) -> bool;
+
+    /// Whether a driver of `exec` still runs (asleep, or parked).
+    fn driver_running(world: &World<Self::Engine>, exec: &str) -> bool;
+
+    /// An operator stops the running driver of `exec`; what the trace says.
+    fn abort_driver(world: &mut World<Self::Engine>, exec: &str) -> String;
+
+    /// A faulty bridge starts a second driver for `exec`; what the trace says.
+    fn start_extra_driver(world: &mut World<Self::Engine>, exec: &str) -> String;
+
+    /// An operator redrives the failed driver of `exec` in the console; what the trace says.
+    fn console_redrive(world: &mut World<Self::Engine>, exec: &str) -> String;
+
+    /// A failure of the harness itself, after which the run has no verdict.
+    fn harness_fault(world: &World<Self::Engine>) -> Option<RunError>;
+
+    fn measure(world: &World<Self::Engine>, exec: &str) -> Metrics;
+}
+
+/// One scenario's outcome. It borrows the subject it ran: a matrix runs every scenario on the
+/// same subject, and a copy of its program and contract per run cost as much as the run.
+pub struct Run<'s, P: Runner> {
+    pub scenario: Scenario,
+    pub subject: &'s Subject<P>,
+    pub world: World<P::Engine>,
+    pub identity: Identity,
+    pub execution_id: Option<String>,
+    pub metrics: Metrics,
+    /// Scenario expectations that did not hold (separate from invariant violations).
+    pub unmet: Vec<String>,
+    pub budget: P::Budget,
+    /// The engine stopped at its budget: the trace ends where the budget ran out.
+    pub budget_spent: bool,
+    /// The static checks' verdict on the program, shared by every scenario of a matrix.
+    pub verdict: P::Verdict,
+}
+
+/// TPF as the scenario sets it up, and the engine with the subject's release deployed and the
+/// sweeper scheduled.
+pub fn build_world<P: Runner>(
+    subject: &Subject<P>,
+    scenario: &Scenario,
+    seed: u64,
+) -> Result<World<P::Engine>, RunError> {
+    let host = build_host(subject, scenario)?;
+    let mut world = P::world(subject, host, scenario, seed)?;
+    if let Some(every) = scenario.sweeper_every_seconds {
+        world.schedule_sweeper(every as i64 * 1000);
+    }
+    Ok(world)
+}
+
+/// Runs `scenario` to quiescence or its horizon, with the program's verdict taken once for the
+/// whole matrix.
+pub fn run<'s, P: Runner>(
+    subject: &'s Subject<P>,
+    verdict: &P::Verdict,
+    scenario: &Scenario,
+    seed: u64,
+    payloads: bool,
+) -> Result<Run<'s, P>, RunError> {
+    let mut world = build_world(subject, scenario, seed)?;
+    let budget = P::budget(subject, scenario);
+    P::fence(&mut world, &budget, payloads);
+    let identity = subject.plan.identity.clone();
+    let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
+
+    for a in scenario
+        .actions
+        .iter()
+        .filter(|a| a.act == Do::CompleteBeforePark)
+    {
+        world.hooks.complete_before_park = a
+            .step
+            .clone()
+            .or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
+    }
+    world.hooks.lease_taken_first = scenario.actions.iter().any(|a| a.act == Do::TakeLeaseFirst);
+    let (execution_id, entries) = actors::submit(
+        &mut world.host,
+        TENANT,
+        &identity.pipeline_id,
+        FIRST_KEY,
+        START_MS,
+    );
+    world.push(entries);
+    world.settle();
+
+    // Each action fires once: when its condition first holds, after its delay.
+    let mut due: Vec<Option<i64>> = vec![None; scenario.actions.len()];
+    let mut done: Vec<bool> = scenario
+        .actions
+        .iter()
+        .map(|a| matches!(a.act, Do::CompleteBeforePark | Do::TakeLeaseFirst))
+        .collect();
+    let exec = execution_id.clone().unwrap_or_default();
+    let mut parks = ParkCount::default();
+    loop {
+        if world.engine.budget_spent() {
+            break;
+        }
+        let now = world.now_ms();
+        if due.iter().zip(&done).any(|(t, d)| !d && t.is_none()) {
+            let facts = Facts {
+                status: tpf_status(&world.host, now, &exec),
+                parks: parks.update(&world.host, &exec),
+            };
+            for (i, a) in scenario.actions.iter().enumerate() {
+                if done[i] || due[i].is_some() {
+                    continue;
+                }
+                if condition::<P>(
+                    &world,
+                    &exec,
+                    &facts,
+                    a.when,
+                    a.step.as_deref(),
+                    a.nth.unwrap_or(1),
+                ) {
+                    due[i] = Some(now + a.after_seconds as i64 * 1000);
+                }
+            }
+        }
+        let mut fired = false;
+        for (i, a) in scenario.actions.iter().enumerate() {
+            if !done[i] && due[i].is_some_and(|t| t <= now) {
+                done[i] = true;
+                fired = true;
+                perform(&mut world, subject, &exec, a.act);
+            }
+        }
+        if fired {
+            world.settle();
+            continue;
+        }
+        let pending_action = due
+            .iter()
+            .zip(&done)
+            .filter(|(_, d)| !**d)
+            .filter_map(|(t, _)| *t)
+            .min();
+        if done.iter().all(|d| *d) && finished::<P>(&world, &exec) {
+            break;
+        }
+        let next = [world.next_event_ms(), pending_action]
+            .into_iter()
+            .flatten()
+            .min();
+        match next {
+            Some(t) if t <= horizon => world.advance_to(t.max(now)),
+            _ => break,
+        }
+        if world.now_ms() == now && next.is_some_and(|t| t <= now) {
+            // Nothing moved at this instant (a timer that did nothing): step past it.
+            world.advance_to(now + 1);
+        }
+    }
+    if let Some(e) = P::harness_fault(&world) {
+        return Err(e);
+    }
+    let metrics = P::measure(&world, &exec);
+    let budget_spent = world.engine.budget_spent();
+    let unmet = expectations(scenario, &world.host, world.now_ms(), &exec, &metrics);
+    Ok(Run {
+        scenario: scenario.clone(),
+        subject,
+        world,
+        identity,
+        execution_id,
+        metrics,
+        unmet,
+        budget,
+        budget_spent,
+        verdict: verdict.clone(),
+    })
+}
+
+/// Parks of the execution so far, counted as the log grows: a scan of the whole log per
+/// action per step made big contracts quadratic in their awaits.
+#[derive(Default)]
+struct ParkCount {
+    cursor: usize,
+    parks: u32,
+}
+
+impl ParkCount {
+    fn update(&mut self, host: &ActionHost<InMemoryStore>, exec: &str) -> u32 {
+        let log = host.coordinator().log().transitions();
+        let fresh = log.get(self.cursor..).unwrap_or_default();
+        self.parks += fresh
+            .iter()
+            .filter(|t| t.execution_id == exec && t.cause == "park")
+            .count() as u32;
+        self.cursor = log.len();
+        self.parks
+    }
+}
+
+/// What the actions' conditions read, taken once per step rather than once per action.
+struct Facts {
+    status: Option<TpfStatus>,
+    parks: u32,
+}
+
+fn condition<P: Runner>(
+    world: &World<P::Engine>,
+    exec: &str,
+    facts: &Facts,
+    when: When,
+    step: Option<&str>,
+    nth: u32,
+) -> bool {
+    let status = facts.status;
+    match when {
+        When::Start => true,
+        When::TpfFailed => status == Some(TpfStatus::Failed),
+        When::TpfWaitRetry => status == Some(TpfStatus::WaitRetry),
+        When::DriverFailed => P::driver_failed(world, exec),
+        When::Parked => {
+            if status != Some(TpfStatus::WaitingExternal) {
+                return false;
+            }
+            let c = world.host.coordinator();
+            let at_step = step.is_none_or(|s| {
+                c.status(TENANT, exec, world.now_ms())
+                    .ok()
+                    .and_then(|r| c.pipeline().step(r.current_step_index).map(|d| d.name == s))
+                    .unwrap_or(false)
+            });
+            facts.parks >= nth && at_step
+        }
+    }
+}
+
+fn perform<P: Runner>(world: &mut World<P::Engine>, subject: &Subject<P>, exec: &str, act: Do) {
+    let now = world.now_ms();
+    let actor = |what: String| vec![Entry::Actor { at_ms: now, what }];
+    match act {
+        Do::CompleteAwait => {
+            let e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
+            world.push(e);
+        }
+        Do::CompleteAwaitTwice => {
+            let mut e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
+            e.extend(actors::complete_await(
+                &mut world.host,
+                TENANT,
+                exec,
+                now,
+                "reviewer-retry",
+            ));
+            world.push(e);
+        }
+        Do::CompleteBeforePark | Do::TakeLeaseFirst => {}
+        Do::SubmitDuplicate => {
+            let (_, e) = actors::submit(
+                &mut world.host,
+                TENANT,
+                &subject.plan.identity.pipeline_id,
+                FIRST_KEY,
+                now,
+            );
+            world.push(e);
+        }
+        Do::Redrive => {
+            let e = actors::redrive(&mut world.host, TENANT, exec, now);
+            world.push(e);
+        }
+        Do::ActivateNewRelease => {
+            let Some(next) = &subject.next_release else {
+                world.push(actor("no second release to activate".into()));
+                return;
+            };
+            if let Err(e) = P::deploy(world, next) {
+                world.push(actor(format!("deploy of the new release failed: {e}")));
+                return;
+            }
+            let mut e = actors::activate(&mut world.host, TENANT, &next.identity, now);
+            let (_, s) = actors::submit(
+                &mut world.host,
+                TENANT,
+                &next.identity.pipeline_id,
+                "order-2",
+                now,
+            );
+            e.extend(s);
+            world.push(e);
+        }
+        Do::AbortDriver => {
+            let what = P::abort_driver(world, exec);
+            world.push(actor(what));
+        }
+        Do::StartExtraDriver => {
+            let what = P::start_extra_driver(world, exec);
+            world.push(actor(what));
+        }
+        Do::ConsoleRedrive => {
+            let what = P::console_redrive(world, exec);
+            world.push(actor(what));
+        }
+    }
+}
+
+/// TPF is terminal and no driver of the execution, or of its item children, still runs.
+fn finished<P: Runner>(world: &World<P::Engine>, exec: &str) -> bool {
+    let now = world.now_ms();
+    tpf_status(&world.host, now, exec).is_some_and(|s| s.terminal())
+        && std::iter::once(exec.to_owned())
+            .chain(item_children(&world.host, now, exec))
+            .all(|e| !P::driver_running(world, &e))
 }

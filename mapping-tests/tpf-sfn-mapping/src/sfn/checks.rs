@@ -506,7 +506,7 @@ fn static_verdict(subject: &Subject) -> StaticVerdict {
 
 fn bounded_history(run: &Run) -> Vec<Violation> {
     let w = &run.world;
-    let bound = run.proven.history_bound;
+    let bound = run.verdict.history_bound;
     let mut out = Vec::new();
     for exec in executions(run) {
         for arn in driver_executions(w, &exec) {
@@ -537,7 +537,7 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
 }
 
 fn within_limits(run: &Run) -> Vec<Violation> {
-    run.proven.static_violations.clone()
+    run.verdict.static_violations.clone()
 }
 
 /// The validator's verdict on a subject's driver, taken once per matrix: every scenario runs

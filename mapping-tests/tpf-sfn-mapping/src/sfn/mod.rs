@@ -23,7 +23,7 @@ use tpf_sfn_compiler::sfn::{SfnPlan, StepFunctions};
 use crate::invariants::Violation;
 use crate::proof::{Backend, BackendProof};
 use crate::scenario::classes::anonymise;
-use crate::scenario::{matrix, Metrics, RunError, Scenario};
+use crate::scenario::{matrix, Scenario};
 use crate::subject::{compile_next, NextRelease, Program};
 
 pub use checks::{static_violations, Proven};
@@ -74,8 +74,6 @@ impl BackendProof for Machines {
     const STATIC_DESCRIPTION: &'static str =
         "the validator's verdict on the driver, before any scenario runs";
     type Replacement = DriverFile;
-    type Verdict = Proven;
-    type Run<'s> = Run<'s>;
     type Pins<'s> = Vec<asl_interp::Pinned<'s>>;
 
     fn build(input: &Input, driver: Option<DriverFile>) -> Result<Subject, Diagnostics> {
@@ -120,22 +118,8 @@ impl BackendProof for Machines {
         pin(subject)
     }
 
-    fn run<'s>(
-        subject: &'s Subject,
-        verdict: &Proven,
-        scenario: &Scenario,
-        seed: u64,
-    ) -> Result<Run<'s>, RunError> {
-        run::run_proven(subject, verdict, scenario, seed, false)
-    }
-
     fn evaluate(run: &Run<'_>) -> Vec<Violation> {
         checks::evaluate(run)
-    }
-
-    fn outcome(run: Run<'_>) -> (Metrics, Vec<String>, String) {
-        let trace = run.world.trace.render();
-        (run.metrics, run.unmet, trace)
     }
 }
 
