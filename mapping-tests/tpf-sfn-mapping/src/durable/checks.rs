@@ -10,9 +10,7 @@ use tpf_durable_driver::{names, spec, DurableSpec};
 use super::run::{driver_executions, DurableRun};
 use super::world::CRASH;
 use crate::harness::trace::{Entry, Trace};
-use crate::invariants::common::{
-    self, belongs, executions, record_timeline, Generation, Reading, Watch,
-};
+use crate::invariants::common::{self, belongs, executions, record_timeline, Generation, Reading};
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
 use super::Subject;
@@ -52,8 +50,8 @@ fn reading(id: CheckId, r: &DurableRun) -> Vec<Violation> {
         CheckId::RunWithinBudget => within_budget(r),
         CheckId::CallsPacedByTpf => common::calls_paced(&r.world.trace),
         CheckId::GenerationsPaced => generations_paced(r),
-        CheckId::LeaseWaitBounded => lease_wait_bounded(r),
-        CheckId::RecheckWaitBounded => recheck_wait_bounded(r),
+        CheckId::LeaseWaitBounded => common::lease_wait_bounded(r),
+        CheckId::RecheckWaitBounded => common::recheck_wait_bounded(r, &DurableReading),
     }
 }
 
@@ -306,7 +304,7 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
                 "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
                     ev == event::CALLBACK_STARTED
                         && name == names::LATE
-                        && backs_off(trace, i, execution)
+                        && common::backs_off(trace, i, execution, &DurableReading)
                 }
                 "WAITING_EXTERNAL" => ev == event::CALLBACK_STARTED && name != names::LATE,
                 "RUNNING" => waits(names::WAIT_LEASE),
@@ -322,31 +320,6 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
         }
     }
     out
-}
-
-/// After the late answer at entry `i`, the driver's next call comes at least a minute later,
-/// unless the bridge woke it first.
-fn backs_off(trace: &Trace, i: usize, execution: &str) -> bool {
-    let from = trace.entries[i].at_ms();
-    for x in &trace.entries[i + 1..] {
-        match x {
-            Entry::Driver {
-                execution: ex,
-                event: event::CALLBACK_SUCCEEDED,
-                ..
-            } if ex == execution => return true,
-            Entry::Call {
-                execution: ex,
-                action,
-                at_ms,
-                ..
-            } if ex == execution && action == "process-work-item" => {
-                return *at_ms - from >= 60_000
-            }
-            _ => {}
-        }
-    }
-    true
 }
 
 /// A driver that ends in success ends so only while TPF's record is SUCCEEDED, and one that
@@ -476,16 +449,7 @@ fn within_budget(run: &DurableRun) -> Vec<Violation> {
             String::new(),
         ));
     }
-    if m.action_calls > b.action_calls {
-        out.push(v(
-            "run-within-budget",
-            format!(
-                "{} process-work-item calls, over the scenario's budget of {}",
-                m.action_calls, b.action_calls
-            ),
-            String::new(),
-        ));
-    }
+    out.extend(common::calls_within_budget(m.action_calls, b.action_calls));
     if m.operations > b.operations {
         out.push(v(
             "run-within-budget",
@@ -506,39 +470,6 @@ fn generations_paced(run: &DurableRun) -> Vec<Violation> {
             .map(|x| x.start_ms)
             .collect()
     })
-}
-
-fn still_running(run: &DurableRun, exec: &str) -> bool {
-    driver_executions(&run.world, exec)
-        .iter()
-        .any(|x| x.status == ExecutionStatus::Running)
-}
-
-fn watch<'a>(run: &'a DurableRun, running: &'a dyn Fn(&str) -> bool) -> Watch<'a> {
-    Watch {
-        trace: &run.world.trace,
-        now_ms: run.world.now_ms(),
-        horizon_ms: run.world.trace.start_ms + run.scenario.horizon_seconds as i64 * 1000,
-        budget_spent: run.budget_spent,
-        running,
-    }
-}
-
-fn lease_wait_bounded(run: &DurableRun) -> Vec<Violation> {
-    let running = |exec: &str| still_running(run, exec);
-    common::lease_wait_bounded(
-        &watch(run, &running),
-        run.subject.plan.wakeup.lease_wait_seconds,
-    )
-}
-
-fn recheck_wait_bounded(run: &DurableRun) -> Vec<Violation> {
-    let running = |exec: &str| still_running(run, exec);
-    common::recheck_wait_bounded(
-        &watch(run, &running),
-        run.subject.plan.wakeup.recheck_seconds,
-        &DurableReading,
-    )
 }
 
 /// Operations outside the loop: the registration step, the wait before a hand-over and the

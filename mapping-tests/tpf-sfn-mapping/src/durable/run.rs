@@ -7,12 +7,11 @@ use serde_json::Value;
 
 use super::world::{DurableWorld, Local};
 use super::{Driver, Subject};
-use crate::harness::trace::Entry;
 use crate::invariants::Violation;
 use crate::scenario::budget;
 use crate::scenario::matrix;
 use crate::scenario::model::Scenario;
-use crate::scenario::run::{self, item_children, RunError, Runner, START_MS, TENANT};
+use crate::scenario::run::{self, action_calls, item_children, RunError, Runner, START_MS, TENANT};
 use crate::scenario::Metrics;
 use crate::subject::NextRelease;
 use tpf_model::actions::ActionHost;
@@ -226,12 +225,7 @@ pub fn measure(world: &DurableWorld, exec: &str) -> Metrics {
         }
     }
     m.lineages = lineages.len() as u32;
-    m.action_calls = world
-        .trace
-        .entries
-        .iter()
-        .filter(|e| matches!(e, Entry::Call { action, execution, .. } if action == "process-work-item" && execution.starts_with(exec)))
-        .count() as u64;
+    m.action_calls = action_calls(&world.trace, exec);
     m.simulated_seconds = (world.now_ms() - START_MS) as f64 / 1000.0;
     let children = item_children(&world.host, world.now_ms(), exec);
     m.item_executions = children.len() as u32;

@@ -20,7 +20,7 @@ use tpf_wire::records::ExecutionStatus as TpfStatus;
 use super::matrix::AWAIT_TIMEOUT_S;
 use super::model::{Do, ItemContinuationMode, Scenario, When};
 use crate::harness::actors;
-use crate::harness::trace::Entry;
+use crate::harness::trace::{Entry, Trace};
 use crate::harness::world::{World, WorldEngine};
 use crate::subject::{pipeline_of, NextRelease, Program, Subject};
 use tpf_wire::Identity;
@@ -221,6 +221,15 @@ pub(crate) fn item_children(
         .into_iter()
         .map(|r| r.execution_id)
         .collect()
+}
+
+/// The process-work-item deliveries the drivers of `exec` (its generations and lineages) made.
+pub(crate) fn action_calls(trace: &Trace, exec: &str) -> u64 {
+    trace
+        .entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Call { action, execution, .. } if action == "process-work-item" && execution.starts_with(exec)))
+        .count() as u64
 }
 
 /// What the scenario expected of TPF's record and the metrics, and did not get.

@@ -11,7 +11,7 @@ use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
 use super::pacing;
 use super::run::{driver_executions, Run};
-use crate::harness::trace::{Entry, Trace};
+use crate::harness::trace::Entry;
 use crate::invariants::common::{self, belongs, record_timeline, Generation, Reading};
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
@@ -43,8 +43,10 @@ fn reading(id: CheckId, run: &Run) -> Vec<Violation> {
         CheckId::RunWithinBudget => pacing::within_budget(run),
         CheckId::CallsPacedByTpf => pacing::calls_paced(run),
         CheckId::GenerationsPaced => pacing::generations_paced(run),
-        CheckId::LeaseWaitBounded => pacing::lease_wait_bounded(run),
-        CheckId::RecheckWaitBounded => pacing::recheck_wait_bounded(run),
+        CheckId::LeaseWaitBounded => common::lease_wait_bounded(run),
+        CheckId::RecheckWaitBounded => {
+            common::recheck_wait_bounded(run, &SfnReading(driver(run)))
+        }
     }
 }
 
@@ -327,7 +329,7 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
                 // applying it): park again, woken by the bridge or re-asking after a back-off
                 // of at least a minute, never in a tight loop.
                 "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
-                    is_await(next) && backs_off(m, trace, i, execution)
+                    is_await(next) && common::backs_off(trace, i, execution, &SfnReading(m))
                 }
                 "WAITING_EXTERNAL" => is_await(next),
                 "RUNNING" => matches!(next, State::Wait(_)),
@@ -348,39 +350,6 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
         }
     }
     out
-}
-
-/// After the late answer at entry `i`, the driver's next call comes at least a minute later,
-/// unless the bridge woke it (its park succeeded) first.
-fn backs_off(m: &StateMachine, trace: &Trace, i: usize, execution: &str) -> bool {
-    let Some(from) = trace.entries.get(i).map(Entry::at_ms) else {
-        return true;
-    };
-    for x in &trace.entries[i + 1..] {
-        match x {
-            Entry::Driver {
-                execution: ex,
-                event,
-                state: Some(st),
-                ..
-            } if ex == execution
-                && *event == "TaskSucceeded"
-                && state(m, st).is_some_and(is_await) =>
-            {
-                return true
-            }
-            Entry::Call {
-                execution: ex,
-                action,
-                at_ms,
-                ..
-            } if ex == execution && action == "process-work-item" => {
-                return *at_ms - from >= 60_000
-            }
-            _ => {}
-        }
-    }
-    true
 }
 
 fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {

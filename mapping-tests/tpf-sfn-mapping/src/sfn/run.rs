@@ -6,10 +6,9 @@ use serde_json::Value;
 
 use super::world::{Calls, World};
 use super::{Machines, Proven, Subject};
-use crate::harness::trace::Entry;
 use crate::scenario::budget::{self, Budget};
 use crate::scenario::model::Scenario;
-use crate::scenario::run::{self, item_children, RunError, Runner, START_MS, TENANT};
+use crate::scenario::run::{self, action_calls, item_children, RunError, Runner, START_MS, TENANT};
 use crate::scenario::Metrics;
 use crate::subject::NextRelease;
 use asl_interp::engine::{Engine, ExecutionStatus};
@@ -191,12 +190,7 @@ pub fn measure(world: &World, exec: &str) -> Metrics {
         }
     }
     m.lineages = lineages.len() as u32;
-    m.action_calls = world
-        .trace
-        .entries
-        .iter()
-        .filter(|e| matches!(e, Entry::Call { action, execution, .. } if action == "process-work-item" && execution.starts_with(exec)))
-        .count() as u64;
+    m.action_calls = action_calls(&world.trace, exec);
     for r in &world.releases {
         for arn in world.engine.list_executions(&r.sweeper_arn) {
             if let Some(x) = world.engine.metrics(arn) {
