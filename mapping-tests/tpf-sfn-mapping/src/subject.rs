@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use tpf_model::worker::PipelineDef;
 use tpf_sfn_compiler::compile::{compile, Input, Lowering};
 use tpf_sfn_compiler::contract::Contract;
 use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
 use tpf_sfn_compiler::plan::{AwaitPoint, DriverPlan};
-use tpf_model::worker::PipelineDef;
 use tpf_wire::Identity;
 
 use crate::scenario::matrix::AWAIT_TIMEOUT_S;

@@ -36,8 +36,7 @@ fn subject_for(contract: &Path, binding: BindingKind) -> Result<Subject, Vec<Str
         binding: Some(binding),
         ..Input::default()
     };
-    proof::subject(&input, None)
-        .map_err(|d| d.0.iter().map(|d| d.code.to_string()).collect())
+    proof::subject(&input, None).map_err(|d| d.0.iter().map(|d| d.code.to_string()).collect())
 }
 
 fn hand_written() -> Vec<Scenario> {
@@ -194,4 +193,40 @@ fn the_durable_metrics_are_counted() {
         "{}",
         r.snapshot()
     );
+}
+
+#[test]
+fn proving_on_the_durable_backend_compiles_no_state_machine() {
+    // Twenty transport retries within a 1,000-event history budget: the Step Functions lowering
+    // cannot bound its sweeper's history and refuses; the durable lowering does not read the
+    // event budget, so the durable driver still gets its verdict.
+    let config = "[transport-retry]\nmax-attempts = 20\n\n[history]\nevent-budget = 1000\n";
+    let input = Input {
+        config: Some(("tight.tpf-sfn.toml", config)),
+        ..proof::restaurant_input()
+    };
+    let refused = proof::subject::<Machines>(&input, None).expect_err("Step Functions refuses");
+    assert!(
+        refused
+            .0
+            .iter()
+            .any(|d| d.code == "ASL_HISTORY_BUDGET_EXCEEDED"),
+        "{refused:?}"
+    );
+    let subject: Subject = proof::subject(&input, None).expect("the durable lowering accepts");
+    let reports = proof::prove(
+        &subject,
+        &proof::scenarios(&subject, Vec::new()),
+        proof::SEED,
+    );
+    assert!(reports.len() > 10);
+    for r in reports {
+        assert!(
+            r.passed(),
+            "{}: {:?} {:?}",
+            r.name,
+            r.unmet_expectations,
+            r.violations
+        );
+    }
 }

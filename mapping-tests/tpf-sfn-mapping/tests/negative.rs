@@ -17,7 +17,8 @@ fn broken(edit: impl FnOnce(&mut Value)) -> Subject {
     let mut s = subject();
     let mut v = serde_json::to_value(&s.program.driver).unwrap();
     edit(&mut v);
-    s.program.driver = asl::from_value("broken-driver.asl.json", v).expect("edited driver still parses");
+    s.program.driver =
+        asl::from_value("broken-driver.asl.json", v).expect("edited driver still parses");
     s
 }
 

@@ -37,8 +37,7 @@ impl ForBackend for MappingTest<'_> {
     fn run<B: CliBackend>(self) -> CmdResult {
         let args = self.0;
         B::check_usage(args)?;
-        let files =
-            InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
+        let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
         let replacement = B::replacement(args)?;
         let input = files.input(args.binding, args.allow_unverified_hash);
         let subject = match proof::subject::<B::Proof>(&input, replacement) {

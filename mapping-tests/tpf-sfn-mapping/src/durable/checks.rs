@@ -9,11 +9,11 @@ use tpf_durable_driver::{names, spec, DurableSpec};
 
 use super::run::{driver_executions, DurableRun};
 use super::world::CRASH;
+use super::Subject;
 use crate::harness::trace::{Entry, Trace};
 use crate::invariants::common::{self, belongs, executions, record_timeline, Generation, Reading};
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
-use super::Subject;
 
 /// Evaluates every check of the table over a run.
 pub fn evaluate(run: &DurableRun) -> Vec<Violation> {

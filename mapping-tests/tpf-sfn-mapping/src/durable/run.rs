@@ -169,8 +169,7 @@ impl Runner for Driver {
     /// Durable executions have no redrive: a failed one stays failed, and starting its name
     /// again returns it (name idempotency). The sweeper recovers the TPF execution.
     fn console_redrive(_: &mut DurableWorld, _: &str) -> String {
-        "durable executions cannot be redriven: the operator leaves recovery to the sweeper"
-            .into()
+        "durable executions cannot be redriven: the operator leaves recovery to the sweeper".into()
     }
 
     /// An engine that left a future pending, or a handler that returned past a suspension, is a

@@ -196,7 +196,9 @@ mod tests {
     #[test]
     fn every_check_has_one_row_and_a_unique_name() {
         for (i, c) in CHECKS.iter().enumerate() {
-            assert!(CHECKS[i + 1..].iter().all(|o| o.id != c.id && o.name != c.name));
+            assert!(CHECKS[i + 1..]
+                .iter()
+                .all(|o| o.id != c.id && o.name != c.name));
             assert_eq!(c.id.name(), c.name);
         }
         assert_eq!(CHECKS.len(), 19);

@@ -8,8 +8,8 @@ use super::model::{
 use serde::Serialize;
 
 use super::classes::{classify, AwaitClasses};
-use crate::subject::{Program, Subject};
 use crate::harness::faults::{Fault, FaultPlan, Outage};
+use crate::subject::{Program, Subject};
 
 fn act(when: When, step: Option<&str>, nth: Option<u32>, after_seconds: u64, act: Do) -> Action {
     Action {

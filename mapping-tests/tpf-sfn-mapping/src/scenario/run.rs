@@ -319,10 +319,7 @@ pub trait Runner: Program + Sized {
     fn fence(world: &mut World<Self::Engine>, budget: &Self::Budget, payloads: bool);
 
     /// Deploys the second release's program next to the first.
-    fn deploy(
-        world: &mut World<Self::Engine>,
-        next: &NextRelease<Self>,
-    ) -> Result<(), RunError>;
+    fn deploy(world: &mut World<Self::Engine>, next: &NextRelease<Self>) -> Result<(), RunError>;
 
     /// Whether the newest driver of `exec` failed.
     fn driver_failed(world: &World<Self::Engine>, exec: &str) -> bool;

@@ -11,11 +11,11 @@ use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
 use super::pacing;
 use super::run::{driver_executions, Run};
+use super::Subject;
 use crate::harness::trace::Entry;
 use crate::invariants::common::{self, belongs, record_timeline, Generation, Reading};
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
-use super::Subject;
 use asl_interp::engine::ExecutionStatus;
 
 /// Evaluates every check of the table over a run.
@@ -44,9 +44,7 @@ fn reading(id: CheckId, run: &Run) -> Vec<Violation> {
         CheckId::CallsPacedByTpf => pacing::calls_paced(run),
         CheckId::GenerationsPaced => pacing::generations_paced(run),
         CheckId::LeaseWaitBounded => common::lease_wait_bounded(run),
-        CheckId::RecheckWaitBounded => {
-            common::recheck_wait_bounded(run, &SfnReading(driver(run)))
-        }
+        CheckId::RecheckWaitBounded => common::recheck_wait_bounded(run, &SfnReading(driver(run))),
     }
 }
 

@@ -22,11 +22,7 @@ pub type Run<'s> = run::Run<'s, Machines>;
 /// in the driver histories, for callers that read them. The proof reads event types, state
 /// names and errors only, which are kept either way, so it runs without
 /// (`Engine::set_record_payloads`): the same trace at a fraction of the copies.
-pub fn run<'s>(
-    subject: &'s Subject,
-    scenario: &Scenario,
-    seed: u64,
-) -> Result<Run<'s>, RunError> {
+pub fn run<'s>(subject: &'s Subject, scenario: &Scenario, seed: u64) -> Result<Run<'s>, RunError> {
     run::run(subject, &Proven::of(subject), scenario, seed, true)
 }
 

@@ -185,7 +185,9 @@ impl World {
         sweeper_name: &str,
         sweeper: &StateMachine,
     ) -> Result<(), SfnError> {
-        let driver_arn = self.engine.create_state_machine_shared(driver_name, driver)?;
+        let driver_arn = self
+            .engine
+            .create_state_machine_shared(driver_name, driver)?;
         let sweeper_arn = self
             .engine
             .create_state_machine_shared(sweeper_name, sweeper)?;
