@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_mapping::proof;
+use tpf_sfn_mapping::{durable, proof, sfn};
 
 // The allocator the command line uses, so the figures are the ones `tpf-sfn mapping-test` sees.
 #[global_allocator]
@@ -36,7 +36,7 @@ fn ms(d: Duration) -> f64 {
 
 fn main() {
     let input = proof::restaurant_input();
-    let subject = proof::subject(&input, None).expect("restaurant compiles");
+    let subject: sfn::Subject = proof::subject(&input, None).expect("restaurant compiles");
     let scenarios = proof::scenarios(&subject, Vec::new());
 
     println!("tpf-sfn mapping benchmark (restaurant-approval, http binding)");
@@ -52,16 +52,16 @@ fn main() {
         ms(times[0])
     );
 
-    let durable = proof::durable_subject(&input, None).expect("restaurant compiles");
-    let durable_scenarios = proof::durable_scenarios(&durable, Vec::new());
+    let durable: durable::Subject = proof::subject(&input, None).expect("restaurant compiles");
+    let durable_scenarios = proof::scenarios(&durable, Vec::new());
     let times = timed(10, || {
-        let reports = proof::prove_durable(&durable, &durable_scenarios, proof::SEED);
+        let reports = proof::prove(&durable, &durable_scenarios, proof::SEED);
         assert!(reports.iter().all(|r| r.passed()));
     });
     println!(
         "full matrix on lambda-durable ({} scenarios × {} checks, the replay engine): median {:.1} ms, min {:.1} ms (10 runs)",
         durable_scenarios.len(),
-        tpf_sfn_mapping::durable::checks::CHECKS.len(),
+        tpf_sfn_mapping::invariants::CHECKS.len(),
         ms(times[5]),
         ms(times[0])
     );
@@ -76,10 +76,10 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
     // As `proof::prove` runs its scenarios: the machines pinned, found by address at deploy.
-    let pinned = proof::pin(&subject);
+    let pinned = sfn::pin(&subject);
     let t = Instant::now();
     for _ in 0..n {
-        black_box(tpf_sfn_mapping::scenario::run(&subject, happy, proof::SEED).ok());
+        black_box(sfn::run(&subject, happy, proof::SEED).ok());
     }
     let secs = t.elapsed().as_secs_f64();
     drop(pinned);
@@ -100,8 +100,8 @@ fn main() {
         let s = scenarios.iter().find(|s| s.name == name).expect("scenario");
         for (label, subj) in [
             ("parked", subject.clone()),
-            ("polling every 15 s", proof::polling_variant(&subject, 15)),
-            ("polling every 60 s", proof::polling_variant(&subject, 60)),
+            ("polling every 15 s", sfn::polling_variant(&subject, 15)),
+            ("polling every 60 s", sfn::polling_variant(&subject, 60)),
         ] {
             let r = proof::run_one(&subj, s, proof::SEED);
             let m = &r.metrics;
@@ -133,7 +133,8 @@ fn long_matrix(steps: usize) {
     };
     let mut scenarios = 0;
     let times = timed(3, || {
-        let subject = proof::subject(&input, None).expect("generated contract compiles");
+        let subject: sfn::Subject =
+            proof::subject(&input, None).expect("generated contract compiles");
         let all = proof::scenarios(&subject, Vec::new());
         scenarios = all.len();
         let reports = proof::prove(&subject, &all, proof::SEED);

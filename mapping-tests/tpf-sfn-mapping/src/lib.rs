@@ -1,12 +1,21 @@
-//! The mapping proof: runs compiled drivers in the ASL interpreter (`asl-interp`) against the
-//! executable reference model of TPF's coordinator (`tpf-model`), with the wake path's own
+//! The mapping proof: runs a release's driver on a deterministic, virtual-time engine against
+//! the executable reference model of TPF's coordinator (`tpf-model`), with the wake path's own
 //! decisions (`tpf-sfn-wakeup`) in between, and checks named invariants over every trace.
 //!
-//! - `harness`: where the engine and the model meet — bindings, wakeup table, faults, traces;
-//! - `scenario`: the matrix derived from a contract, hand-written scenarios, the runner;
-//! - `invariants`: the named checks;
-//! - `proof`: the gate's entry points (compile or take a driver, run, verdict);
-//! - `durable`: the same proof for the Lambda durable functions backend, on the replay engine
+//! Backend-neutral:
+//! - `subject`: what a proof is about (contract, plan, TPF pipeline, next release) and the
+//!   program a backend runs for it;
+//! - `proof`: the gate's entry points for any backend (build the subject, static checks, run,
+//!   verdict) and the [`proof::BackendProof`] each backend implements;
+//! - `scenario`: the scenario model, the matrix derived from a contract, budgets, await classes
+//!   and what every runner shares;
+//! - `invariants`: the one table of named checks, and the checks every backend shares;
+//! - `harness`: actors, faults, the wakeup table, traces, and where the ASL engine and the
+//!   model meet (bindings, world loop).
+//!
+//! One folder per backend:
+//! - `sfn`: AWS Step Functions, the compiled machines on the ASL interpreter (`asl-interp`);
+//! - `durable`: Lambda durable functions, the driver program on the replay engine
 //!   (`durable-interp`).
 
 pub mod durable;
@@ -14,3 +23,5 @@ pub mod harness;
 pub mod invariants;
 pub mod proof;
 pub mod scenario;
+pub mod sfn;
+pub mod subject;

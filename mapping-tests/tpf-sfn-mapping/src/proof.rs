@@ -1,182 +1,152 @@
-//! The mapping proof as one call: compile (or take) a driver, derive the scenario matrix, run
-//! every scenario, evaluate every invariant, and report.
+//! The mapping proof as one call, for any backend: build the subject (compile, or take the
+//! user's program), derive the scenario matrix, run the static checks and stop at their verdict,
+//! else run every scenario and evaluate every invariant, and report. What differs per engine is
+//! a [`BackendProof`]: `crate::sfn::Machines` for Step Functions, `crate::durable::Driver` for
+//! Lambda durable functions.
 
 use serde::Serialize;
-use serde_json::json;
-use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics};
-use tpf_sfn_compiler::sfn::asl;
-use tpf_sfn_compiler::sfn::{self, StepFunctions};
-use tpf_wire::Identity;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::diagnostic::Diagnostics;
 
-use crate::durable::{self, DurableSubject};
-use crate::invariants::{self, Violation};
-use crate::scenario::run::NextRelease;
-use crate::scenario::{matrix, run, Metrics, Scenario, Subject};
-use tpf_durable_driver::DurableSpec;
+use crate::invariants::Violation;
+use crate::scenario::run::{self, Run, Runner};
+use crate::scenario::{Metrics, Scenario};
+use crate::subject::Subject;
 
+pub use crate::subject::next_release_descriptor;
 pub use tpf_sfn_compiler::bundled::restaurant_input;
-
-/// Seed for jitter and ids: the same seed gives the same traces.
-pub const SEED: u64 = 7;
-
-/// Builds the subject: compiles the contract; `driver` replaces the compiled driver with a
-/// definition the user compiled or edited themselves (e.g. post-processed by CDK).
-pub fn subject(input: &Input, driver: Option<(&str, &[u8])>) -> Result<Subject, Diagnostics> {
-    let out = compile(input, StepFunctions)?;
-    let driver_def = match driver {
-        Some((file, bytes)) => asl::parse(file, bytes)?,
-        None => out.driver.clone(),
-    };
-    let next = next_release(input, &out.plan.identity)?;
-    let pipeline = std::sync::Arc::new(crate::scenario::run::pipeline_of(
-        &out.contract,
-        crate::scenario::matrix::AWAIT_TIMEOUT_S,
-    ));
-    Ok(Subject {
-        pipeline,
-        contract: out.contract,
-        plan: out.plan,
-        sfn: out.sfn,
-        driver: driver_def,
-        sweeper: out.sweeper,
-        next_release: Some(next),
-    })
-}
-
-/// The pipeline-release.json of the second release the proof activates mid-flight; the
-/// end-to-end tests deploy and register the same one.
-pub fn next_release_descriptor(identity: &Identity) -> serde_json::Value {
-    json!({
-        "schemaVersion": 1,
-        "pipelineId": identity.pipeline_id,
-        "contractVersion": identity.contract_version,
-        "releaseVersion": format!("{}+next", identity.release_version),
-        "artifacts": [{ "artifactId": "next", "kind": "container-image", "uri": "oci://next", "digest": "sha256:00" }]
-    })
-}
-
-/// A second release of the same contract, for "a new release activated mid-flight".
-fn next_release(input: &Input, identity: &Identity) -> Result<NextRelease, Diagnostics> {
-    let out = next_output(input, identity)?;
-    Ok(NextRelease {
-        identity: out.plan.identity.clone(),
-        driver_name: out.sfn.machines.driver.clone(),
-        driver: out.driver,
-        sweeper_name: out.sfn.machines.sweeper.clone(),
-        sweeper: out.sweeper,
-    })
-}
-
-/// The compiled second release of the same contract.
-fn next_output(input: &Input, identity: &Identity) -> Result<sfn::Compiled, Diagnostics> {
-    let release = next_release_descriptor(identity);
-    let bytes = serde_json::to_vec(&release).map_err(|e| {
-        Diagnostics(vec![Diagnostic::error(
-            "INTERNAL",
-            Default::default(),
-            e.to_string(),
-        )])
-    })?;
-    compile(
-        &Input {
-            release: Some(("next-release.json", &bytes)),
-            ..input.clone()
-        },
-        StepFunctions,
-    )
-}
 
 /// The engine a proof runs the driver on: the compiler's one list of backends.
 pub use tpf_sfn_compiler::backend::Backend;
 
-/// The Lambda durable functions subject: the release's durable spec (and the second
-/// release's), next to the same inputs' Step Functions subject, whose contract, plan and matrix
-/// it shares. `spec` replaces the compiled spec with one the user edited.
-pub fn durable_subject(
+/// Seed for jitter and ids: the same seed gives the same traces.
+pub const SEED: u64 = 7;
+
+/// Name of the report that carries the static verdict when it stops the proof.
+pub const STATIC_CHECKS: &str = "static-checks";
+
+/// One backend's part of the proof, implemented by its program type; how it runs a scenario
+/// is its [`Runner`].
+pub trait BackendProof: Runner {
+    const BACKEND: Backend;
+    /// What the static-checks report says it is, when their verdict stops the proof.
+    const STATIC_DESCRIPTION: &'static str;
+    /// A program the user brings instead of the compiled one (an edited or post-processed
+    /// definition or spec), in the form the command line reads it.
+    type Replacement;
+    /// Whatever must stay alive while a matrix runs (the Step Functions machines pinned).
+    type Pins<'s>
+    where
+        Self: 's;
+
+    /// Compiles the inputs with this backend's lowering (and the second release with them);
+    /// `replacement` takes the compiled program's place.
+    fn build(
+        input: &Input,
+        replacement: Option<Self::Replacement>,
+    ) -> Result<Subject<Self>, Diagnostics>;
+
+    /// The matrix derived for this backend, before any hand-written scenario.
+    fn matrix(subject: &Subject<Self>) -> Vec<Scenario>;
+
+    /// The static checks' verdict on a subject's program, taken once per matrix.
+    fn static_verdict(subject: &Subject<Self>) -> Self::Verdict;
+
+    /// The verdict's findings: the proof stops at them.
+    fn rejected(verdict: &Self::Verdict) -> Vec<Violation>;
+
+    fn pin(subject: &Subject<Self>) -> Self::Pins<'_>;
+
+    /// Every invariant of the table, read on this engine.
+    fn evaluate(run: &Run<'_, Self>) -> Vec<Violation>;
+}
+
+/// Builds the subject: compiles the contract for backend `P`; `replacement` takes the place of
+/// the compiled program (e.g. a definition post-processed by CDK, or an edited spec).
+pub fn subject<P: BackendProof>(
     input: &Input,
-    spec: Option<DurableSpec>,
-) -> Result<DurableSubject, Diagnostics> {
-    let base = subject(input, None)?;
-    let compiled = tpf_sfn_compiler::durable::lower(&base.plan)?.spec;
-    let next = next_output(input, &base.plan.identity)?;
-    let next_spec = tpf_sfn_compiler::durable::lower(&next.plan)?.spec;
-    Ok(DurableSubject::new(
-        base,
-        spec.unwrap_or(compiled),
-        Some((next.plan.identity.clone(), next_spec)),
-    ))
+    replacement: Option<P::Replacement>,
+) -> Result<Subject<P>, Diagnostics> {
+    P::build(input, replacement)
 }
 
-/// The Lambda durable functions matrix: the derived scenarios on this backend plus `extra`.
-pub fn durable_scenarios(subject: &DurableSubject, extra: Vec<Scenario>) -> Vec<Scenario> {
-    crate::durable::run::scenarios(subject, extra)
+/// The derived matrix plus `extra` hand-written scenarios.
+pub fn scenarios<P: BackendProof>(subject: &Subject<P>, extra: Vec<Scenario>) -> Vec<Scenario> {
+    let mut all = P::matrix(subject);
+    all.extend(extra);
+    all
 }
 
-/// Runs one scenario on the durable backend and evaluates every invariant over it.
-pub fn run_one_durable(subject: &DurableSubject, scenario: &Scenario) -> ScenarioReport {
-    run_one_durable_proven(
-        subject,
-        &durable::checks::static_violations(subject),
-        scenario,
-    )
-}
-
-fn run_one_durable_proven(
-    subject: &DurableSubject,
-    rejected: &[Violation],
+/// Runs one scenario and evaluates every invariant over it.
+pub fn run_one<P: BackendProof>(
+    subject: &Subject<P>,
     scenario: &Scenario,
+    seed: u64,
 ) -> ScenarioReport {
-    match durable::run::run(subject, rejected, scenario) {
-        Ok(r) => ScenarioReport {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            metrics: r.metrics.clone(),
-            violations: durable::checks::evaluate(&r),
-            unmet_expectations: r.unmet.clone(),
-            error: None,
-            trace: r.world.trace.render(),
-            backend: Backend::LambdaDurable,
-        },
-        Err(e) => ScenarioReport {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            metrics: Metrics::default(),
-            violations: Vec::new(),
-            unmet_expectations: Vec::new(),
-            error: Some(e),
-            trace: String::new(),
-            backend: Backend::LambdaDurable,
-        },
+    run_one_proven(subject, &P::static_verdict(subject), scenario, seed)
+}
+
+fn run_one_proven<P: BackendProof>(
+    subject: &Subject<P>,
+    verdict: &P::Verdict,
+    scenario: &Scenario,
+    seed: u64,
+) -> ScenarioReport {
+    let (metrics, violations, unmet_expectations, error, trace) =
+        // Without state payloads in the histories: the checks read event types, state names
+        // and errors only, which are kept either way.
+        match run::run(subject, verdict, scenario, seed, false) {
+            Ok(run) => {
+                let violations = P::evaluate(&run);
+                let trace = run.world.trace.render();
+                (run.metrics, violations, run.unmet, None, trace)
+            }
+            Err(e) => (
+                Metrics::default(),
+                Vec::new(),
+                Vec::new(),
+                Some(e.to_string()),
+                String::new(),
+            ),
+        };
+    ScenarioReport {
+        name: scenario.name.clone(),
+        description: scenario.description.clone(),
+        metrics,
+        violations,
+        unmet_expectations,
+        error,
+        trace,
+        backend: P::BACKEND,
     }
 }
 
-/// [`prove`] on the Lambda durable functions backend: the spec's static checks first, stopping
-/// at their verdict; then every scenario with every invariant. `_seed` is accepted for the same
-/// call shape: this engine draws no random numbers.
-pub fn prove_durable(
-    subject: &DurableSubject,
+/// Runs every scenario, after the static checks: a driver they reject gets that verdict alone,
+/// as one report, in the time the checks take; running it could only cost time and repeat the
+/// finding.
+pub fn prove<P: BackendProof>(
+    subject: &Subject<P>,
     scenarios: &[Scenario],
-    _seed: u64,
+    seed: u64,
 ) -> Vec<ScenarioReport> {
-    let rejected = durable::checks::static_violations(subject);
+    let verdict = P::static_verdict(subject);
+    let rejected = P::rejected(&verdict);
     if !rejected.is_empty() {
         return vec![ScenarioReport {
             name: STATIC_CHECKS.to_string(),
-            description:
-                "the static checks' verdict on the durable driver's spec, before any scenario runs"
-                    .to_string(),
+            description: P::STATIC_DESCRIPTION.to_string(),
             metrics: Metrics::default(),
             violations: rejected,
             unmet_expectations: Vec::new(),
             error: None,
             trace: String::new(),
-            backend: Backend::LambdaDurable,
+            backend: P::BACKEND,
         }];
     }
+    let _pinned = P::pin(subject);
     scenarios
         .iter()
-        .map(|s| run_one_durable_proven(subject, &rejected, s))
+        .map(|s| run_one_proven(subject, &verdict, s, seed))
         .collect()
 }
 
@@ -233,92 +203,6 @@ impl ScenarioReport {
     }
 }
 
-/// Runs one scenario and evaluates every invariant over it.
-pub fn run_one(subject: &Subject, scenario: &Scenario, seed: u64) -> ScenarioReport {
-    run_one_proven(subject, &invariants::Proven::of(subject), scenario, seed)
-}
-
-fn run_one_proven(
-    subject: &Subject,
-    proven: &invariants::Proven,
-    scenario: &Scenario,
-    seed: u64,
-) -> ScenarioReport {
-    match run::run_proven(subject, proven, scenario, seed, false) {
-        Ok(r) => ScenarioReport {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            metrics: r.metrics.clone(),
-            violations: invariants::evaluate(&r),
-            unmet_expectations: r.unmet.clone(),
-            error: None,
-            trace: r.world.trace.render(),
-            backend: Backend::StepFunctions,
-        },
-        Err(e) => ScenarioReport {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            metrics: Metrics::default(),
-            violations: Vec::new(),
-            unmet_expectations: Vec::new(),
-            error: Some(e),
-            trace: String::new(),
-            backend: Backend::StepFunctions,
-        },
-    }
-}
-
-/// The derived matrix plus `extra` hand-written scenarios.
-pub fn scenarios(subject: &Subject, extra: Vec<Scenario>) -> Vec<Scenario> {
-    let mut all = matrix::derive(subject);
-    all.extend(extra);
-    all
-}
-
-/// Name of the report that carries the static verdict when it stops the proof.
-pub const STATIC_CHECKS: &str = "static-checks";
-
-/// Runs every scenario, after the static checks: a driver the validator rejects (under the TPF
-/// driver profile, with the release's event budget) gets that verdict alone, as one report, in
-/// the time validation takes; running it could only cost time and repeat the finding.
-pub fn prove(subject: &Subject, scenarios: &[Scenario], seed: u64) -> Vec<ScenarioReport> {
-    let rejected = invariants::static_violations(subject);
-    if !rejected.is_empty() {
-        return vec![ScenarioReport {
-            name: STATIC_CHECKS.to_string(),
-            description: "the validator's verdict on the driver, before any scenario runs"
-                .to_string(),
-            metrics: Metrics::default(),
-            violations: rejected,
-            unmet_expectations: Vec::new(),
-            error: None,
-            trace: String::new(),
-            backend: Backend::StepFunctions,
-        }];
-    }
-    let proven = invariants::Proven::of(subject);
-    let _pinned = pin(subject);
-    scenarios
-        .iter()
-        .map(|s| run_one_proven(subject, &proven, s, seed))
-        .collect()
-}
-
-/// Pins the subject's machines (both releases) on this thread while the guards live, so every
-/// scenario's deploy finds their compiled programs by address instead of comparing the
-/// definitions again (see [`asl_interp::Pinned`]). Only a speed-up: runs are the same without.
-pub fn pin(subject: &Subject) -> Vec<asl_interp::Pinned<'_>> {
-    let mut pins = vec![
-        asl_interp::pin(&subject.driver),
-        asl_interp::pin(&subject.sweeper),
-    ];
-    if let Some(next) = &subject.next_release {
-        pins.push(asl_interp::pin(&next.driver));
-        pins.push(asl_interp::pin(&next.sweeper));
-    }
-    pins
-}
-
 /// File name for a scenario's trace snapshot.
 pub fn snapshot_file(name: &str) -> String {
     let safe: String = name
@@ -332,38 +216,4 @@ pub fn snapshot_file(name: &str) -> String {
         })
         .collect();
     format!("{safe}.trace")
-}
-
-/// The same driver with every await state replaced by a fixed-interval poll (`Wait` then ask TPF
-/// again): what a driver without callback tokens would do. Used to put the parked driver's cost
-/// next to a polling one's, measured by the same interpreter on the same scenario.
-pub fn polling_variant(subject: &Subject, interval_seconds: u64) -> Subject {
-    use tpf_sfn_compiler::sfn::asl::{State, WaitState};
-    let mut s = subject.clone();
-    let awaits: Vec<String> = s
-        .driver
-        .states
-        .iter()
-        .filter(|(_, st)| matches!(st, State::Task(t) if t.resource.ends_with(".waitForTaskToken") && t.resource.contains("dynamodb")))
-        .map(|(n, _)| n.clone())
-        .collect();
-    for name in awaits {
-        let next = tpf_sfn_compiler::sfn::states::driver::PROCESS.to_string();
-        s.driver.states.insert(
-            name,
-            State::Wait(WaitState {
-                comment: Some(format!("polls TPF every {interval_seconds} s")),
-                input_path: None,
-                output_path: None,
-                seconds: Some(interval_seconds),
-                seconds_path: None,
-                timestamp: None,
-                timestamp_path: None,
-                next: Some(next),
-                end: None,
-                extra: Default::default(),
-            }),
-        );
-    }
-    s
 }

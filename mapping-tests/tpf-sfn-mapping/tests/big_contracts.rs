@@ -8,7 +8,8 @@ use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::contract::hash::{contract_hash, contract_version};
 use tpf_sfn_compiler::sfn::asl;
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::{matrix, Subject};
+use tpf_sfn_mapping::scenario::matrix;
+use tpf_sfn_mapping::sfn::Subject;
 
 /// A contract whose steps alternate a service step and an await, `awaits` times.
 fn contract_with_awaits(awaits: usize) -> Vec<u8> {
@@ -91,7 +92,7 @@ fn a_rejected_driver_gets_the_static_verdict_without_running() {
     // 100,000 states the loop never reaches: the validator rejects the definition (size,
     // unreachable states) and no scenario runs.
     let mut subject = subject_of(&contract_with_awaits(2));
-    let mut v = serde_json::to_value(&subject.driver).unwrap();
+    let mut v = serde_json::to_value(&subject.program.driver).unwrap();
     let states = v["States"].as_object_mut().unwrap();
     for i in 0..100_000 {
         states.insert(
@@ -99,7 +100,7 @@ fn a_rejected_driver_gets_the_static_verdict_without_running() {
             json!({"Type": "Pass", "Next": "Process work item"}),
         );
     }
-    subject.driver = asl::from_value("huge.asl.json", v).unwrap();
+    subject.program.driver = asl::from_value("huge.asl.json", v).unwrap();
     let scenarios = matrix::derive(&subject);
     assert!(scenarios.len() > 10);
     let reports = proof::prove(&subject, &scenarios, proof::SEED);
@@ -160,16 +161,16 @@ fn identical_awaits_share_one_representative_and_the_report_says_so() {
 #[test]
 fn a_broken_await_state_that_is_not_a_representative_runs_and_fails() {
     let mut subject = subject_of(&contract_with_awaits(5));
-    let state = subject.sfn.await_states[2].clone();
+    let state = subject.program.sfn.await_states[2].clone();
     assert!(!per_await_names(&subject).contains(&"Await Gate 002".to_string()));
 
     // The middle await's deadline no longer wakes the driver: only a scenario in which nobody
     // completes that await can see it, and it is not one the unbroken driver runs.
-    let mut v = serde_json::to_value(&subject.driver).unwrap();
+    let mut v = serde_json::to_value(&subject.program.driver).unwrap();
     let task = v["States"][&state].as_object_mut().unwrap();
     task.remove("TimeoutSecondsPath");
     task.insert("TimeoutSeconds".into(), json!(31_536_000));
-    subject.driver = asl::from_value("broken.asl.json", v).unwrap();
+    subject.program.driver = asl::from_value("broken.asl.json", v).unwrap();
 
     let scenarios = matrix::derive(&subject);
     let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();

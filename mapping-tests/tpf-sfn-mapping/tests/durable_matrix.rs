@@ -12,15 +12,16 @@ use std::path::{Path, PathBuf};
 use snapshot_set::SnapshotSet;
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_mapping::durable::DurableSubject;
+use tpf_sfn_mapping::durable::Subject;
 use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::scenario::Scenario;
+use tpf_sfn_mapping::sfn::Machines;
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts")
 }
 
-fn subject_for(contract: &Path, binding: BindingKind) -> Result<DurableSubject, Vec<String>> {
+fn subject_for(contract: &Path, binding: BindingKind) -> Result<Subject, Vec<String>> {
     let bytes = std::fs::read(contract).unwrap();
     let name = contract.file_name().unwrap().to_string_lossy().to_string();
     let release_path =
@@ -35,8 +36,7 @@ fn subject_for(contract: &Path, binding: BindingKind) -> Result<DurableSubject, 
         binding: Some(binding),
         ..Input::default()
     };
-    proof::durable_subject(&input, None)
-        .map_err(|d| d.0.iter().map(|d| d.code.to_string()).collect())
+    proof::subject(&input, None).map_err(|d| d.0.iter().map(|d| d.code.to_string()).collect())
 }
 
 fn hand_written() -> Vec<Scenario> {
@@ -75,7 +75,7 @@ fn every_example_contract_passes_the_durable_matrix_under_every_binding() {
                     assert!(
                         binding == BindingKind::Queue
                             && codes.contains(&"DURABLE_BINDING_UNSUPPORTED".to_string())
-                            || proof::subject(
+                            || proof::subject::<Machines>(
                                 &Input {
                                     contract_file: "c.json",
                                     contract: &std::fs::read(&contract).unwrap(),
@@ -91,8 +91,8 @@ fn every_example_contract_passes_the_durable_matrix_under_every_binding() {
                     continue;
                 }
             };
-            let scenarios = proof::durable_scenarios(&subject, Vec::new());
-            for r in proof::prove_durable(&subject, &scenarios, proof::SEED) {
+            let scenarios = proof::scenarios(&subject, Vec::new());
+            for r in proof::prove(&subject, &scenarios, proof::SEED) {
                 assert!(
                     r.passed(),
                     "{} [{binding:?}] {}: {:?} {:?} {:?}\n{}",
@@ -119,7 +119,7 @@ fn hand_written_scenarios_run_on_the_durable_backend() {
     .unwrap();
     let scenarios = hand_written();
     assert!(scenarios.len() >= 3);
-    for r in proof::prove_durable(&subject, &scenarios, proof::SEED) {
+    for r in proof::prove(&subject, &scenarios, proof::SEED) {
         assert!(
             r.passed(),
             "{}: {:?} {:?} {:?}\n{}",
@@ -137,12 +137,12 @@ fn restaurant_durable_traces_per_scenario() {
     let mut set = SnapshotSet::new(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/durable-traces/restaurant"),
     );
-    let subject = proof::durable_subject(&proof::restaurant_input(), None).unwrap();
-    let mut scenarios = proof::durable_scenarios(&subject, hand_written());
+    let subject: Subject = proof::subject(&proof::restaurant_input(), None).unwrap();
+    let mut scenarios = proof::scenarios(&subject, hand_written());
     // The rollover trace is a hundred identical iterations; the metrics line of the matrix
     // report and the invariant checks pin its shape.
     scenarios.retain(|s| s.name != "history-rollover");
-    for r in proof::prove_durable(&subject, &scenarios, proof::SEED) {
+    for r in proof::prove(&subject, &scenarios, proof::SEED) {
         let slug = snapshot_set::file_safe(&r.name.replace(['/', ' '], "_"));
         let text = r.snapshot();
         let text = text
@@ -156,13 +156,13 @@ fn restaurant_durable_traces_per_scenario() {
 
 #[test]
 fn a_durable_run_is_the_same_every_time() {
-    let subject = proof::durable_subject(&proof::restaurant_input(), None).unwrap();
-    let scenarios = proof::durable_scenarios(&subject, Vec::new());
-    let a: Vec<String> = proof::prove_durable(&subject, &scenarios, 1)
+    let subject: Subject = proof::subject(&proof::restaurant_input(), None).unwrap();
+    let scenarios = proof::scenarios(&subject, Vec::new());
+    let a: Vec<String> = proof::prove(&subject, &scenarios, 1)
         .into_iter()
         .map(|r| r.snapshot())
         .collect();
-    let b: Vec<String> = proof::prove_durable(&subject, &scenarios, 1)
+    let b: Vec<String> = proof::prove(&subject, &scenarios, 1)
         .into_iter()
         .map(|r| r.snapshot())
         .collect();
@@ -171,10 +171,10 @@ fn a_durable_run_is_the_same_every_time() {
 
 #[test]
 fn the_durable_metrics_are_counted() {
-    let subject = proof::durable_subject(&proof::restaurant_input(), None).unwrap();
-    let sc = proof::durable_scenarios(&subject, Vec::new());
+    let subject: Subject = proof::subject(&proof::restaurant_input(), None).unwrap();
+    let sc = proof::scenarios(&subject, Vec::new());
     let happy = sc.iter().find(|s| s.name == "happy-path").unwrap();
-    let r = proof::run_one_durable(&subject, happy);
+    let r = proof::run_one(&subject, happy, proof::SEED);
     // Register, ask, park (3), ask: six operations in two invocations (one park).
     assert_eq!(
         (
@@ -193,4 +193,40 @@ fn the_durable_metrics_are_counted() {
         "{}",
         r.snapshot()
     );
+}
+
+#[test]
+fn proving_on_the_durable_backend_compiles_no_state_machine() {
+    // Twenty transport retries within a 1,000-event history budget: the Step Functions lowering
+    // cannot bound its sweeper's history and refuses; the durable lowering does not read the
+    // event budget, so the durable driver still gets its verdict.
+    let config = "[transport-retry]\nmax-attempts = 20\n\n[history]\nevent-budget = 1000\n";
+    let input = Input {
+        config: Some(("tight.tpf-sfn.toml", config)),
+        ..proof::restaurant_input()
+    };
+    let refused = proof::subject::<Machines>(&input, None).expect_err("Step Functions refuses");
+    assert!(
+        refused
+            .0
+            .iter()
+            .any(|d| d.code == "ASL_HISTORY_BUDGET_EXCEEDED"),
+        "{refused:?}"
+    );
+    let subject: Subject = proof::subject(&input, None).expect("the durable lowering accepts");
+    let reports = proof::prove(
+        &subject,
+        &proof::scenarios(&subject, Vec::new()),
+        proof::SEED,
+    );
+    assert!(reports.len() > 10);
+    for r in reports {
+        assert!(
+            r.passed(),
+            "{}: {:?} {:?}",
+            r.name,
+            r.unmet_expectations,
+            r.violations
+        );
+    }
 }

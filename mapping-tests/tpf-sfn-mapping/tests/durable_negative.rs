@@ -8,14 +8,14 @@ use std::sync::Arc;
 use durable_interp::{poll, Stop};
 use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, Ops, ParkRequest, Wake};
 use tpf_durable_driver::{drive, names, DriverInput, DurableSpec, End};
-use tpf_sfn_mapping::durable::{DurableSubject, EngineOps, Variant};
+use tpf_sfn_mapping::durable::{EngineOps, Subject, Variant};
 use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::scenario::model::{Action, Do, When};
 use tpf_sfn_mapping::scenario::{matrix, Scenario};
 use tpf_wire::records::ExecutionStatus;
 
-fn subject() -> DurableSubject {
-    proof::durable_subject(&proof::restaurant_input(), None).expect("restaurant compiles")
+fn subject() -> Subject {
+    proof::subject(&proof::restaurant_input(), None).expect("restaurant compiles")
 }
 
 /// What a broken driver gets wrong.
@@ -180,27 +180,25 @@ impl Variant for Mutant {
     }
 }
 
-fn mutant(m: Mutation) -> DurableSubject {
+fn mutant(m: Mutation) -> Subject {
+    subject().with_variant(Arc::new(Mutant(m, Default::default())))
+}
+
+fn edited(edit: impl FnOnce(&mut DurableSpec)) -> Subject {
     let mut s = subject();
-    s.variant = Arc::new(Mutant(m, Default::default()));
+    edit(&mut s.program.spec);
     s
 }
 
-fn edited(edit: impl FnOnce(&mut DurableSpec)) -> DurableSubject {
-    let mut s = subject();
-    edit(&mut s.spec);
-    s
-}
-
-fn scenario(s: &DurableSubject, name: &str) -> Scenario {
-    proof::durable_scenarios(s, Vec::new())
+fn scenario(s: &Subject, name: &str) -> Scenario {
+    proof::scenarios(s, Vec::new())
         .into_iter()
         .find(|x| x.name == name)
         .unwrap_or_else(|| panic!("no scenario {name}"))
 }
 
-fn failed_checks(s: &DurableSubject, sc: &Scenario) -> Vec<&'static str> {
-    let r = proof::run_one_durable(s, sc);
+fn failed_checks(s: &Subject, sc: &Scenario) -> Vec<&'static str> {
+    let r = proof::run_one(s, sc, proof::SEED);
     assert!(r.error.is_none(), "{:?}", r.error);
     let mut names: Vec<_> = r.violations.iter().map(|v| v.invariant).collect();
     names.sort_unstable();
@@ -208,7 +206,7 @@ fn failed_checks(s: &DurableSubject, sc: &Scenario) -> Vec<&'static str> {
     names
 }
 
-fn assert_fails(s: &DurableSubject, scenario_name: &str, check: &str) {
+fn assert_fails(s: &Subject, scenario_name: &str, check: &str) {
     // Scenarios come from the unbroken subject: a broken spec must not change the questions.
     let sc = scenario(&subject(), scenario_name);
     let failed = failed_checks(s, &sc);
@@ -222,7 +220,7 @@ fn assert_fails(s: &DurableSubject, scenario_name: &str, check: &str) {
 fn the_unbroken_driver_and_an_identity_wrapper_pass_the_happy_path() {
     // The wrapper itself changes nothing when it breaks nothing a scenario reaches.
     for s in [subject(), mutant(Mutation::LeaseWait(30))] {
-        let r = proof::run_one_durable(&s, &scenario(&s, "happy-path"));
+        let r = proof::run_one(&s, &scenario(&s, "happy-path"), proof::SEED);
         assert!(
             r.passed(),
             "{:?} {:?}\n{}",
@@ -346,7 +344,7 @@ fn a_generation_that_never_hands_over_is_caught() {
     // generation that does not hand over checkpoints past its budget.
     let s = edited(|spec| spec.max_iterations = 1_000_000);
     let base = subject();
-    let sc = matrix::derive_for(&base.base, u64::from(base.spec.operation_budget) / 2)
+    let sc = matrix::derive_for(&base, u64::from(base.program.spec.operation_budget) / 2)
         .into_iter()
         .find(|x| x.name == "history-rollover")
         .unwrap();
@@ -357,7 +355,7 @@ fn a_generation_that_never_hands_over_is_caught() {
     );
     assert!(failed.contains(&"definition-within-limits"), "{failed:?}");
     // The unbroken driver hands over on the same scenario and stays within its budget.
-    let ok = proof::run_one_durable(&base, &sc);
+    let ok = proof::run_one(&base, &sc, proof::SEED);
     assert!(
         ok.passed(),
         "{:?} {:?}",
@@ -368,8 +366,8 @@ fn a_generation_that_never_hands_over_is_caught() {
 }
 
 /// The static checks stop the proof before any scenario runs, with their verdict alone.
-fn assert_static_verdict(s: &DurableSubject, code: &str) {
-    let reports = proof::prove_durable(s, &proof::durable_scenarios(s, Vec::new()), proof::SEED);
+fn assert_static_verdict(s: &Subject, code: &str) {
+    let reports = proof::prove(s, &proof::scenarios(s, Vec::new()), proof::SEED);
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].name, proof::STATIC_CHECKS);
     assert!(reports[0]
@@ -478,25 +476,13 @@ fn every_check_has_a_mutant_here() {
     // The names this file asserts, against the backend's checks: a new check without a mutant
     // fails here.
     let text = include_str!("durable_negative.rs");
-    for c in tpf_sfn_mapping::durable::checks::CHECKS {
+    for c in tpf_sfn_mapping::invariants::CHECKS {
         assert!(
             text.contains(&format!("\"{}\"", c.name)),
             "no mutant for {}",
             c.name
         );
     }
-    let sfn: Vec<_> = tpf_sfn_mapping::invariants::CHECKS
-        .iter()
-        .map(|c| (c.name, c.invariant))
-        .collect();
-    let durable: Vec<_> = tpf_sfn_mapping::durable::checks::CHECKS
-        .iter()
-        .map(|c| (c.name, c.invariant))
-        .collect();
-    assert_eq!(
-        sfn, durable,
-        "both backends prove the same named invariants"
-    );
 }
 
 #[test]
@@ -523,9 +509,8 @@ impl Variant for Pending {
 
 #[test]
 fn an_engine_that_leaves_a_future_pending_gives_no_verdict() {
-    let mut s = subject();
-    s.variant = Arc::new(Pending);
-    let r = proof::run_one_durable(&s, &scenario(&s, "happy-path"));
+    let s = subject().with_variant(Arc::new(Pending));
+    let r = proof::run_one(&s, &scenario(&s, "happy-path"), proof::SEED);
     assert!(!r.passed());
     let e = r
         .error
@@ -539,9 +524,10 @@ fn a_key_that_changes_when_a_step_runs_again_is_caught() {
     // same call must carry the same key, or TPF sees a new call with nothing new to answer.
     let s = mutant(Mutation::KeyPerInvocation);
     assert_fails(&s, "function-crashes-after-calls", "calls-paced-by-tpf");
-    let ok = proof::run_one_durable(
+    let ok = proof::run_one(
         &subject(),
         &scenario(&subject(), "function-crashes-after-calls"),
+        proof::SEED,
     );
     assert!(
         ok.passed(),

@@ -14,7 +14,8 @@ use snapshot_set::SnapshotSet;
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::{Scenario, Subject};
+use tpf_sfn_mapping::scenario::Scenario;
+use tpf_sfn_mapping::sfn::Subject;
 
 const RESTAURANT: &str = "restaurant-approval.pipeline-contract.json";
 

@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 use tpf_sfn_compiler::sfn::asl;
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::{matrix, Scenario, Subject};
+use tpf_sfn_mapping::scenario::{matrix, Scenario};
+use tpf_sfn_mapping::sfn::Subject;
 
 fn subject() -> Subject {
     let input = proof::restaurant_input();
@@ -14,9 +15,10 @@ fn subject() -> Subject {
 /// The subject with its driver edited as JSON.
 fn broken(edit: impl FnOnce(&mut Value)) -> Subject {
     let mut s = subject();
-    let mut v = serde_json::to_value(&s.driver).unwrap();
+    let mut v = serde_json::to_value(&s.program.driver).unwrap();
     edit(&mut v);
-    s.driver = asl::from_value("broken-driver.asl.json", v).expect("edited driver still parses");
+    s.program.driver =
+        asl::from_value("broken-driver.asl.json", v).expect("edited driver still parses");
     s
 }
 

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use tpf_sfn_compiler::sfn::asl;
 use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::{matrix, Subject};
+use tpf_sfn_mapping::scenario::matrix;
+use tpf_sfn_mapping::sfn::Subject;
 
 fn subject() -> Subject {
     proof::subject(&proof::restaurant_input(), None).expect("restaurant compiles")
@@ -16,9 +17,9 @@ fn subject() -> Subject {
 
 fn broken(edit: impl FnOnce(&mut Value)) -> Subject {
     let mut s = subject();
-    let mut v = serde_json::to_value(&s.driver).unwrap();
+    let mut v = serde_json::to_value(&s.program.driver).unwrap();
     edit(&mut v);
-    s.driver = asl::from_value("runaway-driver.asl.json", v).expect("edited driver parses");
+    s.program.driver = asl::from_value("runaway-driver.asl.json", v).expect("edited driver parses");
     s
 }
 
@@ -35,11 +36,11 @@ fn reroute(d: &mut Value, from: &str, to: &str) {
 
 fn static_codes(s: &Subject) -> Vec<String> {
     let opts = ValidateOptions {
-        event_limit: u64::from(s.sfn.budget.event_budget),
+        event_limit: u64::from(s.program.sfn.budget.event_budget),
         profile: Profile::TpfDriver,
         ..ValidateOptions::default()
     };
-    validate::validate("driver", &s.driver, &opts)
+    validate::validate("driver", &s.program.driver, &opts)
         .diagnostics
         .iter()
         .filter(|d| d.is_error())

@@ -1,12 +1,18 @@
 //! What a command does differently per backend, behind one dispatch: each backend's
 //! implementation is a sibling module (`step_functions.rs`, `lambda_durable.rs`), and a command
-//! calls these functions with the compiled release or the backend it was given, never matching
-//! on the backend itself.
+//! calls these functions with the compiled release, or writes its work once over
+//! [`CliBackend`] and hands it to [`dispatch`], never matching on the backend itself.
 
 mod lambda_durable;
 mod step_functions;
 
 use tpf_sfn_compiler::compile::Compiled;
+use tpf_sfn_mapping::proof::BackendProof;
+use tpf_sfn_mapping::scenario::Metrics;
+use tpf_sfn_mapping::subject::Subject;
+
+use crate::cli::{Backend, MappingTestArgs};
+use crate::exit::Failure;
 
 /// The lines `compile` prints (text format) about what it compiled, after the warnings and
 /// before the files it wrote.
@@ -14,5 +20,53 @@ pub fn compile_summary(out: &Compiled) -> Vec<String> {
     match out {
         Compiled::StepFunctions(c) => step_functions::compile_summary(c),
         Compiled::LambdaDurable(c) => lambda_durable::compile_summary(c),
+    }
+}
+
+/// One backend's part of `mapping-test` and `simulate`: the program the user may bring, and
+/// the words its reports use.
+pub trait CliBackend {
+    /// The backend's part of the proof.
+    type Proof: BackendProof;
+
+    /// Refuses the flag that brings the other backend's program.
+    fn check_usage(args: &MappingTestArgs) -> Result<(), Failure>;
+
+    /// Reads the program the user brings instead of the compiled one, if any.
+    fn replacement(
+        args: &MappingTestArgs,
+    ) -> Result<Option<<Self::Proof as BackendProof>::Replacement>, Failure>;
+
+    /// What `mapping-test`'s first line says about the program after the binding.
+    fn program_label(args: &MappingTestArgs) -> String;
+
+    /// Whether `mapping-test --format json` names the backend: the Step Functions report
+    /// predates the field and keeps its shape.
+    const JSON_NAMES_BACKEND: bool;
+
+    /// What the static checks judge, as the stopped proof names it.
+    const STATICALLY_JUDGED: &'static str;
+
+    /// A scenario report's figures in `mapping-test`'s table.
+    fn report_figures(m: &Metrics) -> String;
+
+    /// What `simulate` says ran the scenario, before the binding.
+    fn runs_on(subject: &Subject<Self::Proof>) -> String;
+
+    /// `simulate`'s closing line of figures.
+    fn totals(m: &Metrics, simulated: &str) -> String;
+}
+
+/// A command's work, written once over [`CliBackend`].
+pub trait ForBackend {
+    type Output;
+    fn run<B: CliBackend>(self) -> Self::Output;
+}
+
+/// Runs `work` with `backend`'s implementation: the one place that matches on the backend.
+pub fn dispatch<W: ForBackend>(backend: Backend, work: W) -> W::Output {
+    match backend {
+        Backend::StepFunctions => work.run::<step_functions::StepFunctions>(),
+        Backend::LambdaDurable => work.run::<lambda_durable::LambdaDurable>(),
     }
 }

@@ -1,6 +1,14 @@
 //! The Step Functions backend's part of the commands.
 
 use tpf_sfn_compiler::sfn::Compiled;
+use tpf_sfn_mapping::scenario::Metrics;
+use tpf_sfn_mapping::sfn::{DriverFile, Machines, Subject};
+
+use super::CliBackend;
+use crate::cli::MappingTestArgs;
+use crate::error::Error;
+use crate::exit::Failure;
+use crate::input::read;
 
 pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
     let m = &out.manifest;
@@ -40,5 +48,64 @@ pub(super) fn unverified(verified: bool) -> &'static str {
         ""
     } else {
         " — contract hash UNVERIFIED"
+    }
+}
+
+/// The compiled state machines on the ASL interpreter.
+pub(super) struct StepFunctions;
+
+impl CliBackend for StepFunctions {
+    type Proof = Machines;
+
+    fn check_usage(args: &MappingTestArgs) -> Result<(), Failure> {
+        if args.spec.is_some() {
+            return Err(Error::new(
+                "USAGE",
+                "--spec takes a durable driver spec; the step-functions backend proves a state machine",
+            )
+            .with_hint("pass --backend lambda-durable, or --driver driver.asl.json")
+            .into());
+        }
+        Ok(())
+    }
+
+    fn replacement(args: &MappingTestArgs) -> Result<Option<DriverFile>, Failure> {
+        match &args.driver {
+            Some(p) => Ok(Some(DriverFile {
+                file: p.display().to_string(),
+                bytes: read(p)?,
+            })),
+            None => Ok(None),
+        }
+    }
+
+    fn program_label(args: &MappingTestArgs) -> String {
+        format!(
+            "driver {}",
+            args.driver
+                .as_ref()
+                .map_or("compiled".to_string(), |p| p.display().to_string())
+        )
+    }
+
+    const JSON_NAMES_BACKEND: bool = false;
+    const STATICALLY_JUDGED: &'static str = "the driver";
+
+    fn report_figures(m: &Metrics) -> String {
+        format!(
+            "{:>5} transitions {:>6} events",
+            m.state_transitions, m.history_events
+        )
+    }
+
+    fn runs_on(subject: &Subject) -> String {
+        format!("driver {}", subject.program.sfn.machines.driver)
+    }
+
+    fn totals(m: &Metrics, simulated: &str) -> String {
+        format!(
+            "{} state transitions, {} history events, {} action calls, {} generation(s), {simulated} simulated",
+            m.state_transitions, m.history_events, m.action_calls, m.generations,
+        )
     }
 }

@@ -4,11 +4,15 @@ use std::path::Path;
 
 use serde_json::json;
 use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
-use tpf_sfn_mapping::proof::{self, ScenarioReport};
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_mapping::harness::trace::clock;
+use tpf_sfn_mapping::invariants::CHECKS;
+use tpf_sfn_mapping::proof::{self, BackendProof, ScenarioReport};
 use tpf_sfn_mapping::scenario::{matrix, Scenario};
 
 use super::inputs::InputFiles;
-use crate::cli::{Backend, Format, MappingTestArgs, SimulateArgs};
+use crate::backend::{self, CliBackend, ForBackend};
+use crate::cli::{Format, MappingTestArgs, SimulateArgs};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 use crate::input::read;
@@ -20,232 +24,116 @@ pub fn mapping_test(args: &MappingTestArgs) -> CmdResult {
             .with_hint("pass the directory your trace snapshots are committed in")
             .into());
     }
-    match (args.backend, &args.driver, &args.spec) {
-        (Backend::LambdaDurable, Some(_), _) => {
-            return Err(Error::new(
-                "USAGE",
-                "--driver takes a Step Functions definition; the lambda-durable backend proves a durable driver spec",
-            )
-            .with_hint("pass --spec driver.durable.json, or --backend step-functions")
-            .into())
-        }
-        (Backend::StepFunctions, _, Some(_)) => {
-            return Err(Error::new(
-                "USAGE",
-                "--spec takes a durable driver spec; the step-functions backend proves a state machine",
-            )
-            .with_hint("pass --backend lambda-durable, or --driver driver.asl.json")
-            .into())
-        }
-        _ => {}
-    }
-    let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
-    if args.backend == Backend::LambdaDurable {
-        return mapping_test_durable(args, &files);
-    }
-    let driver = match &args.driver {
-        Some(p) => Some((p.display().to_string(), read(p)?)),
-        None => None,
-    };
-    let input = files.input(args.binding, args.allow_unverified_hash);
-    let subject = match proof::subject(
-        &input,
-        driver.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
-    ) {
-        Ok(s) => s,
-        Err(d) => {
-            report::diagnostics(args.format, &d.0);
-            return Err(Failure::Input(Default::default()));
-        }
-    };
-    let extra = match &args.scenarios {
-        Some(dir) => load_scenarios(dir)?,
-        None => Vec::new(),
-    };
-    let scenarios = proof::scenarios(&subject, extra);
-    let reports = proof::prove(&subject, &scenarios, proof::SEED);
-
-    let snapshot_files: Vec<(String, String)> = reports
-        .iter()
-        .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
-        .collect();
-    let drift = match (&args.snapshots, args.check) {
-        (Some(dir), true) => output::check(dir, &snapshot_files),
-        (Some(dir), false) => {
-            output::write_all(dir, &snapshot_files)?;
-            Vec::new()
-        }
-        (None, _) => Vec::new(),
-    };
-    let failed = reports.iter().filter(|r| !r.passed()).count();
-    let coverage = matrix::coverage(&subject);
-
-    match args.format {
-        Format::Text => {
-            let id = &subject.plan.identity;
-            println!(
-                "mapping-test {} (release {}, binding {}, driver {})",
-                id.pipeline_id,
-                id.release_version,
-                subject.plan.binding.kind().as_str(),
-                args.driver
-                    .as_ref()
-                    .map_or("compiled".to_string(), |p| p.display().to_string())
-            );
-            for r in &reports {
-                print_report(r);
-            }
-            print_drift(&drift);
-            let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
-            if !stopped {
-                print_coverage(&coverage);
-            }
-            if stopped {
-                println!("the static checks rejected the driver: no scenario ran");
-            } else {
-                println!(
-                    "{} scenarios × {} invariant checks: {} passed, {} failed{}",
-                    reports.len(),
-                    tpf_sfn_mapping::invariants::CHECKS.len(),
-                    reports.len() - failed,
-                    failed,
-                    if drift.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", {} snapshot(s) drifted", drift.len())
-                    }
-                );
-            }
-        }
-        Format::Json => println!(
-            "{}",
-            json!({
-                "identity": {
-                    "pipelineId": subject.plan.identity.pipeline_id,
-                    "releaseVersion": subject.plan.identity.release_version,
-                },
-                "binding": subject.plan.binding.kind().as_str(),
-                "scenarios": reports,
-                "perAwaitFamilies": coverage,
-                "passed": failed == 0 && drift.is_empty(),
-                "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
-            })
-        ),
-    }
-    if failed == 0 && drift.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::Findings)
-    }
+    backend::dispatch(args.backend, MappingTest(args))
 }
 
-/// `mapping-test --backend lambda-durable`: the durable driver program on the replay engine,
-/// over the same matrix, with the same invariants and the same report.
-fn mapping_test_durable(args: &MappingTestArgs, files: &InputFiles) -> CmdResult {
-    let spec = match &args.spec {
-        Some(p) => Some(read_spec(p)?),
-        None => None,
-    };
-    let input = files.input(args.binding, args.allow_unverified_hash);
-    let subject = match proof::durable_subject(&input, spec) {
-        Ok(s) => s,
-        Err(d) => {
-            report::diagnostics(args.format, &d.0);
-            return Err(Failure::Input(Default::default()));
-        }
-    };
-    let extra = match &args.scenarios {
-        Some(dir) => load_scenarios(dir)?,
-        None => Vec::new(),
-    };
-    let scenarios = proof::durable_scenarios(&subject, extra);
-    let reports = proof::prove_durable(&subject, &scenarios, proof::SEED);
-    let snapshot_files: Vec<(String, String)> = reports
-        .iter()
-        .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
-        .collect();
-    let drift = match (&args.snapshots, args.check) {
-        (Some(dir), true) => output::check(dir, &snapshot_files),
-        (Some(dir), false) => {
-            output::write_all(dir, &snapshot_files)?;
-            Vec::new()
-        }
-        (None, _) => Vec::new(),
-    };
-    let failed = reports.iter().filter(|r| !r.passed()).count();
-    let coverage = matrix::coverage(&subject.base);
-    let id = &subject.base.plan.identity;
-    match args.format {
-        Format::Text => {
-            println!(
-                "mapping-test {} (release {}, binding {}, backend {}, spec {})",
-                id.pipeline_id,
-                id.release_version,
-                subject.base.plan.binding.kind().as_str(),
-                proof::Backend::LambdaDurable.as_str(),
-                args.spec
-                    .as_ref()
-                    .map_or("compiled".to_string(), |p| p.display().to_string())
-            );
-            for r in &reports {
-                print_report(r);
-            }
-            print_drift(&drift);
-            let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
-            if stopped {
-                println!("the static checks rejected the durable driver's spec: no scenario ran");
-            } else {
-                print_coverage(&coverage);
-                println!(
-                    "{} scenarios × {} invariant checks: {} passed, {} failed{}",
-                    reports.len(),
-                    tpf_sfn_mapping::durable::checks::CHECKS.len(),
-                    reports.len() - failed,
-                    failed,
-                    if drift.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", {} snapshot(s) drifted", drift.len())
-                    }
-                );
-            }
-        }
-        Format::Json => println!(
-            "{}",
-            json!({
-                "identity": {
-                    "pipelineId": id.pipeline_id,
-                    "releaseVersion": id.release_version,
-                },
-                "binding": subject.base.plan.binding.kind().as_str(),
-                "backend": proof::Backend::LambdaDurable.as_str(),
-                "scenarios": reports,
-                "perAwaitFamilies": coverage,
-                "passed": failed == 0 && drift.is_empty(),
-                "snapshotDrift": drift.iter().map(|d| &d.file).collect::<Vec<_>>(),
-            })
-        ),
-    }
-    if failed == 0 && drift.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::Findings)
-    }
-}
+/// `mapping-test` on one backend: its program on its engine, over the derived matrix, with
+/// every invariant of the one table and the same report.
+struct MappingTest<'a>(&'a MappingTestArgs);
 
-/// A durable driver spec the user passes: the function's own format, every field known.
-fn read_spec(path: &Path) -> Result<tpf_durable_driver::DurableSpec, Failure> {
-    let bytes = read(path)?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        Error::new(
-            "DURABLE_SPEC_INVALID",
-            format!("{} is not a durable driver spec: {e}", path.display()),
-        )
-        .with_hint(
-            "pass the driver.durable.json that `tpf-sfn compile --backend lambda-durable` writes",
-        )
-        .into()
-    })
+impl ForBackend for MappingTest<'_> {
+    type Output = CmdResult;
+
+    fn run<B: CliBackend>(self) -> CmdResult {
+        let args = self.0;
+        B::check_usage(args)?;
+        let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
+        let replacement = B::replacement(args)?;
+        let input = files.input(args.binding, args.allow_unverified_hash);
+        let subject = match proof::subject::<B::Proof>(&input, replacement) {
+            Ok(s) => s,
+            Err(d) => {
+                report::diagnostics(args.format, &d.0);
+                return Err(Failure::Input(Default::default()));
+            }
+        };
+        let extra = match &args.scenarios {
+            Some(dir) => load_scenarios(dir)?,
+            None => Vec::new(),
+        };
+        let scenarios = proof::scenarios(&subject, extra);
+        let reports = proof::prove(&subject, &scenarios, proof::SEED);
+
+        let snapshot_files: Vec<(String, String)> = reports
+            .iter()
+            .map(|r| (proof::snapshot_file(&r.name), r.snapshot()))
+            .collect();
+        let drift = match (&args.snapshots, args.check) {
+            (Some(dir), true) => output::check(dir, &snapshot_files),
+            (Some(dir), false) => {
+                output::write_all(dir, &snapshot_files)?;
+                Vec::new()
+            }
+            (None, _) => Vec::new(),
+        };
+        let failed = reports.iter().filter(|r| !r.passed()).count();
+        let coverage = matrix::coverage(&subject);
+        let id = &subject.plan.identity;
+        let binding = subject.plan.binding.kind().as_str();
+
+        match args.format {
+            Format::Text => {
+                println!(
+                    "mapping-test {} (release {}, binding {binding}, {})",
+                    id.pipeline_id,
+                    id.release_version,
+                    B::program_label(args)
+                );
+                for r in &reports {
+                    print_report::<B>(r);
+                }
+                print_drift(&drift);
+                let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
+                if stopped {
+                    println!(
+                        "the static checks rejected {}: no scenario ran",
+                        B::STATICALLY_JUDGED
+                    );
+                } else {
+                    print_coverage(&coverage);
+                    println!(
+                        "{} scenarios × {} invariant checks: {} passed, {} failed{}",
+                        reports.len(),
+                        CHECKS.len(),
+                        reports.len() - failed,
+                        failed,
+                        if drift.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", {} snapshot(s) drifted", drift.len())
+                        }
+                    );
+                }
+            }
+            Format::Json => {
+                let mut out = serde_json::Map::new();
+                out.insert(
+                    "identity".into(),
+                    json!({
+                        "pipelineId": id.pipeline_id,
+                        "releaseVersion": id.release_version,
+                    }),
+                );
+                out.insert("binding".into(), json!(binding));
+                if B::JSON_NAMES_BACKEND {
+                    out.insert("backend".into(), json!(B::Proof::BACKEND.as_str()));
+                }
+                out.insert("scenarios".into(), json!(reports));
+                out.insert("perAwaitFamilies".into(), json!(coverage));
+                out.insert("passed".into(), json!(failed == 0 && drift.is_empty()));
+                out.insert(
+                    "snapshotDrift".into(),
+                    json!(drift.iter().map(|d| &d.file).collect::<Vec<_>>()),
+                );
+                println!("{}", serde_json::Value::Object(out));
+            }
+        }
+        if failed == 0 && drift.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::Findings)
+        }
+    }
 }
 
 fn print_drift(drift: &[output::Drift]) {
@@ -280,30 +168,17 @@ fn print_coverage(c: &matrix::Coverage) {
     }
 }
 
-fn print_report(r: &ScenarioReport) {
+fn print_report<B: CliBackend>(r: &ScenarioReport) {
     let m = &r.metrics;
     let mark = if r.passed() { "ok  " } else { "FAIL" };
-    if r.backend == proof::Backend::LambdaDurable {
-        println!(
-            "  {mark} {:<58} {:>5} operations {:>4} invocations {:>4} calls {:>2} gen  {}",
-            r.name,
-            m.operations,
-            m.invocations,
-            m.action_calls,
-            m.generations,
-            tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
-        );
-    } else {
-        println!(
-            "  {mark} {:<58} {:>5} transitions {:>6} events {:>4} calls {:>2} gen  {}",
-            r.name,
-            m.state_transitions,
-            m.history_events,
-            m.action_calls,
-            m.generations,
-            tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64)
-        );
-    }
+    println!(
+        "  {mark} {:<58} {} {:>4} calls {:>2} gen  {}",
+        r.name,
+        B::report_figures(m),
+        m.action_calls,
+        m.generations,
+        clock((m.simulated_seconds * 1000.0) as i64)
+    );
     if let Some(e) = &r.error {
         println!("       could not run: {e}");
     }
@@ -421,116 +296,100 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
         (None, None) => bundled_scenarios()?,
         (None, Some(_)) => Vec::new(),
     };
-    let (subject, durable) = match args.backend {
-        Backend::StepFunctions => (proof::subject(&input, None), None),
-        Backend::LambdaDurable => match proof::durable_subject(&input, None) {
-            Ok(d) => (Ok(d.base.clone()), Some(d)),
-            Err(e) => (Err(e), None),
+    backend::dispatch(
+        args.backend,
+        Simulate {
+            args,
+            input: &input,
+            extra,
         },
-    };
-    let subject = match subject {
-        Ok(s) => s,
-        Err(d) => {
-            report::diagnostics(args.format, &d.0);
-            return Err(Failure::Input(Default::default()));
+    )
+}
+
+/// `simulate` on one backend: one scenario of its matrix, with its trace and figures.
+struct Simulate<'a> {
+    args: &'a SimulateArgs,
+    input: &'a Input<'a>,
+    extra: Vec<Scenario>,
+}
+
+impl ForBackend for Simulate<'_> {
+    type Output = CmdResult;
+
+    fn run<B: CliBackend>(self) -> CmdResult {
+        let args = self.args;
+        let subject = match proof::subject::<B::Proof>(self.input, None) {
+            Ok(s) => s,
+            Err(d) => {
+                report::diagnostics(args.format, &d.0);
+                return Err(Failure::Input(Default::default()));
+            }
+        };
+        let all = proof::scenarios(&subject, self.extra);
+        if args.list {
+            match args.format {
+                Format::Text => {
+                    for s in &all {
+                        println!("{:<58} {}", s.name, s.description);
+                    }
+                }
+                Format::Json => println!(
+                    "{}",
+                    json!({
+                        "scenarios": all
+                            .iter()
+                            .map(|s| json!({"name": s.name, "description": s.description}))
+                            .collect::<Vec<_>>()
+                    })
+                ),
+            }
+            return Ok(());
         }
-    };
-    let all = match &durable {
-        Some(d) => proof::durable_scenarios(d, extra),
-        None => proof::scenarios(&subject, extra),
-    };
-    if args.list {
+        let Some(scenario) = all.iter().find(|s| s.name == args.scenario) else {
+            return Err(Error::new(
+                "UNKNOWN_SCENARIO",
+                format!("no scenario named {:?}", args.scenario),
+            )
+            .with_hint(format!(
+                "`tpf-sfn simulate --list` shows the {} scenarios of this contract",
+                all.len()
+            ))
+            .into());
+        };
+        let r = proof::run_one(&subject, scenario, proof::SEED);
         match args.format {
             Format::Text => {
-                for s in &all {
-                    println!("{:<58} {}", s.name, s.description);
+                println!("scenario {}: {}", r.name, r.description);
+                let m = &r.metrics;
+                let simulated = clock((m.simulated_seconds * 1000.0) as i64);
+                println!(
+                    "{} · binding {} · pinned release {}\n",
+                    B::runs_on(&subject),
+                    subject.plan.binding.kind().as_str(),
+                    subject.plan.identity.release_version
+                );
+                print!("{}", r.trace);
+                println!("\n{}", B::totals(m, &simulated));
+                if r.passed() {
+                    println!("all {} invariant checks hold", CHECKS.len());
+                }
+                for v in &r.violations {
+                    println!("{v}");
+                }
+                for u in &r.unmet_expectations {
+                    println!("expectation not met: {u}");
                 }
             }
             Format::Json => println!(
                 "{}",
-                json!({
-                    "scenarios": all
-                        .iter()
-                        .map(|s| json!({"name": s.name, "description": s.description}))
-                        .collect::<Vec<_>>()
-                })
+                json!({ "scenario": r, "trace": trace_events(&r.trace) })
             ),
         }
-        return Ok(());
-    }
-    let Some(scenario) = all.iter().find(|s| s.name == args.scenario) else {
-        return Err(Error::new(
-            "UNKNOWN_SCENARIO",
-            format!("no scenario named {:?}", args.scenario),
-        )
-        .with_hint(format!(
-            "`tpf-sfn simulate --list` shows the {} scenarios of this contract",
-            all.len()
-        ))
-        .into());
-    };
-    let r = match &durable {
-        Some(d) => proof::run_one_durable(d, scenario),
-        None => proof::run_one(&subject, scenario, proof::SEED),
-    };
-    match args.format {
-        Format::Text => {
-            println!("scenario {}: {}", r.name, r.description);
-            let m = &r.metrics;
-            let simulated =
-                tpf_sfn_mapping::harness::trace::clock((m.simulated_seconds * 1000.0) as i64);
-            if durable.is_some() {
-                println!(
-                    "durable driver function {} · binding {} · pinned release {}\n",
-                    tpf_sfn_mapping::durable::world::FUNCTION,
-                    subject.plan.binding.kind().as_str(),
-                    subject.plan.identity.release_version
-                );
-                print!("{}", r.trace);
-                println!(
-                    "\n{} operations, {} invocations ({} replayed operations), {} history events, {} action calls, {} generation(s), {simulated} simulated",
-                    m.operations,
-                    m.invocations,
-                    m.replayed_operations,
-                    m.history_events,
-                    m.action_calls,
-                    m.generations,
-                );
-            } else {
-                println!(
-                    "driver {} · binding {} · pinned release {}\n",
-                    subject.sfn.machines.driver,
-                    subject.plan.binding.kind().as_str(),
-                    subject.plan.identity.release_version
-                );
-                print!("{}", r.trace);
-                println!(
-                    "\n{} state transitions, {} history events, {} action calls, {} generation(s), {simulated} simulated",
-                    m.state_transitions, m.history_events, m.action_calls, m.generations,
-                );
-            }
-            if r.passed() {
-                println!(
-                    "all {} invariant checks hold",
-                    tpf_sfn_mapping::invariants::CHECKS.len()
-                );
-            }
-            for v in &r.violations {
-                println!("{v}");
-            }
-            for u in &r.unmet_expectations {
-                println!("expectation not met: {u}");
-            }
+        if r.passed() {
+            Ok(())
+        } else {
+            Err(Failure::Findings)
         }
-        Format::Json => println!(
-            "{}",
-            json!({ "scenario": r, "trace": trace_events(&r.trace) })
-        ),
-    }
-    if r.passed() {
-        Ok(())
-    } else {
-        Err(Failure::Findings)
     }
 }
 

@@ -1,8 +1,7 @@
-//! The named invariants over durable runs: the same check names and invariants as the Step
-//! Functions proof (`crate::invariants::CHECKS`). Checks that read only the trace and TPF are
-//! the shared ones (`crate::invariants::common`) with this backend's reading of its events;
-//! the ones the Step Functions proof answers from the ASL definition are answered here from the
-//! driver's spec, its trace and the writes its steps made.
+//! This backend's reading of every named check (`crate::invariants::CHECKS`). Checks that read
+//! only the trace and TPF are the shared ones (`crate::invariants::common`) with this backend's
+//! reading of its events; the ones the Step Functions proof answers from the ASL definition are
+//! answered here from the driver's spec, its trace and the writes its steps made.
 
 use durable_interp::{
     error, event, ExecutionStatus, OPERATION_CAP, SUBMITTER_SUFFIX, WRITTEN_STATE_CAP,
@@ -10,133 +9,52 @@ use durable_interp::{
 use tpf_durable_driver::driver::fail_error;
 use tpf_durable_driver::{names, spec, DurableSpec};
 
-use super::run::{driver_executions, DurableRun, DurableSubject};
+use super::run::{driver_executions, DurableRun};
 use super::world::CRASH;
+use super::Subject;
 use crate::harness::trace::{Entry, Trace};
-use crate::invariants::common::{
-    self, belongs, executions, record_timeline, Generation, Reading, Watch,
-};
-use crate::invariants::Violation;
+use crate::invariants::common::{self, belongs, executions, record_timeline, Generation, Reading};
+use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
 
-pub struct DurableCheck {
-    pub name: &'static str,
-    pub invariant: &'static str,
-    pub run: fn(&DurableRun) -> Vec<Violation>,
-}
-
-pub const CHECKS: &[DurableCheck] = &[
-    DurableCheck {
-        name: "transport-only-retries",
-        invariant: "TPF is authoritative",
-        run: transport_only_retries,
-    },
-    DurableCheck {
-        name: "writes-only-the-wakeup-table",
-        invariant: "TPF is authoritative",
-        run: writes_only_wakeup_table,
-    },
-    DurableCheck {
-        name: "routes-follow-tpf-outcome",
-        invariant: "TPF is authoritative",
-        run: routes_follow_outcome,
-    },
-    DurableCheck {
-        name: "respects-tpf-due-time",
-        invariant: "TPF is authoritative",
-        run: |r| common::respects_due_time(&r.world.trace),
-    },
-    DurableCheck {
-        name: "driver-ends-as-tpf-ends",
-        invariant: "TPF is authoritative",
-        run: ends_as_tpf_ends,
-    },
-    DurableCheck {
-        name: "single-live-generation",
-        invariant: "execution identity and idempotent start",
-        run: |r| common::single_live_generation(&r.world.trace, &|e| generations(r, e)),
-    },
-    DurableCheck {
-        name: "parks-without-polling",
-        invariant: "await",
-        run: |r| common::parks_without_polling(&r.world.trace, r.world.now_ms(), &DurableReading),
-    },
-    DurableCheck {
-        name: "resume-goes-through-tpf",
-        invariant: "await",
-        run: |r| common::resume_goes_through_tpf(&r.world.trace, &DurableReading),
-    },
-    DurableCheck {
-        name: "one-resume-per-park",
-        invariant: "await",
-        run: |r| common::one_resume_per_park(&r.world.trace, &DurableReading),
-    },
-    DurableCheck {
-        name: "calls-carry-pinned-identity",
-        invariant: "release pinning",
-        run: calls_carry_pinned_identity,
-    },
-    DurableCheck {
-        name: "redrive-continues-same-execution",
-        invariant: "re-drive",
-        run: |r| common::redrive_same_execution(&r.world.trace, &|e| generations(r, e)),
-    },
-    DurableCheck {
-        name: "idempotency-keys-and-single-commits",
-        invariant: "at-least-once with idempotency keys",
-        run: |r| common::idempotency(&r.world.trace, &r.world.host),
-    },
-    DurableCheck {
-        name: "history-within-proven-bound",
-        invariant: "bounded history",
-        run: bounded_operations,
-    },
-    DurableCheck {
-        name: "definition-within-limits",
-        invariant: "limits checked at compile time",
-        run: |r| r.static_violations.clone(),
-    },
-    DurableCheck {
-        name: "run-within-budget",
-        invariant: "paced by TPF",
-        run: within_budget,
-    },
-    DurableCheck {
-        name: "calls-paced-by-tpf",
-        invariant: "paced by TPF",
-        run: |r| common::calls_paced(&r.world.trace),
-    },
-    DurableCheck {
-        name: "generations-paced",
-        invariant: "paced by TPF",
-        run: generations_paced,
-    },
-    DurableCheck {
-        name: "lease-wait-bounded",
-        invariant: "paced by TPF",
-        run: lease_wait_bounded,
-    },
-    DurableCheck {
-        name: "recheck-wait-bounded",
-        invariant: "paced by TPF",
-        run: recheck_wait_bounded,
-    },
-];
-
+/// Evaluates every check of the table over a run.
 pub fn evaluate(run: &DurableRun) -> Vec<Violation> {
-    CHECKS.iter().flat_map(|c| (c.run)(run)).collect()
+    invariants::evaluate(run, reading)
 }
 
-fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
-    Violation {
-        invariant,
-        detail,
-        excerpt,
+/// How this backend answers each check of the table.
+fn reading(id: CheckId, r: &DurableRun) -> Vec<Violation> {
+    match id {
+        CheckId::TransportOnlyRetries => transport_only_retries(r),
+        CheckId::WritesOnlyTheWakeupTable => writes_only_wakeup_table(r),
+        CheckId::RoutesFollowTpfOutcome => routes_follow_outcome(r),
+        CheckId::RespectsTpfDueTime => common::respects_due_time(&r.world.trace),
+        CheckId::DriverEndsAsTpfEnds => ends_as_tpf_ends(r),
+        CheckId::SingleLiveGeneration => {
+            common::single_live_generation(&r.world.trace, &|e| generations(r, e))
+        }
+        CheckId::ParksWithoutPolling => {
+            common::parks_without_polling(&r.world.trace, r.world.now_ms(), &DurableReading)
+        }
+        CheckId::ResumeGoesThroughTpf => {
+            common::resume_goes_through_tpf(&r.world.trace, &DurableReading)
+        }
+        CheckId::OneResumePerPark => common::one_resume_per_park(&r.world.trace, &DurableReading),
+        CheckId::CallsCarryPinnedIdentity => calls_carry_pinned_identity(r),
+        CheckId::RedriveContinuesSameExecution => {
+            common::redrive_same_execution(&r.world.trace, &|e| generations(r, e))
+        }
+        CheckId::IdempotencyKeysAndSingleCommits => {
+            common::idempotency(&r.world.trace, &r.world.host)
+        }
+        CheckId::HistoryWithinProvenBound => bounded_operations(r),
+        CheckId::DefinitionWithinLimits => r.verdict.clone(),
+        CheckId::RunWithinBudget => within_budget(r),
+        CheckId::CallsPacedByTpf => common::calls_paced(&r.world.trace),
+        CheckId::GenerationsPaced => generations_paced(r),
+        CheckId::LeaseWaitBounded => common::lease_wait_bounded(r),
+        CheckId::RecheckWaitBounded => common::recheck_wait_bounded(r, &DurableReading),
     }
-}
-
-fn excerpt(trace: &Trace, i: usize) -> String {
-    crate::invariants::common::excerpt_at(trace, i)
 }
 
 /// How durable events read: a started operation is a move, a callback is a park.
@@ -250,7 +168,7 @@ fn generations(run: &DurableRun, exec: &str) -> Vec<Generation> {
 /// durable driver's retries are code, so they are read from what it did.
 fn transport_only_retries(run: &DurableRun) -> Vec<Violation> {
     let trace = &run.world.trace;
-    let limit = 1 + run.subject.spec.transport_retry.max_attempts;
+    let limit = 1 + run.subject.program.spec.transport_retry.max_attempts;
     let mut out = Vec::new();
     // (execution, key) → (deliveries, whether one was answered)
     let mut seen: std::collections::BTreeMap<(&str, &str), (u64, bool)> = Default::default();
@@ -294,16 +212,16 @@ fn transport_only_retries(run: &DurableRun) -> Vec<Violation> {
 }
 
 fn writes_only_wakeup_table(run: &DurableRun) -> Vec<Violation> {
-    let table = &run.subject.base.plan.wakeup.table_name;
+    let table = &run.subject.plan.wakeup.table_name;
     let mut out = Vec::new();
-    if &run.subject.spec.wakeup.table_name != table {
+    if &run.subject.program.spec.wakeup.table_name != table {
         out.push(v(
             "writes-only-the-wakeup-table",
-            format!("the spec names table {:?} for the driver's rows; the driver may only touch the adapter's wakeup table {table:?}, never TPF's records", run.subject.spec.wakeup.table_name),
+            format!("the spec names table {:?} for the driver's rows; the driver may only touch the adapter's wakeup table {table:?}, never TPF's records", run.subject.program.spec.wakeup.table_name),
             String::new(),
         ));
     }
-    if let Some(w) = run.world.writes.iter().find(|w| &w.table != table) {
+    if let Some(w) = run.world.local.writes.iter().find(|w| &w.table != table) {
         out.push(v(
             "writes-only-the-wakeup-table",
             format!("{} wrote its {} row to table {:?}; the driver may only touch the wakeup table {table:?}", w.execution, w.row, w.table),
@@ -388,7 +306,7 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
                 "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
                     ev == event::CALLBACK_STARTED
                         && name == names::LATE
-                        && backs_off(trace, i, execution)
+                        && common::backs_off(trace, i, execution, &DurableReading)
                 }
                 "WAITING_EXTERNAL" => ev == event::CALLBACK_STARTED && name != names::LATE,
                 "RUNNING" => waits(names::WAIT_LEASE),
@@ -404,31 +322,6 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
         }
     }
     out
-}
-
-/// After the late answer at entry `i`, the driver's next call comes at least a minute later,
-/// unless the bridge woke it first.
-fn backs_off(trace: &Trace, i: usize, execution: &str) -> bool {
-    let from = trace.entries[i].at_ms();
-    for x in &trace.entries[i + 1..] {
-        match x {
-            Entry::Driver {
-                execution: ex,
-                event: event::CALLBACK_SUCCEEDED,
-                ..
-            } if ex == execution => return true,
-            Entry::Call {
-                execution: ex,
-                action,
-                at_ms,
-                ..
-            } if ex == execution && action == "process-work-item" => {
-                return *at_ms - from >= 60_000
-            }
-            _ => {}
-        }
-    }
-    true
 }
 
 /// A driver that ends in success ends so only while TPF's record is SUCCEEDED, and one that
@@ -521,7 +414,7 @@ fn calls_carry_pinned_identity(run: &DurableRun) -> Vec<Violation> {
 /// spec's operation budget, under the service's operation cap, writes less state than the
 /// service's written-state cap, and none fails at either cap.
 fn bounded_operations(run: &DurableRun) -> Vec<Violation> {
-    let budget = u64::from(run.subject.spec.operation_budget);
+    let budget = u64::from(run.subject.program.spec.operation_budget);
     let mut out = Vec::new();
     for x in run.world.engine.executions() {
         let capped = x.status == ExecutionStatus::Failed
@@ -579,16 +472,7 @@ fn within_budget(run: &DurableRun) -> Vec<Violation> {
             String::new(),
         ));
     }
-    if m.action_calls > b.action_calls {
-        out.push(v(
-            "run-within-budget",
-            format!(
-                "{} process-work-item calls, over the scenario's budget of {}",
-                m.action_calls, b.action_calls
-            ),
-            String::new(),
-        ));
-    }
+    out.extend(common::calls_within_budget(m.action_calls, b.action_calls));
     if m.operations > b.operations {
         out.push(v(
             "run-within-budget",
@@ -611,39 +495,6 @@ fn generations_paced(run: &DurableRun) -> Vec<Violation> {
     })
 }
 
-fn still_running(run: &DurableRun, exec: &str) -> bool {
-    driver_executions(&run.world, exec)
-        .iter()
-        .any(|x| x.status == ExecutionStatus::Running)
-}
-
-fn watch<'a>(run: &'a DurableRun, running: &'a dyn Fn(&str) -> bool) -> Watch<'a> {
-    Watch {
-        trace: &run.world.trace,
-        now_ms: run.world.now_ms(),
-        horizon_ms: run.world.trace.start_ms + run.scenario.horizon_seconds as i64 * 1000,
-        budget_spent: run.budget_spent,
-        running,
-    }
-}
-
-fn lease_wait_bounded(run: &DurableRun) -> Vec<Violation> {
-    let running = |exec: &str| still_running(run, exec);
-    common::lease_wait_bounded(
-        &watch(run, &running),
-        run.subject.base.plan.wakeup.lease_wait_seconds,
-    )
-}
-
-fn recheck_wait_bounded(run: &DurableRun) -> Vec<Violation> {
-    let running = |exec: &str| still_running(run, exec);
-    common::recheck_wait_bounded(
-        &watch(run, &running),
-        run.subject.base.plan.wakeup.recheck_seconds,
-        &DurableReading,
-    )
-}
-
 /// Operations outside the loop: the registration step, the wait before a hand-over and the
 /// hand-over step (the compiler's operation budget counts the same).
 const FIXED_OPERATIONS: u64 = 3;
@@ -651,9 +502,9 @@ const FIXED_OPERATIONS: u64 = 3;
 /// The spec's static checks, before any scenario runs: the definition-within-limits invariant
 /// on this backend. A durable driver's loop is code, so what can be wrong is the spec it reads:
 /// the identity it pins, a budget its worst generation does not fit, timings that poll.
-pub fn static_violations(subject: &DurableSubject) -> Vec<Violation> {
-    let s: &DurableSpec = &subject.spec;
-    let plan = &subject.base.plan;
+pub fn static_violations(subject: &Subject) -> Vec<Violation> {
+    let s: &DurableSpec = &subject.program.spec;
+    let plan = &subject.plan;
     let mut out = Vec::new();
     let mut bad = |detail: String| out.push(v("definition-within-limits", detail, String::new()));
     if s.format != spec::FORMAT {

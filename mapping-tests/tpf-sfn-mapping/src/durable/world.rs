@@ -1,18 +1,15 @@
-//! The world a durable scenario runs in: the replay engine with one published function version
-//! per release, the TPF model behind Action API v1, the wakeup table, the bridge and a scheduled
-//! sweeper function — all on one virtual clock.
-
-use std::collections::BTreeMap;
-use std::sync::Arc;
+//! The replay engine as the world's engine: one published function version per release, the
+//! steps' effects over the world's TPF and wakeup table, the sweeper function run on its
+//! schedule, and the engine's history read into the trace.
 
 use durable_interp::{Effects, Engine, ExecutionStatus, StepCall, StepHandler};
 use serde_json::{json, Value};
 use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, ParkRequest};
-use tpf_durable_driver::{DriverInput, DurableSpec};
+use tpf_durable_driver::DriverInput;
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
 use tpf_sfn_compiler::sfn::states::sweeper as sweeper_states;
-use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
+use tpf_sfn_wakeup::bridge::{BridgeAction, TokenRow};
 use tpf_sfn_wakeup::sweeper::{self, SweepAction};
 use tpf_wire::action::{
     await_field, field, ActionError, ProcessWorkItemResponse, SweepOnceRequest,
@@ -20,11 +17,16 @@ use tpf_wire::action::{
 use tpf_wire::wakeup::{self, attr};
 use tpf_wire::Identity;
 
-use super::program::{payload, DriverProgram, Variant};
+use super::program::{payload, DriverProgram};
+use super::Driver;
 use crate::harness::bindings::{process_work_item, summary, take_lease_first, Hooks};
-use crate::harness::faults::{Fault, FaultPlan, FaultState};
-use crate::harness::trace::{Entry, Trace};
+use crate::harness::faults::{Fault, FaultState};
+use crate::harness::trace::Entry;
 use crate::harness::wakeup::WakeupTable;
+use crate::harness::world::{self, Deployed, WorldEngine};
+
+/// The world on the replay engine.
+pub type DurableWorld = world::World<Engine>;
 
 /// The fault a call's trace entry names when the function died after delivering it.
 pub const CRASH: &str = "crash";
@@ -37,6 +39,12 @@ pub const FUNCTION: &str = "tpf-durable-driver";
 pub struct Release {
     pub identity: Identity,
     pub function_arn: String,
+}
+
+impl Deployed for Release {
+    fn identity(&self) -> &Identity {
+        &self.identity
+    }
 }
 
 /// A write of a driver row: the table it went to. The checks read these to see the driver
@@ -56,6 +64,28 @@ struct StepEntries {
     entries: Vec<Entry>,
 }
 
+/// The world's state only this engine's steps read and write.
+pub struct Local {
+    /// Every driver row the steps wrote, wherever to.
+    pub writes: Vec<TableWrite>,
+    /// The wakeup table's name: the one table the driver may write.
+    pub table: String,
+    /// How many due executions one sweep asks TPF for.
+    pub sweep_limit: usize,
+    pending: Vec<StepEntries>,
+}
+
+impl Local {
+    pub fn new(table: &str, sweep_limit: usize) -> Local {
+        Local {
+            writes: Vec::new(),
+            table: table.to_string(),
+            sweep_limit,
+            pending: Vec::new(),
+        }
+    }
+}
+
 /// The handler over the world's fields, borrowed apart from the engine that calls it.
 macro_rules! steps {
     ($w:ident) => {
@@ -64,261 +94,65 @@ macro_rules! steps {
             wakeup: &mut $w.wakeup,
             faults: &mut $w.faults,
             hooks: &mut $w.hooks,
-            pending: &mut $w.pending,
+            pending: &mut $w.local.pending,
             tokens: &mut $w.tokens,
-            writes: &mut $w.writes,
-            table: &$w.table,
+            writes: &mut $w.local.writes,
+            table: &$w.local.table,
         }
     };
 }
 
-pub struct DurableWorld {
-    pub engine: Engine,
-    pub host: ActionHost<InMemoryStore>,
-    pub wakeup: WakeupTable,
-    pub faults: FaultState,
-    pub trace: Trace,
-    pub hooks: Hooks,
-    pub releases: Vec<Release>,
-    pub tenant: String,
-    pub writes: Vec<TableWrite>,
-    /// The wakeup table's name: the one table the driver may write.
-    pub table: String,
-    pub sweep_limit: usize,
-    pub sweep_every_ms: Option<i64>,
-    next_sweep_ms: Option<i64>,
-    sweeps: u32,
-    log_cursor: usize,
-    event_cursor: usize,
-    images: BTreeMap<(String, String), RecordImage>,
-    pending: Vec<StepEntries>,
-    tokens: Vec<TokenRow>,
-}
+impl WorldEngine for Engine {
+    type Release = Release;
+    type Local = Local;
+    const NOT_DEPLOYED: &'static str = "no driver version published for release";
 
-impl DurableWorld {
-    pub fn new(
-        engine: Engine,
-        host: ActionHost<InMemoryStore>,
-        tenant: &str,
-        faults: FaultPlan,
-        table: &str,
-        sweep_limit: usize,
-    ) -> DurableWorld {
-        let start = engine.now_ms();
-        DurableWorld {
-            engine,
-            host,
-            wakeup: WakeupTable::default(),
-            faults: FaultState::new(faults),
-            trace: Trace {
-                start_ms: start,
-                entries: Vec::new(),
-            },
-            hooks: Hooks::default(),
-            releases: Vec::new(),
-            tenant: tenant.to_string(),
-            writes: Vec::new(),
-            table: table.to_string(),
-            sweep_limit,
-            sweep_every_ms: None,
-            next_sweep_ms: None,
-            sweeps: 0,
-            log_cursor: 0,
-            event_cursor: 0,
-            images: BTreeMap::new(),
-            pending: Vec::new(),
-            tokens: Vec::new(),
-        }
+    fn now_ms(&self) -> i64 {
+        Engine::now_ms(self)
     }
 
-    pub fn now_ms(&self) -> i64 {
-        self.engine.now_ms()
+    fn budget_spent(&self) -> bool {
+        Engine::budget_spent(self)
     }
 
-    /// Publishes one release's driver as a new version of the driver function.
-    pub fn publish(&mut self, identity: Identity, spec: &DurableSpec, variant: Arc<dyn Variant>) {
-        let program = DriverProgram {
-            spec: spec.clone(),
-            variant,
-        };
-        let function_arn = self
-            .engine
-            .publish_version(FUNCTION, std::rc::Rc::new(program));
-        self.releases.push(Release {
-            identity,
-            function_arn,
-        });
+    fn next_timer(&self) -> Option<i64> {
+        Engine::next_timer(self)
     }
 
-    pub fn schedule_sweeper(&mut self, every_ms: i64) {
-        self.sweep_every_ms = Some(every_ms);
-        self.next_sweep_ms = Some(self.now_ms() + every_ms);
+    fn run_until_idle(w: &mut DurableWorld) {
+        let mut s = steps!(w);
+        w.engine.run_until_idle(&mut s);
     }
 
-    pub fn push(&mut self, entries: Vec<Entry>) {
-        self.trace.entries.extend(entries);
+    fn step_timer(w: &mut DurableWorld) {
+        let mut s = steps!(w);
+        w.engine.step_timer(&mut s);
     }
 
-    /// Runs everything runnable at the current instant: invocations, due timers, the bridge's
-    /// reactions — until nothing changes.
-    pub fn settle(&mut self) {
-        for _ in 0..10_000 {
-            let mut s = steps!(self);
-            self.engine.run_until_idle(&mut s);
-            if self.engine.budget_spent() {
-                self.collect_events();
-                return;
-            }
-            let now = self.engine.now_ms();
-            let mut progressed = false;
-            while self.engine.next_timer().is_some_and(|t| t <= now) && !self.engine.budget_spent()
-            {
-                let mut s = steps!(self);
-                self.engine.step_timer(&mut s);
-                progressed = true;
-            }
-            self.collect_events();
-            progressed |= self.run_bridge();
-            if !progressed {
-                return;
-            }
-        }
+    fn advance_to(w: &mut DurableWorld, t: i64) {
+        let mut s = steps!(w);
+        w.engine.advance_to(t, &mut s);
     }
 
-    pub fn next_event_ms(&self) -> Option<i64> {
-        [self.engine.next_timer(), self.next_sweep_ms]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    /// Moves the clock to `t`, firing what is due on the way and settling after each step.
-    pub fn advance_to(&mut self, t: i64) {
-        loop {
-            self.settle();
-            if self.engine.budget_spent() {
-                return;
-            }
-            match self.next_event_ms() {
-                Some(next) if next <= t => {
-                    if self.next_sweep_ms == Some(next)
-                        && self.engine.next_timer().is_none_or(|e| e >= next)
-                    {
-                        let mut s = steps!(self);
-                        self.engine.advance_to(next, &mut s);
-                        self.collect_events();
-                        self.sweep();
-                    } else {
-                        let mut s = steps!(self);
-                        self.engine.step_timer(&mut s);
-                    }
-                }
-                _ => {
-                    let mut s = steps!(self);
-                    self.engine.advance_to(t, &mut s);
-                    self.settle();
-                    return;
-                }
-            }
-        }
-    }
-
-    /// One run of each release's sweeper function.
-    fn sweep(&mut self) {
-        self.sweeps += 1;
-        let now = self.now_ms();
-        self.next_sweep_ms = self.sweep_every_ms.map(|p| now + p);
-        let name = format!("sweep-{}", self.sweeps);
-        for r in self.releases.clone() {
-            let req = SweepOnceRequest {
-                limit: self.sweep_limit,
-                pipeline_id: Some(r.identity.pipeline_id.clone()),
-                contract_version: Some(r.identity.contract_version.clone()),
-                release_version: Some(r.identity.release_version.clone()),
-                idempotency_key: Some(name.clone()),
-            };
-            let before = self.host.coordinator().log().transitions().len();
-            let result = self.host.sweep_once(&req, now);
-            let shown = summary(&result.as_ref().map(|r| r.to_json()).map_err(Clone::clone));
-            let mut entries = vec![Entry::Call {
-                at_ms: now,
-                execution: name.clone(),
-                action: "sweep-once".into(),
-                key: Some(name.clone()),
-                identity: Some([
-                    r.identity.pipeline_id.clone(),
-                    r.identity.contract_version.clone(),
-                    r.identity.release_version.clone(),
-                ]),
-                status: None,
-                next_due_ms: None,
-                wake_in_s: None,
-                outcome: shown,
-                fault: None,
-            }];
-            entries.extend(crate::harness::actors::records_since(&self.host, before));
-            self.push(entries);
-            let Ok(answer) = result else { continue };
-            for due in answer.due {
-                let pointer = self.wakeup.driver(&due.tenant_id, &due.execution_id);
-                let running = pointer.as_deref().is_some_and(|p| {
-                    self.engine
-                        .execution(p)
-                        .is_some_and(|x| x.status == ExecutionStatus::Running)
-                });
-                let token = self.wakeup.token(&due.tenant_id, &due.execution_id);
-                let action = sweeper::decide(
-                    &r.identity,
-                    &due,
-                    pointer.as_deref(),
-                    running,
-                    token.as_ref(),
-                );
-                let (state, what) = match action {
-                    SweepAction::OtherRelease | SweepAction::Live => continue,
-                    SweepAction::Wake { callback_id } => {
-                        let r = self.engine.send_callback_success(
-                            &callback_id,
-                            tpf_sfn_wakeup::bridge::woken_by("sweeper"),
-                        );
-                        (sweeper_states::WAKE, r.err().map(|e| e.to_string()))
-                    }
-                    SweepAction::Recover { lineage } => {
-                        let input =
-                            BridgeAction::driver_input(&due.tenant_id, &due.execution_id, &lineage);
-                        let r = self
-                            .engine
-                            .start_execution(&r.function_arn, &lineage, input);
-                        (
-                            sweeper_states::START_RECOVERY,
-                            r.err().map(|e| e.to_string()),
-                        )
-                    }
-                };
-                self.push(vec![Entry::Driver {
-                    at_ms: now,
-                    execution: name.clone(),
-                    sweeper: true,
-                    event: durable_interp::event::STEP_STARTED,
-                    state: Some(state.to_string()),
-                    detail: what,
-                }]);
-            }
-        }
-        self.settle();
+    fn sweep_at(w: &mut DurableWorld, at: i64) {
+        let mut s = steps!(w);
+        w.engine.advance_to(at, &mut s);
+        <Engine as WorldEngine>::collect_events(w);
+        sweep(w);
     }
 
     /// Moves new engine history into the trace, placing each step's entries right after its
     /// `StepStarted` event.
-    fn collect_events(&mut self) {
-        let (events, cursor) = self.engine.events_since(self.event_cursor);
-        let entries = &mut self.trace.entries;
+    fn collect_events(w: &mut DurableWorld) {
+        let (events, cursor) = w.engine.events_since(w.event_cursor);
+        let entries = &mut w.trace.entries;
+        let pending = &mut w.local.pending;
         let mut last: Option<(&str, &str)> = None;
         for (arn, ev) in events {
             let name = match last {
                 Some((a, n)) if a == arn => n,
                 _ => {
-                    let n = self.engine.execution(arn).map_or(arn, |x| x.name.as_str());
+                    let n = w.engine.execution(arn).map_or(arn, |x| x.name.as_str());
                     last = Some((arn, n));
                     n
                 }
@@ -342,131 +176,135 @@ impl DurableWorld {
                 detail,
             });
             if ev.event_type == e::STEP_STARTED {
-                if let Some(i) = self
-                    .pending
+                if let Some(i) = pending
                     .iter()
                     .position(|p| p.execution_arn == arn && Some(p.operation) == ev.operation)
                 {
-                    entries.extend(self.pending.remove(i).entries);
+                    entries.extend(pending.remove(i).entries);
                 }
             }
         }
-        self.event_cursor = cursor;
-        for p in self.pending.drain(..) {
+        w.event_cursor = cursor;
+        for p in pending.drain(..) {
             entries.extend(p.entries);
         }
     }
 
-    fn image(&self, tenant: &str, execution_id: &str) -> Option<RecordImage> {
-        self.host
-            .coordinator()
-            .store()
-            .read_execution(tenant, execution_id, self.now_ms(), |r| RecordImage {
-                tenant_id: r.tenant_id.clone(),
-                execution_id: r.execution_id.clone(),
-                pipeline_id: r.pipeline_id.clone(),
-                release_version: r.release_version.clone(),
-                status: r.status.to_string(),
-                version: r.version,
-                await_unit_id: r.await_unit_id.clone(),
-                last_transition_key: r.last_transition_key.clone(),
-            })
+    fn start_driver(w: &mut DurableWorld, release: usize, lineage: &str, input: Value) -> String {
+        let f = w.releases[release].function_arn.clone();
+        match w.engine.start_execution(&f, lineage, input) {
+            Ok(s) if s.existing => {
+                format!("start driver {lineage} (already started: done)")
+            }
+            Ok(_) => format!("start driver {lineage}"),
+            Err(e) => format!("start driver {lineage}: {e}"),
+        }
     }
 
-    /// Feeds the bridge every record change and token registration since last time, as the
-    /// Step Functions world does, and carries out its decisions on this engine.
-    fn run_bridge(&mut self) -> bool {
-        let mut acted = false;
-        let transitions: Vec<_> =
-            self.host.coordinator().log().transitions()[self.log_cursor..].to_vec();
-        self.log_cursor += transitions.len();
-        for t in transitions {
-            let key = (t.tenant_id.clone(), t.execution_id.clone());
-            let Some(current) = self.image(&t.tenant_id, &t.execution_id) else {
-                continue;
-            };
-            let new = RecordImage {
-                status: t.status.to_string(),
-                version: t.version,
-                await_unit_id: t.await_unit_id.clone().or(current.await_unit_id.clone()),
-                ..current
-            };
-            let old = self.images.insert(key, new.clone());
-            let token = self.wakeup.token(&t.tenant_id, &t.execution_id);
-            for action in decide(&BridgeEvent::RecordChanged { old, new }, token.as_ref()) {
-                acted |= self.execute(action);
-            }
+    fn wake(w: &mut DurableWorld, token: &str, output: Value) -> String {
+        match w.engine.send_callback_success(token, output) {
+            Ok(()) => "wake parked driver".to_string(),
+            Err(e) => format!("wake: {e} (callback already closed: done)"),
         }
-        let tokens: Vec<TokenRow> = std::mem::take(&mut self.tokens);
-        for token in tokens {
-            let record = self.image(&token.tenant_id, &token.execution_id);
-            for action in decide(&BridgeEvent::TokenRegistered { token, record }, None) {
-                acted |= self.execute(action);
-            }
-        }
-        acted
     }
+}
 
-    fn execute(&mut self, action: BridgeAction) -> bool {
-        let now = self.now_ms();
-        match action {
-            BridgeAction::StartDriver {
-                tenant_id,
-                execution_id,
-                pipeline_id,
-                release_version,
-                lineage,
-            } => {
-                if self.faults.plan.lose_redrive_starts && lineage != execution_id {
-                    self.push(vec![Entry::Bridge {
-                        at_ms: now,
-                        what: format!("start of {lineage} lost (injected fault)"),
-                    }]);
-                    return false;
+impl DurableWorld {
+    /// Publishes one release's driver as a new version of the driver function.
+    pub fn publish(&mut self, identity: Identity, driver: &Driver) {
+        let program = DriverProgram {
+            spec: driver.spec.clone(),
+            variant: driver.variant.clone(),
+        };
+        let function_arn = self
+            .engine
+            .publish_version(FUNCTION, std::rc::Rc::new(program));
+        self.releases.push(Release {
+            identity,
+            function_arn,
+        });
+    }
+}
+
+/// One run of each release's sweeper function.
+fn sweep(w: &mut DurableWorld) {
+    let name = w.next_sweep();
+    let now = w.now_ms();
+    for r in w.releases.clone() {
+        let req = SweepOnceRequest {
+            limit: w.local.sweep_limit,
+            pipeline_id: Some(r.identity.pipeline_id.clone()),
+            contract_version: Some(r.identity.contract_version.clone()),
+            release_version: Some(r.identity.release_version.clone()),
+            idempotency_key: Some(name.clone()),
+        };
+        let before = w.host.coordinator().log().transitions().len();
+        let result = w.host.sweep_once(&req, now);
+        let shown = summary(&result.as_ref().map(|r| r.to_json()).map_err(Clone::clone));
+        let mut entries = vec![Entry::Call {
+            at_ms: now,
+            execution: name.clone(),
+            action: "sweep-once".into(),
+            key: Some(name.clone()),
+            identity: Some([
+                r.identity.pipeline_id.clone(),
+                r.identity.contract_version.clone(),
+                r.identity.release_version.clone(),
+            ]),
+            status: None,
+            next_due_ms: None,
+            wake_in_s: None,
+            outcome: shown,
+            fault: None,
+        }];
+        entries.extend(crate::harness::actors::records_since(&w.host, before));
+        w.push(entries);
+        let Ok(answer) = result else { continue };
+        for due in answer.due {
+            let pointer = w.wakeup.driver(&due.tenant_id, &due.execution_id);
+            let running = pointer.as_deref().is_some_and(|p| {
+                w.engine
+                    .execution(p)
+                    .is_some_and(|x| x.status == ExecutionStatus::Running)
+            });
+            let token = w.wakeup.token(&due.tenant_id, &due.execution_id);
+            let action = sweeper::decide(
+                &r.identity,
+                &due,
+                pointer.as_deref(),
+                running,
+                token.as_ref(),
+            );
+            let (state, what) = match action {
+                SweepAction::OtherRelease | SweepAction::Live => continue,
+                SweepAction::Wake { callback_id } => {
+                    let r = w.engine.send_callback_success(
+                        &callback_id,
+                        tpf_sfn_wakeup::bridge::woken_by("sweeper"),
+                    );
+                    (sweeper_states::WAKE, r.err().map(|e| e.to_string()))
                 }
-                let Some(f) = self
-                    .releases
-                    .iter()
-                    .find(|r| {
-                        r.identity.pipeline_id == pipeline_id
-                            && r.identity.release_version == release_version
-                    })
-                    .map(|r| r.function_arn.clone())
-                else {
-                    self.push(vec![Entry::Bridge {
-                        at_ms: now,
-                        what: format!("no driver version published for release {release_version}"),
-                    }]);
-                    return false;
-                };
-                let input = BridgeAction::driver_input(&tenant_id, &execution_id, &lineage);
-                let what = match self.engine.start_execution(&f, &lineage, input) {
-                    Ok(s) if s.existing => {
-                        format!("start driver {lineage} (already started: done)")
-                    }
-                    Ok(_) => format!("start driver {lineage}"),
-                    Err(e) => format!("start driver {lineage}: {e}"),
-                };
-                self.push(vec![Entry::Bridge { at_ms: now, what }]);
-                true
-            }
-            BridgeAction::Wake { task_token, output } => {
-                if self.faults.plan.lose_wakeups {
-                    self.push(vec![Entry::Bridge {
-                        at_ms: now,
-                        what: "wakeup lost (injected fault)".to_string(),
-                    }]);
-                    return false;
+                SweepAction::Recover { lineage } => {
+                    let input =
+                        BridgeAction::driver_input(&due.tenant_id, &due.execution_id, &lineage);
+                    let r = w.engine.start_execution(&r.function_arn, &lineage, input);
+                    (
+                        sweeper_states::START_RECOVERY,
+                        r.err().map(|e| e.to_string()),
+                    )
                 }
-                let what = match self.engine.send_callback_success(&task_token, output) {
-                    Ok(()) => "wake parked driver".to_string(),
-                    Err(e) => format!("wake: {e} (callback already closed: done)"),
-                };
-                self.push(vec![Entry::Bridge { at_ms: now, what }]);
-                true
-            }
+            };
+            w.push(vec![Entry::Driver {
+                at_ms: now,
+                execution: name.clone(),
+                sweeper: true,
+                event: durable_interp::event::STEP_STARTED,
+                state: Some(state.to_string()),
+                detail: what,
+            }]);
         }
     }
+    w.settle();
 }
 
 /// Steps' effects: action calls over the binding (with injected faults), the driver's rows in

@@ -1,72 +1,91 @@
-//! The world a scenario runs in: the ASL engine with the release machines deployed, the TPF
-//! model behind Action API v1, the wakeup table, the bridge and a scheduled sweeper — all in
-//! one virtual clock.
+//! The world a scenario runs in, whatever the engine: the engine with each release's program
+//! deployed, the TPF model behind Action API v1, the wakeup table, the bridge and a scheduled
+//! sweeper — all on one virtual clock. The loop that runs them (settle, advance the clock, feed
+//! the bridge, carry out its decisions) is written once here; what an engine does its own way
+//! (run its handlers, read its history into the trace, start and wake a driver, sweep) is its
+//! [`WorldEngine`]: `crate::sfn::world` for the ASL interpreter, `crate::durable::world` for the
+//! replay engine.
 
 use std::collections::BTreeMap;
 
-use serde_json::json;
-use tpf_sfn_compiler::sfn::asl::StateMachine;
+use serde_json::Value;
 use tpf_wire::Identity;
 
-use super::bindings::{Bindings, CallRecord, Hooks};
+use super::bindings::Hooks;
 use super::faults::{FaultPlan, FaultState};
 use super::trace::{Entry, Trace};
 use super::wakeup::WakeupTable;
-use asl_interp::engine::Engine;
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
 use tpf_sfn_wakeup::bridge::{decide, BridgeAction, BridgeEvent, RecordImage, TokenRow};
 
-/// One release's deployed machines.
-#[derive(Debug, Clone)]
-pub struct ReleaseMachines {
-    pub identity: Identity,
-    pub driver_arn: String,
-    pub sweeper_arn: String,
+/// One release as an engine deployed it.
+pub trait Deployed {
+    fn identity(&self) -> &Identity;
 }
 
-/// The handler over the world's fields, borrowed apart from the engine that calls it.
-macro_rules! bindings {
-    ($w:ident) => {
-        Bindings {
-            host: &mut $w.host,
-            wakeup: &mut $w.wakeup,
-            faults: &mut $w.faults,
-            calls: &mut $w.calls,
-            tokens: &mut $w.tokens,
-            hooks: &mut $w.hooks,
-            deferred: Vec::new(),
-        }
-    };
+/// What the world loop asks of an engine. The functions that run the engine's handlers take
+/// the whole world, because the handlers borrow the world's other fields while the engine runs.
+pub trait WorldEngine: Sized {
+    /// One release's deployed program.
+    type Release: Deployed + Clone;
+    /// The world's state that only this engine's handlers read and write.
+    type Local;
+    /// What the bridge reports when no release of a record's pinned version is deployed.
+    const NOT_DEPLOYED: &'static str;
+
+    fn now_ms(&self) -> i64;
+    /// The engine stopped at its budget: nothing runs any more.
+    fn budget_spent(&self) -> bool;
+    fn next_timer(&self) -> Option<i64>;
+    /// Runs everything runnable at the current instant.
+    fn run_until_idle(world: &mut World<Self>);
+    /// Fires the earliest timer.
+    fn step_timer(world: &mut World<Self>);
+    /// Moves the engine's clock to `t`, firing what is due on the way.
+    fn advance_to(world: &mut World<Self>, t: i64);
+    /// Moves the clock to `at`, when the sweep is due, and runs the sweep.
+    fn sweep_at(world: &mut World<Self>, at: i64);
+    /// Moves new engine history into the trace.
+    fn collect_events(world: &mut World<Self>);
+    /// Starts the driver `lineage` on the `release`-th release; what the bridge reports.
+    fn start_driver(world: &mut World<Self>, release: usize, lineage: &str, input: Value)
+        -> String;
+    /// Wakes the driver parked on `token`; what the bridge reports.
+    fn wake(world: &mut World<Self>, token: &str, output: Value) -> String;
 }
 
-pub struct World {
-    pub engine: Engine,
+pub struct World<E: WorldEngine> {
+    pub engine: E,
     pub host: ActionHost<InMemoryStore>,
     pub wakeup: WakeupTable,
     pub faults: FaultState,
     pub trace: Trace,
     pub hooks: Hooks,
-    pub releases: Vec<ReleaseMachines>,
+    pub releases: Vec<E::Release>,
     pub tenant: String,
     /// Sweeper period; `None` runs no sweeper.
     pub sweep_every_ms: Option<i64>,
+    /// The engine's own part of the world.
+    pub local: E::Local,
     next_sweep_ms: Option<i64>,
     sweeps: u32,
     log_cursor: usize,
-    event_cursor: usize,
+    /// How far the engine's events have been read into the trace.
+    pub(crate) event_cursor: usize,
     images: BTreeMap<(String, String), RecordImage>,
-    calls: Vec<CallRecord>,
-    tokens: Vec<TokenRow>,
+    /// Wakeup tokens registered since the bridge last looked.
+    pub(crate) tokens: Vec<TokenRow>,
 }
 
-impl World {
+impl<E: WorldEngine> World<E> {
     pub fn new(
-        engine: Engine,
+        engine: E,
         host: ActionHost<InMemoryStore>,
         tenant: &str,
         faults: FaultPlan,
-    ) -> World {
+        local: E::Local,
+    ) -> World<E> {
         let start = engine.now_ms();
         World {
             engine,
@@ -81,12 +100,12 @@ impl World {
             releases: Vec::new(),
             tenant: tenant.to_string(),
             sweep_every_ms: None,
+            local,
             next_sweep_ms: None,
             sweeps: 0,
             log_cursor: 0,
             event_cursor: 0,
             images: BTreeMap::new(),
-            calls: Vec::new(),
             tokens: Vec::new(),
         }
     }
@@ -95,61 +114,41 @@ impl World {
         self.engine.now_ms()
     }
 
-    /// Deploys one release's machines (names as the compiler's manifest gives them). Every
-    /// scenario deploys the same definitions into a fresh engine, so they are compiled once.
-    pub fn deploy(
-        &mut self,
-        identity: Identity,
-        driver_name: &str,
-        driver: &StateMachine,
-        sweeper_name: &str,
-        sweeper: &StateMachine,
-    ) -> Result<(), String> {
-        let driver_arn = self
-            .engine
-            .create_state_machine_shared(driver_name, driver)
-            .map_err(|e| e.to_string())?;
-        let sweeper_arn = self
-            .engine
-            .create_state_machine_shared(sweeper_name, sweeper)
-            .map_err(|e| e.to_string())?;
-        self.releases.push(ReleaseMachines {
-            identity,
-            driver_arn,
-            sweeper_arn,
-        });
-        Ok(())
-    }
-
     pub fn schedule_sweeper(&mut self, every_ms: i64) {
         self.sweep_every_ms = Some(every_ms);
         self.next_sweep_ms = Some(self.now_ms() + every_ms);
+    }
+
+    /// The name of the sweep starting now, with the next one scheduled.
+    pub(crate) fn next_sweep(&mut self) -> String {
+        self.sweeps += 1;
+        let now = self.now_ms();
+        self.next_sweep_ms = self.sweep_every_ms.map(|p| now + p);
+        format!("sweep-{}", self.sweeps)
     }
 
     pub fn push(&mut self, entries: Vec<Entry>) {
         self.trace.entries.extend(entries);
     }
 
-    /// Runs everything runnable at the current instant: engine work, due callbacks, the bridge's
+    /// Runs everything runnable at the current instant: engine work, due timers, the bridge's
     /// reactions — until nothing changes.
     pub fn settle(&mut self) {
         for _ in 0..10_000 {
-            let mut b = bindings!(self);
-            self.engine.run_until_idle(&mut b);
+            E::run_until_idle(self);
             if self.engine.budget_spent() {
                 // Nothing runs any more; what ran is in the trace for the checks.
-                self.collect_events();
+                E::collect_events(self);
                 return;
             }
             let now = self.engine.now_ms();
             let mut progressed = false;
             while self.engine.next_timer().is_some_and(|t| t <= now) && !self.engine.budget_spent()
             {
-                let mut b = bindings!(self);
-                self.engine.step_timer(&mut b);
+                E::step_timer(self);
                 progressed = true;
             }
-            self.collect_events();
+            E::collect_events(self);
             progressed |= self.run_bridge();
             if !progressed {
                 return;
@@ -178,102 +177,17 @@ impl World {
                     if self.next_sweep_ms == Some(next)
                         && self.engine.next_timer().is_none_or(|e| e >= next)
                     {
-                        let mut b = bindings!(self);
-                        self.engine.advance_to(next, &mut b);
-                        self.start_sweep();
+                        E::sweep_at(self, next);
                     } else {
-                        let mut b = bindings!(self);
-                        self.engine.step_timer(&mut b);
+                        E::step_timer(self);
                     }
                 }
                 _ => {
-                    let mut b = bindings!(self);
-                    self.engine.advance_to(t, &mut b);
+                    E::advance_to(self, t);
                     self.settle();
                     return;
                 }
             }
-        }
-    }
-
-    fn start_sweep(&mut self) {
-        self.sweeps += 1;
-        let now = self.now_ms();
-        self.next_sweep_ms = self.sweep_every_ms.map(|p| now + p);
-        let arns: Vec<String> = self
-            .releases
-            .iter()
-            .map(|r| r.sweeper_arn.clone())
-            .collect();
-        for arn in arns {
-            let _ = self
-                .engine
-                .start_execution(&arn, &format!("sweep-{}", self.sweeps), json!({}));
-        }
-    }
-
-    /// Moves new engine history into the trace, placing each call's entries right after the
-    /// `TaskStarted` event of the task that made it.
-    fn collect_events(&mut self) {
-        let sweeper_marks: Vec<String> = self
-            .releases
-            .iter()
-            .map(|r| {
-                format!(
-                    ":execution:{}:",
-                    r.sweeper_arn.rsplit(':').next().unwrap_or("")
-                )
-            })
-            .collect();
-        let (events, cursor) = self.engine.events_since(self.event_cursor);
-        let entries = &mut self.trace.entries;
-        entries.reserve(events.len());
-        // Events come in runs of one execution: classify its ARN once per run, not per event
-        // (a substring search per sweeper per event was a tenth of a long scenario).
-        let mut last: Option<(&str, bool, &str)> = None;
-        for (arn, ev) in events {
-            let (sweeper, name) = match last {
-                Some((a, sweeper, name)) if a == arn => (sweeper, name),
-                _ => {
-                    let sweeper = sweeper_marks.iter().any(|m| arn.contains(m.as_str()));
-                    let name = arn.rsplit(':').next().unwrap_or(arn);
-                    last = Some((arn, sweeper, name));
-                    (sweeper, name)
-                }
-            };
-            let detail = match ev.event_type {
-                "TaskFailed" | "ExecutionFailed" => {
-                    let e = ev
-                        .details
-                        .get("error")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("");
-                    Some(e.to_string())
-                }
-                _ => None,
-            };
-            entries.push(Entry::Driver {
-                at_ms: ev.timestamp_ms,
-                execution: name.to_string(),
-                sweeper,
-                event: ev.event_type,
-                state: ev.state_name.clone(),
-                detail,
-            });
-            if ev.event_type == "TaskStarted" {
-                let state = ev.state_name.as_deref().unwrap_or_default();
-                if let Some(i) = self
-                    .calls
-                    .iter()
-                    .position(|c| c.execution_arn == arn && c.state_name == state)
-                {
-                    entries.extend(self.calls.remove(i).entries);
-                }
-            }
-        }
-        self.event_cursor = cursor;
-        for c in self.calls.drain(..) {
-            entries.extend(c.entries);
         }
     }
 
@@ -347,24 +261,18 @@ impl World {
                     }]);
                     return false;
                 }
-                let Some(m) = self.releases.iter().find(|r| {
-                    r.identity.pipeline_id == pipeline_id
-                        && r.identity.release_version == release_version
+                let Some(release) = self.releases.iter().position(|r| {
+                    r.identity().pipeline_id == pipeline_id
+                        && r.identity().release_version == release_version
                 }) else {
                     self.push(vec![Entry::Bridge {
                         at_ms: now,
-                        what: format!("no driver deployed for release {release_version}"),
+                        what: format!("{} {release_version}", E::NOT_DEPLOYED),
                     }]);
                     return false;
                 };
                 let input = BridgeAction::driver_input(&tenant_id, &execution_id, &lineage);
-                let what = match self
-                    .engine
-                    .start_execution(&m.driver_arn.clone(), &lineage, input)
-                {
-                    Ok(_) => format!("start driver {lineage}"),
-                    Err(e) => format!("start driver {lineage}: {e} (already started: done)"),
-                };
+                let what = E::start_driver(self, release, &lineage, input);
                 self.push(vec![Entry::Bridge { at_ms: now, what }]);
                 true
             }
@@ -376,10 +284,7 @@ impl World {
                     }]);
                     return false;
                 }
-                let what = match self.engine.send_task_success(&task_token, output) {
-                    Ok(()) => "wake parked driver".to_string(),
-                    Err(e) => format!("wake: {e} (token already closed: done)"),
-                };
+                let what = E::wake(self, &task_token, output);
                 self.push(vec![Entry::Bridge { at_ms: now, what }]);
                 true
             }

@@ -1,22 +1,16 @@
-//! The checks both backends share: they read the trace (driver events, action calls, TPF's
+//! The checks every backend shares: they read the trace (driver events, action calls, TPF's
 //! record changes) and TPF itself, and learn what a driver event means from a [`Reading`] of the
-//! backend that wrote it. The Step Functions checks (`checks.rs`) and the Lambda durable
-//! functions checks (`crate::durable::checks`) call these with their own readings.
+//! backend that wrote it. Each backend's checks (`crate::sfn::checks`,
+//! `crate::durable::checks`) call these with their own readings.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::checks::{excerpt, v};
-use super::Violation;
+use super::{excerpt, v, Violation};
 use crate::harness::trace::{clock, Entry, Trace};
 use crate::scenario::budget::{GENERATIONS_PER_WINDOW, GENERATION_WINDOW_MS};
-use crate::scenario::run::TENANT;
+use crate::scenario::run::{Run, Runner, TENANT};
 use tpf_model::actions::ActionHost;
 use tpf_model::store::InMemoryStore;
-
-/// Rendered trace lines around entry `i`.
-pub(crate) fn excerpt_at(trace: &Trace, i: usize) -> String {
-    excerpt(trace, i)
-}
 
 /// What a backend's driver events mean. Each answers for one trace entry.
 pub(crate) trait Reading {
@@ -435,8 +429,42 @@ pub(crate) fn idempotency(trace: &Trace, host: &ActionHost<InMemoryStore>) -> Ve
     out
 }
 
+/// After the late answer at entry `i`, the driver's next call comes at least a minute later,
+/// unless the bridge woke it (its park ended woken) first.
+pub(crate) fn backs_off(trace: &Trace, i: usize, execution: &str, r: &dyn Reading) -> bool {
+    let Some(from) = trace.entries.get(i).map(Entry::at_ms) else {
+        return true;
+    };
+    for x in &trace.entries[i + 1..] {
+        match x {
+            Entry::Driver { execution: ex, .. } if ex == execution && r.woken(x) => return true,
+            Entry::Call {
+                execution: ex,
+                action,
+                at_ms,
+                ..
+            } if ex == execution && action == "process-work-item" => {
+                return *at_ms - from >= 60_000
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 // ---------------------------------------------------------------------------------------------
 // Paced by TPF.
+
+/// More process-work-item calls than the scenario's budget allows.
+pub(crate) fn calls_within_budget(calls: u64, budget: u64) -> Option<Violation> {
+    (calls > budget).then(|| {
+        v(
+            "run-within-budget",
+            format!("{calls} process-work-item calls, over the scenario's budget of {budget}"),
+            String::new(),
+        )
+    })
+}
 
 /// The shortest pause a re-ask after an unchanged answer may take: anything shorter is the
 /// same instant to TPF's leases and due times, which are whole seconds.
@@ -529,17 +557,27 @@ pub(crate) fn generations_paced(
 }
 
 /// What the bounded re-ask checks need to know about how the run ended.
-pub(crate) struct Watch<'a> {
-    pub trace: &'a Trace,
-    pub now_ms: i64,
+struct Watch<'a> {
+    trace: &'a Trace,
+    now_ms: i64,
     /// The scenario's horizon, as an instant.
-    pub horizon_ms: i64,
-    pub budget_spent: bool,
+    horizon_ms: i64,
+    budget_spent: bool,
     /// Whether a driver of this TPF execution still runs (asleep, or parked).
-    pub running: &'a dyn Fn(&str) -> bool,
+    running: &'a dyn Fn(&str) -> bool,
 }
 
-impl Watch<'_> {
+impl<'a> Watch<'a> {
+    fn of<P: Runner>(run: &'a Run<'_, P>, running: &'a dyn Fn(&str) -> bool) -> Watch<'a> {
+        Watch {
+            trace: &run.world.trace,
+            now_ms: run.world.now_ms(),
+            horizon_ms: run.world.trace.start_ms + run.scenario.horizon_seconds as i64 * 1000,
+            budget_spent: run.budget_spent,
+            running,
+        }
+    }
+
     /// Until when the run watched: a run that stops with a driver still running stopped
     /// because nothing was due before the horizon, so the horizon was watched too.
     fn until(&self, exec: &str) -> i64 {
@@ -611,9 +649,11 @@ fn bounded_reask(
 /// until `nextDueAt`), the driver re-asks no sooner than a second later and no later than the
 /// lease expiry or the configured lease wait, whichever is later: sooner only spins on the
 /// lease, later leaves the execution unattended after a dead claimant's lease runs out.
-pub(crate) fn lease_wait_bounded(w: &Watch, lease_wait_seconds: u64) -> Vec<Violation> {
+pub(crate) fn lease_wait_bounded<P: Runner>(run: &Run<'_, P>) -> Vec<Violation> {
+    let running = |exec: &str| P::driver_running(&run.world, exec);
+    let w = &Watch::of(run, &running);
     let trace = w.trace;
-    let wait_ms = lease_wait_seconds as i64 * 1000;
+    let wait_ms = run.subject.plan.wakeup.lease_wait_seconds as i64 * 1000;
     let mut out = Vec::new();
     for exec in executions(trace) {
         for (i, e) in trace.entries.iter().enumerate() {
@@ -656,13 +696,11 @@ pub(crate) fn lease_wait_bounded(w: &Watch, lease_wait_seconds: u64) -> Vec<Viol
 /// After a wakeup could not be registered, the driver re-asks no sooner than a second later and
 /// no later than TPF's wake-up time for the await or the configured re-check, whichever is
 /// later: with no wakeup registered, no one will wake it.
-pub(crate) fn recheck_wait_bounded(
-    w: &Watch,
-    recheck_seconds: u64,
-    r: &dyn Reading,
-) -> Vec<Violation> {
+pub(crate) fn recheck_wait_bounded<P: Runner>(run: &Run<'_, P>, r: &dyn Reading) -> Vec<Violation> {
+    let running = |exec: &str| P::driver_running(&run.world, exec);
+    let w = &Watch::of(run, &running);
     let trace = w.trace;
-    let recheck_ms = recheck_seconds as i64 * 1000;
+    let recheck_ms = run.subject.plan.wakeup.recheck_seconds as i64 * 1000;
     let mut out = Vec::new();
     for exec in executions(trace) {
         let mut wake_in_ms = 0;

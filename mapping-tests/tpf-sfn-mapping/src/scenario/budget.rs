@@ -11,9 +11,10 @@
 //! budget is not a performance target, only a fence.
 
 use serde::Serialize;
+use tpf_sfn_compiler::plan::DriverPlan;
 
 use super::model::Scenario;
-use super::run::{Subject, ITEMS_PER_STREAM};
+use crate::subject::ITEMS_PER_STREAM;
 
 /// History events a paced driver writes per action call, with room to spare: the parked
 /// happy path writes 29 for 2 calls, a rollover iteration about 15.
@@ -39,9 +40,8 @@ pub struct Budget {
 }
 
 /// Calls the scenario can justify: the work it scripts, then the horizon's slow re-checks.
-fn work_units(subject: &Subject, scenario: &Scenario) -> u64 {
-    let parks: u64 = subject
-        .plan
+fn work_units(plan: &DriverPlan, scenario: &Scenario) -> u64 {
+    let parks: u64 = plan
         .awaits
         .iter()
         .map(|a| {
@@ -53,7 +53,7 @@ fn work_units(subject: &Subject, scenario: &Scenario) -> u64 {
         })
         .sum();
     // A scripted step inside an item continuation runs once per item.
-    let per_script = if subject.plan.awaits.iter().any(|a| a.itemized) {
+    let per_script = if plan.awaits.iter().any(|a| a.itemized) {
         u64::from(ITEMS_PER_STREAM)
     } else {
         1
@@ -67,9 +67,11 @@ fn work_units(subject: &Subject, scenario: &Scenario) -> u64 {
     1 + parks + attempts + scenario.actions.len() as u64
 }
 
-pub fn for_scenario(subject: &Subject, scenario: &Scenario) -> Budget {
+/// The budgets of `scenario` for a release with `plan`: they follow from what the scenario
+/// scripts and the plan's awaits, whatever the engine.
+pub fn for_scenario(plan: &DriverPlan, scenario: &Scenario) -> Budget {
     let deliveries = 1 + scenario.faults.per_call.len() as u64;
-    let action_calls = (2 * work_units(subject, scenario) + 20 + scenario.horizon_seconds / 60)
+    let action_calls = (2 * work_units(plan, scenario) + 20 + scenario.horizon_seconds / 60)
         .saturating_mul(deliveries)
         .saturating_add(scenario.faults.outage.map_or(0, |o| u64::from(o.failures)));
     // The sweeper's own executions write history too, whatever the driver does.

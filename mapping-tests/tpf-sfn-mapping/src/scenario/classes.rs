@@ -1,13 +1,16 @@
-//! Await states that are the same state up to their name, so the per-await scenario families
-//! need to run on one of them only. The key is read from the driver under proof (which may be
-//! a user's edited definition), not from the compiler's intent: a state changed by hand no
-//! longer matches its siblings and so is run on its own.
+//! Awaits that are the same await up to their name, so the per-await scenario families need to
+//! run on one of them only. The key is the plan's facts about the await, plus what the
+//! program under proof makes of it (`Program::await_key`): the Step Functions machines add the
+//! driver's state for it, read from the driver under proof (which may be a user's edited
+//! definition), so a state changed by hand no longer matches its siblings and is run on its
+//! own; a durable driver's program is the same code for every await, so its classes follow from
+//! the plan alone.
 
 use serde::Serialize;
 use serde_json::Value;
 use tpf_sfn_compiler::plan::AwaitPoint;
 
-use super::run::Subject;
+use crate::subject::{Program, Subject};
 
 /// One class of interchangeable awaits, in contract order.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -38,7 +41,7 @@ pub struct AwaitClasses {
 /// Replaces the await's own names where a string is exactly one of them, so two states that
 /// differ only by which step they serve compare equal. Only whole strings: a name inside a
 /// longer string stays, which can only split a class, never merge two.
-fn anonymise(v: &mut Value, names: &[&str]) {
+pub(crate) fn anonymise(v: &mut Value, names: &[&str]) {
     let own = |s: &str| names.contains(&s);
     match v {
         Value::String(s) if own(s) => *s = "<await>".to_string(),
@@ -55,32 +58,25 @@ fn anonymise(v: &mut Value, names: &[&str]) {
 }
 
 /// What must be equal for two awaits to be interchangeable: the plan's facts about the await
-/// and the driver's state for it, without its comment (which names the step and its index) and
-/// with its names replaced. `None` when the await cannot share a class: an itemized await (its
-/// continuation steps differ by position) or one whose state the driver does not have.
-fn key(subject: &Subject, k: usize, a: &AwaitPoint) -> Option<String> {
+/// and the program's part. `None` when the await cannot share a class: an itemized await (its
+/// continuation steps differ by position) or one the program says cannot.
+fn key<P: Program>(subject: &Subject<P>, k: usize, a: &AwaitPoint) -> Option<String> {
     if a.itemized {
         return None;
     }
-    let state_name = subject.sfn.await_states.get(k)?;
-    let state = subject.driver.states.get(state_name)?;
-    let mut v = serde_json::to_value(state).ok()?;
-    if let Value::Object(o) = &mut v {
-        o.remove("Comment");
-    }
-    anonymise(&mut v, &[state_name, &a.authored_name]);
+    let program = subject.program.await_key(k, a)?;
     let facts = serde_json::json!({
         "kind": a.kind,
         "cardinality": a.cardinality,
         "cardinalityRaw": a.cardinality_raw,
         "transport": a.transport,
         "ingress": a.ingress,
-        "state": v,
+        "state": program,
     });
     Some(facts.to_string())
 }
 
-pub fn classify(subject: &Subject) -> AwaitClasses {
+pub fn classify<P: Program>(subject: &Subject<P>) -> AwaitClasses {
     let awaits = &subject.plan.awaits;
     let mut classes: Vec<(Option<String>, AwaitClass)> = Vec::new();
     for (k, a) in awaits.iter().enumerate() {

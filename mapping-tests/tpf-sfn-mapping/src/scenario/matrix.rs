@@ -8,8 +8,8 @@ use super::model::{
 use serde::Serialize;
 
 use super::classes::{classify, AwaitClasses};
-use super::run::Subject;
 use crate::harness::faults::{Fault, FaultPlan, Outage};
+use crate::subject::{Program, Subject};
 
 fn act(when: When, step: Option<&str>, nth: Option<u32>, after_seconds: u64, act: Do) -> Action {
     Action {
@@ -33,7 +33,7 @@ const MIN_HORIZON_S: u64 = 6 * 3600;
 /// delay plus a sweeper period (the lost-wakeup ones); TPF's retry back-off, at its default
 /// retries, can add its full sum; each step gets a second. A fixed horizon made a contract with
 /// 75 awaits end its happy path while still parked.
-pub fn horizon_seconds(subject: &Subject) -> u64 {
+pub fn horizon_seconds<P: Program>(subject: &Subject<P>) -> u64 {
     let tpf = tpf_model::coordinator::CoordinatorConfig::default();
     let backoff_ms: i64 = (1..=i64::from(tpf.max_retries))
         .map(|n| tpf.retry_delay_for(n))
@@ -64,7 +64,7 @@ fn base(horizon_seconds: u64, name: &str, description: &str) -> Scenario {
 }
 
 /// Completes the n-th park five minutes after it happens, for every park the contract has.
-fn complete_every_park(subject: &Subject) -> Vec<Action> {
+fn complete_every_park<P: Program>(subject: &Subject<P>) -> Vec<Action> {
     (1..=subject.plan.awaits.len() as u32)
         .map(|n| {
             act(
@@ -80,7 +80,7 @@ fn complete_every_park(subject: &Subject) -> Vec<Action> {
 
 /// The steps an itemized await's items run in their child executions: from the step after the
 /// await up to the first aggregate step (`firstAggregateStepIndex`).
-fn continuation_steps(subject: &Subject, await_index: u32) -> std::ops::Range<u32> {
+fn continuation_steps<P: Program>(subject: &Subject<P>, await_index: u32) -> std::ops::Range<u32> {
     let steps = &subject.contract.steps;
     let from = await_index + 1;
     let to = steps
@@ -92,7 +92,7 @@ fn continuation_steps(subject: &Subject, await_index: u32) -> std::ops::Range<u3
 }
 
 /// Whether the execution's own segments run `step` (not an item's child execution).
-fn parent_runs(subject: &Subject, step: u32) -> bool {
+fn parent_runs<P: Program>(subject: &Subject<P>, step: u32) -> bool {
     subject
         .plan
         .awaits
@@ -103,7 +103,7 @@ fn parent_runs(subject: &Subject, step: u32) -> bool {
 
 /// A step the execution itself runs that is not an await, for failure scripts: the last one
 /// (it runs after every await the execution parks on).
-fn failing_step(subject: &Subject) -> Option<String> {
+fn failing_step<P: Program>(subject: &Subject<P>) -> Option<String> {
     subject
         .contract
         .steps
@@ -116,7 +116,7 @@ fn failing_step(subject: &Subject) -> Option<String> {
 /// Re-asks a driver may make about one parked execution whose await deadline passed without
 /// TPF applying it, over `horizon_seconds`: the call that parks, the one at the deadline, one per
 /// doubling of the back-off up to its cap, then one per cap interval.
-pub fn late_reask_bound(subject: &Subject, horizon_seconds: u64) -> u64 {
+pub fn late_reask_bound<P: Program>(subject: &Subject<P>, horizon_seconds: u64) -> u64 {
     let (first, cap) = (
         subject.plan.wakeup.late_recheck_seconds.max(1),
         subject.plan.wakeup.late_recheck_max_seconds.max(1),
@@ -131,7 +131,7 @@ pub fn late_reask_bound(subject: &Subject, horizon_seconds: u64) -> u64 {
 }
 
 /// The per-await families for the `k`-th await of the plan.
-fn per_await(subject: &Subject, horizon: u64, k: usize) -> Vec<Scenario> {
+fn per_await<P: Program>(subject: &Subject<P>, horizon: u64, k: usize) -> Vec<Scenario> {
     let base = |name: &str, description: &str| base(horizon, name, description);
     let succeed = Expect {
         tpf_status: Some("SUCCEEDED".into()),
@@ -198,7 +198,7 @@ fn per_await(subject: &Subject, horizon: u64, k: usize) -> Vec<Scenario> {
     out.push(s);
 
     if a.itemized {
-        let items = Some(super::run::ITEMS_PER_STREAM);
+        let items = Some(crate::subject::ITEMS_PER_STREAM);
         let mut s = base(
             &format!("items-in-process/{name}"),
             "TPF as it is today runs each item's continuation inside the completion call and writes its child execution already SUCCEEDED: the child drivers the bridge starts find nothing to do",
@@ -273,13 +273,14 @@ fn per_await(subject: &Subject, horizon: u64, k: usize) -> Vec<Scenario> {
     out
 }
 
-pub fn derive(subject: &Subject) -> Vec<Scenario> {
-    derive_for(subject, u64::from(subject.sfn.budget.max_iterations))
+/// The matrix for the subject's program.
+pub fn derive<P: Program>(subject: &Subject<P>) -> Vec<Scenario> {
+    derive_for(subject, subject.program.max_iterations())
 }
 
 /// The matrix for a driver that hands over after `max_iterations` calls: the rollover scenario
 /// retries a step past it, whatever the engine.
-pub fn derive_for(subject: &Subject, max_iterations: u64) -> Vec<Scenario> {
+pub fn derive_for<P: Program>(subject: &Subject<P>, max_iterations: u64) -> Vec<Scenario> {
     let horizon = horizon_seconds(subject);
     let base = |name: &str, description: &str| base(horizon, name, description);
     let mut out = Vec::new();
@@ -501,7 +502,7 @@ pub struct Coverage {
     pub families: Vec<FamilyCoverage>,
 }
 
-pub fn coverage(subject: &Subject) -> Coverage {
+pub fn coverage<P: Program>(subject: &Subject<P>) -> Coverage {
     let classes = classify(subject);
     let horizon = horizon_seconds(subject);
     let mut families: Vec<(FamilyCoverage, Vec<usize>)> = Vec::new();

@@ -1,4 +1,5 @@
-//! Scenarios: the data model, the matrix derived from a contract, and the runner.
+//! Scenarios: the data model, the matrix derived from a contract, each scenario's budgets, the
+//! await classes, and what every backend's runner shares.
 
 pub mod budget;
 pub mod classes;
@@ -7,4 +8,4 @@ pub mod model;
 pub mod run;
 
 pub use model::Scenario;
-pub use run::{run, Metrics, Run, Subject};
+pub use run::{Metrics, RunError};

@@ -1,58 +1,78 @@
-//! Runs one scenario against one compiled release and measures it.
+//! The runner every backend shares: TPF as the scenario sets it up, the first submission, the
+//! scenario's actions fired when their conditions hold, the clock advanced to the horizon or to
+//! quiescence, and the expectations checked. What an engine answers its own way (its world, its
+//! budgets, whether a driver failed or still runs, the operator's acts on drivers, the metrics)
+//! is its [`Runner`]: `crate::sfn::run`, `crate::durable::run`.
 
+use std::fmt;
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{json, Value};
-use tpf_sfn_compiler::contract::Contract;
-use tpf_sfn_compiler::plan::DriverPlan;
-use tpf_sfn_compiler::sfn::asl::StateMachine;
-use tpf_sfn_compiler::sfn::SfnPlan;
-use tpf_wire::Identity;
-
-use super::budget::{self, Budget};
-use super::matrix::AWAIT_TIMEOUT_S;
-use super::model::{Do, ItemContinuationMode, Scenario, When};
-use crate::harness::actors;
-use crate::harness::trace::Entry;
-use crate::harness::world::World;
-use crate::invariants::Proven;
-use asl_interp::engine::{Engine, ExecutionStatus};
 use tpf_model::actions::ActionHost;
 use tpf_model::coordinator::{
-    local_release, Coordinator, CoordinatorConfig, IdempotencyPolicy, ItemContinuations,
+    local_release, Coordinator, CoordinatorConfig, CoordinatorError, IdempotencyPolicy,
+    ItemContinuations,
 };
 use tpf_model::store::InMemoryStore;
 use tpf_model::worker::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_wire::records::ExecutionStatus as TpfStatus;
+
+use super::matrix::AWAIT_TIMEOUT_S;
+use super::model::{Do, ItemContinuationMode, Scenario, When};
+use crate::harness::actors;
+use crate::harness::trace::{Entry, Trace};
+use crate::harness::world::{World, WorldEngine};
+use crate::subject::{pipeline_of, NextRelease, Program, Subject};
+use tpf_wire::Identity;
 
 /// 2026-01-01T00:00:00Z: every scenario starts at the same virtual instant.
 pub const START_MS: i64 = 1_767_225_600_000;
 pub const TENANT: &str = "tenant-a";
 pub(crate) const FIRST_KEY: &str = "order-1";
 
-/// One compiled release under test, plus a second release for "activated mid-flight".
-#[derive(Debug, Clone)]
-pub struct Subject {
-    pub contract: Contract,
-    pub plan: DriverPlan,
-    /// The Step Functions lowering's names and budget for this release.
-    pub sfn: SfnPlan,
-    pub driver: StateMachine,
-    pub sweeper: StateMachine,
-    pub next_release: Option<NextRelease>,
-    /// The TPF model's pipeline of `contract` at the matrix's await timeout, built once: every
-    /// scenario's world runs on it, and building it per scenario was a visible part of a run.
-    pub pipeline: Arc<PipelineDef>,
+/// Why a scenario could not run at all: no verdict about the driver, a fault of the scenario or
+/// of the harness.
+#[derive(Debug)]
+pub enum RunError {
+    /// The scenario scripts a step the contract does not have.
+    UnknownStep { scenario: String, step: String },
+    /// TPF refused to register or activate the subject's release.
+    Release(CoordinatorError),
+    /// The engine refused the release's program.
+    Deploy(Box<dyn std::error::Error + Send + Sync>),
+    /// The engine failed an execution for a reason of its own: a bug of this harness.
+    Engine {
+        execution: String,
+        error: String,
+        cause: String,
+    },
 }
 
-#[derive(Debug, Clone)]
-pub struct NextRelease {
-    pub identity: Identity,
-    pub driver_name: String,
-    pub driver: StateMachine,
-    pub sweeper_name: String,
-    pub sweeper: StateMachine,
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::UnknownStep { scenario, step } => {
+                write!(f, "scenario {scenario}: no step named {step:?}")
+            }
+            RunError::Release(e) => write!(f, "{e}"),
+            RunError::Deploy(e) => write!(f, "{e}"),
+            RunError::Engine {
+                execution,
+                error,
+                cause,
+            } => write!(f, "the durable engine failed {execution}: {error}: {cause}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::Release(e) => Some(e),
+            RunError::Deploy(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -97,24 +117,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// One scenario's outcome. It borrows the subject it ran: a matrix runs every scenario on the
-/// same subject, and a copy of its machines and contract per run cost as much as the run.
-pub struct Run<'s> {
-    pub scenario: Scenario,
-    pub subject: &'s Subject,
-    pub world: World,
-    pub identity: Identity,
-    pub execution_id: Option<String>,
-    pub metrics: Metrics,
-    /// Scenario expectations that did not hold (separate from invariant violations).
-    pub unmet: Vec<String>,
-    pub budget: Budget,
-    /// The engine stopped at the event budget: the trace ends where the budget ran out.
-    pub budget_spent: bool,
-    /// The validator's verdict on the driver, shared by every scenario of a matrix.
-    pub proven: Proven,
-}
-
 pub(crate) fn outcome(text: &str) -> StepOutcome {
     match text.split_once(':') {
         Some(("fail-retryable", code)) => StepOutcome::FailRetryable(code.to_string()),
@@ -124,21 +126,7 @@ pub(crate) fn outcome(text: &str) -> StepOutcome {
     }
 }
 
-/// Items a fanned-out stream carries into an itemized await.
-pub const ITEMS_PER_STREAM: u32 = 3;
-
-/// The TPF model's pipeline of `contract` with every await timing out after
-/// `await_timeout_seconds`.
-pub fn pipeline_of(contract: &Contract, await_timeout_seconds: u64) -> PipelineDef {
-    let steps: Vec<_> = contract.steps.iter().map(|s| s.facts()).collect();
-    PipelineDef::from_contract(
-        &steps,
-        ITEMS_PER_STREAM,
-        await_timeout_seconds as i64 * 1000,
-    )
-}
-
-pub(crate) fn pipeline(subject: &Subject, scenario: &Scenario) -> Arc<PipelineDef> {
+pub(crate) fn pipeline<P>(subject: &Subject<P>, scenario: &Scenario) -> Arc<PipelineDef> {
     if scenario.await_timeout_seconds == AWAIT_TIMEOUT_S {
         subject.pipeline.clone()
     } else {
@@ -149,34 +137,12 @@ pub(crate) fn pipeline(subject: &Subject, scenario: &Scenario) -> Arc<PipelineDe
     }
 }
 
-pub fn build_world(subject: &Subject, scenario: &Scenario, seed: u64) -> Result<World, String> {
-    let identity = subject.plan.identity.clone();
-    let host = build_host(subject, scenario)?;
-    let mut world = World::new(
-        Engine::new(START_MS, seed),
-        host,
-        TENANT,
-        scenario.faults.clone(),
-    );
-    world.deploy(
-        identity,
-        &subject.sfn.machines.driver,
-        &subject.driver,
-        &subject.sfn.machines.sweeper,
-        &subject.sweeper,
-    )?;
-    if let Some(every) = scenario.sweeper_every_seconds {
-        world.schedule_sweeper(every as i64 * 1000);
-    }
-    Ok(world)
-}
-
 /// TPF as the scenario sets it up, with the subject's release registered and active: the same
 /// for every engine.
-pub(crate) fn build_host(
-    subject: &Subject,
+pub(crate) fn build_host<P>(
+    subject: &Subject<P>,
     scenario: &Scenario,
-) -> Result<ActionHost<InMemoryStore>, String> {
+) -> Result<ActionHost<InMemoryStore>, RunError> {
     let identity = subject.plan.identity.clone();
     let mut worker = ScriptedWorker::new(identity.clone());
     if let Some(next) = &subject.next_release {
@@ -189,11 +155,9 @@ pub(crate) fn build_host(
             .iter()
             .find(|s| s.authored_name == script.step)
             .map(|s| s.index)
-            .ok_or_else(|| {
-                format!(
-                    "scenario {}: no step named {:?}",
-                    scenario.name, script.step
-                )
+            .ok_or_else(|| RunError::UnknownStep {
+                scenario: scenario.name.clone(),
+                step: script.step.clone(),
             })?;
         worker.set_script(index, script.outcomes.iter().map(|o| outcome(o)).collect());
     }
@@ -221,153 +185,15 @@ pub(crate) fn build_host(
     let mut host = ActionHost::new(coordinator);
     let c = host.coordinator_mut();
     c.register_release(&local_release(TENANT, &identity, START_MS))
-        .map_err(|e| e.to_string())?;
+        .map_err(RunError::Release)?;
     c.activate_release(
         TENANT,
         &identity.pipeline_id,
         &identity.release_version,
         START_MS,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(RunError::Release)?;
     Ok(host)
-}
-
-/// Runs `scenario` to quiescence or its horizon.
-pub fn run<'s>(subject: &'s Subject, scenario: &Scenario, seed: u64) -> Result<Run<'s>, String> {
-    run_proven(subject, &Proven::of(subject), scenario, seed, true)
-}
-
-/// [`run`] with the driver's verdict taken once for the whole matrix, and with or without state
-/// inputs, outputs and task parameters in the driver histories (`Engine::set_record_payloads`).
-/// The proof reads event types, state names and errors only, which are kept either way, so it
-/// runs without: the same trace at a fraction of the copies.
-pub fn run_proven<'s>(
-    subject: &'s Subject,
-    proven: &Proven,
-    scenario: &Scenario,
-    seed: u64,
-    payloads: bool,
-) -> Result<Run<'s>, String> {
-    let mut world = build_world(subject, scenario, seed)?;
-    let budget = budget::for_scenario(subject, scenario);
-    world
-        .engine
-        .set_event_budget(Some(usize::try_from(budget.events).unwrap_or(usize::MAX)));
-    world.engine.set_record_payloads(payloads);
-    let identity = subject.plan.identity.clone();
-    let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
-
-    for a in scenario
-        .actions
-        .iter()
-        .filter(|a| a.act == Do::CompleteBeforePark)
-    {
-        world.hooks.complete_before_park = a
-            .step
-            .clone()
-            .or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
-    }
-    world.hooks.lease_taken_first = scenario.actions.iter().any(|a| a.act == Do::TakeLeaseFirst);
-    let (execution_id, entries) = actors::submit(
-        &mut world.host,
-        TENANT,
-        &identity.pipeline_id,
-        FIRST_KEY,
-        START_MS,
-    );
-    world.push(entries);
-    world.settle();
-
-    // Each action fires once: when its condition first holds, after its delay.
-    let mut due: Vec<Option<i64>> = vec![None; scenario.actions.len()];
-    let mut done = vec![false; scenario.actions.len()];
-    for (i, a) in scenario.actions.iter().enumerate() {
-        if matches!(a.act, Do::CompleteBeforePark | Do::TakeLeaseFirst) {
-            done[i] = true;
-        }
-    }
-    let exec = execution_id.clone().unwrap_or_default();
-    let mut parks = ParkCount::default();
-    loop {
-        if world.engine.budget_spent() {
-            break;
-        }
-        let now = world.now_ms();
-        if due.iter().zip(&done).any(|(t, d)| !d && t.is_none()) {
-            let facts = Facts {
-                status: record_status(&world, &exec),
-                parks: parks.update(&world, &exec),
-            };
-            for (i, a) in scenario.actions.iter().enumerate() {
-                if done[i] || due[i].is_some() {
-                    continue;
-                }
-                if condition(
-                    &world,
-                    &exec,
-                    &facts,
-                    a.when,
-                    a.step.as_deref(),
-                    a.nth.unwrap_or(1),
-                ) {
-                    due[i] = Some(now + a.after_seconds as i64 * 1000);
-                }
-            }
-        }
-        let mut fired = false;
-        for (i, a) in scenario.actions.iter().enumerate() {
-            if !done[i] && due[i].is_some_and(|t| t <= now) {
-                done[i] = true;
-                fired = true;
-                perform(&mut world, subject, &exec, a.act);
-            }
-        }
-        if fired {
-            world.settle();
-            continue;
-        }
-        let pending_action = due
-            .iter()
-            .zip(&done)
-            .filter(|(_, d)| !**d)
-            .filter_map(|(t, _)| *t)
-            .min();
-        let unfired = done.iter().any(|d| !d);
-        if !unfired && finished(&world, &exec) {
-            break;
-        }
-        let next = [world.next_event_ms(), pending_action]
-            .into_iter()
-            .flatten()
-            .min();
-        match next {
-            Some(t) if t <= horizon => world.advance_to(t.max(now)),
-            _ => break,
-        }
-        if world.now_ms() == now && next.is_some_and(|t| t <= now) && !fired {
-            // Nothing moved at this instant (a timer that did nothing): step past it.
-            world.advance_to(now + 1);
-        }
-    }
-    let metrics = measure(&world, &exec);
-    let budget_spent = world.engine.budget_spent();
-    let unmet = check_expectations(scenario, &world, &exec, &metrics);
-    Ok(Run {
-        scenario: scenario.clone(),
-        subject,
-        world,
-        identity,
-        execution_id,
-        metrics,
-        unmet,
-        budget,
-        budget_spent,
-        proven: proven.clone(),
-    })
-}
-
-fn record_status(world: &World, exec: &str) -> Option<TpfStatus> {
-    tpf_status(&world.host, world.now_ms(), exec)
 }
 
 /// TPF's status of `exec` now, whatever engine drives it.
@@ -382,222 +208,8 @@ pub(crate) fn tpf_status(
         .map(|r| r.status)
 }
 
-/// Driver executions (all releases) whose input names this TPF execution, oldest first.
-pub fn driver_executions(world: &World, exec: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for r in &world.releases {
-        for arn in world.engine.list_executions(&r.driver_arn) {
-            if let Some((start_ms, input)) = world.engine.started(arn) {
-                if input.get("executionId").and_then(Value::as_str) == Some(exec) {
-                    out.push((start_ms, arn.to_string()));
-                }
-            }
-        }
-    }
-    out.sort();
-    out.into_iter().map(|(_, a)| a).collect()
-}
-
-/// Parks of the execution so far, counted as the log grows: a scan of the whole log per
-/// action per step made big contracts quadratic in their awaits.
-#[derive(Default)]
-struct ParkCount {
-    cursor: usize,
-    parks: u32,
-}
-
-impl ParkCount {
-    fn update(&mut self, world: &World, exec: &str) -> u32 {
-        let log = world.host.coordinator().log().transitions();
-        let fresh = log.get(self.cursor..).unwrap_or_default();
-        self.parks += fresh
-            .iter()
-            .filter(|t| t.execution_id == exec && t.cause == "park")
-            .count() as u32;
-        self.cursor = log.len();
-        self.parks
-    }
-}
-
-/// What the actions' conditions read, taken once per step rather than once per action.
-struct Facts {
-    status: Option<TpfStatus>,
-    parks: u32,
-}
-
-fn condition(
-    world: &World,
-    exec: &str,
-    facts: &Facts,
-    when: When,
-    step: Option<&str>,
-    nth: u32,
-) -> bool {
-    let status = facts.status;
-    match when {
-        When::Start => true,
-        When::TpfFailed => status == Some(TpfStatus::Failed),
-        When::TpfWaitRetry => status == Some(TpfStatus::WaitRetry),
-        When::DriverFailed => driver_executions(world, exec)
-            .last()
-            .is_some_and(|arn| world.engine.status(arn) == Some(ExecutionStatus::Failed)),
-        When::Parked => {
-            if status != Some(TpfStatus::WaitingExternal) {
-                return false;
-            }
-            let parks = facts.parks;
-            let at_step = step.is_none_or(|s| {
-                world
-                    .host
-                    .coordinator()
-                    .status(TENANT, exec, world.now_ms())
-                    .ok()
-                    .and_then(|r| {
-                        world
-                            .host
-                            .coordinator()
-                            .pipeline()
-                            .step(r.current_step_index)
-                            .map(|d| d.name == s)
-                    })
-                    .unwrap_or(false)
-            });
-            parks >= nth && at_step
-        }
-    }
-}
-
-fn perform(world: &mut World, subject: &Subject, exec: &str, act: Do) {
-    let now = world.now_ms();
-    match act {
-        Do::CompleteAwait => {
-            let e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
-            world.push(e);
-        }
-        Do::CompleteAwaitTwice => {
-            let mut e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
-            e.extend(actors::complete_await(
-                &mut world.host,
-                TENANT,
-                exec,
-                now,
-                "reviewer-retry",
-            ));
-            world.push(e);
-        }
-        Do::CompleteBeforePark | Do::TakeLeaseFirst => {}
-        Do::SubmitDuplicate => {
-            let (_, e) = actors::submit(
-                &mut world.host,
-                TENANT,
-                &subject.plan.identity.pipeline_id,
-                FIRST_KEY,
-                now,
-            );
-            world.push(e);
-        }
-        Do::Redrive => {
-            let e = actors::redrive(&mut world.host, TENANT, exec, now);
-            world.push(e);
-        }
-        Do::ActivateNewRelease => {
-            let Some(next) = &subject.next_release else {
-                world.push(vec![Entry::Actor {
-                    at_ms: now,
-                    what: "no second release to activate".into(),
-                }]);
-                return;
-            };
-            if let Err(e) = world.deploy(
-                next.identity.clone(),
-                &next.driver_name,
-                &next.driver,
-                &next.sweeper_name,
-                &next.sweeper,
-            ) {
-                world.push(vec![Entry::Actor {
-                    at_ms: now,
-                    what: format!("deploy of the new release failed: {e}"),
-                }]);
-                return;
-            }
-            let mut e = actors::activate(&mut world.host, TENANT, &next.identity, now);
-            let (_, s) = actors::submit(
-                &mut world.host,
-                TENANT,
-                &next.identity.pipeline_id,
-                "order-2",
-                now,
-            );
-            e.extend(s);
-            world.push(e);
-        }
-        Do::AbortDriver => {
-            let running = driver_executions(world, exec)
-                .into_iter()
-                .find(|arn| world.engine.status(arn) == Some(ExecutionStatus::Running));
-            let what = match running {
-                Some(arn) => match world.engine.stop_execution(
-                    &arn,
-                    Some("Operator.Abort"),
-                    Some("stopped in the console"),
-                ) {
-                    Ok(_) => format!(
-                        "operator aborts driver {}",
-                        arn.rsplit(':').next().unwrap_or("")
-                    ),
-                    Err(e) => format!("abort failed: {e}"),
-                },
-                None => "no running driver to abort".to_string(),
-            };
-            world.push(vec![Entry::Actor { at_ms: now, what }]);
-        }
-        Do::StartExtraDriver => {
-            let arn = world
-                .releases
-                .first()
-                .map(|r| r.driver_arn.clone())
-                .unwrap_or_default();
-            let input = tpf_sfn_wakeup::bridge::BridgeAction::driver_input(
-                TENANT,
-                exec,
-                &format!("{exec}-extra"),
-            );
-            let what = match world
-                .engine
-                .start_execution(&arn, &format!("{exec}-extra"), input)
-            {
-                Ok(_) => "a faulty bridge starts a second driver".to_string(),
-                Err(e) => format!("extra driver not started: {e}"),
-            };
-            world.push(vec![Entry::Actor { at_ms: now, what }]);
-        }
-        Do::ConsoleRedrive => {
-            let failed = driver_executions(world, exec)
-                .into_iter()
-                .rev()
-                .find(|arn| world.engine.status(arn) == Some(ExecutionStatus::Failed));
-            let what = match failed {
-                Some(arn) => match world.engine.redrive_execution(&arn) {
-                    Ok(_) => format!(
-                        "operator redrives driver {} in the console",
-                        arn.rsplit(':').next().unwrap_or("")
-                    ),
-                    Err(e) => format!("console redrive refused: {e}"),
-                },
-                None => "no failed driver to redrive".to_string(),
-            };
-            world.push(vec![Entry::Actor { at_ms: now, what }]);
-        }
-    }
-}
-
-/// The child executions that carried `exec`'s items, oldest first.
-pub fn item_executions(world: &World, exec: &str) -> Vec<String> {
-    item_children(&world.host, world.now_ms(), exec)
-}
-
-/// [`item_executions`] read from TPF alone, whatever engine drives them.
+/// The child executions that carried `exec`'s items, oldest first, read from TPF alone,
+/// whatever engine drives them.
 pub(crate) fn item_children(
     host: &ActionHost<InMemoryStore>,
     now_ms: i64,
@@ -611,63 +223,13 @@ pub(crate) fn item_children(
         .collect()
 }
 
-/// TPF is terminal and no driver generation of the execution, or of its item children, is
-/// still running.
-fn finished(world: &World, exec: &str) -> bool {
-    let terminal = record_status(world, exec).is_some_and(|s| s.terminal());
-    terminal
-        && std::iter::once(exec.to_owned())
-            .chain(item_executions(world, exec))
-            .flat_map(|e| driver_executions(world, &e))
-            .all(|arn| world.engine.status(&arn) != Some(ExecutionStatus::Running))
-}
-
-pub fn measure(world: &World, exec: &str) -> Metrics {
-    let mut m = Metrics::default();
-    let mut lineages = std::collections::BTreeSet::new();
-    for arn in driver_executions(world, exec) {
-        if let Some(x) = world.engine.metrics(&arn) {
-            m.state_transitions += x.state_transitions;
-            m.history_events += x.history_events as u64;
-            m.max_generation_events = m.max_generation_events.max(x.history_events as u64);
-        }
-        m.generations += 1;
-        if let Some((_, input)) = world.engine.started(&arn) {
-            if let Some(l) = input.get("lineage").and_then(Value::as_str) {
-                lineages.insert(l.to_string());
-            }
-        }
-    }
-    m.lineages = lineages.len() as u32;
-    m.action_calls = world
-        .trace
+/// The process-work-item deliveries the drivers of `exec` (its generations and lineages) made.
+pub(crate) fn action_calls(trace: &Trace, exec: &str) -> u64 {
+    trace
         .entries
         .iter()
         .filter(|e| matches!(e, Entry::Call { action, execution, .. } if action == "process-work-item" && execution.starts_with(exec)))
-        .count() as u64;
-    for r in &world.releases {
-        for arn in world.engine.list_executions(&r.sweeper_arn) {
-            if let Some(x) = world.engine.metrics(arn) {
-                m.sweeper_transitions += x.state_transitions;
-            }
-        }
-    }
-    m.simulated_seconds = (world.now_ms() - START_MS) as f64 / 1000.0;
-    let children = item_executions(world, exec);
-    m.item_executions = children.len() as u32;
-    for child in &children {
-        for arn in driver_executions(world, child) {
-            if let Some(x) = world.engine.metrics(&arn) {
-                m.item_state_transitions += x.state_transitions;
-                m.item_history_events += x.history_events as u64;
-            }
-        }
-    }
-    m
-}
-
-fn check_expectations(s: &Scenario, world: &World, exec: &str, m: &Metrics) -> Vec<String> {
-    expectations(s, &world.host, world.now_ms(), exec, m)
+        .count() as u64
 }
 
 /// What the scenario expected of TPF's record and the metrics, and did not get.
@@ -733,12 +295,342 @@ pub(crate) fn expectations(
     unmet
 }
 
-/// A JSON summary of a run for `--format json`.
-pub fn summary_json(run: &Run<'_>) -> Value {
-    json!({
-        "scenario": run.scenario.name,
-        "executionId": run.execution_id,
-        "metrics": run.metrics,
-        "unmetExpectations": run.unmet,
+/// A backend's part of running a scenario, implemented by its program type.
+pub trait Runner: Program + Sized {
+    /// The engine the program runs on.
+    type Engine: WorldEngine;
+    /// The static checks' verdict on the program, shared by every scenario of a matrix.
+    type Verdict: Clone;
+    /// The hard budgets of one run on this engine.
+    type Budget;
+
+    /// A fresh engine with `host` and the subject's release deployed.
+    fn world(
+        subject: &Subject<Self>,
+        host: ActionHost<InMemoryStore>,
+        scenario: &Scenario,
+        seed: u64,
+    ) -> Result<World<Self::Engine>, RunError>;
+
+    fn budget(subject: &Subject<Self>, scenario: &Scenario) -> Self::Budget;
+
+    /// Sets the engine's fences from the budget; `payloads` keeps state payloads in histories
+    /// where the engine has them.
+    fn fence(world: &mut World<Self::Engine>, budget: &Self::Budget, payloads: bool);
+
+    /// Deploys the second release's program next to the first.
+    fn deploy(world: &mut World<Self::Engine>, next: &NextRelease<Self>) -> Result<(), RunError>;
+
+    /// Whether the newest driver of `exec` failed.
+    fn driver_failed(world: &World<Self::Engine>, exec: &str) -> bool;
+
+    /// Whether a driver of `exec` still runs (asleep, or parked).
+    fn driver_running(world: &World<Self::Engine>, exec: &str) -> bool;
+
+    /// An operator stops the running driver of `exec`; what the trace says.
+    fn abort_driver(world: &mut World<Self::Engine>, exec: &str) -> String;
+
+    /// A faulty bridge starts a second driver for `exec`; what the trace says.
+    fn start_extra_driver(world: &mut World<Self::Engine>, exec: &str) -> String;
+
+    /// An operator redrives the failed driver of `exec` in the console; what the trace says.
+    fn console_redrive(world: &mut World<Self::Engine>, exec: &str) -> String;
+
+    /// A failure of the harness itself, after which the run has no verdict.
+    fn harness_fault(world: &World<Self::Engine>) -> Option<RunError>;
+
+    fn measure(world: &World<Self::Engine>, exec: &str) -> Metrics;
+}
+
+/// One scenario's outcome. It borrows the subject it ran: a matrix runs every scenario on the
+/// same subject, and a copy of its program and contract per run cost as much as the run.
+pub struct Run<'s, P: Runner> {
+    pub scenario: Scenario,
+    pub subject: &'s Subject<P>,
+    pub world: World<P::Engine>,
+    pub identity: Identity,
+    pub execution_id: Option<String>,
+    pub metrics: Metrics,
+    /// Scenario expectations that did not hold (separate from invariant violations).
+    pub unmet: Vec<String>,
+    pub budget: P::Budget,
+    /// The engine stopped at its budget: the trace ends where the budget ran out.
+    pub budget_spent: bool,
+    /// The static checks' verdict on the program, shared by every scenario of a matrix.
+    pub verdict: P::Verdict,
+}
+
+/// TPF as the scenario sets it up, and the engine with the subject's release deployed and the
+/// sweeper scheduled.
+pub fn build_world<P: Runner>(
+    subject: &Subject<P>,
+    scenario: &Scenario,
+    seed: u64,
+) -> Result<World<P::Engine>, RunError> {
+    let host = build_host(subject, scenario)?;
+    let mut world = P::world(subject, host, scenario, seed)?;
+    if let Some(every) = scenario.sweeper_every_seconds {
+        world.schedule_sweeper(every as i64 * 1000);
+    }
+    Ok(world)
+}
+
+/// Runs `scenario` to quiescence or its horizon, with the program's verdict taken once for the
+/// whole matrix.
+pub fn run<'s, P: Runner>(
+    subject: &'s Subject<P>,
+    verdict: &P::Verdict,
+    scenario: &Scenario,
+    seed: u64,
+    payloads: bool,
+) -> Result<Run<'s, P>, RunError> {
+    let mut world = build_world(subject, scenario, seed)?;
+    let budget = P::budget(subject, scenario);
+    P::fence(&mut world, &budget, payloads);
+    let identity = subject.plan.identity.clone();
+    let horizon = START_MS + scenario.horizon_seconds as i64 * 1000;
+
+    for a in scenario
+        .actions
+        .iter()
+        .filter(|a| a.act == Do::CompleteBeforePark)
+    {
+        world.hooks.complete_before_park = a
+            .step
+            .clone()
+            .or_else(|| subject.plan.awaits.first().map(|p| p.authored_name.clone()));
+    }
+    world.hooks.lease_taken_first = scenario.actions.iter().any(|a| a.act == Do::TakeLeaseFirst);
+    let (execution_id, entries) = actors::submit(
+        &mut world.host,
+        TENANT,
+        &identity.pipeline_id,
+        FIRST_KEY,
+        START_MS,
+    );
+    world.push(entries);
+    world.settle();
+
+    // Each action fires once: when its condition first holds, after its delay.
+    let mut due: Vec<Option<i64>> = vec![None; scenario.actions.len()];
+    let mut done: Vec<bool> = scenario
+        .actions
+        .iter()
+        .map(|a| matches!(a.act, Do::CompleteBeforePark | Do::TakeLeaseFirst))
+        .collect();
+    let exec = execution_id.clone().unwrap_or_default();
+    let mut parks = ParkCount::default();
+    loop {
+        if world.engine.budget_spent() {
+            break;
+        }
+        let now = world.now_ms();
+        if due.iter().zip(&done).any(|(t, d)| !d && t.is_none()) {
+            let facts = Facts {
+                status: tpf_status(&world.host, now, &exec),
+                parks: parks.update(&world.host, &exec),
+            };
+            for (i, a) in scenario.actions.iter().enumerate() {
+                if done[i] || due[i].is_some() {
+                    continue;
+                }
+                if condition::<P>(
+                    &world,
+                    &exec,
+                    &facts,
+                    a.when,
+                    a.step.as_deref(),
+                    a.nth.unwrap_or(1),
+                ) {
+                    due[i] = Some(now + a.after_seconds as i64 * 1000);
+                }
+            }
+        }
+        let mut fired = false;
+        for (i, a) in scenario.actions.iter().enumerate() {
+            if !done[i] && due[i].is_some_and(|t| t <= now) {
+                done[i] = true;
+                fired = true;
+                perform(&mut world, subject, &exec, a.act);
+            }
+        }
+        if fired {
+            world.settle();
+            continue;
+        }
+        let pending_action = due
+            .iter()
+            .zip(&done)
+            .filter(|(_, d)| !**d)
+            .filter_map(|(t, _)| *t)
+            .min();
+        if done.iter().all(|d| *d) && finished::<P>(&world, &exec) {
+            break;
+        }
+        let next = [world.next_event_ms(), pending_action]
+            .into_iter()
+            .flatten()
+            .min();
+        match next {
+            Some(t) if t <= horizon => world.advance_to(t.max(now)),
+            _ => break,
+        }
+        if world.now_ms() == now && next.is_some_and(|t| t <= now) {
+            // Nothing moved at this instant (a timer that did nothing): step past it.
+            world.advance_to(now + 1);
+        }
+    }
+    if let Some(e) = P::harness_fault(&world) {
+        return Err(e);
+    }
+    let metrics = P::measure(&world, &exec);
+    let budget_spent = world.engine.budget_spent();
+    let unmet = expectations(scenario, &world.host, world.now_ms(), &exec, &metrics);
+    Ok(Run {
+        scenario: scenario.clone(),
+        subject,
+        world,
+        identity,
+        execution_id,
+        metrics,
+        unmet,
+        budget,
+        budget_spent,
+        verdict: verdict.clone(),
     })
+}
+
+/// Parks of the execution so far, counted as the log grows: a scan of the whole log per
+/// action per step made big contracts quadratic in their awaits.
+#[derive(Default)]
+struct ParkCount {
+    cursor: usize,
+    parks: u32,
+}
+
+impl ParkCount {
+    fn update(&mut self, host: &ActionHost<InMemoryStore>, exec: &str) -> u32 {
+        let log = host.coordinator().log().transitions();
+        let fresh = log.get(self.cursor..).unwrap_or_default();
+        self.parks += fresh
+            .iter()
+            .filter(|t| t.execution_id == exec && t.cause == "park")
+            .count() as u32;
+        self.cursor = log.len();
+        self.parks
+    }
+}
+
+/// What the actions' conditions read, taken once per step rather than once per action.
+struct Facts {
+    status: Option<TpfStatus>,
+    parks: u32,
+}
+
+fn condition<P: Runner>(
+    world: &World<P::Engine>,
+    exec: &str,
+    facts: &Facts,
+    when: When,
+    step: Option<&str>,
+    nth: u32,
+) -> bool {
+    let status = facts.status;
+    match when {
+        When::Start => true,
+        When::TpfFailed => status == Some(TpfStatus::Failed),
+        When::TpfWaitRetry => status == Some(TpfStatus::WaitRetry),
+        When::DriverFailed => P::driver_failed(world, exec),
+        When::Parked => {
+            if status != Some(TpfStatus::WaitingExternal) {
+                return false;
+            }
+            let c = world.host.coordinator();
+            let at_step = step.is_none_or(|s| {
+                c.status(TENANT, exec, world.now_ms())
+                    .ok()
+                    .and_then(|r| c.pipeline().step(r.current_step_index).map(|d| d.name == s))
+                    .unwrap_or(false)
+            });
+            facts.parks >= nth && at_step
+        }
+    }
+}
+
+fn perform<P: Runner>(world: &mut World<P::Engine>, subject: &Subject<P>, exec: &str, act: Do) {
+    let now = world.now_ms();
+    let actor = |what: String| vec![Entry::Actor { at_ms: now, what }];
+    match act {
+        Do::CompleteAwait => {
+            let e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
+            world.push(e);
+        }
+        Do::CompleteAwaitTwice => {
+            let mut e = actors::complete_await(&mut world.host, TENANT, exec, now, "reviewer");
+            e.extend(actors::complete_await(
+                &mut world.host,
+                TENANT,
+                exec,
+                now,
+                "reviewer-retry",
+            ));
+            world.push(e);
+        }
+        Do::CompleteBeforePark | Do::TakeLeaseFirst => {}
+        Do::SubmitDuplicate => {
+            let (_, e) = actors::submit(
+                &mut world.host,
+                TENANT,
+                &subject.plan.identity.pipeline_id,
+                FIRST_KEY,
+                now,
+            );
+            world.push(e);
+        }
+        Do::Redrive => {
+            let e = actors::redrive(&mut world.host, TENANT, exec, now);
+            world.push(e);
+        }
+        Do::ActivateNewRelease => {
+            let Some(next) = &subject.next_release else {
+                world.push(actor("no second release to activate".into()));
+                return;
+            };
+            if let Err(e) = P::deploy(world, next) {
+                world.push(actor(format!("deploy of the new release failed: {e}")));
+                return;
+            }
+            let mut e = actors::activate(&mut world.host, TENANT, &next.identity, now);
+            let (_, s) = actors::submit(
+                &mut world.host,
+                TENANT,
+                &next.identity.pipeline_id,
+                "order-2",
+                now,
+            );
+            e.extend(s);
+            world.push(e);
+        }
+        Do::AbortDriver => {
+            let what = P::abort_driver(world, exec);
+            world.push(actor(what));
+        }
+        Do::StartExtraDriver => {
+            let what = P::start_extra_driver(world, exec);
+            world.push(actor(what));
+        }
+        Do::ConsoleRedrive => {
+            let what = P::console_redrive(world, exec);
+            world.push(actor(what));
+        }
+    }
+}
+
+/// TPF is terminal and no driver of the execution, or of its item children, still runs.
+fn finished<P: Runner>(world: &World<P::Engine>, exec: &str) -> bool {
+    let now = world.now_ms();
+    tpf_status(&world.host, now, exec).is_some_and(|s| s.terminal())
+        && std::iter::once(exec.to_owned())
+            .chain(item_children(&world.host, now, exec))
+            .all(|e| !P::driver_running(world, &e))
 }

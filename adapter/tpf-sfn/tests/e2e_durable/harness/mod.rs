@@ -19,8 +19,8 @@ use serde_json::{json, Value};
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::run::Subject;
 use tpf_sfn_mapping::scenario::{matrix, Scenario};
+use tpf_sfn_mapping::sfn::Subject;
 use tpf_wire::wakeup::{self, attr};
 
 use crate::support;

@@ -3,7 +3,8 @@
 
 use serde_json::{json, Value};
 use tpf_sfn_compiler::sfn::states::driver as states;
-use tpf_sfn_mapping::scenario::run::{Run, TENANT as SIM_TENANT};
+use tpf_sfn_mapping::scenario::run::TENANT as SIM_TENANT;
+use tpf_sfn_mapping::sfn::Run;
 
 /// The inputs of the states in `interpreter_generations`, generation by generation.
 pub fn interpreter_inputs(sim: &Run) -> Vec<Vec<Value>> {

@@ -15,8 +15,8 @@ use tpf_sfn::relay::http::{ActionHost, HttpActionHost};
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::run::{Run, Subject};
-use tpf_sfn_mapping::scenario::{self, matrix, Scenario};
+use tpf_sfn_mapping::scenario::{matrix, Scenario};
+use tpf_sfn_mapping::sfn::{self, Run, Subject};
 
 use crate::support;
 use crate::support::http::request;

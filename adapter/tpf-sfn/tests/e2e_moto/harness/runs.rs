@@ -66,7 +66,7 @@ impl Loop {
 
     /// The same scenario in our interpreter, on the same compiled driver.
     pub fn simulate(&self) -> Run<'_> {
-        let run = scenario::run(&self.subject, &self.scenario, proof::SEED).expect("simulate");
+        let run = sfn::run(&self.subject, &self.scenario, proof::SEED).expect("simulate");
         assert!(
             run.unmet.is_empty(),
             "the interpreter run misses its own expectations: {:?}",
@@ -101,7 +101,7 @@ impl Loop {
             .into_iter()
             .find(|s| s.name == name)
             .unwrap_or_else(|| panic!("no scenario `{name}`"));
-        scenario::run(&self.subject, &other, proof::SEED).expect("simulate")
+        sfn::run(&self.subject, &other, proof::SEED).expect("simulate")
     }
 
     /// Fails unless moto's driver executions entered the same states, in the same order, as

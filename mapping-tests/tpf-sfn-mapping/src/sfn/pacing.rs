@@ -4,13 +4,10 @@
 //! (and, unbounded, never gives the gate a verdict), one that sleeps for years strands the
 //! execution while TPF waits for it.
 
-use super::checks::{driver, v};
-use super::common;
-use super::Violation;
+use super::run::{driver_executions, Run};
 use crate::harness::trace::clock;
-use crate::scenario::run::driver_executions;
-use crate::scenario::Run;
-use asl_interp::engine::ExecutionStatus;
+use crate::invariants::common;
+use crate::invariants::{v, Violation};
 
 pub(super) fn within_budget(run: &Run) -> Vec<Violation> {
     let (b, m) = (&run.budget, &run.metrics);
@@ -26,16 +23,7 @@ pub(super) fn within_budget(run: &Run) -> Vec<Violation> {
             String::new(),
         ));
     }
-    if m.action_calls > b.action_calls {
-        out.push(v(
-            "run-within-budget",
-            format!(
-                "{} process-work-item calls, over the scenario's budget of {}",
-                m.action_calls, b.action_calls
-            ),
-            String::new(),
-        ));
-    }
+    out.extend(common::calls_within_budget(m.action_calls, b.action_calls));
     if m.state_transitions > b.state_transitions {
         out.push(v(
             "run-within-budget",
@@ -61,38 +49,4 @@ pub(super) fn generations_paced(run: &Run) -> Vec<Violation> {
             .filter_map(|arn| w.engine.describe_execution(arn).ok().map(|d| d.start_ms))
             .collect()
     })
-}
-
-/// Whether a driver of `exec` is still running at the end of the run (asleep, or parked).
-fn still_running(run: &Run, exec: &str) -> bool {
-    driver_executions(&run.world, exec)
-        .iter()
-        .any(|arn| run.world.engine.status(arn) == Some(ExecutionStatus::Running))
-}
-
-fn watch<'a>(run: &'a Run, running: &'a dyn Fn(&str) -> bool) -> common::Watch<'a> {
-    common::Watch {
-        trace: &run.world.trace,
-        now_ms: run.world.now_ms(),
-        horizon_ms: run.world.trace.start_ms + run.scenario.horizon_seconds as i64 * 1000,
-        budget_spent: run.budget_spent,
-        running,
-    }
-}
-
-pub(super) fn lease_wait_bounded(run: &Run) -> Vec<Violation> {
-    let running = |exec: &str| still_running(run, exec);
-    common::lease_wait_bounded(
-        &watch(run, &running),
-        run.subject.plan.wakeup.lease_wait_seconds,
-    )
-}
-
-pub(super) fn recheck_wait_bounded(run: &Run) -> Vec<Violation> {
-    let running = |exec: &str| still_running(run, exec);
-    common::recheck_wait_bounded(
-        &watch(run, &running),
-        run.subject.plan.wakeup.recheck_seconds,
-        &super::checks::SfnReading(driver(run)),
-    )
 }

@@ -1,5 +1,5 @@
-//! The checks. Static ones read the deployed definition; dynamic ones read the trace, the TPF
-//! model's commit log and the engine's executions.
+//! This backend's reading of every named check. Static ones read the deployed definition;
+//! dynamic ones read the trace, the TPF model's commit log and the interpreter's executions.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,140 +9,47 @@ use tpf_sfn_compiler::sfn::asl::{State, StateMachine};
 use tpf_sfn_compiler::sfn::iam::all_states;
 use tpf_sfn_compiler::sfn::validate::{self, Profile, ValidateOptions};
 
-use super::common::{self, belongs, record_timeline, Generation, Reading};
-use super::{pacing, Check, Violation};
-use crate::harness::trace::{Entry, Trace};
-use crate::scenario::run::{driver_executions, TENANT};
-use crate::scenario::{Run, Subject};
+use super::pacing;
+use super::run::{driver_executions, Run};
+use super::Subject;
+use crate::harness::trace::Entry;
+use crate::invariants::common::{self, belongs, record_timeline, Generation, Reading};
+use crate::invariants::{self, excerpt, v, CheckId, Violation};
+use crate::scenario::run::TENANT;
 use asl_interp::engine::ExecutionStatus;
 
-pub const CHECKS: &[Check] = &[
-    Check {
-        name: "transport-only-retries",
-        invariant: "TPF is authoritative",
-        run: transport_only_retries,
-    },
-    Check {
-        name: "writes-only-the-wakeup-table",
-        invariant: "TPF is authoritative",
-        run: writes_only_wakeup_table,
-    },
-    Check {
-        name: "routes-follow-tpf-outcome",
-        invariant: "TPF is authoritative",
-        run: routes_follow_outcome,
-    },
-    Check {
-        name: "respects-tpf-due-time",
-        invariant: "TPF is authoritative",
-        run: respects_due_time,
-    },
-    Check {
-        name: "driver-ends-as-tpf-ends",
-        invariant: "TPF is authoritative",
-        run: ends_as_tpf_ends,
-    },
-    Check {
-        name: "single-live-generation",
-        invariant: "execution identity and idempotent start",
-        run: single_live_generation,
-    },
-    Check {
-        name: "parks-without-polling",
-        invariant: "await",
-        run: parks_without_polling,
-    },
-    Check {
-        name: "resume-goes-through-tpf",
-        invariant: "await",
-        run: resume_goes_through_tpf,
-    },
-    Check {
-        name: "one-resume-per-park",
-        invariant: "await",
-        run: one_resume_per_park,
-    },
-    Check {
-        name: "calls-carry-pinned-identity",
-        invariant: "release pinning",
-        run: calls_carry_pinned_identity,
-    },
-    Check {
-        name: "redrive-continues-same-execution",
-        invariant: "re-drive",
-        run: redrive_same_execution,
-    },
-    Check {
-        name: "idempotency-keys-and-single-commits",
-        invariant: "at-least-once with idempotency keys",
-        run: idempotency,
-    },
-    Check {
-        name: "history-within-proven-bound",
-        invariant: "bounded history",
-        run: bounded_history,
-    },
-    Check {
-        name: "definition-within-limits",
-        invariant: "limits checked at compile time",
-        run: within_limits,
-    },
-    Check {
-        name: "run-within-budget",
-        invariant: "paced by TPF",
-        run: pacing::within_budget,
-    },
-    Check {
-        name: "calls-paced-by-tpf",
-        invariant: "paced by TPF",
-        run: pacing::calls_paced,
-    },
-    Check {
-        name: "generations-paced",
-        invariant: "paced by TPF",
-        run: pacing::generations_paced,
-    },
-    Check {
-        name: "lease-wait-bounded",
-        invariant: "paced by TPF",
-        run: pacing::lease_wait_bounded,
-    },
-    Check {
-        name: "recheck-wait-bounded",
-        invariant: "paced by TPF",
-        run: pacing::recheck_wait_bounded,
-    },
-];
+/// Evaluates every check of the table over a run.
+pub fn evaluate(run: &Run) -> Vec<Violation> {
+    invariants::evaluate(run, reading)
+}
 
-// ---------------------------------------------------------------------------------------------
-// helpers
-
-pub(super) fn v(invariant: &'static str, detail: String, excerpt: String) -> Violation {
-    Violation {
-        invariant,
-        detail,
-        excerpt,
+/// How this backend answers each check of the table.
+fn reading(id: CheckId, run: &Run) -> Vec<Violation> {
+    match id {
+        CheckId::TransportOnlyRetries => transport_only_retries(run),
+        CheckId::WritesOnlyTheWakeupTable => writes_only_wakeup_table(run),
+        CheckId::RoutesFollowTpfOutcome => routes_follow_outcome(run),
+        CheckId::RespectsTpfDueTime => respects_due_time(run),
+        CheckId::DriverEndsAsTpfEnds => ends_as_tpf_ends(run),
+        CheckId::SingleLiveGeneration => single_live_generation(run),
+        CheckId::ParksWithoutPolling => parks_without_polling(run),
+        CheckId::ResumeGoesThroughTpf => resume_goes_through_tpf(run),
+        CheckId::OneResumePerPark => one_resume_per_park(run),
+        CheckId::CallsCarryPinnedIdentity => calls_carry_pinned_identity(run),
+        CheckId::RedriveContinuesSameExecution => redrive_same_execution(run),
+        CheckId::IdempotencyKeysAndSingleCommits => idempotency(run),
+        CheckId::HistoryWithinProvenBound => bounded_history(run),
+        CheckId::DefinitionWithinLimits => within_limits(run),
+        CheckId::RunWithinBudget => pacing::within_budget(run),
+        CheckId::CallsPacedByTpf => pacing::calls_paced(run),
+        CheckId::GenerationsPaced => pacing::generations_paced(run),
+        CheckId::LeaseWaitBounded => common::lease_wait_bounded(run),
+        CheckId::RecheckWaitBounded => common::recheck_wait_bounded(run, &SfnReading(driver(run))),
     }
 }
 
-/// Rendered trace lines around entry `i`.
-pub(crate) fn excerpt(trace: &Trace, i: usize) -> String {
-    let from = i.saturating_sub(6);
-    let to = (i + 4).min(trace.entries.len());
-    let slice = Trace {
-        start_ms: trace.start_ms,
-        entries: trace.entries[from..to].to_vec(),
-    };
-    slice
-        .render()
-        .lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 pub(super) fn driver<'s>(run: &Run<'s>) -> &'s StateMachine {
-    &run.subject.driver
+    &run.subject.program.driver
 }
 
 /// A top-level state by name (state names are unique keys of `States`).
@@ -420,7 +327,7 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
                 // applying it): park again, woken by the bridge or re-asking after a back-off
                 // of at least a minute, never in a tight loop.
                 "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
-                    is_await(next) && backs_off(m, trace, i, execution)
+                    is_await(next) && common::backs_off(trace, i, execution, &SfnReading(m))
                 }
                 "WAITING_EXTERNAL" => is_await(next),
                 "RUNNING" => matches!(next, State::Wait(_)),
@@ -441,39 +348,6 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
         }
     }
     out
-}
-
-/// After the late answer at entry `i`, the driver's next call comes at least a minute later,
-/// unless the bridge woke it (its park succeeded) first.
-fn backs_off(m: &StateMachine, trace: &Trace, i: usize, execution: &str) -> bool {
-    let Some(from) = trace.entries.get(i).map(Entry::at_ms) else {
-        return true;
-    };
-    for x in &trace.entries[i + 1..] {
-        match x {
-            Entry::Driver {
-                execution: ex,
-                event,
-                state: Some(st),
-                ..
-            } if ex == execution
-                && *event == "TaskSucceeded"
-                && state(m, st).is_some_and(is_await) =>
-            {
-                return true
-            }
-            Entry::Call {
-                execution: ex,
-                action,
-                at_ms,
-                ..
-            } if ex == execution && action == "process-work-item" => {
-                return *at_ms - from >= 60_000
-            }
-            _ => {}
-        }
-    }
-    true
 }
 
 fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
@@ -522,27 +396,17 @@ fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
     out
 }
 
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-
 fn machine_of(arn: &str) -> String {
     // arn:aws:states:region:account:execution:<machine>:<name>
     arn.split(':').nth(6).unwrap_or("").to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
 // Bounded history and limits checked at compile time.
 
 fn subject_options(subject: &Subject) -> ValidateOptions {
     ValidateOptions {
-        event_limit: u64::from(subject.sfn.budget.event_budget),
+        event_limit: u64::from(subject.program.sfn.budget.event_budget),
         map_item_bounds: BTreeMap::new(),
         profile: Profile::TpfDriver,
     }
@@ -568,8 +432,8 @@ thread_local! {
 }
 
 fn static_verdict(subject: &Subject) -> StaticVerdict {
-    let budget = subject.sfn.budget.event_budget;
-    let m = &subject.driver;
+    let budget = subject.program.sfn.budget.event_budget;
+    let m = &subject.program.driver;
     // A definition the interpreter cannot compile has no shared copy; it is compared in full.
     let shared = asl_interp::shared(m).ok().map(|(_, d)| d);
     VERDICTS.with(|cache| {
@@ -609,7 +473,7 @@ fn static_verdict(subject: &Subject) -> StaticVerdict {
 
 fn bounded_history(run: &Run) -> Vec<Violation> {
     let w = &run.world;
-    let bound = run.proven.history_bound;
+    let bound = run.verdict.history_bound;
     let mut out = Vec::new();
     for exec in executions(run) {
         for arn in driver_executions(w, &exec) {
@@ -640,7 +504,7 @@ fn bounded_history(run: &Run) -> Vec<Violation> {
 }
 
 fn within_limits(run: &Run) -> Vec<Violation> {
-    run.proven.static_violations.clone()
+    run.verdict.static_violations.clone()
 }
 
 /// The validator's verdict on a subject's driver, taken once per matrix: every scenario runs
