@@ -108,8 +108,10 @@ pub fn redrive_lineage(execution_id: &str, version: i64) -> String {
     format!("{execution_id}-r{version}")
 }
 
+/// A status every driver stopped on and only TPF's re-drive leaves: FAILED, DLQ, and
+/// REMOTE_OUTCOME_UNKNOWN (re-driven with `allowFailed` once an operator has reconciled).
 fn is_terminal_failure(status: &str) -> bool {
-    matches!(status, "FAILED" | "DLQ")
+    matches!(status, "FAILED" | "DLQ" | "REMOTE_OUTCOME_UNKNOWN")
 }
 
 /// Decides what to do about one event. `token` is the current wakeup row of the record's
@@ -309,6 +311,25 @@ mod tests {
                 lineage: "e-r8".into()
             }]
         );
+    }
+
+    #[test]
+    fn a_redrive_from_remote_outcome_unknown_starts_a_driver_and_a_parked_one_is_woken() {
+        let ev = BridgeEvent::RecordChanged {
+            old: Some(rec("REMOTE_OUTCOME_UNKNOWN", 4, None)),
+            new: rec("QUEUED", 5, None),
+        };
+        assert!(matches!(
+            &decide(&ev, None)[..],
+            [BridgeAction::StartDriver { lineage, .. }] if lineage == "e-r5"
+        ));
+        // A driver parked on a unit whose record moved to REMOTE_OUTCOME_UNKNOWN is woken, asks,
+        // and stops on TPF's answer.
+        let parked = BridgeEvent::RecordChanged {
+            old: Some(rec("WAITING_EXTERNAL", 2, Some("u"))),
+            new: rec("REMOTE_OUTCOME_UNKNOWN", 3, Some("u")),
+        };
+        assert_eq!(decide(&parked, Some(&token("u"))).len(), 1);
     }
 
     #[test]

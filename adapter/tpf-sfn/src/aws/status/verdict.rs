@@ -88,7 +88,7 @@ pub fn verdict(
             format!(
                 "find out from the remote worker whether step {} took effect, then re-drive with allowFailed \
                  (POST /tpf/admin/tenants/{}/executions/{}/redrive {{\"allowFailed\":true,\"expectedVersion\":{}}}); \
-                 TPF queues it again and the sweeper starts its driver",
+                 TPF queues it again and the bridge starts its driver",
                 r.current_step_index, q.tenant, q.execution, r.version
             ),
         );
