@@ -183,6 +183,7 @@ impl Runner for Driver {
                         || e.error == durable_interp::error::RETURNED_WHILE_PENDING
                 })
                 .map(|e| RunError::Engine {
+                    engine: "durable",
                     execution: x.name.clone(),
                     error: e.error.clone(),
                     cause: e.cause.clone(),

@@ -42,6 +42,8 @@ pub enum RunError {
     Deploy(Box<dyn std::error::Error + Send + Sync>),
     /// The engine failed an execution for a reason of its own: a bug of this harness.
     Engine {
+        /// Which engine, as the message names it.
+        engine: &'static str,
         execution: String,
         error: String,
         cause: String,
@@ -57,10 +59,14 @@ impl fmt::Display for RunError {
             RunError::Release(e) => write!(f, "{e}"),
             RunError::Deploy(e) => write!(f, "{e}"),
             RunError::Engine {
+                engine,
                 execution,
                 error,
                 cause,
-            } => write!(f, "the durable engine failed {execution}: {error}: {cause}"),
+            } => write!(
+                f,
+                "the {engine} engine failed {execution}: {error}: {cause}"
+            ),
         }
     }
 }
