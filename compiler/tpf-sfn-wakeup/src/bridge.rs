@@ -14,6 +14,7 @@
 //! which is what makes replaying an event harmless.
 
 use serde_json::{json, Value};
+use tpf_wire::records::ExecutionStatus;
 
 /// The slice of TPF's `ExecutionRecord` the bridge reads (stream images carry more).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,10 +109,10 @@ pub fn redrive_lineage(execution_id: &str, version: i64) -> String {
     format!("{execution_id}-r{version}")
 }
 
-/// A status every driver stopped on and only TPF's re-drive leaves: FAILED, DLQ, and
-/// REMOTE_OUTCOME_UNKNOWN (re-driven with `allowFailed` once an operator has reconciled).
+/// A status every driver stopped on and only TPF's re-drive leaves (with `allowFailed` for
+/// FAILED and REMOTE_OUTCOME_UNKNOWN).
 fn is_terminal_failure(status: &str) -> bool {
-    matches!(status, "FAILED" | "DLQ" | "REMOTE_OUTCOME_UNKNOWN")
+    ExecutionStatus::parse(status).is_some_and(|s| s.redrivable(true))
 }
 
 /// Decides what to do about one event. `token` is the current wakeup row of the record's

@@ -81,6 +81,13 @@ impl ExecutionStatus {
         self.terminal() || self == Self::RemoteOutcomeUnknown
     }
 
+    /// Statuses TPF's re-drive leaves (`ExecutionRedrivePlan.from`): DLQ, and with `allowFailed`
+    /// also FAILED and REMOTE_OUTCOME_UNKNOWN.
+    pub fn redrivable(self, allow_failed: bool) -> bool {
+        self == Self::Dlq
+            || (allow_failed && matches!(self, Self::Failed | Self::RemoteOutcomeUnknown))
+    }
+
     /// Statuses a worker may never claim and a sweep never returns as due.
     pub fn unclaimable(self) -> bool {
         matches!(

@@ -257,9 +257,8 @@ fn operations_are_counted_as_the_service_bills_them() {
     assert_eq!(x.ops.len(), 5);
 }
 
-#[test]
-fn an_execution_fails_at_the_operation_cap() {
-    let mut e = Engine::new(T0);
+/// Runs a handler that takes steps for ever, each answered by `h`, until the engine stops it.
+fn run_endless_steps(e: &mut Engine, h: &mut Effectful) -> String {
     let f = e.publish_version(
         "f",
         program(|ctx, _| {
@@ -269,9 +268,16 @@ fn an_execution_fails_at_the_operation_cap() {
             unreachable!()
         }),
     );
-    let mut h = Effectful::default();
     let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
-    e.run_until_idle(&mut h);
+    e.run_until_idle(h);
+    arn
+}
+
+#[test]
+fn an_execution_fails_at_the_operation_cap() {
+    let mut e = Engine::new(T0);
+    let mut h = Effectful::default();
+    let arn = run_endless_steps(&mut e, &mut h);
     let x = e.execution(&arn).unwrap();
     assert_eq!(x.status, ExecutionStatus::Failed);
     assert_eq!(x.error.as_ref().unwrap().error, error::OPERATION_LIMIT);
@@ -468,21 +474,11 @@ fn an_execution_that_writes_more_than_the_state_cap_fails_at_the_cap() {
     let mut e = Engine::new(T0);
     // Each step returns 1 MiB of text, 2 bytes more as JSON, so the cap of 100 MiB is passed at
     // the 100th step, well before the operation cap.
-    let f = e.publish_version(
-        "f",
-        program(|ctx, _| {
-            for i in 0.. {
-                ctx.step(&format!("s{i}"), &json!(null))?.unwrap();
-            }
-            unreachable!()
-        }),
-    );
     let mut h = Effectful {
         result: Some(json!("x".repeat(1024 * 1024))),
         ..Effectful::default()
     };
-    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
-    e.run_until_idle(&mut h);
+    let arn = run_endless_steps(&mut e, &mut h);
     let x = e.execution(&arn).unwrap();
     assert_eq!(x.status, ExecutionStatus::Failed);
     assert_eq!(x.error.as_ref().unwrap().error, error::WRITTEN_STATE_LIMIT);

@@ -7,6 +7,8 @@
 //! first problem, so the second stage reports one diagnostic carrying TPF's own message: which
 //! problem a user sees first is the one TPF's registrar would print.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::uri::{is_sha256, ArtifactUri};
@@ -437,9 +439,11 @@ pub fn check_against_contract(
             "TPF places a release's artifacts by the contract's steps; this contract has none",
         ));
     }
+    // Step names by position, and the position of each name: contracts run to thousands of steps.
     let mut names: Vec<&str> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for s in &contract.steps {
-        if names.contains(&s.authored_name.as_str()) {
+        if index.insert(&s.authored_name, names.len()).is_some() {
             return Err(fail(
                 file,
                 "",
@@ -470,7 +474,7 @@ pub fn check_against_contract(
         }
         let p = item("/artifacts", i);
         for (j, step) in a.step_ids.iter().enumerate() {
-            let Some(k) = names.iter().position(|n| n == step) else {
+            let Some(&k) = index.get(step.as_str()) else {
                 return Err(fail(
                     file,
                     &item(&child(&p, "stepIds"), j),
@@ -565,16 +569,22 @@ fn java_hash_map_order(keys: &[&str]) -> Vec<usize> {
         })
         .collect();
     let mut capacity: usize = 16;
-    for n in 0..keys.len() {
-        let bucket = spread[n] as usize & (capacity - 1);
-        let before = (0..n)
-            .filter(|&m| spread[m] as usize & (capacity - 1) == bucket)
-            .count();
-        if before >= 8 && capacity < 64 {
-            capacity *= 2;
+    // Entries per bucket of the current table, recounted when it grows.
+    let mut filled = vec![0usize; capacity];
+    let grow = |capacity: &mut usize, filled: &mut Vec<usize>, n: usize| {
+        *capacity *= 2;
+        *filled = vec![0; *capacity];
+        for &h in &spread[..n] {
+            filled[h as usize & (*capacity - 1)] += 1;
         }
+    };
+    for n in 0..keys.len() {
+        if filled[spread[n] as usize & (capacity - 1)] >= 8 && capacity < 64 {
+            grow(&mut capacity, &mut filled, n);
+        }
+        filled[spread[n] as usize & (capacity - 1)] += 1;
         if n + 1 > capacity * 3 / 4 {
-            capacity *= 2;
+            grow(&mut capacity, &mut filled, n + 1);
         }
     }
     let mut order: Vec<usize> = (0..keys.len()).collect();

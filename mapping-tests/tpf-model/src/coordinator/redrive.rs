@@ -1,7 +1,6 @@
 //! Re-drive (`QueueAsyncRedriveFlow`, `ExecutionRedrivePlan`).
 
 use crate::store::{AwaitStore, ExecutionStore, ReleaseRegistry};
-use tpf_wire::records::ExecutionStatus;
 
 use super::{Coordinator, CoordinatorError, CoordinatorResult, RedriveResult};
 
@@ -40,12 +39,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         let record = self.status(tenant_id, execution_id, now_ms)?;
         // ExecutionRedrivePlan.from: DLQ, or FAILED or REMOTE_OUTCOME_UNKNOWN with allowFailed;
         // expectedVersion defaults to the current version and must equal it.
-        let eligible = record.status == ExecutionStatus::Dlq
-            || (allow_failed
-                && matches!(
-                    record.status,
-                    ExecutionStatus::Failed | ExecutionStatus::RemoteOutcomeUnknown
-                ));
+        let eligible = record.status.redrivable(allow_failed);
         if !eligible {
             return Err(CoordinatorError::Conflict(format!(
                 "Execution {execution_id} cannot be re-driven from status {}",

@@ -420,15 +420,7 @@ impl ExecutionStore for InMemoryStore {
             tenant_id,
             execution_id,
             now_ms,
-            |r| {
-                r.version == expected_version
-                    && (r.status == ExecutionStatus::Dlq
-                        || (allow_failed
-                            && matches!(
-                                r.status,
-                                ExecutionStatus::Failed | ExecutionStatus::RemoteOutcomeUnknown
-                            )))
-            },
+            |r| r.version == expected_version && r.status.redrivable(allow_failed),
             |r| {
                 r.status = ExecutionStatus::Queued;
                 r.attempt += 1;
