@@ -1,0 +1,149 @@
+//! Starting a durable coordinator execution as TPF's host starts one
+//! (`AwsDurableExecutionStarter`): an asynchronous, named invoke of the coordinator function's
+//! qualifier with the `AwsDurableExecutionInput` payload.
+
+use serde::{Deserialize, Serialize};
+
+use super::names::durable_execution_name;
+use super::records::AwaitIdentity;
+use super::validation::{optional, positive_generation, required};
+use crate::java_error::{class, JavaError};
+
+/// The invocation type of every start (Lambda's `Event`).
+pub const INVOCATION_TYPE: &str = "EVENT";
+/// The status TPF's starter answers for a start, and for a name that already started.
+pub const STARTED_STATUS: u16 = 202;
+/// The input a replacement generation carries instead of the client's payload.
+pub const RESUME_INPUT_JSON: &str = "{}";
+
+/// `AwsDurableExecutionInput`: what a coordinator execution starts from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ExecutionInput {
+    pub tenant_id: String,
+    pub idempotency_key: String,
+    pub pipeline_id: String,
+    pub contract_version: String,
+    pub release_version: String,
+    pub input_json: String,
+    pub resume_execution_id: Option<String>,
+    pub generation: i64,
+}
+
+/// The release a coordinator execution runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct ReleaseIdentity<'a> {
+    pub pipeline_id: Option<&'a str>,
+    pub contract_version: Option<&'a str>,
+    pub release_version: Option<&'a str>,
+}
+
+impl ExecutionInput {
+    /// The canonical constructor's rules, in TPF's order.
+    pub fn new(
+        tenant_id: Option<&str>,
+        idempotency_key: Option<&str>,
+        release: ReleaseIdentity<'_>,
+        input_json: Option<&str>,
+        resume_execution_id: Option<&str>,
+        generation: i64,
+    ) -> Result<Self, JavaError> {
+        let input = Self {
+            tenant_id: required(tenant_id, "tenantId")?.to_owned(),
+            idempotency_key: required(idempotency_key, "idempotencyKey")?.to_owned(),
+            pipeline_id: required(release.pipeline_id, "pipelineId")?.to_owned(),
+            contract_version: required(release.contract_version, "contractVersion")?.to_owned(),
+            release_version: required(release.release_version, "releaseVersion")?.to_owned(),
+            input_json: required(input_json, "inputJson")?.to_owned(),
+            resume_execution_id: resume_execution_id.map(str::to_owned),
+            generation,
+        };
+        optional(resume_execution_id, "resumeExecutionId")?;
+        positive_generation(generation)?;
+        Ok(input)
+    }
+
+    /// `resume(identity, …)`: the replacement generation of an await's execution. The
+    /// execution id is the idempotency key and the resume id, the input is `{}`, the
+    /// generation is the identity's plus one (`Math.addExact`).
+    pub fn resume(
+        identity: &AwaitIdentity,
+        release: ReleaseIdentity<'_>,
+    ) -> Result<Self, JavaError> {
+        let generation = identity
+            .generation
+            .checked_add(1)
+            .ok_or_else(|| JavaError::new(class::ARITHMETIC, "long overflow"))?;
+        Self::new(
+            Some(&identity.tenant_id),
+            Some(&identity.execution_id),
+            release,
+            Some(RESUME_INPUT_JSON),
+            Some(&identity.execution_id),
+            generation,
+        )
+    }
+
+    /// The durable execution name this input starts under.
+    pub fn durable_execution_name(&self) -> String {
+        durable_execution_name(
+            Some(&self.tenant_id),
+            Some(&self.idempotency_key),
+            self.generation,
+        )
+        .unwrap_or_default()
+    }
+
+    /// The payload bytes TPF's starter sends.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// `AwsDurableStartResponse`: what TPF's starter answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartResponse {
+    pub durable_execution_name: String,
+    pub status_code: u16,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RELEASE: ReleaseIdentity<'static> = ReleaseIdentity {
+        pipeline_id: Some("p"),
+        contract_version: Some("c"),
+        release_version: Some("r"),
+    };
+
+    #[test]
+    fn resume_names_the_next_generation_from_the_execution_id() {
+        let id = AwaitIdentity::new(Some("t"), Some("e"), Some("i"), Some("c"), 1).unwrap();
+        let r = ExecutionInput::resume(&id, RELEASE).unwrap();
+        assert_eq!(
+            r.to_json(),
+            r#"{"tenantId":"t","idempotencyKey":"e","pipelineId":"p","contractVersion":"c","releaseVersion":"r","inputJson":"{}","resumeExecutionId":"e","generation":2}"#
+        );
+        assert_eq!(
+            r.durable_execution_name(),
+            durable_execution_name(Some("t"), Some("e"), 2).unwrap()
+        );
+        let max = AwaitIdentity::new(Some("t"), Some("e"), Some("i"), Some("c"), i64::MAX).unwrap();
+        assert_eq!(
+            ExecutionInput::resume(&max, RELEASE).unwrap_err().class,
+            class::ARITHMETIC
+        );
+    }
+
+    #[test]
+    fn the_constructor_checks_in_tpf_order() {
+        let e = ExecutionInput::new(Some("t"), Some("k"), RELEASE, None, Some(" "), 0).unwrap_err();
+        assert_eq!(e.to_string(), "NullPointerException: inputJson");
+        let e = ExecutionInput::new(Some("t"), Some("k"), RELEASE, Some("{}"), Some(" "), 0)
+            .unwrap_err();
+        assert_eq!(e.message, "resumeExecutionId must not be blank");
+    }
+}
