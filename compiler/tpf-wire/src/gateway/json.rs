@@ -5,7 +5,9 @@
 //!   (`FAIL_ON_UNKNOWN_PROPERTIES` off), key names matched case-insensitively
 //!   (`ACCEPT_CASE_INSENSITIVE_PROPERTIES`), enum values matched exactly;
 //! - [`Mapper::Caller`], TPF's caller (`new ObjectMapper()` + jdk8 module): exact key names, an
-//!   unknown key fails.
+//!   unknown key fails;
+//! - [`Mapper::Durable`], the coordinator function's SerDes (jdk8 and JavaTime modules,
+//!   `FAIL_ON_UNKNOWN_PROPERTIES` off): exact key names, unknown keys ignored.
 //!
 //! Both keep Jackson's default scalar coercions: a number or boolean read as text is its text, a
 //! numeric string read as a number is parsed, a fraction read as an integer is truncated, `null`
@@ -22,6 +24,16 @@ use crate::java_error::{class, JavaError};
 pub enum Mapper {
     Server,
     Caller,
+    Durable,
+}
+
+impl Mapper {
+    fn matches(self, declared: &str, key: &str) -> bool {
+        match self {
+            Self::Server => declared.to_lowercase() == key.to_lowercase(),
+            Self::Caller | Self::Durable => declared == key,
+        }
+    }
 }
 
 /// What Java type a property binds to.
@@ -278,10 +290,7 @@ pub(crate) fn bind<'a>(
     };
     let mut slots: Vec<Option<Slot<'a>>> = vec![None; props.len()];
     for (key, v) in map {
-        let found = props.iter().position(|(name, _)| match mapper {
-            Mapper::Server => name.to_lowercase() == key.to_lowercase(),
-            Mapper::Caller => name == key,
-        });
+        let found = props.iter().position(|(name, _)| mapper.matches(name, key));
         let Some(i) = found else {
             if mapper == Mapper::Caller {
                 let known: Vec<String> = props.iter().map(|(n, _)| format!("\"{n}\"")).collect();

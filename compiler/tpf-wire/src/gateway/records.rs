@@ -2,7 +2,7 @@
 //! order (the order Jackson writes them). Every constructor applies the record's own rules in
 //! TPF's order, so a value of these types is one TPF's code could have built.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::json::{bind, instantiation, Bound, Kind, Mapper};
@@ -40,7 +40,7 @@ fn read_flat<T>(
 }
 
 /// `AwsDurableAwaitIdentity`: one TPF await interaction of one driver generation.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct AwaitIdentity {
@@ -94,7 +94,7 @@ impl AwaitIdentity {
 }
 
 /// `AwsDurableExecutionCheckpoint`: a TPF execution's identity, with no generation by design.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ExecutionCheckpoint {
@@ -143,7 +143,7 @@ impl ExecutionCheckpoint {
 }
 
 /// `AwsDurableDriverCheckpoint`: the execution checkpoint plus the driver's generation.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[non_exhaustive]
 pub struct DriverCheckpoint {
     pub execution: ExecutionCheckpoint,
@@ -162,7 +162,7 @@ impl DriverCheckpoint {
 
 /// `AwsDurableAwaitCheckpoint`: TPF's await projection; `status` is an `AwaitInteractionStatus`
 /// name, kept as text as TPF's record keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct AwaitCheckpoint {
@@ -237,7 +237,7 @@ impl AwaitCheckpoint {
 }
 
 /// `AwsDurableCallbackSignal`: what the wake path hands a parked driver.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CallbackSignal {

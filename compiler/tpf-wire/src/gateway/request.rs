@@ -2,7 +2,7 @@
 //! caller writes every key, empty optionals as `null` (TPF's own caller does); the gateway reads
 //! it with the server mapper ([`ActionRequest::read`]).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::json::{bind, instantiation, parse, Kind, Mapper};
@@ -12,7 +12,7 @@ use super::start::ExecutionInput;
 use super::validation::{optional, positive_generation, required};
 use crate::java_error::JavaError;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ActionRequest {

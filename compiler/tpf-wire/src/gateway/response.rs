@@ -13,7 +13,7 @@ use crate::java_error::JavaError;
 /// The `executionStatus` SWEEP answers (TPF's spelling).
 pub const SWEEPED: &str = "SWEEPED";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ActionResponse {

@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use serde_json::Value;
+
+use super::json::{bind, instantiation, parse, Kind, Mapper};
 use super::names::durable_execution_name;
 use super::records::AwaitIdentity;
 use super::validation::{optional, positive_generation, required};
@@ -17,7 +20,7 @@ pub const STARTED_STATUS: u16 = 202;
 pub const RESUME_INPUT_JSON: &str = "{}";
 
 /// `AwsDurableExecutionInput`: what a coordinator execution starts from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ExecutionInput {
@@ -95,6 +98,39 @@ impl ExecutionInput {
         .unwrap_or_default()
     }
 
+    /// The payload as the coordinator function's SerDes reads it ([`Mapper::Durable`]).
+    pub fn read(text: &str) -> Result<Self, JavaError> {
+        Self::read_value(&parse(text)?, Mapper::Durable)
+    }
+
+    pub fn read_value(value: &Value, mapper: Mapper) -> Result<Self, JavaError> {
+        const CLASS: &str = "org.pipelineframework.aws.durable.model.AwsDurableExecutionInput";
+        const PROPS: &[(&str, Kind)] = &[
+            ("tenantId", Kind::Text),
+            ("idempotencyKey", Kind::Text),
+            ("pipelineId", Kind::Text),
+            ("contractVersion", Kind::Text),
+            ("releaseVersion", Kind::Text),
+            ("inputJson", Kind::Text),
+            ("resumeExecutionId", Kind::Text),
+            ("generation", Kind::Long),
+        ];
+        let b = bind(value, CLASS, PROPS, mapper, &mut |_, _| Ok(()))?;
+        Self::new(
+            b.text("tenantId").as_deref(),
+            b.text("idempotencyKey").as_deref(),
+            ReleaseIdentity {
+                pipeline_id: b.text("pipelineId").as_deref(),
+                contract_version: b.text("contractVersion").as_deref(),
+                release_version: b.text("releaseVersion").as_deref(),
+            },
+            b.text("inputJson").as_deref(),
+            b.text("resumeExecutionId").as_deref(),
+            b.long("generation").unwrap_or(0),
+        )
+        .map_err(|e| instantiation(CLASS, e))
+    }
+
     /// The payload bytes TPF's starter sends.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
@@ -131,6 +167,10 @@ mod tests {
             r.durable_execution_name(),
             durable_execution_name(Some("t"), Some("e"), 2).unwrap()
         );
+        // The coordinator's SerDes reads it back; exact keys, unknown ones ignored.
+        assert_eq!(ExecutionInput::read(&r.to_json()).unwrap(), r);
+        let e = ExecutionInput::read(r#"{"TenantId":"t","extra":1}"#).unwrap_err();
+        assert_eq!(e.root_cause().to_string(), "NullPointerException: tenantId");
         let max = AwaitIdentity::new(Some("t"), Some("e"), Some("i"), Some("c"), i64::MAX).unwrap();
         assert_eq!(
             ExecutionInput::resume(&max, RELEASE).unwrap_err().class,

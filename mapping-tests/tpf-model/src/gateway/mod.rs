@@ -125,12 +125,7 @@ impl<P: ControlPlane, B: BindingStore> Gateway<P, B> {
                 ActionResponse::status(SWEEPED)
             }
             Operation::QueryPendingAwait => {
-                let checkpoints = self.plane.get_await_semantic_checkpoints(
-                    tenant,
-                    execution()?,
-                    AWAIT_CHECKPOINT_LIMIT,
-                    now_ms,
-                )?;
+                let checkpoints = self.execution_awaits(request, now_ms)?;
                 match checkpoints.iter().find(|c| !c.status.terminal()) {
                     Some(c) => Ok(ActionResponse::pending_await(AwaitIdentity::new(
                         Some(&c.tenant_id),
@@ -159,12 +154,7 @@ impl<P: ControlPlane, B: BindingStore> Gateway<P, B> {
                 )?))
             }
             Operation::ReadExecutionAwaits => {
-                let checkpoints = self.plane.get_await_semantic_checkpoints(
-                    tenant,
-                    execution()?,
-                    AWAIT_CHECKPOINT_LIMIT,
-                    now_ms,
-                )?;
+                let checkpoints = self.execution_awaits(request, now_ms)?;
                 Ok(ActionResponse::await_checkpoints(
                     checkpoints
                         .iter()
@@ -187,6 +177,20 @@ impl<P: ControlPlane, B: BindingStore> Gateway<P, B> {
                 Ok(ActionResponse::bound(created))
             }
         }
+    }
+
+    /// `getAwaitSemanticCheckpoints(tenant, executionId, 100)`.
+    fn execution_awaits(
+        &mut self,
+        request: &ActionRequest,
+        now_ms: i64,
+    ) -> Result<Vec<AwaitSemanticCheckpoint>, JavaError> {
+        self.plane.get_await_semantic_checkpoints(
+            &request.tenant_id,
+            required(request.execution_id.as_deref(), "executionId")?,
+            AWAIT_CHECKPOINT_LIMIT,
+            now_ms,
+        )
     }
 
     fn submit(

@@ -191,8 +191,8 @@ fn start_case(_: &Path, case: &Value) -> Check {
         serde_json::to_value(&response).map_err(|e| e.to_string())?,
         expected["response"].clone(),
     )?;
-    let read_back: ExecutionInput =
-        serde_json::from_str(&payload).map_err(|e| format!("payload does not read back: {e}"))?;
+    let read_back =
+        ExecutionInput::read(&payload).map_err(|e| format!("payload does not read back: {e}"))?;
     same(
         "durableSerdesReadsPayloadEqual",
         Some(read_back == execution),
