@@ -150,12 +150,7 @@ fn a_driver_generation_runs_submit_status_register_bind_and_result_against_the_m
         .unwrap()
         .expect("a binding row");
     assert_eq!(bound.provider.callback_id, "cb-0");
-    let mut rows: Vec<&str> = g
-        .bindings
-        .keys()
-        .iter()
-        .map(|(_, _, t)| t.as_str())
-        .collect();
+    let mut rows: Vec<String> = g.bindings.keys().into_iter().map(|(_, _, t)| t).collect();
     rows.sort_unstable();
     assert_eq!(
         rows,

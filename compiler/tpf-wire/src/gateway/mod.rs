@@ -10,6 +10,7 @@
 //! the class and message a caller of TPF's gateway would see.
 
 pub mod binding;
+pub mod items;
 pub mod json;
 pub mod names;
 pub mod operation;

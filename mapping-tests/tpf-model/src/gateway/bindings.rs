@@ -6,17 +6,18 @@
 
 use std::collections::BTreeMap;
 
-use tpf_wire::gateway::binding::{conflict, CallbackBinding, CallbackRegistration, RowType};
+use tpf_wire::gateway::binding::{attr, conflict, CallbackBinding, CallbackRegistration, RowType};
 use tpf_wire::gateway::names::{
     binding_partition_key, delivered_sort_key, generation_sort_key, prefix,
     registration_partition_key, registration_sort_key,
 };
 use tpf_wire::java_error::JavaError;
+use tpf_wire::records::{AttrValue, Item};
 
-/// A DELIVERY row: the evidence that a generation's callback was answered.
+/// A DELIVERY row: the evidence that a generation's callback was answered (the callback id is
+/// the binding's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
-    pub provider_callback_id: String,
     pub provider_outcome: String,
     pub delivered_at_epoch_ms: i64,
     pub attempt_id: String,
@@ -84,17 +85,18 @@ pub fn settle_taken_key<T>(
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Row {
-    Registration(CallbackRegistration),
-    Binding(CallbackBinding),
-    Delivery(Delivery),
-}
-
-/// The binding table in memory, keyed `(pk, sk)` as TPF's table is.
+/// The binding table in memory: TPF's items keyed `(pk, sk)`, written and read through the
+/// wire's item mapping, so a row here is a row TPF's repository reads.
 #[derive(Debug, Default, Clone)]
 pub struct InMemoryBindings {
-    rows: BTreeMap<(String, String), Row>,
+    rows: BTreeMap<(String, String), Item>,
+}
+
+fn text_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    match item.get(name) {
+        Some(AttrValue::S(v)) => Some(v),
+        _ => None,
+    }
 }
 
 impl InMemoryBindings {
@@ -103,45 +105,54 @@ impl InMemoryBindings {
     }
 
     /// Every row's `(pk, sk, record_type)`, in key order.
-    pub fn keys(&self) -> Vec<(String, String, RowType)> {
+    pub fn keys(&self) -> Vec<(String, String, String)> {
         self.rows
             .iter()
-            .map(|((pk, sk), row)| {
-                let t = match row {
-                    Row::Registration(_) => RowType::Registration,
-                    Row::Binding(_) => RowType::Binding,
-                    Row::Delivery(_) => RowType::Delivery,
-                };
-                (pk.clone(), sk.clone(), t)
+            .map(|((pk, sk), item)| {
+                let t = text_attr(item, attr::RECORD_TYPE).unwrap_or_default();
+                (pk.clone(), sk.clone(), t.to_owned())
             })
             .collect()
     }
 
-    fn latest(&self, pk: &str, sk_prefix: &str) -> Option<&Row> {
+    /// Every item, in key order (what a scan, or the table's stream, would show).
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.rows.values()
+    }
+
+    /// The newest row under `pk` whose sort key starts with `sk_prefix` (a descending query
+    /// with `Limit 1`).
+    fn latest(&self, pk: &str, sk_prefix: &str) -> Option<&Item> {
         self.rows
             .range((pk.to_owned(), sk_prefix.to_owned())..)
             .take_while(|((p, s), _)| p == pk && s.starts_with(sk_prefix))
             .last()
-            .map(|(_, row)| row)
+            .map(|(_, item)| item)
+    }
+
+    /// A conditional put: writes when the key is free, else answers the row found there.
+    fn put_if_absent(&mut self, item: Item) -> Result<(), &Item> {
+        let key = (
+            text_attr(&item, attr::PK).unwrap_or_default().to_owned(),
+            text_attr(&item, attr::SK).unwrap_or_default().to_owned(),
+        );
+        if self.rows.contains_key(&key) {
+            return Err(&self.rows[&key]);
+        }
+        self.rows.insert(key, item);
+        Ok(())
     }
 }
 
 impl BindingStore for InMemoryBindings {
     fn register(&mut self, registration: &CallbackRegistration) -> Result<bool, JavaError> {
-        let key = (registration.partition_key(), registration.sort_key());
-        match self.rows.get(&key) {
-            None => {
-                self.rows
-                    .insert(key, Row::Registration(registration.clone()));
-                Ok(true)
-            }
-            Some(Row::Registration(existing)) => settle_taken_key(
-                RowType::Registration,
-                Some(existing),
-                |e: &CallbackRegistration| e.same_authority(registration),
-            ),
-            Some(_) => {
-                settle_taken_key::<CallbackRegistration>(RowType::Registration, None, |_| false)
+        match self.put_if_absent(registration.to_item()) {
+            Ok(()) => Ok(true),
+            Err(existing) => {
+                let existing = CallbackRegistration::from_item(existing).ok();
+                settle_taken_key(RowType::Registration, existing.as_ref(), |e| {
+                    e.same_authority(registration)
+                })
             }
         }
     }
@@ -156,10 +167,10 @@ impl BindingStore for InMemoryBindings {
             registration_partition_key(tenant_id, execution_id),
             registration_sort_key(generation)?,
         );
-        Ok(match self.rows.get(&key) {
-            Some(Row::Registration(r)) => Some(r.clone()),
-            _ => None,
-        })
+        self.rows
+            .get(&key)
+            .map(CallbackRegistration::from_item)
+            .transpose()
     }
 
     fn find_latest_registration(
@@ -168,25 +179,20 @@ impl BindingStore for InMemoryBindings {
         execution_id: &str,
     ) -> Result<Option<CallbackRegistration>, JavaError> {
         let pk = registration_partition_key(tenant_id, execution_id);
-        Ok(match self.latest(&pk, prefix::REGISTRATION) {
-            Some(Row::Registration(r)) => Some(r.clone()),
-            _ => None,
-        })
+        self.latest(&pk, prefix::REGISTRATION)
+            .map(CallbackRegistration::from_item)
+            .transpose()
     }
 
     fn bind(&mut self, binding: &CallbackBinding) -> Result<bool, JavaError> {
-        let key = (binding.partition_key(), binding.sort_key());
-        match self.rows.get(&key) {
-            None => {
-                self.rows.insert(key, Row::Binding(binding.clone()));
-                Ok(true)
-            }
-            Some(Row::Binding(existing)) => {
-                settle_taken_key(RowType::Binding, Some(existing), |e: &CallbackBinding| {
+        match self.put_if_absent(binding.to_item()) {
+            Ok(()) => Ok(true),
+            Err(existing) => {
+                let existing = CallbackBinding::decode(existing);
+                settle_taken_key(RowType::Binding, existing.as_ref(), |e| {
                     e.same_authority(binding)
                 })
             }
-            Some(_) => settle_taken_key::<CallbackBinding>(RowType::Binding, None, |_| false),
         }
     }
 
@@ -200,10 +206,10 @@ impl BindingStore for InMemoryBindings {
             binding_partition_key(tenant_id, interaction_id),
             generation_sort_key(generation)?,
         );
-        Ok(match self.rows.get(&key) {
-            Some(Row::Binding(b)) => Some(b.clone()),
-            _ => None,
-        })
+        self.rows
+            .get(&key)
+            .map(CallbackBinding::from_item)
+            .transpose()
     }
 
     fn find_latest_binding(
@@ -212,10 +218,9 @@ impl BindingStore for InMemoryBindings {
         interaction_id: &str,
     ) -> Result<Option<CallbackBinding>, JavaError> {
         let pk = binding_partition_key(tenant_id, interaction_id);
-        Ok(match self.latest(&pk, prefix::GENERATION) {
-            Some(Row::Binding(b)) => Some(b.clone()),
-            _ => None,
-        })
+        self.latest(&pk, prefix::GENERATION)
+            .map(CallbackBinding::from_item)
+            .transpose()
     }
 
     fn delivered(&self, binding: &CallbackBinding) -> Result<bool, JavaError> {
@@ -231,12 +236,13 @@ impl BindingStore for InMemoryBindings {
         binding: &CallbackBinding,
         delivery: Delivery,
     ) -> Result<(), JavaError> {
-        let key = (
-            binding.partition_key(),
-            delivered_sort_key(binding.await_identity.generation),
+        let item = binding.delivery_item(
+            &delivery.provider_outcome,
+            delivery.delivered_at_epoch_ms,
+            &delivery.attempt_id,
         );
-        // Delivery evidence is immutable: the first write stands.
-        self.rows.entry(key).or_insert(Row::Delivery(delivery));
+        // Delivery evidence is immutable: the first write stands, a second is no error.
+        let _ = self.put_if_absent(item);
         Ok(())
     }
 }
@@ -311,7 +317,6 @@ mod tests {
 
         assert!(!b.delivered(&bound).unwrap());
         let delivery = |outcome: &str| Delivery {
-            provider_callback_id: "cb-1".into(),
             provider_outcome: outcome.into(),
             delivered_at_epoch_ms: 5,
             attempt_id: "a".into(),
@@ -324,7 +329,7 @@ mod tests {
         let deliveries: Vec<_> = b
             .keys()
             .into_iter()
-            .filter(|(_, _, t)| *t == RowType::Delivery)
+            .filter(|(_, _, t)| t == "DELIVERY")
             .collect();
         assert_eq!(deliveries.len(), 1);
         assert_eq!(deliveries[0].1, "DELIVERED#1");
