@@ -378,3 +378,106 @@ fn a_failed_execution_is_redriven_to_queued_and_enqueued_for_the_work_function()
     assert_eq!(answer.execution_status.as_deref(), Some("QUEUED"));
     assert_eq!(g.plane.queued().count(), 1);
 }
+
+#[test]
+fn a_replacement_generation_registers_and_binds_under_its_own_keys() {
+    let mut g = gateway();
+    let first = input("order-7:submit");
+    let checkpoint = ok(&mut g, &ActionRequest::submit(&first).unwrap(), T0)
+        .checkpoint
+        .unwrap();
+    g.plane.run_work(T0 + 1).unwrap();
+    let gen1 = DriverCheckpoint::new(checkpoint.clone(), 1).unwrap();
+    let name1 = durable_execution_name(Some(TENANT), Some("order-7:submit"), 1).unwrap();
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::register(&gen1, provider(&name1, "cb-1")).unwrap(),
+            T0 + 2
+        )
+        .binding_created
+    );
+    let pending = |g: &mut ModelGateway, driver: &DriverCheckpoint, now| {
+        ok(
+            g,
+            &ActionRequest::for_execution(Operation::QueryPendingAwait, driver).unwrap(),
+            now,
+        )
+        .await_identity
+        .expect("a pending await")
+    };
+    let id1 = pending(&mut g, &gen1, T0 + 3);
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::bind(&id1, provider(&name1, "cb-1")).unwrap(),
+            T0 + 4
+        )
+        .binding_created
+    );
+
+    // Generation 1's driver is gone; TPF's host starts generation 2 from the await identity:
+    // named from the execution id, resuming the same execution.
+    let resume = ExecutionInput::resume(
+        &id1,
+        ReleaseIdentity {
+            pipeline_id: Some(&checkpoint.pipeline_id),
+            contract_version: Some(&checkpoint.contract_version),
+            release_version: Some(&checkpoint.release_version),
+        },
+    )
+    .unwrap();
+    assert_eq!(resume.generation, 2);
+    assert_eq!(
+        resume.resume_execution_id.as_deref(),
+        Some(checkpoint.execution_id.as_str())
+    );
+    let name2 = resume.durable_execution_name();
+    assert_eq!(
+        name2,
+        durable_execution_name(Some(TENANT), Some(&checkpoint.execution_id), 2).unwrap()
+    );
+    let gen2 = DriverCheckpoint::new(checkpoint.clone(), resume.generation).unwrap();
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::register(&gen2, provider(&name2, "cb-2")).unwrap(),
+            T0 + 5
+        )
+        .binding_created
+    );
+    let id2 = pending(&mut g, &gen2, T0 + 6);
+    assert_eq!(
+        (id2.interaction_id.as_str(), id2.generation),
+        (id1.interaction_id.as_str(), 2)
+    );
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::bind(&id2, provider(&name2, "cb-2")).unwrap(),
+            T0 + 7
+        )
+        .binding_created
+    );
+
+    // The newest binding and registration are generation 2's; generation 1's rows stay.
+    let latest = g
+        .bindings
+        .find_latest_binding(TENANT, &id1.interaction_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            latest.await_identity.generation,
+            latest.provider.callback_id.as_str()
+        ),
+        (2, "cb-2")
+    );
+    let registration = g
+        .bindings
+        .find_latest_registration(TENANT, &checkpoint.execution_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(registration.checkpoint.generation, 2);
+    assert_eq!(g.bindings.keys().len(), 4);
+}
