@@ -153,8 +153,13 @@ impl RequestParts {
 impl ActionRequest {
     /// The request as the gateway's Quarkus mapper reads `text` (see [`Mapper::Server`]). A
     /// constructor failure is Jackson's `ValueInstantiationException` wrapping TPF's exception.
+    /// A `null` document binds no request at all, and the gateway's
+    /// `requireNonNull(request, "request")` refuses it.
     pub fn read(text: &str) -> Result<Self, JavaError> {
-        Self::read_value(&parse(text)?, Mapper::Server)
+        match parse(text)? {
+            Value::Null => Err(JavaError::null_pointer("request")),
+            value => Self::read_value(&value, Mapper::Server),
+        }
     }
 
     /// The request bound from a parsed document by either mapper.
@@ -362,6 +367,8 @@ mod tests {
         assert_eq!(e.class, class::MISMATCHED_INPUT);
         let e = ActionRequest::read("{").unwrap_err();
         assert_eq!(e.class, class::JSON_PARSE);
+        let e = ActionRequest::read(" null ").unwrap_err();
+        assert_eq!(e.to_string(), "NullPointerException: request");
     }
 
     #[test]
