@@ -117,7 +117,12 @@ impl ActionClient {
                     envelope::REQUEST: request,
                 });
                 let answer = invoke(client, function_arn, &payload).await.map_err(|e| {
-                    tpf_sfn_wakepath::aws::errors::from_sdk(sweep::SCOPE, "Invoke (sweep-once)", e, |_| None)
+                    tpf_sfn_wakepath::aws::errors::from_sdk(
+                        sweep::SCOPE,
+                        "Invoke (sweep-once)",
+                        e,
+                        |_| None,
+                    )
                 })?;
                 match answer.error {
                     None => sweep::answer(&answer.payload),
