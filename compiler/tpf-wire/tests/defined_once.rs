@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
+use tpf_wire::records::{execution_attr, table_key};
 use tpf_wire::wakeup::{self, attr};
 
 /// The names the scan looks for.
@@ -42,7 +43,19 @@ fn names() -> Vec<&'static str> {
         task_error::RELEASE_IDENTITY_MISMATCH,
         task_error::EXECUTION_NOT_FOUND,
         task_error::TRANSPORT,
+        execution_attr::REDRIVE_INTENT,
+        execution_attr::FAILED_STEP_INDEX,
+        table_key::PAYLOAD_ID,
+        table_key::PAYLOAD_PART,
+        table_key::SCOPE_KEY,
+        table_key::QUERY_CONTINUATION_KEY,
+        table_key::QUERY_CONTINUATION_DUE_EPOCH_MS,
+        table_key::QUERY_EXECUTION_KEY,
+        table_key::QUERY_EXECUTION_SORT,
     ]
+    .into_iter()
+    .chain(execution_attr::CARRIED.iter().copied())
+    .collect()
 }
 
 /// Spellings that are another contract's, with the same name: (name, file, why).
