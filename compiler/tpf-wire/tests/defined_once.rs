@@ -12,6 +12,7 @@ use tpf_wire::action::{await_field, code, field, task_error};
 use tpf_wire::gateway::binding::{self as binding, attr as binding_attr};
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
+use tpf_wire::records::{execution_attr, table_key};
 use tpf_wire::wakeup::{self, attr};
 
 /// The names the scan looks for.
@@ -59,7 +60,19 @@ fn names() -> Vec<&'static str> {
         coordinator::RESUME_STEP,
         coordinator::RESULT_STEP,
         SWEEPED,
+        execution_attr::REDRIVE_INTENT,
+        execution_attr::FAILED_STEP_INDEX,
+        table_key::PAYLOAD_ID,
+        table_key::PAYLOAD_PART,
+        table_key::SCOPE_KEY,
+        table_key::QUERY_CONTINUATION_KEY,
+        table_key::QUERY_CONTINUATION_DUE_EPOCH_MS,
+        table_key::QUERY_EXECUTION_KEY,
+        table_key::QUERY_EXECUTION_SORT,
     ]
+    .into_iter()
+    .chain(execution_attr::CARRIED.iter().copied())
+    .collect()
 }
 
 /// Spellings that are another contract's, with the same name: (name, file, why).
