@@ -103,6 +103,32 @@ impl fmt::Display for BindingStatus {
     }
 }
 
+/// A DELIVERY row's `provider_outcome`: how the wake-up knows a generation's callback was
+/// answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeliveryOutcome {
+    /// The provider accepted the callback success.
+    CallbackAccepted,
+    /// The provider refused the send, and its history shows the callback already succeeded
+    /// (an earlier send was accepted and its answer lost).
+    ProviderStateSucceeded,
+}
+
+impl DeliveryOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CallbackAccepted => "CALLBACK_ACCEPTED",
+            Self::ProviderStateSucceeded => "PROVIDER_STATE_SUCCEEDED",
+        }
+    }
+}
+
+impl fmt::Display for DeliveryOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The provider's side of a callback: the durable execution and its callback id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -213,6 +213,7 @@ impl CallbackBinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gateway::binding::DeliveryOutcome;
     use crate::gateway::names::{generation_sort_key, registration_sort_key};
 
     fn registration() -> CallbackRegistration {
@@ -304,7 +305,11 @@ mod tests {
             "correlation_id must not be blank"
         );
 
-        let delivery = b.delivery_item("CALLBACK_ACCEPTED", 5, "uuid");
+        let delivery = b.delivery_item(DeliveryOutcome::CallbackAccepted.as_str(), 5, "uuid");
+        assert_eq!(
+            delivery["provider_outcome"],
+            AttrValue::S("CALLBACK_ACCEPTED".into())
+        );
         assert_eq!(delivery["sk"], AttrValue::S("DELIVERED#3".into()));
         assert!(!delivery.contains_key("expires_at_epoch_s"));
         assert_eq!(CallbackBinding::decode(&delivery), None);

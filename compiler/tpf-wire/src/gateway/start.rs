@@ -74,17 +74,33 @@ impl ExecutionInput {
         identity: &AwaitIdentity,
         release: ReleaseIdentity<'_>,
     ) -> Result<Self, JavaError> {
-        let generation = identity
-            .generation
+        Self::resume_execution(
+            &identity.tenant_id,
+            &identity.execution_id,
+            identity.generation,
+            release,
+        )
+    }
+
+    /// The same replacement for an execution that is not parked on an await (TPF's host only
+    /// replaces awaiting executions; the project's reconciler also replaces a driver that
+    /// ended while its execution was queued, running or waiting to retry).
+    pub fn resume_execution(
+        tenant_id: &str,
+        execution_id: &str,
+        generation: i64,
+        release: ReleaseIdentity<'_>,
+    ) -> Result<Self, JavaError> {
+        let next = generation
             .checked_add(1)
             .ok_or_else(|| JavaError::new(class::ARITHMETIC, "long overflow"))?;
         Self::new(
-            Some(&identity.tenant_id),
-            Some(&identity.execution_id),
+            Some(tenant_id),
+            Some(execution_id),
             release,
             Some(RESUME_INPUT_JSON),
-            Some(&identity.execution_id),
-            generation,
+            Some(execution_id),
+            next,
         )
     }
 
