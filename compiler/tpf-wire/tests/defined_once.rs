@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
-use tpf_wire::gateway::binding::{self as binding, attr as binding_attr};
+use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::wakeup::{self, attr};
@@ -59,6 +59,8 @@ fn names() -> Vec<&'static str> {
         coordinator::RESUME_STEP,
         coordinator::RESULT_STEP,
         SWEEPED,
+        DeliveryOutcome::CallbackAccepted.as_str(),
+        DeliveryOutcome::ProviderStateSucceeded.as_str(),
     ]
 }
 
