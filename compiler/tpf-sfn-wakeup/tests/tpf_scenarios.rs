@@ -50,6 +50,21 @@ fn assert_replacement(input: &ExecutionInput, generation: i64, release: &str) {
 }
 
 #[test]
+fn tpf_09_binding_committed_before_submitter_checkpoint() {
+    // The registration is written, and the submitter retries it before its checkpoint: the
+    // row is identical, and the stream may carry its record more than once.
+    let (mut w, registered) = World::parked();
+    let completed = w.complete();
+    assert_eq!(w.on_record(Some(&completed)), Outcome::Ack);
+    for _ in 0..2 {
+        assert_eq!(w.on_record(Some(&registered)), Outcome::Ack);
+    }
+    assert_eq!(w.bound_generations(), [1]);
+    assert_eq!(w.sends, 1);
+    assert_eq!(w.drivers[&arn(1)].received.len(), 1);
+}
+
+#[test]
 fn tpf_10_completion_before_binding() {
     let mut w = World::awaiting("WAITING");
     // TPF admits the completion before the driver registered: nothing to bind to yet.
