@@ -1,6 +1,7 @@
 //! TPF's conformance scenarios that the wake-up and reconciler decide, each named for TPF's
 //! scenario id, run over the in-memory host in `host/`: the decisions read it through
-//! `HostView` and the runner performs their effects as an adapter does.
+//! `HostView` and the runner performs their effects as an adapter does. Where the provider's
+//! classification matters, a scenario runs on both backends' (`ENGINES`).
 
 mod host;
 
@@ -47,6 +48,21 @@ fn assert_replacement(input: &ExecutionInput, generation: i64, release: &str) {
         input.durable_execution_name(),
         durable_execution_name(Some(T), Some(E), generation).unwrap()
     );
+}
+
+#[test]
+fn tpf_09_binding_committed_before_submitter_checkpoint() {
+    // The registration is written, and the submitter retries it before its checkpoint: the
+    // row is identical, and the stream may carry its record more than once.
+    let (mut w, registered) = World::parked();
+    let completed = w.complete();
+    assert_eq!(w.on_record(Some(&completed)), Outcome::Ack);
+    for _ in 0..2 {
+        assert_eq!(w.on_record(Some(&registered)), Outcome::Ack);
+    }
+    assert_eq!(w.bound_generations(), [1]);
+    assert_eq!(w.sends, 1);
+    assert_eq!(w.drivers[&arn(1)].received.len(), 1);
 }
 
 #[test]
@@ -103,7 +119,14 @@ fn tpf_12_duplicate_stream_delivery() {
 
 #[test]
 fn tpf_13_callback_accepted_before_api_response_loss() {
+    for engine in ENGINES {
+        tpf_13_callback_accepted_before_api_response_loss_on(engine);
+    }
+}
+
+fn tpf_13_callback_accepted_before_api_response_loss_on(engine: Engine) {
     let (mut w, _) = World::parked();
+    w.engine = engine;
     // The provider accepts the signal, and its answer is lost: the record is retried.
     let completed = w.complete_under(Fault::LoseAnswer);
     // The retry sends again; the callback is gone, and the history shows it succeeded.
@@ -121,7 +144,14 @@ fn tpf_13_callback_accepted_before_api_response_loss() {
 
 #[test]
 fn tpf_14_closed_callback_next_generation() {
+    for engine in ENGINES {
+        tpf_14_closed_callback_next_generation_on(engine);
+    }
+}
+
+fn tpf_14_closed_callback_next_generation_on(engine: Engine) {
     let (mut w, _) = World::parked();
+    w.engine = engine;
     // The callback closes (times out) before TPF admits the completion.
     w.end_driver(1, ev::CALLBACK_TIMED_OUT);
     let completed = w.complete();
@@ -168,7 +198,14 @@ fn tpf_15_old_and_replacement_generations_race() {
 
 #[test]
 fn tpf_16_stopped_execution_reconstructs() {
+    for engine in ENGINES {
+        tpf_16_stopped_execution_reconstructs_on(engine);
+    }
+}
+
+fn tpf_16_stopped_execution_reconstructs_on(engine: Engine) {
     let (mut w, _) = World::parked();
+    w.engine = engine;
     // The parked driver is stopped; its status change reaches the reconciler.
     w.end_driver(1, ev::EXECUTION_STOPPED);
     let d = w.on_status_change(&arn(1), DriverState::Ended);

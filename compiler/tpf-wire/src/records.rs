@@ -1057,18 +1057,18 @@ impl DynamoItem for AwaitInteractionRecord {
 
     fn attribute_names() -> &'static [&'static str] {
         &[
-            "tenant_id",
-            "interaction_id",
-            "execution_id",
+            interaction_attr::TENANT_ID,
+            interaction_attr::INTERACTION_ID,
+            interaction_attr::EXECUTION_ID,
             "step_id",
             "step_index",
             "output_type",
             "transport_output_type",
-            "correlation_id",
+            interaction_attr::CORRELATION_ID,
             "causation_id",
             "idempotency_key",
             "version",
-            "status",
+            interaction_attr::STATUS,
             "request_payload_json",
             "response_payload_json",
             "unit_id",
@@ -1088,9 +1088,9 @@ impl DynamoItem for AwaitInteractionRecord {
     fn to_item(&self) -> Item {
         let metadata = serde_json::to_value(&self.transport_metadata).unwrap_or(Value::Null);
         Writer::default()
-            .s("tenant_id", &self.tenant_id)
-            .s("interaction_id", &self.interaction_id)
-            .s("execution_id", &self.execution_id)
+            .s(interaction_attr::TENANT_ID, &self.tenant_id)
+            .s(interaction_attr::INTERACTION_ID, &self.interaction_id)
+            .s(interaction_attr::EXECUTION_ID, &self.execution_id)
             .s("step_id", &self.step_id)
             .n("step_index", i64::from(self.step_index))
             .opt_s("output_type", self.output_type.as_deref())
@@ -1098,11 +1098,11 @@ impl DynamoItem for AwaitInteractionRecord {
                 "transport_output_type",
                 self.transport_output_type.as_deref(),
             )
-            .s("correlation_id", &self.correlation_id)
+            .s(interaction_attr::CORRELATION_ID, &self.correlation_id)
             .opt_s("causation_id", self.causation_id.as_deref())
             .s("idempotency_key", &self.idempotency_key)
             .n("version", self.version)
-            .s("status", self.status.as_str())
+            .s(interaction_attr::STATUS, self.status.as_str())
             .opt_json("request_payload_json", self.request_payload.as_ref())
             .opt_json("response_payload_json", self.response_payload.as_ref())
             .opt_s("unit_id", self.unit_id.as_deref())
@@ -1127,17 +1127,17 @@ impl DynamoItem for AwaitInteractionRecord {
                 .map_err(|_| Reader::err("transport_metadata_json", "expected string map"))?,
         };
         Ok(Self {
-            tenant_id: r.s("tenant_id")?,
-            execution_id: r.s("execution_id")?,
+            tenant_id: r.s(interaction_attr::TENANT_ID)?,
+            execution_id: r.s(interaction_attr::EXECUTION_ID)?,
             step_id: r.s("step_id")?,
             step_index: r.u32("step_index")?,
             output_type: r.opt_s("output_type")?,
-            interaction_id: r.s("interaction_id")?,
-            correlation_id: r.s("correlation_id")?,
+            interaction_id: r.s(interaction_attr::INTERACTION_ID)?,
+            correlation_id: r.s(interaction_attr::CORRELATION_ID)?,
             causation_id: r.opt_s("causation_id")?,
             idempotency_key: r.s("idempotency_key")?,
             version: r.n("version")?,
-            status: r.parsed("status", AwaitInteractionStatus::parse)?,
+            status: r.parsed(interaction_attr::STATUS, AwaitInteractionStatus::parse)?,
             request_payload: r.opt_json("request_payload_json")?,
             response_payload: r.opt_json("response_payload_json")?,
             unit_id: r.opt_s("unit_id")?,

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
-use tpf_wire::gateway::binding::{self as binding, attr as binding_attr};
+use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::records::{execution_attr, table_key};
@@ -69,6 +69,8 @@ fn names() -> Vec<&'static str> {
         table_key::QUERY_CONTINUATION_DUE_EPOCH_MS,
         table_key::QUERY_EXECUTION_KEY,
         table_key::QUERY_EXECUTION_SORT,
+        DeliveryOutcome::CallbackAccepted.as_str(),
+        DeliveryOutcome::ProviderStateSucceeded.as_str(),
     ]
     .into_iter()
     .chain(execution_attr::CARRIED.iter().copied())

@@ -180,7 +180,6 @@ fn fail(file: &str, ptr: &str, code: &'static str, message: String, hint: &str) 
         .into()
 }
 
-
 fn require_text(file: &str, ptr: &str, value: &str, name: &str) -> Result<(), Diagnostics> {
     if value.chars().all(java_whitespace) {
         return Err(fail(

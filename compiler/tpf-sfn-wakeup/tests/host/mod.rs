@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
-use tpf_sfn_wakeup::provider::{durable_callback_state, durable_event as ev, DurableEvent};
+use tpf_sfn_wakeup::provider::{
+    durable_callback_state, durable_event as ev, sfn, sfn_callback_state, DurableEvent,
+    ProviderState,
+};
 use tpf_sfn_wakeup::reconcile::{self, Reconcile};
 use tpf_sfn_wakeup::view::HostView;
 use tpf_sfn_wakeup::wake::{
@@ -70,6 +73,63 @@ pub struct World {
     /// Durable execution names started, in order (a repeated name is one execution).
     pub started: Vec<ExecutionInput>,
     pub sends: usize,
+    /// The provider the drivers run on; its adapter classifies a gone callback its own way.
+    pub engine: Engine,
+}
+
+/// Which backend's classification the provider's adapter uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    #[default]
+    Durable,
+    StepFunctions,
+}
+
+pub const ENGINES: [Engine; 2] = [Engine::Durable, Engine::StepFunctions];
+
+/// The callback's state as each backend's adapter derives it from one driver's history, kept
+/// here as Lambda durable events and spelled as Step Functions would record the same run.
+fn classify(
+    engine: Engine,
+    history: &[(&'static str, String, Option<String>)],
+    callback_id: &str,
+) -> ProviderState {
+    match engine {
+        Engine::Durable => {
+            let events: Vec<DurableEvent<'_>> = history
+                .iter()
+                .map(|(t, id, cb)| DurableEvent {
+                    event_type: t,
+                    id,
+                    callback_id: cb.as_deref(),
+                })
+                .collect();
+            durable_callback_state(Some(&events), callback_id)
+        }
+        Engine::StepFunctions => {
+            let mut status = sfn::status::RUNNING;
+            let mut events = vec![];
+            for (t, _, _) in history {
+                match *t {
+                    ev::CALLBACK_STARTED => {
+                        events.extend(["TaskScheduled", "TaskStarted", "TaskSubmitted"])
+                    }
+                    ev::CALLBACK_SUCCEEDED => events.push(sfn::event::TASK_SUCCEEDED),
+                    ev::CALLBACK_TIMED_OUT => events.push(sfn::event::TASK_TIMED_OUT),
+                    ev::EXECUTION_STOPPED => {
+                        events.push(sfn::event::EXECUTION_ABORTED);
+                        status = sfn::status::ABORTED;
+                    }
+                    ev::EXECUTION_FAILED => {
+                        events.push(sfn::event::EXECUTION_FAILED);
+                        status = sfn::status::FAILED;
+                    }
+                    other => panic!("no Step Functions spelling for {other}"),
+                }
+            }
+            sfn_callback_state(Some(status), Some(&events))
+        }
+    }
 }
 
 pub fn arn(generation: i64) -> String {
@@ -277,17 +337,8 @@ impl World {
             // The history is gone with the execution.
             return SendOutcome::Gone(durable_callback_state(None, callback_id));
         };
-        let events: Vec<DurableEvent<'_>> = driver
-            .history
-            .iter()
-            .map(|(t, id, cb)| DurableEvent {
-                event_type: t,
-                id,
-                callback_id: cb.as_deref(),
-            })
-            .collect();
-        let state = durable_callback_state(Some(&events), callback_id);
-        if state != tpf_sfn_wakeup::provider::ProviderState::Open {
+        let state = classify(self.engine, &driver.history, callback_id);
+        if state != ProviderState::Open {
             return SendOutcome::Gone(state);
         }
         let op = driver.history[0].1.clone();
