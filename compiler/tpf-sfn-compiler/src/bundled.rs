@@ -24,20 +24,28 @@ pub const AUGUST_RESTAURANT_RELEASE: &[u8] =
 /// Compiler input for the bundled sample (today's restaurant-approval) with the default
 /// configuration.
 pub fn restaurant_input() -> Input<'static> {
-    Input {
-        contract_file: RESTAURANT_CONTRACT_FILE,
-        contract: RESTAURANT_CONTRACT,
-        release: Some((RESTAURANT_RELEASE_FILE, RESTAURANT_RELEASE)),
-        ..Input::default()
-    }
+    with_release(
+        (RESTAURANT_CONTRACT_FILE, RESTAURANT_CONTRACT),
+        (RESTAURANT_RELEASE_FILE, RESTAURANT_RELEASE),
+    )
 }
 
 /// Compiler input for August 2026's restaurant-approval with the default configuration.
 pub fn august_restaurant_input() -> Input<'static> {
+    with_release(
+        (AUGUST_RESTAURANT_CONTRACT_FILE, AUGUST_RESTAURANT_CONTRACT),
+        (AUGUST_RESTAURANT_RELEASE_FILE, AUGUST_RESTAURANT_RELEASE),
+    )
+}
+
+fn with_release(
+    (contract_file, contract): (&'static str, &'static [u8]),
+    release: (&'static str, &'static [u8]),
+) -> Input<'static> {
     Input {
-        contract_file: AUGUST_RESTAURANT_CONTRACT_FILE,
-        contract: AUGUST_RESTAURANT_CONTRACT,
-        release: Some((AUGUST_RESTAURANT_RELEASE_FILE, AUGUST_RESTAURANT_RELEASE)),
+        contract_file,
+        contract,
+        release: Some(release),
         ..Input::default()
     }
 }
