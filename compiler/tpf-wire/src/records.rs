@@ -356,6 +356,18 @@ impl AwaitUnitRecord {
 /// `AwaitUnitRecord.CONTINUATION_COMPLETION_KEY_PREFIX`.
 pub const CONTINUATION_KEY_PREFIX: &str = "continuation:";
 
+/// The attributes of an await-interaction row that TPF's await wake-up reads from the table's
+/// stream images (`AwsDurableAwaitStreamProcessor`): each a non-blank text, or the row is not
+/// an await row.
+pub mod interaction_attr {
+    pub const TENANT_ID: &str = "tenant_id";
+    pub const EXECUTION_ID: &str = "execution_id";
+    pub const INTERACTION_ID: &str = "interaction_id";
+    pub const CORRELATION_ID: &str = "correlation_id";
+    /// An `AwaitInteractionStatus` name.
+    pub const STATUS: &str = "status";
+}
+
 /// `AwaitInteractionRecord` (table `tpf_await_interaction`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

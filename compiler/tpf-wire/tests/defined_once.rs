@@ -9,6 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
+use tpf_wire::gateway::binding::{self as binding, attr as binding_attr};
+use tpf_wire::gateway::names::{coordinator, prefix};
+use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::records::{execution_attr, table_key};
 use tpf_wire::wakeup::{self, attr};
 
@@ -43,6 +46,20 @@ fn names() -> Vec<&'static str> {
         task_error::RELEASE_IDENTITY_MISMATCH,
         task_error::EXECUTION_NOT_FOUND,
         task_error::TRANSPORT,
+        binding::PROVIDER_EXECUTION_INDEX,
+        binding_attr::PROVIDER_EXECUTION_NAME,
+        binding_attr::PROVIDER_EXECUTION_ARN,
+        binding_attr::PROVIDER_CALLBACK_ID,
+        binding_attr::BINDING_STATUS,
+        binding_attr::EXPIRES_AT_EPOCH_S,
+        binding_attr::DELIVERED_AT_EPOCH_MS,
+        binding_attr::PROVIDER_OUTCOME,
+        prefix::REGISTRATION,
+        prefix::DELIVERED,
+        coordinator::SUBMIT_STEP,
+        coordinator::RESUME_STEP,
+        coordinator::RESULT_STEP,
+        SWEEPED,
         execution_attr::REDRIVE_INTENT,
         execution_attr::FAILED_STEP_INDEX,
         table_key::PAYLOAD_ID,
