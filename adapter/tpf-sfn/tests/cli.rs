@@ -369,7 +369,9 @@ fn simulate_runs_the_bundled_restaurant_sample() {
     let o = tpf_sfn(&["simulate"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("→ Await Restaurant Decision"), "{t}");
+    // Today's restaurant-approval parks on its deferred-completion step.
+    assert!(t.contains("→ Await: Create Pending Approval"), "{t}");
+    assert!(t.contains("pinned release 2026.12.1"), "{t}");
     assert!(t.contains("all 19 invariant checks hold"), "{t}");
 
     let o = tpf_sfn(&["simulate", "--scenario", "no-such-scenario"]);
@@ -817,7 +819,7 @@ fn simulate_runs_the_bundled_sample_on_the_lambda_durable_backend() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("→ Park on 'Await Restaurant Decision'"), "{t}");
+    assert!(t.contains("→ Park on 'Create Pending Approval'"), "{t}");
     assert!(
         t.contains("CallbackSucceeded") && t.contains("operations, "),
         "{t}"

@@ -35,7 +35,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let input = proof::restaurant_input();
+    let input = proof::august_restaurant_input();
     let subject: sfn::Subject = proof::subject(&input, None).expect("restaurant compiles");
     let scenarios = proof::scenarios(&subject, Vec::new());
 

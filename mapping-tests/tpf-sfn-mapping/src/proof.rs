@@ -14,7 +14,7 @@ use crate::scenario::{Metrics, Scenario};
 use crate::subject::Subject;
 
 pub use crate::subject::next_release_descriptor;
-pub use tpf_sfn_compiler::bundled::restaurant_input;
+pub use tpf_sfn_compiler::bundled::{august_restaurant_input, restaurant_input};
 
 /// The engine a proof runs the driver on: the compiler's one list of backends.
 pub use tpf_sfn_compiler::backend::Backend;

@@ -8,7 +8,7 @@ use tpf_sfn_mapping::scenario::{matrix, Scenario};
 use tpf_sfn_mapping::sfn::Subject;
 
 fn subject() -> Subject {
-    let input = proof::restaurant_input();
+    let input = proof::august_restaurant_input();
     proof::subject(&input, None).expect("restaurant compiles")
 }
 

@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use serde_json::json;
-use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_compiler::bundled::{
+    RESTAURANT_CONTRACT, RESTAURANT_CONTRACT_FILE, RESTAURANT_RELEASE, RESTAURANT_RELEASE_FILE,
+};
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_mapping::harness::trace::clock;
 use tpf_sfn_mapping::invariants::CHECKS;
@@ -275,10 +277,10 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
         Some(c) => InputFiles::read(c, args.release.as_ref(), args.config.as_ref())?,
         None => {
             let mut f = InputFiles {
-                contract_file: "restaurant-approval.pipeline-contract.json (bundled)".into(),
+                contract_file: format!("{RESTAURANT_CONTRACT_FILE} (bundled)"),
                 contract: RESTAURANT_CONTRACT.to_vec(),
                 release: Some((
-                    "restaurant-approval.pipeline-release.json (bundled)".into(),
+                    format!("{RESTAURANT_RELEASE_FILE} (bundled)"),
                     RESTAURANT_RELEASE.to_vec(),
                 )),
                 config: None,

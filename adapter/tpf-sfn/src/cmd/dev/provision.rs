@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_compiler::bundled::{
+    RESTAURANT_CONTRACT, RESTAURANT_CONTRACT_FILE, RESTAURANT_RELEASE, RESTAURANT_RELEASE_FILE,
+};
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::config::BindingKind;
 
@@ -86,10 +88,10 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
             },
         ),
         None => (
-            "restaurant-approval.pipeline-contract.json (bundled)".to_owned(),
+            format!("{RESTAURANT_CONTRACT_FILE} (bundled)"),
             RESTAURANT_CONTRACT.to_vec(),
             Some((
-                "restaurant-approval.pipeline-release.json (bundled)".to_owned(),
+                format!("{RESTAURANT_RELEASE_FILE} (bundled)"),
                 RESTAURANT_RELEASE.to_vec(),
             )),
         ),
