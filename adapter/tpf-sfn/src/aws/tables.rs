@@ -55,6 +55,19 @@ impl TableNames {
         }
     }
 
+    /// Every name, TPF's tables first.
+    pub fn all(&self) -> [&str; 7] {
+        [
+            &self.execution,
+            &self.execution_key,
+            &self.await_unit,
+            &self.await_interaction,
+            &self.await_interaction_key,
+            &self.release,
+            &self.wakeup,
+        ]
+    }
+
     /// Overrides by TPF config key (`execution-table`, ...; `wakeup-table` for the adapter's).
     /// Returns false for an unknown key.
     pub fn set(&mut self, config_key: &str, table: &str) -> bool {

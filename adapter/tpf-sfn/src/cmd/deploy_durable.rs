@@ -22,7 +22,7 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
         force_replace: args.force_replace,
     };
     let report = crate::aws::block_on(async {
-        let conf = args.connection.load().await;
+        let conf = args.connection.load().await?;
         let lambda = aws_sdk_lambda::Client::new(&conf);
         durable_deploy::deploy(&lambda, &release, opts).await
     })?

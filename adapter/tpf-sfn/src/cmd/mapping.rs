@@ -140,6 +140,8 @@ fn print_drift(drift: &[output::Drift]) {
     for d in drift {
         if d.missing {
             println!("  snapshot missing: {}", d.file);
+        } else if d.stale {
+            println!("  snapshot stale: {} (no scenario produces it now)", d.file);
         } else {
             println!("  snapshot differs: {}\n{}", d.file, d.diff);
         }

@@ -37,7 +37,29 @@ pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
             .into());
         }
     }
+    for name in names.all() {
+        check_table_name(name)?;
+    }
     Ok((names, wakeup))
+}
+
+/// `TABLE_NAME_INVALID` unless `name` is a DynamoDB table name: 3 to 255 characters of
+/// `a-z A-Z 0-9 _ . -`.
+fn check_table_name(name: &str) -> Result<(), Error> {
+    let valid = (3..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if valid {
+        return Ok(());
+    }
+    Err(Error::new(
+        "TABLE_NAME_INVALID",
+        format!("`{name}` is not a DynamoDB table name"),
+    )
+    .with_hint(
+        "a table name is 3 to 255 characters of letters, digits, `_`, `.` and `-`; check --prefix and --table",
+    ))
 }
 
 /// The flags that give `args`' names again (for commands a command prints).
@@ -67,7 +89,7 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
     let names = table_names(&args.tables)?;
     let rt = runtime()?;
     let outcomes = rt.block_on(async {
-        let config = args.connection.load().await;
+        let config = args.connection.load().await?;
         let client = aws_sdk_dynamodb::Client::new(&config);
         create_all_with(&client, &names, args.fix).await
     });

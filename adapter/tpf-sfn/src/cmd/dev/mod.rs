@@ -22,6 +22,8 @@ use summary::summary;
 pub fn run(args: &DevArgs) -> CmdResult {
     let (token, token_origin) = token(args)?;
     let names = table_names(&args.tables)?;
+    // Whether the endpoint is an emulator decides what else is needed: a malformed one first.
+    args.connection.check()?;
     // Checked first: readiness is "the address accepts connections", which another process
     // already listening there would fake.
     std::net::TcpListener::bind(&args.listen).map_err(|e| listen_error(&args.listen, e))?;

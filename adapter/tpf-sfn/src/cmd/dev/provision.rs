@@ -120,9 +120,19 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
         names,
     )?;
     compile_with(&file, &text)?;
+    // The host's failure script is read by `serve` once the loop starts; a bad one must be
+    // refused now, before the first table, queue or machine exists.
+    if let Some(path) = &args.script {
+        let script = String::from_utf8_lossy(&read(path)?).into_owned();
+        let releases: Vec<(&str, &[u8])> = release
+            .iter()
+            .map(|(f, b)| (f.as_str(), b.as_slice()))
+            .collect();
+        crate::host::pipeline::load(&contract_file, &contract_bytes, &releases, Some(&script), 1)?;
+    }
 
     let rt = runtime()?;
-    let config = rt.block_on(args.connection.load());
+    let config = rt.block_on(args.connection.load())?;
     let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))?;
     // The loop would start and then stall on a table it cannot use; say so before it starts.
     for t in &tables {
