@@ -471,7 +471,11 @@ fn a_recompile_removes_the_exports_it_no_longer_produces() {
     let http = Some("http.tpf-sfn.toml");
     let o = compile(dir.path(), http, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    for stale in ["cloudformation.json", "wake-path/cloudformation.json", "wake-path"] {
+    for stale in [
+        "cloudformation.json",
+        "wake-path/cloudformation.json",
+        "wake-path",
+    ] {
         assert!(!dir.path().join(stale).exists(), "{stale} survived");
     }
     let check = compile(dir.path(), http, &["--check"]);

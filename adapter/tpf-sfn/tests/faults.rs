@@ -418,3 +418,106 @@ fn dev_refuses_a_bad_script_before_its_first_write() {
         "dev wrote its release before refusing its script"
     );
 }
+
+/// The in-process host on the memory store with the restaurant release active for `tenants`.
+async fn memory_host(tenants: &[&str]) -> (std::net::SocketAddr, String) {
+    use std::sync::Arc;
+    use tpf_model::coordinator::local_release;
+    use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+    use tpf_sfn::host::{system_clock, HostState};
+
+    let hosted = support::host::restaurant();
+    let id = hosted.identity.clone();
+    let mut coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
+    let now = system_clock();
+    for tenant in tenants {
+        coordinator
+            .register_release(&local_release(tenant, &id, now))
+            .expect("register");
+        coordinator
+            .activate_release(tenant, &id.pipeline_id, &id.release_version, now)
+            .expect("activate");
+    }
+    let state = HostState::new(ActionHost::new(coordinator), TOKEN.into(), system_clock);
+    (support::spawn_host(Arc::new(state)).await, id.pipeline_id)
+}
+
+/// `statusUrl` encodes each id as one path segment, so it leads back to the execution even for
+/// a tenant holding `/` and a space.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_url_is_percent_encoded_and_leads_back() {
+    let (addr, pipeline) = memory_host(&["a/b c"]).await;
+    let body = json!({"pipelineId": pipeline, "inputShape": "UNI", "inputPayload": {"n": 1}});
+    let r = request(
+        addr,
+        "POST",
+        "/tpf/control-plane/tenants/a%2Fb%20c/executions",
+        Some(TOKEN),
+        Some(&body.to_string()),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    let url = r.body["statusUrl"].as_str().expect("statusUrl").to_owned();
+    assert!(
+        url.starts_with("/tpf/control-plane/tenants/a%2Fb%20c/executions/"),
+        "{url}"
+    );
+    let status = request(addr, "GET", &url, Some(TOKEN), None).await;
+    assert_eq!(status.status, 200, "{}", status.raw);
+    assert_eq!(status.body["executionId"], r.body["executionId"]);
+}
+
+/// A tenant with surrounding whitespace is refused alike on submit and on every later route
+/// (TPF trims a submitted tenant but not the one a lookup is given, so ` t` would submit and
+/// then never be found).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_with_surrounding_whitespace_is_refused_on_every_route() {
+    let (addr, pipeline) = memory_host(&["t"]).await;
+    let body = json!({"pipelineId": pipeline, "inputShape": "UNI", "inputPayload": {}}).to_string();
+    for (method, path, body) in [
+        (
+            "POST",
+            "/tpf/control-plane/tenants/%20t/executions",
+            Some(body.as_str()),
+        ),
+        ("GET", "/tpf/control-plane/tenants/%20t/executions/e1", None),
+        (
+            "GET",
+            "/tpf/control-plane/tenants/t%20/interactions/pending",
+            None,
+        ),
+    ] {
+        let r = request(addr, method, path, Some(TOKEN), body).await;
+        assert_eq!(r.status, 400, "{path}: {}", r.raw);
+        assert_eq!(r.body["code"], "BAD_REQUEST", "{path}: {}", r.raw);
+    }
+}
+
+/// `sweep-once`'s limit is from 1 to 1,000: zero and a limit that would read the whole table
+/// are coded 400s, while the bounds themselves are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweep_once_takes_a_limit_in_range() {
+    let (addr, _) = memory_host(&[]).await;
+    let max = tpf_sfn::host::limits::MAX_SWEEP_LIMIT;
+    for (limit, want) in [
+        (0, 400),
+        (max + 1, 400),
+        (usize::MAX, 400),
+        (1, 200),
+        (max, 200),
+    ] {
+        let body = json!({ "limit": limit }).to_string();
+        let r = request(
+            addr,
+            "POST",
+            "/tpf/actions/v1/sweep-once",
+            Some(TOKEN),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(r.status, want, "limit {limit}: {}", r.raw);
+        if want == 400 {
+            assert_eq!(r.body["code"], "BAD_REQUEST", "limit {limit}: {}", r.raw);
+        }
+    }
+}
