@@ -132,9 +132,11 @@ fn base(command: &str, dir: &Path, out: &Path) -> (Vec<String>, Vec<(String, Str
     )
 }
 
-/// Every leaf command path (`tables create`, `serve`, …) with its value-taking arguments:
-/// (long flag or positional index, is positional).
-fn commands() -> Vec<(String, Vec<(String, Option<usize>)>)> {
+/// A value-taking argument: its long flag (or id), and its index when it is positional.
+type Argument = (String, Option<usize>);
+
+/// Every leaf command path (`tables create`, `serve`, …) with its value-taking arguments.
+fn commands() -> Vec<(String, Vec<Argument>)> {
     let mut out = Vec::new();
     let mut stack: Vec<(String, clap::Command)> = Cli::command()
         .get_subcommands()
