@@ -521,3 +521,73 @@ async fn sweep_once_takes_a_limit_in_range() {
         }
     }
 }
+
+/// Every coded error in shipped code says what to do about it: each `Error::new("CODE", …)`
+/// expression carries a `.with_hint(…)` before it ends. (The scan follows the expression's
+/// parentheses, so a `;` or `)` inside a message does not end it.)
+#[test]
+fn every_coded_error_has_a_hint() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut missing = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let shipped = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (at, _) in shipped.match_indices("Error::new(\"") {
+                // `StoreError::new(…)` and the like are other layers' errors, without codes.
+                let before = shipped[..at].chars().next_back().unwrap_or(' ');
+                if before.is_alphanumeric() || before == '_' {
+                    continue;
+                }
+                let expr = expression(&shipped[at..]);
+                if !expr.contains(".with_hint(") {
+                    let line = shipped[..at].lines().count();
+                    let code = expr.split('"').nth(1).unwrap_or_default();
+                    missing.push(format!(
+                        "{}:{line} {code}",
+                        path.strip_prefix(&root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "coded errors without a hint:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The text of the expression starting at `text`: its calls, strings and method chain, up to the
+/// first `;`, `,`, `}` or closing `)` outside any bracket or string.
+fn expression(text: &str) -> &str {
+    let mut depth = 0i32;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return &text[..i],
+            ')' | ']' | '}' => depth -= 1,
+            ';' | ',' if depth == 0 => return &text[..i],
+            _ => {}
+        }
+    }
+    text
+}

@@ -102,6 +102,9 @@ fn serve<S: HostStore>(
                     format!("cannot activate the release for tenant {tenant}"),
                 )
                 .with_source(e)
+                .with_hint(
+                    "check the store is reachable and its tables exist (`tpf-sfn tables create`)",
+                )
             })?;
     }
     // A request waits for the coordinator at most as long as one store call may take.
@@ -128,6 +131,7 @@ fn serve<S: HostStore>(
             .map_err(|e| {
                 Error::new("SERVE", "the action host stopped")
                     .with_source(e)
+                    .with_hint("its cause is above; start it again")
                     .into()
             })
     })

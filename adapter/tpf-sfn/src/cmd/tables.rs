@@ -81,6 +81,7 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| {
             Error::new("RUNTIME", "cannot start the async runtime")
                 .with_source(e)
+                .with_hint("the machine is out of threads or memory; free some and run again")
                 .into()
         })
 }

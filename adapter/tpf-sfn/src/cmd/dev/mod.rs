@@ -79,6 +79,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
             "DEV_STOPPED",
             format!("{who} stopped; the loop is incomplete without it"),
         )
+        .with_hint("run dev again; its lines above say why it stopped")
         .into()),
         Err(_) => Ok(()),
     }
@@ -107,6 +108,7 @@ fn start(
         .map_err(|e| {
             Error::new("DEV_THREAD", format!("cannot start {who}"))
                 .with_source(e)
+                .with_hint("the machine is out of threads or memory; free some and run dev again")
                 .into()
         })
 }
@@ -121,7 +123,9 @@ fn wait_listening(
         if let Ok((who, result)) = rx.try_recv() {
             return Err(match result {
                 Err(e) => stopped(who, e),
-                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped")).into(),
+                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped"))
+                    .with_hint("run dev again; its lines above say why it stopped")
+                    .into(),
             });
         }
         if TcpStream::connect(listen).is_ok() {
@@ -133,6 +137,7 @@ fn wait_listening(
         "DEV_HOST",
         format!("the action host did not listen on {listen} within 30 s"),
     )
+    .with_hint("pick another --listen, or check that the store answers")
     .into())
 }
 

@@ -46,6 +46,7 @@ fn dev_config(
     };
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         Error::new("CONFIG_SYNTAX", format!("{file}: {}", e.message()))
+            .with_hint("fix the TOML at the place named; `tpf-sfn init` writes a valid file")
     })?;
     table.insert("name-prefix".into(), args.name_prefix.clone().into());
     let mut queue = toml::Table::new();
@@ -224,7 +225,10 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
                 .strip_suffix(m.name.as_str())
                 .map(str::to_owned)
         })
-        .ok_or_else(|| Error::new("DEV_DEPLOY", "the driver's ARN is unknown after deploy"))?;
+        .ok_or_else(|| {
+            Error::new("DEV_DEPLOY", "the driver's ARN is unknown after deploy")
+                .with_hint("run `tpf-sfn releases` against the endpoint to see what was deployed")
+        })?;
     Ok(Provisioned {
         identity: out.plan.identity.clone(),
         tables: tables.into_iter().map(|t| (t.name, t.created)).collect(),
