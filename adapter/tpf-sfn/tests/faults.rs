@@ -591,3 +591,42 @@ fn expression(text: &str) -> &str {
     }
     text
 }
+
+/// `deploy --dry-run` refuses a manifest with junk where the compiler always writes sane values
+/// (a blank identity, a machine name Step Functions would refuse, a bad table name) before it
+/// builds a single AWS call.
+#[test]
+fn deploy_refuses_a_junk_manifest_before_any_call() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = PathBuf::from(compiled(dir.path()));
+    let manifest = out.join("manifest.json");
+    let good: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let junk: [(&str, &str, Value); 5] = [
+        ("/identity/pipelineId", "blank pipeline", json!("")),
+        ("/identity/releaseVersion", "blank release", json!("  ")),
+        ("/machines/driver/name", "empty name", json!("")),
+        ("/machines/sweeper/name", "long name", json!("x".repeat(81))),
+        ("/wakeupTable", "bad table", json!("a b")),
+    ];
+    for (pointer, what, value) in junk {
+        let mut m = good.clone();
+        *m.pointer_mut(pointer).expect(pointer) = value;
+        std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+        let o = run(&[
+            "deploy",
+            "--out",
+            out.to_str().unwrap(),
+            "--dry-run",
+            "--endpoint-url",
+            &endpoint,
+        ]);
+        assert_refused(what, &o, "RELEASE_MANIFEST_INVALID");
+    }
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "deploy reached the endpoint with a junk manifest"
+    );
+}

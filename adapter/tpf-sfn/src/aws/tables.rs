@@ -86,6 +86,14 @@ impl TableNames {
     }
 }
 
+/// DynamoDB's rule for a table name: 3 to 255 characters of `a-z A-Z 0-9 _ . -`.
+pub fn is_table_name(name: &str) -> bool {
+    (3..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// GSI names on the interaction table (TPF's LocalStack bootstrap).
 pub const GSI_BY_UNIT: &str = "await-interaction-by-unit";
 pub const GSI_PENDING_BY_TENANT: &str = "await-interaction-pending-by-tenant";

@@ -46,11 +46,7 @@ pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
 /// `TABLE_NAME_INVALID` unless `name` is a DynamoDB table name: 3 to 255 characters of
 /// `a-z A-Z 0-9 _ . -`.
 fn check_table_name(name: &str) -> Result<(), Error> {
-    let valid = (3..=255).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-    if valid {
+    if crate::aws::tables::is_table_name(name) {
         return Ok(());
     }
     Err(Error::new(
