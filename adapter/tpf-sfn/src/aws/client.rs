@@ -26,11 +26,18 @@ pub struct Connection {
     /// Named profile from the shared AWS config files.
     #[arg(long)]
     pub profile: Option<String>,
-    /// The longest one AWS call may take, its retries included (1 to 3600). Without a bound a
-    /// stalled service would hold the command, or every request of `serve`, for ever.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=MAX_AWS_TIMEOUT_SECONDS))]
-    pub aws_timeout_seconds: u64,
+    /// The longest one AWS call may take, its retries included (1 to 3600; default 20, and 300
+    /// for `deploy`'s upload of a durable driver's code). Without a bound a stalled service would
+    /// hold the command, or every request of `serve`, for ever.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_AWS_TIMEOUT_SECONDS))]
+    pub aws_timeout_seconds: Option<u64>,
 }
+
+/// The bound on one AWS call unless `--aws-timeout-seconds` says otherwise.
+pub const DEFAULT_AWS_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The default bound for a call that uploads a function's code (up to 50 MiB in the request).
+pub const DEFAULT_UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Default for Connection {
     fn default() -> Self {
@@ -38,7 +45,7 @@ impl Default for Connection {
             endpoint_url: None,
             region: None,
             profile: None,
-            aws_timeout_seconds: 20,
+            aws_timeout_seconds: None,
         }
     }
 }
@@ -69,7 +76,23 @@ impl Connection {
 
     /// The bound on one AWS call, retries included.
     pub fn timeout(&self) -> Duration {
-        Duration::from_secs(self.aws_timeout_seconds.clamp(1, MAX_AWS_TIMEOUT_SECONDS))
+        self.timeout_or(DEFAULT_AWS_TIMEOUT)
+    }
+
+    /// `--aws-timeout-seconds`, or `default` when it is not given.
+    pub fn timeout_or(&self, default: Duration) -> Duration {
+        self.aws_timeout_seconds.map_or(default, |s| {
+            Duration::from_secs(s.clamp(1, MAX_AWS_TIMEOUT_SECONDS))
+        })
+    }
+
+    /// The SDK's timeouts for calls bounded by `timeout`.
+    pub fn timeouts(timeout: Duration) -> TimeoutConfig {
+        TimeoutConfig::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(timeout))
+            .operation_attempt_timeout(timeout)
+            .operation_timeout(timeout)
+            .build()
     }
 
     /// Loads the SDK configuration: the default chain, then these overrides, with every call
@@ -78,13 +101,8 @@ impl Connection {
     pub async fn load(&self) -> Result<aws_config::SdkConfig, Error> {
         self.check()?;
         let timeout = self.timeout();
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).timeout_config(
-            TimeoutConfig::builder()
-                .connect_timeout(CONNECT_TIMEOUT.min(timeout))
-                .operation_attempt_timeout(timeout)
-                .operation_timeout(timeout)
-                .build(),
-        );
+        let mut loader =
+            aws_config::defaults(BehaviorVersion::latest()).timeout_config(Self::timeouts(timeout));
         if let Some(url) = &self.endpoint_url {
             loader = loader.endpoint_url(url);
         }
