@@ -15,7 +15,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
 
 /// `--endpoint-url`, `--region`, `--profile`, `--aws-timeout-seconds`: overrides on top of the
 /// standard config chain.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct Connection {
     /// Endpoint for every AWS service (e.g. a local emulator); `AWS_ENDPOINT_URL` also works.
     #[arg(long)]
@@ -38,17 +38,6 @@ pub const DEFAULT_AWS_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The default bound for a call that uploads a function's code (up to 50 MiB in the request).
 pub const DEFAULT_UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
-
-impl Default for Connection {
-    fn default() -> Self {
-        Self {
-            endpoint_url: None,
-            region: None,
-            profile: None,
-            aws_timeout_seconds: None,
-        }
-    }
-}
 
 impl Connection {
     /// The endpoint Step Functions calls go to when it is a local emulator (a loopback host):
