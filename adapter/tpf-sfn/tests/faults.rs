@@ -630,3 +630,19 @@ fn deploy_refuses_a_junk_manifest_before_any_call() {
         "deploy reached the endpoint with a junk manifest"
     );
 }
+
+#[path = "../../../mapping-tests/tpf-sfn-mapping/benches/support/long_contract.rs"]
+mod long_contract;
+
+/// A 20,000-step contract (the shape TPF generates, its hash verified) gets a verdict from
+/// `simulate`, not a stack overflow (exit 134) or a panic.
+#[test]
+fn a_twenty_thousand_step_contract_gets_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("long.pipeline-contract.json");
+    std::fs::write(&contract, long_contract::long_contract(20_000)).unwrap();
+    let o = run(&["simulate", contract.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("all 19 invariant checks hold"), "{out}");
+}
