@@ -61,12 +61,16 @@ impl Error {
 
     /// `cannot read PATH`, with the I/O error as its cause.
     pub fn read(path: &std::path::Path, source: std::io::Error) -> Self {
-        Self::new("IO_READ", format!("cannot read {}", path.display())).with_source(source)
+        Self::new("IO_READ", format!("cannot read {}", path.display()))
+            .with_source(source)
+            .with_hint("check that the path exists and is readable")
     }
 
     /// `cannot WHAT PATH` (write, create, rename…), with the I/O error as its cause.
     pub fn write(what: &str, path: &std::path::Path, source: std::io::Error) -> Self {
-        Self::new("IO_WRITE", format!("cannot {what} {}", path.display())).with_source(source)
+        Self::new("IO_WRITE", format!("cannot {what} {}", path.display()))
+            .with_source(source)
+            .with_hint("check that the directory exists and is writable and the disk has room")
     }
 
     /// The same error, said by `who` (one part of a larger command).

@@ -58,6 +58,7 @@ pub async fn sweep_once_over<H: ActionHost>(
             "SWEEP_ACTION",
             format!("the request could not be written: {e}"),
         )
+        .with_hint("the next scheduled sweep tries again")
     })?;
     let reply = host.post(&sweep_once_path(), &body).await.map_err(|e| {
         Error::new("SWEEP_ACTION", format!("sweep-once did not reach TPF: {}", e.0))

@@ -396,21 +396,44 @@ pub enum StoreKind {
     Dynamodb,
 }
 
+/// The longest `--await-timeout-seconds`: a year.
+pub const MAX_AWAIT_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
+
+/// The longest `--retry-delay-ms`: TPF's 30-minute cap on a retry delay.
+pub const MAX_RETRY_DELAY_MS: i64 = 30 * 60 * 1000;
+
+/// `--retry-multiplier`: finite, 1 to 1000 (NaN or infinity would make every delay the cap or
+/// nonsense, and TPF's delays never shrink).
+fn retry_multiplier(text: &str) -> Result<f64, OutOfRange> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && (1.0..=1000.0).contains(&value) => Ok(value),
+        _ => Err(OutOfRange(text.to_owned())),
+    }
+}
+
+/// A `--retry-multiplier` that is not a number from 1 to 1000.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a finite number from 1 to 1000")]
+pub struct OutOfRange(String);
+
 /// The reference coordinator's settings, named after TPF's `pipeline.orchestrator.*` keys.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CoordinatorArgs {
-    /// Await interaction timeout (TPF requires a positive one on every await step).
-    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Await interaction timeout (TPF requires a positive one on every await step), at most a
+    /// year (31536000 s), the longest a Standard execution that awaits it can run.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=MAX_AWAIT_TIMEOUT_SECONDS))]
     pub await_timeout_seconds: u64,
     /// Retries after a retryable step failure before TPF fails the execution
     /// (`pipeline.orchestrator.max-retries`).
     #[arg(long, default_value_t = 3)]
     pub max_retries: u32,
-    /// First retry delay (`pipeline.orchestrator.retry-delay`); later ones grow by the multiplier.
-    #[arg(long, default_value_t = 10_000)]
+    /// First retry delay (`pipeline.orchestrator.retry-delay`); later ones grow by the multiplier
+    /// (0 to 1800000: TPF caps every retry delay at 30 minutes).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(0..=MAX_RETRY_DELAY_MS))]
     pub retry_delay_ms: i64,
-    /// Growth of the retry delay per attempt (`pipeline.orchestrator.retry-multiplier`), at least 1.
-    #[arg(long, default_value_t = 2.0)]
+    /// Growth of the retry delay per attempt (`pipeline.orchestrator.retry-multiplier`): a finite
+    /// number from 1 to 1000.
+    #[arg(long, default_value_t = 2.0, value_parser = retry_multiplier)]
     pub retry_multiplier: f64,
 }
 

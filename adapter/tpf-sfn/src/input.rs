@@ -51,6 +51,7 @@ fn too_large(path: &Path, limit: u64) -> Error {
             limit / (1024 * 1024)
         ),
     )
+    .with_hint("pass the file TPF generated; no contract, release or config is near this size")
 }
 
 /// Opens without blocking: opening a FIFO for reading waits for a writer unless non-blocking.

@@ -1,4 +1,10 @@
 //! Writing a release's files all-or-nothing, and comparing them with what is on disk.
+//!
+//! A directory holds exactly what the last write put there: each write leaves a ledger
+//! ([`LEDGER`]) naming its files, and the next write removes the ones it no longer produces (a
+//! CloudFormation export from a build with `--emit` that the next build leaves out), in the same
+//! all-or-nothing step. Only files a ledger names are ever removed, so a directory that also
+//! holds the user's own files keeps them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,18 +20,72 @@ use crate::exit::Failure;
 /// already swapped in are put back, so `dir` holds either all old or all new files. The
 /// temporary directory is removed on every path.
 pub fn write_all(dir: &Path, files: &[(String, String)]) -> Result<(), Failure> {
+    let stale = stale(dir, files);
+    let mut files = files.to_vec();
+    files.push((LEDGER.to_owned(), ledger_text(&files)));
     let created_dirs = create_dirs(dir)?;
     // The staging directory is gone at the end of this block, before the directories this
     // write created are removed (the first of them may hold it).
     let result = Staging::new(dir).and_then(|staging| {
         staging
-            .stage(files)
-            .and_then(|()| staging.swap_in(dir, files))
+            .stage(&files)
+            .and_then(|()| staging.swap_in(dir, &files, &stale))
     });
-    if result.is_err() {
-        remove_dirs(&created_dirs);
+    match &result {
+        Ok(()) => remove_emptied_dirs(dir, &stale),
+        Err(_) => remove_dirs(&created_dirs),
     }
     result
+}
+
+/// The directories under `dir` that removing `stale` files left empty.
+fn remove_emptied_dirs(dir: &Path, stale: &[String]) {
+    for name in stale {
+        let mut at = Path::new(name).parent();
+        while let Some(d) = at.filter(|d| !d.as_os_str().is_empty()) {
+            if fs::remove_dir(dir.join(d)).is_err() {
+                break;
+            }
+            at = d.parent();
+        }
+    }
+}
+
+/// The file in an output directory that names the files the last write put there.
+pub const LEDGER: &str = ".tpf-sfn-files";
+
+fn ledger_text(files: &[(String, String)]) -> String {
+    let mut text = String::from(
+        "# Written by tpf-sfn: the files of the last write here; the next write removes those it no longer produces.\n",
+    );
+    for (name, _) in files {
+        text.push_str(name);
+        text.push('\n');
+    }
+    text
+}
+
+/// The files the last write into `dir` produced (its ledger) that `files` no longer holds and
+/// that are still there. A ledger line that is not a plain relative path (`..`, absolute) is
+/// ignored: a hand-edited ledger cannot reach outside `dir`.
+fn stale(dir: &Path, files: &[(String, String)]) -> Vec<String> {
+    let Ok(bytes) = crate::input::read(&dir.join(LEDGER)) else {
+        return Vec::new();
+    };
+    let produced: std::collections::BTreeSet<&str> =
+        files.iter().map(|(n, _)| n.as_str()).collect();
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#') && *line != LEDGER)
+        .filter(|line| !produced.contains(line))
+        .filter(|line| {
+            Path::new(line)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+        .filter(|line| fs::symlink_metadata(dir.join(line)).is_ok_and(|m| !m.is_dir()))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `dir` and the missing directories above it, created; returns those it created, deepest last.
@@ -112,11 +172,25 @@ impl Staging {
         Ok(())
     }
 
-    fn swap_in(&self, dir: &Path, files: &[(String, String)]) -> Result<(), Failure> {
+    fn swap_in(
+        &self,
+        dir: &Path,
+        files: &[(String, String)],
+        stale: &[String],
+    ) -> Result<(), Failure> {
         // What was done, to undo it: (destination, where its old copy went, directories made).
         let mut done: Vec<(PathBuf, Option<PathBuf>, Vec<PathBuf>)> = Vec::new();
-        for (name, _) in files {
-            match self.swap_one(dir, name) {
+        let steps = files
+            .iter()
+            .map(|(name, _)| (name, false))
+            .chain(stale.iter().map(|name| (name, true)));
+        for (name, remove) in steps {
+            let step = if remove {
+                self.set_aside(dir, name)
+            } else {
+                self.swap_one(dir, name)
+            };
+            match step {
                 Ok(step) => done.push(step),
                 Err(e) => {
                     for (dest, old, dirs) in done.iter().rev() {
@@ -135,6 +209,22 @@ impl Staging {
             }
         }
         Ok(())
+    }
+
+    /// Moves a stale file into `old/`, where the undo finds it; it goes with the staging
+    /// directory once the write is complete.
+    fn set_aside(
+        &self,
+        dir: &Path,
+        name: &str,
+    ) -> Result<(PathBuf, Option<PathBuf>, Vec<PathBuf>), Failure> {
+        let dest = dir.join(name);
+        let old = self.old_file(name);
+        if let Some(parent) = old.parent() {
+            fs::create_dir_all(parent).map_err(|e| io(parent, "create directory", e))?;
+        }
+        fs::rename(&dest, &old).map_err(|e| io(&dest, "remove stale", e))?;
+        Ok((dest, Some(old), Vec::new()))
     }
 
     fn swap_one(
@@ -185,14 +275,25 @@ impl Drop for Staging {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drift {
     pub file: String,
-    /// Unified diff, committed → compiled; empty for a missing file.
+    /// Unified diff, committed → compiled; empty for a missing or stale file.
     pub diff: String,
     pub missing: bool,
+    /// Left from an earlier write that the compiled output no longer holds.
+    pub stale: bool,
 }
 
-/// Compares compiled files with `dir`; reads only, never writes.
+/// Compares compiled files with `dir`; reads only, never writes. A file an earlier write left
+/// that the compiled output no longer holds is drift too: a write would remove it.
 pub fn check(dir: &Path, files: &[(String, String)]) -> Vec<Drift> {
-    let mut drift = Vec::new();
+    let mut drift: Vec<Drift> = stale(dir, files)
+        .into_iter()
+        .map(|file| Drift {
+            file,
+            diff: String::new(),
+            missing: false,
+            stale: true,
+        })
+        .collect();
     for (name, contents) in files {
         let existing = crate::input::read(&dir.join(name))
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
@@ -206,11 +307,13 @@ pub fn check(dir: &Path, files: &[(String, String)]) -> Vec<Drift> {
                     .header(&format!("committed/{name}"), &format!("compiled/{name}"))
                     .to_string(),
                 missing: false,
+                stale: false,
             }),
             Err(_) => drift.push(Drift {
                 file: name.clone(),
                 diff: String::new(),
                 missing: true,
+                stale: false,
             }),
         }
     }
@@ -294,6 +397,7 @@ mod tests {
             tree(root.path()),
             [
                 "out",
+                "out/.tpf-sfn-files",
                 "out/a.json",
                 "out/c.json",
                 "out/c.json/inside",
@@ -332,17 +436,68 @@ mod tests {
         .unwrap();
         assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "2");
         assert_eq!(fs::read_to_string(out.join("w/b")).unwrap(), "3");
-        assert_eq!(tree(root.path()), ["out", "out/a", "out/w", "out/w/b"]);
+        assert_eq!(
+            tree(root.path()),
+            ["out", "out/.tpf-sfn-files", "out/a", "out/w", "out/w/b"]
+        );
     }
 
     #[test]
     fn no_temporary_files_are_left_behind() {
         let dir = tempfile::tempdir().unwrap();
         write_all(dir.path(), &[("x".to_string(), "y".to_string())]).unwrap();
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("x")]);
+        assert_eq!(tree(dir.path()), [LEDGER, "x"]);
+    }
+
+    fn owned(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_file_the_last_write_made_and_this_one_does_not_is_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("mine.txt"), "the user's own\n").unwrap();
+        let first = owned(&[("a", "1"), ("cloudformation.json", "{}"), ("w/x", "2")]);
+        write_all(&out, &first).unwrap();
+        let second = owned(&[("a", "3")]);
+        let drift = check(&out, &second);
+        let stale: Vec<_> = drift.iter().filter(|d| d.stale).map(|d| &d.file).collect();
+        assert_eq!(stale, ["cloudformation.json", "w/x"], "{drift:?}");
+        write_all(&out, &second).unwrap();
+        assert_eq!(
+            tree(root.path()),
+            ["out", "out/.tpf-sfn-files", "out/a", "out/mine.txt"],
+            "the stale files are gone; the file no write made stays"
+        );
+        assert!(check(&out, &second).is_empty());
+    }
+
+    #[test]
+    fn a_ledger_cannot_reach_outside_its_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(root.path().join("outside"), "keep").unwrap();
+        let abs = root.path().join("outside");
+        fs::write(out.join(LEDGER), format!("../outside\n{}\n", abs.display())).unwrap();
+        write_all(&out, &owned(&[("a", "1")])).unwrap();
+        assert_eq!(fs::read_to_string(&abs).unwrap(), "keep");
+    }
+
+    #[test]
+    fn a_failed_write_puts_the_stale_files_back() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        write_all(&out, &owned(&[("a", "1"), ("old", "2")])).unwrap();
+        // The new file's path is a directory: the write fails after the stale file went aside.
+        fs::create_dir_all(out.join("b/inside")).unwrap();
+        assert!(write_all(&out, &owned(&[("a", "3"), ("b", "4")])).is_err());
+        assert_eq!(fs::read_to_string(out.join("old")).unwrap(), "2");
+        assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "1");
     }
 }

@@ -238,7 +238,15 @@ fn readme_commands() -> Vec<(String, BTreeSet<String>)> {
                 .map(str::to_owned)
                 .collect();
             if usage.contains("connection flags") {
-                flags.extend(["--endpoint-url", "--region", "--profile"].map(String::from));
+                flags.extend(
+                    [
+                        "--endpoint-url",
+                        "--region",
+                        "--profile",
+                        "--aws-timeout-seconds",
+                    ]
+                    .map(String::from),
+                );
             }
             if usage.contains("table and connection flags") {
                 flags.extend(["--prefix", "--table"].map(String::from));

@@ -177,6 +177,13 @@ fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
         "NEW_AND_OLD_IMAGES"
     );
     assert_eq!(table["TimeToLiveSpecification"]["Enabled"], true);
+    // Live task tokens outlive the stack and can be restored.
+    assert_eq!(r["WakeupTable"]["DeletionPolicy"], "Retain");
+    assert_eq!(r["WakeupTable"]["UpdateReplacePolicy"], "Retain");
+    assert_eq!(
+        table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
+        true
+    );
     // TPF owns its execution table: its stream is a parameter, mapped like the wakeup table's.
     assert_eq!(
         r["ExecutionStreamMapping"]["Properties"]["EventSourceArn"]["Ref"],
@@ -359,10 +366,10 @@ fn terraform_exports_pin_the_provider_and_resolve() {
     ] {
         assert!(res[ty][name].is_object(), "{ty}.{name}");
     }
-    assert_eq!(
-        res["aws_dynamodb_table"]["wakeup"]["stream_view_type"],
-        "NEW_AND_OLD_IMAGES"
-    );
+    let wakeup = &res["aws_dynamodb_table"]["wakeup"];
+    assert_eq!(wakeup["stream_view_type"], "NEW_AND_OLD_IMAGES");
+    assert_eq!(wakeup["point_in_time_recovery"]["enabled"], true);
+    assert_eq!(wakeup["lifecycle"]["prevent_destroy"], true);
     // Broken references are caught by the same check.
     let mut broken = tf.clone();
     broken["resource"]["aws_sfn_state_machine"]["driver"]["role_arn"] =
@@ -437,12 +444,46 @@ fn check_covers_the_exports_and_both_can_be_emitted() {
     check.push("--check");
     let o = compile(dir.path(), cfg, &check);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    // Without --emit, --check ignores the extra files.
-    assert!(compile(dir.path(), cfg, &["--check"]).status.success());
+    // Without --emit, the exports are no longer produced: --check names them as left over.
+    let o = compile(dir.path(), cfg, &["--check"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("drift: cloudformation.json is left from an earlier compile"),
+        "{out}"
+    );
     std::fs::write(dir.path().join("wake-path/main.tf.json"), "{}\n").unwrap();
     let o = compile(dir.path(), cfg, &check);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("drift: wake-path/main.tf.json"));
+}
+
+/// An output directory holds exactly what the last compile produced: a queue build with its
+/// CloudFormation export, then an http build into the same directory, leaves no export behind
+/// (and --check on the http build is then up to date).
+#[test]
+fn a_recompile_removes_the_exports_it_no_longer_produces() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = Some("queue.tpf-sfn.toml");
+    let o = compile(dir.path(), queue, &["--emit", "cloudformation"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("cloudformation.json").exists());
+    let http = Some("http.tpf-sfn.toml");
+    let o = compile(dir.path(), http, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for stale in [
+        "cloudformation.json",
+        "wake-path/cloudformation.json",
+        "wake-path",
+    ] {
+        assert!(!dir.path().join(stale).exists(), "{stale} survived");
+    }
+    let check = compile(dir.path(), http, &["--check"]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
 }
 
 /// A reader that goes away early (`| head -1`) ends the command quietly: no panic, the shell's

@@ -162,6 +162,7 @@ cases! {
         ("ASL_CHOICE_RULE_OPERATOR", "/States/Decide/Choices/2"),
     ];
     wait_duration: "wait_duration", G, NO_BOUNDS, [("ASL_WAIT_DURATION", "/States/Pause")];
+    wait_range: "wait_range", G, NO_BOUNDS, [("ASL_WAIT_RANGE", "/States/Pause/Seconds")];
     fail_both_forms: "fail_both_forms", G, NO_BOUNDS, [("ASL_FAIL_BOTH_FORMS", "/States/Stop/ErrorPath")];
     map_processor: "map_processor", G, &[("Each", 1)], [("ASL_MAP_PROCESSOR", "/States/Each")];
     parallel_no_branches: "parallel_no_branches", G, NO_BOUNDS, [("ASL_PARALLEL_NO_BRANCHES", "/States/Fan/Branches")];

@@ -62,6 +62,19 @@ impl TableNames {
         }
     }
 
+    /// Every name, TPF's tables first.
+    pub fn all(&self) -> [&str; 7] {
+        [
+            &self.execution,
+            &self.execution_key,
+            &self.await_unit,
+            &self.await_interaction,
+            &self.await_interaction_key,
+            &self.release,
+            &self.wakeup,
+        ]
+    }
+
     /// Overrides by TPF config key (`execution-table`, ...; `wakeup-table` for the adapter's).
     /// Returns false for an unknown key.
     pub fn set(&mut self, config_key: &str, table: &str) -> bool {
@@ -80,6 +93,14 @@ impl TableNames {
         *slot = table.to_owned();
         true
     }
+}
+
+/// DynamoDB's rule for a table name: 3 to 255 characters of `a-z A-Z 0-9 _ . -`.
+pub fn is_table_name(name: &str) -> bool {
+    (3..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 /// GSI names on the interaction table (TPF's table templates).

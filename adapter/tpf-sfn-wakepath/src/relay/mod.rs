@@ -259,10 +259,11 @@ impl<A: ActionHost> Relay<A> {
         let id = message.message_id().unwrap_or("?").to_owned();
         let outcome = match (message.body(), message.receipt_handle()) {
             (Some(body), Some(receipt)) => self.handle(body, receipt).await,
-            _ => Err(Error::new(
-                "RELAY_MESSAGE",
-                "the message has no body or receipt handle",
-            )),
+            _ => Err(
+                Error::new("RELAY_MESSAGE", "the message has no body or receipt handle").with_hint(
+                    "left on the queue for redelivery; only the drivers should send to it",
+                ),
+            ),
         };
         (id, outcome)
     }

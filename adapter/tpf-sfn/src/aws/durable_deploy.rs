@@ -89,6 +89,7 @@ impl DurableRelease {
                 "RELEASE_DEFINITION_INVALID",
                 format!("{}: {e}", path.display()),
             )
+            .with_hint("compile the release again into --out")
         })?;
         if sha256_hex(&spec_text) != manifest.function.spec_sha256 {
             return Err(Error::new(

@@ -23,7 +23,9 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, crate::exit::
         .enable_all()
         .build()
         .map_err(|e| {
-            crate::error::Error::new("RUNTIME", "cannot start the async runtime").with_source(e)
+            crate::error::Error::new("RUNTIME", "cannot start the async runtime")
+                .with_source(e)
+                .with_hint("the machine is out of threads or memory; free some and run again")
         })?;
     Ok(rt.block_on(f))
 }

@@ -120,6 +120,49 @@ fn missing(e: Error, code: impl FnOnce() -> Error) -> Error {
     }
 }
 
+/// What the compiler always writes, checked before any AWS call is built from it: an identity
+/// without blanks, machine names Step Functions takes (1 to 80 of `A-Z a-z 0-9 - _`; the
+/// compiler writes only these) and a DynamoDB table name.
+fn check(m: &ManifestView, path: &Path) -> Result<(), Error> {
+    let invalid = |why: String| {
+        Error::new(
+            "RELEASE_MANIFEST_INVALID",
+            format!("{}: {why}", path.display()),
+        )
+        .with_hint(RECOMPILE)
+    };
+    for (field, value) in [
+        ("identity.pipelineId", &m.identity.pipeline_id),
+        ("identity.contractVersion", &m.identity.contract_version),
+        ("identity.releaseVersion", &m.identity.release_version),
+    ] {
+        if value.trim().is_empty() {
+            return Err(invalid(format!("{field} is blank")));
+        }
+    }
+    for (role, name) in [
+        ("driver", &m.machines.driver.name),
+        ("sweeper", &m.machines.sweeper.name),
+    ] {
+        let valid = (1..=80).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
+        if !valid {
+            return Err(invalid(format!(
+                "the {role} machine's name `{name}` is not 1 to 80 letters, digits, `-` or `_`"
+            )));
+        }
+    }
+    if !super::tables::is_table_name(&m.wakeup_table) {
+        return Err(invalid(format!(
+            "wakeupTable `{}` is not a DynamoDB table name",
+            m.wakeup_table
+        )));
+    }
+    Ok(())
+}
+
 impl Release {
     /// Reads only `manifest.json` (for commands that need names and identity, not definitions).
     pub fn manifest(dir: &Path) -> Result<ManifestView, Error> {
@@ -133,14 +176,16 @@ impl Release {
                 .with_hint("point --out at a directory written by `tpf-sfn compile`")
             })
         })?;
-        serde_json::from_slice(&bytes).map_err(|e| {
+        let manifest: ManifestView = serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
                 "RELEASE_MANIFEST_INVALID",
                 format!("{} is not a tpf-sfn manifest", path.display()),
             )
             .with_source(e)
             .with_hint(RECOMPILE)
-        })
+        })?;
+        check(&manifest, &path)?;
+        Ok(manifest)
     }
 
     pub fn load(dir: &Path) -> Result<Self, Error> {

@@ -14,9 +14,12 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
         Some(json) => DurableFunctions::parse(json)?,
         None => DurableFunctions::default(),
     };
+    if let Some(url) = &args.lambda_endpoint_url {
+        crate::aws::client::check_endpoint("--lambda-endpoint-url", url)?;
+    }
     let rt = runtime()?;
     rt.block_on(async {
-        let config = args.connection.load().await;
+        let config = args.connection.load().await?;
         let bridge = Bridge::new(
             &config,
             names,

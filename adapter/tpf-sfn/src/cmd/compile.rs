@@ -62,6 +62,11 @@ fn check(args: &CompileArgs, files: &[(String, String)], warnings: &[Diagnostic]
             for d in &drift {
                 if d.missing {
                     println!("drift: {} is missing from {}", d.file, args.out.display());
+                } else if d.stale {
+                    println!(
+                        "drift: {} is left from an earlier compile; this compile does not produce it",
+                        d.file
+                    );
                 } else {
                     println!(
                         "drift: {} differs from the compiled output\n{}",
@@ -81,7 +86,7 @@ fn check(args: &CompileArgs, files: &[(String, String)], warnings: &[Diagnostic]
             "{}",
             json!({
                 "upToDate": drift.is_empty(),
-                "drift": drift.iter().map(|d| json!({"file": d.file, "missing": d.missing, "diff": d.diff})).collect::<Vec<_>>(),
+                "drift": drift.iter().map(|d| json!({"file": d.file, "missing": d.missing, "stale": d.stale, "diff": d.diff})).collect::<Vec<_>>(),
                 "warnings": warnings,
             })
         ),

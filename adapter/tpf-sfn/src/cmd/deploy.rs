@@ -27,7 +27,7 @@ pub fn run(args: &DeployArgs) -> CmdResult {
     };
     let text = args.format == Format::Text;
     let report = crate::aws::block_on(async {
-        let conf = args.connection.load().await;
+        let conf = args.connection.load().await?;
         let sfn = aws_sdk_sfn::Client::new(&conf);
         let mut progress = |line: String| {
             if text {
@@ -121,6 +121,8 @@ pub(crate) fn emulator_hint(e: Error, release: &Release, connection: &Connection
 /// machines that reach nothing. Checked before any call, so no credentials or network are needed
 /// to be told.
 fn refuse_placeholders(release: &Release, connection: &Connection) -> CmdResult {
+    // Where the calls go decides what is refused: a malformed endpoint first.
+    connection.check()?;
     refuse_placeholder_parameters(
         &release.manifest.identity,
         &release.manifest.binding.parameters,

@@ -22,8 +22,16 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
         force_replace: args.force_replace,
     };
     let report = crate::aws::block_on(async {
-        let conf = args.connection.load().await;
-        let lambda = aws_sdk_lambda::Client::new(&conf);
+        let conf = args.connection.load().await?;
+        // Creating the function uploads its code in the request: a longer default bound.
+        let timeout = args
+            .connection
+            .timeout_or(crate::aws::client::DEFAULT_UPLOAD_TIMEOUT);
+        let lambda = aws_sdk_lambda::Client::from_conf(
+            aws_sdk_lambda::config::Builder::from(&conf)
+                .timeout_config(crate::aws::client::Connection::timeouts(timeout))
+                .build(),
+        );
         durable_deploy::deploy(&lambda, &release, opts).await
     })?
     .map_err(|e| e.verbose(args.verbose))?;

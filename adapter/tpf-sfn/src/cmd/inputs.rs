@@ -62,6 +62,7 @@ pub fn read_config(p: &Path) -> Result<(String, String), Failure> {
             format!("{} is not UTF-8 text", p.display()),
         )
         .with_source(e)
+        .with_hint("save the configuration as UTF-8")
     })?;
     Ok((p.display().to_string(), text))
 }

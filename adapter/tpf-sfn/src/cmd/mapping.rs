@@ -142,6 +142,8 @@ fn print_drift(drift: &[output::Drift]) {
     for d in drift {
         if d.missing {
             println!("  snapshot missing: {}", d.file);
+        } else if d.stale {
+            println!("  snapshot stale: {} (no scenario produces it now)", d.file);
         } else {
             println!("  snapshot differs: {}\n{}", d.file, d.diff);
         }
@@ -255,7 +257,9 @@ fn clock_ms(at: &str) -> Option<i64> {
 
 fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
-        Error::new("IO_READ", format!("cannot list {}", dir.display())).with_source(e)
+        Error::new("IO_READ", format!("cannot list {}", dir.display()))
+            .with_source(e)
+            .with_hint("check that the directory exists and is readable")
     })?;
     let mut paths: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -265,7 +269,9 @@ fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
     let mut out = Vec::new();
     for p in paths {
         let text = String::from_utf8(read(&p)?).map_err(|e| {
-            Error::new("SCENARIO_ENCODING", format!("{} is not UTF-8", p.display())).with_source(e)
+            Error::new("SCENARIO_ENCODING", format!("{} is not UTF-8", p.display()))
+                .with_source(e)
+                .with_hint("save the scenario as UTF-8")
         })?;
         out.push(parse_scenario(&p.display().to_string(), &text)?);
     }

@@ -22,7 +22,7 @@ pub fn run(args: &RelayArgs) -> CmdResult {
     )?;
     let rt = runtime()?;
     rt.block_on(async {
-        let config = args.connection.load().await;
+        let config = args.connection.load().await?;
         let mut relay = Relay::new(
             aws_sdk_sqs::Client::new(&config),
             aws_sdk_sfn::Client::new(&config),

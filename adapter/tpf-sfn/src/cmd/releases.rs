@@ -8,7 +8,7 @@ use crate::exit::CmdResult;
 
 pub fn releases(args: &ReleasesArgs) -> CmdResult {
     let machines = crate::aws::block_on(async {
-        let conf = args.connection.load().await;
+        let conf = args.connection.load().await?;
         releases::list(
             &aws_sdk_sfn::Client::new(&conf),
             args.name_prefix.as_deref(),
@@ -45,7 +45,7 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
     let yes = args.yes;
     let registry = crate::cmd::tables::table_names(&args.tables)?.release;
     let (decisions, registry_found, deleted) = crate::aws::block_on(async {
-        let conf = args.connection.load().await;
+        let conf = args.connection.load().await?;
         let sfn = aws_sdk_sfn::Client::new(&conf);
         let ddb = aws_sdk_dynamodb::Client::new(&conf);
         let machines = releases::list(&sfn, args.name_prefix.as_deref()).await?;

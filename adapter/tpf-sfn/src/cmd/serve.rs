@@ -33,8 +33,10 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         Some(path) => Some(String::from_utf8_lossy(&read(path)?).into_owned()),
         None => None,
     };
-    let timeout_ms = i64::try_from(args.coordinator.await_timeout_seconds.saturating_mul(1000))
-        .unwrap_or(i64::MAX);
+    // The flag's range keeps this far from overflow, and an expiry added to now from wrapping.
+    let timeout_ms = i64::try_from(args.coordinator.await_timeout_seconds)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(1000);
     let releases = args
         .releases
         .iter()
@@ -56,7 +58,7 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         StoreKind::Memory => serve(&rt, args, token, hosted, InMemoryStore::new()),
         StoreKind::Dynamodb => {
             let names = table_names(&args.tables)?;
-            let config = rt.block_on(args.connection.load());
+            let config = rt.block_on(args.connection.load())?;
             let client = aws_sdk_dynamodb::Client::new(&config);
             let store = DynamoStore::new(client, names, rt.handle().clone());
             serve(&rt, args, token, hosted, store)
@@ -100,13 +102,16 @@ fn serve<S: HostStore>(
                     format!("cannot activate the release for tenant {tenant}"),
                 )
                 .with_source(e)
+                .with_hint(
+                    "check the store is reachable and its tables exist (`tpf-sfn tables create`)",
+                )
             })?;
     }
-    let state = Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        token,
-        system_clock,
-    ));
+    // A request waits for the coordinator at most as long as one store call may take.
+    let state = Arc::new(
+        HostState::new(ActionHost::new(coordinator), token, system_clock)
+            .with_lock_wait(args.connection.timeout()),
+    );
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
@@ -126,6 +131,7 @@ fn serve<S: HostStore>(
             .map_err(|e| {
                 Error::new("SERVE", "the action host stopped")
                     .with_source(e)
+                    .with_hint("its cause is above; start it again")
                     .into()
             })
     })

@@ -16,7 +16,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
         manifest.wakeup_table.clone()
     };
     let report = crate::aws::block_on(async {
-        let conf = args.connection.load().await;
+        let conf = args.connection.load().await?;
         let region = conf
             .region()
             .map(|r| r.as_ref().to_string())

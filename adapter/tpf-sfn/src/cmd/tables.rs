@@ -37,7 +37,25 @@ pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
             .into());
         }
     }
+    for name in names.all() {
+        check_table_name(name)?;
+    }
     Ok((names, wakeup))
+}
+
+/// `TABLE_NAME_INVALID` unless `name` is a DynamoDB table name: 3 to 255 characters of
+/// `a-z A-Z 0-9 _ . -`.
+fn check_table_name(name: &str) -> Result<(), Error> {
+    if crate::aws::tables::is_table_name(name) {
+        return Ok(());
+    }
+    Err(Error::new(
+        "TABLE_NAME_INVALID",
+        format!("`{name}` is not a DynamoDB table name"),
+    )
+    .with_hint(
+        "a table name is 3 to 255 characters of letters, digits, `_`, `.` and `-`; check --prefix and --table",
+    ))
 }
 
 /// The flags that give `args`' names again (for commands a command prints).
@@ -59,6 +77,7 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| {
             Error::new("RUNTIME", "cannot start the async runtime")
                 .with_source(e)
+                .with_hint("the machine is out of threads or memory; free some and run again")
                 .into()
         })
 }
@@ -67,7 +86,7 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
     let names = table_names(&args.tables)?;
     let rt = runtime()?;
     let outcomes = rt.block_on(async {
-        let config = args.connection.load().await;
+        let config = args.connection.load().await?;
         let client = aws_sdk_dynamodb::Client::new(&config);
         create_all_with(&client, &names, args.fix).await
     });

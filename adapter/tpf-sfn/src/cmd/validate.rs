@@ -83,12 +83,17 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     }
 }
 
+/// The most directory entries one `validate` looks at: far beyond any repository's ASL files,
+/// and a bound on a walk pointed at `/` or a huge tree.
+pub const MAX_WALK_ENTRIES: usize = 100_000;
+
 /// Files as given, and `*.asl.json` files found under directories, sorted.
 fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut out = Vec::new();
+    let mut seen = 0;
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out)?;
+            walk(p, &mut out, &mut seen)?;
         } else {
             out.push(p.clone());
         }
@@ -96,18 +101,48 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        Error::new("IO_READ", format!("cannot list {}", dir.display())).with_source(e)
-    })?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if p.to_string_lossy().ends_with(".asl.json") {
-            out.push(p);
+/// The `*.asl.json` files under `dir`. Symbolic links to directories are not followed (two
+/// links to their own parent would make the walk endless), nor are FIFOs, devices or sockets
+/// opened (only a name ending `.asl.json` is ever read, and `read` refuses what is not a
+/// regular file); past [`MAX_WALK_ENTRIES`] entries the walk stops with `VALIDATE_TOO_MANY`.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut usize) -> Result<(), Failure> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| {
+            Error::new("IO_READ", format!("cannot list {}", dir.display()))
+                .with_source(e)
+                .with_hint("check the directory exists and is readable")
+        })?;
+        for entry in entries.flatten() {
+            *seen += 1;
+            if *seen > MAX_WALK_ENTRIES {
+                return Err(Error::new(
+                    "VALIDATE_TOO_MANY",
+                    format!(
+                        "more than {MAX_WALK_ENTRIES} entries under the directories given; stopped at {}",
+                        dir.display()
+                    ),
+                )
+                .with_hint("point validate at the directory that holds the ASL files, not a whole tree")
+                .into());
+            }
+            // The entry's own type: a link is a link, not what it points at.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if (kind.is_file() || kind.is_symlink())
+                && path.to_string_lossy().ends_with(".asl.json")
+            {
+                files.push(path);
+            }
         }
     }
+    // Path order is depth first in name order, component by component.
+    files.sort();
+    out.extend(files);
     Ok(())
 }

@@ -57,9 +57,24 @@ pub async fn guard<S: HostStore>(
     // Bodies are small: read the whole body here, under the limit, so a chunked body over it is
     // refused the same way and handlers never see an unread or oversize one.
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(bytes) => bytes,
-        Err(e) => {
+    let read = tokio::time::timeout(
+        state.body_read_timeout(),
+        axum::body::to_bytes(body, MAX_BODY_BYTES),
+    );
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Err(_) => {
+            return ApiError::new(
+                408,
+                "BODY_TIMEOUT",
+                format!(
+                    "the request body was not received within {} s",
+                    state.body_read_timeout().as_secs_f64()
+                ),
+            )
+            .into_response()
+        }
+        Ok(Err(e)) => {
             let over = std::error::Error::source(&e)
                 .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
             return if over {

@@ -4,7 +4,12 @@
 //! drivers, not a TPF replacement.
 //!
 //! The coordinator is synchronous; each request runs it in `spawn_blocking` behind one mutex,
-//! which also serialises requests the way a single TPF coordinator instance would.
+//! which also serialises requests the way a single TPF coordinator instance would. The mutex
+//! guards the coordinator's own state (its reply cache, call log and the scripted worker's
+//! attempt counts), not only the store, so it cannot be narrowed to the store's calls. Instead
+//! both waits are bounded: every store call by the SDK's timeouts, and the wait for the mutex by
+//! [`HostState::with_lock_wait`], past which a request is answered `503 HOST_BUSY` rather than
+//! queued behind a stalled one.
 
 pub mod auth;
 pub mod edge;
@@ -17,13 +22,15 @@ pub mod server;
 
 pub use server::serve;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::middleware::from_fn_with_state;
 use axum::routing::{on, MethodFilter};
 use axum::Router;
 use tpf_model::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
 
+use limits::{BODY_READ_TIMEOUT, LOCK_WAIT};
 use routes::{RouteId, ROUTES};
 
 /// A store the host can run on.
@@ -32,24 +39,48 @@ impl<T: ExecutionStore + AwaitStore + ReleaseRegistry + Send + 'static> HostStor
 
 /// Shared by every request.
 pub struct HostState<S> {
-    actions: Mutex<ActionHost<S>>,
+    // A panic in one request must not take the host down: tokio's mutex is released on unwind
+    // and never poisoned, and the model's writes are single store calls, so the state behind
+    // it is still coherent.
+    actions: Arc<tokio::sync::Mutex<ActionHost<S>>>,
     token: String,
     clock: fn() -> i64,
+    lock_wait: Duration,
+    body_read_timeout: Duration,
 }
 
 impl<S: HostStore> HostState<S> {
     pub fn new(actions: ActionHost<S>, token: String, clock: fn() -> i64) -> Self {
         Self {
-            actions: Mutex::new(actions),
+            actions: Arc::new(tokio::sync::Mutex::new(actions)),
             token,
             clock,
+            lock_wait: LOCK_WAIT,
+            body_read_timeout: BODY_READ_TIMEOUT,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, ActionHost<S>> {
-        // A panic in one request must not take the host down; the model's writes are single
-        // store calls, so the state behind a poisoned lock is still coherent.
-        self.actions.lock().unwrap_or_else(|e| e.into_inner())
+    /// How long a request waits for the coordinator before it is answered `503 HOST_BUSY`.
+    pub fn with_lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
+    }
+
+    /// How long a client may take to send its body before it is answered `408`.
+    pub fn with_body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// The coordinator, once no other request holds it, or `None` after the lock wait.
+    async fn lock(&self) -> Option<tokio::sync::OwnedMutexGuard<ActionHost<S>>> {
+        tokio::time::timeout(self.lock_wait, self.actions.clone().lock_owned())
+            .await
+            .ok()
+    }
+
+    pub(crate) fn body_read_timeout(&self) -> Duration {
+        self.body_read_timeout
     }
 
     pub(crate) fn token(&self) -> &str {

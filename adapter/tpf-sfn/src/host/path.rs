@@ -29,6 +29,14 @@ where
             if key == "tenantId" && value.trim().is_empty() {
                 return Err(ApiError::bad_request("tenantId must not be blank").into_response());
             }
+            // TPF trims a submitted tenant but looks executions up by the tenant as given, so
+            // ` t` would submit as `t` and then never be found: refused on every route alike.
+            if key == "tenantId" && value.trim() != value {
+                return Err(ApiError::bad_request(
+                    "tenantId must not start or end with whitespace",
+                )
+                .into_response());
+            }
             check_key(key, value).map_err(IntoResponse::into_response)?;
         }
         let Path(params) = Path::<T>::from_request_parts(parts, state)

@@ -68,7 +68,9 @@ pub fn load(
     await_timeout_ms: i64,
 ) -> Result<HostedPipeline, Error> {
     let unhostable = |d: tpf_sfn_compiler::Diagnostics| {
-        Error::new("PIPELINE", "the pipeline cannot be hosted").with_source(d)
+        Error::new("PIPELINE", "the pipeline cannot be hosted")
+            .with_source(d)
+            .with_hint("fix what the diagnostics name; `tpf-sfn compile` reports the same")
     };
     let input = Input {
         contract_file,
@@ -101,7 +103,9 @@ pub fn load(
                 .with_hint("see `tpf-sfn serve --help` for the script's format")
         };
         let script: Script = toml::from_str(text).map_err(|e| {
-            Error::new("SCRIPT_INVALID", "the failure script is not valid TOML").with_source(e)
+            Error::new("SCRIPT_INVALID", "the failure script is not valid TOML")
+                .with_source(e)
+                .with_hint("see `tpf-sfn serve --help` for the script's format")
         })?;
         let by_name: BTreeMap<&str, u32> = pipeline
             .steps

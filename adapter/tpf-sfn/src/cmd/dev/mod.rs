@@ -22,6 +22,8 @@ use summary::summary;
 pub fn run(args: &DevArgs) -> CmdResult {
     let (token, token_origin) = token(args)?;
     let names = table_names(&args.tables)?;
+    // Whether the endpoint is an emulator decides what else is needed: a malformed one first.
+    args.connection.check()?;
     // Checked first: readiness is "the address accepts connections", which another process
     // already listening there would fake.
     std::net::TcpListener::bind(&args.listen).map_err(|e| listen_error(&args.listen, e))?;
@@ -77,6 +79,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
             "DEV_STOPPED",
             format!("{who} stopped; the loop is incomplete without it"),
         )
+        .with_hint("run dev again; its lines above say why it stopped")
         .into()),
         Err(_) => Ok(()),
     }
@@ -105,6 +108,7 @@ fn start(
         .map_err(|e| {
             Error::new("DEV_THREAD", format!("cannot start {who}"))
                 .with_source(e)
+                .with_hint("the machine is out of threads or memory; free some and run dev again")
                 .into()
         })
 }
@@ -119,7 +123,9 @@ fn wait_listening(
         if let Ok((who, result)) = rx.try_recv() {
             return Err(match result {
                 Err(e) => stopped(who, e),
-                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped")).into(),
+                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped"))
+                    .with_hint("run dev again; its lines above say why it stopped")
+                    .into(),
             });
         }
         if TcpStream::connect(listen).is_ok() {
@@ -131,6 +137,7 @@ fn wait_listening(
         "DEV_HOST",
         format!("the action host did not listen on {listen} within 30 s"),
     )
+    .with_hint("pick another --listen, or check that the store answers")
     .into())
 }
 

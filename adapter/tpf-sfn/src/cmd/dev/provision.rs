@@ -48,6 +48,7 @@ fn dev_config(
     };
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         Error::new("CONFIG_SYNTAX", format!("{file}: {}", e.message()))
+            .with_hint("fix the TOML at the place named; `tpf-sfn init` writes a valid file")
     })?;
     table.insert("name-prefix".into(), args.name_prefix.clone().into());
     let mut queue = toml::Table::new();
@@ -122,9 +123,19 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
         names,
     )?;
     compile_with(&file, &text)?;
+    // The host's failure script is read by `serve` once the loop starts; a bad one must be
+    // refused now, before the first table, queue or machine exists.
+    if let Some(path) = &args.script {
+        let script = String::from_utf8_lossy(&read(path)?).into_owned();
+        let releases: Vec<(&str, &[u8])> = release
+            .iter()
+            .map(|(f, b)| (f.as_str(), b.as_slice()))
+            .collect();
+        crate::host::pipeline::load(&contract_file, &contract_bytes, &releases, Some(&script), 1)?;
+    }
 
     let rt = runtime()?;
-    let config = rt.block_on(args.connection.load());
+    let config = rt.block_on(args.connection.load())?;
     let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))?;
     // The loop would start and then stall on a table it cannot use; say so before it starts.
     for t in &tables {
@@ -216,7 +227,10 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
                 .strip_suffix(m.name.as_str())
                 .map(str::to_owned)
         })
-        .ok_or_else(|| Error::new("DEV_DEPLOY", "the driver's ARN is unknown after deploy"))?;
+        .ok_or_else(|| {
+            Error::new("DEV_DEPLOY", "the driver's ARN is unknown after deploy")
+                .with_hint("run `tpf-sfn releases` against the endpoint to see what was deployed")
+        })?;
     Ok(Provisioned {
         identity: out.plan.identity.clone(),
         tables: tables.into_iter().map(|t| (t.name, t.created)).collect(),

@@ -6,7 +6,8 @@ use axum::body::Bytes;
 use axum::extract::State;
 use tpf_wire::action::{ProcessWorkItemRequest, SweepOnceRequest};
 
-use super::{parse, run, ApiResult};
+use super::{parse, run, ApiError, ApiResult};
+use crate::host::limits::MAX_SWEEP_LIMIT;
 use crate::host::path::TenantPath;
 use crate::host::{HostState, HostStore};
 
@@ -29,6 +30,14 @@ pub async fn sweep_once<S: HostStore>(
     body: Bytes,
 ) -> ApiResult {
     let req: SweepOnceRequest = parse(&body)?;
+    // TPF's sweep result requires a positive limit; a huge one would read and answer the
+    // whole table in one request.
+    if !(1..=MAX_SWEEP_LIMIT).contains(&req.limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit must be from 1 to {MAX_SWEEP_LIMIT}, not {}",
+            req.limit
+        )));
+    }
     run(state, move |host, now| {
         Ok(host.sweep_once(&req, now)?.to_json())
     })

@@ -30,8 +30,21 @@ struct SubmitBody {
     output_streaming: bool,
 }
 
+/// The status route of an execution, each id percent-encoded as one path segment (a tenant
+/// may hold `/`, `?` or spaces; the URL must lead back to the same execution).
 fn status_url(tenant_id: &str, execution_id: &str) -> String {
-    format!("/tpf/control-plane/tenants/{tenant_id}/executions/{execution_id}")
+    use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+    // RFC 3986's unreserved characters stay as they are; everything else is encoded.
+    const SEGMENT: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    format!(
+        "/tpf/control-plane/tenants/{}/executions/{}",
+        utf8_percent_encode(tenant_id, SEGMENT),
+        utf8_percent_encode(execution_id, SEGMENT)
+    )
 }
 
 pub async fn submit<S: HostStore>(

@@ -89,18 +89,24 @@ pub(crate) fn parse_or_default<T: DeserializeOwned + Default>(body: &Bytes) -> R
     }
 }
 
-/// Runs `f` on the coordinator off the async workers, one request at a time.
+/// Runs `f` on the coordinator off the async workers, one request at a time; `503 HOST_BUSY`
+/// when another request has held the coordinator for longer than the host's lock wait (a store
+/// that stalls, each of whose calls is bounded too).
 pub(crate) async fn run<S, F>(state: Arc<HostState<S>>, f: F) -> ApiResult
 where
     S: HostStore,
     F: FnOnce(&mut ActionHost<S>, i64) -> Result<Value, ApiError> + Send + 'static,
 {
-    tokio::task::spawn_blocking(move || {
-        let now = state.now_ms();
-        let mut host = state.lock();
-        f(&mut host, now)
-    })
-    .await
-    .map_err(|e| ApiError::new(500, "INTERNAL", format!("request handler failed: {e}")))?
-    .map(Json)
+    let Some(mut host) = state.lock().await else {
+        return Err(ApiError::new(
+            503,
+            "HOST_BUSY",
+            "another request has held the coordinator too long (the store may be stalled); retry later",
+        ));
+    };
+    let now = state.now_ms();
+    tokio::task::spawn_blocking(move || f(&mut host, now))
+        .await
+        .map_err(|e| ApiError::new(500, "INTERNAL", format!("request handler failed: {e}")))?
+        .map(Json)
 }

@@ -301,9 +301,14 @@ pub fn wake_path(out: &Compiled) -> Value {
     let mut resources = Map::new();
     resources.insert(
         "WakeupTable".into(),
+        // The table holds live task tokens and the bridge's checkpoints: deleting or replacing
+        // the stack must not delete it, and a bad write must be recoverable.
         json!({
             "Type": "AWS::DynamoDB::Table",
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
             "Properties": {
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true},
                 "TableName": f.wakeup_table,
                 "BillingMode": "PAY_PER_REQUEST",
                 "AttributeDefinitions": [

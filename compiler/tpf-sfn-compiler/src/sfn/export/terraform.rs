@@ -292,7 +292,11 @@ pub fn wake_path(out: &Compiled) -> Value {
             ],
             "stream_enabled": true,
             "stream_view_type": "NEW_AND_OLD_IMAGES",
-            "ttl": {"attribute_name": tpf_wire::wakeup::attr::EXPIRES_AT, "enabled": true}
+            "ttl": {"attribute_name": tpf_wire::wakeup::attr::EXPIRES_AT, "enabled": true},
+            // Live task tokens and the bridge's checkpoints: never destroyed with the stack,
+            // and recoverable to a point in time.
+            "point_in_time_recovery": {"enabled": true},
+            "lifecycle": {"prevent_destroy": true}
         }),
     );
     put(

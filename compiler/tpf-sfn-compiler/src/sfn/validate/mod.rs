@@ -59,6 +59,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("ASL_CHOICE_RULE_VARIABLE", "a comparison rule without Variable"),
     ("ASL_CHOICE_RULE_OPERATOR", "not exactly one known comparison operator, a mixed or empty And/Or, or a mistyped operand"),
     ("ASL_WAIT_DURATION", "a Wait without exactly one of Seconds/SecondsPath/Timestamp/TimestampPath"),
+    ("ASL_WAIT_RANGE", "a Wait's Seconds over 99,999,999"),
     ("ASL_FAIL_BOTH_FORMS", "a Fail with Error and ErrorPath, or Cause and CausePath"),
     ("ASL_MAP_PROCESSOR", "a Map without ItemProcessor, or with both ItemProcessor and Iterator"),
     ("ASL_PARALLEL_NO_BRANCHES", "a Parallel with no branches"),

@@ -12,6 +12,9 @@ use crate::sfn::validate::Ctx;
 
 /// Fields AWS defines that the typed model does not carry (distributed Map, cross-account
 /// Task credentials). Not wrong, just outside what this toolchain understands.
+/// The largest Wait `Seconds` Step Functions accepts.
+const MAX_WAIT_SECONDS: u64 = 99_999_999;
+
 const UNMODELLED_FIELDS: &[&str] = &[
     "Credentials",
     "ItemBatcher",
@@ -287,6 +290,16 @@ fn by_type(ctx: &mut Ctx<'_>, ptr: &str, state: &State) {
                     ptr.to_string(),
                     format!("a Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath; it has {n}"),
                     "keep exactly one duration field",
+                );
+            }
+            // Step Functions takes Seconds from 0 to 99,999,999 and refuses the definition
+            // otherwise.
+            if let Some(seconds) = w.seconds.filter(|s| *s > MAX_WAIT_SECONDS) {
+                ctx.error(
+                    "ASL_WAIT_RANGE",
+                    format!("{ptr}/Seconds"),
+                    format!("Seconds {seconds} must be 0..={MAX_WAIT_SECONDS}"),
+                    "wait at most 99,999,999 seconds; for a longer wait use Timestamp",
                 );
             }
         }
