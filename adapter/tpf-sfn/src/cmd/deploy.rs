@@ -21,22 +21,27 @@ pub fn run(args: &DeployArgs) -> CmdResult {
     }
     let release = Release::load(&args.out)?;
     let refusal = refuse_placeholders(&release, &args.connection);
-    if !args.dry_run {
-        // Before any call: no credentials or network are needed to be told.
+    refused_around_the_plan(refusal, args.dry_run, || plan_and_report(args, &release))
+}
+
+/// A placeholder refusal, said before any call (no credentials or network are needed to be
+/// told), except on a dry run: that shows the plan first, then the refusal, as `terraform plan`
+/// does, and ends with the refusal's exit even when the plan itself failed.
+pub(super) fn refused_around_the_plan(
+    refusal: CmdResult,
+    dry_run: bool,
+    plan: impl FnOnce() -> CmdResult,
+) -> CmdResult {
+    if !dry_run || refusal.is_ok() {
         refusal?;
-    } else if refusal.is_err() {
-        // A dry run shows the plan first, then the refusal, as `terraform plan` does.
-        return match plan_and_report(args, &release) {
-            Ok(()) => refusal,
-            Err(e) => {
-                if let Some(text) = e.report() {
-                    errln!("{text}");
-                }
-                refusal
-            }
-        };
+        return plan();
     }
-    plan_and_report(args, &release)
+    if let Err(failure) = plan() {
+        if let Some(text) = failure.report() {
+            errln!("{text}");
+        }
+    }
+    refusal
 }
 
 /// Plans the release against the account and carries the plan out unless `--dry-run`, printing

@@ -9,11 +9,19 @@ use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
     let release = DurableRelease::load(&args.out, manifest)?;
-    super::deploy::refuse_placeholder_parameters(
+    let refusal = super::deploy::refuse_placeholder_parameters(
         &release.manifest.identity,
         &release.manifest.binding.parameters,
         &args.connection,
-    )?;
+    );
+    super::deploy::refused_around_the_plan(refusal, args.dry_run, || {
+        plan_and_report(args, &release)
+    })
+}
+
+/// Plans the driver function against the account and carries the plan out unless `--dry-run`,
+/// printing the report.
+fn plan_and_report(args: &DeployArgs, release: &DurableRelease) -> CmdResult {
     let token = std::env::var(durable_deploy::ACTION_TOKEN_ENV).ok();
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
@@ -25,7 +33,7 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
     let report = crate::aws::block_on(async {
         let conf = args.connection.load().await;
         let lambda = aws_sdk_lambda::Client::new(&conf);
-        durable_deploy::deploy(&lambda, &release, opts).await
+        durable_deploy::deploy(&lambda, release, opts).await
     })?
     .map_err(|e| e.verbose(args.verbose))?;
     match args.format {
