@@ -14,9 +14,9 @@ use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use aws_sdk_dynamodbstreams::types::AttributeValue;
 use serde_dynamo::AttributeValue as LambdaValue;
-use tpf_sfn::bridge::images::Image;
-use tpf_sfn::bridge::{Change, PassReport, RecordHandler};
-use tpf_sfn::error::Error;
+use tpf_sfn_wakepath::bridge::images::Image;
+use tpf_sfn_wakepath::bridge::{Change, PassReport, RecordHandler};
+use tpf_sfn_wakepath::error::Error;
 
 /// What one invocation did.
 #[derive(Debug, Default)]

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use tpf_sfn::aws::tables::TableNames;
-use tpf_sfn::bridge::{DurableFunctions, Machines};
-use tpf_sfn::relay::http::HttpActionHost;
+use tpf_sfn_wakepath::aws::tables::TableNames;
+use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::relay::http::HttpActionHost;
 
 /// Which handler the binary runs: Lambda passes the function's `Handler` setting as `_HANDLER`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,10 +2,10 @@
 //!
 //! - [`bridge`]: DynamoDB Streams records of TPF's execution table and of the wakeup table, as
 //!   two event source mappings deliver them, through the same per-record work as
-//!   `tpf-sfn bridge` (`tpf_sfn::bridge::RecordHandler`, whose decisions are
+//!   `tpf-sfn bridge` (`tpf_sfn_wakepath::bridge::RecordHandler`, whose decisions are
 //!   `tpf_sfn_wakeup::bridge::decide`);
 //! - [`relay`]: the queue binding's SQS messages through the same per-message work as
-//!   `tpf-sfn relay` (`tpf_sfn::relay::TaskRelay`, answering with
+//!   `tpf-sfn relay` (`tpf_sfn_wakepath::relay::TaskRelay`, answering with
 //!   `tpf_sfn_wakeup::relay::answer`).
 //!
 //! Both report partial batch failures (`ReportBatchItemFailures`): a record that failed comes
@@ -13,7 +13,7 @@
 //!
 //! - [`durable`]: a release's durable driver function, the driver loop of
 //!   `tpf_durable_driver` on AWS's durable execution SDK;
-//! - [`sweeper`]: a release's scheduled durable sweeper (`tpf_sfn::sweep`).
+//! - [`sweeper`]: a release's scheduled durable sweeper (`tpf_sfn_wakepath::sweep`).
 
 pub mod bridge;
 pub mod config;

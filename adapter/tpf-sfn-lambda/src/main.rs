@@ -8,11 +8,11 @@ use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
 use tpf_durable_driver::DriverInput;
-use tpf_sfn::bridge::RecordHandler;
-use tpf_sfn::relay::TaskRelay;
 use tpf_sfn_lambda::config::{Env, Handler};
 use tpf_sfn_lambda::durable::Driver;
 use tpf_sfn_lambda::sweeper::{output, sweep_key, Sweeper};
+use tpf_sfn_wakepath::bridge::RecordHandler;
+use tpf_sfn_wakepath::relay::TaskRelay;
 
 type Error = lambda_runtime::Error;
 

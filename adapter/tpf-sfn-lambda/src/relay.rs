@@ -9,9 +9,9 @@
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures_util::stream::{self, StreamExt};
-use tpf_sfn::error::Error;
-use tpf_sfn::relay::http::ActionHost;
-use tpf_sfn::relay::{Handled, PassReport, TaskRelay};
+use tpf_sfn_wakepath::error::Error;
+use tpf_sfn_wakepath::relay::http::ActionHost;
+use tpf_sfn_wakepath::relay::{Handled, PassReport, TaskRelay};
 
 /// What one invocation did.
 #[derive(Debug, Default)]

@@ -1,10 +1,10 @@
 //! A release's durable sweeper function: on each scheduled invocation, TPF's sweep-once for the
-//! release through the release's binding, then [`tpf_sfn::sweep::DurableSweeper`] on the due
+//! release through the release's binding, then [`tpf_sfn_wakepath::sweep::DurableSweeper`] on the due
 //! executions it lists. It reads the driver's spec (identity, binding, wakeup table) from the
 //! same variable the driver does, so the two cannot disagree about the release.
 
 use serde_json::{json, Value};
-use tpf_sfn::sweep::{DurableSweeper, SweepReport};
+use tpf_sfn_wakepath::sweep::{DurableSweeper, SweepReport};
 
 use crate::config::{ConfigError, Env};
 use crate::durable::{call::ActionClient, spec, var};
@@ -40,7 +40,7 @@ impl Sweeper {
     /// One sweep named `key`. `Err` when TPF could not be asked, or when a due execution could
     /// not be seen to: the invocation fails so the function's error metric shows it; the next
     /// sweep tries again.
-    pub async fn run(&self, key: &str) -> Result<SweepReport, tpf_sfn::error::Error> {
+    pub async fn run(&self, key: &str) -> Result<SweepReport, tpf_sfn_wakepath::error::Error> {
         let request = self.durable.request(self.limit, key);
         let answer = self.action.sweep_once(&request).await?;
         let report = self.durable.act_on(&answer.due).await;
@@ -63,7 +63,7 @@ impl Sweeper {
             eprintln!("sweeper: start refused for {r}");
         }
         if let Some(first) = report.failed.first() {
-            return Err(tpf_sfn::error::Error::new(
+            return Err(tpf_sfn_wakepath::error::Error::new(
                 "SWEEP_INCOMPLETE",
                 format!(
                     "{} of {} due executions were not seen to; the first: {first}",

@@ -6,19 +6,19 @@
 
 pub mod aws;
 pub mod backend;
-pub mod bridge;
 pub mod cli;
 pub mod cmd;
-pub mod error;
 pub mod exit;
 pub mod host;
 pub mod input;
 pub mod output;
-pub mod relay;
 pub mod report;
 pub mod stdio;
-pub mod sweep;
 pub mod usage;
+
+// The wake path and the error type it shares with the commands: their own crate, which the
+// Lambda functions link without this one.
+pub use tpf_sfn_wakepath::{bridge, error, relay, sweep};
 
 use std::process::ExitCode;
 

@@ -42,11 +42,20 @@ fn tables_create_creates_then_reports_existing_tables() {
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
     let report: serde_json::Value = serde_json::from_slice(&first.stdout).expect("json");
     let tables = report["tables"].as_array().expect("tables");
-    assert_eq!(tables.len(), 7);
+    assert_eq!(tables.len(), 9);
     assert!(tables.iter().all(|t| t["created"] == true));
-    assert!(tables
-        .iter()
-        .any(|t| t["table"] == format!("{prefix}tpf_sfn_wakeup").as_str()));
+    for table in [
+        "tpf_sfn_wakeup",
+        "tpf_execution_payload",
+        "tpf_await_admission",
+    ] {
+        assert!(
+            tables
+                .iter()
+                .any(|t| t["table"] == format!("{prefix}{table}").as_str()),
+            "{table}"
+        );
+    }
     let second = run();
     assert_eq!(second.status.code(), Some(0), "{}", text(&second));
     let report: serde_json::Value = serde_json::from_slice(&second.stdout).expect("json");

@@ -247,6 +247,9 @@ fn record(id: &str, status: ExecutionStatus, m: &Value, release: &str) -> Execut
         created_at_epoch_ms: 1,
         updated_at_epoch_ms: 1,
         ttl_epoch_s: 4_000_000_000,
+        redrive_intent: tpf_wire::records::execution_attr::REPLAY.into(),
+        failed_step_index: tpf_wire::records::execution_attr::NO_FAILED_STEP,
+        carried: Default::default(),
     }
 }
 

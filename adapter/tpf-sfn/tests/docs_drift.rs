@@ -171,7 +171,11 @@ fn codes_md_lists_every_input_diagnostic() {
 
 #[test]
 fn codes_md_lists_every_command_error_and_aws_scope_and_kind() {
-    let texts = sources(&["adapter/tpf-sfn/src", "adapter/tpf-sfn-lambda/src"]);
+    let texts = sources(&[
+        "adapter/tpf-sfn/src",
+        "adapter/tpf-sfn-wakepath/src",
+        "adapter/tpf-sfn-lambda/src",
+    ]);
     let mut codes = BTreeSet::new();
     let mut scopes = BTreeSet::new();
     for text in &texts {

@@ -188,7 +188,7 @@ fn tables_create_is_idempotent_and_enables_streams() {
     let client = client(&rt);
     let names = TableNames::with_prefix(&format!("idem{}_", std::process::id()));
     let first = rt.block_on(create_all(&client, &names)).unwrap();
-    assert_eq!(first.len(), 7);
+    assert_eq!(first.len(), 9);
     assert!(first.iter().all(|t| t.created));
     let second = rt.block_on(create_all(&client, &names)).unwrap();
     assert!(
@@ -198,7 +198,10 @@ fn tables_create_is_idempotent_and_enables_streams() {
     for (table, streamed) in [
         (&names.execution, true),
         (&names.wakeup, true),
+        (&names.await_interaction, true),
         (&names.execution_key, false),
+        (&names.execution_payload, false),
+        (&names.await_admission, false),
     ] {
         let described = rt
             .block_on(client.describe_table().table_name(table).send())
@@ -233,7 +236,61 @@ fn tables_create_is_idempotent_and_enables_streams() {
                 .collect()
         })
         .unwrap_or_default();
-    assert_eq!(indexes.len(), 6, "{indexes:?}");
+    assert_eq!(indexes.len(), 8, "{indexes:?}");
+    for index in [
+        "await-interaction-continuation-work",
+        "await-interaction-by-execution",
+    ] {
+        assert!(indexes.iter().any(|i| i == index), "{index}: {indexes:?}");
+    }
+    // Today's keys and their types: the continuation index sorts by a number, admission slots
+    // are numbered, payload parts are named.
+    let types = |table: &str| -> Vec<(String, String)> {
+        let d = rt
+            .block_on(client.describe_table().table_name(table).send())
+            .unwrap();
+        d.table()
+            .unwrap()
+            .attribute_definitions()
+            .iter()
+            .map(|a| {
+                (
+                    a.attribute_name().to_owned(),
+                    a.attribute_type().as_str().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let has = |table: &str, name: &str, kind: &str| {
+        let t = types(table);
+        assert!(
+            t.contains(&(name.to_owned(), kind.to_owned())),
+            "{table}: {name} {kind} in {t:?}"
+        );
+    };
+    has(
+        &names.await_interaction,
+        "query_continuation_due_epoch_ms",
+        "N",
+    );
+    has(&names.await_interaction, "query_execution_sort", "S");
+    has(&names.execution_payload, "payload_id", "S");
+    has(&names.execution_payload, "payload_part", "S");
+    has(&names.await_admission, "scope_key", "S");
+    has(&names.await_admission, "slot", "N");
+    let ttl = rt
+        .block_on(
+            client
+                .describe_time_to_live()
+                .table_name(&names.await_admission)
+                .send(),
+        )
+        .unwrap();
+    assert_eq!(
+        ttl.time_to_live_description()
+            .and_then(|d| d.attribute_name()),
+        Some("expires_at")
+    );
 }
 
 #[test]
@@ -342,7 +399,29 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
             .iter()
             .filter(|g| g.what.starts_with("index ") && g.fixable)
             .count(),
-        6,
+        8,
+        "{:?}",
+        interaction.gaps
+    );
+    let continuation = interaction
+        .gaps
+        .iter()
+        .find(|g| g.what.contains("await-interaction-continuation-work"))
+        .expect("today's continuation index is named");
+    assert_eq!(
+        continuation.what,
+        "index await-interaction-continuation-work (query_continuation_key S, query_continuation_due_epoch_ms N) is missing"
+    );
+    assert!(
+        continuation.hint.contains("tables create --fix"),
+        "{}",
+        continuation.hint
+    );
+    assert!(
+        interaction
+            .gaps
+            .iter()
+            .any(|g| g.what == "stream NEW_AND_OLD_IMAGES is off"),
         "{:?}",
         interaction.gaps
     );
@@ -410,7 +489,110 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     let keys = unit.open_gaps().next().expect("a key gap");
     assert_eq!(
         keys.what,
-        "keys are (tenant_id, wrong_key), TPF's are (tenant_id, unit_id)"
+        "keys are (tenant_id, wrong_key), TPF's are (tenant_id S, unit_id S)"
     );
     assert!(!keys.fixable && !keys.fixed);
+}
+
+/// Today's TPF writes `redrive_intent` and `failed_step_index` on every new execution row, and a
+/// re-drive writes `redrive_intent`; the store does the same, and keeps the attributes it does
+/// not interpret (circuit deferral, payload references, the initial input) through its own
+/// writes and reads of a row TPF wrote.
+#[test]
+fn execution_rows_carry_todays_attributes_through_the_stores_writes() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use tpf_model::ExecutionStore;
+    use tpf_sfn::aws::dynamo_item::to_sdk;
+    use tpf_wire::records::{execution_attr, Item};
+
+    let rt = runtime();
+    let client = client(&rt);
+    let store = fresh_store(&rt, &client);
+    let table = store.tables().execution.clone();
+    let raw = |id: &str| -> Item {
+        let got = rt
+            .block_on(
+                client
+                    .get_item()
+                    .table_name(&table)
+                    .key("tenant_id", AttributeValue::S("t".into()))
+                    .key("execution_id", AttributeValue::S(id.into()))
+                    .consistent_read(true)
+                    .send(),
+            )
+            .unwrap();
+        from_sdk(got.item().expect("row"))
+    };
+    let created = store
+        .create_or_get_execution(&conformance::create_command("t", "k", T0))
+        .unwrap()
+        .record;
+    let id = created.execution_id.clone();
+    let item = raw(&id);
+    assert_eq!(
+        item.get("redrive_intent"),
+        Some(&AttrValue::S("REPLAY".into()))
+    );
+    assert_eq!(
+        item.get("failed_step_index"),
+        Some(&AttrValue::N("-1".into()))
+    );
+
+    // The row as TPF writes it with every other new attribute, but without a re-drive intent
+    // (as August's TPF left it).
+    let mut row = item.clone();
+    for name in execution_attr::CARRIED {
+        let value = if name.contains("count") || name.ends_with("epoch_ms") {
+            AttrValue::N("7".into())
+        } else {
+            AttrValue::S(format!("value of {name}"))
+        };
+        row.insert((*name).to_owned(), value);
+    }
+    row.remove("redrive_intent");
+    rt.block_on(
+        client
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(to_sdk(&row)))
+            .send(),
+    )
+    .unwrap();
+    let read = store.get_execution("t", &id, T0).unwrap().unwrap();
+    assert_eq!(read.carried.len(), execution_attr::CARRIED.len());
+    assert_eq!(read.redrive_intent, "REPLAY", "TPF's default when absent");
+
+    let claimed = store
+        .claim_lease("t", &id, "w", T0, 30_000)
+        .unwrap()
+        .unwrap();
+    let failed = store
+        .mark_terminal_failure(
+            "t",
+            &id,
+            claimed.version,
+            ExecutionStatus::Failed,
+            "tk",
+            "E",
+            "m",
+            T0 + 1,
+        )
+        .unwrap()
+        .unwrap();
+    assert!(!raw(&id).contains_key("redrive_intent"));
+    let redriven = store
+        .redrive_terminal_execution("t", &id, failed.version, true, "redrive", T0 + 2)
+        .unwrap()
+        .unwrap();
+    let after = raw(&id);
+    assert_eq!(
+        after.get("redrive_intent"),
+        Some(&AttrValue::S("REPLAY".into())),
+        "a re-drive writes its intent"
+    );
+    for name in execution_attr::CARRIED {
+        assert_eq!(after.get(*name), row.get(*name), "{name}");
+    }
+    assert_eq!(redriven.carried, read.carried);
+    assert_eq!(redriven.failed_step_index, -1);
 }

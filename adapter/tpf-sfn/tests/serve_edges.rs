@@ -445,3 +445,48 @@ fn openapi_documents_every_code_and_every_edge_status() {
         }
     }
 }
+
+/// Release registration reads descriptors as the compiler does: today's form with TPF's
+/// validator rules (its primary artifact is the one carrying the Compiled Truth), a breach of
+/// them refused with TPF's message, and August's form still accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_takes_todays_release_descriptor_and_august_form() {
+    let addr = support::spawn_host(state(InMemoryStore::new())).await;
+    let today = include_str!(
+        "../../../examples/contracts/restaurant-approval-current.pipeline-release.json"
+    );
+    let mut descriptor: Value = serde_json::from_str(today).unwrap();
+    let pipeline = descriptor["pipelineId"].as_str().unwrap().to_owned();
+    let admin = format!("/tpf/admin/tenants/{TENANT}/pipelines/{pipeline}/releases");
+    let register = |body: String| {
+        let path = format!("{admin}/register");
+        async move { request(addr, "POST", &path, Some(TOKEN), Some(&body)).await }
+    };
+
+    let r = register(today.to_owned()).await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert_eq!(r.body["primaryArtifactId"], "app-jar");
+    assert_eq!(
+        r.body["primaryArtifactUri"],
+        "maven:org.pipelineframework.examples:restaurant-approval:2026.12.1"
+    );
+
+    // A kind today's TPF no longer knows, in today's form: refused with TPF's reason.
+    descriptor["releaseVersion"] = json!("2026.12.2");
+    descriptor["artifacts"][0]["kind"] = json!("local-file");
+    let r = register(descriptor.to_string()).await;
+    assert_eq!(r.status, 400, "{}", r.raw);
+    assert_eq!(r.body["code"], "BAD_REQUEST");
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("local-file"), "{message}");
+
+    // August's form: no compiledTruthArtifactId, August's kinds.
+    let august = json!({
+        "schemaVersion": 1, "pipelineId": pipeline,
+        "contractVersion": "sha256:v1", "releaseVersion": "2026.08.1",
+        "artifacts": [{"artifactId": "a", "kind": "local-file", "uri": "file:///a.jar", "digest": "sha256:00"}]
+    });
+    let r = register(august.to_string()).await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert_eq!(r.body["primaryArtifactId"], "a");
+}

@@ -7,8 +7,24 @@
 //! - [`sweeper`]: a due execution TPF's sweep listed in, whether to wake its parked driver or
 //!   start a recovery lineage out (the sweeper state machine's choices, for a sweeper function).
 //!
+//! TPF's own host protocol on TPF's tables, for both backends (`docs/gateway.md`):
+//!
+//! - [`wake`]: a record of TPF's await-interaction stream or of the callback-binding table's
+//!   stream in, TPF's disposition out (bind, deliver the callback signal, acknowledge, retry),
+//!   and what to do with the provider's answer to the send;
+//! - [`reconcile`]: a driver execution's status change in, nothing or the next generation out;
+//! - [`replacement`]: the next generation's start input, from TPF's semantic checkpoint;
+//! - [`provider`]: what each backend's adapter derives from its provider (a gone callback, the
+//!   callback's state from the execution's history, the driver's state);
+//! - [`view`]: the reads those decisions make, as one trait.
+//!
 //! Pure functions: no I/O, no clock.
 
 pub mod bridge;
+pub mod provider;
+pub mod reconcile;
 pub mod relay;
+pub mod replacement;
 pub mod sweeper;
+pub mod view;
+pub mod wake;

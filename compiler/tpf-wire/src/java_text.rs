@@ -13,6 +13,30 @@
 
 use serde_json::Value;
 
+/// Java's `Character.isWhitespace`: the Unicode space, line and paragraph separators except the
+/// no-break ones (U+00A0, U+2007, U+202F), plus U+0009–U+000D and the information separators
+/// U+001C–U+001F. Unlike Rust's `char::is_whitespace`, U+0085 (NEXT LINE) is not whitespace.
+pub fn is_java_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t'..='\r'
+            | '\u{1c}'..='\u{1f}'
+            | ' '
+            | '\u{1680}'
+            | '\u{2000}'..='\u{2006}'
+            | '\u{2008}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
+}
+
+/// Java's `String.isBlank()`: empty, or whitespace ([`is_java_whitespace`]) only.
+pub fn is_java_blank(text: &str) -> bool {
+    text.chars().all(is_java_whitespace)
+}
+
 /// Java's `String.length()`: UTF-16 code units.
 pub fn utf16_len(text: &str) -> usize {
     text.encode_utf16().count()
@@ -186,6 +210,22 @@ mod tests {
             jackson_compact(&v),
             "{\"s\":\"a\\u001F\\u0001\\n\u{e9}\u{2028}</>\\uD83D\\uDE00\",\"n\":[1,12.5,100.0]}"
         );
+    }
+
+    #[test]
+    fn java_whitespace_is_not_rusts() {
+        for c in [
+            ' ', '\t', '\u{b}', '\u{1c}', '\u{1f}', '\u{2028}', '\u{3000}', '\u{2001}',
+        ] {
+            assert!(is_java_whitespace(c), "{c:?}");
+        }
+        for c in [
+            '\u{a0}', '\u{2007}', '\u{202f}', '\u{85}', '\u{200b}', 'x', '\0',
+        ] {
+            assert!(!is_java_whitespace(c), "{c:?}");
+        }
+        assert!(is_java_blank("") && is_java_blank(" \u{1f}\u{3000}"));
+        assert!(!is_java_blank("\u{85}") && !is_java_blank(" a "));
     }
 
     #[test]

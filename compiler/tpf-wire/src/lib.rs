@@ -2,6 +2,11 @@
 //! drivers, the wake path and the tools that read TPF's tables.
 //!
 //! - [`identity`]: the pinned identity every action call carries;
+//! - [`gateway`]: TPF's action gateway — its ten operations' request and response exactly as
+//!   TPF's classes write them, the record rules, durable execution names and the callback-binding
+//!   table's rows;
+//! - [`admission`]: TPF's admission key and intent fingerprint;
+//! - [`java_error`]: a failure as TPF's Java reports it (exception class and message);
 //! - [`action`]: Action API v1 — request and response types, the outcome's field names, error
 //!   codes, HTTP statuses and the task error names the drivers catch;
 //! - [`records`]: TPF's durable records with their DynamoDB attribute names;
@@ -16,9 +21,12 @@
 //! templates get every name through the compiler's render context.
 
 pub mod action;
+pub mod admission;
 pub mod cardinality;
+pub mod gateway;
 pub mod identity;
 pub mod ids;
+pub mod java_error;
 pub mod java_text;
 pub mod records;
 pub mod step;

@@ -184,6 +184,112 @@ pub struct ExecutionRecord {
     pub created_at_epoch_ms: i64,
     pub updated_at_epoch_ms: i64,
     pub ttl_epoch_s: i64,
+    /// `redriveIntent`: what the last re-drive asked for; [`execution_attr::REPLAY`] on a new
+    /// record and on every re-drive the model makes. Records August 2026's TPF wrote lack the
+    /// attribute and read as `REPLAY`, TPF's default.
+    #[serde(default = "replay")]
+    pub redrive_intent: String,
+    /// `failedStepIndex`: the step a command failed at, `-1` for none (every new record).
+    #[serde(default = "no_failed_step")]
+    pub failed_step_index: i64,
+    /// The attributes of today's TPF this project does not interpret (circuit deferral, payload
+    /// references, the initial input, command ids; [`execution_attr::CARRIED`]), kept as read so
+    /// a record TPF wrote is written back with them.
+    #[serde(skip)]
+    pub carried: BTreeMap<String, AttrValue>,
+}
+
+fn replay() -> String {
+    execution_attr::REPLAY.to_owned()
+}
+
+fn no_failed_step() -> i64 {
+    execution_attr::NO_FAILED_STEP
+}
+
+/// The `tpf_execution` attributes today's TPF added (`DynamoExecutionStateStore`) to the
+/// long-standing set, and their defaults.
+pub mod execution_attr {
+    pub const REDRIVE_INTENT: &str = "redrive_intent";
+    pub const FAILED_STEP_INDEX: &str = "failed_step_index";
+    pub const FAILED_COMMAND_ID: &str = "failed_command_id";
+    pub const REDRIVE_TARGET_COMMAND_ID: &str = "redrive_target_command_id";
+    pub const REDRIVE_REASON: &str = "redrive_reason";
+    pub const FIRST_CIRCUIT_DEFERRED_AT_EPOCH_MS: &str = "first_circuit_deferred_at_epoch_ms";
+    pub const CIRCUIT_DEFERRAL_COUNT: &str = "circuit_deferral_count";
+    pub const CIRCUIT_IDENTITY: &str = "circuit_identity";
+    pub const INPUT_SHAPE: &str = "input_shape";
+    pub const INPUT_PAYLOAD_REFERENCE: &str = "input_payload_reference";
+    pub const INPUT_PAYLOAD_DIGEST: &str = "input_payload_digest";
+    pub const INPUT_PAYLOAD_TYPE_ID: &str = "input_payload_type_id";
+    pub const INPUT_PAYLOAD_ENCODING: &str = "input_payload_encoding";
+    pub const INPUT_PIPELINE_VERSION: &str = "input_pipeline_version";
+    pub const INPUT_PIPELINE_REPLAY_MODE: &str = "input_pipeline_replay_mode";
+    pub const INPUT_PIPELINE_CACHE_POLICY: &str = "input_pipeline_cache_policy";
+    pub const INITIAL_INPUT_SHAPE: &str = "initial_input_shape";
+    pub const INITIAL_INPUT_PAYLOAD_JSON: &str = "initial_input_payload_json";
+    pub const INITIAL_INPUT_PAYLOAD_REFERENCE: &str = "initial_input_payload_reference";
+    pub const INITIAL_INPUT_PAYLOAD_DIGEST: &str = "initial_input_payload_digest";
+    pub const INITIAL_INPUT_PAYLOAD_TYPE_ID: &str = "initial_input_payload_type_id";
+    pub const INITIAL_INPUT_PAYLOAD_ENCODING: &str = "initial_input_payload_encoding";
+    pub const INITIAL_INPUT_PIPELINE_VERSION: &str = "initial_input_pipeline_version";
+    pub const INITIAL_INPUT_PIPELINE_REPLAY_MODE: &str = "initial_input_pipeline_replay_mode";
+    pub const INITIAL_INPUT_PIPELINE_CACHE_POLICY: &str = "initial_input_pipeline_cache_policy";
+    pub const RESULT_PAYLOAD_REFERENCE: &str = "result_payload_reference";
+    pub const RESULT_PAYLOAD_DIGEST: &str = "result_payload_digest";
+
+    /// `ExecutionRedriveIntent.REPLAY`, the default intent (re-run from the current step).
+    pub const REPLAY: &str = "REPLAY";
+    /// `failedStepIndex` when no command failed.
+    pub const NO_FAILED_STEP: i64 = -1;
+
+    /// The new attributes a record keeps as read, uninterpreted.
+    pub const CARRIED: &[&str] = &[
+        FAILED_COMMAND_ID,
+        REDRIVE_TARGET_COMMAND_ID,
+        REDRIVE_REASON,
+        FIRST_CIRCUIT_DEFERRED_AT_EPOCH_MS,
+        CIRCUIT_DEFERRAL_COUNT,
+        CIRCUIT_IDENTITY,
+        INPUT_SHAPE,
+        INPUT_PAYLOAD_REFERENCE,
+        INPUT_PAYLOAD_DIGEST,
+        INPUT_PAYLOAD_TYPE_ID,
+        INPUT_PAYLOAD_ENCODING,
+        INPUT_PIPELINE_VERSION,
+        INPUT_PIPELINE_REPLAY_MODE,
+        INPUT_PIPELINE_CACHE_POLICY,
+        INITIAL_INPUT_SHAPE,
+        INITIAL_INPUT_PAYLOAD_JSON,
+        INITIAL_INPUT_PAYLOAD_REFERENCE,
+        INITIAL_INPUT_PAYLOAD_DIGEST,
+        INITIAL_INPUT_PAYLOAD_TYPE_ID,
+        INITIAL_INPUT_PAYLOAD_ENCODING,
+        INITIAL_INPUT_PIPELINE_VERSION,
+        INITIAL_INPUT_PIPELINE_REPLAY_MODE,
+        INITIAL_INPUT_PIPELINE_CACHE_POLICY,
+        RESULT_PAYLOAD_REFERENCE,
+        RESULT_PAYLOAD_DIGEST,
+    ];
+}
+
+/// Keys of today's TPF tables and indexes that August 2026's TPF did not have.
+pub mod table_key {
+    /// `tpf_execution_payload`: an execution's payload stored in parts, keyed by payload id
+    /// (hash, S) and part (range, S: `CHUNK#<n>` or `MANIFEST`).
+    pub const PAYLOAD_ID: &str = "payload_id";
+    pub const PAYLOAD_PART: &str = "payload_part";
+    /// `tpf_await_admission`: fixed capacity slots for live awaits, keyed by scope (hash, S) and
+    /// slot number (range, N), expiring by `expires_at` (epoch seconds).
+    pub const SCOPE_KEY: &str = "scope_key";
+    pub const SLOT: &str = "slot";
+    pub const ADMISSION_EXPIRES_AT: &str = "expires_at";
+    /// The interaction table's `await-interaction-continuation-work` index: hash S, range N.
+    pub const QUERY_CONTINUATION_KEY: &str = "query_continuation_key";
+    pub const QUERY_CONTINUATION_DUE_EPOCH_MS: &str = "query_continuation_due_epoch_ms";
+    /// The interaction table's `await-interaction-by-execution` index: hash S, range S.
+    pub const QUERY_EXECUTION_KEY: &str = "query_execution_key";
+    pub const QUERY_EXECUTION_SORT: &str = "query_execution_sort";
 }
 
 impl ExecutionRecord {
@@ -249,6 +355,18 @@ impl AwaitUnitRecord {
 
 /// `AwaitUnitRecord.CONTINUATION_COMPLETION_KEY_PREFIX`.
 pub const CONTINUATION_KEY_PREFIX: &str = "continuation:";
+
+/// The attributes of an await-interaction row that TPF's await wake-up reads from the table's
+/// stream images (`AwsDurableAwaitStreamProcessor`): each a non-blank text, or the row is not
+/// an await row.
+pub mod interaction_attr {
+    pub const TENANT_ID: &str = "tenant_id";
+    pub const EXECUTION_ID: &str = "execution_id";
+    pub const INTERACTION_ID: &str = "interaction_id";
+    pub const CORRELATION_ID: &str = "correlation_id";
+    /// An `AwaitInteractionStatus` name.
+    pub const STATUS: &str = "status";
+}
 
 /// `AwaitInteractionRecord` (table `tpf_await_interaction`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -762,12 +880,39 @@ impl DynamoItem for ExecutionRecord {
             "created_at_epoch_ms",
             "updated_at_epoch_ms",
             "ttl_epoch_s",
+            execution_attr::REDRIVE_INTENT,
+            execution_attr::FAILED_STEP_INDEX,
+            execution_attr::FAILED_COMMAND_ID,
+            execution_attr::REDRIVE_TARGET_COMMAND_ID,
+            execution_attr::REDRIVE_REASON,
+            execution_attr::FIRST_CIRCUIT_DEFERRED_AT_EPOCH_MS,
+            execution_attr::CIRCUIT_DEFERRAL_COUNT,
+            execution_attr::CIRCUIT_IDENTITY,
+            execution_attr::INPUT_SHAPE,
+            execution_attr::INPUT_PAYLOAD_REFERENCE,
+            execution_attr::INPUT_PAYLOAD_DIGEST,
+            execution_attr::INPUT_PAYLOAD_TYPE_ID,
+            execution_attr::INPUT_PAYLOAD_ENCODING,
+            execution_attr::INPUT_PIPELINE_VERSION,
+            execution_attr::INPUT_PIPELINE_REPLAY_MODE,
+            execution_attr::INPUT_PIPELINE_CACHE_POLICY,
+            execution_attr::INITIAL_INPUT_SHAPE,
+            execution_attr::INITIAL_INPUT_PAYLOAD_JSON,
+            execution_attr::INITIAL_INPUT_PAYLOAD_REFERENCE,
+            execution_attr::INITIAL_INPUT_PAYLOAD_DIGEST,
+            execution_attr::INITIAL_INPUT_PAYLOAD_TYPE_ID,
+            execution_attr::INITIAL_INPUT_PAYLOAD_ENCODING,
+            execution_attr::INITIAL_INPUT_PIPELINE_VERSION,
+            execution_attr::INITIAL_INPUT_PIPELINE_REPLAY_MODE,
+            execution_attr::INITIAL_INPUT_PIPELINE_CACHE_POLICY,
+            execution_attr::RESULT_PAYLOAD_REFERENCE,
+            execution_attr::RESULT_PAYLOAD_DIGEST,
         ]
     }
 
     fn to_item(&self) -> Item {
-        Writer::default()
-            .s("tenant_id", &self.tenant_id)
+        let mut w = Writer(self.carried.clone());
+        w.s("tenant_id", &self.tenant_id)
             .s("execution_id", &self.execution_id)
             .s("execution_key", &self.execution_key)
             .s("pipeline_id", &self.pipeline_id)
@@ -790,12 +935,25 @@ impl DynamoItem for ExecutionRecord {
             .n("created_at_epoch_ms", self.created_at_epoch_ms)
             .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
             .n("ttl_epoch_s", self.ttl_epoch_s)
+            .s(execution_attr::REDRIVE_INTENT, &self.redrive_intent)
+            .n(execution_attr::FAILED_STEP_INDEX, self.failed_step_index)
             .done()
     }
 
     fn from_item(item: &Item) -> Result<Self, ItemError> {
         let r = Reader(item);
         Ok(Self {
+            redrive_intent: r
+                .opt_s(execution_attr::REDRIVE_INTENT)?
+                .unwrap_or_else(replay),
+            failed_step_index: r.n_or(
+                execution_attr::FAILED_STEP_INDEX,
+                execution_attr::NO_FAILED_STEP,
+            )?,
+            carried: execution_attr::CARRIED
+                .iter()
+                .filter_map(|name| Some(((*name).to_owned(), item.get(*name)?.clone())))
+                .collect(),
             tenant_id: r.s("tenant_id")?,
             execution_id: r.s("execution_id")?,
             execution_key: r.s("execution_key")?,
@@ -899,18 +1057,18 @@ impl DynamoItem for AwaitInteractionRecord {
 
     fn attribute_names() -> &'static [&'static str] {
         &[
-            "tenant_id",
-            "interaction_id",
-            "execution_id",
+            interaction_attr::TENANT_ID,
+            interaction_attr::INTERACTION_ID,
+            interaction_attr::EXECUTION_ID,
             "step_id",
             "step_index",
             "output_type",
             "transport_output_type",
-            "correlation_id",
+            interaction_attr::CORRELATION_ID,
             "causation_id",
             "idempotency_key",
             "version",
-            "status",
+            interaction_attr::STATUS,
             "request_payload_json",
             "response_payload_json",
             "unit_id",
@@ -930,9 +1088,9 @@ impl DynamoItem for AwaitInteractionRecord {
     fn to_item(&self) -> Item {
         let metadata = serde_json::to_value(&self.transport_metadata).unwrap_or(Value::Null);
         Writer::default()
-            .s("tenant_id", &self.tenant_id)
-            .s("interaction_id", &self.interaction_id)
-            .s("execution_id", &self.execution_id)
+            .s(interaction_attr::TENANT_ID, &self.tenant_id)
+            .s(interaction_attr::INTERACTION_ID, &self.interaction_id)
+            .s(interaction_attr::EXECUTION_ID, &self.execution_id)
             .s("step_id", &self.step_id)
             .n("step_index", i64::from(self.step_index))
             .opt_s("output_type", self.output_type.as_deref())
@@ -940,11 +1098,11 @@ impl DynamoItem for AwaitInteractionRecord {
                 "transport_output_type",
                 self.transport_output_type.as_deref(),
             )
-            .s("correlation_id", &self.correlation_id)
+            .s(interaction_attr::CORRELATION_ID, &self.correlation_id)
             .opt_s("causation_id", self.causation_id.as_deref())
             .s("idempotency_key", &self.idempotency_key)
             .n("version", self.version)
-            .s("status", self.status.as_str())
+            .s(interaction_attr::STATUS, self.status.as_str())
             .opt_json("request_payload_json", self.request_payload.as_ref())
             .opt_json("response_payload_json", self.response_payload.as_ref())
             .opt_s("unit_id", self.unit_id.as_deref())
@@ -969,17 +1127,17 @@ impl DynamoItem for AwaitInteractionRecord {
                 .map_err(|_| Reader::err("transport_metadata_json", "expected string map"))?,
         };
         Ok(Self {
-            tenant_id: r.s("tenant_id")?,
-            execution_id: r.s("execution_id")?,
+            tenant_id: r.s(interaction_attr::TENANT_ID)?,
+            execution_id: r.s(interaction_attr::EXECUTION_ID)?,
             step_id: r.s("step_id")?,
             step_index: r.u32("step_index")?,
             output_type: r.opt_s("output_type")?,
-            interaction_id: r.s("interaction_id")?,
-            correlation_id: r.s("correlation_id")?,
+            interaction_id: r.s(interaction_attr::INTERACTION_ID)?,
+            correlation_id: r.s(interaction_attr::CORRELATION_ID)?,
             causation_id: r.opt_s("causation_id")?,
             idempotency_key: r.s("idempotency_key")?,
             version: r.n("version")?,
-            status: r.parsed("status", AwaitInteractionStatus::parse)?,
+            status: r.parsed(interaction_attr::STATUS, AwaitInteractionStatus::parse)?,
             request_payload: r.opt_json("request_payload_json")?,
             response_payload: r.opt_json("response_payload_json")?,
             unit_id: r.opt_s("unit_id")?,

@@ -9,6 +9,10 @@
 use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
+use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
+use tpf_wire::gateway::names::{coordinator, prefix};
+use tpf_wire::gateway::response::SWEEPED;
+use tpf_wire::records::{execution_attr, table_key};
 use tpf_wire::wakeup::{self, attr};
 
 /// The names the scan looks for.
@@ -42,7 +46,35 @@ fn names() -> Vec<&'static str> {
         task_error::RELEASE_IDENTITY_MISMATCH,
         task_error::EXECUTION_NOT_FOUND,
         task_error::TRANSPORT,
+        binding::PROVIDER_EXECUTION_INDEX,
+        binding_attr::PROVIDER_EXECUTION_NAME,
+        binding_attr::PROVIDER_EXECUTION_ARN,
+        binding_attr::PROVIDER_CALLBACK_ID,
+        binding_attr::BINDING_STATUS,
+        binding_attr::EXPIRES_AT_EPOCH_S,
+        binding_attr::DELIVERED_AT_EPOCH_MS,
+        binding_attr::PROVIDER_OUTCOME,
+        prefix::REGISTRATION,
+        prefix::DELIVERED,
+        coordinator::SUBMIT_STEP,
+        coordinator::RESUME_STEP,
+        coordinator::RESULT_STEP,
+        SWEEPED,
+        execution_attr::REDRIVE_INTENT,
+        execution_attr::FAILED_STEP_INDEX,
+        table_key::PAYLOAD_ID,
+        table_key::PAYLOAD_PART,
+        table_key::SCOPE_KEY,
+        table_key::QUERY_CONTINUATION_KEY,
+        table_key::QUERY_CONTINUATION_DUE_EPOCH_MS,
+        table_key::QUERY_EXECUTION_KEY,
+        table_key::QUERY_EXECUTION_SORT,
+        DeliveryOutcome::CallbackAccepted.as_str(),
+        DeliveryOutcome::ProviderStateSucceeded.as_str(),
     ]
+    .into_iter()
+    .chain(execution_attr::CARRIED.iter().copied())
+    .collect()
 }
 
 /// Spellings that are another contract's, with the same name: (name, file, why).

@@ -8,8 +8,10 @@
 //!
 //! TPF's record formats, keys and Action API types are wire facts (`tpf-wire`); this crate
 //! holds the behaviour. Modules: [`store`] (storage SPIs and the in-memory store), [`worker`] (runtime steps and a scripted
-//! transition worker), [`coordinator`] (the flows), [`actions`] (Action API v1), [`transitions`]
-//! (the commit log the harness checks).
+//! transition worker), [`coordinator`] (the flows), [`gateway`] (TPF's action gateway over a
+//! control plane and the callback-binding table; [`coordinator::LocalControlPlane`] serves it
+//! from the model), [`actions`] (Action API v1), [`transitions`] (the commit log the harness
+//! checks).
 //!
 //! Which TPF it models is [`CoordinatorConfig`]'s choice: the one the Action API specifies (the
 //! default: item continuations as durable work items, `process-work-item` applying a passed
@@ -32,6 +34,7 @@
 
 pub mod actions;
 pub mod coordinator;
+pub mod gateway;
 pub mod store;
 pub mod transitions;
 pub mod worker;

@@ -221,6 +221,9 @@ mod tests {
             created_at_epoch_ms: 0,
             updated_at_epoch_ms: 0,
             ttl_epoch_s: 1,
+            redrive_intent: tpf_wire::records::execution_attr::REPLAY.into(),
+            failed_step_index: tpf_wire::records::execution_attr::NO_FAILED_STEP,
+            carried: Default::default(),
         }
     }
 

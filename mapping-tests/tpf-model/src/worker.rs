@@ -248,6 +248,9 @@ pub enum StepOutcome {
     FailNonRetryable(String),
     /// Suspends at this await step (only meaningful on await steps).
     Park,
+    /// The step's remote worker gives no answer within the caller's deadline, so nobody knows
+    /// whether it applied the transition; the coordinator records this error code.
+    OutcomeUnknown(String),
 }
 
 /// `TransitionCommandEnvelope`, reduced to what the model's worker reads.
@@ -278,6 +281,12 @@ pub enum TransitionResult {
         failure_class: String,
         message: String,
         retryable: bool,
+    },
+    /// No envelope came back before the caller's deadline: the transition may or may not have
+    /// been applied (TPF's coordinator marks the execution `REMOTE_OUTCOME_UNKNOWN`).
+    OutcomeUnknown {
+        error_code: String,
+        message: String,
     },
 }
 
@@ -406,6 +415,14 @@ impl ScriptedWorker {
                         message: format!("{code} at step {step_index}"),
                         failure_class: code,
                         retryable: false,
+                    };
+                }
+                StepOutcome::OutcomeUnknown(code) => {
+                    return TransitionResult::OutcomeUnknown {
+                        message: format!(
+                            "step {step_index} passed its caller deadline without a confirmed worker disposition"
+                        ),
+                        error_code: code,
                     };
                 }
             }

@@ -27,6 +27,9 @@ enum Mutation {
     RetryAsLease,
     /// Reads TPF's WAITING_EXTERNAL as SUCCEEDED, so it ends while TPF is parked.
     ParkedAsSucceeded,
+    /// Reads TPF's REMOTE_OUTCOME_UNKNOWN as this status: waits and asks again (RUNNING), ends
+    /// in success (SUCCEEDED), or fails as if TPF had failed the execution (FAILED).
+    RemoteUnknownAs(ExecutionStatus),
     /// Sends an empty release version.
     DropIdentity,
     /// Sends the lineage as the idempotency key, the same on every call.
@@ -106,6 +109,9 @@ impl<O: Ops> Ops for Broken<'_, O> {
                 }
                 (Mutation::ParkedAsSucceeded, ExecutionStatus::WaitingExternal) => {
                     *s = ExecutionStatus::Succeeded
+                }
+                (Mutation::RemoteUnknownAs(read), ExecutionStatus::RemoteOutcomeUnknown) => {
+                    *s = read
                 }
                 (Mutation::RetryAnsweredCalls, _) if !name.starts_with("Retry") => {
                     return Ok(CallOutcome::Transport {
@@ -270,6 +276,29 @@ fn ending_while_tpf_is_parked_is_caught() {
     let failed = failed_checks(&s, &scenario(&s, "happy-path"));
     assert!(failed.contains(&"driver-ends-as-tpf-ends"), "{failed:?}");
     assert!(failed.contains(&"routes-follow-tpf-outcome"), "{failed:?}");
+}
+
+const ROU: &str = "remote-outcome-unknown-then-redrive";
+
+#[test]
+fn re_asking_tpf_after_a_remote_outcome_unknown_is_caught() {
+    let s = mutant(Mutation::RemoteUnknownAs(ExecutionStatus::Running));
+    assert_fails(&s, ROU, "routes-follow-tpf-outcome");
+}
+
+#[test]
+fn ending_on_a_remote_outcome_unknown_as_if_tpf_had_decided_is_caught() {
+    // Read as success, or as TPF's own failure: either way the driver ends as TPF did not.
+    for read in [ExecutionStatus::Succeeded, ExecutionStatus::Failed] {
+        let s = mutant(Mutation::RemoteUnknownAs(read));
+        let failed = failed_checks(&s, &scenario(&subject(), ROU));
+        for check in ["routes-follow-tpf-outcome", "driver-ends-as-tpf-ends"] {
+            assert!(
+                failed.contains(&check),
+                "{read}: expected {check}, got {failed:?}"
+            );
+        }
+    }
 }
 
 #[test]

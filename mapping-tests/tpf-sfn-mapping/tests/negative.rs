@@ -165,6 +165,54 @@ fn routing_a_retry_to_the_wrong_wait_is_caught() {
     assert_fails(&s, "retries-then-success", "routes-follow-tpf-outcome");
 }
 
+/// The driver with its REMOTE_OUTCOME_UNKNOWN route sent to `next`.
+fn remote_unknown_routed_to(next: &str) -> Subject {
+    broken(|d| {
+        let choices = d
+            .pointer_mut("/States/Route on TPF status/Choices")
+            .unwrap()
+            .as_array_mut()
+            .unwrap();
+        let rule = choices
+            .iter_mut()
+            .find(|c| c["Next"] == "Remote outcome unknown to TPF")
+            .expect("the driver routes REMOTE_OUTCOME_UNKNOWN");
+        rule["Next"] = json!(next);
+    })
+}
+
+#[test]
+fn re_asking_tpf_after_a_remote_outcome_unknown_is_caught() {
+    // Read as a lease held elsewhere: the driver waits and asks again instead of stopping.
+    let s = remote_unknown_routed_to("Wait for lease");
+    assert_fails(
+        &s,
+        "remote-outcome-unknown-then-redrive",
+        "routes-follow-tpf-outcome",
+    );
+}
+
+#[test]
+fn treating_a_remote_outcome_unknown_as_success_is_caught() {
+    let s = remote_unknown_routed_to("Execution succeeded");
+    let sc = scenario(&s, "remote-outcome-unknown-then-redrive");
+    let failed = failed_checks(&s, &sc);
+    for check in ["routes-follow-tpf-outcome", "driver-ends-as-tpf-ends"] {
+        assert!(failed.contains(&check), "expected {check}, got {failed:?}");
+    }
+}
+
+#[test]
+fn stopping_as_if_tpf_had_failed_is_caught() {
+    // The execution failed in TPF's words while TPF says the outcome is unknown.
+    let s = remote_unknown_routed_to("Execution failed in TPF");
+    assert_fails(
+        &s,
+        "remote-outcome-unknown-then-redrive",
+        "routes-follow-tpf-outcome",
+    );
+}
+
 #[test]
 fn a_second_live_driver_is_caught() {
     let s = subject();

@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use tpf_durable_driver::ops::ActionCall;
 use tpf_durable_driver::spec::Binding;
 use tpf_durable_driver::{CallOutcome, DurableSpec};
-use tpf_sfn::relay::envelope::process_work_item_path;
-use tpf_sfn::relay::http::{ActionHost, HttpActionHost, Reply};
-use tpf_sfn::sweep;
+use tpf_sfn_wakepath::relay::envelope::process_work_item_path;
+use tpf_sfn_wakepath::relay::http::{ActionHost, HttpActionHost, Reply};
+use tpf_sfn_wakepath::sweep;
 use tpf_wire::action::{
     code, envelope, path, task_error, ProcessWorkItemResponse, SweepOnceRequest, SweepOnceResponse,
 };
@@ -104,7 +104,7 @@ impl ActionClient {
     pub async fn sweep_once(
         &self,
         request: &SweepOnceRequest,
-    ) -> Result<SweepOnceResponse, tpf_sfn::error::Error> {
+    ) -> Result<SweepOnceResponse, tpf_sfn_wakepath::error::Error> {
         match self {
             ActionClient::Http(host) => sweep::sweep_once_over(host, request).await,
             ActionClient::Https(host) => sweep::sweep_once_over(host.as_ref(), request).await,
@@ -117,11 +117,16 @@ impl ActionClient {
                     envelope::REQUEST: request,
                 });
                 let answer = invoke(client, function_arn, &payload).await.map_err(|e| {
-                    tpf_sfn::aws::errors::from_sdk(sweep::SCOPE, "Invoke (sweep-once)", e, |_| None)
+                    tpf_sfn_wakepath::aws::errors::from_sdk(
+                        sweep::SCOPE,
+                        "Invoke (sweep-once)",
+                        e,
+                        |_| None,
+                    )
                 })?;
                 match answer.error {
                     None => sweep::answer(&answer.payload),
-                    Some(kind) => Err(tpf_sfn::error::Error::new(
+                    Some(kind) => Err(tpf_sfn_wakepath::error::Error::new(
                         "SWEEP_ACTION",
                         format!(
                             "TPF's action function failed the sweep ({kind}): {}",

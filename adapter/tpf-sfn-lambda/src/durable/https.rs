@@ -1,6 +1,6 @@
 //! The Action API over HTTPS, for the durable driver: the compiled spec's `apiBaseUrl` is an
 //! `https://` URL (the compiler refuses any other for the HTTP binding). The relay's client
-//! (`tpf_sfn::relay::http::HttpActionHost`) stays plain HTTP; the function uses it only for an
+//! (`tpf_sfn_wakepath::relay::http::HttpActionHost`) stays plain HTTP; the function uses it only for an
 //! `http://` base, which is what a local run points at.
 
 use std::time::Duration;
@@ -11,7 +11,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use tpf_sfn::relay::http::{ActionHost, Reply, Unreachable};
+use tpf_sfn_wakepath::relay::http::{ActionHost, Reply, Unreachable};
 
 /// `https://host[:port][/base]` with an optional bearer token; roots from the system store.
 pub struct HttpsActionHost {

@@ -9,13 +9,13 @@ pub mod deploy;
 pub mod durable_deploy;
 pub mod dynamo_item;
 pub mod dynamo_store;
-pub mod errors;
 pub mod plan;
 pub mod release;
 pub mod releases;
 pub mod schedule;
 pub mod status;
-pub mod tables;
+
+pub use tpf_sfn_wakepath::aws::{errors, tables};
 
 /// Runs one command's AWS work on a single-threaded runtime: the CLI stays synchronous.
 pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, crate::exit::Failure> {

@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
+// Java's `Character.isWhitespace`, which `isBlank` and `strip` use.
+use tpf_wire::java_text::is_java_whitespace as java_whitespace;
 
 use super::uri::{is_sha256, ArtifactUri};
 use super::{Artifact, Release, ARTIFACT_KEYS, CODES};
@@ -176,13 +178,6 @@ fn fail(file: &str, ptr: &str, code: &'static str, message: String, hint: &str) 
     Diagnostic::error(code, Location::pointer(file, ptr), message)
         .with_hint(hint)
         .into()
-}
-
-/// Java's `Character.isWhitespace`, which `isBlank` and `strip` use: Unicode spaces except the
-/// no-break ones, plus the four information separators.
-fn java_whitespace(c: char) -> bool {
-    (c.is_whitespace() && !matches!(c, '\u{a0}' | '\u{2007}' | '\u{202f}'))
-        || matches!(c, '\u{1c}'..='\u{1f}')
 }
 
 fn require_text(file: &str, ptr: &str, value: &str, name: &str) -> Result<(), Diagnostics> {

@@ -559,6 +559,10 @@ fn continuation_failure(result: &TransitionResult) -> String {
         TransitionResult::WaitingExternal { .. } => {
             "Await item continuation transition did not complete: WAITING_EXTERNAL".to_owned()
         }
+        TransitionResult::OutcomeUnknown {
+            error_code,
+            message,
+        } => format!("{error_code}: {message}"),
         TransitionResult::Failed {
             failure_class,
             message,

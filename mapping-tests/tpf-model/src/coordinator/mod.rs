@@ -7,6 +7,7 @@
 //! only, so the same code runs over the in-memory store and a DynamoDB store.
 
 mod awaits;
+mod control_plane;
 mod items;
 mod redrive;
 mod releases;
@@ -24,6 +25,7 @@ use tpf_wire::Identity;
 use super::store::{AwaitStore, ExecutionStore, RegistryError, ReleaseRegistry, StoreError};
 use super::transitions::{ActionCall, TransitionLog};
 use super::worker::{PipelineDef, ScriptedWorker, TransitionResult};
+pub use control_plane::{LocalControlPlane, WorkItem};
 pub use items::ItemChild;
 pub use items::{
     AWAIT_ITEM_CONTINUATION_FAILED, AWAIT_PARENT_NOT_WAITING, ITEM_CONTINUATION_MAX_ATTEMPTS,

@@ -217,6 +217,23 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                     now_ms,
                 )?;
             }
+            TransitionResult::OutcomeUnknown {
+                error_code,
+                message,
+            } => {
+                // No automatic retry: the transition may have been applied, so only an
+                // operator's re-drive (allowFailed) after reconciling moves the record on.
+                if let Some(unknown) = self.store.mark_remote_outcome_unknown(
+                    tenant_id,
+                    execution_id,
+                    claimed.version,
+                    error_code,
+                    message,
+                    now_ms,
+                )? {
+                    self.log.record(now_ms, &unknown, "remote-outcome-unknown");
+                }
+            }
         }
         self.status(tenant_id, execution_id, now_ms)
     }

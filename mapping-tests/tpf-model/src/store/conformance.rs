@@ -13,8 +13,8 @@ use super::{AwaitStore, CreateExecutionCommand, ExecutionStore, RegistryError, R
 use crate::coordinator::local_release;
 use tpf_wire::ids;
 use tpf_wire::records::{
-    AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord, AwaitUnitStatus,
-    ExecutionRecord, ExecutionStatus, ReleaseStatus, ResultShape,
+    execution_attr, AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord,
+    AwaitUnitStatus, ExecutionRecord, ExecutionStatus, ReleaseStatus, ResultShape,
 };
 
 /// 2026-11-30T06:40:00Z.
@@ -36,6 +36,10 @@ pub fn cases<S: Store>() -> Vec<Case<S>> {
         (
             "remote_outcome_unknown_is_neither_claimed_nor_swept_until_an_operator_redrives",
             remote_outcome_unknown_is_neither_claimed_nor_swept_until_an_operator_redrives::<S>,
+        ),
+        (
+            "new_records_replay_with_no_failed_step_and_a_redrive_replays",
+            new_records_replay_with_no_failed_step_and_a_redrive_replays::<S>,
         ),
         (
             "mark_await_completed_has_no_version_check_but_needs_the_unit",
@@ -122,6 +126,47 @@ pub fn create_command(tenant: &str, key: &str, now: i64) -> CreateExecutionComma
         now_ms: now,
         ttl_epoch_s: now / 1000 + 7 * 86_400,
     }
+}
+
+/// Today's TPF: every new record carries the re-drive intent `REPLAY` and the failed step `-1`,
+/// read back as written; a re-drive records its intent.
+pub fn new_records_replay_with_no_failed_step_and_a_redrive_replays<S: Store>(store: &S) {
+    let r = create(store, "t", "a", NOW);
+    let id = r.execution_id.as_str();
+    for record in [
+        r.clone(),
+        store.get_execution("t", id, NOW).unwrap().expect("created"),
+    ] {
+        assert_eq!(record.redrive_intent, execution_attr::REPLAY);
+        assert_eq!(record.failed_step_index, execution_attr::NO_FAILED_STEP);
+    }
+    let claimed = store
+        .claim_lease("t", id, "w", NOW, 30_000)
+        .unwrap()
+        .expect("claimable");
+    let failed = store
+        .mark_terminal_failure(
+            "t",
+            id,
+            claimed.version,
+            ExecutionStatus::Failed,
+            "k",
+            "E",
+            "m",
+            NOW + 1,
+        )
+        .unwrap()
+        .expect("failed");
+    let redriven = store
+        .redrive_terminal_execution("t", id, failed.version, true, "redrive", NOW + 2)
+        .unwrap()
+        .expect("re-driven");
+    assert_eq!(redriven.redrive_intent, execution_attr::REPLAY);
+    assert_eq!(redriven.failed_step_index, execution_attr::NO_FAILED_STEP);
+    assert_eq!(
+        store.get_execution("t", id, NOW + 2).unwrap().as_ref(),
+        Some(&redriven)
+    );
 }
 
 pub fn claim_lease_follows_tpf_conditions<S: Store>(store: &S) {

@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use tpf_wire::ids;
 use tpf_wire::records::{
-    AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord, AwaitUnitStatus,
-    ExecutionRecord, ExecutionStatus, PipelineReleaseRecord, ReleaseActivationEvent, ReleaseStatus,
+    execution_attr, AwaitInteractionRecord, AwaitInteractionStatus, AwaitUnitRecord,
+    AwaitUnitStatus, ExecutionRecord, ExecutionStatus, PipelineReleaseRecord,
+    ReleaseActivationEvent, ReleaseStatus,
 };
 
 use super::{
@@ -426,6 +427,7 @@ impl ExecutionStore for InMemoryStore {
                 r.attempt += 1;
                 r.next_due_epoch_ms = now_ms;
                 r.last_transition_key = Some(transition_key.to_owned());
+                execution_attr::REPLAY.clone_into(&mut r.redrive_intent);
                 r.result_payload = None;
                 r.error_code = None;
                 r.error_message = None;

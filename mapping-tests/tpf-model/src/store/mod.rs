@@ -131,6 +131,9 @@ impl CreateExecutionCommand {
             created_at_epoch_ms: cmd.now_ms,
             updated_at_epoch_ms: cmd.now_ms,
             ttl_epoch_s: cmd.ttl_epoch_s,
+            redrive_intent: tpf_wire::records::execution_attr::REPLAY.into(),
+            failed_step_index: tpf_wire::records::execution_attr::NO_FAILED_STEP,
+            carried: Default::default(),
         }
     }
 }

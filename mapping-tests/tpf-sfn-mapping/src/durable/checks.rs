@@ -301,6 +301,11 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
                     ev == event::EXECUTION_FAILED
                         && detail.as_deref() == Some(fail_error::EXECUTION_FAILED)
                 }
+                // Unconfirmed: stop with the driver's own error, never re-ask or retry.
+                "REMOTE_OUTCOME_UNKNOWN" => {
+                    ev == event::EXECUTION_FAILED
+                        && detail.as_deref() == Some(fail_error::REMOTE_OUTCOME_UNKNOWN)
+                }
                 // Parked although TPF reports the wake-up due now: park again, woken by the
                 // bridge or re-asking after a back-off of at least a minute.
                 "WAITING_EXTERNAL" if wake_in_s.is_some_and(|s| s <= 1) => {
@@ -324,8 +329,9 @@ fn routes_follow_outcome(run: &DurableRun) -> Vec<Violation> {
     out
 }
 
-/// A driver that ends in success ends so only while TPF's record is SUCCEEDED, and one that
-/// fails with TPF's failure only while TPF's record failed.
+/// A driver that ends in success ends so only while TPF's record is SUCCEEDED, one that fails
+/// with TPF's failure only while TPF's record failed, and one that stops on an unknown remote
+/// outcome only while TPF's record says so.
 fn ends_as_tpf_ends(run: &DurableRun) -> Vec<Violation> {
     let trace = &run.world.trace;
     let mut out = Vec::new();
@@ -367,6 +373,8 @@ fn ends_as_tpf_ends(run: &DurableRun) -> Vec<Violation> {
                 event::EXECUTION_FAILED => {
                     (detail.as_deref() == Some(fail_error::EXECUTION_FAILED)
                         && !matches!(tpf, "FAILED" | "DLQ"))
+                        || (detail.as_deref() == Some(fail_error::REMOTE_OUTCOME_UNKNOWN)
+                            && tpf != "REMOTE_OUTCOME_UNKNOWN")
                         // Its replay took another path than its first run: it no longer follows
                         // the answers TPF gave, whatever TPF's record says.
                         || detail.as_deref() == Some(error::NON_DETERMINISTIC)

@@ -25,6 +25,8 @@ fn act(when: When, step: Option<&str>, nth: Option<u32>, after_seconds: u64, act
 pub(crate) const AWAIT_TIMEOUT_S: u64 = 1800;
 /// Delay after a park at which the derived scenarios complete the await.
 const COMPLETE_AFTER_S: u64 = 300;
+/// The error code the derived scenarios' unconfirmed remote transition leaves on TPF's record.
+const REMOTE_DEADLINE_CODE: &str = "RemoteDeadlineExceeded";
 /// The least virtual time any derived scenario gets.
 const MIN_HORIZON_S: u64 = 6 * 3600;
 
@@ -350,6 +352,31 @@ pub fn derive_for<P: Program>(subject: &Subject<P>, max_iterations: u64) -> Vec<
                 .map(|x| x.to_string())
                 .chain(["complete".to_string()])
                 .collect(),
+        }];
+        s.expect = Expect {
+            lineages: Some(2),
+            ..succeed.clone()
+        };
+        out.push(s);
+
+        let mut s = base(
+            "remote-outcome-unknown-then-redrive",
+            "a step's worker passes its caller deadline unconfirmed: TPF marks the execution REMOTE_OUTCOME_UNKNOWN and the driver stops with TPF.RemoteOutcomeUnknown; an operator re-drives it in TPF (allowFailed); a new lineage on the same machine succeeds",
+        );
+        s.actions = complete_every_park(subject);
+        s.actions.push(act(
+            When::TpfRemoteOutcomeUnknown,
+            None,
+            None,
+            600,
+            Do::Redrive,
+        ));
+        s.worker = vec![WorkerScript {
+            step: step.clone(),
+            outcomes: vec![
+                format!("remote-outcome-unknown:{REMOTE_DEADLINE_CODE}"),
+                "complete".into(),
+            ],
         }];
         s.expect = Expect {
             lineages: Some(2),

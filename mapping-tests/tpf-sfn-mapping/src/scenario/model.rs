@@ -76,7 +76,9 @@ fn default_await_timeout() -> u64 {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct WorkerScript {
     pub step: String,
-    /// `complete`, `park`, `fail-retryable:<Code>`, `fail-non-retryable:<Code>`; attempt 0 first.
+    /// `complete`, `park`, `fail-retryable:<Code>`, `fail-non-retryable:<Code>`,
+    /// `remote-outcome-unknown:<Code>` (no answer within the caller's deadline: TPF marks the
+    /// execution REMOTE_OUTCOME_UNKNOWN with that code); attempt 0 first.
     pub outcomes: Vec<String>,
 }
 
@@ -110,6 +112,8 @@ pub enum When {
     Start,
     Parked,
     TpfFailed,
+    /// TPF's record is REMOTE_OUTCOME_UNKNOWN.
+    TpfRemoteOutcomeUnknown,
     TpfWaitRetry,
     DriverFailed,
 }

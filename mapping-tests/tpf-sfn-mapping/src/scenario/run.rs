@@ -127,6 +127,7 @@ pub(crate) fn outcome(text: &str) -> StepOutcome {
     match text.split_once(':') {
         Some(("fail-retryable", code)) => StepOutcome::FailRetryable(code.to_string()),
         Some(("fail-non-retryable", code)) => StepOutcome::FailNonRetryable(code.to_string()),
+        Some(("remote-outcome-unknown", code)) => StepOutcome::OutcomeUnknown(code.to_string()),
         _ if text == "park" => StepOutcome::Park,
         _ => StepOutcome::Complete,
     }
@@ -545,6 +546,7 @@ fn condition<P: Runner>(
     match when {
         When::Start => true,
         When::TpfFailed => status == Some(TpfStatus::Failed),
+        When::TpfRemoteOutcomeUnknown => status == Some(TpfStatus::RemoteOutcomeUnknown),
         When::TpfWaitRetry => status == Some(TpfStatus::WaitRetry),
         When::DriverFailed => P::driver_failed(world, exec),
         When::Parked => {

@@ -17,6 +17,7 @@ use crate::invariants::common::{self, belongs, record_timeline, Generation, Read
 use crate::invariants::{self, excerpt, v, CheckId, Violation};
 use crate::scenario::run::TENANT;
 use asl_interp::engine::ExecutionStatus;
+use tpf_wire::action::driver_error;
 
 /// Evaluates every check of the table over a run.
 pub fn evaluate(run: &Run) -> Vec<Violation> {
@@ -323,6 +324,8 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
             || match status.as_str() {
                 "SUCCEEDED" => matches!(next, State::Succeed(_)),
                 "FAILED" | "DLQ" => matches!(next, State::Fail(_)),
+                // Unconfirmed: stop with the driver's own error, never re-ask or retry.
+                "REMOTE_OUTCOME_UNKNOWN" => fails_with(next, driver_error::REMOTE_OUTCOME_UNKNOWN),
                 // Parked, but TPF reports the wake-up due now (its deadline passed without TPF
                 // applying it): park again, woken by the bridge or re-asking after a back-off
                 // of at least a minute, never in a tight loop.
@@ -348,6 +351,11 @@ fn routes_follow_outcome(run: &Run) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// A Fail state with this error.
+fn fails_with(s: &State, error: &str) -> bool {
+    matches!(s, State::Fail(f) if f.error.as_deref() == Some(error))
 }
 
 fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
@@ -381,13 +389,18 @@ fn ends_as_tpf_ends(run: &Run) -> Vec<Violation> {
                 .map(|(_, s, _)| s.as_str())
                 .unwrap_or("?");
             let wrong = match s {
-                State::Succeed(_) if !handover.contains(st) => tpf != "SUCCEEDED",
-                _ => false,
+                State::Succeed(_) if !handover.contains(st) => {
+                    (tpf != "SUCCEEDED").then_some("success")
+                }
+                _ if fails_with(s, driver_error::REMOTE_OUTCOME_UNKNOWN) => {
+                    (tpf != "REMOTE_OUTCOME_UNKNOWN").then_some("remote outcome unknown")
+                }
+                _ => None,
             };
-            if wrong {
+            if let Some(end) = wrong {
                 out.push(v(
                     "driver-ends-as-tpf-ends",
-                    format!("{execution} reached {st:?} (success) while TPF's record is {tpf}"),
+                    format!("{execution} reached {st:?} ({end}) while TPF's record is {tpf}"),
                     excerpt(trace, i),
                 ));
             }

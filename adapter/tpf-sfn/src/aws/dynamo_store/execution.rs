@@ -9,7 +9,7 @@ use tpf_model::store::{
     CreateExecutionCommand, CreateOrGet, ExecutionStore, StoreError, StoreResult,
 };
 use tpf_wire::ids;
-use tpf_wire::records::{DynamoItem, ExecutionRecord, ExecutionStatus};
+use tpf_wire::records::{execution_attr, DynamoItem, ExecutionRecord, ExecutionStatus};
 
 use super::expression::{names_for, values_for, Write};
 use super::{decode, unavailable, DynamoStore};
@@ -427,9 +427,11 @@ impl ExecutionStore for DynamoStore {
             now_ms,
             condition,
             "#status = :queued, #attempt = #attempt + :one, #next_due_epoch_ms = :now, \
-             #last_transition_key = :tk, #lease_expires_epoch_ms = :zero",
+             #last_transition_key = :tk, #lease_expires_epoch_ms = :zero, \
+             #redrive_intent = :intent",
             EXECUTION_REMOVE_OUTCOME,
             vec![
+                (":intent", s(execution_attr::REPLAY)),
                 (":expected", n(expected_version)),
                 (":dlq", status(ExecutionStatus::Dlq)),
                 (":failed", status(ExecutionStatus::Failed)),

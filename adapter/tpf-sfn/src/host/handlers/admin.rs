@@ -7,13 +7,14 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tpf_model::CoordinatorError;
-use tpf_sfn_compiler::release::AUGUST_ARTIFACT_KINDS;
+use tpf_sfn_compiler::release::load_release;
 use tpf_wire::records::{PipelineReleaseRecord, ReleaseStatus};
 
 use super::{parse, parse_or_default, run, ApiError, ApiResult};
 use crate::host::limits::check_key;
 use crate::host::path::TenantPath;
 use crate::host::{HostState, HostStore};
+use crate::stdio::errln;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -58,85 +59,65 @@ pub async fn redrive<S: HostStore>(
     .await
 }
 
-/// `PipelineReleaseRegistrar.validate`, minus the artifact-file checks: this host takes the
-/// descriptor JSON itself (TPF takes an absolute path) and verifies no artifacts.
+/// The name the registration's descriptor goes by in its diagnostics.
+const DESCRIPTOR_FILE: &str = "pipeline-release.json";
+
+/// `PipelineReleaseRegistrar`'s checks, minus the artifact resolution: this host takes the
+/// descriptor JSON itself (TPF takes a path and fetches the artifacts) and verifies no artifact.
+/// The descriptor is read as the compiler reads it: today's form with TPF's validator rules and
+/// messages, August 2026's form with that TPF's rules and a warning. The primary artifact is the
+/// one carrying the Compiled Truth (today's form), else the first (August's).
 fn release_from_descriptor(
     tenant_id: &str,
     pipeline_id: &str,
-    descriptor: &Value,
+    body: &Bytes,
     now_ms: i64,
 ) -> Result<PipelineReleaseRecord, ApiError> {
-    let text = |key: &str| {
-        descriptor
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .ok_or_else(|| ApiError::bad_request(format!("descriptor `{key}` is required")))
-    };
-    if descriptor.get("schemaVersion").and_then(Value::as_i64) != Some(1) {
-        return Err(ApiError::bad_request("descriptor schemaVersion must be 1"));
+    let descriptor: Value = parse(body)?;
+    let release = load_release(DESCRIPTOR_FILE, body).map_err(|d| {
+        let errors: Vec<String> =
+            d.0.iter()
+                .filter(|x| x.is_error())
+                .map(|x| format!("{}: {}", x.code, x.message))
+                .collect();
+        ApiError::bad_request(errors.join("; "))
+    })?;
+    for warning in &release.warnings {
+        errln!(
+            "tpf-sfn serve: release {} of {pipeline_id}: warning[{}]: {}",
+            release.release_version,
+            warning.code,
+            warning.message
+        );
     }
-    if text("pipelineId")? != pipeline_id {
+    if release.pipeline_id != pipeline_id {
         return Err(ApiError::bad_request(
             "descriptor pipelineId does not match the URL",
         ));
     }
-    let contract_version = text("contractVersion")?;
-    let release_version = text("releaseVersion")?;
-    check_key("releaseVersion", &release_version)?;
-    check_key("contractVersion", &contract_version)?;
-    let artifacts = descriptor
-        .get("artifacts")
-        .and_then(Value::as_array)
-        .filter(|a| !a.is_empty())
+    check_key("releaseVersion", &release.release_version)?;
+    check_key("contractVersion", &release.contract_version)?;
+    let primary = release
+        .compiled_truth_artifact_id
+        .as_ref()
+        .and_then(|id| release.artifacts.iter().find(|a| &a.artifact_id == id))
+        .or_else(|| release.artifacts.first())
         .ok_or_else(|| ApiError::bad_request("descriptor needs at least one artifact"))?;
-    for artifact in artifacts {
-        let field = |key: &str| {
-            artifact
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty())
-                .ok_or_else(|| ApiError::bad_request(format!("artifact `{key}` is required")))
-        };
-        field("artifactId")?;
-        field("uri")?;
-        let kind = field("kind")?.to_ascii_lowercase();
-        if !AUGUST_ARTIFACT_KINDS.contains(&kind.as_str()) {
-            return Err(ApiError::bad_request(format!(
-                "unsupported artifact kind `{kind}`"
-            )));
-        }
-        if !field("digest")?.starts_with("sha256:") {
-            return Err(ApiError::bad_request(
-                "artifact digest must start with sha256:",
-            ));
-        }
-    }
-    let primary = &artifacts[0];
-    let primary_text = |key: &str| {
-        primary
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let digest = primary_text("digest");
     Ok(PipelineReleaseRecord {
         tenant_id: tenant_id.to_owned(),
         pipeline_id: pipeline_id.to_owned(),
-        contract_version,
-        release_version,
+        contract_version: release.contract_version.clone(),
+        release_version: release.release_version.clone(),
         status: ReleaseStatus::Registered,
-        descriptor: descriptor.clone(),
-        primary_artifact_id: primary_text("artifactId"),
-        primary_artifact_checksum: digest
+        descriptor,
+        primary_artifact_id: primary.artifact_id.clone(),
+        primary_artifact_checksum: primary
+            .digest
             .strip_prefix("sha256:")
             .unwrap_or_default()
             .to_owned(),
-        primary_artifact_digest: digest,
-        primary_artifact_uri: primary_text("uri"),
+        primary_artifact_digest: primary.digest.clone(),
+        primary_artifact_uri: primary.uri.clone(),
         primary_artifact_size_bytes: 0,
         contract: None,
         created_at_epoch_ms: now_ms,
@@ -154,9 +135,8 @@ pub async fn register_release<S: HostStore>(
     TenantPath((tenant_id, pipeline_id)): TenantPath<(String, String)>,
     body: Bytes,
 ) -> ApiResult {
-    let descriptor: Value = parse(&body)?;
     run(state, move |host, now| {
-        let release = release_from_descriptor(&tenant_id, &pipeline_id, &descriptor, now)?;
+        let release = release_from_descriptor(&tenant_id, &pipeline_id, &body, now)?;
         let stored = host.coordinator_mut().register_release(&release)?;
         release_json(&stored)
     })

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
+use tpf_wire::records::table_key;
 use tpf_wire::wakeup;
 
 use super::errors::{self, Kind};
@@ -22,12 +23,16 @@ pub struct TableNames {
     pub execution: String,
     /// `execution-key-table`
     pub execution_key: String,
+    /// `execution-payload-table`
+    pub execution_payload: String,
     /// `await-unit-table`
     pub await_unit: String,
     /// `await-interaction-table`
     pub await_interaction: String,
     /// `await-interaction-key-table`
     pub await_interaction_key: String,
+    /// `await-admission-table`
+    pub await_admission: String,
     /// `release-table`
     pub release: String,
     /// The adapter's wakeup table (not TPF's).
@@ -47,9 +52,11 @@ impl TableNames {
         Self {
             execution: name("tpf_execution"),
             execution_key: name("tpf_execution_key"),
+            execution_payload: name("tpf_execution_payload"),
             await_unit: name("tpf_await_unit"),
             await_interaction: name("tpf_await_interaction"),
             await_interaction_key: name("tpf_await_interaction_key"),
+            await_admission: name("tpf_await_admission"),
             release: name("tpf_release_registry"),
             wakeup: name(wakeup::TABLE),
         }
@@ -61,9 +68,11 @@ impl TableNames {
         let slot = match config_key {
             "execution-table" => &mut self.execution,
             "execution-key-table" => &mut self.execution_key,
+            "execution-payload-table" => &mut self.execution_payload,
             "await-unit-table" => &mut self.await_unit,
             "await-interaction-table" => &mut self.await_interaction,
             "await-interaction-key-table" => &mut self.await_interaction_key,
+            "await-admission-table" => &mut self.await_admission,
             "release-table" => &mut self.release,
             "wakeup-table" => &mut self.wakeup,
             _ => return false,
@@ -73,116 +82,165 @@ impl TableNames {
     }
 }
 
-/// GSI names on the interaction table (TPF's LocalStack bootstrap).
+/// GSI names on the interaction table (TPF's table templates).
 pub const GSI_BY_UNIT: &str = "await-interaction-by-unit";
 pub const GSI_PENDING_BY_TENANT: &str = "await-interaction-pending-by-tenant";
 pub const GSI_PENDING_BY_ASSIGNEE: &str = "await-interaction-pending-by-assignee";
 pub const GSI_PENDING_BY_GROUP: &str = "await-interaction-pending-by-group";
 pub const GSI_PENDING_BY_STEP: &str = "await-interaction-pending-by-step";
 pub const GSI_PENDING_BY_DEADLINE: &str = "await-interaction-pending-by-deadline";
+/// Today's TPF: item continuations due for work, and an execution's interactions.
+pub const GSI_CONTINUATION_WORK: &str = "await-interaction-continuation-work";
+pub const GSI_BY_EXECUTION: &str = "await-interaction-by-execution";
+
+/// A key attribute and its DynamoDB type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyAttr {
+    pub name: &'static str,
+    /// `N` rather than `S`.
+    pub numeric: bool,
+}
+
+impl KeyAttr {
+    const fn s(name: &'static str) -> Self {
+        Self {
+            name,
+            numeric: false,
+        }
+    }
+
+    const fn n(name: &'static str) -> Self {
+        Self {
+            name,
+            numeric: true,
+        }
+    }
+
+    fn type_name(self) -> &'static str {
+        if self.numeric {
+            "N"
+        } else {
+            "S"
+        }
+    }
+}
+
+/// A global secondary index, ALL-projected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gsi {
+    pub name: &'static str,
+    pub hash: KeyAttr,
+    pub range: KeyAttr,
+}
 
 /// One table to create.
 #[derive(Debug, Clone)]
 pub struct TableSpec {
     pub name: String,
-    pub hash: &'static str,
-    pub range: Option<&'static str>,
-    /// (index name, hash attribute, range attribute); all string keys, ALL-projected.
-    pub gsis: Vec<(&'static str, &'static str, &'static str)>,
+    pub hash: KeyAttr,
+    pub range: Option<KeyAttr>,
+    pub gsis: Vec<Gsi>,
     pub ttl_attribute: Option<&'static str>,
-    /// NEW_AND_OLD_IMAGES stream: the bridge consumes these tables.
+    /// NEW_AND_OLD_IMAGES stream: the bridge consumes the execution and wakeup tables' streams,
+    /// TPF's own AWS host the interaction table's.
     pub stream: bool,
+    /// Who reads the stream, for the hint when it is off.
+    pub stream_reader: &'static str,
 }
 
-/// Every table the store and the bridge use, in creation order.
+/// The interaction table's eight indexes: the six every TPF has, then today's two.
+fn interaction_gsis() -> Vec<Gsi> {
+    let pending = |name, hash| Gsi {
+        name,
+        hash: KeyAttr::s(hash),
+        range: KeyAttr::s("query_pending_deadline_sort"),
+    };
+    vec![
+        Gsi {
+            name: GSI_BY_UNIT,
+            hash: KeyAttr::s("query_unit_key"),
+            range: KeyAttr::s("query_unit_sort"),
+        },
+        pending(GSI_PENDING_BY_TENANT, "query_pending_tenant_key"),
+        pending(GSI_PENDING_BY_ASSIGNEE, "query_pending_assignee_key"),
+        pending(GSI_PENDING_BY_GROUP, "query_pending_group_key"),
+        pending(GSI_PENDING_BY_STEP, "query_pending_step_key"),
+        Gsi {
+            name: GSI_PENDING_BY_DEADLINE,
+            hash: KeyAttr::s("query_deadline_key"),
+            range: KeyAttr::s("query_deadline_sort"),
+        },
+        Gsi {
+            name: GSI_CONTINUATION_WORK,
+            hash: KeyAttr::s(table_key::QUERY_CONTINUATION_KEY),
+            range: KeyAttr::n(table_key::QUERY_CONTINUATION_DUE_EPOCH_MS),
+        },
+        Gsi {
+            name: GSI_BY_EXECUTION,
+            hash: KeyAttr::s(table_key::QUERY_EXECUTION_KEY),
+            range: KeyAttr::s(table_key::QUERY_EXECUTION_SORT),
+        },
+    ]
+}
+
+/// Every table the store, the bridge and today's TPF use, in creation order.
 pub fn specs(names: &TableNames) -> Vec<TableSpec> {
-    let spec = |name: &str, hash, range, ttl, stream| TableSpec {
+    let spec = |name: &str,
+                hash: &'static str,
+                range: Option<&'static str>,
+                ttl: Option<&'static str>| TableSpec {
         name: name.to_owned(),
-        hash,
-        range,
+        hash: KeyAttr::s(hash),
+        range: range.map(KeyAttr::s),
         gsis: Vec::new(),
         ttl_attribute: ttl,
-        stream,
+        stream: false,
+        stream_reader: "",
     };
+    let ttl = Some("ttl_epoch_s");
+    let mut execution = spec(&names.execution, "tenant_id", Some("execution_id"), ttl);
+    execution.stream = true;
+    execution.stream_reader = "the wakeup bridge reads this table's stream";
     let mut interaction = spec(
         &names.await_interaction,
         "tenant_id",
         Some("interaction_id"),
-        Some("ttl_epoch_s"),
-        false,
+        ttl,
     );
-    interaction.gsis = vec![
-        (GSI_BY_UNIT, "query_unit_key", "query_unit_sort"),
-        (
-            GSI_PENDING_BY_TENANT,
-            "query_pending_tenant_key",
-            "query_pending_deadline_sort",
-        ),
-        (
-            GSI_PENDING_BY_ASSIGNEE,
-            "query_pending_assignee_key",
-            "query_pending_deadline_sort",
-        ),
-        (
-            GSI_PENDING_BY_GROUP,
-            "query_pending_group_key",
-            "query_pending_deadline_sort",
-        ),
-        (
-            GSI_PENDING_BY_STEP,
-            "query_pending_step_key",
-            "query_pending_deadline_sort",
-        ),
-        (
-            GSI_PENDING_BY_DEADLINE,
-            "query_deadline_key",
-            "query_deadline_sort",
-        ),
-    ];
+    interaction.gsis = interaction_gsis();
+    interaction.stream = true;
+    interaction.stream_reader = "today's TPF reads this table's stream to wake its own drivers";
+    let mut admission = spec(
+        &names.await_admission,
+        table_key::SCOPE_KEY,
+        None,
+        Some(table_key::ADMISSION_EXPIRES_AT),
+    );
+    admission.range = Some(KeyAttr::n(table_key::SLOT));
+    let mut wakeup_table = spec(
+        &names.wakeup,
+        wakeup::PK,
+        Some(wakeup::SK),
+        Some(wakeup::attr::EXPIRES_AT),
+    );
+    wakeup_table.stream = true;
+    wakeup_table.stream_reader = "the wakeup bridge reads this table's stream";
     vec![
+        execution,
+        spec(&names.execution_key, "tenant_execution_key", None, ttl),
+        // Immutable parts, never expired by TTL (TPF's templates set none).
         spec(
-            &names.execution,
-            "tenant_id",
-            Some("execution_id"),
-            Some("ttl_epoch_s"),
-            true,
-        ),
-        spec(
-            &names.execution_key,
-            "tenant_execution_key",
+            &names.execution_payload,
+            table_key::PAYLOAD_ID,
+            Some(table_key::PAYLOAD_PART),
             None,
-            Some("ttl_epoch_s"),
-            false,
         ),
-        spec(
-            &names.await_unit,
-            "tenant_id",
-            Some("unit_id"),
-            Some("ttl_epoch_s"),
-            false,
-        ),
+        spec(&names.await_unit, "tenant_id", Some("unit_id"), ttl),
         interaction,
-        spec(
-            &names.await_interaction_key,
-            "lookup_key",
-            None,
-            Some("ttl_epoch_s"),
-            false,
-        ),
-        spec(
-            &names.release,
-            "registry_key",
-            Some("registry_sort"),
-            None,
-            false,
-        ),
-        spec(
-            &names.wakeup,
-            wakeup::PK,
-            Some(wakeup::SK),
-            Some(wakeup::attr::EXPIRES_AT),
-            true,
-        ),
+        spec(&names.await_interaction_key, "lookup_key", None, ttl),
+        admission,
+        spec(&names.release, "registry_key", Some("registry_sort"), None),
+        wakeup_table,
     ]
 }
 
@@ -243,12 +301,30 @@ fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, Error> {
         .map_err(unbuildable)
 }
 
-fn string_attribute(name: &str) -> Result<AttributeDefinition, Error> {
+fn attribute(key: KeyAttr) -> Result<AttributeDefinition, Error> {
     AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(ScalarAttributeType::S)
+        .attribute_name(key.name)
+        .attribute_type(if key.numeric {
+            ScalarAttributeType::N
+        } else {
+            ScalarAttributeType::S
+        })
         .build()
         .map_err(unbuildable)
+}
+
+/// `(hash S, range N)`: the keys with their types, as the gaps name them.
+fn show_typed(hash: KeyAttr, range: Option<KeyAttr>) -> String {
+    match range {
+        Some(r) => format!(
+            "({} {}, {} {})",
+            hash.name,
+            hash.type_name(),
+            r.name,
+            r.type_name()
+        ),
+        None => format!("({} {})", hash.name, hash.type_name()),
+    }
 }
 
 /// `TABLES_…`: the codes of table creation.
@@ -355,38 +431,39 @@ async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
     let mut gaps = Vec::new();
 
     let have = key_names(table.key_schema());
-    if have != (Some(spec.hash), spec.range) {
+    if have != (Some(spec.hash.name), spec.range.map(|r| r.name)) {
         gaps.push(Gap::manual(
             format!(
                 "keys are {}, TPF's are {}",
                 show_keys(have.0, have.1),
-                show_keys(Some(spec.hash), spec.range)
+                show_typed(spec.hash, spec.range)
             ),
             "keys cannot change in place: name another table with --prefix or --table KEY=NAME, \
              or delete this one and run `tpf-sfn tables create` again",
         ));
     }
 
-    for (index, hash, range) in &spec.gsis {
+    for gsi in &spec.gsis {
+        let index = gsi.name;
         let found = table
             .global_secondary_indexes()
             .iter()
-            .find(|g| g.index_name() == Some(*index));
+            .find(|g| g.index_name() == Some(index));
         match found {
             None => gaps.push(Gap::fixable(
                 format!(
                     "index {index} {} is missing",
-                    show_keys(Some(hash), Some(range))
+                    show_typed(gsi.hash, Some(gsi.range))
                 ),
                 "TPF's await store queries it",
             )),
-            Some(g) if key_names(g.key_schema()) != (Some(*hash), Some(*range)) => {
+            Some(g) if key_names(g.key_schema()) != (Some(gsi.hash.name), Some(gsi.range.name)) => {
                 let (h, r) = key_names(g.key_schema());
                 gaps.push(Gap::manual(
                     format!(
                         "index {index} has keys {}, TPF's are {}",
                         show_keys(h, r),
-                        show_keys(Some(hash), Some(range))
+                        show_typed(gsi.hash, Some(gsi.range))
                     ),
                     "delete the index (UpdateTable) and run `tpf-sfn tables create --fix`",
                 ));
@@ -400,12 +477,12 @@ async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
         match stream.filter(|s| s.stream_enabled()) {
             None => gaps.push(Gap::fixable(
                 "stream NEW_AND_OLD_IMAGES is off".to_owned(),
-                "the wakeup bridge reads this table's stream",
+                spec.stream_reader,
             )),
             Some(s) if s.stream_view_type() != Some(&StreamViewType::NewAndOldImages) => {
                 gaps.push(Gap::manual(
                     format!(
-                        "stream is {}, the bridge needs NEW_AND_OLD_IMAGES",
+                        "stream is {}, its readers need NEW_AND_OLD_IMAGES",
                         s.stream_view_type()
                             .map_or("of no view type", |v| v.as_str())
                     ),
@@ -474,10 +551,10 @@ async fn repair(client: &Client, spec: &TableSpec, gaps: &mut [Gap]) -> Result<(
         }
     }
     for gap in gaps.iter_mut().filter(|g| g.fixable && !g.fixed) {
-        let Some((index, hash, range)) = spec
+        let Some(gsi) = spec
             .gsis
             .iter()
-            .find(|(index, _, _)| gap.what.starts_with(&format!("index {index} ")))
+            .find(|g| gap.what.starts_with(&format!("index {} ", g.name)))
         else {
             continue;
         };
@@ -491,15 +568,15 @@ async fn repair(client: &Client, spec: &TableSpec, gaps: &mut [Gap]) -> Result<(
         client
             .update_table()
             .table_name(&spec.name)
-            .attribute_definitions(string_attribute(hash)?)
-            .attribute_definitions(string_attribute(range)?)
+            .attribute_definitions(attribute(gsi.hash)?)
+            .attribute_definitions(attribute(gsi.range)?)
             .global_secondary_index_updates(
                 GlobalSecondaryIndexUpdate::builder()
                     .create(
                         CreateGlobalSecondaryIndexAction::builder()
-                            .index_name(*index)
-                            .key_schema(key(hash, KeyType::Hash)?)
-                            .key_schema(key(range, KeyType::Range)?)
+                            .index_name(gsi.name)
+                            .key_schema(key(gsi.hash.name, KeyType::Hash)?)
+                            .key_schema(key(gsi.range.name, KeyType::Range)?)
                             .projection(
                                 Projection::builder()
                                     .projection_type(ProjectionType::All)
@@ -554,28 +631,28 @@ async fn enable_ttl(client: &Client, table: &str, attribute: &str) -> Result<(),
 async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
     let mut attributes = vec![spec.hash];
     attributes.extend(spec.range);
-    for (_, hash, range) in &spec.gsis {
-        attributes.extend([*hash, *range]);
+    for gsi in &spec.gsis {
+        attributes.extend([gsi.hash, gsi.range]);
     }
-    attributes.sort_unstable();
+    attributes.sort_unstable_by_key(|a| a.name);
     attributes.dedup();
     let mut request = client
         .create_table()
         .table_name(&spec.name)
         .billing_mode(BillingMode::PayPerRequest)
-        .key_schema(key(spec.hash, KeyType::Hash)?);
+        .key_schema(key(spec.hash.name, KeyType::Hash)?);
     if let Some(range) = spec.range {
-        request = request.key_schema(key(range, KeyType::Range)?);
+        request = request.key_schema(key(range.name, KeyType::Range)?);
     }
-    for attribute in attributes {
-        request = request.attribute_definitions(string_attribute(attribute)?);
+    for a in attributes {
+        request = request.attribute_definitions(attribute(a)?);
     }
-    for (index, hash, range) in &spec.gsis {
+    for gsi in &spec.gsis {
         request = request.global_secondary_indexes(
             GlobalSecondaryIndex::builder()
-                .index_name(*index)
-                .key_schema(key(hash, KeyType::Hash)?)
-                .key_schema(key(range, KeyType::Range)?)
+                .index_name(gsi.name)
+                .key_schema(key(gsi.hash.name, KeyType::Hash)?)
+                .key_schema(key(gsi.range.name, KeyType::Range)?)
                 .projection(
                     Projection::builder()
                         .projection_type(ProjectionType::All)

@@ -1,0 +1,337 @@
+//! TPF's callback-binding table behind a trait (`AwsDurableCallbackBindingRepository`): every
+//! write is a put conditioned on the key being free; a taken key is re-read, an identical
+//! authority answers `false`, any other is TPF's conflict. [`InMemoryBindings`] keeps the rows
+//! in a map; a DynamoDB implementation sends the same conditional puts and reuses
+//! [`settle_taken_key`].
+
+use std::collections::BTreeMap;
+
+use tpf_wire::gateway::binding::{attr, conflict, CallbackBinding, CallbackRegistration, RowType};
+use tpf_wire::gateway::names::{
+    binding_partition_key, delivered_sort_key, generation_sort_key, prefix,
+    registration_partition_key, registration_sort_key,
+};
+use tpf_wire::java_error::JavaError;
+use tpf_wire::records::{AttrValue, Item};
+
+/// A DELIVERY row: the evidence that a generation's callback was answered (the callback id is
+/// the binding's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub provider_outcome: String,
+    pub delivered_at_epoch_ms: i64,
+    pub attempt_id: String,
+}
+
+pub trait BindingStore {
+    /// Writes a REGISTRATION row; `false` when an identical one exists.
+    fn register(&mut self, registration: &CallbackRegistration) -> Result<bool, JavaError>;
+
+    /// The REGISTRATION of one generation (a consistent read).
+    fn find_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackRegistration>, JavaError>;
+
+    /// The newest REGISTRATION of an execution.
+    fn find_latest_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+    ) -> Result<Option<CallbackRegistration>, JavaError>;
+
+    /// Writes a BINDING row; `false` when an identical one exists.
+    fn bind(&mut self, binding: &CallbackBinding) -> Result<bool, JavaError>;
+
+    /// The BINDING of one interaction's generation.
+    fn find_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackBinding>, JavaError>;
+
+    /// The newest BINDING of an interaction.
+    fn find_latest_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+    ) -> Result<Option<CallbackBinding>, JavaError>;
+
+    /// Whether a DELIVERY row exists for the binding's generation.
+    fn delivered(&self, binding: &CallbackBinding) -> Result<bool, JavaError>;
+
+    /// Writes the DELIVERY row once; a second write of the same generation is a no-op.
+    fn record_delivered(
+        &mut self,
+        binding: &CallbackBinding,
+        delivery: Delivery,
+    ) -> Result<(), JavaError>;
+}
+
+/// What a put whose key was taken answers, given the row found there: the same authority is
+/// `false` (nothing written), another is TPF's conflict. A row that vanished between the failed
+/// put and the read is a conflict too (TPF rethrows the conditional failure).
+pub fn settle_taken_key<T>(
+    row: RowType,
+    existing: Option<&T>,
+    same_authority: impl Fn(&T) -> bool,
+) -> Result<bool, JavaError> {
+    match existing {
+        Some(e) if same_authority(e) => Ok(false),
+        _ => Err(conflict(row)),
+    }
+}
+
+/// The binding table in memory: TPF's items keyed `(pk, sk)`, written and read through the
+/// wire's item mapping, so a row here is a row TPF's repository reads.
+#[derive(Debug, Default, Clone)]
+pub struct InMemoryBindings {
+    rows: BTreeMap<(String, String), Item>,
+}
+
+fn text_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    match item.get(name) {
+        Some(AttrValue::S(v)) => Some(v),
+        _ => None,
+    }
+}
+
+impl InMemoryBindings {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every row's `(pk, sk, record_type)`, in key order.
+    pub fn keys(&self) -> Vec<(String, String, String)> {
+        self.rows
+            .iter()
+            .map(|((pk, sk), item)| {
+                let t = text_attr(item, attr::RECORD_TYPE).unwrap_or_default();
+                (pk.clone(), sk.clone(), t.to_owned())
+            })
+            .collect()
+    }
+
+    /// Every item, in key order (what a scan, or the table's stream, would show).
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.rows.values()
+    }
+
+    /// The newest row under `pk` whose sort key starts with `sk_prefix` (a descending query
+    /// with `Limit 1`).
+    fn latest(&self, pk: &str, sk_prefix: &str) -> Option<&Item> {
+        self.rows
+            .range((pk.to_owned(), sk_prefix.to_owned())..)
+            .take_while(|((p, s), _)| p == pk && s.starts_with(sk_prefix))
+            .last()
+            .map(|(_, item)| item)
+    }
+
+    /// A conditional put: writes when the key is free, else answers the row found there.
+    fn put_if_absent(&mut self, item: Item) -> Result<(), &Item> {
+        let key = (
+            text_attr(&item, attr::PK).unwrap_or_default().to_owned(),
+            text_attr(&item, attr::SK).unwrap_or_default().to_owned(),
+        );
+        if self.rows.contains_key(&key) {
+            return Err(&self.rows[&key]);
+        }
+        self.rows.insert(key, item);
+        Ok(())
+    }
+}
+
+impl BindingStore for InMemoryBindings {
+    fn register(&mut self, registration: &CallbackRegistration) -> Result<bool, JavaError> {
+        match self.put_if_absent(registration.to_item()) {
+            Ok(()) => Ok(true),
+            Err(existing) => {
+                let existing = CallbackRegistration::from_item(existing).ok();
+                settle_taken_key(RowType::Registration, existing.as_ref(), |e| {
+                    e.same_authority(registration)
+                })
+            }
+        }
+    }
+
+    fn find_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackRegistration>, JavaError> {
+        let key = (
+            registration_partition_key(tenant_id, execution_id),
+            registration_sort_key(generation)?,
+        );
+        self.rows
+            .get(&key)
+            .map(CallbackRegistration::from_item)
+            .transpose()
+    }
+
+    fn find_latest_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+    ) -> Result<Option<CallbackRegistration>, JavaError> {
+        let pk = registration_partition_key(tenant_id, execution_id);
+        self.latest(&pk, prefix::REGISTRATION)
+            .map(CallbackRegistration::from_item)
+            .transpose()
+    }
+
+    fn bind(&mut self, binding: &CallbackBinding) -> Result<bool, JavaError> {
+        match self.put_if_absent(binding.to_item()) {
+            Ok(()) => Ok(true),
+            Err(existing) => {
+                let existing = CallbackBinding::decode(existing);
+                settle_taken_key(RowType::Binding, existing.as_ref(), |e| {
+                    e.same_authority(binding)
+                })
+            }
+        }
+    }
+
+    fn find_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackBinding>, JavaError> {
+        let key = (
+            binding_partition_key(tenant_id, interaction_id),
+            generation_sort_key(generation)?,
+        );
+        self.rows
+            .get(&key)
+            .map(CallbackBinding::from_item)
+            .transpose()
+    }
+
+    fn find_latest_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+    ) -> Result<Option<CallbackBinding>, JavaError> {
+        let pk = binding_partition_key(tenant_id, interaction_id);
+        self.latest(&pk, prefix::GENERATION)
+            .map(CallbackBinding::from_item)
+            .transpose()
+    }
+
+    fn delivered(&self, binding: &CallbackBinding) -> Result<bool, JavaError> {
+        let key = (
+            binding.partition_key(),
+            delivered_sort_key(binding.await_identity.generation),
+        );
+        Ok(self.rows.contains_key(&key))
+    }
+
+    fn record_delivered(
+        &mut self,
+        binding: &CallbackBinding,
+        delivery: Delivery,
+    ) -> Result<(), JavaError> {
+        let item = binding.delivery_item(
+            &delivery.provider_outcome,
+            delivery.delivered_at_epoch_ms,
+            &delivery.attempt_id,
+        );
+        // Delivery evidence is immutable: the first write stands, a second is no error.
+        let _ = self.put_if_absent(item);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tpf_wire::gateway::binding::{BindingStatus, ProviderFields};
+    use tpf_wire::gateway::{AwaitIdentity, DriverCheckpoint, ExecutionCheckpoint};
+
+    fn registration(generation: i64, callback: &str) -> CallbackRegistration {
+        let ex = ExecutionCheckpoint::new(Some("t"), Some("e"), Some("p"), Some("c"), Some("r"))
+            .unwrap();
+        CallbackRegistration::new(
+            DriverCheckpoint::new(ex, generation).unwrap(),
+            ProviderFields::new(Some("tpf-n"), Some("arn"), Some(callback)).unwrap(),
+            1_000,
+            9_000,
+        )
+        .unwrap()
+    }
+
+    fn identity(generation: i64) -> AwaitIdentity {
+        AwaitIdentity::new(Some("t"), Some("e"), Some("i"), Some("c"), generation).unwrap()
+    }
+
+    #[test]
+    fn registrations_are_written_once_and_the_newest_generation_sorts_last() {
+        let mut b = InMemoryBindings::new();
+        assert!(b.register(&registration(1, "cb-1")).unwrap());
+        assert!(!b.register(&registration(1, "cb-1")).unwrap());
+        assert_eq!(
+            b.register(&registration(1, "cb-x")).unwrap_err().message,
+            "callback registration generation is already owned by another callback"
+        );
+        assert!(b.register(&registration(10, "cb-10")).unwrap());
+        assert!(b.register(&registration(2, "cb-2")).unwrap());
+        let latest = b.find_latest_registration("t", "e").unwrap().unwrap();
+        assert_eq!(
+            latest.checkpoint.generation, 10,
+            "20-digit keys sort numerically"
+        );
+        assert_eq!(
+            b.find_registration("t", "e", 2)
+                .unwrap()
+                .unwrap()
+                .provider
+                .callback_id,
+            "cb-2"
+        );
+        assert!(b.find_registration("t", "e", 3).unwrap().is_none());
+    }
+
+    #[test]
+    fn bindings_conflict_on_another_callback_and_deliveries_stand_once() {
+        let mut b = InMemoryBindings::new();
+        let bound = registration(1, "cb-1").bind(&identity(1)).unwrap();
+        assert!(b.bind(&bound).unwrap());
+        assert!(!b.bind(&bound).unwrap());
+        let other = registration(1, "cb-2").bind(&identity(1)).unwrap();
+        assert_eq!(
+            b.bind(&other).unwrap_err().message,
+            "callback binding generation is already owned by another callback"
+        );
+        let second = registration(2, "cb-2").bind(&identity(2)).unwrap();
+        assert!(b.bind(&second).unwrap());
+        let latest = b.find_latest_binding("t", "i").unwrap().unwrap();
+        assert_eq!(
+            (latest.await_identity.generation, latest.status),
+            (2, BindingStatus::Open)
+        );
+
+        assert!(!b.delivered(&bound).unwrap());
+        let delivery = |outcome: &str| Delivery {
+            provider_outcome: outcome.into(),
+            delivered_at_epoch_ms: 5,
+            attempt_id: "a".into(),
+        };
+        b.record_delivered(&bound, delivery("CALLBACK_ACCEPTED"))
+            .unwrap();
+        b.record_delivered(&bound, delivery("PROVIDER_STATE_SUCCEEDED"))
+            .unwrap();
+        assert!(b.delivered(&bound).unwrap() && !b.delivered(&second).unwrap());
+        let deliveries: Vec<_> = b
+            .keys()
+            .into_iter()
+            .filter(|(_, _, t)| t == "DELIVERY")
+            .collect();
+        assert_eq!(deliveries.len(), 1);
+        assert_eq!(deliveries[0].1, "DELIVERED#1");
+    }
+}

@@ -1,0 +1,483 @@
+//! TPF's action gateway served by the reference model: the requests a TPF coordinator driver
+//! sends, built with TPF's factories and sent as JSON, answered by the model's coordinator
+//! through TPF's control-plane calls, with the callback-binding table in memory.
+
+mod tpf_support;
+
+use serde_json::json;
+use tpf_model::coordinator::LocalControlPlane;
+use tpf_model::gateway::{BindingStore, Gateway, InMemoryBindings};
+use tpf_model::{InMemoryStore, StepOutcome};
+use tpf_support::*;
+use tpf_wire::gateway::names::durable_execution_name;
+use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
+use tpf_wire::gateway::{
+    ActionRequest, ActionResponse, AwaitIdentity, DriverCheckpoint, ExecutionCheckpoint,
+    FunctionError, Operation, ProviderCallback,
+};
+
+type ModelGateway = Gateway<LocalControlPlane<InMemoryStore>, InMemoryBindings>;
+
+fn gateway() -> ModelGateway {
+    Gateway::new(
+        LocalControlPlane::new(restaurant(|w| w)),
+        InMemoryBindings::new(),
+    )
+}
+
+/// One call as TPF's caller makes it: the request's JSON in, the response read back as TPF's
+/// caller reads it.
+fn call(
+    g: &mut ModelGateway,
+    request: &ActionRequest,
+    now: i64,
+) -> Result<ActionResponse, FunctionError> {
+    let text = g.serve(&request.to_json(), now)?;
+    Ok(ActionResponse::read(&text).expect("TPF's caller reads the gateway's response"))
+}
+
+fn ok(g: &mut ModelGateway, request: &ActionRequest, now: i64) -> ActionResponse {
+    call(g, request, now).unwrap_or_else(|e| panic!("{:?} failed: {e:?}", request.operation))
+}
+
+fn input(key: &str) -> ExecutionInput {
+    ExecutionInput::new(
+        Some(TENANT),
+        Some(key),
+        ReleaseIdentity {
+            pipeline_id: Some(PIPELINE),
+            contract_version: Some("sha256:v1"),
+            release_version: Some("sha256:v1"),
+        },
+        Some(r#"{"orderId":"o-42","total":12.50}"#),
+        None,
+        1,
+    )
+    .unwrap()
+}
+
+const ARN: &str =
+    "arn:aws:lambda:us-east-1:000000000000:function:coordinator:1/durable-execution/x/y";
+
+fn provider<'a>(name: &'a str, callback: &'a str) -> ProviderCallback<'a> {
+    ProviderCallback {
+        execution_name: Some(name),
+        execution_arn: Some(ARN),
+        callback_id: Some(callback),
+    }
+}
+
+#[test]
+fn a_driver_generation_runs_submit_status_register_bind_and_result_against_the_model() {
+    let mut g = gateway();
+    let first = input("order-42:submit");
+
+    // SUBMIT: the checkpoint is the request's release and the execution TPF created.
+    let submitted = ok(&mut g, &ActionRequest::submit(&first).unwrap(), T0);
+    let checkpoint = submitted.checkpoint.clone().expect("a checkpoint");
+    assert!(!submitted.duplicate);
+    assert_eq!(
+        (
+            checkpoint.tenant_id.as_str(),
+            checkpoint.release_version.as_str()
+        ),
+        (TENANT, "sha256:v1")
+    );
+    let again = ok(&mut g, &ActionRequest::submit(&first).unwrap(), T0 + 1);
+    assert!(again.duplicate);
+    assert_eq!(again.checkpoint.as_ref(), Some(&checkpoint));
+
+    let driver = DriverCheckpoint::new(checkpoint.clone(), 1).unwrap();
+    let status = |g: &mut ModelGateway, now| {
+        ok(
+            g,
+            &ActionRequest::for_execution(Operation::Status, &driver).unwrap(),
+            now,
+        )
+        .execution_status
+        .expect("a status")
+    };
+    // Nothing runs inside a gateway call: the work function has not claimed it yet.
+    assert_eq!(status(&mut g, T0 + 2), "QUEUED");
+    let worked = g.plane.run_work(T0 + 3).unwrap();
+    assert_eq!(worked.len(), 1, "the duplicate submit enqueued nothing");
+    assert_eq!(status(&mut g, T0 + 4), "WAITING_EXTERNAL");
+
+    // RESULT before the end is TPF's IllegalStateException.
+    let early = call(
+        &mut g,
+        &ActionRequest::for_execution(Operation::Result, &driver).unwrap(),
+        T0 + 5,
+    )
+    .unwrap_err();
+    assert_eq!(early.error_type, "java.lang.IllegalStateException");
+    assert_eq!(
+        early.error_message,
+        "Execution is not complete yet: WAITING_EXTERNAL"
+    );
+
+    // REGISTER_CALLBACK: written once, identical again, another callback conflicts.
+    let name = durable_execution_name(Some(TENANT), Some("order-42:submit"), 1).unwrap();
+    let register = ActionRequest::register(&driver, provider(&name, "cb-0")).unwrap();
+    assert!(ok(&mut g, &register, T0 + 6).binding_created);
+    assert!(!ok(&mut g, &register, T0 + 7).binding_created);
+    let stolen = ActionRequest::register(&driver, provider(&name, "cb-other")).unwrap();
+    let conflict = call(&mut g, &stolen, T0 + 8).unwrap_err();
+    assert_eq!(
+        conflict.error_message,
+        "callback registration generation is already owned by another callback"
+    );
+
+    // QUERY_PENDING_AWAIT names the open interaction with the request's generation.
+    let pending = ok(
+        &mut g,
+        &ActionRequest::for_execution(Operation::QueryPendingAwait, &driver).unwrap(),
+        T0 + 9,
+    );
+    let identity: AwaitIdentity = pending.await_identity.expect("a pending await");
+    assert_eq!(
+        (identity.execution_id.as_str(), identity.generation),
+        (checkpoint.execution_id.as_str(), 1)
+    );
+
+    // BIND_CALLBACK binds the interaction to the registration's callback.
+    let bind = ActionRequest::bind(&identity, provider(&name, "cb-0")).unwrap();
+    assert!(ok(&mut g, &bind, T0 + 10).binding_created);
+    assert!(!ok(&mut g, &bind, T0 + 11).binding_created);
+    let bound = g
+        .bindings
+        .find_latest_binding(TENANT, &identity.interaction_id)
+        .unwrap()
+        .expect("a binding row");
+    assert_eq!(bound.provider.callback_id, "cb-0");
+    let mut rows: Vec<String> = g.bindings.keys().into_iter().map(|(_, _, t)| t).collect();
+    rows.sort_unstable();
+    assert_eq!(
+        rows,
+        ["BINDING", "REGISTRATION"],
+        "one row of each, nothing else"
+    );
+
+    // READ_EXECUTION_AWAITS and READ_AWAIT_CHECKPOINT project the interaction with its release.
+    let awaits = ok(
+        &mut g,
+        &ActionRequest::for_execution(Operation::ReadExecutionAwaits, &driver).unwrap(),
+        T0 + 12,
+    )
+    .await_checkpoints;
+    assert_eq!(awaits.len(), 1);
+    assert_eq!(
+        (
+            awaits[0].status.as_str(),
+            awaits[0].step_id.as_str(),
+            awaits[0].release_version.as_str()
+        ),
+        (
+            "WAITING",
+            "ProcessAwaitRestaurantDecisionService",
+            "sha256:v1"
+        )
+    );
+
+    // The decision arrives through TPF's await API; a sweep enqueues the released parent.
+    g.plane
+        .coordinator
+        .complete_await(
+            &completion(&identity.interaction_id, "accepted"),
+            T0 + MINUTE,
+        )
+        .unwrap();
+    let read = ok(
+        &mut g,
+        &ActionRequest::await_checkpoint(&identity).unwrap(),
+        T0 + MINUTE + 1,
+    );
+    assert_eq!(
+        read.await_checkpoint.expect("a checkpoint").status,
+        "COMPLETED"
+    );
+    let swept = ok(
+        &mut g,
+        &ActionRequest::for_execution(Operation::Sweep, &driver).unwrap(),
+        T0 + MINUTE + 2,
+    );
+    assert_eq!(swept.execution_status.as_deref(), Some("SWEEPED"));
+    g.plane.run_work(T0 + MINUTE + 3).unwrap();
+    assert_eq!(status(&mut g, T0 + MINUTE + 4), "SUCCEEDED");
+    let result = ok(
+        &mut g,
+        &ActionRequest::for_execution(Operation::Result, &driver).unwrap(),
+        T0 + MINUTE + 5,
+    );
+    let payload: serde_json::Value =
+        serde_json::from_str(result.result_json.as_deref().expect("a result")).unwrap();
+    assert!(
+        payload.is_object(),
+        "a SINGLE result is the item: {payload}"
+    );
+}
+
+#[test]
+fn unknown_executions_missing_registrations_and_bad_requests_answer_tpfs_errors() {
+    let mut g = gateway();
+    let ghost = DriverCheckpoint::new(
+        ExecutionCheckpoint::new(
+            Some(TENANT),
+            Some("no-such-execution"),
+            Some(PIPELINE),
+            Some("sha256:v1"),
+            Some("sha256:v1"),
+        )
+        .unwrap(),
+        1,
+    )
+    .unwrap();
+    let e = call(
+        &mut g,
+        &ActionRequest::for_execution(Operation::Status, &ghost).unwrap(),
+        T0,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.error_type.as_str(), e.error_message.as_str()),
+        (
+            "jakarta.ws.rs.NotFoundException",
+            "Execution not found: no-such-execution"
+        )
+    );
+    // An unknown execution has no awaits: an empty list, not an error.
+    let awaits = ok(
+        &mut g,
+        &ActionRequest::for_execution(Operation::ReadExecutionAwaits, &ghost).unwrap(),
+        T0,
+    );
+    assert!(awaits.await_checkpoints.is_empty());
+
+    let identity = AwaitIdentity::new(
+        Some(TENANT),
+        Some("no-such-execution"),
+        Some("i"),
+        Some("c"),
+        1,
+    )
+    .unwrap();
+    let e = call(
+        &mut g,
+        &ActionRequest::bind(&identity, provider("tpf-x", "cb")).unwrap(),
+        T0,
+    )
+    .unwrap_err();
+    assert_eq!(e.error_message, "callback registration is not available");
+    let e = call(
+        &mut g,
+        &ActionRequest::await_checkpoint(&identity).unwrap(),
+        T0,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.error_message,
+        "Await semantic checkpoint is not available"
+    );
+
+    // A release that is not the active one is refused, and nothing is enqueued.
+    let mut pinned = input("k-2");
+    pinned.release_version = "sha256:v9".to_owned();
+    let e = call(&mut g, &ActionRequest::submit(&pinned).unwrap(), T0).unwrap_err();
+    assert_eq!(e.error_type, "java.lang.IllegalStateException");
+    assert_eq!(g.plane.queued().count(), 0);
+
+    // Record rules and operation rules, as the gateway's Lambda answers them.
+    let e = g
+        .serve(
+            r#"{"operation":"STATUS","tenantId":"t","generation":0}"#,
+            T0,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.error_type,
+        "com.fasterxml.jackson.databind.exc.ValueInstantiationException"
+    );
+    let e = g
+        .serve(
+            r#"{"operation":"STATUS","tenantId":"t","generation":1}"#,
+            T0,
+        )
+        .unwrap_err();
+    assert_eq!(
+        (e.error_type.as_str(), e.error_message.as_str()),
+        (
+            "java.lang.IllegalArgumentException",
+            "executionId is required"
+        )
+    );
+    let e = g
+        .serve(
+            &json!({"operation":"REDRIVE","tenantId":"t","executionId":"x","generation":1})
+                .to_string(),
+            T0,
+        )
+        .unwrap_err();
+    assert_eq!(e.error_message, "expectedVersion is required");
+}
+
+#[test]
+fn a_failed_execution_is_redriven_to_queued_and_enqueued_for_the_work_function() {
+    let mut g = Gateway::new(
+        LocalControlPlane::new(restaurant(|w| {
+            w.script(
+                0,
+                vec![StepOutcome::FailNonRetryable(
+                    "org.example.BadOrderException".into(),
+                )],
+            )
+        })),
+        InMemoryBindings::new(),
+    );
+    let checkpoint = ok(&mut g, &ActionRequest::submit(&input("k-3")).unwrap(), T0)
+        .checkpoint
+        .unwrap();
+    let driver = DriverCheckpoint::new(checkpoint, 1).unwrap();
+    g.plane.run_work(T0 + 1).unwrap();
+    let status = ok(
+        &mut g,
+        &ActionRequest::for_execution(Operation::Status, &driver).unwrap(),
+        T0 + 2,
+    )
+    .execution_status
+    .unwrap();
+    assert_eq!(status, "FAILED");
+    let e = call(
+        &mut g,
+        &ActionRequest::for_execution(Operation::Result, &driver).unwrap(),
+        T0 + 2,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.error_message,
+        "Execution finished without a successful result: FAILED"
+    );
+    let version = g
+        .plane
+        .coordinator
+        .status(TENANT, &driver.execution.execution_id, T0 + 2)
+        .unwrap()
+        .version;
+
+    let stale = ActionRequest::redrive(&driver, version + 5, Some("operator retry")).unwrap();
+    let e = call(&mut g, &stale, T0 + 3).unwrap_err();
+    assert_eq!(e.error_type, "java.lang.IllegalStateException");
+    assert!(
+        e.error_message.contains("version mismatch"),
+        "{}",
+        e.error_message
+    );
+    assert_eq!(g.plane.queued().count(), 0);
+
+    let redrive = ActionRequest::redrive(&driver, version, Some("operator retry")).unwrap();
+    let answer = ok(&mut g, &redrive, T0 + 4);
+    assert_eq!(answer.execution_status.as_deref(), Some("QUEUED"));
+    assert_eq!(g.plane.queued().count(), 1);
+}
+
+#[test]
+fn a_replacement_generation_registers_and_binds_under_its_own_keys() {
+    let mut g = gateway();
+    let first = input("order-7:submit");
+    let checkpoint = ok(&mut g, &ActionRequest::submit(&first).unwrap(), T0)
+        .checkpoint
+        .unwrap();
+    g.plane.run_work(T0 + 1).unwrap();
+    let gen1 = DriverCheckpoint::new(checkpoint.clone(), 1).unwrap();
+    let name1 = durable_execution_name(Some(TENANT), Some("order-7:submit"), 1).unwrap();
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::register(&gen1, provider(&name1, "cb-1")).unwrap(),
+            T0 + 2
+        )
+        .binding_created
+    );
+    let pending = |g: &mut ModelGateway, driver: &DriverCheckpoint, now| {
+        ok(
+            g,
+            &ActionRequest::for_execution(Operation::QueryPendingAwait, driver).unwrap(),
+            now,
+        )
+        .await_identity
+        .expect("a pending await")
+    };
+    let id1 = pending(&mut g, &gen1, T0 + 3);
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::bind(&id1, provider(&name1, "cb-1")).unwrap(),
+            T0 + 4
+        )
+        .binding_created
+    );
+
+    // Generation 1's driver is gone; TPF's host starts generation 2 from the await identity:
+    // named from the execution id, resuming the same execution.
+    let resume = ExecutionInput::resume(
+        &id1,
+        ReleaseIdentity {
+            pipeline_id: Some(&checkpoint.pipeline_id),
+            contract_version: Some(&checkpoint.contract_version),
+            release_version: Some(&checkpoint.release_version),
+        },
+    )
+    .unwrap();
+    assert_eq!(resume.generation, 2);
+    assert_eq!(
+        resume.resume_execution_id.as_deref(),
+        Some(checkpoint.execution_id.as_str())
+    );
+    let name2 = resume.durable_execution_name();
+    assert_eq!(
+        name2,
+        durable_execution_name(Some(TENANT), Some(&checkpoint.execution_id), 2).unwrap()
+    );
+    let gen2 = DriverCheckpoint::new(checkpoint.clone(), resume.generation).unwrap();
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::register(&gen2, provider(&name2, "cb-2")).unwrap(),
+            T0 + 5
+        )
+        .binding_created
+    );
+    let id2 = pending(&mut g, &gen2, T0 + 6);
+    assert_eq!(
+        (id2.interaction_id.as_str(), id2.generation),
+        (id1.interaction_id.as_str(), 2)
+    );
+    assert!(
+        ok(
+            &mut g,
+            &ActionRequest::bind(&id2, provider(&name2, "cb-2")).unwrap(),
+            T0 + 7
+        )
+        .binding_created
+    );
+
+    // The newest binding and registration are generation 2's; generation 1's rows stay.
+    let latest = g
+        .bindings
+        .find_latest_binding(TENANT, &id1.interaction_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            latest.await_identity.generation,
+            latest.provider.callback_id.as_str()
+        ),
+        (2, "cb-2")
+    );
+    let registration = g
+        .bindings
+        .find_latest_registration(TENANT, &checkpoint.execution_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(registration.checkpoint.generation, 2);
+    assert_eq!(g.bindings.keys().len(), 4);
+}
