@@ -18,10 +18,20 @@ pub struct Error {
     hint: Option<Cow<'static, str>>,
     #[source]
     source: Option<Source>,
+    /// Where and what underneath, which few errors have: boxed, so that every `Result` carrying
+    /// an error stays small.
+    context: Option<Box<Context>>,
+    show_detail: bool,
+}
+
+#[derive(Debug, Default)]
+struct Context {
+    /// What the error is about when the message does not say it in a form a program can use:
+    /// the file of an I/O error, the argument of a usage error.
+    location: Option<String>,
     /// Everything underneath in full (an AWS SDK error's whole context), shown only on request:
     /// it can be a 17 KB echoed definition.
     detail: Option<String>,
-    show_detail: bool,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -33,7 +43,7 @@ impl Error {
             message: message.into(),
             hint: None,
             source: None,
-            detail: None,
+            context: None,
             show_detail: false,
         }
     }
@@ -43,13 +53,18 @@ impl Error {
         self
     }
 
+    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+        self.context.get_or_insert_default().location = Some(location.into());
+        self
+    }
+
     pub fn with_source(mut self, source: impl Into<Source>) -> Self {
         self.source = Some(source.into());
         self
     }
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
+        self.context.get_or_insert_default().detail = Some(detail.into());
         self
     }
 
@@ -63,6 +78,7 @@ impl Error {
     pub fn read(path: &std::path::Path, source: std::io::Error) -> Self {
         Self::new("IO_READ", format!("cannot read {}", path.display()))
             .with_source(source)
+            .with_location(path.display().to_string())
             .with_hint("check that the path exists and is readable")
     }
 
@@ -70,6 +86,7 @@ impl Error {
     pub fn write(what: &str, path: &std::path::Path, source: std::io::Error) -> Self {
         Self::new("IO_WRITE", format!("cannot {what} {}", path.display()))
             .with_source(source)
+            .with_location(path.display().to_string())
             .with_hint("check that the directory exists and is writable and the disk has room")
     }
 
@@ -85,6 +102,21 @@ impl Error {
 
     pub fn hint(&self) -> Option<&str> {
         self.hint.as_deref()
+    }
+
+    pub fn location(&self) -> Option<&str> {
+        self.context.as_ref()?.location.as_deref()
+    }
+
+    /// The error for `--format json`: `{"error": {code, message, hint, location}}`, the message
+    /// with its causes as in the text report.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"error": {
+            "code": self.code,
+            "message": chain(self),
+            "hint": self.hint,
+            "location": self.location(),
+        }})
     }
 
     /// The error as people read it.
@@ -104,7 +136,7 @@ impl fmt::Display for Report<'_> {
         if let Some(hint) = &e.hint {
             write!(f, "\n  = hint: {hint}")?;
         }
-        match &e.detail {
+        match e.context.as_ref().and_then(|c| c.detail.as_ref()) {
             Some(detail) if e.show_detail && !causes.ends_with(detail.as_str()) => {
                 write!(f, "\n  = detail: {detail}")
             }
@@ -146,6 +178,26 @@ mod tests {
         assert_eq!(
             Error::new("X", "plain").report().to_string(),
             "error[X]: plain"
+        );
+    }
+
+    #[test]
+    fn the_json_form_has_the_code_message_hint_and_location() {
+        let e = Error::new("USAGE_UNKNOWN_ARGUMENT", "unexpected argument '--x' found")
+            .with_hint("see `tpf-sfn --help`")
+            .with_location("--x");
+        assert_eq!(
+            e.to_json(),
+            serde_json::json!({"error": {
+                "code": "USAGE_UNKNOWN_ARGUMENT",
+                "message": "unexpected argument '--x' found",
+                "hint": "see `tpf-sfn --help`",
+                "location": "--x",
+            }})
+        );
+        assert_eq!(
+            Error::new("X", "m").to_json()["error"]["hint"],
+            serde_json::Value::Null
         );
     }
 }

@@ -92,6 +92,32 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The output format the command was asked for (its errors follow it).
+    pub fn format(&self) -> Format {
+        match self {
+            Command::Compile(a) => a.format,
+            Command::Validate(a) => a.format,
+            Command::MappingTest(a) => a.format,
+            Command::Simulate(a) => a.format,
+            Command::Tables {
+                command: TablesCommand::Create(a),
+            } => a.format,
+            Command::Dev(a) => a.format,
+            Command::Deploy(a) => a.format,
+            Command::Status(a) => a.format,
+            Command::Releases(a) => a.format,
+            Command::Prune(a) => a.format,
+            Command::Graph(_)
+            | Command::Init(_)
+            | Command::Serve(_)
+            | Command::Bridge(_)
+            | Command::Relay(_)
+            | Command::Completions { .. } => Format::Text,
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
     /// TPF's META-INF/pipeline/pipeline-contract.json.
@@ -99,7 +125,8 @@ pub struct CompileArgs {
     /// pipeline-release.json; without it the release version is the contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
-    /// Driver configuration (TOML). Without it the embedded defaults apply.
+    /// Driver configuration (TOML). Without it ./tpf-sfn.toml if there is one (the file `init`
+    /// writes), else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Output directory for this release's files.
@@ -286,7 +313,8 @@ pub struct MappingTestArgs {
     /// contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
-    /// Driver configuration (TOML) to compile with. Without it the embedded defaults apply.
+    /// Driver configuration (TOML) to compile with. Without it ./tpf-sfn.toml if there is one,
+    /// else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Action binding to compile with (http, lambda or queue); overrides the config file.
@@ -328,7 +356,8 @@ pub struct SimulateArgs {
     /// contract version, as in TPF.
     #[arg(long)]
     pub release: Option<PathBuf>,
-    /// Driver configuration (TOML) to compile with. Without it the embedded defaults apply.
+    /// Driver configuration (TOML) to compile with. Without it ./tpf-sfn.toml if there is one,
+    /// else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Action binding to compile with (http, lambda or queue); overrides the config file.

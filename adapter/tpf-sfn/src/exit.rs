@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use tpf_sfn_compiler::Diagnostics;
 
+use crate::cli::Format;
 use crate::error::Error;
+use crate::stdio::{self, errln, outln, Outcome};
 
 /// What a command ends with, beyond success.
 #[derive(Debug)]
@@ -19,9 +21,32 @@ pub enum Failure {
 
 impl Failure {
     pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.status())
+    }
+
+    pub fn status(&self) -> u8 {
         match self {
-            Failure::Findings => ExitCode::from(1),
-            Failure::Input(_) | Failure::Error(_) => ExitCode::from(2),
+            Failure::Findings => 1,
+            Failure::Input(_) | Failure::Error(_) => 2,
+        }
+    }
+
+    /// Says what is left to say, in the format the user asked for: JSON on stdout
+    /// (`{"error": …}`, `{"diagnostics": […]}`) for `--format json` while stdout takes writes,
+    /// the text report on stderr otherwise.
+    fn print(&self, format: Format) {
+        let json = match self {
+            Failure::Input(d) if !d.0.is_empty() => Some(serde_json::json!({ "diagnostics": d.0 })),
+            Failure::Error(e) => Some(e.to_json()),
+            _ => None,
+        };
+        match json {
+            Some(json) if format == Format::Json && stdio::stdout_works() => outln!("{json}"),
+            _ => {
+                if let Some(text) = self.report() {
+                    errln!("{text}");
+                }
+            }
         }
     }
 
@@ -49,3 +74,28 @@ impl From<Error> for Failure {
 }
 
 pub type CmdResult = Result<(), Failure>;
+
+/// The end of every command: its failure said in `format`, then what printing itself came to.
+/// A reader that went away ends quietly (the command's own failure status, or the shell's
+/// SIGPIPE status 141); a failed write (a full disk) is `STDOUT_WRITE` / `STDERR_WRITE`,
+/// reported on stderr while stderr works, exit 2.
+pub fn end(format: Format, result: CmdResult) -> ExitCode {
+    let status = match &result {
+        Ok(()) => 0,
+        Err(failure) => {
+            failure.print(format);
+            failure.status()
+        }
+    };
+    match stdio::finish() {
+        Outcome::Written => ExitCode::from(status),
+        Outcome::Closed if status == 0 => ExitCode::from(stdio::CLOSED_PIPE),
+        Outcome::Closed => ExitCode::from(status),
+        Outcome::Failed(e) => {
+            if stdio::stderr_works() {
+                errln!("{}", e.report());
+            }
+            ExitCode::from(2)
+        }
+    }
+}

@@ -13,6 +13,8 @@ pub mod host;
 pub mod input;
 pub mod output;
 pub mod report;
+pub mod stdio;
+pub mod usage;
 
 // The wake path and the error type it shares with the commands: their own crate, which the
 // Lambda functions link without this one.
@@ -30,21 +32,15 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            // clap exits 0 for --help/--version and 2 for usage errors; keep its choice.
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
-        }
-    };
-    if !matches!(
-        cli.command,
-        Command::Serve(_) | Command::Bridge(_) | Command::Relay(_) | Command::Dev(_)
-    ) {
-        end_quietly_on_a_closed_pipe();
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    match Cli::try_parse_from(&args) {
+        Ok(cli) => exit::end(cli.command.format(), dispatch(&cli.command)),
+        Err(e) => exit::end(usage::format_asked(&args), usage::failure(&e)),
     }
-    let result = match &cli.command {
+}
+
+fn dispatch(command: &Command) -> exit::CmdResult {
+    match command {
         Command::Compile(a) => cmd::compile::run(a),
         Command::Validate(a) => cmd::validate::run(a),
         Command::Graph(a) => cmd::graph::run(a),
@@ -63,35 +59,11 @@ where
         Command::Releases(a) => cmd::releases::releases(a),
         Command::Prune(a) => cmd::releases::prune(a),
         Command::Completions { shell } => {
-            clap_complete::generate(
-                *shell,
-                &mut Cli::command(),
-                "tpf-sfn",
-                &mut std::io::stdout(),
-            );
+            // Generated into memory first: the generator panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "tpf-sfn", &mut script);
+            stdio::write_bytes(stdio::Stream::Out, &script);
             Ok(())
         }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            if let Some(text) = failure.report() {
-                eprintln!("{text}");
-            }
-            failure.exit_code()
-        }
-    }
-}
-
-/// `tpf-sfn simulate | head -1`: once the reader is gone the command ends without a word, as
-/// Unix tools do, instead of panicking in `println!` (Rust ignores SIGPIPE by default). The
-/// long-running commands keep ignoring it: they write to sockets and logs, not to a reader of
-/// their output.
-fn end_quietly_on_a_closed_pipe() {
-    #[cfg(unix)]
-    // SAFETY: restores the default disposition of one signal before any thread of this
-    // process exists besides the main one; no handler runs Rust code.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

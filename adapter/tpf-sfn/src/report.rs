@@ -1,5 +1,6 @@
 //! Prints diagnostics for people (text) and machines (`--format json`).
 
+use crate::stdio::{errln, outln};
 use serde_json::json;
 use tpf_sfn_compiler::Diagnostic;
 
@@ -9,9 +10,9 @@ pub fn diagnostics(format: Format, diags: &[Diagnostic]) {
     match format {
         Format::Text => {
             for d in diags {
-                eprintln!("{d}");
+                errln!("{d}");
             }
         }
-        Format::Json => println!("{}", json!({ "diagnostics": diags })),
+        Format::Json => outln!("{}", json!({ "diagnostics": diags })),
     }
 }

@@ -564,26 +564,6 @@ fn validate_proves_compiled_output_and_takes_map_bounds_for_foreign_ones() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
-/// `tpf-sfn … | head -1`: a reader that goes away ends the command without a word, never with
-/// a panic about a broken pipe.
-#[test]
-fn a_closed_pipe_ends_the_command_quietly() {
-    use std::process::Stdio;
-    for args in [&["completions", "bash"][..], &["simulate", "--list"]] {
-        let mut child = support::cli()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        // Closed before the command has written: every write it makes finds no reader.
-        drop(child.stdout.take());
-        let o = child.wait_with_output().expect("wait");
-        assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
-        assert_ne!(o.status.code(), Some(101), "{args:?} panicked");
-    }
-}
-
 /// `compile --out` is all-or-nothing: when one file cannot be renamed into place (its path
 /// became a directory), the earlier output is left whole and no temporary is left anywhere.
 #[test]
@@ -626,15 +606,72 @@ fn validate_with_nothing_to_validate_is_a_coded_error() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.json"), "{}").unwrap();
     let d = dir.path().display().to_string();
-    for args in [
-        vec!["validate", &d],
-        vec!["validate", &d, "--format", "json"],
+    let o = tpf_sfn(&["validate", &d]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("error[VALIDATE_NOTHING]"), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    // Asked for JSON, the error is JSON on stdout.
+    let o = tpf_sfn(&["validate", &d, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["error"]["code"], "VALIDATE_NOTHING", "{v}");
+    assert!(v["error"]["hint"].is_string(), "{v}");
+    assert!(o.stderr.is_empty(), "{}", text(&o));
+}
+
+/// `--format json` errors are JSON too: a usage error before the command ran (the arguments
+/// say JSON even when they do not parse), a command's error, and an input diagnostic.
+#[test]
+fn json_errors_are_json_including_usage_errors() {
+    let (contract, _) = restaurant();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json").display().to_string();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let bad = bad.display().to_string();
+    for (args, code) in [
+        (
+            vec!["simulate", "--format", "json", "--bogus"],
+            "USAGE_UNKNOWN_ARGUMENT",
+        ),
+        (
+            vec!["compile", &contract, "--format=json", "--binding", "smoke"],
+            "USAGE_INVALID_VALUE",
+        ),
+        (vec!["status", "--format", "json"], "USAGE_MISSING_ARGUMENT"),
+        (vec!["compile", &missing, "--format", "json"], "IO_READ"),
     ] {
         let o = tpf_sfn(&args);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        assert!(text(&o).contains("error[VALIDATE_NOTHING]"), "{}", text(&o));
-        assert!(o.stdout.is_empty(), "{}", text(&o));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", text(&o)));
+        let e = &v["error"];
+        assert_eq!(e["code"], code, "{args:?}: {v}");
+        assert!(e["message"].is_string(), "{args:?}: {v}");
+        assert!(e["hint"].is_string() || code == "IO_READ", "{args:?}: {v}");
+        assert!(
+            e["location"].is_string() || code == "USAGE_MISSING_ARGUMENT",
+            "{args:?}: {v}"
+        );
+        assert!(o.stderr.is_empty(), "{args:?}: {}", text(&o));
     }
+    let o = tpf_sfn(&["simulate", "--format", "json", "--bogus"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["location"], "--bogus", "{v}");
+    // An input diagnostic keeps its shape: `diagnostics`, with its location.
+    let o = tpf_sfn(&["compile", &bad, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["diagnostics"][0]["code"], "CONTRACT_JSON_SYNTAX", "{v}");
+    // In text, a usage error is coded like any other, with a hint.
+    let o = tpf_sfn(&["simulate", "--bogus"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(
+            "error[USAGE_UNKNOWN_ARGUMENT]: unexpected argument '--bogus' found\n  = hint: "
+        ) && err.contains("see `tpf-sfn simulate --help`"),
+        "{err}"
+    );
 }
 
 /// Every command reads its inputs through one reader: a FIFO is refused at once (never
@@ -825,4 +862,115 @@ fn simulate_runs_the_bundled_sample_on_the_lambda_durable_backend() {
         "{t}"
     );
     assert!(t.contains("all 19 invariant checks hold"), "{t}");
+}
+
+/// The placeholder refusal's hint is true: after `init` and filling in the keys it names in
+/// ./tpf-sfn.toml, the same `compile --emit` from the same directory, still without
+/// `--config`, reads that file and exports; the summary says which file it read.
+#[test]
+fn following_the_placeholder_hint_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (contract, release) = restaurant();
+    let run = |args: &[&str]| {
+        support::cli()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .expect("run tpf-sfn")
+    };
+    let compile = [
+        "compile",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        "out",
+        "--emit",
+        "cloudformation",
+    ];
+    let o = run(&compile);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error[EXPORT_PLACEHOLDER]")
+            && err.contains("set `binding.http.api-base-url` in tpf-sfn.toml (`tpf-sfn init` writes one; `compile` reads ./tpf-sfn.toml"),
+        "{err}"
+    );
+    let o = run(&["init"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let path = dir.path().join("tpf-sfn.toml");
+    let config = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("https://tpf.example.com", "https://tpf.acme.io")
+        .replace(
+            "arn:aws:events:us-east-1:123456789012:connection/tpf-actions/00000000-0000-0000-0000-000000000000",
+            "arn:aws:events:us-east-1:123456789012:connection/tpf-actions/5f1c3a9e-2b7d-4e10-9a4f-0c6e8d2b1a77",
+        );
+    std::fs::write(&path, config).unwrap();
+    let o = run(&compile);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("config    tpf-sfn.toml (found in the working directory)"),
+        "{}",
+        text(&o)
+    );
+    let manifest = std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap();
+    assert!(manifest.contains("https://tpf.acme.io"), "{manifest}");
+    assert!(dir.path().join("out/cloudformation.json").is_file());
+}
+
+/// Files given in the wrong place are named for what they are: a release descriptor as the
+/// contract, a contract or a release to `validate`.
+#[test]
+fn a_file_in_the_wrong_place_is_named_for_what_it_is() {
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&["compile", &release, "--out", "/nonexistent/never-written"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("error[CONTRACT_IS_RELEASE]: this is a release descriptor")
+            && err.contains("pass it with --release")
+            && !err.contains("CONTRACT_UNKNOWN_FIELD"),
+        "{err}"
+    );
+    for (file, what) in [
+        (&contract, "a TPF pipeline contract"),
+        (&release, "a TPF release descriptor"),
+    ] {
+        let o = tpf_sfn(&["validate", file]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.starts_with("error[VALIDATE_NOT_ASL]:")
+                && err.contains(what)
+                && !err.contains("StartAt"),
+            "{err}"
+        );
+    }
+    let o = tpf_sfn(&["validate", &contract]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("`tpf-sfn mapping-test "),
+        "{}",
+        text(&o)
+    );
+}
+
+/// `simulate --scenario` takes a family's name alone and suggests names for a typo.
+#[test]
+fn simulate_takes_a_scenario_family_and_suggests_names() {
+    let o = tpf_sfn(&["simulate", "--scenario", "deadline-timeout"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).starts_with("scenario deadline-timeout/Await Restaurant Decision:"),
+        "{}",
+        text(&o)
+    );
+    let o = tpf_sfn(&["simulate", "--scenario", "deadline-timout"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error[UNKNOWN_SCENARIO]")
+            && err.contains("did you mean \"deadline-timeout/Await Restaurant Decision\""),
+        "{err}"
+    );
 }

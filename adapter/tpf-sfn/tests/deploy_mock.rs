@@ -611,21 +611,19 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     let dir = tempfile::tempdir().unwrap();
     compile_default(dir.path());
     let out = dir.path().to_str().unwrap();
-    for extra in [&[][..], &["--dry-run"][..]] {
-        let (code, err, stdout) = deploy_cli(out, extra);
-        assert_eq!(code, Some(2), "{err}");
-        assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
-        assert!(
-            err.contains("tpf-sfn.toml#binding.http.api-base-url"),
-            "{err}"
-        );
-        assert!(err.contains("binding.http.connection-arn"), "{err}");
-        assert!(
-            stdout.is_empty(),
-            "no plan printed: {}",
-            String::from_utf8_lossy(&stdout)
-        );
-    }
+    let (code, err, stdout) = deploy_cli(out, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
+    assert!(
+        err.contains("tpf-sfn.toml#binding.http.api-base-url"),
+        "{err}"
+    );
+    assert!(err.contains("binding.http.connection-arn"), "{err}");
+    assert!(
+        stdout.is_empty(),
+        "no plan printed: {}",
+        String::from_utf8_lossy(&stdout)
+    );
     // An emulator endpoint takes placeholders; nothing listens on port 9, so the deploy then
     // fails on the connection: one readable line and a hint, no SDK debug structures.
     let emulator = ["--endpoint-url", "http://127.0.0.1:9"];
@@ -644,4 +642,65 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     );
     let (_, err, _) = deploy_cli(out, &[emulator[0], emulator[1], "--verbose"]);
     assert!(err.contains("\n  = detail: "), "{err}");
+}
+
+/// Answers every request with an empty `ListStateMachines` page: an account with no machines.
+/// Listens on loopback; the deploy reaches it as `0.0.0.0`, an address that is not a loopback
+/// name (so it stands for AWS, where placeholders are refused) yet connects to this host only.
+fn empty_account() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 65536];
+            let mut seen = Vec::new();
+            // Read the head and the body it announces, then answer and close.
+            while let Ok(n) = stream.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&seen).to_ascii_lowercase();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if seen.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            let body = r#"{"stateMachines":[]}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://0.0.0.0:{port}")
+}
+
+/// `deploy --dry-run` of a release with placeholders shows the plan, then the refusal, as
+/// `terraform plan` does; the exit is the refusal's.
+#[test]
+fn a_dry_run_with_placeholders_shows_the_plan_then_the_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_default(dir.path());
+    let endpoint = empty_account();
+    let (code, err, stdout) = deploy_cli(
+        dir.path().to_str().unwrap(),
+        &["--dry-run", "--endpoint-url", &endpoint],
+    );
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, Some(2), "{stdout}{err}");
+    assert!(
+        stdout.contains("  create: ") && stdout.contains("dry run: no write calls"),
+        "the plan: {stdout}{err}"
+    );
+    assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
 }

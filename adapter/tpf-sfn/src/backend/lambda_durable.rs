@@ -4,7 +4,7 @@ use std::path::Path;
 
 use tpf_durable_driver::DurableSpec;
 use tpf_sfn_compiler::durable::Compiled;
-use tpf_sfn_mapping::durable::{self, Driver, Subject};
+use tpf_sfn_mapping::durable::{Driver, Subject};
 use tpf_sfn_mapping::proof::Backend;
 use tpf_sfn_mapping::scenario::Metrics;
 
@@ -81,8 +81,8 @@ impl CliBackend for LambdaDurable {
         )
     }
 
-    fn runs_on(_: &Subject) -> String {
-        format!("durable driver function {}", durable::world::FUNCTION)
+    fn runs_on(subject: &Subject) -> String {
+        format!("durable driver function {}", subject.program.function)
     }
 
     fn totals(m: &Metrics, simulated: &str) -> String {

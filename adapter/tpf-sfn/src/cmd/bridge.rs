@@ -1,5 +1,6 @@
 //! `tpf-sfn bridge`: the wakeup bridge, polling until interrupted (or one pass with `--once`).
 
+use crate::stdio::errln;
 use std::time::Duration;
 
 use crate::bridge::{Bridge, DurableFunctions, Machines};
@@ -41,12 +42,15 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
             let pause = match bridge.poll_once().await {
                 Ok(report) => {
                     for refused in &report.refused {
-                        eprintln!("bridge: driver start refused for {refused}");
+                        errln!("bridge: driver start refused for {refused}");
                     }
                     if report.records > 0 || args.once {
-                        eprintln!(
+                        errln!(
                             "bridge: {} records, {} drivers started, {} woken, {} already done",
-                            report.records, report.started, report.woken, report.already_done
+                            report.records,
+                            report.started,
+                            report.woken,
+                            report.already_done
                         );
                     }
                     if report.records > 0 {
@@ -57,7 +61,7 @@ pub fn run(args: &BridgeArgs) -> CmdResult {
                 }
                 // A failed pass leaves its checkpoints where they were; the next pass retries.
                 Err(e) if !args.once => {
-                    eprintln!("{}", e.report());
+                    errln!("{}", e.report());
                     idle.busy()
                 }
                 Err(e) => return Err(e.into()),

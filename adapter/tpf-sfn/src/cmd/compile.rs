@@ -1,5 +1,6 @@
 //! `tpf-sfn compile`.
 
+use crate::stdio::{errln, outln};
 use serde_json::json;
 use tpf_sfn_compiler::compile::compile;
 use tpf_sfn_compiler::Diagnostic;
@@ -33,18 +34,23 @@ pub fn run(args: &CompileArgs) -> CmdResult {
     match args.format {
         Format::Text => {
             for w in out.warnings() {
-                eprintln!("{w}");
+                errln!("{w}");
             }
             for line in backend::compile_summary(&out) {
-                println!("{line}");
+                outln!("{line}");
             }
-            println!(
+            if args.config.is_none() {
+                if let Some((file, _)) = &files.config {
+                    outln!("  config    {file} (found in the working directory)");
+                }
+            }
+            outln!(
                 "  wrote     {} files to {}",
                 out.files().len(),
                 args.out.display()
             );
         }
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             json!({"manifest": out.manifest_json(), "out": args.out.display().to_string(), "files": out.files().iter().map(|(n, _)| n).collect::<Vec<_>>(), "warnings": out.warnings()})
         ),
@@ -57,32 +63,33 @@ fn check(args: &CompileArgs, files: &[(String, String)], warnings: &[Diagnostic]
     match args.format {
         Format::Text => {
             for w in warnings {
-                eprintln!("{w}");
+                errln!("{w}");
             }
             for d in &drift {
                 if d.missing {
-                    println!("drift: {} is missing from {}", d.file, args.out.display());
+                    outln!("drift: {} is missing from {}", d.file, args.out.display());
                 } else if d.stale {
-                    println!(
+                    outln!(
                         "drift: {} is left from an earlier compile; this compile does not produce it",
                         d.file
                     );
                 } else {
-                    println!(
+                    outln!(
                         "drift: {} differs from the compiled output\n{}",
-                        d.file, d.diff
+                        d.file,
+                        d.diff
                     );
                 }
             }
             if drift.is_empty() {
-                println!(
+                outln!(
                     "up to date: {} files in {} match the compiled output",
                     files.len(),
                     args.out.display()
                 );
             }
         }
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             json!({
                 "upToDate": drift.is_empty(),

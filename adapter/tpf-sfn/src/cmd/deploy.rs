@@ -1,5 +1,6 @@
 //! `tpf-sfn deploy`.
 
+use crate::stdio::{errln, outln};
 use serde_json::json;
 
 use tpf_sfn_compiler::config::placeholder;
@@ -19,7 +20,33 @@ pub fn run(args: &DeployArgs) -> CmdResult {
         return super::deploy_durable::run(args, manifest);
     }
     let release = Release::load(&args.out)?;
-    refuse_placeholders(&release, &args.connection)?;
+    let refusal = refuse_placeholders(&release, &args.connection);
+    refused_around_the_plan(refusal, args.dry_run, || plan_and_report(args, &release))
+}
+
+/// A placeholder refusal, said before any call (no credentials or network are needed to be
+/// told), except on a dry run: that shows the plan first, then the refusal, as `terraform plan`
+/// does, and ends with the refusal's exit even when the plan itself failed.
+pub(super) fn refused_around_the_plan(
+    refusal: CmdResult,
+    dry_run: bool,
+    plan: impl FnOnce() -> CmdResult,
+) -> CmdResult {
+    if !dry_run || refusal.is_ok() {
+        refusal?;
+        return plan();
+    }
+    if let Err(failure) = plan() {
+        if let Some(text) = failure.report() {
+            errln!("{text}");
+        }
+    }
+    refusal
+}
+
+/// Plans the release against the account and carries the plan out unless `--dry-run`, printing
+/// the report.
+fn plan_and_report(args: &DeployArgs, release: &Release) -> CmdResult {
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         dry_run: args.dry_run,
@@ -31,10 +58,10 @@ pub fn run(args: &DeployArgs) -> CmdResult {
         let sfn = aws_sdk_sfn::Client::new(&conf);
         let mut progress = |line: String| {
             if text {
-                println!("{line}");
+                outln!("{line}");
             }
         };
-        let report = deploy::deploy(&sfn, &release, opts, &mut progress).await?;
+        let report = deploy::deploy(&sfn, release, opts, &mut progress).await?;
         let schedule = match (&args.schedule_role_arn, report.refused()) {
             (Some(role), false) => {
                 let sch = aws_sdk_scheduler::Client::new(&conf);
@@ -54,7 +81,7 @@ pub fn run(args: &DeployArgs) -> CmdResult {
                 };
                 let s = schedule::deploy(&sch, &desired, args.dry_run).await?;
                 if text && !args.dry_run {
-                    println!("schedule {}: {}", s.name, schedule_verb(&s.action));
+                    outln!("schedule {}: {}", s.name, schedule_verb(&s.action));
                 }
                 Some(s)
             }
@@ -62,17 +89,17 @@ pub fn run(args: &DeployArgs) -> CmdResult {
         };
         Ok::<_, crate::error::Error>((report, schedule))
     })?
-    .map_err(|e| emulator_hint(e, &release, &args.connection).verbose(args.verbose))?;
+    .map_err(|e| emulator_hint(e, release, &args.connection).verbose(args.verbose))?;
     let (report, schedule) = report;
     match args.format {
         Format::Text => print_text(&report, schedule.as_ref()),
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             json!({
                 "report": report,
                 "refused": report.refused(),
                 "schedule": schedule,
-                "sweeperSchedule": if schedule.is_some() { None } else { Some(sweeper_schedule_note(&release)) },
+                "sweeperSchedule": if schedule.is_some() { None } else { Some(sweeper_schedule_note(release)) },
             })
         ),
     }
@@ -178,28 +205,28 @@ fn sweeper_schedule_note(release: &Release) -> String {
 
 fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
     let verb = if report.dry_run { "plan" } else { "deploy" };
-    println!("{verb}: {}", report.identity);
+    outln!("{verb}: {}", report.identity);
     for m in &report.machines {
         let what = format!("{} {}", m.role, m.name);
         match &m.action {
-            Action::Create if report.dry_run => println!("  create: {what}"),
+            Action::Create if report.dry_run => outln!("  create: {what}"),
             Action::Create => {}
-            Action::Unchanged => println!("  unchanged: {what} (no write calls)"),
+            Action::Unchanged => outln!("  unchanged: {what} (no write calls)"),
             Action::Update { tags, settings } => {
                 let head = if report.dry_run { "update" } else { "updated" };
                 let mut parts = settings.clone();
                 if !tags.is_empty() {
                     parts.push(format!("tags {}", tags.join(", ")));
                 }
-                println!("  {head}: {what}: {}", parts.join("; "));
+                outln!("  {head}: {what}: {}", parts.join("; "));
             }
             Action::Refuse { diff } => {
-                println!(
+                outln!(
                     "  refuse: {what}: the deployed definition differs, and executions pinned to release {} would mix definitions",
                     report.identity.release_version
                 );
                 for line in diff {
-                    println!("      {line}");
+                    outln!("      {line}");
                 }
             }
             Action::Replace { diff, .. } => {
@@ -208,14 +235,14 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
                 } else {
                     "replaced"
                 };
-                println!("  {head}: {what} (--force-replace)");
+                outln!("  {head}: {what} (--force-replace)");
                 for line in diff {
-                    println!("      {line}");
+                    outln!("      {line}");
                 }
                 if m.running_executions.is_empty() {
-                    println!("  warning: no RUNNING executions");
+                    outln!("  warning: no RUNNING executions");
                 } else {
-                    println!(
+                    outln!(
                         "  warning: {} RUNNING execution(s) keep the old definition; generations they start get the new one: {}",
                         m.running_executions.len(),
                         m.running_executions.join(", ")
@@ -227,13 +254,13 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
     if let Some(s) = schedule {
         match &s.action {
             schedule::Action::Unchanged => {
-                println!("  unchanged: schedule {} (no write calls)", s.name)
+                outln!("  unchanged: schedule {} (no write calls)", s.name)
             }
             schedule::Action::Create if report.dry_run => {
-                println!("  create: schedule {} ({})", s.name, s.expression)
+                outln!("  create: schedule {} ({})", s.name, s.expression)
             }
             schedule::Action::Update { changes } if report.dry_run => {
-                println!("  update: schedule {}: {}", s.name, changes.join(", "))
+                outln!("  update: schedule {}: {}", s.name, changes.join(", "))
             }
             _ => {}
         }
@@ -245,15 +272,15 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
             "refused: a release's definition is never changed in place",
         )
         .with_hint("bump the release version (a new machine), or pass --force-replace if the change is known to be compatible");
-        println!("{}", refusal.report());
+        outln!("{}", refusal.report());
     } else if report.dry_run {
-        println!("dry run: no write calls");
+        outln!("dry run: no write calls");
     } else if writes == 0 {
-        println!("unchanged: {} (no write calls)", report.identity);
+        outln!("unchanged: {} (no write calls)", report.identity);
     } else {
-        println!("done: {writes} write call(s)");
+        outln!("done: {writes} write call(s)");
     }
     if schedule.is_none() && !report.refused() {
-        println!("  note: the sweeper's schedule was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`");
+        outln!("  note: the sweeper's schedule was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`");
     }
 }

@@ -1,5 +1,6 @@
 //! `tpf-sfn deploy` of a `--backend lambda-durable` release.
 
+use crate::stdio::outln;
 use serde_json::json;
 
 use crate::aws::durable_deploy::{self, Action, DurableRelease, Options, Report};
@@ -8,11 +9,19 @@ use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
     let release = DurableRelease::load(&args.out, manifest)?;
-    super::deploy::refuse_placeholder_parameters(
+    let refusal = super::deploy::refuse_placeholder_parameters(
         &release.manifest.identity,
         &release.manifest.binding.parameters,
         &args.connection,
-    )?;
+    );
+    super::deploy::refused_around_the_plan(refusal, args.dry_run, || {
+        plan_and_report(args, &release)
+    })
+}
+
+/// Plans the driver function against the account and carries the plan out unless `--dry-run`,
+/// printing the report.
+fn plan_and_report(args: &DeployArgs, release: &DurableRelease) -> CmdResult {
     let token = std::env::var(durable_deploy::ACTION_TOKEN_ENV).ok();
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
@@ -32,12 +41,12 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
                 .timeout_config(crate::aws::client::Connection::timeouts(timeout))
                 .build(),
         );
-        durable_deploy::deploy(&lambda, &release, opts).await
+        durable_deploy::deploy(&lambda, release, opts).await
     })?
     .map_err(|e| e.verbose(args.verbose))?;
     match args.format {
         Format::Text => print_text(&report),
-        Format::Json => println!("{}", json!({"report": report, "refused": report.refused()})),
+        Format::Json => outln!("{}", json!({"report": report, "refused": report.refused()})),
     }
     if report.refused() {
         Err(Failure::Findings)
@@ -48,25 +57,25 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
 
 fn print_text(r: &Report) {
     let verb = if r.dry_run { "plan" } else { "deploy" };
-    println!("{verb}: {} (Lambda durable functions)", r.identity);
+    outln!("{verb}: {} (Lambda durable functions)", r.identity);
     let f = &r.function;
     match &r.action {
-        Action::Create if r.dry_run => println!("  create: driver function {f} and its first published version"),
+        Action::Create if r.dry_run => outln!("  create: driver function {f} and its first published version"),
         Action::Create => {}
-        Action::Publish if r.dry_run => println!("  publish: a version of driver function {f} (it has none)"),
+        Action::Publish if r.dry_run => outln!("  publish: a version of driver function {f} (it has none)"),
         Action::Publish => {}
-        Action::Unchanged => println!("  unchanged: driver function {f} (no write calls)"),
-        Action::Refuse { deployed_sha256 } => println!(
+        Action::Unchanged => outln!("  unchanged: driver function {f} (no write calls)"),
+        Action::Refuse { deployed_sha256 } => outln!(
             "  refuse: driver function {f}: its spec (sha256 {deployed_sha256}) differs, and executions pinned to release {} would mix specs",
             r.identity.release_version
         ),
-        Action::Replace { deployed_sha256 } => println!(
+        Action::Replace { deployed_sha256 } => outln!(
             "  {}: driver function {f} (--force-replace; was sha256 {deployed_sha256}): a new published version; running executions stay on theirs",
             if r.dry_run { "replace" } else { "replaced" }
         ),
     }
     if let Some(v) = &r.version_arn {
-        println!("  version: {v} (start this release's executions here)");
+        outln!("  version: {v} (start this release's executions here)");
     }
     if r.refused() {
         let refusal = crate::error::Error::new(
@@ -74,12 +83,12 @@ fn print_text(r: &Report) {
             "refused: a release's spec is never changed in place",
         )
         .with_hint("bump the release version (a new function), or pass --force-replace if the change is known to be compatible");
-        println!("{}", refusal.report());
+        outln!("{}", refusal.report());
     } else if r.dry_run {
-        println!("dry run: no write calls");
+        outln!("dry run: no write calls");
     } else if r.write_calls == 0 {
-        println!("unchanged: {} (no write calls)", r.identity);
+        outln!("unchanged: {} (no write calls)", r.identity);
     } else {
-        println!("done: {} write call(s)", r.write_calls);
+        outln!("done: {} write call(s)", r.write_calls);
     }
 }

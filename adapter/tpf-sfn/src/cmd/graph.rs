@@ -1,5 +1,6 @@
 //! `tpf-sfn graph`: Mermaid for a contract's driver or for any ASL file.
 
+use crate::stdio::out;
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::sfn::{asl, graph};
 
@@ -33,6 +34,6 @@ pub fn run(args: &GraphArgs) -> CmdResult {
             }
         }
     };
-    print!("{}", graph::mermaid(&machine));
+    out!("{}", graph::mermaid(&machine));
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `tpf-sfn init`: the annotated default configuration.
 
+use crate::stdio::outln;
 use std::io::Write;
 
 use tpf_sfn_compiler::config::DriverConfig;
@@ -44,7 +45,7 @@ pub fn run(args: &InitArgs) -> CmdResult {
     }
     file.write_all(DriverConfig::annotated_default().as_bytes())
         .map_err(|e| Error::write("write", &args.path, e))?;
-    println!("wrote {}", args.path.display());
+    outln!("wrote {}", args.path.display());
     Ok(())
 }
 

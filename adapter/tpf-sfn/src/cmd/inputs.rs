@@ -27,8 +27,8 @@ impl InputFiles {
             Some(p) => Some((p.display().to_string(), read(p)?)),
             None => None,
         };
-        let config = match config {
-            Some(p) => Some(read_config(p)?),
+        let config = match config_path(config) {
+            Some(p) => Some(read_config(&p)?),
             None => None,
         };
         Ok(InputFiles {
@@ -52,6 +52,19 @@ impl InputFiles {
             allow_unverified_hash,
         }
     }
+}
+
+/// The file `tpf-sfn init` writes by default.
+pub const DEFAULT_CONFIG: &str = "tpf-sfn.toml";
+
+/// The configuration to compile with: `--config`, or else `./tpf-sfn.toml` when the working
+/// directory has one, so that the file `init` wrote (and the placeholder hints point at) is the
+/// one a plain `compile` reads.
+pub fn config_path(explicit: Option<&PathBuf>) -> Option<PathBuf> {
+    explicit.cloned().or_else(|| {
+        let found = PathBuf::from(DEFAULT_CONFIG);
+        found.symlink_metadata().is_ok().then_some(found)
+    })
 }
 
 /// A config file as (name, text).

@@ -1,5 +1,6 @@
 //! `tpf-sfn mapping-test` (the CI gate) and `tpf-sfn simulate` (one scenario, readable).
 
+use crate::stdio::{out, outln};
 use std::path::Path;
 
 use serde_json::json;
@@ -75,7 +76,7 @@ impl ForBackend for MappingTest<'_> {
 
         match args.format {
             Format::Text => {
-                println!(
+                outln!(
                     "mapping-test {} (release {}, binding {binding}, {})",
                     id.pipeline_id,
                     id.release_version,
@@ -87,13 +88,13 @@ impl ForBackend for MappingTest<'_> {
                 print_drift(&drift);
                 let stopped = matches!(reports.as_slice(), [r] if r.name == proof::STATIC_CHECKS);
                 if stopped {
-                    println!(
+                    outln!(
                         "the static checks rejected {}: no scenario ran",
                         B::STATICALLY_JUDGED
                     );
                 } else {
                     print_coverage(&coverage);
-                    println!(
+                    outln!(
                         "{} scenarios × {} invariant checks: {} passed, {} failed{}",
                         reports.len(),
                         CHECKS.len(),
@@ -127,7 +128,7 @@ impl ForBackend for MappingTest<'_> {
                     "snapshotDrift".into(),
                     json!(drift.iter().map(|d| &d.file).collect::<Vec<_>>()),
                 );
-                println!("{}", serde_json::Value::Object(out));
+                outln!("{}", serde_json::Value::Object(out));
             }
         }
         if failed == 0 && drift.is_empty() {
@@ -141,11 +142,11 @@ impl ForBackend for MappingTest<'_> {
 fn print_drift(drift: &[output::Drift]) {
     for d in drift {
         if d.missing {
-            println!("  snapshot missing: {}", d.file);
+            outln!("  snapshot missing: {}", d.file);
         } else if d.stale {
-            println!("  snapshot stale: {} (no scenario produces it now)", d.file);
+            outln!("  snapshot stale: {} (no scenario produces it now)", d.file);
         } else {
-            println!("  snapshot differs: {}\n{}", d.file, d.diff);
+            outln!("  snapshot differs: {}\n{}", d.file, d.diff);
         }
     }
 }
@@ -156,14 +157,14 @@ fn print_coverage(c: &matrix::Coverage) {
     if c.classes.awaits == 0 {
         return;
     }
-    println!(
+    outln!(
         "  per-await families ran on {} of {} await(s), one per class of identical await states plus the first and last ({} class(es)); the whole-pipeline scenarios visit and route every await",
         c.classes.representatives.len(),
         c.classes.awaits,
         c.classes.classes.len()
     );
     for f in &c.families {
-        println!(
+        outln!(
             "    {}: covers {} await(s), ran on {}",
             f.family,
             f.awaits_covered,
@@ -175,7 +176,7 @@ fn print_coverage(c: &matrix::Coverage) {
 fn print_report<B: CliBackend>(r: &ScenarioReport) {
     let m = &r.metrics;
     let mark = if r.passed() { "ok  " } else { "FAIL" };
-    println!(
+    outln!(
         "  {mark} {:<58} {} {:>4} calls {:>2} gen  {}",
         r.name,
         B::report_figures(m),
@@ -184,13 +185,13 @@ fn print_report<B: CliBackend>(r: &ScenarioReport) {
         clock((m.simulated_seconds * 1000.0) as i64)
     );
     if let Some(e) = &r.error {
-        println!("       could not run: {e}");
+        outln!("       could not run: {e}");
     }
     for u in &r.unmet_expectations {
-        println!("       expectation: {u}");
+        outln!("       expectation: {u}");
     }
     for v in &r.violations {
-        println!("       {}", v.to_string().replace('\n', "\n       "));
+        outln!("       {}", v.to_string().replace('\n', "\n       "));
     }
 }
 
@@ -291,8 +292,8 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
                 )),
                 config: None,
             };
-            if let Some(p) = &args.config {
-                f.config = Some(super::inputs::read_config(p)?);
+            if let Some(p) = super::inputs::config_path(args.config.as_ref()) {
+                f.config = Some(super::inputs::read_config(&p)?);
             }
             f
         }
@@ -338,10 +339,10 @@ impl ForBackend for Simulate<'_> {
             match args.format {
                 Format::Text => {
                     for s in &all {
-                        println!("{:<58} {}", s.name, s.description);
+                        outln!("{:<58} {}", s.name, s.description);
                     }
                 }
-                Format::Json => println!(
+                Format::Json => outln!(
                     "{}",
                     json!({
                         "scenarios": all
@@ -353,42 +354,32 @@ impl ForBackend for Simulate<'_> {
             }
             return Ok(());
         }
-        let Some(scenario) = all.iter().find(|s| s.name == args.scenario) else {
-            return Err(Error::new(
-                "UNKNOWN_SCENARIO",
-                format!("no scenario named {:?}", args.scenario),
-            )
-            .with_hint(format!(
-                "`tpf-sfn simulate --list` shows the {} scenarios of this contract",
-                all.len()
-            ))
-            .into());
-        };
+        let scenario = super::scenario_name::find(&all, &args.scenario)?;
         let r = proof::run_one(&subject, scenario, proof::SEED);
         match args.format {
             Format::Text => {
-                println!("scenario {}: {}", r.name, r.description);
+                outln!("scenario {}: {}", r.name, r.description);
                 let m = &r.metrics;
                 let simulated = clock((m.simulated_seconds * 1000.0) as i64);
-                println!(
+                outln!(
                     "{} · binding {} · pinned release {}\n",
                     B::runs_on(&subject),
                     subject.plan.binding.kind().as_str(),
                     subject.plan.identity.release_version
                 );
-                print!("{}", r.trace);
-                println!("\n{}", B::totals(m, &simulated));
+                out!("{}", r.trace);
+                outln!("\n{}", B::totals(m, &simulated));
                 if r.passed() {
-                    println!("all {} invariant checks hold", CHECKS.len());
+                    outln!("all {} invariant checks hold", CHECKS.len());
                 }
                 for v in &r.violations {
-                    println!("{v}");
+                    outln!("{v}");
                 }
                 for u in &r.unmet_expectations {
-                    println!("expectation not met: {u}");
+                    outln!("expectation not met: {u}");
                 }
             }
-            Format::Json => println!(
+            Format::Json => outln!(
                 "{}",
                 json!({ "scenario": r, "trace": trace_events(&r.trace) })
             ),

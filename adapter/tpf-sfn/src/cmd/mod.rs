@@ -10,6 +10,7 @@ pub mod inputs;
 pub mod mapping;
 pub mod relay;
 pub mod releases;
+pub mod scenario_name;
 pub mod serve;
 pub mod status;
 pub mod tables;

@@ -1,5 +1,6 @@
 //! `tpf-sfn relay`: the queue relay, long-polling until interrupted (or one pass with `--once`).
 
+use crate::stdio::errln;
 use std::time::Duration;
 
 use crate::cli::RelayArgs;
@@ -44,23 +45,26 @@ pub fn run(args: &RelayArgs) -> CmdResult {
                         tokio::time::sleep(pause).await;
                     }
                     for m in &report.malformed {
-                        eprintln!("relay: deleted malformed message {m}");
+                        errln!("relay: deleted malformed message {m}");
                     }
                     for r in &report.retained {
-                        eprintln!("relay: left for redelivery {r}");
+                        errln!("relay: left for redelivery {r}");
                     }
                     for f in &report.failures {
-                        eprintln!("relay: failed {f}");
+                        errln!("relay: failed {f}");
                     }
                     if report.received > 0 || args.once {
-                        eprintln!(
+                        errln!(
                             "relay: {} messages, {} succeeded, {} failed, {} already done",
-                            report.received, report.succeeded, report.failed, report.already_done
+                            report.received,
+                            report.succeeded,
+                            report.failed,
+                            report.already_done
                         );
                     }
                 }
                 Err(e) if !args.once => {
-                    eprintln!("{}", e.report());
+                    errln!("{}", e.report());
                     // Back off so an unreachable queue does not spin the loop.
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }

@@ -1,5 +1,6 @@
 //! `tpf-sfn releases` and `tpf-sfn prune`.
 
+use crate::stdio::outln;
 use serde_json::json;
 
 use crate::aws::releases::{self, ReleaseMachine};
@@ -16,10 +17,10 @@ pub fn releases(args: &ReleasesArgs) -> CmdResult {
         .await
     })??;
     match args.format {
-        Format::Json => println!("{}", json!({ "machines": machines })),
+        Format::Json => outln!("{}", json!({ "machines": machines })),
         Format::Text => {
             if machines.is_empty() {
-                println!("no tpf-sfn release machines");
+                outln!("no tpf-sfn release machines");
             }
             for m in &machines {
                 print_machine(m);
@@ -30,14 +31,17 @@ pub fn releases(args: &ReleasesArgs) -> CmdResult {
 }
 
 fn print_machine(m: &ReleaseMachine) {
-    println!("{} ({})", m.name, m.role);
-    println!(
+    outln!("{} ({})", m.name, m.role);
+    outln!(
         "  pipeline {}  release {}",
-        m.identity.pipeline_id, m.identity.release_version
+        m.identity.pipeline_id,
+        m.identity.release_version
     );
-    println!(
+    outln!(
         "  definition sha256 {}  compiler {}  running executions {}",
-        m.definition_sha256, m.compiler_version, m.running_executions
+        m.definition_sha256,
+        m.compiler_version,
+        m.running_executions
     );
 }
 
@@ -69,13 +73,13 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
         Ok::<_, crate::error::Error>((decisions, active.is_some(), deleted))
     })??;
     match args.format {
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             json!({"decisions": decisions, "registryFound": registry_found, "deleted": deleted, "dryRun": !yes})
         ),
         Format::Text => {
             if !registry_found {
-                println!(
+                outln!(
                     "warning: release registry table {registry} not found; only RUNNING executions protect a release"
                 );
             }
@@ -85,13 +89,13 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
                     (true, false) => "would delete",
                     (false, _) => "keep",
                 };
-                println!("{verb}: {} ({})", d.machine.name, d.reason);
+                outln!("{verb}: {} ({})", d.machine.name, d.reason);
             }
             for name in deleted.iter().filter(|n| n.starts_with("schedule ")) {
-                println!("deleted: {name}");
+                outln!("deleted: {name}");
             }
             if !yes && decisions.iter().any(|d| d.delete) {
-                println!("dry run: pass --yes to delete");
+                outln!("dry run: pass --yes to delete");
             }
         }
     }

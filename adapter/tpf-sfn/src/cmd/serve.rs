@@ -1,5 +1,6 @@
 //! `tpf-sfn serve`: the reference action host on a socket.
 
+use crate::stdio::errln;
 use std::sync::Arc;
 
 use tpf_model::coordinator::local_release;
@@ -119,12 +120,13 @@ fn serve<S: HostStore>(
         let local = listener
             .local_addr()
             .map_err(|e| listen_error(&args.listen, e))?;
-        eprintln!(
+        errln!(
             "tpf-sfn serve: {} release {} on http://{local}",
-            hosted.identity.pipeline_id, hosted.identity.release_version
+            hosted.identity.pipeline_id,
+            hosted.identity.release_version
         );
         if let Some(warning) = exposure_warning(&local) {
-            eprintln!("tpf-sfn serve: warning: {warning}");
+            errln!("tpf-sfn serve: warning: {warning}");
         }
         crate::host::serve(listener, router(state))
             .await

@@ -1,5 +1,6 @@
 //! `tpf-sfn status`.
 
+use crate::stdio::outln;
 use serde_json::json;
 
 use crate::aws::release::Release;
@@ -15,6 +16,7 @@ pub fn run(args: &StatusArgs) -> CmdResult {
     } else {
         manifest.wakeup_table.clone()
     };
+    let local = args.connection.emulator_endpoint();
     let report = crate::aws::block_on(async {
         let conf = args.connection.load().await?;
         let region = conf
@@ -29,13 +31,13 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             execution: &args.execution,
             execution_table: &names.execution,
             wakeup_table: &wakeup_table,
-            region: &region,
+            console_region: local.is_none().then_some(region.as_str()),
         };
         status::status(&sfn, &ddb, &q).await
     })??;
     match args.format {
         Format::Text => print_text(&report),
-        Format::Json => println!("{}", json!(report)),
+        Format::Json => outln!("{}", json!(report)),
     }
     if report.verdict.diverged {
         Err(Failure::Findings)
@@ -45,24 +47,26 @@ pub fn run(args: &StatusArgs) -> CmdResult {
 }
 
 fn print_text(r: &Report) {
-    println!("execution {}/{}", r.tenant, r.execution);
+    outln!("execution {}/{}", r.tenant, r.execution);
     match &r.record {
         Some(rec) => {
-            println!(
+            outln!(
                 "  TPF       {} (record version {})",
-                rec.status, rec.version
+                rec.status,
+                rec.version
             );
-            println!(
+            outln!(
                 "  step      {}  attempt {}",
-                rec.current_step_index, rec.attempt
+                rec.current_step_index,
+                rec.attempt
             );
             if let Some(u) = &rec.await_unit_id {
-                println!("  await     unit {u}");
+                outln!("  await     unit {u}");
             }
             // TPF keeps an await's deadline on its interaction, not on the execution record.
             // A finished execution is due for nothing: no line at all.
             if !rec.terminal {
-                println!(
+                outln!(
                     "  next due  {}",
                     rec.next_due
                         .as_deref()
@@ -74,13 +78,13 @@ fn print_text(r: &Report) {
                 );
             }
             if let Some(code) = &rec.error_code {
-                println!("  error     {code}");
+                outln!("  error     {code}");
             }
-            println!("  pinned    {}", rec.identity);
+            outln!("  pinned    {}", rec.identity);
         }
-        None => println!("  TPF       no record"),
+        None => outln!("  TPF       no record"),
     }
-    println!(
+    outln!(
         "  machine   {} ({})",
         r.driver_machine,
         if r.driver_machine_arn.is_some() {
@@ -90,10 +94,10 @@ fn print_text(r: &Report) {
         }
     );
     if r.generations.is_empty() {
-        println!("  drivers   none");
+        outln!("  drivers   none");
     }
     for g in &r.generations {
-        println!(
+        outln!(
             "  driver    {}  {}{}{}",
             g.name,
             g.status,
@@ -106,11 +110,14 @@ fn print_text(r: &Report) {
                 .map(|e| format!("  error {e}"))
                 .unwrap_or_default()
         );
-        println!("            started {}", g.started);
-        println!("            {}", g.console_url);
+        outln!("            started {}", g.started);
+        match &g.console_url {
+            Some(url) => outln!("            {url}"),
+            None => outln!("            (a local emulator's execution: in no AWS console)"),
+        }
     }
     if let Some(p) = &r.wakeup_pointer {
-        println!(
+        outln!(
             "  pointer   generation {} {}",
             p.generation.as_deref().unwrap_or("?"),
             p.execution_arn.as_deref().unwrap_or("?")
@@ -118,11 +125,11 @@ fn print_text(r: &Report) {
     }
     let v = &r.verdict;
     if v.diverged {
-        println!("diverged[{}]: {}", v.code, v.summary);
+        outln!("diverged[{}]: {}", v.code, v.summary);
         if let Some(fix) = &v.fix {
-            println!("  fix: {fix}");
+            outln!("  fix: {fix}");
         }
     } else {
-        println!("consistent: {}", v.summary);
+        outln!("consistent: {}", v.summary);
     }
 }

@@ -1,6 +1,7 @@
 //! `tpf-sfn tables create`: TPF's tables plus the wakeup table, created where missing, compared
 //! (and with `--fix` completed) where they exist.
 
+use crate::stdio::outln;
 use serde_json::json;
 
 use crate::aws::tables::{create_all_with, TableNames};
@@ -103,12 +104,12 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
                 } else {
                     "fixed  "
                 };
-                println!("{what} {}", o.name);
+                outln!("{what} {}", o.name);
                 for g in &o.gaps {
                     if g.fixed {
-                        println!("  fixed:   {}", g.what);
+                        outln!("  fixed:   {}", g.what);
                     } else {
-                        println!("  missing: {}\n    = hint: {}", g.what, g.hint);
+                        outln!("  missing: {}\n    = hint: {}", g.what, g.hint);
                     }
                 }
             }
@@ -126,7 +127,7 @@ pub fn create(args: &TablesCreateArgs) -> CmdResult {
                     })
                 })
                 .collect();
-            println!("{}", json!({ "tables": tables }));
+            outln!("{}", json!({ "tables": tables }));
         }
     }
     if outcomes.iter().any(|o| o.open_gaps().next().is_some()) {

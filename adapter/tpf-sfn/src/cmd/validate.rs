@@ -1,5 +1,6 @@
 //! `tpf-sfn validate`: any ASL file, coded diagnostics.
 
+use crate::stdio::outln;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -41,20 +42,21 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let mut results = Vec::new();
     for f in &files {
         let bytes = read(f)?;
+        not_a_tpf_file(f, &bytes)?;
         let report = validate_bytes(&f.display().to_string(), &bytes, &opts);
         let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
         any_error |= errors > 0;
         match args.format {
             Format::Text => {
                 for d in &report.diagnostics {
-                    println!("{d}");
+                    outln!("{d}");
                 }
                 let bound = report
                     .history
                     .max_events
                     .map(|m| format!(", at most {m} history events"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "{}: {}{}",
                     f.display(),
                     if errors == 0 {
@@ -74,7 +76,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         }
     }
     if args.format == Format::Json {
-        println!("{}", json!({ "files": results }));
+        outln!("{}", json!({ "files": results }));
     }
     if any_error {
         Err(Failure::Findings)
@@ -145,4 +147,40 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut usize) -> Result<(), Fail
     files.sort();
     out.extend(files);
     Ok(())
+}
+
+/// A TPF file given to `validate` by mistake (`validate pipeline-contract.json`): said as what
+/// it is, with the command that takes it, instead of "missing field StartAt".
+fn not_a_tpf_file(file: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let Ok(serde_json::Value::Object(obj)) = serde_json::from_slice::<serde_json::Value>(bytes)
+    else {
+        return Ok(());
+    };
+    if obj.contains_key("StartAt") || !obj.contains_key("pipelineId") {
+        return Ok(());
+    }
+    let f = file.display();
+    let (what, hint) = if obj.contains_key("steps") {
+        (
+            "a TPF pipeline contract",
+            format!(
+                "validate checks Step Functions definitions: compile the contract first \
+                 (`tpf-sfn compile {f} --out out`, then `tpf-sfn validate out`), or prove it \
+                 with `tpf-sfn mapping-test {f}`"
+            ),
+        )
+    } else {
+        (
+            "a TPF release descriptor",
+            format!(
+                "validate checks Step Functions definitions: pass this file to `compile` or \
+                 `mapping-test` with `--release {f}`, next to its contract"
+            ),
+        )
+    };
+    Err(Error::new(
+        "VALIDATE_NOT_ASL",
+        format!("{f} is {what}, not a Step Functions definition"),
+    )
+    .with_hint(hint))
 }

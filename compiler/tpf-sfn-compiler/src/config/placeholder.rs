@@ -69,8 +69,9 @@ pub fn found<'a>(
 /// The hint every placeholder finding carries.
 pub fn hint(key: &str) -> String {
     format!(
-        "set `{key}` in tpf-sfn.toml (`tpf-sfn init` writes one) to the real value; placeholders \
-         only run against a local emulator"
+        "set `{key}` in tpf-sfn.toml (`tpf-sfn init` writes one; `compile` reads ./tpf-sfn.toml, \
+         or the file `--config` names) to the real value; placeholders only run against a local \
+         emulator"
     )
 }
 

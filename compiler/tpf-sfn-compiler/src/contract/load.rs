@@ -85,6 +85,23 @@ pub fn load_contract(
         .with_hint("pass TPF's META-INF/pipeline/pipeline-contract.json")
         .into());
     };
+    // The other file of a TPF build, given in the contract's place: one clear diagnostic instead
+    // of a schema error for each of its fields.
+    if obj.contains_key("artifacts")
+        && obj.contains_key("releaseVersion")
+        && !obj.contains_key("steps")
+    {
+        return Err(Diagnostic::error(
+            "CONTRACT_IS_RELEASE",
+            Location::pointer(file, ""),
+            "this is a release descriptor (pipeline-release.json), not a pipeline contract",
+        )
+        .with_hint(
+            "pass it with --release, and the contract (TPF's META-INF/pipeline/pipeline-contract.json) \
+             as the first argument",
+        )
+        .into());
+    }
 
     // What TPF hashed: the file's own text, numbers as written (see `hash`).
     let text = GsonText::parse(bytes);

@@ -40,14 +40,18 @@ pub struct Driver {
     pub spec: DurableSpec,
     /// [`Compiled`] unless a test breaks the loop on purpose.
     pub variant: Arc<dyn Variant>,
+    /// The release's driver function as `compile` names it, so that a simulated trace names
+    /// the function a deployment creates.
+    pub function: String,
 }
 
 impl Driver {
-    /// The shipped loop over `spec`.
-    pub fn compiled(spec: DurableSpec) -> Driver {
+    /// The shipped loop over `spec`, run by the function `function`.
+    pub fn compiled(spec: DurableSpec, function: String) -> Driver {
         Driver {
             spec,
             variant: Arc::new(Compiled),
+            function,
         }
     }
 }
@@ -94,10 +98,10 @@ impl BackendProof for Driver {
         Ok(Subject::new(
             out.contract,
             out.plan,
-            Driver::compiled(spec.unwrap_or(out.durable.spec)),
+            Driver::compiled(spec.unwrap_or(out.durable.spec), out.durable.function_name),
             Some(NextRelease {
                 identity: next.plan.identity,
-                program: Driver::compiled(next.durable.spec),
+                program: Driver::compiled(next.durable.spec, next.durable.function_name),
             }),
         ))
     }

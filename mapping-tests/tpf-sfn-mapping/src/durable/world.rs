@@ -31,9 +31,6 @@ pub type DurableWorld = world::World<Engine>;
 /// The fault a call's trace entry names when the function died after delivering it.
 pub const CRASH: &str = "crash";
 
-/// The driver function's name; each release is one published version of it.
-pub const FUNCTION: &str = "tpf-durable-driver";
-
 /// One release's published function version.
 #[derive(Debug, Clone)]
 pub struct Release {
@@ -218,7 +215,7 @@ impl DurableWorld {
         };
         let function_arn = self
             .engine
-            .publish_version(FUNCTION, std::rc::Rc::new(program));
+            .publish_version(&driver.function, std::rc::Rc::new(program));
         self.releases.push(Release {
             identity,
             function_arn,

@@ -32,8 +32,9 @@ pub struct Query<'a> {
     pub execution: &'a str,
     pub execution_table: &'a str,
     pub wakeup_table: &'a str,
-    /// For console links.
-    pub region: &'a str,
+    /// The region for console links; `None` against a local emulator, whose executions are in
+    /// no AWS console.
+    pub console_region: Option<&'a str>,
 }
 
 /// TPF's record, reduced to what an operator reads.
@@ -86,7 +87,8 @@ pub struct Generation {
     /// The last state entered: where a running driver is parked, or where an ended one stopped.
     pub current_state: Option<String>,
     pub error: Option<String>,
-    pub console_url: String,
+    /// `None` for an emulator's execution.
+    pub console_url: Option<String>,
 }
 
 impl Generation {
@@ -304,7 +306,7 @@ async fn generations(
             })?;
         let current_state = current_state(sfn, &arn).await?;
         gens.push(Generation {
-            console_url: console_url(q.region, &arn),
+            console_url: q.console_region.map(|region| console_url(region, &arn)),
             name,
             status: status_str(d.status()),
             started: fmt_time(d.start_date()),

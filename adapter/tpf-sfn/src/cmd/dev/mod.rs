@@ -3,6 +3,7 @@
 //! in this process, each on its own thread with its own runtime, exactly as the separate
 //! commands would run them. The first of the three to stop ends the command.
 
+use crate::stdio::errln;
 mod provision;
 mod summary;
 
@@ -195,7 +196,7 @@ fn keep_token(out: &Path, token: &str) {
         .open(&path)
         .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{token}\n").as_bytes()));
     if let Err(e) = written {
-        eprintln!(
+        errln!(
             "tpf-sfn dev: warning: cannot keep the token in {}: {e}; the next start generates another",
             path.display()
         );

@@ -1,6 +1,7 @@
 //! What `dev` sets up before it runs anything: the tables, the action queue, the compiled
 //! release (queue binding) and its deployed machines.
 
+use crate::stdio::errln;
 use std::path::PathBuf;
 
 use tpf_sfn_compiler::bundled::{
@@ -140,9 +141,11 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
     // The loop would start and then stall on a table it cannot use; say so before it starts.
     for t in &tables {
         for g in t.open_gaps() {
-            eprintln!(
+            errln!(
                 "tpf-sfn dev: warning: {}: {}\n  = hint: {}",
-                t.name, g.what, g.hint
+                t.name,
+                g.what,
+                g.hint
             );
         }
     }

@@ -1,5 +1,6 @@
 //! What `dev` prints once the loop runs: what runs where, and commands to try.
 
+use crate::stdio::{out, outln};
 use std::fmt::Write;
 
 use serde_json::json;
@@ -21,6 +22,7 @@ pub(super) fn summary(
         .clone()
         .unwrap_or_else(|| "AWS (default endpoints)".to_owned());
     let host = format!("http://{}", args.listen);
+    let key = fresh_key();
     // A token dev made up is printed (it is nowhere else); one the user chose is not.
     let shown_token = if matches!(origin, "generated" | "kept") {
         token
@@ -28,7 +30,7 @@ pub(super) fn summary(
         ""
     };
     match args.format {
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             json!({
                 "endpoint": endpoint,
@@ -39,11 +41,12 @@ pub(super) fn summary(
                 "machines": p.machines.iter().map(|(r, a, w)| json!({"role": r, "arn": a, "action": w})).collect::<Vec<_>>(),
                 "host": host,
                 "tenant": args.tenant,
+                "idempotencyKey": key,
                 "token": {"from": origin, "value": if shown_token.is_empty() { None } else { Some(shown_token) }},
                 "out": args.out.display().to_string(),
             })
         ),
-        Format::Text => print!("{}", text(args, names, p, origin, shown_token)),
+        Format::Text => out!("{}", text(args, names, p, origin, shown_token, &key)),
     }
 }
 
@@ -54,6 +57,7 @@ fn text(
     p: &Provisioned,
     origin: &str,
     shown_token: &str,
+    key: &str,
 ) -> String {
     let endpoint = args
         .connection
@@ -116,10 +120,11 @@ fn text(
     let _ = writeln!(out, "try:");
     let _ = writeln!(
  out,
-                "  curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n    -d '{{\"pipelineId\":\"{}\",\"inputShape\":\"UNI\",\"inputPayload\":{{\"orderId\":\"o-1\"}},\"idempotencyKey\":\"o-1\",\"outputStreaming\":false}}' \\\n    {host}/tpf/control-plane/tenants/{}/executions",
+                "  curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n    -d '{{\"pipelineId\":\"{}\",\"inputShape\":\"UNI\",\"inputPayload\":{{\"orderId\":\"o-1\"}},\"idempotencyKey\":\"{key}\",\"outputStreaming\":false}}' \\\n    {host}/tpf/control-plane/tenants/{}/executions",
                 if shown_token.is_empty() { "$TPF_SFN_TOKEN" } else { shown_token },
                 p.identity.pipeline_id,
-                args.tenant
+                args.tenant,
+                key = key,
             );
     let bearer = if shown_token.is_empty() {
         "$TPF_SFN_TOKEN"
@@ -148,25 +153,61 @@ fn text(
         out,
         "  # tpf-sfn on PATH: `cargo install --path adapter/tpf-sfn` (or `cargo run -q -p tpf-sfn --`)"
     );
-    let _ = writeln!(
-        out,
-        "  tpf-sfn status --out {} --tenant {} --execution <executionId>{table}{}",
-        args.out.display(),
-        args.tenant,
-        args.connection
-            .endpoint_url
-            .as_deref()
-            .map(|u| format!(" --endpoint-url {u}"))
-            .unwrap_or_default()
-            + &args
-                .connection
-                .region
-                .as_deref()
-                .map(|r| format!(" --region {r}"))
-                .unwrap_or_default()
-    );
+    let _ = writeln!(out, "{}", status_line(args, &table));
     let _ = writeln!(out, "Ctrl-C stops host, bridge and relay.");
     out
+}
+
+/// An idempotency key of its own for each start of `dev`: after a restart the printed submit is a
+/// new execution with an interaction to complete, not a `duplicate` of the last run's.
+fn fresh_key() -> String {
+    let mut bytes = [0u8; 4];
+    // Without randomness the clock still differs from one start to the next.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        bytes = nanos.to_be_bytes();
+    }
+    format!("o-{}", hex::encode(bytes))
+}
+
+/// The `tpf-sfn status` line, complete enough to run as printed in another shell: the
+/// endpoint, the region dev used (its flag or its environment) and the profile; against a
+/// local emulator also the credentials it takes (any will do) and no instance metadata, which a
+/// fresh shell would otherwise go looking for.
+fn status_line(args: &DevArgs, table: &str) -> String {
+    let c = &args.connection;
+    let region = c.region.clone().or_else(|| {
+        ["AWS_REGION", "AWS_DEFAULT_REGION"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|r| !r.is_empty()))
+    });
+    let mut line = String::from("  ");
+    let mut note = "  # with the AWS credentials dev ran with (environment or profile)";
+    if c.emulator_endpoint().is_some() {
+        line.push_str(
+            "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true ",
+        );
+        note =
+            "  # a local emulator takes any credentials; these keep the call off instance metadata";
+    }
+    let _ = write!(
+        line,
+        "tpf-sfn status --out {} --tenant {} --execution <executionId>{table}",
+        args.out.display(),
+        args.tenant
+    );
+    for (flag, value) in [
+        ("--endpoint-url", c.endpoint_url.as_deref()),
+        ("--region", region.as_deref()),
+        ("--profile", c.profile.as_deref()),
+    ] {
+        if let Some(v) = value {
+            let _ = write!(line, " {flag} {v}");
+        }
+    }
+    format!("{note}\n{line}")
 }
 
 #[cfg(test)]
@@ -202,7 +243,14 @@ mod tests {
             contract: "c.json".into(),
             release: None,
         };
-        let out = text(&args, &TableNames::default(), &p, "kept", "tok123");
+        let out = text(
+            &args,
+            &TableNames::default(),
+            &p,
+            "kept",
+            "tok123",
+            "o-5eed",
+        );
         let at = |needle: &str| {
             out.find(needle)
                 .unwrap_or_else(|| panic!("{needle} missing from:\n{out}"))
@@ -210,7 +258,7 @@ mod tests {
         let submit = at("/tpf/control-plane/tenants/t1/executions\n");
         let pending = at("-H 'Authorization: Bearer tok123' http://127.0.0.1:8080/tpf/control-plane/tenants/t1/interactions/pending");
         let complete = at("/tpf/control-plane/tenants/t1/interactions/complete");
-        let status = at("tpf-sfn status --out tpf-sfn-dev --tenant t1");
+        let status = at("AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true tpf-sfn status --out tpf-sfn-dev --tenant t1");
         assert!(
             submit < pending && pending < complete && complete < status,
             "{out}"
@@ -224,5 +272,43 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("tok123  (kept for tpf-sfn-dev"), "{out}");
+    }
+
+    fn dev_args(extra: &[&str]) -> DevArgs {
+        let args = ["tpf-sfn", "dev"].iter().chain(extra);
+        match crate::cli::Cli::parse_from(args).command {
+            crate::cli::Command::Dev(a) => a,
+            _ => unreachable!("dev parses as dev"),
+        }
+    }
+
+    #[test]
+    fn each_start_submits_with_a_key_of_its_own() {
+        let (a, b) = (fresh_key(), fresh_key());
+        assert_ne!(a, b);
+        assert!(a.starts_with("o-") && a.len() == 10, "{a}");
+    }
+
+    #[test]
+    fn the_status_line_carries_what_another_shell_needs() {
+        let line = status_line(
+            &dev_args(&[
+                "--endpoint-url",
+                "http://127.0.0.1:5599",
+                "--region",
+                "eu-west-1",
+            ]),
+            "",
+        );
+        assert!(
+            line.contains(
+                "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true tpf-sfn status"
+            ) && line.ends_with(" --endpoint-url http://127.0.0.1:5599 --region eu-west-1"),
+            "{line}"
+        );
+        // Against AWS no credentials are printed: the caller's own chain applies.
+        let line = status_line(&dev_args(&["--region", "eu-west-1", "--profile", "p"]), "");
+        assert!(!line.contains("AWS_ACCESS_KEY_ID"), "{line}");
+        assert!(line.ends_with(" --region eu-west-1 --profile p"), "{line}");
     }
 }

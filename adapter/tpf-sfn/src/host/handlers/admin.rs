@@ -14,6 +14,7 @@ use super::{parse, parse_or_default, run, ApiError, ApiResult};
 use crate::host::limits::check_key;
 use crate::host::path::TenantPath;
 use crate::host::{HostState, HostStore};
+use crate::stdio::errln;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,9 +83,11 @@ fn release_from_descriptor(
         ApiError::bad_request(errors.join("; "))
     })?;
     for warning in &release.warnings {
-        eprintln!(
+        errln!(
             "tpf-sfn serve: release {} of {pipeline_id}: warning[{}]: {}",
-            release.release_version, warning.code, warning.message
+            release.release_version,
+            warning.code,
+            warning.message
         );
     }
     if release.pipeline_id != pipeline_id {

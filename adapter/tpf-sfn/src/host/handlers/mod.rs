@@ -2,6 +2,7 @@
 //! and its admin routes. Bodies are parsed by hand so that any malformed input is a coded 400
 //! (`{code, message}`), never a panic or an unstructured rejection.
 
+use crate::stdio::errln;
 mod actions;
 mod admin;
 mod control_plane;
@@ -50,7 +51,7 @@ impl From<CoordinatorError> for ApiError {
             // The store's failure is the host's, not the caller's: a 503 to retry, with what
             // failed; the SDK's whole account goes to the host's log, not to the caller.
             CoordinatorError::Store(_) | CoordinatorError::Registry(RegistryError::Store(_)) => {
-                eprintln!("tpf-sfn serve: {}", crate::error::chain(&e));
+                errln!("tpf-sfn serve: {}", crate::error::chain(&e));
                 Self::new(503, e.code(), e.to_string())
             }
             _ => Self::new(e.http_status(), e.code(), crate::error::chain(&e)),
