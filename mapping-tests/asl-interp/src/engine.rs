@@ -8,8 +8,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::hashing::FastMap;
 use std::sync::Arc;
 
+use asl_model::StateMachine;
 use serde_json::{json, Value};
-use tpf_sfn_compiler::sfn::asl::StateMachine;
 
 use super::clock::Clock;
 use super::error::{SfnError, StateError};

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use asl_model::{State, TaskState, Transition};
 use serde_json::{json, Value};
-use tpf_sfn_compiler::sfn::asl::{State, TaskState, Transition};
 
 use super::builtins;
 use super::choice;
