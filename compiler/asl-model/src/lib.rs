@@ -49,3 +49,27 @@ pub fn to_canonical_json(machine: &StateMachine) -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_value_that_does_not_fit_names_the_path_to_what_did_not() {
+        let err = super::from_value(json!({
+            "StartAt": "A",
+            "States": {"A": {"Type": "Wait", "Seconds": "soon", "End": true}}
+        }))
+        .expect_err("Seconds is a number");
+        // A state is read by its "Type" tag, so the path ends at the state that did not fit.
+        assert_eq!(err.path, ["States", "A"]);
+        assert!(err.message.contains("invalid type"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_definition_round_trips_to_canonical_json() {
+        let text = "{\n  \"StartAt\": \"A\",\n  \"States\": {\n    \"A\": {\n      \"Type\": \"Succeed\"\n    }\n  }\n}\n";
+        let machine = super::from_value(serde_json::from_str(text).expect("json")).expect("valid");
+        assert_eq!(super::to_canonical_json(&machine), text);
+    }
+}
