@@ -7,7 +7,9 @@ use std::sync::Arc;
 use durable_interp::engine::Failed;
 use durable_interp::{poll, CallbackOutcome, Context, Program, Stop};
 use serde_json::{json, Value};
-use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, Ops, ParkRequest, Wake};
+use tpf_durable_driver::ops::{
+    ActionCall, CallOutcome, GenerationRow, Ops, ParkRequest, Wake, WriteFailed,
+};
 use tpf_durable_driver::{drive, DriverInput, DurableSpec, End};
 
 /// The payload keys the harness's step handler reads.
@@ -35,9 +37,17 @@ fn decode<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, Str
 impl Ops for EngineOps<'_, '_> {
     type Stop = Stop;
 
-    async fn register(&self, name: &str, row: &GenerationRow) -> Result<Result<(), String>, Stop> {
+    async fn register(
+        &self,
+        name: &str,
+        row: &GenerationRow,
+    ) -> Result<Result<(), WriteFailed>, Stop> {
         let p = json!({ payload::TABLE: self.table, payload::ROW: row });
-        Ok(self.ctx.step(name, &p)?.map(|_| ()))
+        Ok(self
+            .ctx
+            .step(name, &p)?
+            .map(|_| ())
+            .map_err(WriteFailed::new))
     }
 
     async fn call(&self, name: &str, call: &ActionCall) -> Result<CallOutcome, Stop> {
@@ -67,9 +77,17 @@ impl Ops for EngineOps<'_, '_> {
         )
     }
 
-    async fn hand_over(&self, name: &str, next: &DriverInput) -> Result<Result<(), String>, Stop> {
+    async fn hand_over(
+        &self,
+        name: &str,
+        next: &DriverInput,
+    ) -> Result<Result<(), WriteFailed>, Stop> {
         let p = json!({ payload::NEXT: next });
-        Ok(self.ctx.step(name, &p)?.map(|_| ()))
+        Ok(self
+            .ctx
+            .step(name, &p)?
+            .map(|_| ())
+            .map_err(WriteFailed::new))
     }
 }
 
