@@ -41,9 +41,34 @@ pub struct StepCall<'a> {
     pub callback_id: Option<&'a str>,
 }
 
+/// A step's effect failed: the error the service checkpoints for the step, which a replay
+/// returns again instead of running the effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepError(pub String);
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StepError {}
+
+impl From<String> for StepError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(message: &str) -> Self {
+        Self(message.to_owned())
+    }
+}
+
 /// Runs steps' effects: the only place a handler touches the world.
 pub trait StepHandler {
-    fn step(&mut self, call: &StepCall<'_>, effects: &mut Effects) -> Result<Value, String>;
+    fn step(&mut self, call: &StepCall<'_>, effects: &mut Effects) -> Result<Value, StepError>;
 }
 
 /// What a step asks the engine to do once it is checkpointed: start executions (by name, so a
