@@ -338,8 +338,8 @@ impl Engine {
         definition: StateMachine,
     ) -> Result<String, SfnError> {
         let arn = match self.new_machine_arn(name, &definition)? {
-            Ok(arn) => arn,
-            Err(existing) => return Ok(existing),
+            MachineArn::New(arn) => arn,
+            MachineArn::Registered(existing) => return Ok(existing),
         };
         let program = Arc::new(Program::compile(&definition)?);
         Ok(self.add_machine(name, arn, Arc::new(definition), program))
@@ -355,25 +355,27 @@ impl Engine {
         definition: &StateMachine,
     ) -> Result<String, SfnError> {
         let arn = match self.new_machine_arn(name, definition)? {
-            Ok(arn) => arn,
-            Err(existing) => return Ok(existing),
+            MachineArn::New(arn) => arn,
+            MachineArn::Registered(existing) => return Ok(existing),
         };
         let (program, definition) = super::program::shared(definition)?;
         Ok(self.add_machine(name, arn, definition, program))
     }
 
-    /// The ARN a new machine gets (`Ok`), or that of the same machine registered before
-    /// (`Err`, the idempotent answer).
+    /// The ARN a new machine gets, or that of the same machine registered before (the
+    /// idempotent answer).
     fn new_machine_arn(
         &self,
         name: &str,
         definition: &StateMachine,
-    ) -> Result<Result<String, String>, SfnError> {
+    ) -> Result<MachineArn, SfnError> {
         validate_name(name)?;
         let arn = state_machine_arn(name);
         match self.machine_index.get(&arn) {
-            None => Ok(Ok(arn)),
-            Some(&i) if *self.machines[i].definition == *definition => Ok(Err(arn)),
+            None => Ok(MachineArn::New(arn)),
+            Some(&i) if *self.machines[i].definition == *definition => {
+                Ok(MachineArn::Registered(arn))
+            }
             Some(_) => Err(SfnError::StateMachineAlreadyExists(format!(
                 "State Machine Already Exists: '{arn}'"
             ))),
@@ -878,6 +880,14 @@ impl Engine {
             self.schedule_callback(at_ms, callback);
         }
     }
+}
+
+/// What `CreateStateMachine` finds under a name.
+enum MachineArn {
+    /// Nothing: the machine gets this ARN.
+    New(String),
+    /// The same definition under this ARN: created before, answered again.
+    Registered(String),
 }
 
 /// Execution and state machine names (AWS StartExecution "name"): 1–80 characters, none of
