@@ -15,16 +15,9 @@ pub struct Reply {
 
 /// The action host could not be reached or did not answer (a transport error for the driver):
 /// why, as the driver's Fail cause will say it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct Unreachable(pub String);
-
-impl std::fmt::Display for Unreachable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Unreachable {}
 
 /// How the relay answers a task token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -43,16 +43,9 @@ pub struct StepCall<'a> {
 
 /// A step's effect failed: the error the service checkpoints for the step, which a replay
 /// returns again instead of running the effect.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct StepError(pub String);
-
-impl std::fmt::Display for StepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StepError {}
 
 impl From<String> for StepError {
     fn from(message: String) -> Self {

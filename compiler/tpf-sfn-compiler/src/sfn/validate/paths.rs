@@ -9,16 +9,9 @@
 
 /// Why a path, an intrinsic call or a dynamic value is not well formed: the message the
 /// validator's diagnostic carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct PathSyntaxError(pub String);
-
-impl std::fmt::Display for PathSyntaxError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for PathSyntaxError {}
 
 impl From<String> for PathSyntaxError {
     fn from(message: String) -> Self {
