@@ -74,7 +74,7 @@ pub async fn drive<O: Ops>(
         release_version: spec.identity.release_version.clone(),
     };
     if let Err(e) = ops.register(names::REGISTER, &row).await? {
-        return Ok(failed(fail_error::DRIVER_WRITE, e));
+        return Ok(failed(fail_error::DRIVER_WRITE, e.message));
     }
     let mut backoff: Option<Backoff> = None;
     let mut iteration: u64 = 0;
@@ -260,6 +260,6 @@ async fn hand_over<O: Ops>(ops: &O, input: &DriverInput) -> Result<End, O::Stop>
         Ok(()) => End::HandedOver {
             next: next.execution_name(),
         },
-        Err(e) => failed(fail_error::DRIVER_WRITE, e),
+        Err(e) => failed(fail_error::DRIVER_WRITE, e.message),
     })
 }

@@ -67,6 +67,23 @@ pub enum Wake {
     NotRegistered { message: String },
 }
 
+/// One of the driver's own writes (its generation row, the next generation's start) failed
+/// for good, after the engine's retries: what the engine said, which the driver's Fail state
+/// carries as its cause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct WriteFailed {
+    pub message: String,
+}
+
+impl WriteFailed {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
 /// The live-generation row the driver writes first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -89,7 +106,7 @@ pub trait Ops {
         &self,
         name: &str,
         row: &GenerationRow,
-    ) -> impl Future<Output = Result<Result<(), String>, Self::Stop>>;
+    ) -> impl Future<Output = Result<Result<(), WriteFailed>, Self::Stop>>;
 
     /// One delivery of an action call (a step).
     fn call(
@@ -115,5 +132,5 @@ pub trait Ops {
         &self,
         name: &str,
         next: &crate::spec::DriverInput,
-    ) -> impl Future<Output = Result<Result<(), String>, Self::Stop>>;
+    ) -> impl Future<Output = Result<Result<(), WriteFailed>, Self::Stop>>;
 }

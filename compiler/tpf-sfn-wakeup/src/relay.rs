@@ -13,6 +13,12 @@ pub struct Reply {
     pub body: String,
 }
 
+/// The action host could not be reached or did not answer (a transport error for the driver):
+/// why, as the driver's Fail cause will say it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
 /// How the relay answers a task token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
@@ -39,10 +45,10 @@ impl Answer {
     }
 }
 
-/// The answer for a reply, or for a call that got none (`Err` holds why).
-pub fn answer(reply: Result<Reply, String>) -> Answer {
+/// The answer for a reply, or for a call that got none.
+pub fn answer(reply: Result<Reply, Unreachable>) -> Answer {
     match reply {
-        Err(why) => Answer::failure(task_error::TRANSPORT, why),
+        Err(Unreachable(why)) => Answer::failure(task_error::TRANSPORT, why),
         Ok(Reply { status, body }) => match status {
             200..=299 => match serde_json::from_str::<serde_json::Value>(&body) {
                 Ok(_) => Answer::Success { output: body },
@@ -62,7 +68,7 @@ pub fn answer(reply: Result<Reply, String>) -> Answer {
 mod tests {
     use super::*;
 
-    fn reply(status: u16, body: &str) -> Result<Reply, String> {
+    fn reply(status: u16, body: &str) -> Result<Reply, Unreachable> {
         Ok(Reply {
             status,
             body: body.to_owned(),
@@ -100,7 +106,7 @@ mod tests {
             );
         }
         assert_eq!(
-            answer(Err("refused".into())).error(),
+            answer(Err(Unreachable("refused".into()))).error(),
             Some(task_error::TRANSPORT)
         );
     }

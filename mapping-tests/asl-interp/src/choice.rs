@@ -6,8 +6,8 @@
 
 use std::cmp::Ordering;
 
+use asl_model::ChoiceRule;
 use serde_json::Value;
-use tpf_sfn_compiler::sfn::asl::ChoiceRule;
 
 use super::clock::parse_rfc3339;
 use super::context::Context;

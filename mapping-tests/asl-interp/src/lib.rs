@@ -11,7 +11,7 @@
 //! use serde_json::json;
 //! use asl_interp::{Engine, ExecutionStatus, TaskCall, TaskOutcome};
 //!
-//! let def = tpf_sfn_compiler::sfn::asl::from_value("doc", json!({
+//! let def = asl_model::from_value(json!({
 //!     "StartAt": "Nap",
 //!     "States": {
 //!         "Nap": {"Type": "Wait", "Seconds": 60, "Next": "Ask"},

@@ -5,7 +5,7 @@ use super::hashing::FastMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use tpf_sfn_compiler::sfn::asl::{State, StateMachine, SubMachine, Transition};
+use asl_model::{State, StateMachine, SubMachine, Transition};
 
 use super::error::SfnError;
 

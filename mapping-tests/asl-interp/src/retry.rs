@@ -1,6 +1,6 @@
 //! Error matching for Retry/Catch and retry delays.
 
-use tpf_sfn_compiler::sfn::asl::Retrier;
+use asl_model::Retrier;
 
 use super::error::{StateError, ALL, HEARTBEAT_TIMEOUT, TASK_FAILED, TIMEOUT};
 use super::rng::Rng;

@@ -615,7 +615,7 @@ fn compare_states(def: &Value, expected: &[String], actual: &[String], diffs: &m
 fn replay(rec: &Value) -> Result<(), String> {
     let ph = Placeholders::from(rec);
     let def_value = rec.get("definition").cloned().unwrap_or(Value::Null);
-    let definition = tpf_sfn_compiler::sfn::asl::from_value("definition", def_value.clone())
+    let definition = asl_model::from_value(def_value.clone())
         .map_err(|d| format!("definition refused by the ASL model: {d}"))?;
     let start_ms = rec
         .get("start_ms")

@@ -11,7 +11,7 @@ fn echo(result: &str) -> serde_json::Value {
     json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "Result": result, "End": true}}})
 }
 
-fn run_shared(def: &tpf_sfn_compiler::sfn::asl::StateMachine) -> serde_json::Value {
+fn run_shared(def: &asl_model::StateMachine) -> serde_json::Value {
     let mut engine = Engine::new(T0, 1);
     let sm = engine.create_state_machine_shared("m", def).unwrap();
     let x = engine.start_execution(&sm, "x", json!({})).unwrap();

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 
 use serde_json::Value;
 
-use crate::engine::{Effects, Execution, StepCall, StepHandler};
+use crate::engine::{Effects, Execution, StepCall, StepError, StepHandler};
 use crate::history::{error, event, Event, OpStatus, OpType, Operation};
 use crate::{OPERATION_CAP, WRITTEN_STATE_CAP};
 
@@ -172,7 +172,7 @@ impl Invocation<'_> {
         id: usize,
         payload: &Value,
         callback_id: Option<&str>,
-    ) -> Result<Result<Value, String>, Stop> {
+    ) -> Result<Result<Value, StepError>, Stop> {
         self.event(event::STEP_STARTED, Some(id), None);
         let call = StepCall {
             execution_arn: &self.exec.arn,
@@ -201,9 +201,9 @@ impl Invocation<'_> {
             }
             Err(e) => {
                 op.status = OpStatus::Failed;
-                op.error = Some(e.clone());
-                self.event(event::STEP_FAILED, Some(id), Some(e.clone()));
-                e.len() as u64
+                op.error = Some(e.0.clone());
+                self.event(event::STEP_FAILED, Some(id), Some(e.0.clone()));
+                e.0.len() as u64
             }
         };
         self.exec.state_bytes_written += written;
@@ -226,13 +226,13 @@ impl Context<'_> {
 
     /// A step: its effect runs once, through the [`StepHandler`]; a replay returns what it
     /// returned then.
-    pub fn step(&self, name: &str, payload: &Value) -> Result<Result<Value, String>, Stop> {
+    pub fn step(&self, name: &str, payload: &Value) -> Result<Result<Value, StepError>, Stop> {
         let mut inv = self.inv.borrow_mut();
         if let Some(pos) = inv.replay(OpType::Step, name)? {
             let op = &inv.exec.ops[pos];
             return match op.status {
                 OpStatus::Succeeded => Ok(Ok(op.result.clone().unwrap_or(Value::Null))),
-                _ => Ok(Err(op.error.clone().unwrap_or_default())),
+                _ => Ok(Err(StepError(op.error.clone().unwrap_or_default()))),
             };
         }
         inv.bill(1)?;
@@ -336,7 +336,7 @@ impl Context<'_> {
                 inv.callbacks.push((id, cb));
                 Err(inv.halt(StopKind::Suspended))
             }
-            Err(e) => {
+            Err(StepError(e)) => {
                 inv.exec.ops[cb].status = OpStatus::Failed;
                 inv.exec.ops[cb].error = Some(e.clone());
                 inv.exec.ops[ctx].status = OpStatus::Failed;

@@ -41,9 +41,27 @@ pub struct StepCall<'a> {
     pub callback_id: Option<&'a str>,
 }
 
+/// A step's effect failed: the error the service checkpoints for the step, which a replay
+/// returns again instead of running the effect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StepError(pub String);
+
+impl From<String> for StepError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(message: &str) -> Self {
+        Self(message.to_owned())
+    }
+}
+
 /// Runs steps' effects: the only place a handler touches the world.
 pub trait StepHandler {
-    fn step(&mut self, call: &StepCall<'_>, effects: &mut Effects) -> Result<Value, String>;
+    fn step(&mut self, call: &StepCall<'_>, effects: &mut Effects) -> Result<Value, StepError>;
 }
 
 /// What a step asks the engine to do once it is checkpointed: start executions (by name, so a

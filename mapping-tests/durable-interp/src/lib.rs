@@ -23,7 +23,8 @@ pub use context::{
     state_bytes, submitter, CallbackOutcome, Context, Stop, StopKind, SUBMITTER_SUFFIX,
 };
 pub use engine::{
-    ApiError, Effects, Engine, Execution, ExecutionStatus, Program, Started, StepCall, StepHandler,
+    ApiError, Effects, Engine, Execution, ExecutionStatus, Program, Started, StepCall, StepError,
+    StepHandler,
 };
 pub use history::{error, event, Event, OpStatus, OpType, Operation};
 

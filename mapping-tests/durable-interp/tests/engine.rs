@@ -40,7 +40,11 @@ struct Effectful {
 }
 
 impl StepHandler for Effectful {
-    fn step(&mut self, call: &StepCall<'_>, _: &mut Effects) -> Result<Value, String> {
+    fn step(
+        &mut self,
+        call: &StepCall<'_>,
+        _: &mut Effects,
+    ) -> Result<Value, durable_interp::StepError> {
         let n = self.runs.entry(call.name.to_string()).or_default();
         *n += 1;
         if let Some(id) = call.callback_id {
@@ -391,7 +395,11 @@ fn a_stopped_execution_runs_nothing_more() {
 fn a_step_can_start_another_execution_by_name() {
     struct Starter;
     impl StepHandler for Starter {
-        fn step(&mut self, call: &StepCall<'_>, fx: &mut Effects) -> Result<Value, String> {
+        fn step(
+            &mut self,
+            call: &StepCall<'_>,
+            fx: &mut Effects,
+        ) -> Result<Value, durable_interp::StepError> {
             fx.start_execution(
                 call.function_arn,
                 "next",
@@ -432,7 +440,11 @@ fn a_step_whose_function_crashed_before_its_checkpoint_runs_again() {
     #[derive(Default)]
     struct Crashing(BTreeMap<String, u64>);
     impl StepHandler for Crashing {
-        fn step(&mut self, call: &StepCall<'_>, fx: &mut Effects) -> Result<Value, String> {
+        fn step(
+            &mut self,
+            call: &StepCall<'_>,
+            fx: &mut Effects,
+        ) -> Result<Value, durable_interp::StepError> {
             let n = self.0.entry(call.name.to_string()).or_default();
             *n += 1;
             if *n == 1 {

@@ -355,7 +355,9 @@ fn strict_queue_mode_refuses_the_optional_client_key_policy() {
     // TPF's defaults: OPTIONAL_CLIENT_KEY with strict startup, which queue mode refuses.
     let mut config = tpf_model::CoordinatorConfig::default();
     let refused = config.startup_check().expect_err("strict startup");
-    assert!(refused.contains("idempotency-policy must be explicitly configured"));
+    assert!(refused
+        .to_string()
+        .contains("idempotency-policy must be explicitly configured"));
     config.idempotency_policy = tpf_model::coordinator::IdempotencyPolicy::ClientKeyRequired;
     assert!(config.startup_check().is_ok());
     config.idempotency_policy = tpf_model::coordinator::IdempotencyPolicy::OptionalClientKey;

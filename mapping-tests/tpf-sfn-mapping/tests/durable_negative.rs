@@ -71,7 +71,7 @@ impl<O: Ops> Ops for Broken<'_, O> {
         &self,
         name: &str,
         row: &GenerationRow,
-    ) -> Result<Result<(), String>, O::Stop> {
+    ) -> Result<Result<(), tpf_durable_driver::ops::WriteFailed>, O::Stop> {
         self.inner.register(name, row).await
     }
 
@@ -154,7 +154,7 @@ impl<O: Ops> Ops for Broken<'_, O> {
         &self,
         name: &str,
         next: &DriverInput,
-    ) -> Result<Result<(), String>, O::Stop> {
+    ) -> Result<Result<(), tpf_durable_driver::ops::WriteFailed>, O::Stop> {
         self.inner.hand_over(name, next).await
     }
 }

@@ -115,7 +115,11 @@ struct Answering {
 impl Ops for Answering {
     type Stop = ();
 
-    async fn register(&self, _: &str, _: &GenerationRow) -> Result<Result<(), String>, ()> {
+    async fn register(
+        &self,
+        _: &str,
+        _: &GenerationRow,
+    ) -> Result<Result<(), tpf_durable_driver::ops::WriteFailed>, ()> {
         Ok(Ok(()))
     }
 
@@ -137,7 +141,11 @@ impl Ops for Answering {
         Ok(Wake::TimedOut)
     }
 
-    async fn hand_over(&self, _: &str, _: &DriverInput) -> Result<Result<(), String>, ()> {
+    async fn hand_over(
+        &self,
+        _: &str,
+        _: &DriverInput,
+    ) -> Result<Result<(), tpf_durable_driver::ops::WriteFailed>, ()> {
         self.other.borrow_mut().push("hand over");
         Ok(Ok(()))
     }

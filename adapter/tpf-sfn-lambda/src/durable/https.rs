@@ -21,17 +21,32 @@ pub struct HttpsActionHost {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
+/// Why an action URL cannot be called over HTTPS: the function cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpsSetupError {
+    #[error("`{0}` is not an https:// URL")]
+    NotHttps(String),
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    #[error("the system's root certificates could not be read: {0}")]
+    Roots(#[source] std::io::Error),
+}
+
 impl HttpsActionHost {
-    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, String> {
+    pub fn new(
+        url: &str,
+        token: Option<String>,
+        timeout: Duration,
+    ) -> Result<Self, HttpsSetupError> {
         let rest = url
             .strip_prefix("https://")
-            .ok_or_else(|| format!("`{url}` is not an https:// URL"))?;
+            .ok_or_else(|| HttpsSetupError::NotHttps(url.to_owned()))?;
         if rest.split('/').next().unwrap_or("").is_empty() {
-            return Err(format!("`{url}` has no host"));
+            return Err(HttpsSetupError::NoHost(url.to_owned()));
         }
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_provider_and_native_roots(rustls::crypto::aws_lc_rs::default_provider())
-            .map_err(|e| format!("the system's root certificates could not be read: {e}"))?
+            .map_err(HttpsSetupError::Roots)?
             .https_only()
             .enable_http1()
             .build();

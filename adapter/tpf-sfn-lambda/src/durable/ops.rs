@@ -24,7 +24,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use serde_json::Value;
-use tpf_durable_driver::ops::{ActionCall, GenerationRow, ParkRequest};
+use tpf_durable_driver::ops::{ActionCall, GenerationRow, ParkRequest, WriteFailed};
 use tpf_durable_driver::{CallOutcome, DriverInput, Ops, Wake};
 use tpf_wire::wakeup::{self, attr};
 
@@ -66,7 +66,7 @@ fn never_retry(_: &aws_durable_execution_sdk::StepError, _: u32) -> RetryDecisio
 }
 
 /// A step's own failure after its retries (the verdict), or `Stop` for anything else.
-fn step_verdict(e: OperationError) -> Result<String, OperationError> {
+fn step_verdict(e: OperationError) -> Result<WriteFailed, OperationError> {
     match e.kind() {
         OperationErrorKind::Step(s)
             if matches!(
@@ -74,7 +74,7 @@ fn step_verdict(e: OperationError) -> Result<String, OperationError> {
                 StepErrorKind::ExecutionFailed { .. } | StepErrorKind::RetriesExhausted(_)
             ) =>
         {
-            Ok(format!("{e:#}"))
+            Ok(WriteFailed::new(format!("{e:#}")))
         }
         _ => Err(e),
     }
@@ -162,7 +162,7 @@ impl Ops for SdkOps {
         &self,
         name: &str,
         row: &GenerationRow,
-    ) -> Result<Result<(), String>, OperationError> {
+    ) -> Result<Result<(), WriteFailed>, OperationError> {
         let driver = self.driver.clone();
         let item = driver_row(row, self.ctx.execution_arn(), &self.function_arn());
         let result =
@@ -235,7 +235,7 @@ impl Ops for SdkOps {
         &self,
         name: &str,
         next: &DriverInput,
-    ) -> Result<Result<(), String>, OperationError> {
+    ) -> Result<Result<(), WriteFailed>, OperationError> {
         let driver = self.driver.clone();
         let function = self.function_arn();
         let next = next.clone();

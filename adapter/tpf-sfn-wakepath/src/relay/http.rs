@@ -12,19 +12,7 @@ use tokio::net::TcpStream;
 
 use crate::error::Error;
 
-pub use tpf_sfn_wakeup::relay::Reply;
-
-/// The action host could not be reached or did not answer (a transport error for the driver).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unreachable(pub String);
-
-impl std::fmt::Display for Unreachable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Unreachable {}
+pub use tpf_sfn_wakeup::relay::{Reply, Unreachable};
 
 /// Anything that can POST a JSON body to an action path; the tests substitute their own.
 pub trait ActionHost {

@@ -34,7 +34,7 @@ pub use tpf_sfn_wakeup::relay::Answer;
 /// The relay's decision for one call: the wake path's one copy (`tpf_sfn_wakeup::relay`), which
 /// the mapping proof runs too.
 pub fn answer_for(reply: Result<Reply, http::Unreachable>) -> Answer {
-    tpf_sfn_wakeup::relay::answer(reply.map_err(|e| e.0))
+    tpf_sfn_wakeup::relay::answer(reply)
 }
 
 /// What happened to one message.

@@ -6,8 +6,8 @@ use serde_json::Value;
 /// 2026-01-01T00:00:00Z
 pub const T0: i64 = 1_767_225_600_000;
 
-pub fn machine(def: Value) -> tpf_sfn_compiler::sfn::asl::StateMachine {
-    tpf_sfn_compiler::sfn::asl::from_value("test.asl.json", def).expect("valid test definition")
+pub fn machine(def: Value) -> asl_model::StateMachine {
+    asl_model::from_value(def).expect("valid test definition")
 }
 
 /// Registers `def` as machine `m` and starts execution `x` with `input`.

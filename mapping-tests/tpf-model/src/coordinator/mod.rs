@@ -143,13 +143,30 @@ impl CoordinatorConfig {
 
     /// `QueueAsyncCoordinator`'s startup guard: with strict startup, queue mode refuses the
     /// default `OPTIONAL_CLIENT_KEY` policy.
-    pub fn startup_check(&self) -> Result<(), String> {
+    pub fn startup_check(&self) -> Result<(), StartupError> {
         if self.strict_startup && self.idempotency_policy == IdempotencyPolicy::OptionalClientKey {
-            return Err("pipeline.orchestrator.idempotency-policy must be explicitly configured for queue mode when strict startup is enabled.".to_owned());
+            return Err(StartupError::IdempotencyPolicyUnset);
         }
         Ok(())
     }
 }
+
+/// Why TPF refuses to start with a configuration, in TPF's own words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartupError {
+    /// Queue mode with strict startup and the default `OPTIONAL_CLIENT_KEY` policy.
+    IdempotencyPolicyUnset,
+}
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::IdempotencyPolicyUnset => f.write_str("pipeline.orchestrator.idempotency-policy must be explicitly configured for queue mode when strict startup is enabled."),
+        }
+    }
+}
+
+impl std::error::Error for StartupError {}
 
 /// Why a coordinator operation was refused, with TPF's HTTP mapping.
 #[derive(Debug, Clone, PartialEq)]

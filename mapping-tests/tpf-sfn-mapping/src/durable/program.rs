@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use durable_interp::engine::Failed;
-use durable_interp::{poll, CallbackOutcome, Context, Program, Stop};
+use durable_interp::{poll, CallbackOutcome, Context, Program, StepError, Stop};
 use serde_json::{json, Value};
-use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, Ops, ParkRequest, Wake};
+use tpf_durable_driver::ops::{
+    ActionCall, CallOutcome, GenerationRow, Ops, ParkRequest, Wake, WriteFailed,
+};
 use tpf_durable_driver::{drive, DriverInput, DurableSpec, End};
 
 /// The payload keys the harness's step handler reads.
@@ -27,24 +29,29 @@ pub struct EngineOps<'c, 'a> {
     pub table: String,
 }
 
-fn decode<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, String> {
-    serde_json::from_value(v)
-        .map_err(|e| format!("the {what} step's checkpoint does not decode: {e}"))
-}
-
 impl Ops for EngineOps<'_, '_> {
     type Stop = Stop;
 
-    async fn register(&self, name: &str, row: &GenerationRow) -> Result<Result<(), String>, Stop> {
+    async fn register(
+        &self,
+        name: &str,
+        row: &GenerationRow,
+    ) -> Result<Result<(), WriteFailed>, Stop> {
         let p = json!({ payload::TABLE: self.table, payload::ROW: row });
-        Ok(self.ctx.step(name, &p)?.map(|_| ()))
+        Ok(self
+            .ctx
+            .step(name, &p)?
+            .map(|_| ())
+            .map_err(|e| WriteFailed::new(e.0)))
     }
 
     async fn call(&self, name: &str, call: &ActionCall) -> Result<CallOutcome, Stop> {
         let p = json!({ payload::CALL: call });
         Ok(match self.ctx.step(name, &p)? {
-            Ok(v) => decode("call", v).unwrap_or_else(|message| CallOutcome::Transport { message }),
-            Err(message) => CallOutcome::Transport { message },
+            Ok(v) => serde_json::from_value(v).unwrap_or_else(|e| CallOutcome::Transport {
+                message: format!("the call step's checkpoint does not decode: {e}"),
+            }),
+            Err(StepError(message)) => CallOutcome::Transport { message },
         })
     }
 
@@ -67,9 +74,17 @@ impl Ops for EngineOps<'_, '_> {
         )
     }
 
-    async fn hand_over(&self, name: &str, next: &DriverInput) -> Result<Result<(), String>, Stop> {
+    async fn hand_over(
+        &self,
+        name: &str,
+        next: &DriverInput,
+    ) -> Result<Result<(), WriteFailed>, Stop> {
         let p = json!({ payload::NEXT: next });
-        Ok(self.ctx.step(name, &p)?.map(|_| ()))
+        Ok(self
+            .ctx
+            .step(name, &p)?
+            .map(|_| ())
+            .map_err(|e| WriteFailed::new(e.0)))
     }
 }
 

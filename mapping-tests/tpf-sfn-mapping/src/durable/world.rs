@@ -2,7 +2,7 @@
 //! steps' effects over the world's TPF and wakeup table, the sweeper function run on its
 //! schedule, and the engine's history read into the trace.
 
-use durable_interp::{Effects, Engine, ExecutionStatus, StepCall, StepHandler};
+use durable_interp::{Effects, Engine, ExecutionStatus, StepCall, StepError, StepHandler};
 use serde_json::{json, Value};
 use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, ParkRequest};
 use tpf_durable_driver::DriverInput;
@@ -351,7 +351,7 @@ impl Steps<'_> {
         call: &StepCall<'_>,
         table: &str,
         row: GenerationRow,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StepError> {
         let item = json!({
             wakeup::PK: s(wakeup::pk(&row.tenant_id, &row.execution_id)),
             wakeup::SK: s(wakeup::DRIVER_ROW),
@@ -370,7 +370,7 @@ impl Steps<'_> {
         call: &StepCall<'_>,
         table: &str,
         park: ParkRequest,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StepError> {
         if self.faults.next_registration_fails() {
             return Err(
                 "ResourceNotFoundException: Requested resource not found (injected fault)".into(),
@@ -402,7 +402,7 @@ impl Steps<'_> {
         call: &StepCall<'_>,
         a: ActionCall,
         effects: &mut Effects,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StepError> {
         let key = a.request.idempotency_key.clone().unwrap_or_default();
         let body = serde_json::to_value(&a.request).unwrap_or(Value::Null);
         let mut entries = take_lease_first(
@@ -507,7 +507,7 @@ impl Steps<'_> {
         };
         // The deployed function bounds its checkpoints the same way.
         serde_json::to_value(tpf_durable_driver::limits::bounded(outcome))
-            .map_err(|e| e.to_string())
+            .map_err(|e| StepError(e.to_string()))
     }
 }
 
@@ -516,7 +516,7 @@ fn take<T: serde::de::DeserializeOwned>(p: &Value, key: &str) -> Option<T> {
 }
 
 impl StepHandler for Steps<'_> {
-    fn step(&mut self, call: &StepCall<'_>, effects: &mut Effects) -> Result<Value, String> {
+    fn step(&mut self, call: &StepCall<'_>, effects: &mut Effects) -> Result<Value, StepError> {
         let p = call.payload;
         let table = p
             .get(payload::TABLE)
@@ -538,9 +538,9 @@ impl StepHandler for Steps<'_> {
             effects.start_execution(call.function_arn, &name, input);
             return Ok(json!({ "started": name }));
         }
-        Err(format!(
+        Err(StepError(format!(
             "step {:?} asks for no effect this world knows",
             call.name
-        ))
+        )))
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use tpf_sfn_wakeup::relay::{self, Answer, Reply};
+use tpf_sfn_wakeup::relay::{self, Answer, Reply, Unreachable};
 
 use super::faults::{Fault, FaultState};
 use super::trace::Entry;
@@ -311,7 +311,10 @@ impl Bindings<'_> {
                 "Lambda was unable to run the function",
             ),
             _ => {
-                self.relay_answer(call, Err("the relay could not reach TPF".to_string()));
+                self.relay_answer(
+                    call,
+                    Err(Unreachable("the relay could not reach TPF".to_string())),
+                );
                 TaskOutcome::Succeeded(json!({"MessageId": "relay"}))
             }
         }
@@ -362,7 +365,7 @@ impl Bindings<'_> {
         self.relay_answer(call, Ok(reply));
     }
 
-    fn relay_answer(&mut self, call: &TaskCall<'_>, reply: Result<Reply, String>) {
+    fn relay_answer(&mut self, call: &TaskCall<'_>, reply: Result<Reply, Unreachable>) {
         let token = call.token.to_string();
         let callback = match relay::answer(reply) {
             Answer::Success { output } => Callback::Success {

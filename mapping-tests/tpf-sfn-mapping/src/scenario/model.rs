@@ -153,7 +153,7 @@ pub struct Expect {
 }
 
 impl Scenario {
-    pub fn from_toml(text: &str) -> Result<Scenario, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    pub fn from_toml(text: &str) -> Result<Scenario, toml::de::Error> {
+        toml::from_str(text)
     }
 }

@@ -7,6 +7,24 @@
 //! (`$count`) is a workflow-variable reference, which is reported by the query-language rule,
 //! not as a syntax error.
 
+/// Why a path, an intrinsic call or a dynamic value is not well formed: the message the
+/// validator's diagnostic carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PathSyntaxError(pub String);
+
+impl From<String> for PathSyntaxError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for PathSyntaxError {
+    fn from(message: &str) -> Self {
+        Self(message.to_owned())
+    }
+}
+
 /// What a syntactically valid path starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PathRoot {
@@ -19,7 +37,7 @@ pub(crate) enum PathRoot {
 }
 
 /// Checks a JSONPath reference.
-pub(crate) fn check_path(s: &str) -> Result<PathRoot, String> {
+pub(crate) fn check_path(s: &str) -> Result<PathRoot, PathSyntaxError> {
     let (root, rest) = if let Some(rest) = s.strip_prefix("$$") {
         (PathRoot::Context, rest)
     } else if let Some(rest) = s.strip_prefix('$') {
@@ -28,7 +46,7 @@ pub(crate) fn check_path(s: &str) -> Result<PathRoot, String> {
                 let end = rest.find(['.', '[']).unwrap_or(rest.len());
                 let (name, tail) = rest.split_at(end);
                 if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                    return Err(format!("`${name}` is not a valid variable name"));
+                    return Err(format!("`${name}` is not a valid variable name").into());
                 }
                 check_segments(tail)?;
                 return Ok(PathRoot::Variable);
@@ -37,14 +55,16 @@ pub(crate) fn check_path(s: &str) -> Result<PathRoot, String> {
         }
     } else {
         return Err(
-            "a path must start with `$` (state input) or `$$` (context object)".to_string(),
+            "a path must start with `$` (state input) or `$$` (context object)"
+                .to_string()
+                .into(),
         );
     };
     check_segments(rest)?;
     Ok(root)
 }
 
-fn check_segments(mut rest: &str) -> Result<(), String> {
+fn check_segments(mut rest: &str) -> Result<(), PathSyntaxError> {
     while !rest.is_empty() {
         if let Some(after) = rest.strip_prefix("..") {
             rest = take_segment(after, true)?;
@@ -56,7 +76,8 @@ fn check_segments(mut rest: &str) -> Result<(), String> {
             return Err(format!(
                 "unexpected `{}` (expected `.name` or `[...]`)",
                 first_char(rest)
-            ));
+            )
+            .into());
         }
     }
     Ok(())
@@ -67,14 +88,14 @@ fn first_char(s: &str) -> String {
 }
 
 /// After `.` or `..`: a member name (or `*`), or for `..` also a bracket.
-fn take_segment(s: &str, deep: bool) -> Result<&str, String> {
+fn take_segment(s: &str, deep: bool) -> Result<&str, PathSyntaxError> {
     if deep && s.starts_with('[') {
         return take_bracket(s);
     }
     let end = s.find(['.', '[']).unwrap_or(s.len());
     let (name, tail) = s.split_at(end);
     if name.is_empty() {
-        return Err("empty member name after `.`".to_string());
+        return Err("empty member name after `.`".to_string().into());
     }
     if let Some(c) = name
         .chars()
@@ -82,13 +103,14 @@ fn take_segment(s: &str, deep: bool) -> Result<&str, String> {
     {
         return Err(format!(
             "member name `{name}` contains `{c}`; use bracket notation ['...'] for such names"
-        ));
+        )
+        .into());
     }
     Ok(tail)
 }
 
 /// A `[...]` segment, balanced over nested brackets, parentheses and quotes.
-fn take_bracket(s: &str) -> Result<&str, String> {
+fn take_bracket(s: &str) -> Result<&str, PathSyntaxError> {
     let mut depth = 0usize;
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -110,11 +132,11 @@ fn take_bracket(s: &str) -> Result<&str, String> {
                 depth = depth.checked_sub(1).ok_or("unbalanced `]` or `)`")?;
                 if depth == 0 {
                     if c != ']' {
-                        return Err("`(` closed before its `[`".to_string());
+                        return Err("`(` closed before its `[`".to_string().into());
                     }
                     let inner = s.get(1..i).unwrap_or("");
                     if inner.trim().is_empty() {
-                        return Err("empty `[]`".to_string());
+                        return Err("empty `[]`".to_string().into());
                     }
                     return Ok(s.get(i + 1..).unwrap_or(""));
                 }
@@ -122,7 +144,7 @@ fn take_bracket(s: &str) -> Result<&str, String> {
             _ => {}
         }
     }
-    Err("unterminated `[` or quote".to_string())
+    Err("unterminated `[` or quote".to_string().into())
 }
 
 /// The member names of a simple path (`$.a.b`, `$['a'].b`), or `None` when the path has
@@ -204,7 +226,7 @@ pub enum IntrinsicArg {
 
 /// Parses an intrinsic call. Strings are single-quoted with `\'`, `\{`, `\}` and `\\` as the
 /// only escapes; arguments are strings, numbers, booleans, `null`, paths or nested calls.
-pub fn parse_intrinsic(s: &str) -> Result<Intrinsic, String> {
+pub fn parse_intrinsic(s: &str) -> Result<Intrinsic, PathSyntaxError> {
     let mut p = Parser {
         chars: s.chars().collect(),
         pos: 0,
@@ -215,7 +237,8 @@ pub fn parse_intrinsic(s: &str) -> Result<Intrinsic, String> {
         return Err(format!(
             "unexpected text after the closing `)` at character {}",
             p.pos + 1
-        ));
+        )
+        .into());
     }
     Ok(call)
 }
@@ -248,14 +271,14 @@ impl Parser {
         matches
     }
 
-    fn call(&mut self, depth: usize) -> Result<Intrinsic, String> {
+    fn call(&mut self, depth: usize) -> Result<Intrinsic, PathSyntaxError> {
         if depth > MAX_INTRINSIC_DEPTH {
-            return Err(format!(
-                "intrinsic calls nested more than {MAX_INTRINSIC_DEPTH} deep"
-            ));
+            return Err(
+                format!("intrinsic calls nested more than {MAX_INTRINSIC_DEPTH} deep").into(),
+            );
         }
         if !self.eat("States.") {
-            return Err("an intrinsic call starts with `States.`".to_string());
+            return Err("an intrinsic call starts with `States.`".to_string().into());
         }
         let start = self.pos;
         while self.peek().is_some_and(|c| c.is_ascii_alphanumeric()) {
@@ -268,10 +291,10 @@ impl Parser {
             .iter()
             .collect();
         if !INTRINSICS.contains(&name.as_str()) {
-            return Err(format!("`States.{name}` is not an intrinsic function"));
+            return Err(format!("`States.{name}` is not an intrinsic function").into());
         }
         if !self.eat("(") {
-            return Err(format!("`States.{name}` must be followed by `(`"));
+            return Err(format!("`States.{name}` must be followed by `(`").into());
         }
         let mut args = Vec::new();
         self.skip_ws();
@@ -292,12 +315,13 @@ impl Parser {
                         self.pos + 1
                     ),
                     None => "missing closing `)`".to_string(),
-                });
+                }
+                .into());
             }
         }
     }
 
-    fn arg(&mut self, depth: usize) -> Result<IntrinsicArg, String> {
+    fn arg(&mut self, depth: usize) -> Result<IntrinsicArg, PathSyntaxError> {
         match self.peek() {
             Some('\'') => self.string().map(IntrinsicArg::String),
             Some('$') => self.path().map(IntrinsicArg::Path),
@@ -309,12 +333,12 @@ impl Parser {
             Some(c) => Err(format!(
                 "unexpected `{c}` at character {}: arguments are 'strings', numbers, paths or intrinsic calls",
                 self.pos + 1
-            )),
-            None => Err("missing argument and closing `)`".to_string()),
+            ).into()),
+            None => Err("missing argument and closing `)`".to_string().into()),
         }
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, PathSyntaxError> {
         let open = self.pos;
         self.pos += 1;
         let mut out = String::new();
@@ -333,20 +357,18 @@ impl Parser {
                     Some(e) => {
                         return Err(format!(
                             "invalid escape `\\{e}` in a string (allowed: \\' \\{{ \\}} \\\\)"
-                        ))
+                        )
+                        .into())
                     }
                     None => break,
                 },
                 _ => out.push(c),
             }
         }
-        Err(format!(
-            "string opened at character {} is not closed",
-            open + 1
-        ))
+        Err(format!("string opened at character {} is not closed", open + 1).into())
     }
 
-    fn number(&mut self) -> Result<f64, String> {
+    fn number(&mut self) -> Result<f64, PathSyntaxError> {
         let start = self.pos;
         while self
             .peek()
@@ -363,11 +385,11 @@ impl Parser {
         text.parse::<f64>()
             .ok()
             .filter(|n| n.is_finite())
-            .ok_or_else(|| format!("`{text}` is not a number"))
+            .ok_or_else(|| PathSyntaxError(format!("`{text}` is not a number")))
     }
 
     /// A path argument runs to the next top-level `,` or `)`.
-    fn path(&mut self) -> Result<String, String> {
+    fn path(&mut self) -> Result<String, PathSyntaxError> {
         let start = self.pos;
         let mut depth = 0usize;
         let mut quote = false;
@@ -412,7 +434,7 @@ pub(crate) fn intrinsic_paths(call: &Intrinsic) -> Vec<&str> {
 }
 
 /// The value of a `.$` key: a path or an intrinsic call. Returns the paths it reads.
-pub(crate) fn check_dynamic_value(s: &str) -> Result<Vec<String>, String> {
+pub(crate) fn check_dynamic_value(s: &str) -> Result<Vec<String>, PathSyntaxError> {
     if s.starts_with("States.") {
         let call = parse_intrinsic(s)?;
         Ok(intrinsic_paths(&call)

@@ -119,7 +119,7 @@ fn path(ctx: &mut Ctx<'_>, ptr: String, value: Option<&str>) {
     match check_path(value) {
         Ok(PathRoot::Variable) => query_language::variable(ctx, ptr, value),
         Ok(_) => {}
-        Err(why) => invalid_path(ctx, ptr, value, &why),
+        Err(why) => invalid_path(ctx, ptr, value, &why.0),
     }
 }
 
@@ -148,7 +148,7 @@ fn result_path(ctx: &mut Ctx<'_>, ptr: &str, value: Option<&Value>) {
                 s,
                 "ResultPath must name one location in the state input (`$` or `$.a.b`)",
             ),
-            Err(why) => invalid_path(ctx, ptr.to_string(), s, &why),
+            Err(why) => invalid_path(ctx, ptr.to_string(), s, &why.0),
         },
         other => path_value(ctx, ptr.to_string(), other),
     }
@@ -164,7 +164,7 @@ fn dynamic(ctx: &mut Ctx<'_>, ptr: String, value: &str) {
                 }
             }
         }
-        Err(why) => invalid_path(ctx, ptr, value, &why),
+        Err(why) => invalid_path(ctx, ptr, value, &why.0),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The engine: registered machines, executions, the timer queue, the seeded generator and the
-//! virtual clock, plus the public API a harness drives. State stepping lives in `run.rs`,
+//! virtual clock, plus the public API a harness drives (reading an execution in `inspect.rs`,
+//! driving virtual time in `drive.rs`). State stepping lives in `run/`,
 //! Step Functions' own integrations in `builtins.rs`.
 
 use std::cmp::Ordering;
@@ -8,8 +9,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::hashing::FastMap;
 use std::sync::Arc;
 
+use asl_model::StateMachine;
 use serde_json::{json, Value};
-use tpf_sfn_compiler::sfn::asl::StateMachine;
 
 use super::clock::Clock;
 use super::error::{SfnError, StateError};
@@ -18,6 +19,9 @@ use super::history::{HistoryEvent, Payload, MAX_HISTORY_EVENTS};
 use super::paths::{json_size, MAX_PAYLOAD_BYTES};
 use super::program::{Program, ScopeId};
 use super::rng::Rng;
+
+mod drive;
+mod inspect;
 
 pub const REGION: &str = "us-east-1";
 pub const ACCOUNT: &str = "123456789012";
@@ -334,8 +338,8 @@ impl Engine {
         definition: StateMachine,
     ) -> Result<String, SfnError> {
         let arn = match self.new_machine_arn(name, &definition)? {
-            Ok(arn) => arn,
-            Err(existing) => return Ok(existing),
+            MachineArn::New(arn) => arn,
+            MachineArn::Registered(existing) => return Ok(existing),
         };
         let program = Arc::new(Program::compile(&definition)?);
         Ok(self.add_machine(name, arn, Arc::new(definition), program))
@@ -351,25 +355,27 @@ impl Engine {
         definition: &StateMachine,
     ) -> Result<String, SfnError> {
         let arn = match self.new_machine_arn(name, definition)? {
-            Ok(arn) => arn,
-            Err(existing) => return Ok(existing),
+            MachineArn::New(arn) => arn,
+            MachineArn::Registered(existing) => return Ok(existing),
         };
         let (program, definition) = super::program::shared(definition)?;
         Ok(self.add_machine(name, arn, definition, program))
     }
 
-    /// The ARN a new machine gets (`Ok`), or that of the same machine registered before
-    /// (`Err`, the idempotent answer).
+    /// The ARN a new machine gets, or that of the same machine registered before (the
+    /// idempotent answer).
     fn new_machine_arn(
         &self,
         name: &str,
         definition: &StateMachine,
-    ) -> Result<Result<String, String>, SfnError> {
+    ) -> Result<MachineArn, SfnError> {
         validate_name(name)?;
         let arn = state_machine_arn(name);
         match self.machine_index.get(&arn) {
-            None => Ok(Ok(arn)),
-            Some(&i) if *self.machines[i].definition == *definition => Ok(Err(arn)),
+            None => Ok(MachineArn::New(arn)),
+            Some(&i) if *self.machines[i].definition == *definition => {
+                Ok(MachineArn::Registered(arn))
+            }
             Some(_) => Err(SfnError::StateMachineAlreadyExists(format!(
                 "State Machine Already Exists: '{arn}'"
             ))),
@@ -624,220 +630,7 @@ impl Engine {
         &self.rejected
     }
 
-    // --- inspection ----------------------------------------------------------------------
-
-    pub fn describe_execution(&self, arn: &str) -> Result<ExecutionDescription, SfnError> {
-        let x = &self.execs[self.exec_idx(arn)?];
-        Ok(ExecutionDescription {
-            execution_arn: x.arn.clone(),
-            state_machine_arn: self.machines[x.machine].arn.clone(),
-            name: x.name.clone(),
-            status: x.status,
-            start_ms: x.start_ms,
-            stop_ms: x.stop_ms,
-            input: x.input.clone(),
-            output: x.output.clone(),
-            error: x.error.clone(),
-            cause: x.cause.clone(),
-            redrive_count: x.redrive_count,
-            redrive_ms: x.redrive_ms,
-            metrics: ExecutionMetrics {
-                state_transitions: x.transitions,
-                history_events: x.history.len(),
-            },
-        })
-    }
-
-    /// An execution's start instant and input, read in place: callers that look for one member
-    /// of the input would otherwise copy the whole description, payloads included.
-    pub fn started(&self, arn: &str) -> Option<(i64, &Value)> {
-        let x = &self.execs[*self.exec_index.get(arn)?];
-        Some((x.start_ms, &x.input))
-    }
-
-    pub fn status(&self, arn: &str) -> Option<ExecutionStatus> {
-        self.exec_index.get(arn).map(|&e| self.execs[e].status)
-    }
-
-    pub fn output(&self, arn: &str) -> Option<&Value> {
-        self.exec_index
-            .get(arn)
-            .and_then(|&e| self.execs[e].output.as_ref())
-    }
-
-    pub fn metrics(&self, arn: &str) -> Option<ExecutionMetrics> {
-        self.exec_index.get(arn).map(|&e| ExecutionMetrics {
-            state_transitions: self.execs[e].transitions,
-            history_events: self.execs[e].history.len(),
-        })
-    }
-
-    /// The execution's history (empty for an unknown ARN).
-    pub fn history(&self, arn: &str) -> &[HistoryEvent] {
-        match self.exec_index.get(arn) {
-            Some(&e) => &self.execs[e].history,
-            None => &[],
-        }
-    }
-
-    /// Execution ARNs of a machine, oldest first.
-    pub fn list_executions(&self, machine_arn: &str) -> Vec<&str> {
-        match self.machine_index.get(machine_arn) {
-            Some(&m) => self.machines[m]
-                .executions
-                .iter()
-                .map(|&e| self.execs[e].arn.as_str())
-                .collect(),
-            None => Vec::new(),
-        }
-    }
-
-    /// ARNs of every RUNNING execution, oldest first.
-    pub fn open_executions(&self) -> Vec<&str> {
-        self.execs
-            .iter()
-            .filter(|x| x.status == ExecutionStatus::Running)
-            .map(|x| x.arn.as_str())
-            .collect()
-    }
-
-    /// Every live thread of an execution: the top level first, then branches/iterations in
-    /// creation order.
-    pub fn positions(&self, arn: &str) -> Vec<ThreadPosition> {
-        let Some(&e) = self.exec_index.get(arn) else {
-            return Vec::new();
-        };
-        let x = &self.execs[e];
-        if x.status != ExecutionStatus::Running {
-            return Vec::new();
-        }
-        x.threads
-            .iter()
-            .filter(|t| t.step != Step::Done)
-            .map(|t| ThreadPosition {
-                state_name: x.program.scopes[t.scope].names[t.state].clone(),
-                waiting: match t.step {
-                    Step::Sleeping(at) => Waiting::Timer(at),
-                    Step::Task => match &t.token {
-                        Some(tok) => Waiting::Token(tok.clone()),
-                        None => Waiting::Runnable,
-                    },
-                    Step::Joining(_) => Waiting::Children,
-                    _ => Waiting::Runnable,
-                },
-            })
-            .collect()
-    }
-
-    /// The top-level state an execution is in.
-    pub fn current_state(&self, arn: &str) -> Option<&str> {
-        let &e = self.exec_index.get(arn)?;
-        let x = &self.execs[e];
-        let t = &x.threads[0];
-        (x.status == ExecutionStatus::Running)
-            .then(|| x.program.scopes[t.scope].names[t.state].as_str())
-    }
-
-    /// Open task tokens of an execution (tasks parked on a callback or still in flight).
-    pub fn open_tokens(&self, arn: &str) -> Vec<&str> {
-        let Some(&e) = self.exec_index.get(arn) else {
-            return Vec::new();
-        };
-        self.execs[e]
-            .threads
-            .iter()
-            .filter(|t| t.step == Step::Task)
-            .filter_map(|t| t.token.as_deref())
-            .collect()
-    }
-
-    /// Events appended (across all executions) since `cursor`, with the new cursor. Start
-    /// from 0.
-    pub fn events_since(&self, cursor: usize) -> (Vec<(&str, &HistoryEvent)>, usize) {
-        let from = cursor.min(self.trace.len());
-        let out = self.trace[from..]
-            .iter()
-            .map(|&(e, i)| {
-                let x = &self.execs[e as usize];
-                (x.arn.as_str(), &x.history[i as usize])
-            })
-            .collect();
-        (out, self.trace.len())
-    }
-
-    // --- driving -------------------------------------------------------------------------
-
-    /// The earliest pending timer.
-    pub fn next_timer(&self) -> Option<i64> {
-        self.timers.peek().map(|t| t.at)
-    }
-
-    /// Runs everything runnable at the current virtual time, including timers due now.
-    pub fn run_until_idle(&mut self, handler: &mut dyn TaskHandler) {
-        loop {
-            if self.budget_spent() {
-                return;
-            }
-            while let Some((e, t, epoch)) = self.queue.pop_front() {
-                let x = &self.execs[e];
-                if x.status != ExecutionStatus::Running || x.threads[t].epoch != epoch {
-                    continue;
-                }
-                self.run_thread(e, t, handler);
-                self.after_external(e);
-                if self.budget_spent() {
-                    return;
-                }
-            }
-            self.prune_timers();
-            match self.timers.peek() {
-                Some(tm) if tm.at <= self.now_ms() => {
-                    if let Some(tm) = self.timers.pop() {
-                        self.fire(tm.kind);
-                    }
-                }
-                _ => break,
-            }
-        }
-        self.prune_timers();
-    }
-
-    /// Jumps to the next timer, fires everything due then, and runs to idle. Returns the new
-    /// time, or `None` when nothing is scheduled.
-    pub fn step_timer(&mut self, handler: &mut dyn TaskHandler) -> Option<i64> {
-        self.run_until_idle(handler);
-        let at = self.next_timer()?;
-        self.clock.advance_to(at);
-        self.run_until_idle(handler);
-        Some(self.now_ms())
-    }
-
-    /// Fires every timer due up to `t` in order, then leaves the clock at `t`.
-    pub fn advance_to(&mut self, t: i64, handler: &mut dyn TaskHandler) {
-        self.run_until_idle(handler);
-        while let Some(at) = self.next_timer().filter(|&at| at <= t) {
-            self.clock.advance_to(at);
-            self.run_until_idle(handler);
-        }
-        self.clock.advance_to(t);
-        self.run_until_idle(handler);
-    }
-
-    /// Steps timers until none is left or the next lies past `deadline`. Returns true when
-    /// nothing is scheduled any more (every execution is closed or parked on a token).
-    pub fn advance_until_idle_or(&mut self, deadline: i64, handler: &mut dyn TaskHandler) -> bool {
-        self.run_until_idle(handler);
-        while let Some(at) = self.next_timer() {
-            if at > deadline {
-                return false;
-            }
-            self.clock.advance_to(at);
-            self.run_until_idle(handler);
-        }
-        true
-    }
-
-    // --- internals shared with run.rs / builtins.rs ----------------------------------------
+    // --- internals shared with run/ and builtins.rs ----------------------------------------
 
     pub(super) fn exec_idx(&self, arn: &str) -> Result<usize, SfnError> {
         self.exec_index.get(arn).copied().ok_or_else(|| {
@@ -1087,6 +880,14 @@ impl Engine {
             self.schedule_callback(at_ms, callback);
         }
     }
+}
+
+/// What `CreateStateMachine` finds under a name.
+enum MachineArn {
+    /// Nothing: the machine gets this ARN.
+    New(String),
+    /// The same definition under this ARN: created before, answered again.
+    Registered(String),
 }
 
 /// Execution and state machine names (AWS StartExecution "name"): 1–80 characters, none of
