@@ -961,7 +961,7 @@ fn simulate_takes_a_scenario_family_and_suggests_names() {
     let o = tpf_sfn(&["simulate", "--scenario", "deadline-timeout"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
-        text(&o).starts_with("scenario deadline-timeout/Await Restaurant Decision:"),
+        text(&o).starts_with("scenario deadline-timeout/Create Pending Approval:"),
         "{}",
         text(&o)
     );
@@ -970,7 +970,7 @@ fn simulate_takes_a_scenario_family_and_suggests_names() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("error[UNKNOWN_SCENARIO]")
-            && err.contains("did you mean \"deadline-timeout/Await Restaurant Decision\""),
+            && err.contains("did you mean \"deadline-timeout/Create Pending Approval\""),
         "{err}"
     );
 }
