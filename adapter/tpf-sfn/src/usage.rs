@@ -44,9 +44,10 @@ pub fn error(e: &clap::Error) -> Error {
         tips.push(format!("usage: {u}"));
     }
     tips.push(format!("see `{command} --help`"));
+    let hint = tips.join("; ");
     let error = match e.kind() {
         ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand => {
-            Error::new("USAGE_UNKNOWN_ARGUMENT", message)
+            Error::new("USAGE_UNKNOWN_ARGUMENT", message).with_hint(hint)
         }
         ErrorKind::InvalidValue
         | ErrorKind::ValueValidation
@@ -54,7 +55,9 @@ pub fn error(e: &clap::Error) -> Error {
         | ErrorKind::NoEquals
         | ErrorKind::TooManyValues
         | ErrorKind::TooFewValues
-        | ErrorKind::WrongNumberOfValues => Error::new("USAGE_INVALID_VALUE", message),
+        | ErrorKind::WrongNumberOfValues => {
+            Error::new("USAGE_INVALID_VALUE", message).with_hint(hint)
+        }
         ErrorKind::MissingRequiredArgument
         | ErrorKind::MissingSubcommand
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
@@ -64,12 +67,11 @@ pub fn error(e: &clap::Error) -> Error {
                 // clap prints the whole help here; the first line is not an error message.
                 format!("`{command}` needs a command")
             };
-            Error::new("USAGE_MISSING_ARGUMENT", message)
+            Error::new("USAGE_MISSING_ARGUMENT", message).with_hint(hint)
         }
-        ErrorKind::ArgumentConflict => Error::new("USAGE_CONFLICT", message),
-        _ => Error::new("USAGE", message),
+        ErrorKind::ArgumentConflict => Error::new("USAGE_CONFLICT", message).with_hint(hint),
+        _ => Error::new("USAGE", message).with_hint(hint),
     };
-    let error = error.with_hint(tips.join("; "));
     match e.get(ContextKind::InvalidArg) {
         Some(ContextValue::String(arg)) => error.with_location(arg.clone()),
         Some(ContextValue::Strings(args)) => error.with_location(args.join(", ")),
