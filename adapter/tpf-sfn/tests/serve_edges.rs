@@ -11,7 +11,7 @@ use std::time::Duration;
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_sfn::config::Credentials;
 use serde_json::{json, Value};
-use support::host::restaurant;
+use support::host::{restaurant, restaurant_current};
 use support::http::request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -496,13 +496,7 @@ async fn registration_takes_todays_release_descriptor_and_august_form() {
 /// every artifact is refused with TPF's message and not stored; the complete one is accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registration_checks_todays_release_against_the_hosted_contract() {
-    let contract_path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/contracts/restaurant-approval-current.pipeline-contract.json"
-    );
-    let bytes = std::fs::read(contract_path).expect("contract");
-    let hosted =
-        tpf_sfn::host::pipeline::load(contract_path, &bytes, &[], None, 60_000).expect("pipeline");
+    let hosted = restaurant_current();
     let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
     let state = Arc::new(
         HostState::new(ActionHost::new(coordinator), TOKEN.to_owned(), system_clock)
