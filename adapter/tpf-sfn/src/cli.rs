@@ -396,11 +396,17 @@ pub struct TableArgs {
     /// Prefix for every table name (e.g. `stage_` gives `stage_tpf_execution`).
     #[arg(long, default_value = "")]
     pub prefix: String,
-    /// Override one table by TPF's config key, e.g. `execution-table=my_exec`
-    /// (keys: execution-table, execution-key-table, await-unit-table, await-interaction-table,
-    /// await-interaction-key-table, release-table, wakeup-table). Wins over --prefix.
-    #[arg(long = "table", value_name = "KEY=NAME")]
+    // The help lists the keys from the one table of them, so it cannot drift from what `set` takes.
+    #[arg(long = "table", value_name = "KEY=NAME", help = table_help())]
     pub tables: Vec<String>,
+}
+
+/// `--table`'s help: every key `TableNames::set` takes.
+fn table_help() -> String {
+    format!(
+        "Override one table by TPF's config key, e.g. `execution-table=my_exec` (keys: {}). Wins over --prefix",
+        crate::aws::tables::TableKey::listing()
+    )
 }
 
 #[derive(Debug, clap::Args)]

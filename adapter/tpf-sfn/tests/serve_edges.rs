@@ -11,7 +11,7 @@ use std::time::Duration;
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_sfn::config::Credentials;
 use serde_json::{json, Value};
-use support::host::restaurant;
+use support::host::{restaurant, restaurant_current};
 use support::http::request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -489,4 +489,56 @@ async fn registration_takes_todays_release_descriptor_and_august_form() {
     let r = register(august.to_string()).await;
     assert_eq!(r.status, 200, "{}", r.raw);
     assert_eq!(r.body["primaryArtifactId"], "a");
+}
+
+/// A release of today's form registered for the hosted contract is checked against it as TPF's
+/// registrar does (every step on exactly one deployable artifact): one that leaves a step off
+/// every artifact is refused with TPF's message and not stored; the complete one is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_checks_todays_release_against_the_hosted_contract() {
+    let hosted = restaurant_current();
+    let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
+    let state = Arc::new(
+        HostState::new(ActionHost::new(coordinator), TOKEN.to_owned(), system_clock)
+            .with_contract(hosted.contract),
+    );
+    let addr = support::spawn_host(state).await;
+    let today = include_str!(
+        "../../../examples/contracts/restaurant-approval-current.pipeline-release.json"
+    );
+    let descriptor: Value = serde_json::from_str(today).unwrap();
+    let pipeline = descriptor["pipelineId"].as_str().unwrap().to_owned();
+    let admin = format!("/tpf/admin/tenants/{TENANT}/pipelines/{pipeline}/releases");
+    let register = |body: String| {
+        let path = format!("{admin}/register");
+        async move { request(addr, "POST", &path, Some(TOKEN), Some(&body)).await }
+    };
+
+    // The last step on no artifact: valid on its own, refused against the contract.
+    let mut unplaced = descriptor.clone();
+    let steps = unplaced["artifacts"][0]["stepIds"].as_array_mut().unwrap();
+    let dropped = steps.pop().and_then(|s| s.as_str().map(str::to_owned));
+    let dropped = dropped.expect("the release places a step");
+    let r = register(unplaced.to_string()).await;
+    assert_eq!(r.status, 400, "{}", r.raw);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!(
+            "Release step {dropped} must be associated with exactly one deployable artifact"
+        )),
+        "{message}"
+    );
+    let version = descriptor["releaseVersion"].as_str().unwrap();
+    let r = request(
+        addr,
+        "GET",
+        &format!("{admin}/{version}"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 404, "a refused release is not stored: {}", r.raw);
+
+    let r = register(today.to_owned()).await;
+    assert_eq!(r.status, 200, "{}", r.raw);
 }

@@ -470,9 +470,13 @@ fn string_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Optio
 
 /// A `pipeline-release.json` as TPF's `PipelineReleaseDescriptor` record reads and writes it:
 /// its components in record order (`schemaVersion`, `pipelineId`, `contractVersion`,
-/// `releaseVersion`, `artifacts`), each artifact's `stepIds` and `capabilities` defaulting to
-/// `[]`, nothing else. `None` when TPF's constructor would refuse it (schema version other than
-/// 1, a missing id, an artifact without `artifactId`/`kind`/`uri`/`digest`).
+/// `releaseVersion`, today's `compiledTruthArtifactId`, `artifacts`), each artifact's `stepIds`
+/// and `capabilities` defaulting to `[]`, nothing else. A descriptor that carries
+/// `compiledTruthArtifactId` is today's and keeps it (a release row written for it must not
+/// lose the key); one without is August 2026's record, which has no such component. `None`
+/// when TPF's constructor would refuse it (schema version other than 1, a missing id, a
+/// `compiledTruthArtifactId` that is not text, an artifact without
+/// `artifactId`/`kind`/`uri`/`digest`).
 pub fn release_descriptor_form(descriptor: &Value) -> Option<Value> {
     let d = descriptor.as_object()?;
     if d.get("schemaVersion").and_then(Value::as_i64) != Some(1) {
@@ -482,6 +486,14 @@ pub fn release_descriptor_form(descriptor: &Value) -> Option<Value> {
     out.insert("schemaVersion".into(), Value::from(1));
     for key in ["pipelineId", "contractVersion", "releaseVersion"] {
         out.insert(key.into(), Value::from(string_field(d, key)?));
+    }
+    const COMPILED_TRUTH: &str = "compiledTruthArtifactId";
+    if d.contains_key(COMPILED_TRUTH) {
+        // Today's record requires it non-null; August's has no such component at all.
+        out.insert(
+            COMPILED_TRUTH.into(),
+            Value::from(string_field(d, COMPILED_TRUTH)?),
+        );
     }
     let artifacts = match d.get("artifacts") {
         None | Some(Value::Null) => Vec::new(),

@@ -84,6 +84,7 @@ fn serve<S: HostStore>(
         ..CoordinatorConfig::default()
     };
     let mut coordinator = Coordinator::with_config(store, hosted.pipeline, hosted.worker, config);
+    let contract = hosted.contract;
     let now = system_clock();
     // Store calls block on the runtime: do this before entering it.
     for tenant in &args.activate_tenants {
@@ -111,7 +112,8 @@ fn serve<S: HostStore>(
     // A request waits for the coordinator at most as long as one store call may take.
     let state = Arc::new(
         HostState::new(ActionHost::new(coordinator), token, system_clock)
-            .with_lock_wait(args.connection.timeout()),
+            .with_lock_wait(args.connection.timeout())
+            .with_contract(contract),
     );
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.listen)

@@ -4,7 +4,7 @@
 use crate::stdio::outln;
 use serde_json::json;
 
-use crate::aws::tables::{create_all_with, TableNames};
+use crate::aws::tables::{create_all_with, TableKey, TableNames};
 use crate::cli::{Format, TableArgs, TablesCreateArgs};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
@@ -31,10 +31,7 @@ pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
                 "TABLE_OVERRIDE",
                 format!("`--table {entry}` is not KEY=NAME with a known key"),
             )
-            .with_hint(
-                "keys: execution-table, execution-key-table, await-unit-table, \
-                 await-interaction-table, await-interaction-key-table, release-table, wakeup-table",
-            )
+            .with_hint(format!("keys: {}", TableKey::listing()))
             .into());
         }
     }

@@ -29,6 +29,7 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{on, MethodFilter};
 use axum::Router;
 use tpf_model::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
+use tpf_sfn_compiler::contract::Contract;
 
 use limits::{BODY_READ_TIMEOUT, LOCK_WAIT};
 use routes::{RouteId, ROUTES};
@@ -47,6 +48,8 @@ pub struct HostState<S> {
     clock: fn() -> i64,
     lock_wait: Duration,
     body_read_timeout: Duration,
+    /// The hosted contract: a release of today's form registered for it is checked against it.
+    contract: Option<Arc<Contract>>,
 }
 
 impl<S: HostStore> HostState<S> {
@@ -57,7 +60,19 @@ impl<S: HostStore> HostState<S> {
             clock,
             lock_wait: LOCK_WAIT,
             body_read_timeout: BODY_READ_TIMEOUT,
+            contract: None,
         }
+    }
+
+    /// Checks releases registered for `contract`'s version against it, as TPF's registrar checks
+    /// a release against the contract in its artifact.
+    pub fn with_contract(mut self, contract: Contract) -> Self {
+        self.contract = Some(Arc::new(contract));
+        self
+    }
+
+    pub(crate) fn contract(&self) -> Option<Arc<Contract>> {
+        self.contract.clone()
     }
 
     /// How long a request waits for the coordinator before it is answered `503 HOST_BUSY`.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use tpf_model::{PipelineDef, ScriptedWorker, StepOutcome};
 use tpf_sfn_compiler::compile::{load_inputs, Input};
+use tpf_sfn_compiler::contract::Contract;
 use tpf_sfn_compiler::release::{load_release, resolve_identity, Identity};
 
 /// `--script FILE.toml`:
@@ -53,6 +54,8 @@ pub struct HostedPipeline {
     pub identity: Identity,
     pub pipeline: PipelineDef,
     pub worker: ScriptedWorker,
+    /// The contract, for checking releases registered while the host runs against it.
+    pub contract: Contract,
 }
 
 /// Builds the pipeline from a contract's bytes; awaits time out after `await_timeout_ms`.
@@ -130,5 +133,6 @@ pub fn load(
         identity,
         pipeline,
         worker,
+        contract: loaded.contract,
     })
 }

@@ -7,7 +7,9 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tpf_model::CoordinatorError;
-use tpf_sfn_compiler::release::load_release;
+use tpf_sfn_compiler::contract::Contract;
+use tpf_sfn_compiler::release::{load_release, resolve_identity};
+use tpf_sfn_compiler::Diagnostics;
 use tpf_wire::records::{PipelineReleaseRecord, ReleaseStatus};
 
 use super::{parse, parse_or_default, run, ApiError, ApiResult};
@@ -67,21 +69,35 @@ const DESCRIPTOR_FILE: &str = "pipeline-release.json";
 /// The descriptor is read as the compiler reads it: today's form with TPF's validator rules and
 /// messages, August 2026's form with that TPF's rules and a warning. The primary artifact is the
 /// one carrying the Compiled Truth (today's form), else the first (August's).
+///
+/// A release of today's form that pins the hosted contract's version is also checked against
+/// that contract (`validate(descriptor, contract)`: every step on exactly one deployable
+/// artifact, the contract's capabilities covered), refused with TPF's message. A release pinning
+/// another contract version is not: TPF checks it against the contract in its own artifact,
+/// which this host does not fetch.
 fn release_from_descriptor(
     tenant_id: &str,
     pipeline_id: &str,
     body: &Bytes,
     now_ms: i64,
+    contract: Option<&Contract>,
 ) -> Result<PipelineReleaseRecord, ApiError> {
     let descriptor: Value = parse(body)?;
-    let release = load_release(DESCRIPTOR_FILE, body).map_err(|d| {
+    let refused = |d: Diagnostics| {
         let errors: Vec<String> =
             d.0.iter()
                 .filter(|x| x.is_error())
                 .map(|x| format!("{}: {}", x.code, x.message))
                 .collect();
         ApiError::bad_request(errors.join("; "))
-    })?;
+    };
+    let release = load_release(DESCRIPTOR_FILE, body).map_err(refused)?;
+    if let Some(contract) = contract.filter(|c| {
+        release.compiled_truth_artifact_id.is_some()
+            && c.contract_version == release.contract_version
+    }) {
+        resolve_identity(contract, Some((DESCRIPTOR_FILE, &release))).map_err(refused)?;
+    }
     for warning in &release.warnings {
         errln!(
             "tpf-sfn serve: release {} of {pipeline_id}: warning[{}]: {}",
@@ -135,8 +151,10 @@ pub async fn register_release<S: HostStore>(
     TenantPath((tenant_id, pipeline_id)): TenantPath<(String, String)>,
     body: Bytes,
 ) -> ApiResult {
+    let contract = state.contract();
     run(state, move |host, now| {
-        let release = release_from_descriptor(&tenant_id, &pipeline_id, &body, now)?;
+        let release =
+            release_from_descriptor(&tenant_id, &pipeline_id, &body, now, contract.as_deref())?;
         let stored = host.coordinator_mut().register_release(&release)?;
         release_json(&stored)
     })
