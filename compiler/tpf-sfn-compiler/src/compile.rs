@@ -4,7 +4,7 @@
 
 use crate::backend::Backend;
 use crate::config::{BindingKind, DriverConfig};
-use crate::contract::{load_contract, Contract, ContractOptions, LoadedContract};
+use crate::contract::{check_pinnable, load_contract, Contract, ContractOptions, LoadedContract};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::lowering::export::Kind;
 use crate::plan::{self, DriverPlan};
@@ -35,6 +35,7 @@ pub fn load_inputs(
         },
     )?;
     warnings.extend(loaded.warnings.iter().cloned());
+    check_pinnable(input.contract_file, &loaded.contract)?;
 
     let release = match input.release {
         Some((file, bytes)) => Some((file, load_release(file, bytes)?)),

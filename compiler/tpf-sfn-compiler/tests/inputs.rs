@@ -861,3 +861,49 @@ fn file_and_snapshot_artifacts_load_with_a_promotion_warning() {
     let codes: Vec<_> = release.warnings.iter().map(|w| w.code).collect();
     assert_eq!(codes, ["RELEASE_NOT_PROMOTABLE"]);
 }
+
+/// The restaurant contract with `pipelineId` set to `id` and its hash and version made true again,
+/// as TPF's generator would write it.
+fn restaurant_with_pipeline_id(id: &str) -> Vec<u8> {
+    use tpf_sfn_compiler::contract::hash::{contract_hash, contract_version};
+    let rel = "examples/contracts/restaurant-approval.pipeline-contract.json";
+    let mut doc: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    doc.insert("pipelineId".into(), id.into());
+    let hash = contract_hash(&doc);
+    doc.insert("contractVersion".into(), contract_version(&hash).into());
+    doc.insert("contractHash".into(), hash.into());
+    serde_json::to_vec_pretty(&doc).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_blank_pipeline_id_loads_as_in_tpf_but_compile_refuses_to_pin_it() {
+    use tpf_sfn_compiler::compile::{load_inputs, Input};
+    for id in ["", "  "] {
+        let bytes = restaurant_with_pipeline_id(id);
+        // TPF's descriptor refuses only a null pipelineId: the loader follows it.
+        let loaded = load_contract("blank.json", &bytes, STRICT)
+            .unwrap_or_else(|d| panic!("a blank pipelineId loads in TPF:\n{d}"));
+        assert_eq!(loaded.contract.pipeline_id, id);
+        let input = Input {
+            contract_file: "blank.json",
+            contract: &bytes,
+            ..Input::default()
+        };
+        let d = load_inputs(&input)
+            .err()
+            .unwrap_or_else(|| panic!("compile pinned the blank pipelineId {id:?}"));
+        assert_eq!(codes(&d), ["CONTRACT_BLANK_IDENTITY"]);
+        let shown = d.to_string();
+        assert!(shown.contains("/pipelineId"), "{shown}");
+        assert!(shown.contains("hint"), "{shown}");
+    }
+    // The same contract with a pipelineId compiles: the refusal is the blank id's alone.
+    let bytes = restaurant_with_pipeline_id("org.example.p");
+    let input = Input {
+        contract_file: "named.json",
+        contract: &bytes,
+        ..Input::default()
+    };
+    load_inputs(&input).unwrap_or_else(|d| panic!("{d}"));
+}
