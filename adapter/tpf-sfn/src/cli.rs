@@ -272,14 +272,31 @@ pub struct ValidateArgs {
     pub format: Format,
 }
 
-fn parse_map_bound(text: &str) -> Result<(String, u64), String> {
+/// A `--map-item-bound` value that is not `STATE=N`.
+#[derive(Debug, thiserror::Error)]
+pub enum MapBoundError {
+    #[error("`{0}` is not STATE=N")]
+    NotStateEqualsN(String),
+    #[error("`{count}` in `{text}` is not a number of items: {source}")]
+    NotACount {
+        count: String,
+        text: String,
+        source: std::num::ParseIntError,
+    },
+}
+
+fn parse_map_bound(text: &str) -> Result<(String, u64), MapBoundError> {
     let (state, n) = text
         .rsplit_once('=')
-        .ok_or_else(|| format!("`{text}` is not STATE=N"))?;
+        .ok_or_else(|| MapBoundError::NotStateEqualsN(text.to_owned()))?;
     let n = n
         .trim()
         .parse::<u64>()
-        .map_err(|e| format!("`{n}` in `{text}` is not a number of items: {e}"))?;
+        .map_err(|source| MapBoundError::NotACount {
+            count: n.to_owned(),
+            text: text.to_owned(),
+            source,
+        })?;
     Ok((state.trim_matches('"').to_string(), n))
 }
 

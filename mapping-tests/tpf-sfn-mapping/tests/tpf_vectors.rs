@@ -743,7 +743,7 @@ fn release_case(case: &Value, contracts: &BTreeMap<String, Value>) -> Check {
         Some("activationItem") => {
             let event = activation_from(input);
             match (event.check(), error_message(expected)) {
-                (Err(e), Some(want)) => same("error", e.as_str(), want),
+                (Err(e), Some(want)) => same("error", e.to_string().as_str(), want),
                 (Err(e), None) => Err(format!("refused: {e}")),
                 (Ok(()), Some(want)) => Err(format!("accepted; TPF throws {want}")),
                 (Ok(()), None) => {

@@ -33,7 +33,12 @@ pub struct ScriptedStep {
     pub outcomes: Vec<String>,
 }
 
-fn outcome(text: &str) -> Result<StepOutcome, String> {
+/// A script outcome that is none of the four forms.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown outcome `{0}` (complete, park, fail-retryable:<class>, fail-non-retryable:<class>)")]
+struct UnknownOutcome(String);
+
+fn outcome(text: &str) -> Result<StepOutcome, UnknownOutcome> {
     match text.split_once(':') {
         Some(("fail-retryable", class)) if !class.is_empty() => {
             Ok(StepOutcome::FailRetryable(class.to_owned()))
@@ -43,9 +48,7 @@ fn outcome(text: &str) -> Result<StepOutcome, String> {
         }
         None if text == "complete" => Ok(StepOutcome::Complete),
         None if text == "park" => Ok(StepOutcome::Park),
-        _ => Err(format!(
-            "unknown outcome `{text}` (complete, park, fail-retryable:<class>, fail-non-retryable:<class>)"
-        )),
+        _ => Err(UnknownOutcome(text.to_owned())),
     }
 }
 
@@ -125,7 +128,7 @@ pub fn load(
                 .iter()
                 .map(|o| outcome(o))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(bad_script)?;
+                .map_err(|e| bad_script(e.to_string()))?;
             worker.set_script(*index, outcomes);
         }
     }
