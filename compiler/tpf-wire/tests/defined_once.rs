@@ -12,7 +12,10 @@ use tpf_wire::action::{await_field, code, field, task_error};
 use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
-use tpf_wire::records::{execution_attr, table_key};
+use tpf_wire::records::{
+    execution_attr, table_key, AwaitInteractionRecord, AwaitUnitRecord, DynamoItem,
+    ExecutionRecord, PipelineReleaseRecord, ReleaseActivationEvent,
+};
 use tpf_wire::wakeup::{self, attr};
 
 /// The names the scan looks for.
@@ -74,11 +77,55 @@ fn names() -> Vec<&'static str> {
     ]
     .into_iter()
     .chain(execution_attr::CARRIED.iter().copied())
+    .chain(record_attributes())
+    .collect()
+}
+
+/// The attribute names of TPF's rows, as the records write them. A one-word name (`status`,
+/// `version`, `attempt`) is also an ordinary word elsewhere, so only names with an underscore
+/// are scanned.
+fn record_attributes() -> Vec<&'static str> {
+    [
+        ExecutionRecord::attribute_names(),
+        AwaitUnitRecord::attribute_names(),
+        AwaitInteractionRecord::attribute_names(),
+        PipelineReleaseRecord::attribute_names(),
+        ReleaseActivationEvent::attribute_names(),
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
+    .filter(|name| name.contains('_'))
     .collect()
 }
 
 /// Spellings that are another contract's, with the same name: (name, file, why).
 const ELSEWHERE: &[(&str, &str, &str)] = &[
+    (
+        "error_code",
+        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
+        "a key of the templates' render context (a path into the Action API outcome), not TPF's row",
+    ),
+    (
+        "await_unit_id",
+        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
+        "a key of the templates' render context (a path into the Action API outcome), not TPF's row",
+    ),
+    (
+        "pipeline_id",
+        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
+        "a key of the templates' render context (the pinned identity), not TPF's row",
+    ),
+    (
+        "contract_version",
+        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
+        "a key of the templates' render context (the pinned identity), not TPF's row",
+    ),
+    (
+        "release_version",
+        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
+        "a key of the templates' render context (the pinned identity), not TPF's row",
+    ),
     (
         field::ERROR_CODE,
         "adapter/tpf-sfn/src/host/handlers/control_plane.rs",
@@ -177,6 +224,22 @@ fn wire_names_are_spelled_only_in_tpf_wire() {
         found.is_empty(),
         "wire names spelled outside tpf-wire (use its constants): {found:?}"
     );
+}
+
+#[test]
+fn the_scan_covers_tpf_record_attributes() {
+    let names = names();
+    for attribute in [
+        "lease_owner",
+        "next_due_epoch_ms",
+        "registry_sort",
+        "ttl_epoch_s",
+    ] {
+        assert!(names.contains(&attribute), "{attribute} is not scanned");
+    }
+    assert!(!names.contains(&"status"), "one-word names are not scanned");
+    let code = "let owner = row.get(\"lease_owner\");\n";
+    assert_eq!(spelled("x.rs", code, &names).len(), 1);
 }
 
 #[test]

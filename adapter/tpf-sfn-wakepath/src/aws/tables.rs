@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
+use tpf_wire::records::attr;
 use tpf_wire::records::table_key;
 use tpf_wire::wakeup;
 
@@ -288,14 +289,19 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
         stream: false,
         stream_reader: "",
     };
-    let ttl = Some("ttl_epoch_s");
-    let mut execution = spec(&names.execution, "tenant_id", Some("execution_id"), ttl);
+    let ttl = Some(attr::TTL_EPOCH_S);
+    let mut execution = spec(
+        &names.execution,
+        attr::TENANT_ID,
+        Some(attr::EXECUTION_ID),
+        ttl,
+    );
     execution.stream = true;
     execution.stream_reader = "the wakeup bridge reads this table's stream";
     let mut interaction = spec(
         &names.await_interaction,
-        "tenant_id",
-        Some("interaction_id"),
+        attr::TENANT_ID,
+        Some(attr::INTERACTION_ID),
         ttl,
     );
     interaction.gsis = interaction_gsis();
@@ -326,11 +332,16 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
             Some(table_key::PAYLOAD_PART),
             None,
         ),
-        spec(&names.await_unit, "tenant_id", Some("unit_id"), ttl),
+        spec(&names.await_unit, attr::TENANT_ID, Some(attr::UNIT_ID), ttl),
         interaction,
         spec(&names.await_interaction_key, "lookup_key", None, ttl),
         admission,
-        spec(&names.release, "registry_key", Some("registry_sort"), None),
+        spec(
+            &names.release,
+            attr::REGISTRY_KEY,
+            Some(attr::REGISTRY_SORT),
+            None,
+        ),
         wakeup_table,
     ]
 }

@@ -2,6 +2,7 @@
 //! decision reads are taken; TPF's attribute names are the contract.
 
 use std::collections::HashMap;
+use tpf_wire::records::attr as tpf_attr;
 
 use aws_sdk_dynamodbstreams::types::AttributeValue;
 use tpf_sfn_wakeup::bridge::{RecordImage, TokenRow};
@@ -26,14 +27,14 @@ fn number(image: &Image, name: &str) -> Option<i64> {
 /// A `tpf_execution` image; `None` when a required attribute is missing.
 pub fn record_image(image: &Image) -> Option<RecordImage> {
     Some(RecordImage {
-        tenant_id: text(image, "tenant_id")?,
-        execution_id: text(image, "execution_id")?,
-        pipeline_id: text(image, "pipeline_id")?,
-        release_version: text(image, "release_version")?,
+        tenant_id: text(image, tpf_attr::TENANT_ID)?,
+        execution_id: text(image, tpf_attr::EXECUTION_ID)?,
+        pipeline_id: text(image, tpf_attr::PIPELINE_ID)?,
+        release_version: text(image, tpf_attr::RELEASE_VERSION)?,
         status: text(image, "status")?,
         version: number(image, "version")?,
-        await_unit_id: text(image, "await_unit_id"),
-        last_transition_key: text(image, "last_transition_key"),
+        await_unit_id: text(image, tpf_attr::AWAIT_UNIT_ID),
+        last_transition_key: text(image, tpf_attr::LAST_TRANSITION_KEY),
     })
 }
 
@@ -48,7 +49,7 @@ pub fn token_row(image: &Image) -> Option<TokenRow> {
         tenant_id: tenant_id.to_owned(),
         execution_id: execution_id.to_owned(),
         task_token: text(image, attr::TASK_TOKEN)?,
-        unit_id: text(image, attr::UNIT_ID)?,
+        unit_id: text(image, tpf_attr::UNIT_ID)?,
         execution_arn: text(image, attr::EXECUTION_ARN).unwrap_or_default(),
     })
 }

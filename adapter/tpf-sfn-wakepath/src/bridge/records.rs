@@ -2,6 +2,7 @@
 //! taken by `tpf_sfn_wakeup::bridge::decide`, and its actions carried out with Step Functions.
 
 use std::collections::HashMap;
+use tpf_wire::records::attr as tpf_attr;
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use tpf_sfn_wakeup::bridge::{
@@ -152,8 +153,8 @@ impl RecordHandler {
             .ddb
             .get_item()
             .table_name(&self.tables.execution)
-            .key("tenant_id", DdbValue::S(tenant_id.to_owned()))
-            .key("execution_id", DdbValue::S(execution_id.to_owned()))
+            .key(tpf_attr::TENANT_ID, DdbValue::S(tenant_id.to_owned()))
+            .key(tpf_attr::EXECUTION_ID, DdbValue::S(execution_id.to_owned()))
             .consistent_read(true)
             .send()
             .await
@@ -325,7 +326,7 @@ pub(crate) async fn read_token(
     )
     .await?;
     let text = |name| row_text(item.as_ref(), name);
-    Ok(match (text(attr::TASK_TOKEN), text(attr::UNIT_ID)) {
+    Ok(match (text(attr::TASK_TOKEN), text(tpf_attr::UNIT_ID)) {
         (Some(task_token), Some(unit_id)) => Some(TokenRow {
             tenant_id: tenant_id.to_owned(),
             execution_id: execution_id.to_owned(),

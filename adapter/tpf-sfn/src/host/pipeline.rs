@@ -35,7 +35,9 @@ pub struct ScriptedStep {
 
 /// A script outcome that is none of the four forms.
 #[derive(Debug, thiserror::Error)]
-#[error("unknown outcome `{0}` (complete, park, fail-retryable:<class>, fail-non-retryable:<class>)")]
+#[error(
+    "unknown outcome `{0}` (complete, park, fail-retryable:<class>, fail-non-retryable:<class>)"
+)]
 struct UnknownOutcome(String);
 
 fn outcome(text: &str) -> Result<StepOutcome, UnknownOutcome> {

@@ -69,9 +69,7 @@ pub const CONTINUATION_KEY_PREFIX: &str = "continuation:";
 /// stream images (`AwsDurableAwaitStreamProcessor`): each a non-blank text, or the row is not
 /// an await row.
 pub mod interaction_attr {
-    pub const TENANT_ID: &str = "tenant_id";
-    pub const EXECUTION_ID: &str = "execution_id";
-    pub const INTERACTION_ID: &str = "interaction_id";
+    pub use super::super::attr::{EXECUTION_ID, INTERACTION_ID, TENANT_ID};
     pub const CORRELATION_ID: &str = "correlation_id";
     /// An `AwaitInteractionStatus` name.
     pub const STATUS: &str = "status";
@@ -121,9 +119,9 @@ impl DynamoItem for AwaitUnitRecord {
 
     fn attribute_names() -> &'static [&'static str] {
         &[
-            "tenant_id",
-            "unit_id",
-            "execution_id",
+            attr::TENANT_ID,
+            attr::UNIT_ID,
+            attr::EXECUTION_ID,
             "step_id",
             "step_index",
             "cardinality",
@@ -134,17 +132,17 @@ impl DynamoItem for AwaitUnitRecord {
             "completed_item_count",
             "completed_item_keys",
             "dispatch_complete",
-            "created_at_epoch_ms",
-            "updated_at_epoch_ms",
-            "ttl_epoch_s",
+            attr::CREATED_AT_EPOCH_MS,
+            attr::UPDATED_AT_EPOCH_MS,
+            attr::TTL_EPOCH_S,
         ]
     }
 
     fn to_item(&self) -> Item {
         Writer::default()
-            .s("tenant_id", &self.tenant_id)
-            .s("unit_id", &self.unit_id)
-            .s("execution_id", &self.execution_id)
+            .s(attr::TENANT_ID, &self.tenant_id)
+            .s(attr::UNIT_ID, &self.unit_id)
+            .s(attr::EXECUTION_ID, &self.execution_id)
             .s("step_id", &self.step_id)
             .n("step_index", i64::from(self.step_index))
             .s("cardinality", &self.cardinality)
@@ -158,18 +156,18 @@ impl DynamoItem for AwaitUnitRecord {
             .n("completed_item_count", self.completed_item_count)
             .ss("completed_item_keys", &self.completed_item_keys)
             .b("dispatch_complete", self.dispatch_complete)
-            .n("created_at_epoch_ms", self.created_at_epoch_ms)
-            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
-            .n("ttl_epoch_s", self.ttl_epoch_s)
+            .n(attr::CREATED_AT_EPOCH_MS, self.created_at_epoch_ms)
+            .n(attr::UPDATED_AT_EPOCH_MS, self.updated_at_epoch_ms)
+            .n(attr::TTL_EPOCH_S, self.ttl_epoch_s)
             .done()
     }
 
     fn from_item(item: &Item) -> Result<Self, ItemError> {
         let r = Reader(item);
         Ok(Self {
-            tenant_id: r.s("tenant_id")?,
-            unit_id: r.s("unit_id")?,
-            execution_id: r.s("execution_id")?,
+            tenant_id: r.s(attr::TENANT_ID)?,
+            unit_id: r.s(attr::UNIT_ID)?,
+            execution_id: r.s(attr::EXECUTION_ID)?,
             step_id: r.s("step_id")?,
             step_index: r.u32("step_index")?,
             cardinality: r.s("cardinality")?,
@@ -180,9 +178,9 @@ impl DynamoItem for AwaitUnitRecord {
             completed_item_count: r.n_or("completed_item_count", 0)?,
             completed_item_keys: r.ss("completed_item_keys")?,
             dispatch_complete: r.b("dispatch_complete")?,
-            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
-            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
-            ttl_epoch_s: r.n("ttl_epoch_s")?,
+            created_at_epoch_ms: r.n(attr::CREATED_AT_EPOCH_MS)?,
+            updated_at_epoch_ms: r.n(attr::UPDATED_AT_EPOCH_MS)?,
+            ttl_epoch_s: r.n(attr::TTL_EPOCH_S)?,
         })
     }
 }
@@ -206,7 +204,7 @@ impl DynamoItem for AwaitInteractionRecord {
             interaction_attr::STATUS,
             "request_payload_json",
             "response_payload_json",
-            "unit_id",
+            attr::UNIT_ID,
             "item_index",
             "actor",
             "assignee",
@@ -214,9 +212,9 @@ impl DynamoItem for AwaitInteractionRecord {
             "transport_type",
             "transport_metadata_json",
             "deadline_epoch_ms",
-            "created_at_epoch_ms",
-            "updated_at_epoch_ms",
-            "ttl_epoch_s",
+            attr::CREATED_AT_EPOCH_MS,
+            attr::UPDATED_AT_EPOCH_MS,
+            attr::TTL_EPOCH_S,
         ]
     }
 
@@ -240,7 +238,7 @@ impl DynamoItem for AwaitInteractionRecord {
             .s(interaction_attr::STATUS, self.status.as_str())
             .opt_json("request_payload_json", self.request_payload.as_ref())
             .opt_json("response_payload_json", self.response_payload.as_ref())
-            .opt_s("unit_id", self.unit_id.as_deref())
+            .opt_s(attr::UNIT_ID, self.unit_id.as_deref())
             .opt_n("item_index", self.item_index.map(i64::from))
             .opt_s("actor", self.actor.as_deref())
             .opt_s("assignee", self.assignee.as_deref())
@@ -248,9 +246,9 @@ impl DynamoItem for AwaitInteractionRecord {
             .opt_s("transport_type", self.transport_type.as_deref())
             .json("transport_metadata_json", &metadata)
             .opt_n("deadline_epoch_ms", self.deadline_epoch_ms)
-            .n("created_at_epoch_ms", self.created_at_epoch_ms)
-            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
-            .n("ttl_epoch_s", self.ttl_epoch_s)
+            .n(attr::CREATED_AT_EPOCH_MS, self.created_at_epoch_ms)
+            .n(attr::UPDATED_AT_EPOCH_MS, self.updated_at_epoch_ms)
+            .n(attr::TTL_EPOCH_S, self.ttl_epoch_s)
             .done()
     }
 
@@ -275,7 +273,7 @@ impl DynamoItem for AwaitInteractionRecord {
             status: r.parsed(interaction_attr::STATUS, AwaitInteractionStatus::parse)?,
             request_payload: r.opt_json("request_payload_json")?,
             response_payload: r.opt_json("response_payload_json")?,
-            unit_id: r.opt_s("unit_id")?,
+            unit_id: r.opt_s(attr::UNIT_ID)?,
             item_index: r.opt_u32("item_index")?,
             actor: r.opt_s("actor")?,
             assignee: r.opt_s("assignee")?,
@@ -283,9 +281,9 @@ impl DynamoItem for AwaitInteractionRecord {
             transport_type: r.opt_s("transport_type")?,
             transport_metadata,
             deadline_epoch_ms: r.opt_n("deadline_epoch_ms")?,
-            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
-            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
-            ttl_epoch_s: r.n("ttl_epoch_s")?,
+            created_at_epoch_ms: r.n(attr::CREATED_AT_EPOCH_MS)?,
+            updated_at_epoch_ms: r.n(attr::UPDATED_AT_EPOCH_MS)?,
+            ttl_epoch_s: r.n(attr::TTL_EPOCH_S)?,
             transport_output_type: r.opt_s("transport_output_type")?,
         })
     }

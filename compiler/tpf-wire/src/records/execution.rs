@@ -158,12 +158,12 @@ impl DynamoItem for ExecutionRecord {
 
     fn attribute_names() -> &'static [&'static str] {
         &[
-            "tenant_id",
-            "execution_id",
+            attr::TENANT_ID,
+            attr::EXECUTION_ID,
             "execution_key",
-            "pipeline_id",
-            "contract_version",
-            "release_version",
+            attr::PIPELINE_ID,
+            attr::CONTRACT_VERSION,
+            attr::RELEASE_VERSION,
             "result_shape",
             "status",
             "version",
@@ -172,15 +172,15 @@ impl DynamoItem for ExecutionRecord {
             "lease_owner",
             "lease_expires_epoch_ms",
             "next_due_epoch_ms",
-            "last_transition_key",
+            attr::LAST_TRANSITION_KEY,
             "input_payload_json",
-            "await_unit_id",
+            attr::AWAIT_UNIT_ID,
             "result_payload_json",
             "error_code",
             "error_message",
-            "created_at_epoch_ms",
-            "updated_at_epoch_ms",
-            "ttl_epoch_s",
+            attr::CREATED_AT_EPOCH_MS,
+            attr::UPDATED_AT_EPOCH_MS,
+            attr::TTL_EPOCH_S,
             execution_attr::REDRIVE_INTENT,
             execution_attr::FAILED_STEP_INDEX,
             execution_attr::FAILED_COMMAND_ID,
@@ -213,12 +213,12 @@ impl DynamoItem for ExecutionRecord {
 
     fn to_item(&self) -> Item {
         let mut w = Writer(self.carried.clone());
-        w.s("tenant_id", &self.tenant_id)
-            .s("execution_id", &self.execution_id)
+        w.s(attr::TENANT_ID, &self.tenant_id)
+            .s(attr::EXECUTION_ID, &self.execution_id)
             .s("execution_key", &self.execution_key)
-            .s("pipeline_id", &self.pipeline_id)
-            .s("contract_version", &self.contract_version)
-            .s("release_version", &self.release_version)
+            .s(attr::PIPELINE_ID, &self.pipeline_id)
+            .s(attr::CONTRACT_VERSION, &self.contract_version)
+            .s(attr::RELEASE_VERSION, &self.release_version)
             .s("result_shape", self.result_shape.as_str())
             .s("status", self.status.as_str())
             .n("version", self.version)
@@ -227,15 +227,18 @@ impl DynamoItem for ExecutionRecord {
             .opt_s("lease_owner", self.lease_owner.as_deref())
             .n("lease_expires_epoch_ms", self.lease_expires_epoch_ms)
             .n("next_due_epoch_ms", self.next_due_epoch_ms)
-            .opt_s("last_transition_key", self.last_transition_key.as_deref())
+            .opt_s(
+                attr::LAST_TRANSITION_KEY,
+                self.last_transition_key.as_deref(),
+            )
             .json("input_payload_json", &self.input_payload)
-            .opt_s("await_unit_id", self.await_unit_id.as_deref())
+            .opt_s(attr::AWAIT_UNIT_ID, self.await_unit_id.as_deref())
             .opt_json("result_payload_json", self.result_payload.as_ref())
             .opt_s("error_code", self.error_code.as_deref())
             .opt_s("error_message", self.error_message.as_deref())
-            .n("created_at_epoch_ms", self.created_at_epoch_ms)
-            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
-            .n("ttl_epoch_s", self.ttl_epoch_s)
+            .n(attr::CREATED_AT_EPOCH_MS, self.created_at_epoch_ms)
+            .n(attr::UPDATED_AT_EPOCH_MS, self.updated_at_epoch_ms)
+            .n(attr::TTL_EPOCH_S, self.ttl_epoch_s)
             .s(execution_attr::REDRIVE_INTENT, &self.redrive_intent)
             .n(execution_attr::FAILED_STEP_INDEX, self.failed_step_index)
             .done()
@@ -255,12 +258,12 @@ impl DynamoItem for ExecutionRecord {
                 .iter()
                 .filter_map(|name| Some(((*name).to_owned(), item.get(*name)?.clone())))
                 .collect(),
-            tenant_id: r.s("tenant_id")?,
-            execution_id: r.s("execution_id")?,
+            tenant_id: r.s(attr::TENANT_ID)?,
+            execution_id: r.s(attr::EXECUTION_ID)?,
             execution_key: r.s("execution_key")?,
-            pipeline_id: r.s("pipeline_id")?,
-            contract_version: r.s("contract_version")?,
-            release_version: r.s("release_version")?,
+            pipeline_id: r.s(attr::PIPELINE_ID)?,
+            contract_version: r.s(attr::CONTRACT_VERSION)?,
+            release_version: r.s(attr::RELEASE_VERSION)?,
             result_shape: r.parsed("result_shape", ResultShape::parse)?,
             status: r.parsed("status", ExecutionStatus::parse)?,
             version: r.n("version")?,
@@ -269,15 +272,15 @@ impl DynamoItem for ExecutionRecord {
             lease_owner: r.opt_s("lease_owner")?,
             lease_expires_epoch_ms: r.n_or("lease_expires_epoch_ms", 0)?,
             next_due_epoch_ms: r.n("next_due_epoch_ms")?,
-            last_transition_key: r.opt_s("last_transition_key")?,
+            last_transition_key: r.opt_s(attr::LAST_TRANSITION_KEY)?,
             input_payload: r.json("input_payload_json")?,
-            await_unit_id: r.opt_s("await_unit_id")?,
+            await_unit_id: r.opt_s(attr::AWAIT_UNIT_ID)?,
             result_payload: r.opt_json("result_payload_json")?,
             error_code: r.opt_s("error_code")?,
             error_message: r.opt_s("error_message")?,
-            created_at_epoch_ms: r.n("created_at_epoch_ms")?,
-            updated_at_epoch_ms: r.n("updated_at_epoch_ms")?,
-            ttl_epoch_s: r.n("ttl_epoch_s")?,
+            created_at_epoch_ms: r.n(attr::CREATED_AT_EPOCH_MS)?,
+            updated_at_epoch_ms: r.n(attr::UPDATED_AT_EPOCH_MS)?,
+            ttl_epoch_s: r.n(attr::TTL_EPOCH_S)?,
         })
     }
 }

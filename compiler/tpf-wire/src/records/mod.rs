@@ -10,6 +10,26 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// The long-standing attribute names TPF's tables share (`DynamoExecutionStateStore`,
+/// `DynamoAwaitUnitStore`, `DynamoPipelineReleaseRegistry`): keys, release identity, times.
+/// Every shipped reader and writer of TPF's rows takes them from here.
+pub mod attr {
+    pub const TENANT_ID: &str = "tenant_id";
+    pub const EXECUTION_ID: &str = "execution_id";
+    pub const UNIT_ID: &str = "unit_id";
+    pub const INTERACTION_ID: &str = "interaction_id";
+    pub const PIPELINE_ID: &str = "pipeline_id";
+    pub const CONTRACT_VERSION: &str = "contract_version";
+    pub const RELEASE_VERSION: &str = "release_version";
+    pub const AWAIT_UNIT_ID: &str = "await_unit_id";
+    pub const LAST_TRANSITION_KEY: &str = "last_transition_key";
+    pub const CREATED_AT_EPOCH_MS: &str = "created_at_epoch_ms";
+    pub const UPDATED_AT_EPOCH_MS: &str = "updated_at_epoch_ms";
+    pub const TTL_EPOCH_S: &str = "ttl_epoch_s";
+    pub const REGISTRY_KEY: &str = "registry_key";
+    pub const REGISTRY_SORT: &str = "registry_sort";
+}
+
 mod awaits;
 mod execution;
 mod item;

@@ -282,13 +282,13 @@ impl DynamoItem for PipelineReleaseRecord {
 
     fn attribute_names() -> &'static [&'static str] {
         &[
-            "registry_key",
-            "registry_sort",
+            attr::REGISTRY_KEY,
+            attr::REGISTRY_SORT,
             "record_type",
-            "tenant_id",
-            "pipeline_id",
-            "contract_version",
-            "release_version",
+            attr::TENANT_ID,
+            attr::PIPELINE_ID,
+            attr::CONTRACT_VERSION,
+            attr::RELEASE_VERSION,
             "primary_artifact_id",
             "primary_artifact_digest",
             "primary_artifact_uri",
@@ -296,8 +296,8 @@ impl DynamoItem for PipelineReleaseRecord {
             "primary_artifact_checksum",
             "descriptor_json",
             "contract_json",
-            "created_at_epoch_ms",
-            "updated_at_epoch_ms",
+            attr::CREATED_AT_EPOCH_MS,
+            attr::UPDATED_AT_EPOCH_MS,
             "activated_at_epoch_ms",
         ]
     }
@@ -310,18 +310,18 @@ impl DynamoItem for PipelineReleaseRecord {
             .map_or_else(|| "null".to_owned(), jackson_compact);
         Writer::default()
             .s(
-                "registry_key",
+                attr::REGISTRY_KEY,
                 &ids::registry_key(&self.tenant_id, &self.pipeline_id),
             )
             .s(
-                "registry_sort",
+                attr::REGISTRY_SORT,
                 &ids::release_sort_key(&self.release_version),
             )
             .s("record_type", RELEASE_RECORD)
-            .s("tenant_id", &self.tenant_id)
-            .s("pipeline_id", &self.pipeline_id)
-            .s("contract_version", &self.contract_version)
-            .s("release_version", &self.release_version)
+            .s(attr::TENANT_ID, &self.tenant_id)
+            .s(attr::PIPELINE_ID, &self.pipeline_id)
+            .s(attr::CONTRACT_VERSION, &self.contract_version)
+            .s(attr::RELEASE_VERSION, &self.release_version)
             .s("primary_artifact_id", &self.primary_artifact_id)
             .s("primary_artifact_digest", &self.primary_artifact_digest)
             .s("primary_artifact_uri", &self.primary_artifact_uri)
@@ -332,15 +332,15 @@ impl DynamoItem for PipelineReleaseRecord {
             .s("primary_artifact_checksum", &self.primary_artifact_checksum)
             .s("descriptor_json", &jackson_compact(&descriptor))
             .s("contract_json", &contract)
-            .n("created_at_epoch_ms", self.created_at_epoch_ms)
-            .n("updated_at_epoch_ms", self.updated_at_epoch_ms)
+            .n(attr::CREATED_AT_EPOCH_MS, self.created_at_epoch_ms)
+            .n(attr::UPDATED_AT_EPOCH_MS, self.updated_at_epoch_ms)
             .n("activated_at_epoch_ms", self.activated_at_epoch_ms)
             .done()
     }
 
     fn from_item(item: &Item) -> Result<Self, ItemError> {
         let r = Reader(item);
-        let release_version = r.tpf_s("release_version")?;
+        let release_version = r.tpf_s(attr::RELEASE_VERSION)?;
         let descriptor_text = r.tpf_s("descriptor_json")?;
         let descriptor = serde_json::from_str(&descriptor_text)
             .ok()
@@ -356,9 +356,9 @@ impl DynamoItem for PipelineReleaseRecord {
             Err(_) => return Err(Reader::err("contract_json", "not JSON")),
         };
         Ok(Self {
-            tenant_id: r.tpf_s("tenant_id")?,
-            pipeline_id: r.tpf_s("pipeline_id")?,
-            contract_version: r.tpf_s("contract_version")?,
+            tenant_id: r.tpf_s(attr::TENANT_ID)?,
+            pipeline_id: r.tpf_s(attr::PIPELINE_ID)?,
+            contract_version: r.tpf_s(attr::CONTRACT_VERSION)?,
             release_version,
             status: ReleaseStatus::Registered,
             descriptor,
@@ -368,8 +368,8 @@ impl DynamoItem for PipelineReleaseRecord {
             primary_artifact_size_bytes: r.tpf_n("primary_artifact_size_bytes")?,
             primary_artifact_checksum: r.tpf_s("primary_artifact_checksum")?,
             contract,
-            created_at_epoch_ms: r.tpf_n("created_at_epoch_ms")?,
-            updated_at_epoch_ms: r.tpf_n("updated_at_epoch_ms")?,
+            created_at_epoch_ms: r.tpf_n(attr::CREATED_AT_EPOCH_MS)?,
+            updated_at_epoch_ms: r.tpf_n(attr::UPDATED_AT_EPOCH_MS)?,
             activated_at_epoch_ms: 0,
         })
     }
@@ -386,12 +386,12 @@ impl DynamoItem for ReleaseActivationEvent {
 
     fn attribute_names() -> &'static [&'static str] {
         &[
-            "registry_key",
-            "registry_sort",
+            attr::REGISTRY_KEY,
+            attr::REGISTRY_SORT,
             "record_type",
-            "tenant_id",
-            "pipeline_id",
-            "release_version",
+            attr::TENANT_ID,
+            attr::PIPELINE_ID,
+            attr::RELEASE_VERSION,
             "activated_at_epoch_ms",
         ]
     }
@@ -399,17 +399,17 @@ impl DynamoItem for ReleaseActivationEvent {
     fn to_item(&self) -> Item {
         Writer::default()
             .s(
-                "registry_key",
+                attr::REGISTRY_KEY,
                 &ids::registry_key(&self.tenant_id, &self.pipeline_id),
             )
             .s(
-                "registry_sort",
+                attr::REGISTRY_SORT,
                 &ids::activation_sort_key(self.activated_at_epoch_ms, &self.release_version),
             )
             .s("record_type", ACTIVATION_RECORD)
-            .s("tenant_id", &self.tenant_id)
-            .s("pipeline_id", &self.pipeline_id)
-            .s("release_version", &self.release_version)
+            .s(attr::TENANT_ID, &self.tenant_id)
+            .s(attr::PIPELINE_ID, &self.pipeline_id)
+            .s(attr::RELEASE_VERSION, &self.release_version)
             .n("activated_at_epoch_ms", self.activated_at_epoch_ms)
             .done()
     }
@@ -417,9 +417,9 @@ impl DynamoItem for ReleaseActivationEvent {
     fn from_item(item: &Item) -> Result<Self, ItemError> {
         let r = Reader(item);
         let event = Self {
-            tenant_id: r.opt_s("tenant_id")?.unwrap_or_default(),
-            pipeline_id: r.opt_s("pipeline_id")?.unwrap_or_default(),
-            release_version: r.tpf_s("release_version")?,
+            tenant_id: r.opt_s(attr::TENANT_ID)?.unwrap_or_default(),
+            pipeline_id: r.opt_s(attr::PIPELINE_ID)?.unwrap_or_default(),
+            release_version: r.tpf_s(attr::RELEASE_VERSION)?,
             activated_at_epoch_ms: r.tpf_n("activated_at_epoch_ms")?,
         };
         event

@@ -2,6 +2,7 @@
 //! (with TPF's GSIs) and `tpf_await_interaction_key`.
 
 use std::collections::HashMap;
+use tpf_wire::records::attr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
@@ -36,7 +37,7 @@ impl DynamoStore {
         ]);
         self.update(
             &self.tables.await_unit,
-            vec![("tenant_id", s(tenant_id)), ("unit_id", s(unit_id))],
+            vec![(attr::TENANT_ID, s(tenant_id)), (attr::UNIT_ID, s(unit_id))],
             Write {
                 update: update.to_owned(),
                 condition: format!("attribute_exists(#tenant_id) AND ({condition})"),
@@ -56,7 +57,7 @@ impl DynamoStore {
         else {
             return Ok(None);
         };
-        match (row.get("tenant_id"), row.get("interaction_id")) {
+        match (row.get(attr::TENANT_ID), row.get(attr::INTERACTION_ID)) {
             (Some(AttributeValue::S(tenant)), Some(AttributeValue::S(id))) => {
                 self.get_interaction(tenant, id)
             }
@@ -68,12 +69,12 @@ impl DynamoStore {
         HashMap::from([
             ("lookup_key".to_owned(), s(key)),
             ("lookup_kind".to_owned(), s(kind)),
-            ("tenant_id".to_owned(), s(record.tenant_id.clone())),
+            (attr::TENANT_ID.to_owned(), s(record.tenant_id.clone())),
             (
-                "interaction_id".to_owned(),
+                attr::INTERACTION_ID.to_owned(),
                 s(record.interaction_id.clone()),
             ),
-            ("ttl_epoch_s".to_owned(), n(record.ttl_epoch_s)),
+            (attr::TTL_EPOCH_S.to_owned(), n(record.ttl_epoch_s)),
         ])
     }
 }
@@ -111,7 +112,7 @@ impl AwaitStore for DynamoStore {
     fn get_unit(&self, tenant_id: &str, unit_id: &str) -> StoreResult<Option<AwaitUnitRecord>> {
         self.get(
             &self.tables.await_unit,
-            vec![("tenant_id", s(tenant_id)), ("unit_id", s(unit_id))],
+            vec![(attr::TENANT_ID, s(tenant_id)), (attr::UNIT_ID, s(unit_id))],
         )?
         .as_ref()
         .map(decode)
@@ -287,8 +288,8 @@ impl AwaitStore for DynamoStore {
         self.get(
             &self.tables.await_interaction,
             vec![
-                ("tenant_id", s(tenant_id)),
-                ("interaction_id", s(interaction_id)),
+                (attr::TENANT_ID, s(tenant_id)),
+                (attr::INTERACTION_ID, s(interaction_id)),
             ],
         )?
         .as_ref()
@@ -342,8 +343,8 @@ impl AwaitStore for DynamoStore {
         self.update(
             &self.tables.await_interaction,
             vec![
-                ("tenant_id", s(tenant_id)),
-                ("interaction_id", s(interaction_id)),
+                (attr::TENANT_ID, s(tenant_id)),
+                (attr::INTERACTION_ID, s(interaction_id)),
             ],
             Write {
                 update,

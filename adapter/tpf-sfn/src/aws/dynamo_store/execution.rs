@@ -2,6 +2,7 @@
 //! TPF's `DynamoExecutionStateStore`.
 
 use std::collections::HashMap;
+use tpf_wire::records::attr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
@@ -31,8 +32,8 @@ fn status(value: ExecutionStatus) -> AttributeValue {
 impl DynamoStore {
     fn execution_key(tenant_id: &str, execution_id: &str) -> Vec<(&'static str, AttributeValue)> {
         vec![
-            ("tenant_id", s(tenant_id)),
-            ("execution_id", s(execution_id)),
+            (attr::TENANT_ID, s(tenant_id)),
+            (attr::EXECUTION_ID, s(execution_id)),
         ]
     }
 
@@ -86,7 +87,7 @@ impl DynamoStore {
         else {
             return Ok(None);
         };
-        let Some(AttributeValue::S(execution_id)) = key_row.get("execution_id") else {
+        let Some(AttributeValue::S(execution_id)) = key_row.get(attr::EXECUTION_ID) else {
             return Ok(None);
         };
         self.get_execution(tenant_id, execution_id, now_ms)
@@ -115,11 +116,11 @@ impl ExecutionStore for DynamoStore {
                     &cmd.execution_key,
                 )),
             ),
-            ("tenant_id".to_owned(), s(cmd.tenant_id.clone())),
-            ("execution_id".to_owned(), s(cmd.execution_id.clone())),
-            ("created_at_epoch_ms".to_owned(), n(cmd.now_ms)),
-            ("updated_at_epoch_ms".to_owned(), n(cmd.now_ms)),
-            ("ttl_epoch_s".to_owned(), n(cmd.ttl_epoch_s)),
+            (attr::TENANT_ID.to_owned(), s(cmd.tenant_id.clone())),
+            (attr::EXECUTION_ID.to_owned(), s(cmd.execution_id.clone())),
+            (attr::CREATED_AT_EPOCH_MS.to_owned(), n(cmd.now_ms)),
+            (attr::UPDATED_AT_EPOCH_MS.to_owned(), n(cmd.now_ms)),
+            (attr::TTL_EPOCH_S.to_owned(), n(cmd.ttl_epoch_s)),
         ]);
         // TPF's conditions are `attribute_not_exists(...)`; expired rows count as absent here
         // too (TPF deletes them lazily), otherwise an expired key would block its own reuse.

@@ -4,6 +4,7 @@
 use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 use tpf_model::store::{RegistryError, ReleaseRegistry, StoreError, StoreResult};
 use tpf_wire::ids;
+use tpf_wire::records::attr;
 use tpf_wire::records::{DynamoItem, PipelineReleaseRecord, ReleaseActivationEvent, ReleaseStatus};
 
 use super::{decode, DynamoStore, KeyQuery};
@@ -50,8 +51,14 @@ impl DynamoStore {
         self.get(
             &self.tables.release,
             vec![
-                ("registry_key", s(ids::registry_key(tenant_id, pipeline_id))),
-                ("registry_sort", s(ids::release_sort_key(release_version))),
+                (
+                    attr::REGISTRY_KEY,
+                    s(ids::registry_key(tenant_id, pipeline_id)),
+                ),
+                (
+                    attr::REGISTRY_SORT,
+                    s(ids::release_sort_key(release_version)),
+                ),
             ],
         )?
         .as_ref()
@@ -116,10 +123,16 @@ impl ReleaseRegistry for DynamoStore {
         };
         let check = ConditionCheck::builder()
             .table_name(&self.tables.release)
-            .key("registry_key", s(ids::registry_key(tenant_id, pipeline_id)))
-            .key("registry_sort", s(ids::release_sort_key(release_version)))
+            .key(
+                attr::REGISTRY_KEY,
+                s(ids::registry_key(tenant_id, pipeline_id)),
+            )
+            .key(
+                attr::REGISTRY_SORT,
+                s(ids::release_sort_key(release_version)),
+            )
             .condition_expression("attribute_exists(#registry_key)")
-            .expression_attribute_names("#registry_key", "registry_key")
+            .expression_attribute_names("#registry_key", attr::REGISTRY_KEY)
             .build()
             .map_err(|e| StoreError::caused_by("building the activation check", e))?;
         let items = vec![

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sfn::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde::Serialize;
+use tpf_wire::records::attr as tpf_attr;
 use tpf_wire::records::{DynamoItem, ExecutionRecord};
 use tpf_wire::wakeup::{self, attr};
 
@@ -170,8 +171,8 @@ async fn read_record(
     let out = ddb
         .get_item()
         .table_name(q.execution_table)
-        .key("tenant_id", AttributeValue::S(q.tenant.to_string()))
-        .key("execution_id", AttributeValue::S(q.execution.to_string()))
+        .key(tpf_attr::TENANT_ID, AttributeValue::S(q.tenant.to_string()))
+        .key(tpf_attr::EXECUTION_ID, AttributeValue::S(q.execution.to_string()))
         .consistent_read(true)
         .send()
         .await
@@ -245,7 +246,7 @@ async fn read_pointer(
     Ok(Some(WakeupPointer {
         execution_arn: s(attr::EXECUTION_ARN),
         generation: s(attr::GENERATION),
-        release_version: s(attr::RELEASE_VERSION),
+        release_version: s(tpf_attr::RELEASE_VERSION),
     }))
 }
 
