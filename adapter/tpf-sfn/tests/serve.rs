@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use support::host::restaurant;
-use support::http::request;
+use support::http::{request, Exchange, RECORDED};
 use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
@@ -319,6 +319,10 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded() {
+    auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow().await;
+}
+
+async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow() {
     let (addr, hosted) = start().await;
     let pipeline_id = hosted.identity.pipeline_id.clone();
     let release = hosted.identity.release_version.clone();
@@ -484,6 +488,10 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded() {
 /// admin re-drive with `allowFailed` makes it runnable again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripted_failure_then_admin_redrive() {
+    scripted_failure_then_admin_redrive_flow().await;
+}
+
+async fn scripted_failure_then_admin_redrive_flow() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
@@ -606,4 +614,179 @@ fn openapi_document_lists_exactly_the_routes_the_router_serves() {
         .map(|(m, p, _)| (m.to_string(), p.to_string()))
         .collect();
     assert_eq!(documented, served);
+}
+
+/// The route template of `ROUTES` a concrete path matches: `{x}` stands for one segment.
+fn route_of<'a>(method: &str, path: &str) -> Option<&'a str> {
+    let path = path.split('?').next().unwrap_or(path);
+    let segments: Vec<&str> = path.split('/').collect();
+    ROUTES.iter().find_map(|(m, template, _)| {
+        let parts: Vec<&str> = template.split('/').collect();
+        (*m == method
+            && parts.len() == segments.len()
+            && parts
+                .iter()
+                .zip(&segments)
+                .all(|(t, s)| t.starts_with('{') || t == s))
+        .then_some(*template)
+    })
+}
+
+/// Follows `$ref`s into `components`.
+fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str() {
+        Some(reference) => {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            resolve(doc, &doc["components"]["schemas"][name])
+        }
+        None => schema,
+    }
+}
+
+/// Where `body` and the documented `schema` disagree on fields: a field served but not
+/// documented, a required field not served, or a JSON type the schema does not allow.
+fn field_drift(doc: &Value, schema: &Value, body: &Value, at: &str, out: &mut Vec<String>) {
+    let schema = resolve(doc, schema);
+    if body.is_null() && schema["nullable"] == true {
+        return;
+    }
+    let kind = schema["type"].as_str();
+    let allowed = match (kind, body) {
+        (None, _) => true,
+        (Some("object"), Value::Object(_))
+        | (Some("array"), Value::Array(_))
+        | (Some("string"), Value::String(_))
+        | (Some("boolean"), Value::Bool(_)) => true,
+        (Some("integer"), Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (Some("number"), Value::Number(_)) => true,
+        _ => false,
+    };
+    if !allowed {
+        out.push(format!("{at}: served {body}, documented type {kind:?}"));
+        return;
+    }
+    if let Some(values) = schema["enum"].as_array() {
+        if !values.contains(body) {
+            out.push(format!("{at}: {body} is not one of the documented values"));
+        }
+    }
+    match body {
+        Value::Object(fields) => {
+            // An object documented without `properties` is free-form (a pipeline's payload).
+            let documented = schema["properties"].as_object();
+            let open = documented.is_none()
+                || schema["additionalProperties"] == true
+                || schema["additionalProperties"].is_object();
+            for (name, value) in fields {
+                match documented.and_then(|d| d.get(name)) {
+                    Some(field) => field_drift(doc, field, value, &format!("{at}.{name}"), out),
+                    None if open => {}
+                    None => out.push(format!("{at}.{name}: served but not documented")),
+                }
+            }
+            for name in schema["required"].as_array().into_iter().flatten() {
+                let name = name.as_str().unwrap_or_default();
+                if !fields.contains_key(name) {
+                    out.push(format!("{at}.{name}: documented as required, not served"));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                field_drift(doc, &schema["items"], item, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every answer of a whole lifecycle (parks, completes, succeeds; releases; auth and coded
+/// errors; a failure re-driven) against the response schema `docs/openapi.json` documents for
+/// its route and status.
+async fn openapi_drift(doc: &Value) -> (Vec<String>, usize) {
+    let log = Arc::new(std::sync::Mutex::new(Vec::<Exchange>::new()));
+    RECORDED
+        .scope(log.clone(), async {
+            let (addr, hosted) = start().await;
+            drive_restaurant(addr, hosted).await;
+            auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow().await;
+            scripted_failure_then_admin_redrive_flow().await;
+        })
+        .await;
+    let exchanges = log.lock().expect("recorder").clone();
+    let mut drift = Vec::new();
+    let mut checked = 0;
+    for exchange in &exchanges {
+        let Some(template) = route_of(&exchange.method, &exchange.path) else {
+            continue;
+        };
+        let method = exchange.method.to_ascii_lowercase();
+        let response = &doc["paths"][template][&method]["responses"][exchange.status.to_string()];
+        let at = format!("{} {template} {}", exchange.method, exchange.status);
+        if response.is_null() {
+            drift.push(format!("{at}: status served but not documented"));
+            continue;
+        }
+        let schema = &response["content"]["application/json"]["schema"];
+        if schema.is_null() {
+            if !exchange.body.is_null() {
+                drift.push(format!("{at}: a body served, none documented"));
+            }
+            continue;
+        }
+        checked += 1;
+        field_drift(doc, schema, &exchange.body, &at, &mut drift);
+    }
+    (drift, checked)
+}
+
+fn openapi_document() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
+    serde_json::from_slice(&std::fs::read(path).expect("openapi.json")).expect("JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_response_schemas_name_exactly_the_fields_served() {
+    let doc = openapi_document();
+    let (drift, checked) = openapi_drift(&doc).await;
+    assert!(checked >= 20, "only {checked} answers were checked");
+    assert!(
+        drift.is_empty(),
+        "docs/openapi.json drifted from the answers: {drift:#?}"
+    );
+}
+
+/// The check sees a documented field the host stopped serving, and a served field the
+/// document lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_response_check_sees_a_missing_and_an_undocumented_field() {
+    let mut doc = openapi_document();
+    let schemas = doc["components"]["schemas"]
+        .as_object_mut()
+        .expect("schemas");
+    let status = schemas.get_mut("ExecutionStatus").expect("ExecutionStatus");
+    if status["required"].is_null() {
+        status["required"] = json!([]);
+    }
+    status["required"]
+        .as_array_mut()
+        .expect("required")
+        .push(json!("notServed"));
+    status["properties"]
+        .as_object_mut()
+        .expect("properties")
+        .remove("status");
+    let (drift, _) = openapi_drift(&doc).await;
+    assert!(
+        drift
+            .iter()
+            .any(|d| d.contains(".notServed: documented as required")),
+        "{drift:#?}"
+    );
+    assert!(
+        drift
+            .iter()
+            .any(|d| d.contains(".status: served but not documented")),
+        "{drift:#?}"
+    );
 }

@@ -11,6 +11,21 @@ pub struct Response {
     pub raw: String,
 }
 
+/// One exchange as a test saw it: method, path as sent, status and body as answered.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    pub body: Value,
+}
+
+tokio::task_local! {
+    /// When set, every [`request`] made inside the scope is appended to it (the OpenAPI
+    /// response check replays a whole lifecycle and reads what was answered).
+    pub static RECORDED: std::sync::Arc<std::sync::Mutex<Vec<Exchange>>>;
+}
+
 pub async fn request(
     addr: std::net::SocketAddr,
     method: &str,
@@ -41,6 +56,14 @@ pub async fn request(
             .contains("transfer-encoding: chunked"),
         "this client reads only content-length bodies: {head}"
     );
+    let _ = RECORDED.try_with(|log| {
+        log.lock().expect("recorder").push(Exchange {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            status: response.status,
+            body: response.body.clone(),
+        })
+    });
     response
 }
 
