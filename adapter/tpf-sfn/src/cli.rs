@@ -226,7 +226,12 @@ pub struct StatusArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReleasesArgs {
-    /// Only machines whose names start with this (e.g. the configured name-prefix).
+    /// The engine whose releases are listed: Step Functions state machines, or Lambda durable
+    /// functions driver functions.
+    #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
+    pub backend: Backend,
+    /// Only releases whose machine or function names start with this (e.g. the configured
+    /// name-prefix).
     #[arg(long)]
     pub name_prefix: Option<String>,
     #[command(flatten)]
@@ -237,7 +242,12 @@ pub struct ReleasesArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct PruneArgs {
-    /// Only machines whose names start with this (e.g. the configured name-prefix).
+    /// The engine whose releases are listed: Step Functions state machines, or Lambda durable
+    /// functions driver functions.
+    #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
+    pub backend: Backend,
+    /// Only releases whose machine or function names start with this (e.g. the configured
+    /// name-prefix).
     #[arg(long)]
     pub name_prefix: Option<String>,
     // TPF's release registry (`release-table`).

@@ -358,7 +358,11 @@ pub mod scheduler {
 /// Typed classifications of the Lambda operations behind a durable release's deploy.
 pub mod lambda {
     use aws_sdk_lambda::operation::create_function::CreateFunctionError as C;
+    use aws_sdk_lambda::operation::delete_function::DeleteFunctionError as D;
     use aws_sdk_lambda::operation::get_function::GetFunctionError as G;
+    use aws_sdk_lambda::operation::list_durable_executions_by_function::ListDurableExecutionsByFunctionError as LD;
+    use aws_sdk_lambda::operation::list_functions::ListFunctionsError as LF;
+    use aws_sdk_lambda::operation::list_tags::ListTagsError as LT;
     use aws_sdk_lambda::operation::list_versions_by_function::ListVersionsByFunctionError as LV;
     use aws_sdk_lambda::operation::publish_version::PublishVersionError as P;
     use aws_sdk_lambda::operation::tag_resource::TagResourceError as T;
@@ -402,6 +406,30 @@ pub mod lambda {
     });
 
     classify!(tag, T, {
+        Conflict: is_resource_conflict_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(list_functions, LF, {
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+    });
+
+    classify!(list_tags, LT, {
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(list_durable_executions, LD, {
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
+        NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(delete, D, {
         Conflict: is_resource_conflict_exception;
         Throttled: is_too_many_requests_exception;
         Validation: is_invalid_parameter_value_exception;

@@ -1,9 +1,10 @@
-//! `releases` and `prune`: the deployed release machines, found by their `tpf-sfn:*` tags, and
-//! which of them can go.
+//! `releases` and `prune`: the deployed releases, found by their `tpf-sfn:*` tags (Step
+//! Functions: the release's state machines; Lambda durable functions: the release's driver
+//! function), and which of them can go.
 //!
-//! A machine may be deleted only when nothing needs it: no RUNNING execution (a parked driver
-//! is RUNNING for as long as TPF waits) and its release is not the active one of any tenant in
-//! TPF's release registry. TPF's registry, not Step Functions, decides what is active.
+//! A release may be deleted only when nothing needs it: no RUNNING execution (a parked driver
+//! is RUNNING for as long as TPF waits) and it is not the active release of any tenant in TPF's
+//! release registry. TPF's registry, not the engine, decides what is active.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,6 +24,7 @@ const SCOPE: &str = "RELEASES";
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseMachine {
+    /// The state machine's or the driver function's name.
     pub name: String,
     pub arn: String,
     pub role: String,
@@ -129,6 +131,100 @@ pub async fn active_releases(
             .map(|((_, pipeline), (_, release))| (pipeline, release))
             .collect(),
     ))
+}
+
+/// The tag role of a release's durable driver function when the function carries none.
+pub const DURABLE_ROLE: &str = "durable-driver";
+
+/// Every Lambda function carrying tpf-sfn's identity tags (a Lambda durable functions release's
+/// driver), optionally only names starting with `name_prefix`, with its count of RUNNING
+/// durable executions over all its published versions.
+pub async fn list_durable(
+    lambda: &aws_sdk_lambda::Client,
+    name_prefix: Option<&str>,
+) -> Result<Vec<ReleaseMachine>, Error> {
+    let mut functions = Vec::new();
+    let mut listed = lambda.list_functions().into_paginator().items().send();
+    while let Some(f) = listed.next().await {
+        let f = f.map_err(|e| {
+            errors::from_sdk(SCOPE, "ListFunctions", e, errors::lambda::list_functions)
+        })?;
+        let (Some(name), Some(arn)) = (f.function_name(), f.function_arn()) else {
+            continue;
+        };
+        if name_prefix.is_none_or(|p| name.starts_with(p)) {
+            functions.push((name.to_owned(), arn.to_owned()));
+        }
+    }
+    let mut found = Vec::new();
+    for (name, arn) in functions {
+        let tags = lambda
+            .list_tags()
+            .resource(&arn)
+            .send()
+            .await
+            .map_err(|e| errors::from_sdk(SCOPE, "ListTags", e, errors::lambda::list_tags))?
+            .tags
+            .unwrap_or_default();
+        let tag = |k: &str| tags.get(&format!("{TAG_PREFIX}{k}")).cloned();
+        let (Some(pipeline_id), Some(release_version)) =
+            (tag("pipeline-id"), tag("release-version"))
+        else {
+            continue;
+        };
+        let running = running_durable_executions(lambda, &name).await?;
+        found.push(ReleaseMachine {
+            name,
+            arn,
+            role: tag("role").unwrap_or_else(|| DURABLE_ROLE.to_owned()),
+            identity: Identity {
+                pipeline_id,
+                contract_version: tag("contract-version").unwrap_or_default(),
+                release_version,
+            },
+            definition_sha256: tag("definition-sha256").unwrap_or_default(),
+            compiler_version: tag("compiler-version").unwrap_or_default(),
+            running_executions: running,
+        });
+    }
+    Ok(found)
+}
+
+async fn running_durable_executions(
+    lambda: &aws_sdk_lambda::Client,
+    function: &str,
+) -> Result<usize, Error> {
+    let mut running = 0;
+    let mut pages = lambda
+        .list_durable_executions_by_function()
+        .function_name(function)
+        .statuses(aws_sdk_lambda::types::ExecutionStatus::Running)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| {
+            errors::from_sdk(
+                SCOPE,
+                "ListDurableExecutionsByFunction",
+                e,
+                errors::lambda::list_durable_executions,
+            )
+        })?;
+        running += page.durable_executions().len();
+    }
+    Ok(running)
+}
+
+/// Deletes a durable release's driver function with every published version: a parked
+/// execution pins its version, so prune deletes only a function with none RUNNING.
+pub async fn delete_durable(lambda: &aws_sdk_lambda::Client, name: &str) -> Result<(), Error> {
+    lambda
+        .delete_function()
+        .function_name(name)
+        .send()
+        .await
+        .map_err(|e| errors::from_sdk(SCOPE, "DeleteFunction", e, errors::lambda::delete))?;
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -4,23 +4,30 @@ use crate::stdio::outln;
 use serde_json::json;
 
 use crate::aws::releases::{self, ReleaseMachine};
-use crate::cli::{Format, PruneArgs, ReleasesArgs};
+use crate::cli::{Backend, Format, PruneArgs, ReleasesArgs};
 use crate::exit::CmdResult;
 
 pub fn releases(args: &ReleasesArgs) -> CmdResult {
     let machines = crate::aws::block_on(async {
         let conf = args.connection.load().await?;
-        releases::list(
-            &aws_sdk_sfn::Client::new(&conf),
-            args.name_prefix.as_deref(),
-        )
-        .await
+        let prefix = args.name_prefix.as_deref();
+        match args.backend {
+            Backend::StepFunctions => {
+                releases::list(&aws_sdk_sfn::Client::new(&conf), prefix).await
+            }
+            Backend::LambdaDurable => {
+                releases::list_durable(&aws_sdk_lambda::Client::new(&conf), prefix).await
+            }
+        }
     })??;
     match args.format {
         Format::Json => outln!("{}", json!({ "machines": machines })),
         Format::Text => {
             if machines.is_empty() {
-                outln!("no tpf-sfn release machines");
+                match args.backend {
+                    Backend::StepFunctions => outln!("no tpf-sfn release machines"),
+                    Backend::LambdaDurable => outln!("no tpf-sfn durable release functions"),
+                }
             }
             for m in &machines {
                 print_machine(m);
@@ -50,23 +57,36 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
     let registry = crate::cmd::tables::table_names(&args.tables)?.release;
     let (decisions, registry_found, deleted) = crate::aws::block_on(async {
         let conf = args.connection.load().await?;
-        let sfn = aws_sdk_sfn::Client::new(&conf);
         let ddb = aws_sdk_dynamodb::Client::new(&conf);
-        let machines = releases::list(&sfn, args.name_prefix.as_deref()).await?;
+        let prefix = args.name_prefix.as_deref();
+        let sfn = aws_sdk_sfn::Client::new(&conf);
+        let lambda = aws_sdk_lambda::Client::new(&conf);
+        let machines = match args.backend {
+            Backend::StepFunctions => releases::list(&sfn, prefix).await?,
+            Backend::LambdaDurable => releases::list_durable(&lambda, prefix).await?,
+        };
         let active = releases::active_releases(&ddb, &registry).await?;
         let decisions = releases::prune_plan(&machines, active.as_ref());
         let mut deleted = Vec::new();
         if yes {
             let sch = aws_sdk_scheduler::Client::new(&conf);
             for d in decisions.iter().filter(|d| d.delete) {
-                // The schedule first: it must never start a sweeper that is gone.
-                if d.machine.role == "sweeper" {
-                    let name = tpf_sfn_compiler::sfn::export::schedule_name(&d.machine.name);
-                    if crate::aws::schedule::delete(&sch, &name).await? {
-                        deleted.push(format!("schedule {name}"));
+                match args.backend {
+                    Backend::StepFunctions => {
+                        // The schedule first: it must never start a sweeper that is gone.
+                        if d.machine.role == "sweeper" {
+                            let name =
+                                tpf_sfn_compiler::sfn::export::schedule_name(&d.machine.name);
+                            if crate::aws::schedule::delete(&sch, &name).await? {
+                                deleted.push(format!("schedule {name}"));
+                            }
+                        }
+                        releases::delete(&sfn, &d.machine.arn).await?;
+                    }
+                    Backend::LambdaDurable => {
+                        releases::delete_durable(&lambda, &d.machine.name).await?
                     }
                 }
-                releases::delete(&sfn, &d.machine.arn).await?;
                 deleted.push(d.machine.name.clone());
             }
         }
