@@ -9,6 +9,7 @@
 //!   static verdict.
 
 pub mod checks;
+pub mod gateway;
 mod pacing;
 pub mod run;
 pub mod world;
