@@ -158,3 +158,74 @@ fn the_park_lasts_the_longest_await_timeout_plus_a_second() {
     .unwrap();
     assert_eq!(park(&august), 601);
 }
+
+/// `tpf-sfn validate` on the deployed file (profile auto) proves the same bound; a wake that
+/// does not count, or a park that is not TPF's callback registration, is refused by name.
+#[test]
+fn the_validator_proves_the_gateway_driver_and_refuses_its_mutants() {
+    use tpf_sfn_compiler::sfn::asl::State;
+    use tpf_sfn_compiler::sfn::validate::{validate, Profile, ValidateOptions};
+    let auto = ValidateOptions {
+        profile: Profile::Auto,
+        ..ValidateOptions::default()
+    };
+    for transport in ["lambda", "queue"] {
+        let out = compile_with(bundled::restaurant_input(), &config(transport, GATEWAY)).unwrap();
+        let report = validate("driver.asl.json", &out.driver, &auto);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        assert_eq!(
+            report.history.max_events,
+            out.manifest.machines.driver.max_history_events
+        );
+        assert!(report.history.max_events.unwrap() <= 20_000);
+
+        // The wake writes the counter without raising it: the loop has no bound.
+        let mut uncounted = out.driver.clone();
+        let Some(State::Pass(p)) = uncounted.states.get_mut("Woken: poll at once") else {
+            panic!("no wake state");
+        };
+        let params = p.parameters.as_mut().unwrap();
+        params.as_object_mut().unwrap().remove("iteration.$");
+        params["iteration"] = serde_json::json!(0);
+        let codes: Vec<_> = validate("d.json", &uncounted, &auto)
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect();
+        assert!(
+            codes.contains(&"ASL_HISTORY_UNBOUNDED"),
+            "{transport}: {codes:?}"
+        );
+
+        // The park no longer hands its token to TPF: nothing outside answers it, and the way
+        // back through it costs no time.
+        let mut unparked = out.driver.clone();
+        let Some(State::Task(t)) = unparked.states.get_mut("Park until TPF's await completes")
+        else {
+            panic!("no park state");
+        };
+        let request = match transport {
+            "lambda" => "/Payload",
+            _ => "/MessageBody/gatewayRequest",
+        };
+        let req = t
+            .parameters
+            .as_mut()
+            .unwrap()
+            .pointer_mut(request)
+            .unwrap()
+            .as_object_mut()
+            .unwrap();
+        req.remove("providerCallbackId.$");
+        req.insert("providerCallbackId".into(), serde_json::Value::Null);
+        let codes: Vec<_> = validate("d.json", &unparked, &auto)
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect();
+        assert!(
+            codes.contains(&"ASL_LOOP_UNPACED"),
+            "{transport}: {codes:?}"
+        );
+    }
+}
