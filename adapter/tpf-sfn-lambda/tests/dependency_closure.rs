@@ -12,6 +12,7 @@ const FORBIDDEN: &[&str] = &[
     "asl-interp",
     "durable-interp",
     "tpf-model",
+    "tpf-sfn-test-support",
 ];
 
 /// Workspace crate → the workspace crates it depends on (dev-dependencies aside: tests are not
@@ -103,6 +104,26 @@ fn workspace_graph() -> Graph {
             (p["name"].as_str().expect("name").to_owned(), deps)
         })
         .collect()
+}
+
+/// The test-support crate is a dev-dependency only: no crate of the workspace ships it.
+#[test]
+fn no_crate_links_the_test_support_crate() {
+    let graph = workspace_graph();
+    assert!(graph.contains_key("tpf-sfn-test-support"), "{graph:?}");
+    let linking: Vec<&String> = graph
+        .iter()
+        .filter(|(_, deps)| deps.iter().any(|d| d == "tpf-sfn-test-support"))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(linking.is_empty(), "shipped crates link the test support: {linking:?}");
+    // The check sees a normal dependency when one exists.
+    let mut broken = graph.clone();
+    broken
+        .get_mut("tpf-sfn")
+        .expect("tpf-sfn")
+        .push("tpf-sfn-test-support".to_owned());
+    assert!(closure(&broken, "tpf-sfn").contains("tpf-sfn-test-support"));
 }
 
 #[test]

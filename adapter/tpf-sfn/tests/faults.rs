@@ -631,8 +631,7 @@ fn deploy_refuses_a_junk_manifest_before_any_call() {
     );
 }
 
-#[path = "../../../mapping-tests/tpf-sfn-mapping/benches/support/long_contract.rs"]
-mod long_contract;
+use tpf_sfn_test_support::contracts as long_contract;
 
 /// A 20,000-step contract (the shape TPF generates, its hash verified) gets a verdict from
 /// `simulate`, not a stack overflow (exit 134) or a panic.

@@ -8,15 +8,12 @@
 //! names and the sha256 of every definition as written. Account ids are redacted too, so
 //! snapshots do not pin placeholders.
 
-#[path = "support/snapshot_set.rs"]
-mod snapshot_set;
-
 use std::path::{Path, PathBuf};
 
-use snapshot_set::SnapshotSet;
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
+use tpf_sfn_test_support::snapshot_set::SnapshotSet;
 
 fn redact_accounts(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

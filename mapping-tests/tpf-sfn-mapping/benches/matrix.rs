@@ -5,7 +5,7 @@
 //! (generated here), and the parked driver's cost next to a polling driver's on the same
 //! scenario.
 
-mod support;
+use tpf_sfn_test_support::contracts as long_contract;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -121,11 +121,11 @@ fn main() {
 fn long_matrix(steps: usize) {
     // The generator is the example's at 1,000 steps, so the figure is for that shape.
     assert_eq!(
-        support::long_contract::long_contract(1000),
-        support::long_contract::THOUSAND.as_bytes(),
+        long_contract::long_contract(1000),
+        long_contract::THOUSAND.as_bytes(),
         "the generator no longer reproduces examples/contracts/thousand-steps"
     );
-    let bytes = support::long_contract::long_contract(steps);
+    let bytes = long_contract::long_contract(steps);
     let input = Input {
         contract_file: "long.pipeline-contract.json",
         contract: &bytes,

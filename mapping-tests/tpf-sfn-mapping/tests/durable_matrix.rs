@@ -4,18 +4,15 @@
 //! behaviour (`snapshots/durable-traces/restaurant/index.snap` says which scenario's trace is
 //! where).
 
-#[path = "../../../compiler/tpf-sfn-compiler/tests/support/snapshot_set.rs"]
-mod snapshot_set;
-
 use std::path::{Path, PathBuf};
 
-use snapshot_set::SnapshotSet;
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_mapping::durable::Subject;
 use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::scenario::Scenario;
 use tpf_sfn_mapping::sfn::Machines;
+use tpf_sfn_test_support::snapshot_set::{self, SnapshotSet};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts")

@@ -4,12 +4,9 @@
 //! other contract's under the queue binding, each distinct trace once
 //! (`snapshots/traces/*/index.snap` says which scenario's trace is where).
 
-#[path = "../../../compiler/tpf-sfn-compiler/tests/support/snapshot_set.rs"]
-mod snapshot_set;
-
 use std::path::{Path, PathBuf};
 
-use snapshot_set::SnapshotSet;
+use tpf_sfn_test_support::snapshot_set::{self, SnapshotSet};
 
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::config::BindingKind;

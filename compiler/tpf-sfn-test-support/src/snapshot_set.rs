@@ -6,8 +6,7 @@
 //! index, and a template edit rewrites each distinct output once. Snapshot files in the
 //! directory that no key produced any more fail the test, so the directory holds nothing stale.
 //!
-//! Shared by the compiler's output snapshots and the mapping proof's trace snapshots
-//! (`#[path]`-included, since test files of two crates cannot share a module otherwise).
+//! Shared by the compiler's output snapshots and the mapping proof's trace snapshots.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use tpf_sfn_compiler::contract::{contract_hash, contract_version};
 
 pub const THOUSAND: &str =
-    include_str!("../../../../examples/contracts/thousand-steps.pipeline-contract.json");
+    include_str!("../../../examples/contracts/thousand-steps.pipeline-contract.json");
 const TRANSPORTS: [&str; 4] = ["interaction-api", "webhook", "kafka", "sqs"];
 
 fn step(pkg: &str, i: usize) -> Value {
