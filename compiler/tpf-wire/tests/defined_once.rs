@@ -65,7 +65,6 @@ fn names() -> Vec<&'static str> {
         SWEEPED,
         tpf_wire::gateway::key::relay::GATEWAY_REQUEST,
         tpf_wire::gateway::key::HANDED_OVER_TO,
-        tpf_wire::gateway::host::driver_error::EXECUTION_ENDED,
         tpf_wire::gateway::host::driver_error::CALLBACK_IDENTITY_MISMATCH,
         tpf_wire::gateway::host::driver_error::NO_CHECKPOINT,
         tpf_wire::gateway::host::driver_error::NO_RESULT,

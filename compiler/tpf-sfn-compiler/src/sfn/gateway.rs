@@ -31,6 +31,8 @@ mod data {
     pub const SIGNAL: &str = "signal";
     /// The park's timeout error.
     pub const PARK_TIMEOUT: &str = "parkTimeout";
+    /// The park's failure, when it hands over.
+    pub const PARK_ERROR: &str = "parkError";
     /// The starter's answer for the next generation.
     pub const NEXT_GENERATION: &str = "nextGeneration";
 }
@@ -51,6 +53,21 @@ const QUEUE_TRANSPORT_ERRORS: [&str; 3] = [
     STATES_TIMEOUT,
 ];
 const STATES_TIMEOUT: &str = "States.Timeout";
+
+/// One retrier with TPF's step retry (6 attempts, 5 s, ×2, 60 s max, full jitter).
+fn step_retrier(errors: &[&str], comment: &str) -> Value {
+    json!({
+        "ErrorEquals": errors,
+        "IntervalSeconds": step_retry::FIRST_DELAY_SECONDS,
+        "MaxAttempts": step_retry::RETRIES,
+        "BackoffRate": step_retry::BACKOFF_RATE,
+        "MaxDelaySeconds": step_retry::MAX_DELAY_SECONDS,
+        "JitterStrategy": "FULL",
+        "Comment": comment,
+    })
+}
+
+const TRANSPORT_COMMENT: &str = "Transport only, retried as TPF's driver step is: the call did not reach the gateway or the gateway could not answer. TPF's exceptions arrive under their class name and fail the driver.";
 
 fn checkpoint_path(field: &str) -> String {
     format!("$.{}.{}.{field}", data::TPF, key::response::CHECKPOINT)
@@ -203,19 +220,31 @@ impl Transport<'_> {
         }
     }
 
-    fn gateway_call(&self, request: Value, selector: Option<Value>, park: bool) -> Value {
-        let (resource, parameters) = self.call(request, park);
-        let mut retry_on = self.errors();
-        if park {
-            // A park's timeout is the await deadline: caught, never retried.
-            retry_on.retain(|e| *e != STATES_TIMEOUT);
-        }
+    fn gateway_call(&self, request: Value, selector: Option<Value>) -> Value {
+        let (resource, parameters) = self.call(request, false);
         json!({
             "resource": resource,
             "parameters": parameters,
             "result_selector": selector,
-            "retry_on": retry_on,
-            "retry_comment": "Transport only, retried as TPF's driver step is: the call did not reach the gateway or the gateway could not answer. TPF's exceptions arrive under their class name and fail the driver.",
+            "retry": [step_retrier(&self.errors(), TRANSPORT_COMMENT)],
+        })
+    }
+
+    /// REGISTER_CALLBACK and the park. Its timeout is the await deadline: caught, never
+    /// retried. Only transport errors are retried: every attempt of a Step Functions task has a
+    /// new task token, so a retry registers a second callback in the generation (TPF's durable
+    /// submitter keeps its callback id across retries; Step Functions cannot), and TPF refuses
+    /// it once the first one was written. A failed registration hands over instead (the Catch),
+    /// and the next generation registers under its own key.
+    fn park_call(&self) -> Value {
+        let (resource, parameters) = self.call(register_request(), true);
+        let mut errors = self.errors();
+        errors.retain(|e| *e != STATES_TIMEOUT);
+        json!({
+            "resource": resource,
+            "parameters": parameters,
+            "result_selector": null,
+            "retry": [step_retrier(&errors, TRANSPORT_COMMENT)],
         })
     }
 
@@ -236,8 +265,7 @@ impl Transport<'_> {
             "resource": "arn:aws:states:::lambda:invoke",
             "parameters": { "FunctionName": self.gateway.starter_function_arn, "Payload": next_generation_input() },
             "result_selector": sel,
-            "retry_on": LAMBDA_TRANSPORT_ERRORS,
-            "retry_comment": "Transport only: the starter answers an already started generation as started, so a repeated hand-over starts one.",
+            "retry": [step_retrier(&LAMBDA_TRANSPORT_ERRORS, "Transport only: the starter answers an already started generation as started, so a repeated hand-over starts one.")],
         })
     }
 }
@@ -375,6 +403,7 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
             "signal_execution_id": signal(key::signal::EXECUTION_ID),
             "signal_generation": signal(key::signal::GENERATION),
             "park_timeout": format!("$.{}", data::PARK_TIMEOUT),
+            "park_error": format!("$.{}", data::PARK_ERROR),
             "next_generation": format!("$.{}", data::NEXT_GENERATION),
         },
         "status": {
@@ -404,28 +433,19 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
                 "resource": submit.0,
                 "parameters": submit.1,
                 "result_selector": t.selector(key::response::CHECKPOINT),
-                "retry_on": ["States.ALL"],
-                "retry_comment": "TPF's submit step: retried on any error (SUBMIT is idempotent by tenant and idempotency key).",
+                "retry": [step_retrier(&["States.ALL"], "TPF's submit step: retried on any error (SUBMIT is idempotent by tenant and idempotency key).")],
             },
-            "sweep": t.gateway_call(for_execution(Operation::Sweep, &[]), None, false),
+            "sweep": t.gateway_call(for_execution(Operation::Sweep, &[]), None),
             "status": t.gateway_call(
                 for_execution(Operation::Status, &[]),
                 Some(t.selector(key::response::EXECUTION_STATUS)),
-                false,
             ),
             "result": t.gateway_call(
                 for_execution(Operation::Result, &[]),
                 Some(t.selector(key::response::RESULT_JSON)),
-                false,
             ),
-            "register": t.gateway_call(register_request(), None, true),
+            "register": t.park_call(),
             "hand_over": t.hand_over_call(),
-        },
-        "step_retry": {
-            "interval_seconds": step_retry::FIRST_DELAY_SECONDS,
-            "max_attempts": step_retry::RETRIES,
-            "backoff_rate": step_retry::BACKOFF_RATE,
-            "max_delay_seconds": step_retry::MAX_DELAY_SECONDS,
         },
         "call_timeout_seconds": plan.action_timeout_seconds,
         "park_timeout_seconds": park_timeout_seconds(gateway),

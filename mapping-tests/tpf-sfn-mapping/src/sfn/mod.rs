@@ -10,6 +10,7 @@
 
 pub mod checks;
 pub mod gateway;
+pub mod gateway_engine;
 mod pacing;
 pub mod run;
 pub mod world;
