@@ -184,3 +184,21 @@ pub fn conformance() -> Vec<(u8, &'static str, Vec<&'static str>)> {
         })
         .collect()
 }
+
+/// `mapping-test`'s `tpfConformance`: for each of TPF's 22 scenarios, its id, the catalogue's
+/// scenario named for it, TPF's title, the catalogue's scenarios that run and cover it, and
+/// what the world cannot do for it (`null` when nothing).
+pub fn conformance_json() -> serde_json::Value {
+    conformance()
+        .into_iter()
+        .map(|(id, own, covered_by)| {
+            serde_json::json!({
+                "id": id,
+                "scenario": own,
+                "title": tpf_title(id),
+                "coveredBy": covered_by,
+                "gap": scenario(own).and_then(|s| s.gap),
+            })
+        })
+        .collect()
+}
