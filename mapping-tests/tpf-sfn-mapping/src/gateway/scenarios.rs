@@ -107,6 +107,30 @@ pub fn run_catalogue<E: GatewayEngine>(mut make: impl FnMut(&Setup) -> E) -> Vec
         .collect()
 }
 
+/// What is wrong with a catalogue run: every scenario that failed, except a finding
+/// ([`super::catalogue::FINDINGS`]) that failed by its own assertion and broke no check; and a
+/// finding that passed (the protocol was fixed: the entry goes).
+pub fn unexpected(reports: &[ScenarioReport]) -> Vec<String> {
+    let finding = |name: &str| {
+        super::catalogue::FINDINGS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, why)| *why)
+    };
+    reports
+        .iter()
+        .filter_map(|r| match (finding(r.name), &r.outcome) {
+            (Some(why), Err(e)) if e.contains(why) && r.violations.is_empty() => None,
+            (Some(_), Ok(())) if r.violations.is_empty() => Some(format!(
+                "{}: a finding that passes now; remove it from FINDINGS",
+                r.name
+            )),
+            _ if r.passed() => None,
+            _ => Some(format!("{}: {:?} {:?}", r.name, r.outcome, r.violations)),
+        })
+        .collect()
+}
+
 /// The run of a scenario, by name.
 pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
     let run: Run<E> = match name {
