@@ -171,6 +171,7 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         "index-lag" => index_lag,
         "provider-loss-before-registration" => provider_loss_before_registration,
         "suspended-timeout" => suspended_timeout,
+        "provider-history-loss" => provider_history_loss,
         "new-release-mid-flight" => new_release_mid_flight,
         _ => return None,
     };
@@ -890,4 +891,21 @@ fn new_release_mid_flight<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(
     world(finish(w))?;
     expect_driver(w, &name(&execution, 2), DriverStatus::Succeeded)?;
     expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}
+
+fn provider_history_loss<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    let arn = gen1_arn(w)?;
+    w.arm(FaultPoint::ProviderHistoryUnavailable);
+    w.stop_driver(&arn)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    let fired = w.faults().count(FaultPoint::ProviderHistoryUnavailable);
+    ensure(fired == 1, || {
+        format!("the history read failed {fired} times")
+    })?;
+    expect_driver(w, &name(&execution, 2), DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    ensure(w.executions().len() == 1, || "not one execution".to_owned())
 }
