@@ -17,11 +17,6 @@ use super::engine::{DriverStatus, DriverView, GatewayEngine};
 use super::faults::FaultPoint;
 use super::trace::{SendResult, Stream};
 use super::world::{GatewayWorld, Mutation, Setup, WorldError, HOUR, MINUTE, TENANT};
-use tpf_sfn_wakeup::wake::Disposition;
-
-fn is_ack(d: Disposition) -> bool {
-    d == Disposition::Acknowledge
-}
 
 type Run<E> = fn(&mut GatewayWorld<E>) -> Result<(), String>;
 
@@ -504,7 +499,9 @@ fn tpf_12<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
     let sends = w.trace().sends.len();
     for image in [binding, bare] {
         let d = w.deliver_stream_record(Stream::Bindings, image);
-        ensure(is_ack(d), || format!("a record of the batch was {d:?}"))?;
+        ensure(d.acknowledged(), || {
+            format!("a record of the batch was {d:?}")
+        })?;
     }
     ensure(w.trace().sends.len() == sends, || {
         "the batch sent again".to_owned()
@@ -587,7 +584,9 @@ fn tpf_15<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
         .flatten()
         .ok_or("no generation-1 registration")?;
     let d = w.deliver_stream_record(Stream::Bindings, registration.to_item());
-    ensure(is_ack(d), || format!("the replayed registration was {d:?}"))?;
+    ensure(d.acknowledged(), || {
+        format!("the replayed registration was {d:?}")
+    })?;
     ensure(received(w, 1) == 0, || {
         "generation 1 was signalled".to_owned()
     })?;
@@ -662,7 +661,7 @@ fn tpf_18<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
         AttrValue::S(format!("{TENANT}#broken")),
     );
     let d = w.deliver_stream_record(Stream::Bindings, malformed);
-    ensure(is_ack(d), || format!("the malformed row was {d:?}"))?;
+    ensure(d.acknowledged(), || format!("the malformed row was {d:?}"))?;
     let mut orphan = Item::new();
     for (n, v) in [
         (interaction_attr::TENANT_ID, TENANT),
