@@ -453,6 +453,23 @@ impl TestDoubleEngine {
         })
     }
 
+    /// Ends the callback a driver waits on with `event`, then `then`; a callback nobody waits
+    /// on is refused as gone.
+    fn close_callback(
+        &mut self,
+        callback_id: &str,
+        event: &'static str,
+        then: impl FnOnce(&mut Exec, &mut Vec<String>),
+    ) -> Result<(), ProviderRefusal> {
+        let i = self.parked_on(callback_id).ok_or_else(Self::gone)?;
+        let mut changes = std::mem::take(&mut self.changes);
+        let e = &mut self.execs[i];
+        e.history.push((event, operation_id(e.parks - 1), None));
+        then(e, &mut changes);
+        self.changes = changes;
+        Ok(())
+    }
+
     fn gone() -> ProviderRefusal {
         ProviderRefusal {
             code: "ResourceNotFoundException".to_owned(),
@@ -501,18 +518,13 @@ impl GatewayEngine for TestDoubleEngine {
         result_json: &str,
         now_ms: i64,
     ) -> Result<(), ProviderRefusal> {
-        let i = self.parked_on(callback_id).ok_or_else(Self::gone)?;
-        let mut changes = std::mem::take(&mut self.changes);
-        let e = &mut self.execs[i];
-        e.history
-            .push((ev::CALLBACK_SUCCEEDED, operation_id(e.parks - 1), None));
-        if matches!(e.phase, Phase::Register { .. }) {
-            e.pending_signal = Some(result_json.to_owned());
-        } else {
-            e.accept_signal(result_json, now_ms, &mut changes);
-        }
-        self.changes = changes;
-        Ok(())
+        self.close_callback(callback_id, ev::CALLBACK_SUCCEEDED, |e, changes| {
+            if matches!(e.phase, Phase::Register { .. }) {
+                e.pending_signal = Some(result_json.to_owned());
+            } else {
+                e.accept_signal(result_json, now_ms, changes);
+            }
+        })
     }
 
     fn send_callback_failure(
@@ -522,14 +534,9 @@ impl GatewayEngine for TestDoubleEngine {
         cause: &str,
         now_ms: i64,
     ) -> Result<(), ProviderRefusal> {
-        let i = self.parked_on(callback_id).ok_or_else(Self::gone)?;
-        let mut changes = std::mem::take(&mut self.changes);
-        let e = &mut self.execs[i];
-        e.history
-            .push((ev::CALLBACK_FAILED, operation_id(e.parks - 1), None));
-        e.fail(error, cause, now_ms, &mut changes);
-        self.changes = changes;
-        Ok(())
+        self.close_callback(callback_id, ev::CALLBACK_FAILED, |e, changes| {
+            e.fail(error, cause, now_ms, changes)
+        })
     }
 
     fn stop(&mut self, execution_arn: &str, now_ms: i64) -> Result<(), ProviderRefusal> {
