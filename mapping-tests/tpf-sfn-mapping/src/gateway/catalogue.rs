@@ -55,6 +55,8 @@ const fn not_run(
     }
 }
 
+use super::checks::GatewayCheck;
+
 pub const CATALOGUE: &[ScenarioInfo] = &[
     s("tpf-01-lost-ingress-response", &[1], "lost ingress response after AWS accepted the start",
       "ingress-after-provider-start: the engine accepted the start and the answer is lost; the application starts again",
@@ -152,14 +154,38 @@ pub const CATALOGUE: &[ScenarioInfo] = &[
     s("provider-history-loss", &[16], "provider history loss",
       "the parked driver is stopped; provider-history-unavailable on the history read after the refused send; the completion",
       "the unreadable history counts as closed (TPF's rule) and generation 2 starts; one TPF execution; SUCCEEDED (TPF's `provider-history-loss-recovery` evidence group)", None),
+    s("lost-answer-and-history-loss", &[], "a lost answer and an unreadable history",
+      "wakeup-after-provider-callback and provider-history-unavailable: the provider accepts the send, the answer is lost, and the history read after the retried send fails",
+      "one signal with its DELIVERED#1 row, and no second generation",
+      Some("TPF's rule fails it today: an unreadable history counts as closed, so the wake-up starts generation 2 while generation 1 holds the signal, and writes no DELIVERED#1 (both generations end with TPF's result)")),
     s("new-release-mid-flight", &[17], "a replacement generation keeps its release",
       "the parked driver's release is replaced as active by another; the driver is stopped; the reconciler starts generation 2",
       "generation 2 starts and registers under the execution's own release; SUCCEEDED", None),
 ];
 
-/// Scenarios the gateway protocol fails today, each with the words its own assertion fails
-/// with (the scenario's `gap` says why): findings kept visible until the protocol is fixed.
-pub const FINDINGS: &[(&str, &str)] = &[("concurrent-awaits", "hand-overs without bound")];
+/// A scenario the gateway protocol fails today (its `gap` says why): a finding kept visible
+/// until the protocol is fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finding {
+    pub scenario: &'static str,
+    /// Words of the scenario's own failed assertion.
+    pub fails_with: &'static str,
+    /// The checks it breaks too.
+    pub breaks: &'static [GatewayCheck],
+}
+
+pub const FINDINGS: &[Finding] = &[
+    Finding {
+        scenario: "concurrent-awaits",
+        fails_with: "hand-overs without bound",
+        breaks: &[],
+    },
+    Finding {
+        scenario: "lost-answer-and-history-loss",
+        fails_with: "a redundant generation",
+        breaks: &[GatewayCheck::DeliveryEvidence],
+    },
+];
 
 /// The catalogue's scenario of that name.
 pub fn scenario(name: &str) -> Option<&'static ScenarioInfo> {
