@@ -974,3 +974,39 @@ fn simulate_takes_a_scenario_family_and_suggests_names() {
         "{err}"
     );
 }
+
+/// `mapping-test`'s JSON names, for each of TPF's 22 conformance scenarios, the gateway world's
+/// scenarios that run and cover it, and what keeps the others from running.
+#[test]
+fn mapping_test_json_maps_tpfs_conformance_scenarios_to_the_gateway_world() {
+    let (contract, release) = restaurant();
+    let o = tpf_sfn(&[
+        "mapping-test",
+        &contract,
+        "--release",
+        &release,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["tpfConformance"].as_array().unwrap();
+    assert_eq!(rows.len(), 22);
+    assert_eq!(rows[0]["id"], 1);
+    assert_eq!(rows[0]["scenario"], "tpf-01-lost-ingress-response");
+    assert_eq!(
+        rows[0]["title"],
+        "lost ingress response after AWS accepted the start"
+    );
+    assert_eq!(
+        rows[0]["coveredBy"],
+        serde_json::json!(["tpf-01-lost-ingress-response"])
+    );
+    assert_eq!(rows[5]["coveredBy"], serde_json::json!([]));
+    assert!(rows[5]["gap"]
+        .as_str()
+        .is_some_and(|g| g.contains("transition worker")));
+    assert_eq!(
+        rows[21]["coveredBy"],
+        serde_json::json!(["tpf-22-await-deadline", "suspended-timeout"])
+    );
+}

@@ -481,3 +481,26 @@ fn a_replacement_generation_registers_and_binds_under_its_own_keys() {
     assert_eq!(registration.checkpoint.generation, 2);
     assert_eq!(g.bindings.keys().len(), 4);
 }
+
+/// A world that runs TPF's work function on its own clock takes the queued items off the
+/// dispatch queue and delivers each when it chooses; a redelivered item's claim is refused.
+#[test]
+fn queued_work_is_taken_and_run_item_by_item_and_a_redelivery_changes_nothing() {
+    let mut g = gateway();
+    let checkpoint = ok(&mut g, &ActionRequest::submit(&input("k-4")).unwrap(), T0)
+        .checkpoint
+        .unwrap();
+    let items = g.plane.take_queued();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].execution_id, checkpoint.execution_id);
+    assert_eq!(g.plane.queued().count(), 0, "taken, not copied");
+    let parked = g.plane.run_work_item(&items[0], T0 + 1).unwrap();
+    assert_eq!(parked.status.to_string(), "WAITING_EXTERNAL");
+    let again = g.plane.run_work_item(&items[0], T0 + 2).unwrap();
+    assert_eq!(again.version, parked.version, "the claim was refused");
+    let executions = g.plane.coordinator.store().scan_executions();
+    let interactions = g.plane.coordinator.store().scan_interactions();
+    assert_eq!(executions.len(), 1);
+    assert_eq!(interactions.len(), 1);
+    assert_eq!(interactions[0].execution_id, checkpoint.execution_id);
+}

@@ -123,6 +123,10 @@ impl ForBackend for MappingTest<'_> {
                 }
                 out.insert("scenarios".into(), json!(reports));
                 out.insert("perAwaitFamilies".into(), json!(coverage));
+                out.insert(
+                    "tpfConformance".into(),
+                    tpf_sfn_mapping::gateway::catalogue::conformance_json(),
+                );
                 out.insert("passed".into(), json!(failed == 0 && drift.is_empty()));
                 out.insert(
                     "snapshotDrift".into(),

@@ -55,6 +55,8 @@ const fn not_run(
     }
 }
 
+use super::checks::GatewayCheck;
+
 pub const CATALOGUE: &[ScenarioInfo] = &[
     s("tpf-01-lost-ingress-response", &[1], "lost ingress response after AWS accepted the start",
       "ingress-after-provider-start: the engine accepted the start and the answer is lost; the application starts again",
@@ -135,7 +137,8 @@ pub const CATALOGUE: &[ScenarioInfo] = &[
       "three generations, one registration each, the last SUCCEEDED with TPF's result", None),
     s("concurrent-awaits", &[], "concurrent awaits",
       "an itemized await of three items, completed one a minute",
-      "every item completes, no registration conflict, SUCCEEDED", None),
+      "every item completes, no registration conflict, at most one generation per item plus one, SUCCEEDED",
+      Some("the gateway protocol fails it today: a new generation's REGISTRATION binds the first await TPF lists, an item already delivered to an older generation, so the generation is woken at once, sees the other items open and hands over again, a generation every few seconds until the last item completes")),
     s("missing-registration", &[], "missing registration",
       "the await completes after TPF parked and before its driver registered",
       "the completion's record is retried (no registration) and never dropped silently; the driver's polling sees the progress; SUCCEEDED", None),
@@ -148,9 +151,40 @@ pub const CATALOGUE: &[ScenarioInfo] = &[
     s("suspended-timeout", &[22], "suspended timeout",
       "the await's deadline passes while the driver is parked; a completion arrives after it",
       "TPF refuses the late completion and FAILED; the driver FAILED with TPF.ExecutionEnded", None),
+    s("provider-history-loss", &[16], "provider history loss",
+      "the parked driver is stopped; provider-history-unavailable on the history read after the refused send; the completion",
+      "the unreadable history counts as closed (TPF's rule) and generation 2 starts; one TPF execution; SUCCEEDED (TPF's `provider-history-loss-recovery` evidence group)", None),
+    s("lost-answer-and-history-loss", &[], "a lost answer and an unreadable history",
+      "wakeup-after-provider-callback and provider-history-unavailable: the provider accepts the send, the answer is lost, and the history read after the retried send fails",
+      "one signal with its DELIVERED#1 row, and no second generation",
+      Some("TPF's rule fails it today: an unreadable history counts as closed, so the wake-up starts generation 2 while generation 1 holds the signal, and writes no DELIVERED#1 (both generations end with TPF's result)")),
     s("new-release-mid-flight", &[17], "a replacement generation keeps its release",
       "the parked driver's release is replaced as active by another; the driver is stopped; the reconciler starts generation 2",
       "generation 2 starts and registers under the execution's own release; SUCCEEDED", None),
+];
+
+/// A scenario the gateway protocol fails today (its `gap` says why): a finding kept visible
+/// until the protocol is fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finding {
+    pub scenario: &'static str,
+    /// Words of the scenario's own failed assertion.
+    pub fails_with: &'static str,
+    /// The checks it breaks too.
+    pub breaks: &'static [GatewayCheck],
+}
+
+pub const FINDINGS: &[Finding] = &[
+    Finding {
+        scenario: "concurrent-awaits",
+        fails_with: "hand-overs without bound",
+        breaks: &[],
+    },
+    Finding {
+        scenario: "lost-answer-and-history-loss",
+        fails_with: "a redundant generation",
+        breaks: &[GatewayCheck::DeliveryEvidence],
+    },
 ];
 
 /// The catalogue's scenario of that name.
@@ -181,6 +215,24 @@ pub fn conformance() -> Vec<(u8, &'static str, Vec<&'static str>)> {
                 .map(|s| s.name)
                 .collect();
             (id, own, covering)
+        })
+        .collect()
+}
+
+/// `mapping-test`'s `tpfConformance`: for each of TPF's 22 scenarios, its id, the catalogue's
+/// scenario named for it, TPF's title, the catalogue's scenarios that run and cover it, and
+/// what the world cannot do for it (`null` when nothing).
+pub fn conformance_json() -> serde_json::Value {
+    conformance()
+        .into_iter()
+        .map(|(id, own, covered_by)| {
+            serde_json::json!({
+                "id": id,
+                "scenario": own,
+                "title": tpf_title(id),
+                "coveredBy": covered_by,
+                "gap": scenario(own).and_then(|s| s.gap),
+            })
         })
         .collect()
 }

@@ -143,3 +143,37 @@ impl Faults {
         self.fired.iter().filter(|(_, p)| *p == point).count()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn armed_points_fire_as_often_as_armed_and_persistent_ones_until_cleared() {
+        let mut f = Faults::default();
+        let p = FaultPoint::SubmitBeforeTpfCommit;
+        assert!(!f.fire(p, 1));
+        f.arm(p);
+        f.arm(p);
+        assert!(f.fire(p, 2) && f.fire(p, 3) && !f.fire(p, 4));
+        let q = FaultPoint::CallbackApiThrottled;
+        f.persist(q);
+        assert!((0..5).all(|t| f.fire(q, t)));
+        f.clear(q);
+        assert!(!f.fire(q, 9));
+        assert_eq!((f.count(p), f.count(q)), (2, 5));
+        assert_eq!(f.fired()[0], (2, p));
+    }
+
+    #[test]
+    fn points_carry_tpfs_names_and_fail_with_tpfs_proof_exception() {
+        let names: Vec<&str> = FaultPoint::ALL.iter().map(|p| p.name()).collect();
+        assert_eq!(names[2], "submit-before-tpf-commit");
+        assert_eq!(names[12], "pipeline-transition");
+        let unique: std::collections::BTreeSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), FaultPoint::ALL.len());
+        let e = FaultPoint::WorkAfterAction.error();
+        assert_eq!(e.error_type, INJECTED_FAULT_TYPE);
+        assert!(e.error_message.ends_with("work-after-action"));
+    }
+}

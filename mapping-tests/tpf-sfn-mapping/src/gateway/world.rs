@@ -76,7 +76,9 @@ pub struct Setup {
     pub pipeline: PipelineDef,
     /// The delay between a work item's enqueue and its claim (TPF's SQS work function).
     pub work_delay_ms: i64,
-    /// The queue's visibility timeout: a failed delivery is received again after it.
+    /// The queue's visibility timeout: a failed delivery is received again after it (TPF's
+    /// template sets 5,400 s; the default here is 90 s, which keeps the scenarios short and
+    /// changes no decision: nothing else waits on a work item).
     pub work_redelivery_ms: i64,
     /// A stream record reaches the wake-up this long after the write.
     pub stream_delay_ms: i64,
@@ -135,6 +137,31 @@ pub enum Mutation {
     /// The wake-up and the reconciler start a replacement on the active release instead of the
     /// execution's own.
     ReplacementOnActiveRelease,
+}
+
+/// What the wake-up did with one stream record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordOutcome {
+    /// The decisions' own disposition.
+    Decided(Disposition),
+    /// A read or a write the wake-up made failed (TPF's handler throws, and the stream delivers
+    /// the record again).
+    Failed(String),
+}
+
+impl RecordOutcome {
+    pub fn acknowledged(&self) -> bool {
+        *self == Self::Decided(Disposition::Acknowledge)
+    }
+
+    /// The word the trace records: `ack`, `retry:<reason>` or `failed:<what>`.
+    fn word(&self) -> String {
+        match self {
+            Self::Decided(Disposition::Acknowledge) => "ack".to_owned(),
+            Self::Decided(Disposition::Retry(r)) => format!("retry:{r:?}"),
+            Self::Failed(what) => format!("failed:{what}"),
+        }
+    }
 }
 
 /// Why the world stopped.
@@ -639,8 +666,8 @@ impl<E: GatewayEngine> GatewayWorld<E> {
     }
 
     /// Hands `image` to the wake-up now, as its stream would deliver it; answers the
-    /// disposition.
-    pub fn deliver_stream_record(&mut self, stream: Stream, image: Item) -> Disposition {
+    /// outcome.
+    pub fn deliver_stream_record(&mut self, stream: Stream, image: Item) -> RecordOutcome {
         self.handle_stream_record(stream, &image)
     }
 
@@ -817,17 +844,14 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         let busy = !due.is_empty();
         for mut record in due {
             record.attempts += 1;
-            let disposition = self.handle_stream_record(record.stream, &record.image);
+            let outcome = self.handle_stream_record(record.stream, &record.image);
             self.host.trace.stream.push(StreamEvent {
                 at_ms: now,
                 stream: record.stream,
                 attempt: record.attempts,
-                disposition: match disposition {
-                    Disposition::Acknowledge => "ack".to_owned(),
-                    Disposition::Retry(r) => format!("retry:{r:?}"),
-                },
+                disposition: outcome.word(),
             });
-            if let Disposition::Retry(_) = disposition {
+            if !outcome.acknowledged() {
                 if record.attempts >= self.host.setup.stream_max_attempts {
                     self.host.streams.failed.push(record);
                 } else {
@@ -917,20 +941,21 @@ impl<E: GatewayEngine> GatewayWorld<E> {
 
     // --- the wake-up -------------------------------------------------------------------------
 
-    fn handle_stream_record(&mut self, _stream: Stream, image: &Item) -> Disposition {
+    fn handle_stream_record(&mut self, _stream: Stream, image: &Item) -> RecordOutcome {
+        use RecordOutcome::{Decided, Failed};
         let step = match wake::on_stream_record(Some(image), &self.view()) {
             Ok(step) => step,
-            Err(_) => return Disposition::Retry(wake::RetryReason::CheckpointMissing),
+            Err(e) => return Failed(format!("read: {e}")),
         };
         let identity = match step {
-            StreamStep::Done(d) => return d,
+            StreamStep::Done(d) => return Decided(d),
             StreamStep::Bind { binding, then } => {
-                if self.host.gateway.bindings.bind(&binding).is_err() {
-                    return Disposition::Retry(wake::RetryReason::NotBindable);
+                if let Err(e) = self.host.gateway.bindings.bind(&binding) {
+                    return Failed(format!("bind: {e}"));
                 }
                 self.host.derive_streams();
                 match then {
-                    AfterBind::Acknowledge => return Disposition::Acknowledge,
+                    AfterBind::Acknowledge => return Decided(Disposition::Acknowledge),
                     AfterBind::Wake(identity) => identity,
                 }
             }
@@ -938,11 +963,12 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         self.wake(&identity)
     }
 
-    fn wake(&mut self, identity: &AwaitIdentity) -> Disposition {
+    fn wake(&mut self, identity: &AwaitIdentity) -> RecordOutcome {
+        use RecordOutcome::{Decided, Failed};
         let delivery = match wake::wake(identity, &self.view()) {
-            Ok(WakeStep::Done(d)) => return d,
+            Ok(WakeStep::Done(d)) => return Decided(d),
             Ok(WakeStep::Deliver(delivery)) => delivery,
-            Err(_) => return Disposition::Retry(wake::RetryReason::CheckpointMissing),
+            Err(e) => return Failed(format!("read: {e}")),
         };
         // The table's truth, whatever the wake-up read (the fence check reads this).
         let newest = self
@@ -967,7 +993,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             result,
         });
         let Some(outcome) = outcome else {
-            return Disposition::Retry(wake::RetryReason::SendFailed);
+            return Failed("the wake-up threw around the send".to_owned());
         };
         let settled = wake::settle(&delivery, outcome, &self.view());
         match settled {
@@ -985,14 +1011,14 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                         .record_delivered(&delivery.binding, row);
                     self.host.derive_streams();
                 }
-                Disposition::Acknowledge
+                Decided(Disposition::Acknowledge)
             }
             Ok(Settle::Replace(input)) => match self.start_driver(StartVia::WakeUp, input) {
-                Ok(_) => Disposition::Acknowledge,
-                Err(_) => Disposition::Retry(wake::RetryReason::SendFailed),
+                Ok(_) => Decided(Disposition::Acknowledge),
+                Err(e) => Failed(format!("replacement start: {}", e.error_message)),
             },
-            Ok(Settle::Retry(r)) => Disposition::Retry(r),
-            Err(_) => Disposition::Retry(wake::RetryReason::CheckpointMissing),
+            Ok(Settle::Retry(r)) => Decided(Disposition::Retry(r)),
+            Err(e) => Failed(format!("read: {e}")),
         }
     }
 

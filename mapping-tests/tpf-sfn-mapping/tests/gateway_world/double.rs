@@ -72,6 +72,9 @@ struct Exec {
     /// Failed attempts of the current step.
     attempt: u32,
     parks: u32,
+    /// A signal that arrived while the callback's registration was still being retried (the
+    /// callback exists from the moment the driver creates it, before it registers).
+    pending_signal: Option<String>,
     /// Events in Lambda durable functions' vocabulary: (type, operation id, callback id).
     history: Vec<(&'static str, String, Option<String>)>,
 }
@@ -124,6 +127,33 @@ impl Exec {
     fn fail(&mut self, error: &str, cause: &str, now: i64, changes: &mut Vec<String>) {
         self.error = Some((error.to_owned(), cause.to_owned()));
         self.end(DriverStatus::Failed, now, changes);
+    }
+
+    /// The callback's signal: its identity must be the checkpoint's, then the driver asks TPF
+    /// again.
+    fn accept_signal(&mut self, result_json: &str, now: i64, changes: &mut Vec<String>) {
+        let signal = serde_json::from_str(result_json)
+            .ok()
+            .and_then(|v| CallbackSignal::read(&v, Mapper::Caller).ok());
+        let matches = match (&signal, &self.checkpoint) {
+            (Some(s), Some(c)) => {
+                s.tenant_id == c.execution.tenant_id
+                    && s.execution_id == c.execution.execution_id
+                    && s.generation == c.generation
+            }
+            _ => false,
+        };
+        if matches {
+            self.phase = Phase::Poll { rung: 0 };
+            self.due = Some(now);
+        } else {
+            self.fail(
+                "TPF.CallbackIdentityMismatch",
+                "provider callback identity does not match the TPF execution checkpoint",
+                now,
+                changes,
+            );
+        }
     }
 
     /// A failed step: again after TPF's backoff, or the driver fails with the error.
@@ -322,6 +352,12 @@ impl TestDoubleEngine {
                 } else {
                     let x = &mut self.execs[i];
                     let callback = format!("{}#callback-{}", x.arn, x.parks);
+                    x.history.push((
+                        ev::CALLBACK_STARTED,
+                        operation_id(x.parks),
+                        Some(callback.clone()),
+                    ));
+                    x.parks += 1;
                     x.phase = Phase::Register { callback };
                     x.due = Some(now);
                 }
@@ -394,14 +430,11 @@ impl TestDoubleEngine {
         match answer {
             Ok(_) => {
                 x.attempt = 0;
-                x.history.push((
-                    ev::CALLBACK_STARTED,
-                    operation_id(x.parks),
-                    Some(callback.clone()),
-                ));
-                x.parks += 1;
                 x.phase = Phase::Parked { callback };
                 x.due = timeout.map(|t| now + t);
+                if let Some(signal) = x.pending_signal.take() {
+                    x.accept_signal(&signal, now, changes);
+                }
             }
             Err(err) => x.retry(&err, now, changes),
         }
@@ -410,8 +443,31 @@ impl TestDoubleEngine {
     fn parked_on(&mut self, callback_id: &str) -> Option<usize> {
         self.execs.iter().position(|e| {
             e.status == DriverStatus::Running
-                && matches!(&e.phase, Phase::Parked { callback } if callback == callback_id)
+                && match &e.phase {
+                    Phase::Parked { callback } => callback == callback_id,
+                    Phase::Register { callback } => {
+                        callback == callback_id && e.pending_signal.is_none()
+                    }
+                    _ => false,
+                }
         })
+    }
+
+    /// Ends the callback a driver waits on with `event`, then `then`; a callback nobody waits
+    /// on is refused as gone.
+    fn close_callback(
+        &mut self,
+        callback_id: &str,
+        event: &'static str,
+        then: impl FnOnce(&mut Exec, &mut Vec<String>),
+    ) -> Result<(), ProviderRefusal> {
+        let i = self.parked_on(callback_id).ok_or_else(Self::gone)?;
+        let mut changes = std::mem::take(&mut self.changes);
+        let e = &mut self.execs[i];
+        e.history.push((event, operation_id(e.parks - 1), None));
+        then(e, &mut changes);
+        self.changes = changes;
+        Ok(())
     }
 
     fn gone() -> ProviderRefusal {
@@ -450,6 +506,7 @@ impl GatewayEngine for TestDoubleEngine {
             due: Some(now_ms),
             attempt: 0,
             parks: 0,
+            pending_signal: None,
             history: Vec::new(),
         });
         Ok(Started::New(arn))
@@ -461,35 +518,13 @@ impl GatewayEngine for TestDoubleEngine {
         result_json: &str,
         now_ms: i64,
     ) -> Result<(), ProviderRefusal> {
-        let i = self.parked_on(callback_id).ok_or_else(Self::gone)?;
-        let mut changes = std::mem::take(&mut self.changes);
-        let e = &mut self.execs[i];
-        e.history
-            .push((ev::CALLBACK_SUCCEEDED, operation_id(e.parks - 1), None));
-        let signal = serde_json::from_str(result_json)
-            .ok()
-            .and_then(|v| CallbackSignal::read(&v, Mapper::Caller).ok());
-        let matches = match (&signal, &e.checkpoint) {
-            (Some(s), Some(c)) => {
-                s.tenant_id == c.execution.tenant_id
-                    && s.execution_id == c.execution.execution_id
-                    && s.generation == c.generation
+        self.close_callback(callback_id, ev::CALLBACK_SUCCEEDED, |e, changes| {
+            if matches!(e.phase, Phase::Register { .. }) {
+                e.pending_signal = Some(result_json.to_owned());
+            } else {
+                e.accept_signal(result_json, now_ms, changes);
             }
-            _ => false,
-        };
-        if matches {
-            e.phase = Phase::Poll { rung: 0 };
-            e.due = Some(now_ms);
-        } else {
-            e.fail(
-                "TPF.CallbackIdentityMismatch",
-                "provider callback identity does not match the TPF execution checkpoint",
-                now_ms,
-                &mut changes,
-            );
-        }
-        self.changes = changes;
-        Ok(())
+        })
     }
 
     fn send_callback_failure(
@@ -499,14 +534,9 @@ impl GatewayEngine for TestDoubleEngine {
         cause: &str,
         now_ms: i64,
     ) -> Result<(), ProviderRefusal> {
-        let i = self.parked_on(callback_id).ok_or_else(Self::gone)?;
-        let mut changes = std::mem::take(&mut self.changes);
-        let e = &mut self.execs[i];
-        e.history
-            .push((ev::CALLBACK_FAILED, operation_id(e.parks - 1), None));
-        e.fail(error, cause, now_ms, &mut changes);
-        self.changes = changes;
-        Ok(())
+        self.close_callback(callback_id, ev::CALLBACK_FAILED, |e, changes| {
+            e.fail(error, cause, now_ms, changes)
+        })
     }
 
     fn stop(&mut self, execution_arn: &str, now_ms: i64) -> Result<(), ProviderRefusal> {
