@@ -71,8 +71,10 @@ step "format"
 cargo fmt --all -- --check
 
 step "lint"
-echo "cargo clippy over every crate and target (no output unless a warning)"
+echo "cargo clippy over every crate and target, then the command line without its aws feature (no output unless a warning)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The main job's build (README): the command line without the AWS SDK.
+cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
 
 step "AWS emulator (moto) on 127.0.0.1"
 export TPF_SFN_MOTO_ENDPOINT
