@@ -9,7 +9,7 @@
 //! instead of two, and by none for a drained closed shard.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::AttributeValue as DdbValue;
 use aws_sdk_dynamodbstreams::types::{OperationType, ShardIteratorType};
@@ -18,13 +18,18 @@ use tpf_wire::wakeup::{self, attr};
 use super::{failed, Bridge, Change, PassReport, Source, DESCRIBE_EVERY, MAX_BATCHES_PER_SHARD};
 use crate::error::Error;
 
+/// How long a kept iterator is used: well inside the 15 minutes after which DynamoDB Streams
+/// refuses it (`ExpiredIteratorException`).
+const ITERATOR_REUSE: Duration = Duration::from_secs(5 * 60);
+
 /// What one pass leaves the next, all of it dropped after a failed pass.
 #[derive(Debug, Default)]
 pub(super) struct Reuse {
     /// Per table: its stream's ARN and shards, and when they were described.
     described: HashMap<String, (String, Vec<String>, Instant)>,
-    /// Per `stream#shard`: the iterator the last batch handed back, where the next read starts.
-    iterators: HashMap<String, String>,
+    /// Per `stream#shard`: the iterator the last batch handed back, where the next read starts,
+    /// and when it was handed back.
+    iterators: HashMap<String, (String, Instant)>,
     /// Closed shards read to their end: nothing more can come from them.
     drained: HashSet<String>,
 }
@@ -189,8 +194,10 @@ impl Bridge {
         // again from the position before it.
         let kept = self.reuse().iterators.remove(&key);
         let mut iterator = match kept {
-            Some(kept) => Some(kept),
-            None => self.open_iterator(stream_arn, shard_id, &key).await?,
+            // A shard iterator expires 15 minutes after it was issued; after a longer pause
+            // (a long --idle-interval-ms, a suspended machine) a new one starts from the position.
+            Some((kept, at)) if at.elapsed() < ITERATOR_REUSE => Some(kept),
+            _ => self.open_iterator(stream_arn, shard_id, &key).await?,
         };
         for _ in 0..MAX_BATCHES_PER_SHARD {
             let Some(current) = iterator.take() else {
@@ -238,7 +245,7 @@ impl Bridge {
         }
         match iterator {
             Some(next) => {
-                self.reuse().iterators.insert(key, next);
+                self.reuse().iterators.insert(key, (next, Instant::now()));
             }
             // No next iterator: the shard is closed and read to its end.
             None => self.shard_closed(stream_arn, &key),
