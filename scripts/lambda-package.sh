@@ -4,6 +4,9 @@
 #
 #   scripts/lambda-package.sh [OUT.zip]     default: target/lambda/tpf-sfn-lambda.zip
 #
+# LAMBDA_PROFILE picks the cargo profile: `lambda` (the default: optimised, what ships) or
+# `lambda-check` (the test command's: the same code optimised less, for a shorter first build).
+#
 # The binary is linked against glibc 2.34, Amazon Linux 2023's, whatever the build machine
 # runs: cargo-zigbuild with zig as the linker (both from PyPI, installed into .tools/zig).
 # scripts/lambda-check.py then proves it needs no newer glibc symbol and answers Lambda's
@@ -15,6 +18,12 @@ out="${1:-target/lambda/tpf-sfn-lambda.zip}"
 tools="$PWD/.tools/zig"
 target=x86_64-unknown-linux-gnu
 glibc=2.34
+profile="${LAMBDA_PROFILE:-lambda}"
+case "$profile" in
+  lambda | lambda-check) ;;
+  *) echo "LAMBDA_PROFILE is \`$profile\`: lambda or lambda-check" >&2; exit 2 ;;
+esac
+target_dir="${CARGO_TARGET_DIR:-target}"
 
 if [ ! -x "$tools/bin/cargo-zigbuild" ]; then
   command -v python3 >/dev/null || { echo "python3 is required to install cargo-zigbuild" >&2; exit 1; }
@@ -26,9 +35,9 @@ rustup target list --installed 2>/dev/null | grep -qx "$target" || rustup target
 
 # cargo-zigbuild finds zig through the ziglang module on PYTHONPATH.
 PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" "$tools/bin/cargo-zigbuild" zigbuild \
-  --profile lambda --locked -p tpf-sfn-lambda --target "$target.$glibc" >&2
+  --profile "$profile" --locked -p tpf-sfn-lambda --target "$target.$glibc" >&2
 
-binary="target/$target/lambda/tpf-sfn-lambda"
+binary="$target_dir/$target/$profile/tpf-sfn-lambda"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cp "$binary" "$stage/bootstrap"

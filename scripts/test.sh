@@ -71,8 +71,10 @@ step "format"
 cargo fmt --all -- --check
 
 step "lint"
-echo "cargo clippy over every crate and target (no output unless a warning)"
+echo "cargo clippy over every crate and target, then the command line without its aws feature (no output unless a warning)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The main job's build (README): the command line without the AWS SDK.
+cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
 
 step "AWS emulator (moto) on 127.0.0.1"
 export TPF_SFN_MOTO_ENDPOINT
@@ -85,12 +87,15 @@ export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 step "durable execution emulator (dex-local-runner) and cargo-lambda"
 scripts/dex.sh install
 
-step "Lambda functions: built for provided.al2023 (glibc 2.34)"
-# Built before the tests: the durable end-to-end tests run this very bootstrap, the one that
-# ships, instead of building a debug one of their own (which compiled the AWS SDK once more).
+step "Lambda functions: built for provided.al2023 (glibc 2.34), profile lambda-check"
+# Built before the tests: the durable end-to-end tests run this very bootstrap instead of
+# building a debug one of their own (which compiled the AWS SDK once more). The profile is
+# `lambda-check`: the shipped zip's code, target and glibc, optimised less than `lambda`, whose
+# release build of the AWS SDK was the longest step of a first run. What ships keeps `lambda`.
+export LAMBDA_PROFILE=lambda-check
 lambda_zip=$(scripts/lambda-package.sh)
 export TPF_SFN_LAMBDA_BOOTSTRAP
-TPF_SFN_LAMBDA_BOOTSTRAP="$PWD/target/x86_64-unknown-linux-gnu/lambda/tpf-sfn-lambda"
+TPF_SFN_LAMBDA_BOOTSTRAP="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/x86_64-unknown-linux-gnu/$LAMBDA_PROFILE/tpf-sfn-lambda"
 
 step "snapshot check: a snapshot no test produces is reported"
 scripts/unreferenced-snapshots.sh --self-test

@@ -5,9 +5,14 @@
 //! the classification of AWS failures and TPF's table layout.
 //!
 //! Its own crate so that the functions' zip links neither the command line nor the proof.
+//! Everything that links the AWS SDK is behind the `aws` feature (on by default): without it the
+//! crate is the error type and TPF's table names, all the command line's offline build needs.
 
 pub mod aws;
+#[cfg(feature = "aws")]
 pub mod bridge;
 pub mod error;
+#[cfg(feature = "aws")]
 pub mod relay;
+#[cfg(feature = "aws")]
 pub mod sweep;

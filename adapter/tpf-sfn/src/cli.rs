@@ -93,6 +93,30 @@ pub enum Command {
 }
 
 impl Command {
+    /// The command as typed after `tpf-sfn` (`tables create`, `deploy`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Compile(_) => "compile",
+            Command::Validate(_) => "validate",
+            Command::Graph(_) => "graph",
+            Command::Init(_) => "init",
+            Command::MappingTest(_) => "mapping-test",
+            Command::Simulate(_) => "simulate",
+            Command::Tables {
+                command: TablesCommand::Create(_),
+            } => "tables create",
+            Command::Serve(_) => "serve",
+            Command::Bridge(_) => "bridge",
+            Command::Relay(_) => "relay",
+            Command::Dev(_) => "dev",
+            Command::Deploy(_) => "deploy",
+            Command::Status(_) => "status",
+            Command::Releases(_) => "releases",
+            Command::Prune(_) => "prune",
+            Command::Completions { .. } => "completions",
+        }
+    }
+
     /// The output format the command was asked for (its errors follow it).
     pub fn format(&self) -> Format {
         match self {
@@ -432,7 +456,7 @@ pub struct TableArgs {
 fn table_help() -> String {
     format!(
         "Override one table by TPF's config key, e.g. `execution-table=my_exec` (keys: {}). Wins over --prefix",
-        crate::aws::tables::TableKey::listing()
+        tpf_sfn_wakepath::aws::table_names::TableKey::listing()
     )
 }
 
@@ -604,13 +628,19 @@ pub struct DevArgs {
     /// pipeline-release.json; without it the release version is the contract version.
     #[arg(long)]
     pub release: Option<PathBuf>,
-    /// Driver configuration (TOML). dev sets its binding to `queue` (the relay carries the
-    /// driver's calls), its queue URL, wakeup table and name prefix; the rest is kept.
+    /// Driver configuration (TOML). Without it ./tpf-sfn.toml if there is one (the file `init`
+    /// writes), else the embedded defaults. dev sets its binding to `queue` (the relay carries
+    /// the driver's calls), its queue URL, wakeup table and name prefix; the rest is kept.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Where the compiled release is written.
     #[arg(long, default_value = "tpf-sfn-dev")]
     pub out: PathBuf,
+    /// The engine the driver runs on. The local loop runs Step Functions machines;
+    /// `lambda-durable` is refused (`DEV_BACKEND_UNSUPPORTED`) until `dev` can run the durable
+    /// function on AWS's durable execution emulator.
+    #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
+    pub backend: Backend,
     /// Prefix of the machine names and of the action queue's name.
     #[arg(long, default_value = "tpf-dev")]
     pub name_prefix: String,

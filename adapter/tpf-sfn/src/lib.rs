@@ -9,6 +9,8 @@ pub mod backend;
 pub mod cli;
 pub mod cmd;
 pub mod exit;
+pub mod features;
+#[cfg(feature = "aws")]
 pub mod host;
 pub mod input;
 pub mod output;
@@ -18,7 +20,9 @@ pub mod usage;
 
 // The wake path and the error type it shares with the commands: their own crate, which the
 // Lambda functions link without this one.
-pub use tpf_sfn_wakepath::{bridge, error, relay, sweep};
+pub use tpf_sfn_wakepath::error;
+#[cfg(feature = "aws")]
+pub use tpf_sfn_wakepath::{bridge, relay, sweep};
 
 use std::process::ExitCode;
 
@@ -47,17 +51,38 @@ fn dispatch(command: &Command) -> exit::CmdResult {
         Command::Init(a) => cmd::init::run(a),
         Command::MappingTest(a) => cmd::mapping::mapping_test(a),
         Command::Simulate(a) => cmd::mapping::simulate(a),
+        #[cfg(feature = "aws")]
         Command::Tables {
             command: cli::TablesCommand::Create(a),
         } => cmd::tables::create(a),
+        #[cfg(feature = "aws")]
         Command::Serve(a) => cmd::serve::run(a),
+        #[cfg(feature = "aws")]
         Command::Bridge(a) => cmd::bridge::run(a),
+        #[cfg(feature = "aws")]
         Command::Relay(a) => cmd::relay::run(a),
+        #[cfg(feature = "aws")]
         Command::Dev(a) => cmd::dev::run(a),
+        #[cfg(feature = "aws")]
         Command::Deploy(a) => cmd::deploy::run(a),
+        #[cfg(feature = "aws")]
         Command::Status(a) => cmd::status::run(a),
+        #[cfg(feature = "aws")]
         Command::Releases(a) => cmd::releases::releases(a),
+        #[cfg(feature = "aws")]
         Command::Prune(a) => cmd::releases::prune(a),
+        // Built without AWS: the commands still parse (the surface is the same in every build)
+        // and say which feature they need.
+        #[cfg(not(feature = "aws"))]
+        Command::Tables { .. }
+        | Command::Serve(_)
+        | Command::Bridge(_)
+        | Command::Relay(_)
+        | Command::Dev(_)
+        | Command::Deploy(_)
+        | Command::Status(_)
+        | Command::Releases(_)
+        | Command::Prune(_) => Err(features::aws_off(command.name()).into()),
         Command::Completions { shell } => {
             // Generated into memory first: the generator panics on a failed write.
             let mut script = Vec::new();

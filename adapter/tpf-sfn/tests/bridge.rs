@@ -4,6 +4,8 @@
 
 mod support;
 
+use std::sync::{Arc, Mutex};
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use tokio::runtime::Runtime;
 use tpf_model::store::conformance::{create_command, NOW};
@@ -220,4 +222,107 @@ fn stream_records_start_the_pinned_driver_once_and_wake_tokens() {
         after.refused.is_empty(),
         "checkpoint moved past it: {after:?}"
     );
+}
+
+/// A loopback proxy in front of `upstream` (moto) that keeps every request it forwards, so a
+/// test can count the operations the bridge asked for (`x-amz-target` names each one).
+fn recording_proxy(upstream: &str) -> (String, Arc<Mutex<String>>) {
+    use std::io::{Read, Write};
+    let upstream = upstream
+        .strip_prefix("http://")
+        .expect("moto is plain http")
+        .trim_end_matches('/')
+        .to_owned();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let log = Arc::new(Mutex::new(String::new()));
+    let kept = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                continue;
+            };
+            let (mut from_server, mut to_client) = (
+                server.try_clone().expect("clone"),
+                client.try_clone().expect("clone"),
+            );
+            std::thread::spawn(move || std::io::copy(&mut from_server, &mut to_client));
+            let (mut client, mut server, log) = (client, server, Arc::clone(&kept));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16 * 1024];
+                while let Ok(n) = client.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    log.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                    if server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = server.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    (endpoint, log)
+}
+
+/// A steady poll asks the streams for records and nothing else: after the first pass the
+/// bridge describes neither stream again and opens no new shard iterator, and a new record is
+/// still read through the iterator the last batch handed back. (An emulator that keeps every
+/// iterator it issues grew by two per shard and pass before; now by one.)
+#[test]
+fn a_steady_poll_reads_on_through_the_iterators_it_was_handed() {
+    let rt = Runtime::new().expect("runtime");
+    let config = rt.block_on(support::moto_config());
+    let ddb = aws_sdk_dynamodb::Client::new(&config);
+    let names = TableNames::with_prefix(&format!("steady{}_", std::process::id()));
+    rt.block_on(create_all(&ddb, &names)).expect("tables");
+    let (endpoint, log) = recording_proxy(&support::moto_endpoint());
+    let proxied = config.to_builder().endpoint_url(endpoint).build();
+    let bridge = Bridge::new(
+        &proxied,
+        names.clone(),
+        Machines {
+            arn_prefix: "arn:aws:states:us-east-1:123456789012:stateMachine:".into(),
+            name_prefix: "tpf".into(),
+        },
+    );
+    let count = |operation: &str| log.lock().unwrap().matches(operation).count();
+    let (describe_table, describe_stream, open, read) = (
+        "DynamoDB_20120810.DescribeTable",
+        "DynamoDBStreams_20120810.DescribeStream",
+        "DynamoDBStreams_20120810.GetShardIterator",
+        "DynamoDBStreams_20120810.GetRecords",
+    );
+
+    rt.block_on(bridge.poll_once()).expect("first pass");
+    // Two streams of one shard each on moto: each described, each shard opened once.
+    assert_eq!(count(describe_table), 2);
+    assert_eq!(count(describe_stream), 2);
+    assert_eq!(count(open), 2);
+    let reads = count(read);
+    for _ in 0..3 {
+        rt.block_on(bridge.poll_once()).expect("idle pass");
+    }
+    assert_eq!(
+        count(read),
+        reads + 3 * 2,
+        "one read per shard and idle pass"
+    );
+
+    // A new execution whose driver is not deployed: read, reported and skipped.
+    let store = DynamoStore::new(ddb.clone(), names.clone(), rt.handle().clone());
+    let mut cmd = create_command("restaurant-demo", "steady-1", NOW);
+    cmd.pipeline_id = PIPELINE.into();
+    cmd.release_version = "sha256:not-deployed".into();
+    store.create_or_get_execution(&cmd).expect("create");
+    let pass = rt.block_on(bridge.poll_once()).expect("pass with a record");
+    assert_eq!(pass.refused.len(), 1, "{pass:?}");
+    assert!(pass.records >= 1, "{pass:?}");
+
+    assert_eq!(count(describe_table), 2, "described again");
+    assert_eq!(count(describe_stream), 2, "described again");
+    assert_eq!(count(open), 2, "a new iterator for a shard already open");
 }

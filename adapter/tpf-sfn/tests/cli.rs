@@ -1010,3 +1010,52 @@ fn mapping_test_json_maps_tpfs_conformance_scenarios_to_the_gateway_world() {
         serde_json::json!(["tpf-22-await-deadline", "suspended-timeout"])
     );
 }
+
+/// The crates `tpf-sfn` links with `features` (`cargo tree`, offline, normal dependencies).
+fn linked_crates(features: &[&str]) -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let o = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "-e",
+            "normal",
+            "-p",
+            "tpf-sfn",
+        ])
+        .args(["--prefix", "none", "--format", "{p}"])
+        .args(features)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(o.status.success(), "cargo tree: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+/// The main job (`simulate`, built `--no-default-features`) links none of the AWS SDK; the
+/// default build, with the `aws` feature, does (so the check sees the SDK when it is there).
+#[test]
+fn the_build_without_the_aws_feature_links_no_aws_sdk_crate() {
+    let sdk = |crates: &[String]| -> Vec<String> {
+        let mut found: Vec<String> = crates
+            .iter()
+            .filter(|c| c.starts_with("aws-"))
+            .cloned()
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    };
+    let offline = linked_crates(&["--no-default-features"]);
+    assert!(
+        offline.iter().any(|c| c == "tpf-sfn-mapping"),
+        "{offline:?}"
+    );
+    assert_eq!(sdk(&offline), Vec::<String>::new());
+    let full = sdk(&linked_crates(&[]));
+    assert!(full.iter().any(|c| c == "aws-sdk-sfn"), "{full:?}");
+}

@@ -378,45 +378,83 @@ fn invalid_table_names_are_refused_before_any_call() {
     }
 }
 
-/// `dev --script` with a script that names no step is refused before anything is created: the
-/// endpoint never sees a connection.
-#[test]
-fn dev_refuses_a_bad_script_before_its_first_write() {
+/// Runs `dev` in `dir` against a loopback endpoint with `extra` arguments and checks that it
+/// is refused with `code` before its first write: the endpoint never sees a connection and no
+/// release is written. Returns its stderr.
+fn dev_refused_before_its_first_write(dir: &std::path::Path, extra: &[&str], code: &str) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.set_nonblocking(true).expect("nonblocking");
     let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("bad.toml");
-    std::fs::write(
-        &script,
-        "[[steps]]\nstep = \"No Such Step\"\noutcomes = [\"complete\"]\n",
-    )
-    .unwrap();
-    let out = dir.path().join("dev");
-    let o = run(&[
-        "dev",
-        "--script",
-        script.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--token",
-        "t",
-        "--listen",
-        "127.0.0.1:0",
-        "--endpoint-url",
-        &endpoint,
-        "--aws-timeout-seconds",
-        "1",
-    ]);
-    assert_refused("dev --script bad.toml", &o, "SCRIPT_INVALID");
+    let what = format!("dev {}", extra.join(" "));
+    let o = cli()
+        .args([
+            "dev",
+            "--out",
+            "dev-out",
+            "--token",
+            "t",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--endpoint-url", &endpoint, "--aws-timeout-seconds", "1"])
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tpf-sfn");
+    assert_refused(&what, &o, code);
     assert!(
         matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "dev reached the endpoint before refusing its script"
+        "{what} reached the endpoint before refusing"
     );
     assert!(
-        !out.exists(),
-        "dev wrote its release before refusing its script"
+        !dir.join("dev-out").exists(),
+        "{what} wrote its release before refusing"
     );
+    stderr(&o)
+}
+
+const BAD_SCRIPT: &str = "[[steps]]\nstep = \"No Such Step\"\noutcomes = [\"complete\"]\n";
+
+/// `dev --script` with a script that names no step is refused before anything is created.
+#[test]
+fn dev_refuses_a_bad_script_before_its_first_write() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.toml"), BAD_SCRIPT).unwrap();
+    dev_refused_before_its_first_write(dir.path(), &["--script", "bad.toml"], "SCRIPT_INVALID");
+}
+
+/// `dev` reads `./tpf-sfn.toml` when `--config` is not given, as `compile` does: a broken one
+/// in the working directory is refused, naming the file, before anything is created; with
+/// `--config` the working directory's file is not read.
+#[test]
+fn dev_reads_the_working_directory_s_config_unless_config_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tpf-sfn.toml"), "name-prefix = [unclosed\n").unwrap();
+    let err = dev_refused_before_its_first_write(dir.path(), &[], "CONFIG_SYNTAX");
+    assert!(err.contains("tpf-sfn.toml"), "{err}");
+
+    // `--config` wins: the broken file is not read, so the next refusal is the script's.
+    std::fs::write(dir.path().join("good.toml"), "").unwrap();
+    std::fs::write(dir.path().join("bad.toml"), BAD_SCRIPT).unwrap();
+    dev_refused_before_its_first_write(
+        dir.path(),
+        &["--config", "good.toml", "--script", "bad.toml"],
+        "SCRIPT_INVALID",
+    );
+}
+
+/// `dev --backend lambda-durable` is refused with its code, before anything is read or
+/// created, rather than running the Step Functions loop in its place.
+#[test]
+fn dev_refuses_the_durable_backend_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = dev_refused_before_its_first_write(
+        dir.path(),
+        &["--backend", "lambda-durable"],
+        "DEV_BACKEND_UNSUPPORTED",
+    );
+    assert!(err.contains("--backend"), "{err}");
 }
 
 /// The in-process host on the memory store with the restaurant release active for `tenants`.

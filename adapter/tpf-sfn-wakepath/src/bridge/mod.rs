@@ -31,6 +31,11 @@ use crate::error::Error;
 /// Most GetRecords calls per shard and pass; an open shard answers empty batches forever.
 const MAX_BATCHES_PER_SHARD: usize = 100;
 
+/// How long a pass reuses the streams' description (ARN and shards) before describing them
+/// again. A shard that closes is noticed at once (its last batch has no next iterator) and
+/// makes the next pass describe its stream; this bound only catches what that cannot.
+const DESCRIBE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// `BRIDGE_…`: the codes of a failed pass. The pass stops and its checkpoints stay put.
 const SCOPE: &str = "BRIDGE";
 
@@ -175,6 +180,8 @@ pub struct Bridge {
     /// Last sequence number read per `stream#shard` in this process. Passes start here rather
     /// than at the saved checkpoint, which lags behind the checkpoint writes' own echoes.
     positions: Mutex<HashMap<String, String>>,
+    /// What the next pass reuses from this one (`streams.rs`).
+    reuse: Mutex<streams::Reuse>,
 }
 
 impl Bridge {
@@ -185,6 +192,7 @@ impl Bridge {
             tables: tables.clone(),
             records: RecordHandler::new(config, tables, machines),
             positions: Mutex::new(HashMap::new()),
+            reuse: Mutex::new(streams::Reuse::default()),
         }
     }
 
@@ -216,16 +224,29 @@ impl Bridge {
     /// Reads every shard of both streams from its checkpoint to the current end.
     pub async fn poll_once(&self) -> Result<PassReport, Error> {
         let mut report = PassReport::default();
+        let pass = self.pass(&mut report).await;
+        if pass.is_err() {
+            // A failed pass starts the next one afresh: described again, and every shard read
+            // from its position through a new iterator.
+            *self.reuse() = streams::Reuse::default();
+        }
+        pass.map(|()| report)
+    }
+
+    async fn pass(&self, report: &mut PassReport) -> Result<(), Error> {
         for (table, source) in [
             (self.tables.execution.clone(), Source::Executions),
             (self.tables.wakeup.clone(), Source::Wakeups),
         ] {
-            let stream_arn = self.stream_arn(&table).await?;
-            for shard in self.shards(&stream_arn).await? {
-                self.read_shard(source, &stream_arn, &shard, &mut report)
-                    .await?;
+            let (stream_arn, shards) = self.described(&table).await?;
+            for shard in shards {
+                self.read_shard(source, &stream_arn, &shard, report).await?;
             }
         }
-        Ok(report)
+        Ok(())
+    }
+
+    fn reuse(&self) -> std::sync::MutexGuard<'_, streams::Reuse> {
+        self.reuse.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "aws")]
 use aws_config::timeout::TimeoutConfig;
+#[cfg(feature = "aws")]
 use aws_config::{BehaviorVersion, Region};
 
 use crate::error::Error;
@@ -11,6 +13,7 @@ use crate::error::Error;
 pub const MAX_AWS_TIMEOUT_SECONDS: u64 = 3600;
 
 /// How long connecting may take at most; a refused or unreachable endpoint answers far sooner.
+#[cfg(feature = "aws")]
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
 
 /// `--endpoint-url`, `--region`, `--profile`, `--aws-timeout-seconds`: overrides on top of the
@@ -76,6 +79,7 @@ impl Connection {
     }
 
     /// The SDK's timeouts for calls bounded by `timeout`.
+    #[cfg(feature = "aws")]
     pub fn timeouts(timeout: Duration) -> TimeoutConfig {
         TimeoutConfig::builder()
             .connect_timeout(CONNECT_TIMEOUT.min(timeout))
@@ -87,6 +91,7 @@ impl Connection {
     /// Loads the SDK configuration: the default chain, then these overrides, with every call
     /// bounded by [`Connection::timeout`]. An empty or malformed endpoint, given or in the
     /// environment, is `ENDPOINT_INVALID` here rather than a panic inside the SDK.
+    #[cfg(feature = "aws")]
     pub async fn load(&self) -> Result<aws_config::SdkConfig, Error> {
         self.check()?;
         let timeout = self.timeout();

@@ -1,17 +1,27 @@
+#[cfg(feature = "aws")]
 pub mod bridge;
 pub mod compile;
+#[cfg(feature = "aws")]
 pub mod deploy;
+#[cfg(feature = "aws")]
 mod deploy_durable;
+#[cfg(feature = "aws")]
 pub mod dev;
 pub mod graph;
+#[cfg(feature = "aws")]
 pub mod idle;
 pub mod init;
 pub mod inputs;
 pub mod mapping;
+#[cfg(feature = "aws")]
 pub mod relay;
+#[cfg(feature = "aws")]
 pub mod releases;
 pub mod scenario_name;
+#[cfg(feature = "aws")]
 pub mod serve;
+#[cfg(feature = "aws")]
 pub mod status;
+#[cfg(feature = "aws")]
 pub mod tables;
 pub mod validate;

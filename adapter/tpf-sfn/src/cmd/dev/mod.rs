@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::cli::{BridgeArgs, DevArgs, RelayArgs, ServeArgs, StoreKind};
+use crate::cli::{Backend, BridgeArgs, DevArgs, RelayArgs, ServeArgs, StoreKind};
 use crate::cmd::serve::listen_error;
 use crate::cmd::tables::table_names;
 use crate::error::Error;
@@ -21,6 +21,7 @@ use provision::provision;
 use summary::summary;
 
 pub fn run(args: &DevArgs) -> CmdResult {
+    refuse_durable(args.backend)?;
     let (token, token_origin) = token(args)?;
     let names = table_names(&args.tables)?;
     // Whether the endpoint is an emulator decides what else is needed: a malformed one first.
@@ -200,6 +201,28 @@ fn keep_token(out: &Path, token: &str) {
             "tpf-sfn dev: warning: cannot keep the token in {}: {e}; the next start generates another",
             path.display()
         );
+    }
+}
+
+/// The local loop runs the driver as Step Functions machines. On the durable backend it would
+/// run the driver function on AWS's durable execution emulator, with the bridge starting and
+/// waking it through the emulator's Lambda endpoint: neither is built into `dev` yet, so the
+/// flag is refused before anything is read or created rather than quietly running the other
+/// backend.
+fn refuse_durable(backend: Backend) -> Result<(), Error> {
+    match backend {
+        Backend::StepFunctions => Ok(()),
+        Backend::LambdaDurable => Err(Error::new(
+            "DEV_BACKEND_UNSUPPORTED",
+            "`dev --backend lambda-durable` is not built: the local loop cannot yet run the durable \
+             driver function on the durable execution emulator or point the bridge at the \
+             emulator's Lambda endpoint",
+        )
+        .with_location("--backend")
+        .with_hint(
+            "run `dev` without --backend for the local loop on Step Functions, and deploy the \
+             durable release with `compile --backend lambda-durable` and `deploy`",
+        )),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::aws::errors::{self, Kind};
 use crate::aws::release::Release;
 use crate::aws::tables::{create_all, TableNames};
 use crate::cli::DevArgs;
-use crate::cmd::inputs::read_config;
+use crate::cmd::inputs::{config_path, read_config};
 use crate::cmd::tables::runtime;
 use crate::error::Error;
 use crate::exit::Failure;
@@ -43,8 +43,9 @@ fn dev_config(
     queue_url: &str,
     names: &TableNames,
 ) -> Result<(String, String), Failure> {
-    let (file, text) = match &args.config {
-        Some(p) => read_config(p)?,
+    // The same rule as `compile`'s: `--config`, else the `./tpf-sfn.toml` `init` writes.
+    let (file, text) = match config_path(args.config.as_ref()) {
+        Some(p) => read_config(&p)?,
         None => ("tpf-sfn.toml (dev defaults)".to_owned(), String::new()),
     };
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
