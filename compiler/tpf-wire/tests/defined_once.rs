@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
 use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
+use tpf_wire::gateway::invoke;
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::records::{execution_attr, table_key};
@@ -60,6 +61,9 @@ fn names() -> Vec<&'static str> {
         coordinator::RESUME_STEP,
         coordinator::RESULT_STEP,
         SWEEPED,
+        invoke::PATH,
+        invoke::FUNCTION_ERROR_HEADER,
+        invoke::envelope::GATEWAY_REQUEST,
         execution_attr::REDRIVE_INTENT,
         execution_attr::FAILED_STEP_INDEX,
         table_key::PAYLOAD_ID,

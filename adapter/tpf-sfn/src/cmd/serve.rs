@@ -116,6 +116,8 @@ fn serve<S: HostStore>(
             .with_contract(contract),
     );
     rt.block_on(async {
+        // Ends with the runtime, when the host stops.
+        crate::host::work::spawn(state.clone(), crate::host::work::WORK_PERIOD);
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .map_err(|e| listen_error(&args.listen, e))?;

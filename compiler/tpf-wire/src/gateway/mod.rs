@@ -3,13 +3,14 @@
 //! ([`records`]), the record rules ([`validation`]), how each side's Jackson mapper binds the
 //! JSON ([`json`]), the durable execution names and binding-table keys ([`names`]), the
 //! binding table's rows ([`binding`]), and how TPF's host starts a coordinator execution
-//! ([`start`]).
+//! ([`start`]); how it is invoked over HTTP and through a queue ([`invoke`]).
 //!
 //! Every type here serialises with its fields in TPF's component order, so `to_json` writes
 //! the bytes TPF's classes write. Failures are [`JavaError`](crate::java_error::JavaError)s:
 //! the class and message a caller of TPF's gateway would see.
 
 pub mod binding;
+pub mod invoke;
 pub mod items;
 pub mod json;
 pub mod names;
