@@ -11,7 +11,6 @@ use std::time::Duration;
 use serde_json::Value;
 use support::host::restaurant;
 use support::http::{request, Response};
-use tpf_model::coordinator::local_release;
 use tpf_model::store::CreateExecutionCommand;
 use tpf_model::{ActionHost, Coordinator, ExecutionStore, InMemoryStore};
 use tpf_sfn::host::work;
@@ -342,38 +341,12 @@ async fn a_submit_runs_without_any_further_call() {
 }
 
 async fn activated_host() -> (std::net::SocketAddr, Arc<HostState<InMemoryStore>>) {
-    let hosted = restaurant();
-    let mut coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
-    let now = system_clock();
-    coordinator
-        .register_release(&local_release(TENANT, &hosted.identity, now))
-        .unwrap();
-    coordinator
-        .activate_release(
-            TENANT,
-            &hosted.identity.pipeline_id,
-            &hosted.identity.release_version,
-            now,
-        )
-        .unwrap();
-    let state = Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        TOKEN.to_owned(),
-        system_clock,
-    ));
+    let state = support::host::activated(TENANT, TOKEN);
     (support::spawn_host(state.clone()).await, state)
 }
 
 async fn submit(addr: std::net::SocketAddr, key: &str) -> String {
-    let identity = restaurant().identity;
-    let body = serde_json::json!({
-        "operation": "SUBMIT", "tenantId": TENANT, "executionId": null, "idempotencyKey": key,
-        "pipelineId": identity.pipeline_id, "contractVersion": identity.contract_version,
-        "releaseVersion": identity.release_version, "inputJson": "{\"orderId\":\"o-1\"}",
-        "awaitIdentity": null, "providerExecutionName": null, "providerExecutionArn": null,
-        "providerCallbackId": null, "expectedVersion": null, "reason": null, "generation": 1
-    })
-    .to_string();
+    let body = support::host::gateway_submit(TENANT, key).to_string();
     let got = invoke(addr, &body).await;
     assert_eq!(got.function_error, None, "{}", got.raw);
     let response: Value = serde_json::from_str(&got.body).unwrap();
