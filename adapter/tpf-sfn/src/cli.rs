@@ -428,7 +428,7 @@ pub enum RelayProtocol {
     // `{"action", "tenantId", "executionId", "request", "taskToken"}`: Action API v1. (Plain
     // comments: a documented value would switch the command's help to its long form.)
     ActionApi,
-    // `{"gatewayRequest", "taskToken", "park"}`: TPF's action gateway.
+    // `{gatewayRequest, taskToken, park}`: TPF's action gateway.
     Gateway,
 }
 

@@ -16,6 +16,7 @@ use tpf_model::{ActionHost, Coordinator, ExecutionStore, InMemoryStore};
 use tpf_sfn::host::work;
 use tpf_sfn::host::{system_clock, HostState};
 use tpf_wire::gateway::invoke::{FUNCTION_ERROR_HEADER, PATH};
+use tpf_wire::java_error::class;
 use tpf_wire::records::{ExecutionStatus, ResultShape};
 
 const TOKEN: &str = "test-token";
@@ -366,4 +367,116 @@ async fn status(addr: std::net::SocketAddr, execution_id: &str) -> String {
     assert_eq!(got.function_error, None, "{}", got.raw);
     let response: Value = serde_json::from_str(&got.body).unwrap();
     response["executionStatus"].as_str().unwrap().to_owned()
+}
+
+/// `--store dynamodb`: REGISTER_CALLBACK and BIND_CALLBACK write TPF's rows into the
+/// callback-binding table on DynamoDB (moto), answer TPF's bytes, and a replay creates nothing.
+/// Negative: the same generation registered for another callback is TPF's conflict, a function
+/// error, and the row keeps the first callback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bindings_on_dynamodb_answer_tpf_s_bytes_and_conflict_as_tpf_does() {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    };
+    use tpf_sfn::aws::dynamo_store::{DynamoBindings, DynamoStore};
+    use tpf_sfn::aws::tables::{create_all, TableNames};
+    use tpf_wire::gateway::binding::{attr, TABLE};
+
+    let client = aws_sdk_dynamodb::Client::new(&support::moto_config().await);
+    let prefix = format!("gw{}_", std::process::id());
+    let names = TableNames::with_prefix(&prefix);
+    create_all(&client, &names).await.expect("tables");
+    let table = format!("{prefix}{TABLE}");
+    let key = |name: &str, t| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(t)
+            .build()
+            .unwrap()
+    };
+    let def = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .unwrap()
+    };
+    client
+        .create_table()
+        .table_name(&table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(key(attr::PK, KeyType::Hash))
+        .key_schema(key(attr::SK, KeyType::Range))
+        .attribute_definitions(def(attr::PK))
+        .attribute_definitions(def(attr::SK))
+        .send()
+        .await
+        .expect("binding table");
+    let store = DynamoStore::new(client.clone(), names, tokio::runtime::Handle::current());
+    let hosted = restaurant();
+    let coordinator = Coordinator::new(store.clone(), hosted.pipeline, hosted.worker);
+    let state = Arc::new(HostState::with_bindings(
+        ActionHost::new(coordinator),
+        Box::new(DynamoBindings::new(store, &table)),
+        TOKEN.to_owned(),
+        system_clock,
+    ));
+    let addr = support::spawn_host(state).await;
+
+    let register = case("register-callback");
+    let request = register["expected"]["requestJson"].as_str().unwrap();
+    let response = register["expected"]["responseJson"].as_str().unwrap();
+    assert_answered(&invoke(addr, request).await, response, "register");
+    let replay = response.replace("\"bindingCreated\":true", "\"bindingCreated\":false");
+    assert_answered(&invoke(addr, request).await, &replay, "register replayed");
+    let bind = case("bind-callback");
+    let bind_request = bind["expected"]["requestJson"].as_str().unwrap();
+    invoke(addr, bind_request).await;
+    assert_answered(
+        &invoke(addr, bind_request).await,
+        bind["expected"]["responseJson"].as_str().unwrap(),
+        "bind-callback",
+    );
+    let expected = &register["expected"]["registeredBinding"];
+    let text = |v: &Value| aws_sdk_dynamodb::types::AttributeValue::S(v.as_str().unwrap().into());
+    let row = client
+        .get_item()
+        .table_name(&table)
+        .key(attr::PK, text(&expected["partitionKey"]))
+        .key(attr::SK, text(&expected["sortKey"]))
+        .send()
+        .await
+        .expect("get")
+        .item()
+        .cloned()
+        .expect("the REGISTRATION row, under TPF's keys");
+    let request_doc: Value = serde_json::from_str(request).unwrap();
+    assert_eq!(
+        row.get(attr::PROVIDER_CALLBACK_ID)
+            .and_then(|v| v.as_s().ok()),
+        request_doc["providerCallbackId"]
+            .as_str()
+            .map(String::from)
+            .as_ref()
+    );
+
+    let other = request.replace(
+        "\"providerCallbackId\":\"callback-",
+        "\"providerCallbackId\":\"other-",
+    );
+    assert_ne!(other, request, "the vector names a callback-… id");
+    let conflict = invoke(addr, &other).await;
+    assert_function_error(
+        &conflict,
+        &json_error(
+            class::ILLEGAL_STATE,
+            "callback registration generation is already owned by another callback",
+        ),
+        "conflict",
+    );
+}
+
+fn json_error(class: &str, message: &str) -> Value {
+    let simple = class.rsplit('.').next().unwrap_or(class);
+    serde_json::json!({"error": format!("{simple}: {message}"), "errorClass": class})
 }

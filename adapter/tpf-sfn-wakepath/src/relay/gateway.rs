@@ -1,5 +1,5 @@
 //! The queue transport of the gateway binding: the driver sends
-//! `{"gatewayRequest", "taskToken", "park"}` with `sqs:sendMessage.waitForTaskToken` where it
+//! `{gatewayRequest, taskToken, park}` with `sqs:sendMessage.waitForTaskToken` where it
 //! would otherwise invoke the gateway itself; the relay invokes the gateway with the request
 //! ([`GatewayInvoker`]: `serve`'s route locally) and answers the token as that invoke would have
 //! ended (`tpf_sfn_wakeup::gateway_relay`). A parking call's success sends nothing: its token is

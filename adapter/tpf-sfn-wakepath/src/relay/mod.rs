@@ -4,7 +4,7 @@
 //! token with `SendTaskSuccess(response)` or `SendTaskFailure(error)`.
 //!
 //! The gateway binding's queue transport is the same loop with another message
-//! ([`gateway::GatewayRelay`]: `{"gatewayRequest", "taskToken", "park"}`, the gateway invoked,
+//! ([`gateway::GatewayRelay`]: `{gatewayRequest, taskToken, park}`, the gateway invoked,
 //! the token answered as that invoke would have ended).
 //!
 //! The per-message work ([`TaskRelay`], [`gateway::GatewayRelay`], both a [`MessageHandler`])
