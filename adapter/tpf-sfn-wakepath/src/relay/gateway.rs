@@ -8,7 +8,8 @@
 use aws_sdk_lambda::error::SdkError;
 use aws_sdk_lambda::primitives::Blob;
 use serde_json::Value;
-use tpf_wire::gateway::invoke::{envelope as field, lambda_error, FUNCTION_ERROR_HEADER, PATH};
+use tpf_wire::gateway::invoke::{lambda_error, FUNCTION_ERROR_HEADER, PATH};
+use tpf_wire::gateway::key::relay as field;
 use tpf_wire::gateway::ActionRequest;
 
 pub use tpf_sfn_wakeup::gateway_relay::Invocation;

@@ -1,6 +1,7 @@
 //! How the gateway is invoked where it is not a Lambda function: `tpf-sfn serve`'s route, which
-//! answers as Lambda's Invoke does, and the queue transport's message, which a relay turns into
-//! an invoke and the task token's answer (`docs/runtime.md`, "The queue transport").
+//! answers as Lambda's Invoke does, and what a relay of the queue transport (its message's keys:
+//! [`super::key::relay`]) answers a token with when the invoke got no answer
+//! (`docs/runtime.md`, "The queue transport").
 
 /// `tpf-sfn serve`'s gateway route: the 15-key request in, the 8-key response out.
 pub const PATH: &str = "/tpf/gateway/v1/invoke";
@@ -8,17 +9,6 @@ pub const PATH: &str = "/tpf/gateway/v1/invoke";
 /// Lambda's Invoke response header naming a function error (its value:
 /// [`super::response::FUNCTION_ERROR_UNHANDLED`]); the body is then the error document.
 pub const FUNCTION_ERROR_HEADER: &str = "X-Amz-Function-Error";
-
-/// The queue transport's message body: `{"gatewayRequest", "taskToken", "park"}`.
-pub mod envelope {
-    /// The 15-key request, as a JSON object.
-    pub const GATEWAY_REQUEST: &str = "gatewayRequest";
-    /// The driver's task token.
-    pub const TASK_TOKEN: &str = "taskToken";
-    /// `true` for REGISTER_CALLBACK: the token is the callback id, answered by the wake-up, so
-    /// a successful invoke sends nothing.
-    pub const PARK: &str = "park";
-}
 
 /// The error names Step Functions gives a Lambda Invoke that failed before the function
 /// answered; the driver retries them as TPF's step retries any error.
