@@ -23,7 +23,7 @@ pub enum Invocation {
     FunctionError(String),
     /// The function was not reached or did not answer: the error Step Functions would name and
     /// why.
-    Transport { error: &'static str, cause: String },
+    Transport { error: String, cause: String },
 }
 
 impl Invocation {
@@ -43,14 +43,14 @@ impl Invocation {
     /// No answer at all (connection refused, timed out).
     pub fn unreachable(cause: String) -> Invocation {
         Invocation::Transport {
-            error: lambda_error::SDK_CLIENT,
+            error: lambda_error::SDK_CLIENT.to_owned(),
             cause,
         }
     }
 
     fn transport(error: &'static str, status: u16, body: String) -> Invocation {
         Invocation::Transport {
-            error,
+            error: error.to_owned(),
             cause: format!("HTTP {status}: {body}"),
         }
     }
@@ -68,10 +68,7 @@ pub fn answer(invocation: Invocation, park: bool) -> Option<Answer> {
             }),
         },
         Invocation::FunctionError(document) => Some(function_error(&document)),
-        Invocation::Transport { error, cause } => Some(Answer::Failure {
-            error: error.to_owned(),
-            cause,
-        }),
+        Invocation::Transport { error, cause } => Some(Answer::Failure { error, cause }),
     }
 }
 

@@ -147,7 +147,10 @@ impl GatewayInvoker for LambdaGateway {
                     // Not sent, timed out, or no readable answer: the client's failure.
                     _ => lambda_error::SDK_CLIENT,
                 };
-                Invocation::Transport { error, cause }
+                Invocation::Transport {
+                    error: error.to_owned(),
+                    cause,
+                }
             }
         }
     }
