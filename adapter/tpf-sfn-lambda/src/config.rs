@@ -132,6 +132,20 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
         Ok((function, limit))
     }
 
+    /// The gateway the relay invokes when it carries the gateway binding's queue transport:
+    /// the ARN of the gateway function's numbered version; `None` for the Action API's relay.
+    pub fn gateway_function(&self) -> Result<Option<String>, ConfigError> {
+        match self.get(var::GATEWAY_FUNCTION_ARN) {
+            None => Ok(None),
+            Some(arn) if numbered_version(&arn) => Ok(Some(arn)),
+            Some(arn) => Err(ConfigError(format!(
+                "{} is `{arn}`; it must be the ARN of a published version \
+                 (arn:aws:lambda:<region>:<account>:function:<name>:<version>)",
+                var::GATEWAY_FUNCTION_ARN
+            ))),
+        }
+    }
+
     /// The relay's client for the action host.
     pub fn relay(&self) -> Result<HttpActionHost, ConfigError> {
         let url = self.required(var::ACTION_URL)?;
@@ -152,6 +166,17 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
         HttpActionHost::new(&url, self.get(var::TOKEN), Duration::from_secs(timeout))
             .map_err(|e| ConfigError(format!("{}: {e}", var::ACTION_URL)))
     }
+}
+
+/// `…:function:<name>:<digits>`: a published version, never `$LATEST` or an alias.
+fn numbered_version(arn: &str) -> bool {
+    arn.rsplit_once(':').is_some_and(|(head, version)| {
+        head.starts_with("arn:")
+            && head.contains(":function:")
+            && !head.ends_with(":function")
+            && !version.is_empty()
+            && version.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 #[cfg(test)]
@@ -282,6 +307,26 @@ mod tests {
             assert!(e.0.contains("TPF_SFN_"), "{function} {limit}: {e}");
         }
         assert!(env(&[(var::SWEEP_LIMIT, "1")]).durable_sweeper().is_err());
+    }
+
+    #[test]
+    fn the_gateway_relay_needs_a_numbered_version() {
+        assert_eq!(env(&[]).gateway_function(), Ok(None));
+        let arn = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action:7";
+        assert_eq!(
+            env(&[(var::GATEWAY_FUNCTION_ARN, arn)]).gateway_function(),
+            Ok(Some(arn.to_owned()))
+        );
+        for bad in [
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-action",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-action:live",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-action:$LATEST",
+        ] {
+            let e = env(&[(var::GATEWAY_FUNCTION_ARN, bad)])
+                .gateway_function()
+                .unwrap_err();
+            assert!(e.0.contains("published version"), "{bad}: {e}");
+        }
     }
 
     #[test]

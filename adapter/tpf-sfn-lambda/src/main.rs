@@ -12,7 +12,8 @@ use tpf_sfn_lambda::config::{Env, Handler};
 use tpf_sfn_lambda::durable::Driver;
 use tpf_sfn_lambda::sweeper::{output, sweep_key, Sweeper};
 use tpf_sfn_wakepath::bridge::RecordHandler;
-use tpf_sfn_wakepath::relay::TaskRelay;
+use tpf_sfn_wakepath::relay::gateway::{GatewayRelay, LambdaGateway};
+use tpf_sfn_wakepath::relay::{MessageHandler, TaskRelay};
 
 type Error = lambda_runtime::Error;
 
@@ -74,29 +75,41 @@ async fn main() -> Result<(), Error> {
             .await
         }
         Handler::Relay => {
-            let relay = TaskRelay::new(aws_sdk_sfn::Client::new(&config), env.relay()?);
-            let relay = &relay;
-            lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-                let batch = tpf_sfn_lambda::relay::handle(relay, &event.payload).await;
-                let r = &batch.report;
-                eprintln!(
-                    "relay: {} messages, {} succeeded, {} failed, {} already done, {} malformed, {} retried",
-                    r.received,
-                    r.succeeded,
-                    r.failed,
-                    r.already_done,
-                    r.malformed.len(),
-                    r.retained.len()
-                );
-                for m in r.malformed.iter().chain(&r.retained) {
-                    eprintln!("relay: {m}");
+            let sfn = aws_sdk_sfn::Client::new(&config);
+            match env.gateway_function()? {
+                // The gateway binding's queue transport: invoke the gateway function.
+                Some(arn) => {
+                    let lambda = LambdaGateway::new(aws_sdk_lambda::Client::new(&config), arn);
+                    relay(GatewayRelay::new(sfn, lambda)).await
                 }
-                for f in &r.failures {
-                    eprintln!("relay: failed {f}");
-                }
-                Ok::<_, Error>(batch.response)
-            }))
-            .await
+                None => relay(TaskRelay::new(sfn, env.relay()?)).await,
+            }
         }
     }
+}
+
+/// Runs the relay handler over `handler`'s kind of message.
+async fn relay<H: MessageHandler + Sync>(handler: H) -> Result<(), Error> {
+    let relay = &handler;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+        let batch = tpf_sfn_lambda::relay::handle(relay, &event.payload).await;
+        let r = &batch.report;
+        eprintln!(
+            "relay: {} messages, {} succeeded, {} failed, {} already done, {} malformed, {} retried",
+            r.received,
+            r.succeeded,
+            r.failed,
+            r.already_done,
+            r.malformed.len(),
+            r.retained.len()
+        );
+        for m in r.malformed.iter().chain(&r.retained) {
+            eprintln!("relay: {m}");
+        }
+        for f in &r.failures {
+            eprintln!("relay: failed {f}");
+        }
+        Ok::<_, Error>(batch.response)
+    }))
+    .await
 }

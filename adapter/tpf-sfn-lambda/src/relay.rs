@@ -1,5 +1,6 @@
-//! The relay handler: a batch of the queue binding's SQS messages in, the ids of those whose
-//! task token could not be answered out.
+//! The relay handler: a batch of the queue binding's SQS messages (the Action API's, or the
+//! gateway binding's queue transport) in, the ids of those whose task token could not be
+//! answered out (partial batch failures).
 //!
 //! Lambda's event source mapping deletes every message the response does not name, so a
 //! message is reported failed exactly when the process relay would leave it in the queue: its
@@ -10,8 +11,7 @@
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use futures_util::stream::{self, StreamExt};
 use tpf_sfn_wakepath::error::Error;
-use tpf_sfn_wakepath::relay::http::ActionHost;
-use tpf_sfn_wakepath::relay::{Handled, PassReport, TaskRelay};
+use tpf_sfn_wakepath::relay::{Handled, MessageHandler, PassReport};
 
 /// What one invocation did.
 #[derive(Debug, Default)]
@@ -24,7 +24,7 @@ pub struct Batch {
 /// ten by default; a larger configured batch is worked through ten at a time).
 const CONCURRENCY: usize = 10;
 
-pub async fn handle<A: ActionHost + Sync>(relay: &TaskRelay<A>, event: &SqsEvent) -> Batch {
+pub async fn handle<H: MessageHandler + Sync>(relay: &H, event: &SqsEvent) -> Batch {
     let pending: Vec<_> = event.records.iter().map(|m| one(relay, m)).collect();
     // Collected first: a closure inside the stream's type would make the future lose `Send`.
     let outcomes: Vec<(String, Result<Handled, Error>)> =
@@ -41,8 +41,8 @@ pub async fn handle<A: ActionHost + Sync>(relay: &TaskRelay<A>, event: &SqsEvent
     batch
 }
 
-async fn one<A: ActionHost + Sync>(
-    relay: &TaskRelay<A>,
+async fn one<H: MessageHandler + Sync>(
+    relay: &H,
     message: &SqsMessage,
 ) -> (String, Result<Handled, Error>) {
     let id = message.message_id.clone().unwrap_or_default();

@@ -475,6 +475,15 @@ pub struct TablesCreateArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RelayProtocol {
+    // `{"action", "tenantId", "executionId", "request", "taskToken"}`: Action API v1. (Plain
+    // comments: a documented value would switch the command's help to its long form.)
+    ActionApi,
+    // `{gatewayRequest, taskToken, park}`: TPF's action gateway.
+    Gateway,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StoreKind {
     /// Process memory; lost on exit.
     Memory,
@@ -595,9 +604,18 @@ pub struct RelayArgs {
     /// The queue the drivers send their action messages to.
     #[arg(long)]
     pub queue_url: String,
-    /// Base URL of the action host (TPF), plain http.
+    /// What the drivers' messages ask for: an Action API v1 call, or an invoke of TPF's action
+    /// gateway (the gateway binding's queue transport).
+    #[arg(long, value_enum, default_value_t = RelayProtocol::ActionApi)]
+    pub protocol: RelayProtocol,
+    /// Base URL of the action host (TPF), plain http; with `--protocol gateway`, of `tpf-sfn
+    /// serve`, whose gateway route answers as Lambda's Invoke.
     #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub action_url: String,
+    /// With `--protocol gateway`: invoke the gateway as this Lambda function (the ARN of its
+    /// numbered version) instead of over `--action-url`.
+    #[arg(long)]
+    pub gateway_function_arn: Option<String>,
     /// Bearer token for the action host; otherwise the TPF_SFN_TOKEN environment variable.
     #[arg(long)]
     pub token: Option<String>,

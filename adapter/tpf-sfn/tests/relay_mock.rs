@@ -246,3 +246,96 @@ fn malformed_messages_are_deleted_without_a_call() {
     assert_eq!(log[..2], ["delete r0", "delete r1"]);
     assert_eq!(log.iter().filter(|l| l.starts_with("POST")).count(), 1);
 }
+
+/// The gateway's answer, canned.
+struct Gateway(tpf_sfn::relay::gateway::Invocation);
+
+impl tpf_sfn::relay::gateway::GatewayInvoker for Gateway {
+    async fn invoke(&self, _request: &str) -> tpf_sfn::relay::gateway::Invocation {
+        self.0.clone()
+    }
+}
+
+fn gateway_pass(
+    body: &str,
+    answer: tpf_sfn::relay::gateway::Invocation,
+    sfn_rules: &[&Rule],
+    log: &Log,
+) -> PassReport {
+    let receive = receive(&[body]);
+    let delete = delete(log);
+    let sqs = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, &[&receive, &delete]);
+    let sfn = mock_client!(aws_sdk_sfn, RuleMode::MatchAny, sfn_rules, |b| b
+        .retry_config(aws_sdk_sfn::config::retry::RetryConfig::disabled()));
+    let handler = tpf_sfn::relay::gateway::GatewayRelay::new(sfn, Gateway(answer));
+    let relay = Relay::with_handler(sqs, "http://queue", handler);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(relay.poll_once())
+        .unwrap()
+}
+
+const GATEWAY: &str = r#"{"gatewayRequest":{"operation":"STATUS","tenantId":"t1","executionId":"e1","generation":1},"taskToken":"tok-g","park":false}"#;
+const PARKED: &str = r#"{"gatewayRequest":{"operation":"REGISTER_CALLBACK","tenantId":"t1","executionId":"e1","generation":1},"taskToken":"tok-p","park":true}"#;
+
+/// The gateway transport: the token is answered, then the message deleted; a parked call's
+/// success deletes without an answer. Negative: an answer that does not go through keeps the
+/// message for redelivery.
+#[test]
+fn gateway_messages_are_deleted_only_after_their_answer() {
+    use tpf_sfn::relay::gateway::Invocation;
+    let response = r#"{"executionStatus":"RUNNING"}"#;
+    let log = Log::default();
+    let (s, f) = (success(&log), failure(&log));
+    let report = gateway_pass(
+        GATEWAY,
+        Invocation::Response(response.into()),
+        &[&s, &f],
+        &log,
+    );
+    assert_eq!(report.succeeded, 1);
+    assert_eq!(
+        lines(&log),
+        [format!("success tok-g {response}"), "delete r0".to_owned()]
+    );
+
+    let log = Log::default();
+    let (s, f) = (success(&log), failure(&log));
+    let report = gateway_pass(
+        PARKED,
+        Invocation::Response(response.into()),
+        &[&s, &f],
+        &log,
+    );
+    assert_eq!(report.succeeded, 1);
+    assert_eq!(lines(&log), ["delete r0"], "a park's success sends nothing");
+
+    let log = Log::default();
+    let failed = r#"{"errorMessage":"m","errorType":"java.lang.IllegalStateException"}"#;
+    let (s, f) = (success(&log), failure(&log));
+    gateway_pass(
+        PARKED,
+        Invocation::FunctionError(failed.into()),
+        &[&s, &f],
+        &log,
+    );
+    assert_eq!(
+        lines(&log),
+        ["failure tok-p java.lang.IllegalStateException", "delete r0"]
+    );
+
+    let log = Log::default();
+    let throttled = mock!(aws_sdk_sfn::Client::send_task_success).then_error(|| {
+        SendTaskSuccessError::generic(ErrorMetadata::builder().code("ThrottlingException").build())
+    });
+    let report = gateway_pass(
+        GATEWAY,
+        Invocation::Response(response.into()),
+        &[&throttled],
+        &log,
+    );
+    assert_eq!(report.retained.len(), 1, "{report:?}");
+    assert!(lines(&log).is_empty(), "not deleted: {:?}", lines(&log));
+}

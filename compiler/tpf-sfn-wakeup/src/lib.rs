@@ -4,6 +4,8 @@
 //! - [`bridge`]: a change to a TPF execution record or a wakeup-table row in, the driver starts
 //!   and wakeups to perform out;
 //! - [`relay`]: an Action API reply in, the answer to the driver's task token out;
+//! - [`gateway_relay`]: the gateway's answer to a relayed invoke in (the queue transport), the
+//!   answer to the driver's task token out, or nothing for a parking call that succeeded;
 //! - [`sweeper`]: a due execution TPF's sweep listed in, whether to wake its parked driver or
 //!   start a recovery lineage out (the sweeper state machine's choices, for a sweeper function).
 //!
@@ -21,6 +23,7 @@
 //! Pure functions: no I/O, no clock.
 
 pub mod bridge;
+pub mod gateway_relay;
 pub mod provider;
 pub mod reconcile;
 pub mod relay;

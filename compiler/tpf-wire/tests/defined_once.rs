@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use tpf_wire::action::{await_field, code, field, task_error};
 use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
+use tpf_wire::gateway::invoke;
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::records::{
@@ -63,6 +64,8 @@ fn names() -> Vec<&'static str> {
         coordinator::RESUME_STEP,
         coordinator::RESULT_STEP,
         SWEEPED,
+        invoke::PATH,
+        invoke::FUNCTION_ERROR_HEADER,
         tpf_wire::gateway::key::relay::GATEWAY_REQUEST,
         tpf_wire::gateway::key::HANDED_OVER_TO,
         tpf_wire::gateway::host::driver_error::CALLBACK_IDENTITY_MISMATCH,

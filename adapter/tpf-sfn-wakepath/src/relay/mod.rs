@@ -3,8 +3,13 @@
 //! `sqs:sendMessage.waitForTaskToken`; the relay calls the action host over HTTP and answers the
 //! token with `SendTaskSuccess(response)` or `SendTaskFailure(error)`.
 //!
-//! The per-message work ([`TaskRelay`]) is shared with the Lambda handler (`tpf-sfn-lambda`),
-//! where the event source mapping receives and deletes instead.
+//! The gateway binding's queue transport is the same loop with another message
+//! ([`gateway::GatewayRelay`]: `{gatewayRequest, taskToken, park}`, the gateway invoked,
+//! the token answered as that invoke would have ended).
+//!
+//! The per-message work ([`TaskRelay`], [`gateway::GatewayRelay`], both a [`MessageHandler`])
+//! is shared with the Lambda handler (`tpf-sfn-lambda`), where the event source mapping
+//! receives and deletes instead.
 //!
 //! Delivery is at least once. A message is deleted only after its token was answered, so a
 //! crash between the two redelivers it; the repeated call carries the same `idempotencyKey` and
@@ -12,6 +17,7 @@
 //! (`TaskTimedOut`, `InvalidToken`, `TaskDoesNotExist`) counts as done.
 
 pub mod envelope;
+pub mod gateway;
 pub mod http;
 
 use aws_sdk_sfn::error::{ProvideErrorMetadata, SdkError};
@@ -95,19 +101,52 @@ impl PassReport {
     }
 }
 
-/// One message's work, shared by the polling relay and the Lambda handler: parse the body, call
-/// the action host, answer the task token. Deleting the message is the caller's: the process
-/// deletes it, Lambda's event source mapping deletes what the handler does not report failed.
+impl Handled {
+    /// What answering `answer` did for `subject` (`closed`: Step Functions had the token
+    /// closed already).
+    fn of(answer: Answer, subject: String, closed: bool) -> Handled {
+        match answer {
+            _ if closed => Handled::AlreadyDone,
+            Answer::Failure { error, cause } => Handled::Answered {
+                error: Some(error),
+                subject,
+                cause,
+            },
+            Answer::Success { .. } => Handled::Answered {
+                error: None,
+                subject,
+                cause: String::new(),
+            },
+        }
+    }
+}
+
+/// One message's work: parse the body, do the call it asks for, answer its task token.
+/// `Malformed` bodies can never succeed and are answered by nobody; an error means the token
+/// was not answered and the message must come back. Deleting the message is the caller's: the
+/// process deletes it, Lambda's event source mapping deletes what the handler does not report
+/// failed.
+pub trait MessageHandler {
+    fn relay(&self, body: &str)
+        -> impl std::future::Future<Output = Result<Handled, Error>> + Send;
+}
+
+/// The Action API's message ([`envelope::Envelope`]): the action host called over HTTP.
 pub struct TaskRelay<A> {
-    sfn: aws_sdk_sfn::Client,
+    tokens: Tokens,
     action: A,
 }
 
+/// Answers task tokens.
+pub(crate) struct Tokens {
+    sfn: aws_sdk_sfn::Client,
+}
+
 /// `tpf-sfn relay`: receives from the queue, relays each message, deletes it once answered.
-pub struct Relay<A> {
+pub struct Relay<H> {
     sqs: aws_sdk_sqs::Client,
     queue_url: String,
-    task: TaskRelay<A>,
+    task: H,
     /// SQS long-poll wait (0..=20 s).
     pub wait_seconds: i32,
     /// Messages of one batch handled at once (1 = one after another).
@@ -150,9 +189,14 @@ fn clip(s: &str, max: usize) -> String {
 
 impl<A: ActionHost> TaskRelay<A> {
     pub fn new(sfn: aws_sdk_sfn::Client, action: A) -> Self {
-        TaskRelay { sfn, action }
+        TaskRelay {
+            tokens: Tokens { sfn },
+            action,
+        }
     }
+}
 
+impl Tokens {
     /// Sends `answer` for `token`. `Ok(true)` when Step Functions had already closed the token.
     async fn answer(&self, token: &str, answer: &Answer) -> Result<bool, Error> {
         let result = match answer {
@@ -182,18 +226,17 @@ impl<A: ActionHost> TaskRelay<A> {
             Err(Some(e)) => Err(e),
         }
     }
+}
 
-    /// Relays one message body: parse, call, answer. `Malformed` bodies can never succeed and
-    /// are answered by nobody; an error means the token was not answered and the message must
-    /// come back.
-    pub async fn relay(&self, body: &str) -> Result<Handled, Error> {
+impl<A: ActionHost + Sync> MessageHandler for TaskRelay<A> {
+    async fn relay(&self, body: &str) -> Result<Handled, Error> {
         let envelope = match Envelope::parse(body) {
             Ok(e) => e,
             Err(m) => return Ok(Handled::Malformed(m.to_string())),
         };
         let request = envelope.request.to_string();
         let answer = answer_for(self.action.post(&envelope.path(), &request).await);
-        let closed = self.answer(&envelope.task_token, &answer).await?;
+        let closed = self.tokens.answer(&envelope.task_token, &answer).await?;
         let subject = match &envelope.action {
             ActionKind::ProcessWorkItem {
                 tenant_id,
@@ -201,33 +244,32 @@ impl<A: ActionHost> TaskRelay<A> {
             } => format!("execution {tenant_id}/{execution_id}"),
             ActionKind::SweepOnce => "sweep-once".to_owned(),
         };
-        Ok(match answer {
-            _ if closed => Handled::AlreadyDone,
-            Answer::Failure { error, cause } => Handled::Answered {
-                error: Some(error),
-                subject,
-                cause,
-            },
-            Answer::Success { .. } => Handled::Answered {
-                error: None,
-                subject,
-                cause: String::new(),
-            },
-        })
+        Ok(Handled::of(answer, subject, closed))
     }
 }
 
-impl<A: ActionHost> Relay<A> {
+impl<A: ActionHost + Sync> Relay<TaskRelay<A>> {
     pub fn new(
         sqs: aws_sdk_sqs::Client,
         sfn: aws_sdk_sfn::Client,
         queue_url: impl Into<String>,
         action: A,
     ) -> Self {
+        Relay::with_handler(sqs, queue_url, TaskRelay::new(sfn, action))
+    }
+}
+
+impl<H: MessageHandler + Sync> Relay<H> {
+    /// A relay whose messages `handler` works.
+    pub fn with_handler(
+        sqs: aws_sdk_sqs::Client,
+        queue_url: impl Into<String>,
+        handler: H,
+    ) -> Self {
         Relay {
             sqs,
             queue_url: queue_url.into(),
-            task: TaskRelay::new(sfn, action),
+            task: handler,
             wait_seconds: 20,
             concurrency: 10,
         }

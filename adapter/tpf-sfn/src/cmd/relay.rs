@@ -3,12 +3,14 @@
 use crate::stdio::errln;
 use std::time::Duration;
 
-use crate::cli::RelayArgs;
+use crate::cli::{RelayArgs, RelayProtocol};
 use crate::cmd::idle::Idle;
 use crate::cmd::tables::runtime;
+use crate::error::Error;
 use crate::exit::CmdResult;
+use crate::relay::gateway::{GatewayRelay, LambdaGateway};
 use crate::relay::http::HttpActionHost;
-use crate::relay::Relay;
+use crate::relay::{MessageHandler, Relay};
 
 pub fn run(args: &RelayArgs) -> CmdResult {
     let token = args
@@ -21,15 +23,46 @@ pub fn run(args: &RelayArgs) -> CmdResult {
         token,
         Duration::from_secs(args.action_timeout_seconds),
     )?;
+    if args.protocol == RelayProtocol::ActionApi && args.gateway_function_arn.is_some() {
+        return Err(Error::new(
+            "RELAY_PROTOCOL",
+            "--gateway-function-arn names a gateway, but the relay carries Action API messages",
+        )
+        .with_hint("add `--protocol gateway`, or drop --gateway-function-arn")
+        .into());
+    }
     let rt = runtime()?;
     rt.block_on(async {
         let config = args.connection.load().await?;
-        let mut relay = Relay::new(
-            aws_sdk_sqs::Client::new(&config),
-            aws_sdk_sfn::Client::new(&config),
-            args.queue_url.clone(),
-            host,
-        );
+        let sqs = aws_sdk_sqs::Client::new(&config);
+        let sfn = aws_sdk_sfn::Client::new(&config);
+        match (args.protocol, &args.gateway_function_arn) {
+            (RelayProtocol::ActionApi, _) => {
+                poll(args, Relay::new(sqs, sfn, args.queue_url.clone(), host)).await
+            }
+            (RelayProtocol::Gateway, None) => {
+                let handler = GatewayRelay::new(sfn, host);
+                poll(
+                    args,
+                    Relay::with_handler(sqs, args.queue_url.clone(), handler),
+                )
+                .await
+            }
+            (RelayProtocol::Gateway, Some(arn)) => {
+                let lambda = LambdaGateway::new(aws_sdk_lambda::Client::new(&config), arn);
+                let handler = GatewayRelay::new(sfn, lambda);
+                poll(
+                    args,
+                    Relay::with_handler(sqs, args.queue_url.clone(), handler),
+                )
+                .await
+            }
+        }
+    })
+}
+
+async fn poll<H: MessageHandler + Sync>(args: &RelayArgs, mut relay: Relay<H>) -> CmdResult {
+    {
         relay.wait_seconds = args.wait_seconds;
         relay.concurrency = usize::from(args.concurrency);
         let mut idle = Idle::new(Duration::ZERO, Duration::from_millis(args.idle_interval_ms));
@@ -74,5 +107,5 @@ pub fn run(args: &RelayArgs) -> CmdResult {
                 return Ok(());
             }
         }
-    })
+    }
 }

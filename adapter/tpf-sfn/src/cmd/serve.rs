@@ -5,15 +5,17 @@ use std::sync::Arc;
 
 use tpf_model::coordinator::local_release;
 use tpf_model::coordinator::CoordinatorConfig;
+use tpf_model::gateway::InMemoryBindings;
 use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+use tpf_wire::gateway::binding as binding_table;
 
-use crate::aws::dynamo_store::DynamoStore;
+use crate::aws::dynamo_store::{DynamoBindings, DynamoStore};
 use crate::cli::{ServeArgs, StoreKind};
 use crate::cmd::tables::{runtime, table_names};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 use crate::host::pipeline::{self, HostedPipeline};
-use crate::host::{router, system_clock, HostState, HostStore};
+use crate::host::{router, system_clock, HostBindings, HostState, HostStore};
 use crate::input::read;
 
 pub fn run(args: &ServeArgs) -> CmdResult {
@@ -56,13 +58,19 @@ pub fn run(args: &ServeArgs) -> CmdResult {
     )?;
     let rt = runtime()?;
     match args.store {
-        StoreKind::Memory => serve(&rt, args, token, hosted, InMemoryStore::new()),
+        StoreKind::Memory => {
+            let bindings = Box::new(InMemoryBindings::new());
+            serve(&rt, args, token, hosted, InMemoryStore::new(), bindings)
+        }
         StoreKind::Dynamodb => {
             let names = table_names(&args.tables)?;
             let config = rt.block_on(args.connection.load())?;
             let client = aws_sdk_dynamodb::Client::new(&config);
             let store = DynamoStore::new(client, names, rt.handle().clone());
-            serve(&rt, args, token, hosted, store)
+            // TPF's callback-binding table under the same prefix as TPF's other tables.
+            let table = format!("{}{}", args.tables.prefix, binding_table::TABLE);
+            let bindings = Box::new(DynamoBindings::new(store.clone(), table));
+            serve(&rt, args, token, hosted, store, bindings)
         }
     }
 }
@@ -73,6 +81,7 @@ fn serve<S: HostStore>(
     token: String,
     hosted: HostedPipeline,
     store: S,
+    bindings: HostBindings,
 ) -> CmdResult {
     let config = CoordinatorConfig {
         max_retries: args.coordinator.max_retries,
@@ -111,11 +120,13 @@ fn serve<S: HostStore>(
     }
     // A request waits for the coordinator at most as long as one store call may take.
     let state = Arc::new(
-        HostState::new(ActionHost::new(coordinator), token, system_clock)
+        HostState::with_bindings(ActionHost::new(coordinator), bindings, token, system_clock)
             .with_lock_wait(args.connection.timeout())
             .with_contract(contract),
     );
     rt.block_on(async {
+        // Ends with the runtime, when the host stops.
+        crate::host::work::spawn(state.clone(), crate::host::work::WORK_PERIOD);
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .map_err(|e| listen_error(&args.listen, e))?;

@@ -1,7 +1,8 @@
-//! `tpf-sfn serve`: a reference action host. It serves Action API v1 and TPF's control-plane and
-//! admin routes over the reference coordinator with a scripted transition worker, on the
-//! in-memory store or on TPF's DynamoDB tables. It is for demos and end-to-end tests of the
-//! drivers, not a TPF replacement.
+//! `tpf-sfn serve`: a reference action host. It serves TPF's action gateway (the Lambda's
+//! request and response, over HTTP), Action API v1 and TPF's control-plane and admin routes over
+//! the reference coordinator with a scripted transition worker, on the in-memory store or on
+//! TPF's DynamoDB tables, and runs TPF's work function in process ([`work`]). It is for demos and
+//! end-to-end tests of the drivers, not a TPF replacement.
 //!
 //! The coordinator is synchronous; each request runs it in `spawn_blocking` behind one mutex,
 //! which also serialises requests the way a single TPF coordinator instance would. The mutex
@@ -19,6 +20,7 @@ pub mod path;
 pub mod pipeline;
 pub mod routes;
 pub mod server;
+pub mod work;
 
 pub use server::serve;
 
@@ -28,7 +30,9 @@ use std::time::Duration;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{on, MethodFilter};
 use axum::Router;
-use tpf_model::{ActionHost, AwaitStore, ExecutionStore, ReleaseRegistry};
+use tpf_model::coordinator::{LocalControlPlane, WorkQueue};
+use tpf_model::gateway::{BindingStore, Gateway, InMemoryBindings};
+use tpf_model::{ActionHost, AwaitStore, Coordinator, ExecutionStore, ReleaseRegistry};
 use tpf_sfn_compiler::contract::Contract;
 
 use limits::{BODY_READ_TIMEOUT, LOCK_WAIT};
@@ -38,12 +42,47 @@ use routes::{RouteId, ROUTES};
 pub trait HostStore: ExecutionStore + AwaitStore + ReleaseRegistry + Send + 'static {}
 impl<T: ExecutionStore + AwaitStore + ReleaseRegistry + Send + 'static> HostStore for T {}
 
+/// A callback-binding table the host can run on.
+pub type HostBindings = Box<dyn BindingStore + Send>;
+
+/// What the host's lock guards: the coordinator (inside the Action API host), TPF's work queue
+/// and the callback-binding table. The gateway and the work function borrow the coordinator as
+/// TPF's control plane, so every route sees one coordinator.
+pub struct Hosted<S> {
+    pub actions: ActionHost<S>,
+    work: WorkQueue,
+    bindings: HostBindings,
+}
+
+impl<S: HostStore> Hosted<S> {
+    /// The action gateway over this host's coordinator, queue and table for one call; the
+    /// queue is handed back when `f` returns.
+    pub fn gateway<R>(
+        &mut self,
+        f: impl FnOnce(
+            &mut Gateway<LocalControlPlane<S, &mut Coordinator<S>>, &mut dyn BindingStore>,
+        ) -> R,
+    ) -> R {
+        let queue = std::mem::take(&mut self.work);
+        let plane = LocalControlPlane::with_queue(self.actions.coordinator_mut(), queue);
+        let mut gateway = Gateway::new(plane, &mut *self.bindings as &mut dyn BindingStore);
+        let out = f(&mut gateway);
+        self.work = gateway.plane.into_queue();
+        out
+    }
+
+    /// The work items waiting for the work function.
+    pub fn queued(&self) -> usize {
+        self.work.len()
+    }
+}
+
 /// Shared by every request.
 pub struct HostState<S> {
     // A panic in one request must not take the host down: tokio's mutex is released on unwind
     // and never poisoned, and the model's writes are single store calls, so the state behind
     // it is still coherent.
-    actions: Arc<tokio::sync::Mutex<ActionHost<S>>>,
+    hosted: Arc<tokio::sync::Mutex<Hosted<S>>>,
     token: String,
     clock: fn() -> i64,
     lock_wait: Duration,
@@ -53,9 +92,25 @@ pub struct HostState<S> {
 }
 
 impl<S: HostStore> HostState<S> {
+    /// A host whose callback-binding table is in memory.
     pub fn new(actions: ActionHost<S>, token: String, clock: fn() -> i64) -> Self {
+        Self::with_bindings(actions, Box::new(InMemoryBindings::new()), token, clock)
+    }
+
+    /// A host on the given callback-binding table (`--store dynamodb`: TPF's table).
+    pub fn with_bindings(
+        actions: ActionHost<S>,
+        bindings: HostBindings,
+        token: String,
+        clock: fn() -> i64,
+    ) -> Self {
+        let hosted = Hosted {
+            actions,
+            work: WorkQueue::default(),
+            bindings,
+        };
         Self {
-            actions: Arc::new(tokio::sync::Mutex::new(actions)),
+            hosted: Arc::new(tokio::sync::Mutex::new(hosted)),
             token,
             clock,
             lock_wait: LOCK_WAIT,
@@ -88,8 +143,8 @@ impl<S: HostStore> HostState<S> {
     }
 
     /// The coordinator, once no other request holds it, or `None` after the lock wait.
-    async fn lock(&self) -> Option<tokio::sync::OwnedMutexGuard<ActionHost<S>>> {
-        tokio::time::timeout(self.lock_wait, self.actions.clone().lock_owned())
+    async fn lock(&self) -> Option<tokio::sync::OwnedMutexGuard<Hosted<S>>> {
+        tokio::time::timeout(self.lock_wait, self.hosted.clone().lock_owned())
             .await
             .ok()
     }
@@ -137,6 +192,7 @@ pub fn router<S: HostStore>(state: Arc<HostState<S>>) -> Router {
             RouteId::ActivateRelease => on(filter, handlers::activate_release::<S>),
             RouteId::ActiveRelease => on(filter, handlers::active_release::<S>),
             RouteId::GetRelease => on(filter, handlers::get_release::<S>),
+            RouteId::GatewayInvoke => on(filter, handlers::invoke::<S>),
         };
         router = router.route(path, route);
     }

@@ -1,6 +1,8 @@
 //! The route table: one list builds the router and is what `docs/openapi.json` is checked
 //! against, so the documentation cannot drift from the server.
 
+use tpf_wire::gateway::invoke;
+
 /// Which handler a route runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteId {
@@ -16,10 +18,12 @@ pub enum RouteId {
     ActivateRelease,
     ActiveRelease,
     GetRelease,
+    GatewayInvoke,
 }
 
 /// (HTTP method, path in OpenAPI/axum `{param}` syntax, handler).
 pub const ROUTES: &[(&str, &str, RouteId)] = &[
+    ("POST", invoke::PATH, RouteId::GatewayInvoke),
     (
         "POST",
         "/tpf/actions/v1/tenants/{tenantId}/executions/{executionId}/process-work-item",

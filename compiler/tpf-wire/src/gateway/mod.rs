@@ -3,8 +3,9 @@
 //! ([`records`]), the record rules ([`validation`]), how each side's Jackson mapper binds the
 //! JSON ([`json`]), the durable execution names and binding-table keys ([`names`]), the
 //! binding table's rows ([`binding`]), how TPF's host starts a coordinator execution
-//! ([`start`]), what its driver returns and fails with ([`host`]), and every key for code that
-//! lays the documents out key by key ([`key`]).
+//! ([`start`]), what its driver returns and fails with ([`host`]), every key for code that
+//! lays the documents out key by key ([`key`]), and how the gateway is invoked over HTTP
+//! ([`invoke`]).
 //!
 //! Every type here serialises with its fields in TPF's component order, so `to_json` writes
 //! the bytes TPF's classes write. Failures are [`JavaError`](crate::java_error::JavaError)s:
@@ -12,6 +13,7 @@
 
 pub mod binding;
 pub mod host;
+pub mod invoke;
 pub mod items;
 pub mod json;
 pub mod key;

@@ -7,11 +7,17 @@
 //! work function, which claims and runs each one (a non-claimable item is dropped, as TPF's
 //! claim refuses it). Nothing runs inside a gateway call.
 //!
+//! The plane owns its coordinator, or borrows one a longer-lived host owns (`tpf-sfn serve`
+//! serves the Action API over the same coordinator); a borrowing plane takes the work queue in
+//! and hands it back ([`WorkQueue`]), so queued work outlives the call.
+//!
 //! Where the model is simpler: `getAwaitSemanticCheckpoints` lists the interactions of the await
 //! unit the execution is (or was last) parked on, not every unit of its history; the re-drive
 //! reason is not stored; submission decodes the input as plain JSON.
 
+use std::borrow::BorrowMut;
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 
 use serde_json::Value;
 use tpf_wire::java_error::{class, JavaError};
@@ -30,10 +36,26 @@ pub struct WorkItem {
     pub execution_id: String,
 }
 
-/// The model's coordinator behind TPF's control-plane calls, with TPF's work queue.
-pub struct LocalControlPlane<S> {
-    pub coordinator: Coordinator<S>,
-    queue: VecDeque<WorkItem>,
+/// TPF's work queue: the items waiting for the work function, oldest first, each once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkQueue(VecDeque<WorkItem>);
+
+impl WorkQueue {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The model's coordinator behind TPF's control-plane calls, with TPF's work queue. `C` is the
+/// coordinator itself, or a `&mut` to one another host owns.
+pub struct LocalControlPlane<S, C = Coordinator<S>> {
+    pub coordinator: C,
+    queue: WorkQueue,
+    store: PhantomData<fn() -> S>,
 }
 
 /// The model's refusal as the exception TPF's control plane throws for it.
@@ -50,15 +72,41 @@ fn java(e: CoordinatorError, execution_id: &str) -> JavaError {
 
 impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
     pub fn new(coordinator: Coordinator<S>) -> Self {
+        Self::with_queue(coordinator, WorkQueue::default())
+    }
+}
+
+impl<S, C> LocalControlPlane<S, C>
+where
+    S: ExecutionStore + AwaitStore + ReleaseRegistry,
+    C: BorrowMut<Coordinator<S>>,
+{
+    /// A plane over `coordinator` whose queue starts as `queue` (what an earlier plane over the
+    /// same coordinator handed back with [`Self::into_queue`]).
+    pub fn with_queue(coordinator: C, queue: WorkQueue) -> Self {
         Self {
             coordinator,
-            queue: VecDeque::new(),
+            queue,
+            store: PhantomData,
         }
+    }
+
+    /// The work queue, for the next plane over the same coordinator.
+    pub fn into_queue(self) -> WorkQueue {
+        self.queue
     }
 
     /// The work items waiting for the work function, oldest first.
     pub fn queued(&self) -> impl Iterator<Item = &WorkItem> {
-        self.queue.iter()
+        self.queue.0.iter()
+    }
+
+    fn coordinator(&self) -> &Coordinator<S> {
+        self.coordinator.borrow()
+    }
+
+    fn coordinator_mut(&mut self) -> &mut Coordinator<S> {
+        self.coordinator.borrow_mut()
     }
 
     fn enqueue(&mut self, tenant_id: &str, execution_id: &str) {
@@ -66,8 +114,8 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
             tenant_id: tenant_id.to_owned(),
             execution_id: execution_id.to_owned(),
         };
-        if !self.queue.contains(&item) {
-            self.queue.push_back(item);
+        if !self.queue.0.contains(&item) {
+            self.queue.0.push_back(item);
         }
     }
 
@@ -75,7 +123,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
     /// it left behind (a refused claim leaves the record unchanged).
     pub fn run_work(&mut self, now_ms: i64) -> Result<Vec<ExecutionRecord>, JavaError> {
         let mut out = Vec::new();
-        while let Some(item) = self.queue.pop_front() {
+        while let Some(item) = self.queue.0.pop_front() {
             out.push(self.run_work_item(&item, now_ms)?);
         }
         Ok(out)
@@ -85,7 +133,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
     /// that runs TPF's SQS work function on its own clock (a delay before the claim, a
     /// redelivery after a failure) takes the items off the dispatch queue here.
     pub fn take_queued(&mut self) -> Vec<WorkItem> {
-        self.queue.drain(..).collect()
+        self.queue.0.drain(..).collect()
     }
 
     /// TPF's work function on one delivered item: claim and run it at `now_ms`, answering the
@@ -95,7 +143,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
         item: &WorkItem,
         now_ms: i64,
     ) -> Result<ExecutionRecord, JavaError> {
-        self.coordinator
+        self.coordinator_mut()
             .process_work_item(&item.tenant_id, &item.execution_id, now_ms)
             .map(|outcome| outcome.record)
             .map_err(|e| java(e, &item.execution_id))
@@ -109,15 +157,15 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
         let Some(unit_id) = interaction.unit_id.clone() else {
             return Ok(None);
         };
-        let parent =
-            match self
-                .coordinator
-                .status(&interaction.tenant_id, &interaction.execution_id, at_ms)
-            {
-                Ok(p) => p,
-                Err(CoordinatorError::NotFound(_)) => return Ok(None),
-                Err(e) => return Err(java(e, &interaction.execution_id)),
-            };
+        let parent = match self.coordinator().status(
+            &interaction.tenant_id,
+            &interaction.execution_id,
+            at_ms,
+        ) {
+            Ok(p) => p,
+            Err(CoordinatorError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(java(e, &interaction.execution_id)),
+        };
         Ok(Some(AwaitSemanticCheckpoint {
             tenant_id: interaction.tenant_id.clone(),
             execution_id: interaction.execution_id.clone(),
@@ -133,7 +181,11 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
     }
 }
 
-impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalControlPlane<S> {
+impl<S, C> ControlPlane for LocalControlPlane<S, C>
+where
+    S: ExecutionStore + AwaitStore + ReleaseRegistry,
+    C: BorrowMut<Coordinator<S>>,
+{
     /// Submits under the active release, which must be the one the caller pinned (the model's
     /// reading of TPF's release pin on submission).
     fn execute_pipeline_async(
@@ -149,7 +201,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
             JavaError::illegal_argument(format!("inputJson is not valid JSON: {e}"))
         })?;
         let active = self
-            .coordinator
+            .coordinator_mut()
             .active_release(tenant_id, release.pipeline_id)
             .map_err(|e| java(e, ""))?;
         let pinned = active.as_ref().is_some_and(|a| {
@@ -163,7 +215,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
             )));
         }
         let submitted = self
-            .coordinator
+            .coordinator_mut()
             .submit(
                 &SubmitRequest {
                     tenant_id: tenant_id.to_owned(),
@@ -189,7 +241,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
         execution_id: &str,
         at_ms: i64,
     ) -> Result<ExecutionStatus, JavaError> {
-        self.coordinator
+        self.coordinator_mut()
             .status(tenant_id, execution_id, at_ms)
             .map(|r| r.status)
             .map_err(|e| java(e, execution_id))
@@ -203,7 +255,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
         at_ms: i64,
     ) -> Result<Value, JavaError> {
         let record = self
-            .coordinator
+            .coordinator_mut()
             .status(tenant_id, execution_id, at_ms)
             .map_err(|e| java(e, execution_id))?;
         match record.status {
@@ -223,7 +275,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
         at_ms: i64,
     ) -> Result<ExecutionStatus, JavaError> {
         let result = self
-            .coordinator
+            .coordinator_mut()
             .redrive(
                 call.tenant_id,
                 call.execution_id,
@@ -239,9 +291,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
 
     /// Await timeouts, then every due execution onto the work queue.
     fn sweep_once(&mut self, now_epoch_ms: i64) -> Result<(), JavaError> {
-        let limit = self.coordinator.config().sweep_limit;
+        let limit = self.coordinator().config().sweep_limit;
         let swept = self
-            .coordinator
+            .coordinator_mut()
             .sweep_once(now_epoch_ms, limit)
             .map_err(|e| java(e, ""))?;
         for due in swept.due {
@@ -257,14 +309,15 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
         limit: usize,
         at_ms: i64,
     ) -> Result<Vec<AwaitSemanticCheckpoint>, JavaError> {
-        let interactions = match self
-            .coordinator
-            .await_interactions(tenant_id, execution_id, at_ms)
-        {
-            Ok(i) => i,
-            Err(CoordinatorError::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(java(e, execution_id)),
-        };
+        let interactions =
+            match self
+                .coordinator_mut()
+                .await_interactions(tenant_id, execution_id, at_ms)
+            {
+                Ok(i) => i,
+                Err(CoordinatorError::NotFound(_)) => Vec::new(),
+                Err(e) => return Err(java(e, execution_id)),
+            };
         // TPF: a limit of zero or less reads the default page.
         let limit = if limit == 0 { 100 } else { limit };
         let mut out = Vec::new();
@@ -281,7 +334,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> ControlPlane for LocalCon
         at_ms: i64,
     ) -> Result<Option<AwaitSemanticCheckpoint>, JavaError> {
         let found = self
-            .coordinator
+            .coordinator_mut()
             .store()
             .get_interaction(tenant_id, interaction_id)
             .map_err(|e| java(CoordinatorError::Store(e), ""))?;

@@ -25,7 +25,7 @@ use tpf_wire::Identity;
 use super::store::{AwaitStore, ExecutionStore, RegistryError, ReleaseRegistry, StoreError};
 use super::transitions::{ActionCall, TransitionLog};
 use super::worker::{PipelineDef, ScriptedWorker, TransitionResult};
-pub use control_plane::{LocalControlPlane, WorkItem};
+pub use control_plane::{LocalControlPlane, WorkItem, WorkQueue};
 pub use items::ItemChild;
 pub use items::{
     AWAIT_ITEM_CONTINUATION_FAILED, AWAIT_PARENT_NOT_WAITING, ITEM_CONTINUATION_MAX_ATTEMPTS,

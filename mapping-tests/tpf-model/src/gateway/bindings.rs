@@ -71,6 +71,63 @@ pub trait BindingStore {
     ) -> Result<(), JavaError>;
 }
 
+/// A table a longer-lived host owns, lent to one gateway call.
+impl<B: BindingStore + ?Sized> BindingStore for &mut B {
+    fn register(&mut self, registration: &CallbackRegistration) -> Result<bool, JavaError> {
+        (**self).register(registration)
+    }
+
+    fn find_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackRegistration>, JavaError> {
+        (**self).find_registration(tenant_id, execution_id, generation)
+    }
+
+    fn find_latest_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+    ) -> Result<Option<CallbackRegistration>, JavaError> {
+        (**self).find_latest_registration(tenant_id, execution_id)
+    }
+
+    fn bind(&mut self, binding: &CallbackBinding) -> Result<bool, JavaError> {
+        (**self).bind(binding)
+    }
+
+    fn find_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackBinding>, JavaError> {
+        (**self).find_binding(tenant_id, interaction_id, generation)
+    }
+
+    fn find_latest_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+    ) -> Result<Option<CallbackBinding>, JavaError> {
+        (**self).find_latest_binding(tenant_id, interaction_id)
+    }
+
+    fn delivered(&self, binding: &CallbackBinding) -> Result<bool, JavaError> {
+        (**self).delivered(binding)
+    }
+
+    fn record_delivered(
+        &mut self,
+        binding: &CallbackBinding,
+        delivery: Delivery,
+    ) -> Result<(), JavaError> {
+        (**self).record_delivered(binding, delivery)
+    }
+}
+
 /// What a put whose key was taken answers, given the row found there: the same authority is
 /// `false` (nothing written), another is TPF's conflict. A row that vanished between the failed
 /// put and the read is a conflict too (TPF rethrows the conditional failure).

@@ -9,12 +9,14 @@
 //! - `lambda:invoke.waitForTaskToken` (REGISTER_CALLBACK): the invoke's answer is dropped and
 //!   the task waits for its token, which the wake-up answers; a failed invoke fails the task.
 //! - `sqs:sendMessage.waitForTaskToken`: the message is sent, and the relay answers the token
-//!   (`{gatewayRequest, taskToken, park}`): the response with SendTaskSuccess, a function
-//!   error with SendTaskFailure(errorType, errorMessage); a parked request's success sends
-//!   nothing.
+//!   (`{gatewayRequest, taskToken, park}`) with the deployed relay's decision
+//!   (`tpf_sfn_wakeup::gateway_relay`): the response with SendTaskSuccess, a function error with
+//!   SendTaskFailure(errorType, errorMessage); a parked request's success sends nothing.
 
 use asl_interp::{Callback, Deferred, TaskCall, TaskHandler, TaskOutcome};
 use serde_json::{json, Value};
+use tpf_sfn_wakeup::gateway_relay::{self, Invocation};
+use tpf_sfn_wakeup::relay::Answer;
 use tpf_wire::gateway::key::relay;
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::FunctionError;
@@ -57,7 +59,6 @@ impl<'h> GatewayTasks<'h> {
         serde_json::from_str(&text).map_err(|e| Failure {
             error: "Lambda.Unknown".into(),
             cause: format!("the gateway answered no JSON: {e}"),
-            message: e.to_string(),
         })
     }
 
@@ -98,15 +99,27 @@ impl<'h> GatewayTasks<'h> {
             .to_owned();
         let park = body[relay::PARK].as_bool().unwrap_or(false);
         let gateway = self.functions.gateway_arn.clone();
-        let callback = match self.invoke_gateway(&gateway, &body[relay::GATEWAY_REQUEST]) {
-            Ok(_) if park => None,
-            Ok(output) => Some(Callback::Success { token, output }),
-            Err(f) => Some(Callback::Failure {
-                token,
-                error: f.error,
-                cause: f.message,
-            }),
+        let request = body[relay::GATEWAY_REQUEST].to_string();
+        // The relay's own decision (`tpf_sfn_wakeup::gateway_relay`), as the deployed relay runs it.
+        let invocation = match self.host.invoke(&gateway, &request) {
+            Ok(text) => Invocation::Response(text),
+            Err(InvokeError::Function(f)) => Invocation::FunctionError(f.to_json()),
+            Err(InvokeError::Transport(name)) => Invocation::Transport {
+                cause: name.clone(),
+                error: name,
+            },
         };
+        let callback = gateway_relay::answer(invocation, park).map(|answer| match answer {
+            Answer::Success { output } => Callback::Success {
+                token: token.clone(),
+                output: serde_json::from_str(&output).unwrap_or(Value::Null),
+            },
+            Answer::Failure { error, cause } => Callback::Failure {
+                token: token.clone(),
+                error,
+                cause,
+            },
+        });
         if let Some(callback) = callback {
             self.deferred.push(Deferred {
                 at_ms: call.now_ms,
@@ -117,12 +130,10 @@ impl<'h> GatewayTasks<'h> {
     }
 }
 
-/// A failed call: the task error, its cause as Step Functions reports it, and the bare
-/// message (what the queue relay sends as the cause).
+/// A failed call: the task error and its cause as Step Functions reports it.
 struct Failure {
     error: String,
     cause: String,
-    message: String,
 }
 
 impl From<InvokeError> for Failure {
@@ -131,11 +142,9 @@ impl From<InvokeError> for Failure {
             InvokeError::Function(f) => Failure {
                 cause: f.to_json(),
                 error: f.error_type,
-                message: f.error_message,
             },
             InvokeError::Transport(name) => Failure {
                 cause: format!("{name}: the invoke did not reach the function"),
-                message: name.clone(),
                 error: name,
             },
         }

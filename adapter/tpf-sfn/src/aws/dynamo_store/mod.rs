@@ -11,6 +11,7 @@
 //! error methods; everything else is a `StoreError`.
 
 mod awaits;
+mod bindings;
 mod execution;
 mod expression;
 mod registry;
@@ -25,6 +26,7 @@ use tpf_wire::records::DynamoItem;
 
 use super::dynamo_item::{from_sdk, SdkItem};
 use super::tables::TableNames;
+pub use bindings::DynamoBindings;
 use expression::{names_for, values_for, Write};
 
 /// Every store trait over DynamoDB.

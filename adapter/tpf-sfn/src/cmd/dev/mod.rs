@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::cli::{Backend, BridgeArgs, DevArgs, RelayArgs, ServeArgs, StoreKind};
+use crate::cli::{Backend, BridgeArgs, DevArgs, RelayArgs, RelayProtocol, ServeArgs, StoreKind};
 use crate::cmd::serve::listen_error;
 use crate::cmd::tables::table_names;
 use crate::error::Error;
@@ -60,6 +60,8 @@ pub fn run(args: &DevArgs) -> CmdResult {
     };
     let relay = RelayArgs {
         queue_url: provisioned.queue_url.clone(),
+        protocol: RelayProtocol::ActionApi,
+        gateway_function_arn: None,
         action_url: format!("http://{}", args.listen),
         token: Some(token.clone()),
         once: false,

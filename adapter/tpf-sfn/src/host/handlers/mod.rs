@@ -1,15 +1,17 @@
-//! Route handlers, one module per API: the Action API v1 the drivers call, TPF's control plane
-//! and its admin routes. Bodies are parsed by hand so that any malformed input is a coded 400
+//! Route handlers, one module per API: TPF's action gateway, the Action API v1 the drivers
+//! call, TPF's control plane and its admin routes. Bodies are parsed by hand so that any malformed input is a coded 400
 //! (`{code, message}`), never a panic or an unstructured rejection.
 
 use crate::stdio::errln;
 mod actions;
 mod admin;
 mod control_plane;
+mod gateway;
 
 pub use actions::{process_work_item, sweep_once};
 pub use admin::{activate_release, active_release, get_release, redrive, register_release};
 pub use control_plane::{complete, pending, result, status, submit};
+pub use gateway::invoke;
 
 use std::sync::Arc;
 
@@ -23,7 +25,7 @@ use tpf_model::store::RegistryError;
 use tpf_model::{ActionHost, CoordinatorError};
 use tpf_wire::action::ActionError;
 
-use super::{HostState, HostStore};
+use super::{HostState, HostStore, Hosted};
 
 /// An error response: status plus `{code, message}`.
 #[derive(Debug)]
@@ -98,6 +100,19 @@ where
     S: HostStore,
     F: FnOnce(&mut ActionHost<S>, i64) -> Result<Value, ApiError> + Send + 'static,
 {
+    locked(state, move |hosted, now| f(&mut hosted.actions, now))
+        .await?
+        .map(Json)
+}
+
+/// Runs `f` on everything the host's lock guards, off the async workers, one request at a
+/// time; `503 HOST_BUSY` after the host's lock wait.
+pub(crate) async fn locked<S, R, F>(state: Arc<HostState<S>>, f: F) -> Result<R, ApiError>
+where
+    S: HostStore,
+    R: Send + 'static,
+    F: FnOnce(&mut Hosted<S>, i64) -> R + Send + 'static,
+{
     let Some(mut host) = state.lock().await else {
         return Err(ApiError::new(
             503,
@@ -108,6 +123,5 @@ where
     let now = state.now_ms();
     tokio::task::spawn_blocking(move || f(&mut host, now))
         .await
-        .map_err(|e| ApiError::new(500, "INTERNAL", format!("request handler failed: {e}")))?
-        .map(Json)
+        .map_err(|e| ApiError::new(500, "INTERNAL", format!("request handler failed: {e}")))
 }

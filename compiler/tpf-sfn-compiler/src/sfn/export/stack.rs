@@ -381,6 +381,9 @@ pub mod env {
     pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
     pub const TOKEN: &str = "TPF_SFN_TOKEN";
     pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
+    /// The relay of the gateway binding's queue transport: the gateway function's numbered
+    /// version, which it invokes (unset: the relay carries Action API messages).
+    pub const GATEWAY_FUNCTION_ARN: &str = "TPF_SFN_GATEWAY_FUNCTION_ARN";
     /// The bridge's map of the releases that run as durable functions.
     pub const DURABLE_FUNCTIONS: &str = "TPF_SFN_DURABLE_FUNCTIONS";
 }
