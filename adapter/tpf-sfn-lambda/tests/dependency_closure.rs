@@ -116,7 +116,10 @@ fn no_crate_links_the_test_support_crate() {
         .filter(|(_, deps)| deps.iter().any(|d| d == "tpf-sfn-test-support"))
         .map(|(name, _)| name)
         .collect();
-    assert!(linking.is_empty(), "shipped crates link the test support: {linking:?}");
+    assert!(
+        linking.is_empty(),
+        "shipped crates link the test support: {linking:?}"
+    );
     // The check sees a normal dependency when one exists.
     let mut broken = graph.clone();
     broken
