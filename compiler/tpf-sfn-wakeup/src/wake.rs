@@ -4,9 +4,10 @@
 //!
 //! The protocol, in TPF's order:
 //!
-//! 1. [`on_stream_record`]: a record's new image. A REGISTRATION binds the first of its
-//!    execution's awaits to its generation; any other row is read as an await row and binds to
-//!    the execution's newest registration. Either way the BINDING is written first
+//! 1. [`on_stream_record`]: a record's new image. A REGISTRATION binds its execution's awaits
+//!    to its generation (our deviation from TPF, which binds only the first one listed: see
+//!    [`on_registration`]); any other row is read as an await row and binds to the
+//!    execution's newest registration. Either way the BINDINGs are written first
 //!    ([`StreamStep::Bind`]), and only a `COMPLETED` interaction goes on to wake.
 //! 2. [`wake`]: TPF's checkpoint must be `COMPLETED` and the identity's; the generation's
 //!    BINDING must exist; a newer BINDING generation fences this one off; `DELIVERED#<gen>`
@@ -62,11 +63,11 @@ pub enum RetryReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamStep {
     Done(Disposition),
-    /// Put the BINDING (conditioned on its key being free). An identical row there counts as
-    /// written; another authority's row is TPF's conflict, and the record is retried. Then
-    /// `then`.
+    /// Put each BINDING, in order (each conditioned on its key being free). An identical row
+    /// there counts as written; another authority's row is TPF's conflict, and the record is
+    /// retried. Then `then`. Never empty.
     Bind {
-        binding: Box<CallbackBinding>,
+        bindings: Vec<CallbackBinding>,
         then: AfterBind,
     },
 }
@@ -104,6 +105,15 @@ pub fn on_stream_record<V: HostView>(
 
 /// A REGISTRATION insert: the driver parked before (or after) TPF's await changed, so the
 /// registration repairs the window in which the await's own record found no registration.
+///
+/// **Our deviation from TPF's rule.** TPF binds only the first await `READ_EXECUTION_AWAITS`
+/// lists. With concurrent awaits (an itemized await) that first one can be an item already
+/// delivered to an older generation: the new generation is woken at once, finds TPF still
+/// `WAITING_EXTERNAL` and hands over again, without bound. Here the registration binds every
+/// await of the execution that is not terminal (so its completion wakes this generation), and
+/// a `COMPLETED` one only while no generation holds its `DELIVERED` row (the completion that
+/// came before the registration, TPF's scenario 10, still wakes at once); it wakes for the
+/// first such undelivered `COMPLETED` await only. Other terminal awaits are not bound.
 fn on_registration<V: HostView>(image: &Item, view: &V) -> Result<StreamStep, V::Error> {
     // TPF's stream decoder fails on exactly what the repository's reader fails on; a
     // malformed registration is acknowledged, never retried.
@@ -112,19 +122,60 @@ fn on_registration<V: HostView>(image: &Item, view: &V) -> Result<StreamStep, V:
     };
     let execution = &registration.checkpoint.execution;
     let awaits = view.execution_awaits(&execution.tenant_id, &execution.execution_id)?;
-    let Some(first) = awaits.first() else {
+    if awaits.is_empty() {
         return Ok(StreamStep::Done(Disposition::Retry(RetryReason::NoAwait)));
+    }
+    let mut bindings = Vec::new();
+    let mut then = AfterBind::Acknowledge;
+    for listed in &awaits {
+        let completed = listed.status == AwaitInteractionStatus::Completed.as_str();
+        let open = AwaitInteractionStatus::parse(&listed.status).is_some_and(|s| !s.terminal());
+        let wakes =
+            completed && !delivered_to_any(view, &listed.tenant_id, &listed.interaction_id)?;
+        if !open && !wakes {
+            continue;
+        }
+        let ids = [
+            listed.tenant_id.as_str(),
+            &listed.execution_id,
+            &listed.interaction_id,
+            &listed.correlation_id,
+        ];
+        let Some(binding) = bind(&registration, ids) else {
+            return Ok(StreamStep::Done(Disposition::Retry(
+                RetryReason::NotBindable,
+            )));
+        };
+        if wakes && then == AfterBind::Acknowledge {
+            then = AfterBind::Wake(binding.await_identity.clone());
+        }
+        bindings.push(binding);
+    }
+    Ok(if bindings.is_empty() {
+        // Every await is settled: nothing for this generation to wait on or to be woken by.
+        StreamStep::Done(Disposition::Acknowledge)
+    } else {
+        StreamStep::Bind { bindings, then }
+    })
+}
+
+/// Whether any generation bound to the interaction holds its `DELIVERED#<generation>` row.
+fn delivered_to_any<V: HostView>(
+    view: &V,
+    tenant_id: &str,
+    interaction_id: &str,
+) -> Result<bool, V::Error> {
+    let Some(latest) = view.latest_binding_generation(tenant_id, interaction_id)? else {
+        return Ok(false);
     };
-    bind_then_wake(
-        &registration,
-        [
-            &first.tenant_id,
-            &first.execution_id,
-            &first.interaction_id,
-            &first.correlation_id,
-        ],
-        &first.status,
-    )
+    for generation in (1..=latest).rev() {
+        if let Some(binding) = view.binding(tenant_id, interaction_id, generation)? {
+            if view.delivered(&binding)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Any other row, read as an await-interaction row. BINDING and DELIVERY rows lack an await
@@ -149,29 +200,9 @@ fn on_await_row<V: HostView>(image: &Item, view: &V) -> Result<StreamStep, V::Er
             RetryReason::RegistrationMissing,
         )));
     };
-    bind_then_wake(
-        &registration,
-        [tenant, execution, interaction, correlation],
-        status,
-    )
-}
-
-/// Binds the interaction to the registration's generation; `COMPLETED` goes on to wake.
-fn bind_then_wake<V>(
-    registration: &CallbackRegistration,
-    [tenant, execution, interaction, correlation]: [&str; 4],
-    status: &str,
-) -> Result<StreamStep, V> {
-    let identity = AwaitIdentity::new(
-        Some(tenant),
-        Some(execution),
-        Some(interaction),
-        Some(correlation),
-        registration.checkpoint.generation,
-    );
     // TPF builds the identity and binds it outside its decoder's `try`, so a refusal (an
     // await of another execution than the registration's) fails the record.
-    let Some(binding) = identity.ok().and_then(|id| registration.bind(&id).ok()) else {
+    let Some(binding) = bind(&registration, [tenant, execution, interaction, correlation]) else {
         return Ok(StreamStep::Done(Disposition::Retry(
             RetryReason::NotBindable,
         )));
@@ -182,9 +213,25 @@ fn bind_then_wake<V>(
         AfterBind::Acknowledge
     };
     Ok(StreamStep::Bind {
-        binding: Box::new(binding),
+        bindings: vec![binding],
         then,
     })
+}
+
+/// The BINDING of the interaction to the registration's generation; `None` when TPF's `bind`
+/// refuses it (a blank id, an await of another execution than the registration's).
+fn bind(
+    registration: &CallbackRegistration,
+    [tenant, execution, interaction, correlation]: [&str; 4],
+) -> Option<CallbackBinding> {
+    let identity = AwaitIdentity::new(
+        Some(tenant),
+        Some(execution),
+        Some(interaction),
+        Some(correlation),
+        registration.checkpoint.generation,
+    );
+    identity.ok().and_then(|id| registration.bind(&id).ok())
 }
 
 /// A callback success to send: the binding's callback id, and the signal as the result.

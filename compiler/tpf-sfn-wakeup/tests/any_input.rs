@@ -141,10 +141,11 @@ proptest! {
         // A host where execution-a is parked (generation 1) and waits on interaction-a.
         let (w, _) = World::parked();
         let step = wake::on_stream_record(Some(&img), &w).unwrap();
-        if let StreamStep::Bind { binding, then } = step {
-            let id = &binding.await_identity;
+        if let StreamStep::Bind { bindings, then } = step {
+            prop_assert_eq!(bindings.len(), 1);
+            let id = &bindings[0].await_identity;
             if s(&img, attr::RECORD_TYPE) == Some("REGISTRATION") {
-                // The registration's generation, bound to the execution's first await.
+                // The registration's generation, bound to the execution's one open await.
                 let generation = match img.get(attr::GENERATION) {
                     Some(AttrValue::N(n)) => n.parse::<i64>().ok(),
                     _ => None,

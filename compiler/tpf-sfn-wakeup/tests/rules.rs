@@ -113,8 +113,11 @@ fn stream_step(w: &World, image: &Item) -> StreamStep {
 fn await_row_rules() {
     let completed = await_image("COMPLETED");
     let baseline = ready();
-    let StreamStep::Bind { binding, then } = stream_step(&baseline, &completed) else {
+    let StreamStep::Bind { bindings, then } = stream_step(&baseline, &completed) else {
         panic!("the baseline binds")
+    };
+    let [binding] = &bindings[..] else {
+        panic!("{bindings:?}")
     };
     assert_eq!(binding.await_identity, identity(1));
     assert_eq!(then, AfterBind::Wake(identity(1)));
@@ -188,10 +191,10 @@ fn await_row_rules() {
     // The newest registration's generation is bound.
     let mut w = ready();
     w.park(2);
-    let StreamStep::Bind { binding, .. } = stream_step(&w, &completed) else {
+    let StreamStep::Bind { bindings, .. } = stream_step(&w, &completed) else {
         panic!()
     };
-    assert_eq!(binding.await_identity.generation, 2);
+    assert_eq!(bindings[0].await_identity.generation, 2);
     // No image at all, or an empty one.
     assert_eq!(wake::on_stream_record(None, &w).unwrap(), ack);
     assert_eq!(stream_step(&w, &Item::new()), ack);
@@ -201,8 +204,11 @@ fn await_row_rules() {
 fn registration_rules() {
     let image = registration(1).to_item();
     let baseline = World::awaiting("COMPLETED");
-    let StreamStep::Bind { binding, then } = stream_step(&baseline, &image) else {
+    let StreamStep::Bind { bindings, then } = stream_step(&baseline, &image) else {
         panic!("the baseline binds")
+    };
+    let [binding] = &bindings[..] else {
+        panic!("{bindings:?}")
     };
     assert_eq!(binding.provider.callback_id, callback(1));
     assert_eq!(then, AfterBind::Wake(identity(1)));
@@ -232,17 +238,83 @@ fn registration_rules() {
         stream_step(&World::default(), &image),
         StreamStep::Done(Disposition::Retry(RetryReason::NoAwait))
     );
-    // The first await is the one bound; a waiting one binds and acknowledges.
-    let mut w = World::awaiting("WAITING");
-    let mut second = w.checkpoints[0].clone();
-    second.interaction_id = "interaction-b".into();
-    second.status = "COMPLETED".into();
-    w.checkpoints.push(second);
-    let StreamStep::Bind { binding, then } = stream_step(&w, &image) else {
+    // Our deviation from TPF (which binds the first await listed only): every open await is
+    // bound, a COMPLETED one only while undelivered, and only that one wakes.
+    let interactions = |step: &StreamStep| match step {
+        StreamStep::Bind { bindings, .. } => bindings
+            .iter()
+            .map(|b| b.await_identity.interaction_id.clone())
+            .collect::<Vec<_>>(),
+        StreamStep::Done(_) => vec![],
+    };
+    let with = |statuses: &[&str]| {
+        let mut w = World::default();
+        for (n, status) in statuses.iter().enumerate() {
+            let mut c = checkpoint(status);
+            c.interaction_id = if n == 0 {
+                I.into()
+            } else {
+                format!("interaction-{n}")
+            };
+            w.checkpoints.push(c);
+        }
+        w
+    };
+    // A waiting await first, an undelivered completed one second: both bound, the second wakes.
+    let step = stream_step(&with(&["WAITING", "COMPLETED"]), &image);
+    assert_eq!(interactions(&step), [I, "interaction-1"]);
+    let StreamStep::Bind { then, .. } = &step else {
         panic!()
     };
-    assert_eq!(binding.await_identity.interaction_id, I);
-    assert_eq!(then, AfterBind::Acknowledge);
+    assert!(matches!(then, AfterBind::Wake(id) if id.interaction_id == "interaction-1"));
+    // Every open status binds and acknowledges.
+    for open in ["WAITING", "DISPATCHING", "DISPATCHED"] {
+        let step = stream_step(&with(&[open]), &image);
+        assert_eq!(interactions(&step), [I], "{open}");
+        assert!(
+            matches!(
+                step,
+                StreamStep::Bind {
+                    then: AfterBind::Acknowledge,
+                    ..
+                }
+            ),
+            "{open}"
+        );
+    }
+    // A terminal await other than COMPLETED is not bound; with nothing else, acknowledged.
+    for settled in ["FAILED", "TIMED_OUT", "CANCELLED", "EXPIRED"] {
+        assert_eq!(stream_step(&with(&[settled]), &image), ack, "{settled}");
+        let step = stream_step(&with(&[settled, "WAITING"]), &image);
+        assert_eq!(interactions(&step), ["interaction-1"], "{settled}");
+    }
+    // A COMPLETED await an older generation holds the DELIVERED row of is not bound and does
+    // not wake: generation 2 registers after generation 1 was signalled (TPF's first-await
+    // rule binds it and wakes generation 2 at once).
+    let mut w = ready();
+    assert_eq!(w.wake(&identity(1)), Outcome::Ack);
+    assert!(w.delivered_outcome(1).is_some());
+    let registered = registration(2).to_item();
+    assert_eq!(stream_step(&w, &registered), ack);
+    let mut open = checkpoint("WAITING");
+    open.interaction_id = "interaction-b".into();
+    w.checkpoints.push(open);
+    let step = stream_step(&w, &registered);
+    assert_eq!(interactions(&step), ["interaction-b"]);
+    assert!(matches!(
+        step,
+        StreamStep::Bind {
+            then: AfterBind::Acknowledge,
+            ..
+        }
+    ));
+    // Bound to generation 1 but not delivered (the send failed): generation 2 binds and wakes.
+    let w = ready();
+    let step = stream_step(&w, &registered);
+    assert_eq!(interactions(&step), [I]);
+    assert!(
+        matches!(step, StreamStep::Bind { then: AfterBind::Wake(id), .. } if id == identity(2))
+    );
 }
 
 #[test]

@@ -10,10 +10,12 @@ use tpf_sfn_wakeup::provider::{durable_event as ev, DriverState};
 use tpf_sfn_wakeup::reconcile::{Missing, Quiet, Reconcile};
 use tpf_sfn_wakeup::wake::RetryReason;
 use tpf_wire::gateway::binding::{attr, DeliveryOutcome};
-use tpf_wire::gateway::names::durable_execution_name;
+use tpf_wire::gateway::names::{
+    binding_partition_key, durable_execution_name, generation_sort_key,
+};
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
 use tpf_wire::gateway::{AwaitIdentity, CallbackSignal, Mapper};
-use tpf_wire::records::{AttrValue, ExecutionStatus, Item};
+use tpf_wire::records::{interaction_attr, AttrValue, ExecutionStatus, Item};
 
 fn identity(generation: i64) -> AwaitIdentity {
     AwaitIdentity::new(Some(T), Some(E), Some(I), Some(C), generation).unwrap()
@@ -87,6 +89,53 @@ fn tpf_10_completion_before_binding() {
     // The stream retries the completion: identical binding, delivered, acknowledged.
     assert_eq!(w.on_record(Some(&completed)), Outcome::Ack);
     assert_eq!(w.sends, 1);
+}
+
+/// Our deviation from TPF's wake-up (docs/runtime.md): concurrent awaits of one execution (an
+/// itemized await). Generation 1 was woken by the first item and handed over; generation 2's
+/// registration must bind the item still open and leave the delivered one alone. TPF's rule
+/// binds the first await listed, the delivered item, and signals generation 2 at once, which
+/// then finds TPF still waiting and hands over again: a second send here.
+#[test]
+fn concurrent_awaits_a_registration_never_rewakes_a_delivered_item() {
+    let (mut w, _) = World::parked();
+    let completed = w.complete();
+    assert_eq!(w.on_record(Some(&completed)), Outcome::Ack);
+    assert_signalled(&w, 1);
+    // The second item is still open; the delivered one is listed first, as TPF lists them.
+    let mut second = checkpoint("WAITING");
+    second.interaction_id = "interaction-b".into();
+    w.checkpoints.push(second);
+    let registered = w.park(2);
+    assert_eq!(w.on_record(Some(&registered)), Outcome::Ack);
+    assert_eq!(
+        w.sends, 1,
+        "generation 2 was woken by an item already delivered"
+    );
+    assert!(w.drivers[&arn(2)].received.is_empty());
+    // The delivered item keeps generation 1's binding only; the open one is bound to 2.
+    assert_eq!(w.bound_generations(), [1]);
+    let key = (
+        binding_partition_key(T, "interaction-b"),
+        generation_sort_key(2).unwrap(),
+    );
+    assert!(
+        w.table.contains_key(&key),
+        "the open item is not bound to generation 2"
+    );
+    // Its completion wakes generation 2 once.
+    w.checkpoints[1].status = "COMPLETED".into();
+    let mut completed_b = await_image("COMPLETED");
+    completed_b.insert(
+        interaction_attr::INTERACTION_ID.into(),
+        AttrValue::S("interaction-b".into()),
+    );
+    assert_eq!(w.on_record(Some(&completed_b)), Outcome::Ack);
+    assert_eq!(w.sends, 2);
+    assert_eq!(w.drivers[&arn(2)].received.len(), 1);
+    // The registration's record again (a stream retry): nothing more.
+    assert_eq!(w.on_record(Some(&registered)), Outcome::Ack);
+    assert_eq!(w.sends, 2);
 }
 
 #[test]

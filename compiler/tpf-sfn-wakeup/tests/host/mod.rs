@@ -367,9 +367,11 @@ impl World {
         let step = wake::on_stream_record(image, &*self).unwrap();
         let identity = match step {
             StreamStep::Done(d) => return d.into(),
-            StreamStep::Bind { binding, then } => {
-                if let Err(conflict) = self.bind(&binding) {
-                    return conflict;
+            StreamStep::Bind { bindings, then } => {
+                for binding in &bindings {
+                    if let Err(conflict) = self.bind(binding) {
+                        return conflict;
+                    }
                 }
                 match then {
                     AfterBind::Acknowledge => return Outcome::Ack,

@@ -792,9 +792,10 @@ fn concurrent_awaits<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), St
     }
     world(finish(w))?;
     expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
-    // Each completed item may wake the generation that waits and hand over once; a generation
-    // whose registration binds an item that was already delivered to an older generation is
-    // woken at once and hands over again, for as long as other items are open.
+    // Each completed item may wake the generation that waits and hand over once. TPF's
+    // wake-up rule (a registration binds the first await listed) binds an item already
+    // delivered to an older generation, wakes the new one at once and hands over without
+    // bound; our wake-up binds only open or undelivered awaits (docs/runtime.md).
     let generations = w.trace().starts.iter().map(|s| s.input.generation).max();
     ensure(generations <= Some(4), || {
         format!("{generations:?} generations for 3 items: hand-overs without bound")

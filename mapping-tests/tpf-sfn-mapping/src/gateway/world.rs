@@ -949,9 +949,11 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         };
         let identity = match step {
             StreamStep::Done(d) => return Decided(d),
-            StreamStep::Bind { binding, then } => {
-                if let Err(e) = self.host.gateway.bindings.bind(&binding) {
-                    return Failed(format!("bind: {e}"));
+            StreamStep::Bind { bindings, then } => {
+                for binding in &bindings {
+                    if let Err(e) = self.host.gateway.bindings.bind(binding) {
+                        return Failed(format!("bind: {e}"));
+                    }
                 }
                 self.host.derive_streams();
                 match then {
