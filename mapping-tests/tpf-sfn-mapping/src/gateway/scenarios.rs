@@ -74,6 +74,15 @@ pub fn run_scenario<E: GatewayEngine>(
     engine: E,
     mutations: &[Mutation],
 ) -> ScenarioReport {
+    run_scenario_in(info, engine, mutations).0
+}
+
+/// [`run_scenario`], handing back the world it ran in (its trace and engine, for figures).
+pub fn run_scenario_in<E: GatewayEngine>(
+    info: &'static ScenarioInfo,
+    engine: E,
+    mutations: &[Mutation],
+) -> (ScenarioReport, GatewayWorld<E>) {
     let mut w = GatewayWorld::new(engine, setup_for(info));
     for m in mutations {
         w.mutate(*m);
@@ -86,11 +95,12 @@ pub fn run_scenario<E: GatewayEngine>(
         )),
         Some(run) => run(&mut w).and_then(|()| finish(&mut w).map_err(|e| e.to_string())),
     };
-    ScenarioReport {
+    let report = ScenarioReport {
         name: info.name,
         outcome,
         violations: evaluate(&w),
-    }
+    };
+    (report, w)
 }
 
 /// Every runnable scenario of the catalogue, each on an engine `make` builds for its setup.

@@ -52,6 +52,23 @@ impl SfnGatewayEngine {
     }
 }
 
+impl SfnGatewayEngine {
+    /// State transitions across every execution the engine ran (what Step Functions Standard
+    /// bills): one per state entered.
+    pub fn state_transitions(&self) -> usize {
+        self.executions
+            .iter()
+            .map(|(arn, _)| {
+                self.engine
+                    .history(arn)
+                    .iter()
+                    .filter(|e| e.event_type.ends_with("StateEntered"))
+                    .count()
+            })
+            .sum()
+    }
+}
+
 fn refusal(e: SfnError) -> ProviderRefusal {
     ProviderRefusal {
         code: e.code().to_owned(),
