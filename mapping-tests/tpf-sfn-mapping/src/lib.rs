@@ -10,6 +10,9 @@
 //! - `scenario`: the scenario model, the matrix derived from a contract, budgets, await classes
 //!   and what every runner shares;
 //! - `invariants`: the one table of named checks, and the checks every backend shares;
+//! - `gateway`: TPF's own AWS coordination host (the action gateway over the model, the
+//!   binding table, the wake-up, the reconciler, the starter, TPF's fault points) as one world
+//!   any backend's gateway driver runs in, through the `GatewayEngine` trait;
 //! - `harness`: actors, faults, the wakeup table, traces, and where the ASL engine and the
 //!   model meet (bindings, world loop).
 //!
@@ -19,6 +22,7 @@
 //!   (`durable-interp`).
 
 pub mod durable;
+pub mod gateway;
 pub mod harness;
 pub mod invariants;
 pub mod proof;
