@@ -197,6 +197,19 @@ impl Invocation<'_> {
         id
     }
 
+    /// Counts `bytes` of written state; past the service's cap the execution fails.
+    fn written(&mut self, bytes: u64) -> Result<(), Stop> {
+        self.exec.state_bytes_written += bytes;
+        if self.exec.state_bytes_written > WRITTEN_STATE_CAP {
+            let cause = format!(
+                "{} bytes of state written; the cap is {WRITTEN_STATE_CAP}",
+                self.exec.state_bytes_written
+            );
+            return Err(self.fail(error::WRITTEN_STATE_LIMIT, cause));
+        }
+        Ok(())
+    }
+
     /// Runs a new step's effect and checkpoints its result.
     fn run_step(
         &mut self,
@@ -239,14 +252,7 @@ impl Invocation<'_> {
                 e.0.len() as u64
             }
         };
-        self.exec.state_bytes_written += written;
-        if self.exec.state_bytes_written > WRITTEN_STATE_CAP {
-            let cause = format!(
-                "{} bytes of state written; the cap is {WRITTEN_STATE_CAP}",
-                self.exec.state_bytes_written
-            );
-            return Err(self.fail(error::WRITTEN_STATE_LIMIT, cause));
-        }
+        self.written(written)?;
         Ok(result)
     }
 }
@@ -507,14 +513,7 @@ impl Invocation<'_> {
             }
         };
         self.event(ev, Some(id), detail);
-        self.exec.state_bytes_written += written;
-        if self.exec.state_bytes_written > WRITTEN_STATE_CAP {
-            let cause = format!(
-                "{} bytes of state written; the cap is {WRITTEN_STATE_CAP}",
-                self.exec.state_bytes_written
-            );
-            return Err(self.fail(error::WRITTEN_STATE_LIMIT, cause));
-        }
+        self.written(written)?;
         Ok(outcome)
     }
 }

@@ -3,6 +3,8 @@
 //! decisions, faults and scenario matrix as every backend, with the same named invariants.
 //!
 //! - this module: the program ([`Driver`]) and the backend's part of the proof;
+//! - `gateway`: the gateway driver's function version and its steps' effects over the gateway
+//!   world's host;
 //! - `program`: the engine's operations as the driver's `Ops`, and the function version's
 //!   handler that runs the loop from the start on every invocation;
 //! - `world`: engine, TPF, wakeup table, bridge and sweeper function on one clock, and the
@@ -12,6 +14,7 @@
 //! - `checks`: this backend's reading of every named invariant, and the spec's static checks.
 
 pub mod checks;
+pub mod gateway;
 pub mod program;
 pub mod run;
 pub mod world;
