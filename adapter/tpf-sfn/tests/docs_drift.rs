@@ -158,6 +158,7 @@ fn codes_md_lists_every_input_diagnostic() {
                 "CONTRACT_",
                 "RELEASE_",
                 "CONFIG_",
+                "GATEWAY_",
                 "HISTORY_",
                 "IAM_",
                 "TEMPLATE_",

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{BindingKind, DriverConfig, LogLevel};
+use crate::config::{BindingKind, DriverConfig, GatewayTransport, LogLevel};
 use crate::contract::{Contract, HashCheck};
 use crate::release::Identity;
 
@@ -69,6 +69,23 @@ pub enum BindingPlan {
     Queue {
         queue_url: String,
     },
+    /// TPF's action gateway: the driver runs TPF's coordinator protocol.
+    Gateway(GatewayPlan),
+}
+
+/// The gateway binding: what the driver calls, through what, and how long it may park.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayPlan {
+    /// The gateway function's numbered version.
+    pub function_arn: String,
+    /// `None`: the engine invokes the function; `Some`: it sends to this queue, and a relay
+    /// invokes the function.
+    pub queue_url: Option<String>,
+    /// The function that starts the next generation under TPF's name.
+    pub starter_function_arn: String,
+    /// The longest await timeout among the contract's awaits (each its own, else the
+    /// configured one), in whole seconds rounded up: a park lasts at most this plus a second.
+    pub longest_await_seconds: u64,
 }
 
 impl BindingPlan {
@@ -77,6 +94,7 @@ impl BindingPlan {
             BindingPlan::Http { .. } => BindingKind::Http,
             BindingPlan::Lambda { .. } => BindingKind::Lambda,
             BindingPlan::Queue { .. } => BindingKind::Queue,
+            BindingPlan::Gateway(_) => BindingKind::Gateway,
         }
     }
 }
@@ -164,6 +182,26 @@ pub fn build(
         BindingKind::Queue => BindingPlan::Queue {
             queue_url: config.binding.queue.queue_url.clone(),
         },
+        BindingKind::Gateway => {
+            let g = &config.binding.gateway;
+            let longest_await_seconds = await_steps
+                .iter()
+                .map(|s| {
+                    s.deferred_completion
+                        .as_ref()
+                        .map_or(g.await_timeout_seconds, |d| {
+                            u64::try_from(d.timeout_ms).unwrap_or(0).div_ceil(1000)
+                        })
+                })
+                .max()
+                .unwrap_or(g.await_timeout_seconds);
+            BindingPlan::Gateway(GatewayPlan {
+                function_arn: g.function_arn.clone(),
+                queue_url: (g.transport == GatewayTransport::Queue).then(|| g.queue_url.clone()),
+                starter_function_arn: g.starter_function_arn.clone(),
+                longest_await_seconds,
+            })
+        }
     };
 
     let opt = |v: &Option<String>| {

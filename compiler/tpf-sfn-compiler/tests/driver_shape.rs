@@ -85,7 +85,7 @@ fn restaurant_has_a_named_await_state_and_every_action_carries_the_pinned_identi
     for binding in BindingKind::ALL {
         let out = build(RESTAURANT.as_bytes(), binding, false);
         let mut actions = 0;
-        for machine in [&out.driver, &out.sweeper] {
+        for machine in [&out.driver, out.sweeper.as_ref().unwrap()] {
             for state in all_states(machine) {
                 let State::Task(task) = state else { continue };
                 let Some(req) = action_request(task) else {
@@ -236,14 +236,17 @@ fn the_validator_recognises_compiled_output_and_proves_the_manifest_bounds() {
         };
         for (machine, info) in [
             (&out.driver, &out.manifest.machines.driver),
-            (&out.sweeper, &out.manifest.machines.sweeper),
+            (
+                out.sweeper.as_ref().unwrap(),
+                out.manifest.machines.sweeper.as_ref().unwrap(),
+            ),
         ] {
             let report = validate("f.asl.json", machine, &auto);
             assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
             assert_eq!(report.history.max_events, info.max_history_events);
         }
         // The same sweeper under another name is a foreign definition: no bound without one.
-        let mut foreign = out.sweeper.clone();
+        let mut foreign = out.sweeper.clone().unwrap();
         foreign.comment = Some("someone's machine".into());
         let report = validate("f.asl.json", &foreign, &auto);
         let unproven: Vec<_> = report.with_code("ASL_HISTORY_UNPROVEN").collect();

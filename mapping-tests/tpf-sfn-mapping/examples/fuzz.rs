@@ -111,7 +111,7 @@ fn seeds() -> Seeds {
             };
             if let Ok(out) = compile(&input, tpf_sfn_compiler::sfn::StepFunctions) {
                 COMPILED.fetch_add(1, Relaxed);
-                for m in [&out.driver, &out.sweeper] {
+                for m in std::iter::once(&out.driver).chain(&out.sweeper) {
                     if let Ok(v) = serde_json::from_str(&asl::to_canonical_json(m)) {
                         machines.push((v, driver_input()));
                     }

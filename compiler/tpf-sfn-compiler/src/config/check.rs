@@ -2,13 +2,17 @@
 //! findings reported together.
 
 use super::shape::{
-    arn_resource, is_connection_arn, is_digits, is_function_arn, is_name, is_queue_url,
+    arn_resource, function_qualifier, is_connection_arn, is_digits, is_function_arn, is_name,
+    is_queue_url, is_version_number,
 };
-use super::{BindingKind, DriverConfig, LogLevel};
+use super::{BindingKind, DriverConfig, GatewayTransport, LogLevel};
 use crate::diagnostic::{Diagnostic, Location};
 
 const RESERVED_TAG_PREFIXES: &[&str] = &["aws:", "tpf-sfn:"];
 const MAX_USER_TAGS: usize = 40;
+const QUEUE_URL_HINT: &str =
+    "expected https://sqs.<region>.amazonaws.com/<12-digit account>/<queue>, or an \
+     http://localhost or http://127.0.0.1 URL for a local emulator";
 
 /// Reports one finding: dotted key, message, hint.
 type Bad<'a> = dyn FnMut(&str, String, &str) + 'a;
@@ -40,7 +44,38 @@ impl DriverConfig {
         self.check_sweeper(&mut bad);
         self.check_logging(&mut bad);
         self.check_tags(&mut bad);
+        out.extend(self.check_gateway_qualifier(file));
         out
+    }
+
+    /// `GATEWAY_UNQUALIFIED`: the gateway binding calls TPF's action gateway by a numbered
+    /// version only. An alias or the unqualified name can move to other code under a deployed
+    /// driver (TPF's own host has that gap); a version cannot. Any other malformed ARN is
+    /// `CONFIG_VALUE`'s.
+    fn check_gateway_qualifier(&self, file: &str) -> Option<Diagnostic> {
+        if self.binding.kind != BindingKind::Gateway {
+            return None;
+        }
+        let arn = &self.binding.gateway.function_arn;
+        let qualifier = function_qualifier(arn)?;
+        if qualifier.is_some_and(is_version_number) {
+            return None;
+        }
+        let what = match qualifier {
+            None => "is unqualified".to_string(),
+            Some(q) => format!("is qualified by `{q}`, which is not a version number"),
+        };
+        Some(
+            Diagnostic::error(
+                "GATEWAY_UNQUALIFIED",
+                Location::pointer(file, "binding.gateway.function-arn"),
+                format!("function-arn `{arn}` {what}: the gateway driver only invokes a numbered version of TPF's action gateway"),
+            )
+            .with_hint(
+                "publish a version of the gateway function (`aws lambda publish-version`) and append its number: \
+                 arn:<partition>:lambda:<region>:<account>:function:<name>:<version>",
+            ),
+        )
     }
 
     fn check_name_prefix(&self, bad: &mut Bad<'_>) {
@@ -92,13 +127,47 @@ impl DriverConfig {
                 let q = &self.binding.queue.queue_url;
                 if !is_queue_url(q) {
                     bad(
-                    "binding.queue.queue-url",
-                    format!("queue-url `{q}` is not an SQS queue URL"),
-                    "expected https://sqs.<region>.amazonaws.com/<12-digit account>/<queue>, or an http://localhost \
-                     or http://127.0.0.1 URL for a local emulator",
-                );
+                        "binding.queue.queue-url",
+                        format!("queue-url `{q}` is not an SQS queue URL"),
+                        QUEUE_URL_HINT,
+                    );
                 }
             }
+            BindingKind::Gateway => self.check_gateway(bad),
+        }
+    }
+
+    fn check_gateway(&self, bad: &mut Bad<'_>) {
+        let g = &self.binding.gateway;
+        if function_qualifier(&g.function_arn).is_none() {
+            bad(
+                "binding.gateway.function-arn",
+                format!("function-arn `{}` is not a Lambda function ARN", g.function_arn),
+                "expected arn:<partition>:lambda:<region>:<12-digit account>:function:<name>:<version>",
+            );
+        }
+        if !is_function_arn(&g.starter_function_arn) {
+            bad(
+                "binding.gateway.starter-function-arn",
+                format!("starter-function-arn `{}` is not a Lambda function ARN", g.starter_function_arn),
+                "expected arn:<partition>:lambda:<region>:<12-digit account>:function:<name>[:<qualifier>]: the wake-path \
+                 stack's starter function",
+            );
+        }
+        if g.transport == GatewayTransport::Queue && !is_queue_url(&g.queue_url) {
+            bad(
+                "binding.gateway.queue-url",
+                format!("queue-url `{}` is not an SQS queue URL", g.queue_url),
+                QUEUE_URL_HINT,
+            );
+        }
+        // A Task's TimeoutSeconds takes at most 99,999,999; a year is a Standard execution's life.
+        if !(1..=365 * 86_400).contains(&g.await_timeout_seconds) {
+            bad(
+                "binding.gateway.await-timeout-seconds",
+                format!("await-timeout-seconds is {}; it must be between 1 and 31536000 (a year)", g.await_timeout_seconds),
+                "TPF requires a positive timeout on every await, and a Standard execution lives at most a year",
+            );
         }
     }
 

@@ -54,9 +54,13 @@ pub enum BindingKind {
     Http,
     Lambda,
     Queue,
+    /// TPF's action gateway (`docs/gateway.md`): the driver follows TPF's own coordinator
+    /// protocol instead of Action API v1.
+    Gateway,
 }
 
 impl BindingKind {
+    /// The Action API v1 bindings, which the v1 proof and its matrix run over.
     pub const ALL: [BindingKind; 3] = [BindingKind::Http, BindingKind::Lambda, BindingKind::Queue];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +68,7 @@ impl BindingKind {
             BindingKind::Http => "http",
             BindingKind::Lambda => "lambda",
             BindingKind::Queue => "queue",
+            BindingKind::Gateway => "gateway",
         }
     }
 }
@@ -76,6 +81,7 @@ pub struct BindingConfig {
     pub http: HttpBinding,
     pub lambda: LambdaBinding,
     pub queue: QueueBinding,
+    pub gateway: GatewayBinding,
 }
 
 impl Default for BindingConfig {
@@ -85,6 +91,7 @@ impl Default for BindingConfig {
             http: HttpBinding::default(),
             lambda: LambdaBinding::default(),
             queue: QueueBinding::default(),
+            gateway: GatewayBinding::default(),
         }
     }
 }
@@ -136,6 +143,60 @@ impl Default for QueueBinding {
         QueueBinding {
             queue_url: "https://sqs.us-east-1.amazonaws.com/123456789012/tpf-sfn-actions"
                 .to_string(),
+        }
+    }
+}
+
+/// How the gateway driver reaches TPF's action gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GatewayTransport {
+    /// Step Functions invokes the gateway's numbered version itself.
+    Lambda,
+    /// Step Functions sends each request to an SQS queue; a relay invokes the gateway and
+    /// answers the task token (a local emulator that cannot run a Lambda function, or a
+    /// gateway only reachable that way).
+    Queue,
+}
+
+impl GatewayTransport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GatewayTransport::Lambda => "lambda",
+            GatewayTransport::Queue => "queue",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GatewayBinding {
+    /// ARN of TPF's action gateway function, qualified by a numbered version (never an alias or
+    /// the unqualified name: a release's driver calls exactly the gateway it was compiled for).
+    pub function_arn: String,
+    pub transport: GatewayTransport,
+    /// SQS queue the relay reads gateway requests from (transport = "queue").
+    pub queue_url: String,
+    /// ARN of the starter function the driver hands over through: it starts the next
+    /// generation named by TPF's recipe (Step Functions cannot compute the name itself).
+    pub starter_function_arn: String,
+    /// The await timeout of a contract await that does not carry its own (August 2026's
+    /// contracts left it to TPF's YAML): the driver parks at most the longest await timeout
+    /// plus one second before it sweeps.
+    pub await_timeout_seconds: u64,
+}
+
+impl Default for GatewayBinding {
+    fn default() -> Self {
+        GatewayBinding {
+            function_arn: "arn:aws:lambda:us-east-1:123456789012:function:tpf-action-gateway:1"
+                .to_string(),
+            transport: GatewayTransport::Lambda,
+            queue_url: "https://sqs.us-east-1.amazonaws.com/123456789012/tpf-sfn-gateway"
+                .to_string(),
+            starter_function_arn:
+                "arn:aws:lambda:us-east-1:123456789012:function:tpf-sfn-starter:1".to_string(),
+            await_timeout_seconds: 1800,
         }
     }
 }

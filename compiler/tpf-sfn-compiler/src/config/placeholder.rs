@@ -3,13 +3,19 @@
 //! but nothing deployable may carry one: `compile` warns, the exports refuse them, and `deploy`
 //! refuses them against anything but a local emulator.
 
-use super::{BindingKind, DriverConfig, HttpBinding, LambdaBinding, QueueBinding};
+use super::{
+    BindingKind, DriverConfig, GatewayBinding, GatewayTransport, HttpBinding, LambdaBinding,
+    QueueBinding,
+};
 use crate::diagnostic::{Diagnostic, Location};
 
 pub const API_BASE_URL: &str = "binding.http.api-base-url";
 pub const CONNECTION_ARN: &str = "binding.http.connection-arn";
 pub const FUNCTION_ARN: &str = "binding.lambda.function-arn";
 pub const QUEUE_URL: &str = "binding.queue.queue-url";
+pub const GATEWAY_FUNCTION_ARN: &str = "binding.gateway.function-arn";
+pub const GATEWAY_QUEUE_URL: &str = "binding.gateway.queue-url";
+pub const STARTER_FUNCTION_ARN: &str = "binding.gateway.starter-function-arn";
 
 /// Host names reserved for documentation (RFC 2606, RFC 6761): nothing real answers there.
 fn reserved_host(url: &str) -> bool {
@@ -37,6 +43,9 @@ pub fn is_placeholder(key: &str, value: &str) -> bool {
         CONNECTION_ARN => value == HttpBinding::default().connection_arn,
         FUNCTION_ARN => value == LambdaBinding::default().function_arn,
         QUEUE_URL => value == QueueBinding::default().queue_url,
+        GATEWAY_FUNCTION_ARN => value == GatewayBinding::default().function_arn,
+        GATEWAY_QUEUE_URL => value == GatewayBinding::default().queue_url,
+        STARTER_FUNCTION_ARN => value == GatewayBinding::default().starter_function_arn,
         _ => false,
     }
 }
@@ -49,6 +58,9 @@ pub fn key_of_parameter(parameter: &str) -> Option<&'static str> {
         "connectionArn" => CONNECTION_ARN,
         "functionArn" => FUNCTION_ARN,
         "queueUrl" => QUEUE_URL,
+        "gatewayFunctionArn" => GATEWAY_FUNCTION_ARN,
+        "gatewayQueueUrl" => GATEWAY_QUEUE_URL,
+        "starterFunctionArn" => STARTER_FUNCTION_ARN,
         _ => return None,
     })
 }
@@ -86,6 +98,19 @@ impl DriverConfig {
             ],
             BindingKind::Lambda => vec![("functionArn", b.lambda.function_arn.as_str())],
             BindingKind::Queue => vec![("queueUrl", b.queue.queue_url.as_str())],
+            BindingKind::Gateway => {
+                let mut pairs = vec![
+                    ("gatewayFunctionArn", b.gateway.function_arn.as_str()),
+                    (
+                        "starterFunctionArn",
+                        b.gateway.starter_function_arn.as_str(),
+                    ),
+                ];
+                if b.gateway.transport == GatewayTransport::Queue {
+                    pairs.push(("gatewayQueueUrl", b.gateway.queue_url.as_str()));
+                }
+                pairs
+            }
         };
         found(pairs)
     }
@@ -140,6 +165,27 @@ mod tests {
         assert_eq!(w[0].code, "CONFIG_PLACEHOLDER");
         assert_eq!(w[0].location.pointer.as_deref(), Some(QUEUE_URL));
         assert!(!w[0].is_error());
+
+        // The gateway binding's three endpoints, the queue only on the queue transport.
+        real.binding.kind = BindingKind::Gateway;
+        let keys =
+            |c: &DriverConfig| -> Vec<&str> { c.placeholders().iter().map(|(k, _)| *k).collect() };
+        assert_eq!(keys(&real), [GATEWAY_FUNCTION_ARN, STARTER_FUNCTION_ARN]);
+        real.binding.gateway.transport = GatewayTransport::Queue;
+        assert_eq!(
+            keys(&real),
+            [
+                GATEWAY_FUNCTION_ARN,
+                STARTER_FUNCTION_ARN,
+                GATEWAY_QUEUE_URL
+            ]
+        );
+        real.binding.gateway.function_arn =
+            "arn:aws:lambda:eu-west-1:210987654321:function:gw:3".into();
+        real.binding.gateway.starter_function_arn =
+            "arn:aws:lambda:eu-west-1:210987654321:function:st".into();
+        real.binding.gateway.queue_url = "http://localhost:4566/000000000000/gw".into();
+        assert!(real.placeholders().is_empty());
     }
 
     #[test]

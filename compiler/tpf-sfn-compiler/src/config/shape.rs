@@ -47,6 +47,31 @@ pub(super) fn is_function_arn(arn: &str) -> bool {
         && parts.next().is_none()
 }
 
+/// The qualifier of a Lambda function ARN (`Some(None)`: unqualified), `None` when `arn` is
+/// not a function ARN.
+/// Lambda's `$LATEST` qualifier counts: it names the unpublished code.
+pub(super) fn function_qualifier(arn: &str) -> Option<Option<&str>> {
+    if let Some(base) = arn.strip_suffix(":$LATEST") {
+        return function_qualifier(base)?
+            .is_none()
+            .then_some(Some("$LATEST"));
+    }
+    if !is_function_arn(arn) {
+        return None;
+    }
+    let res = arn_resource(arn, "lambda")?;
+    Some(res.splitn(3, ':').nth(2))
+}
+
+/// A published version's qualifier: Lambda numbers versions from 1 (`$LATEST` and aliases are
+/// not numbers).
+pub(super) fn is_version_number(qualifier: &str) -> bool {
+    !qualifier.is_empty()
+        && qualifier.len() <= 10
+        && qualifier.bytes().all(|b| b.is_ascii_digit())
+        && !qualifier.starts_with('0')
+}
+
 pub(super) fn is_queue_url(url: &str) -> bool {
     let local = ["http://127.0.0.1", "http://localhost"].iter().any(|p| {
         url.strip_prefix(p)
@@ -90,6 +115,19 @@ mod tests {
         assert!(is_queue_url(
             "https://sqs.eu-west-1.amazonaws.com/123456789012/q"
         ));
+        let f = "arn:aws:lambda:us-east-1:123456789012:function:f";
+        assert_eq!(function_qualifier(f), Some(None));
+        assert_eq!(function_qualifier(&format!("{f}:7")), Some(Some("7")));
+        assert_eq!(function_qualifier("arn:aws:lambda:x"), None);
+        assert_eq!(
+            function_qualifier(&format!("{f}:$LATEST")),
+            Some(Some("$LATEST"))
+        );
+        assert_eq!(function_qualifier(&format!("{f}:1:$LATEST")), None);
+        assert!(is_version_number("7") && is_version_number("123"));
+        assert!(
+            !is_version_number("live") && !is_version_number("0") && !is_version_number("$LATEST")
+        );
         assert!(is_queue_url("http://localhost:4566/000000000000/q"));
         assert!(!is_queue_url(
             "http://sqs.eu-west-1.amazonaws.com/123456789012/q"

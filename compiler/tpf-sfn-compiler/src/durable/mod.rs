@@ -11,7 +11,6 @@ pub mod manifest;
 use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec, TransportRetry, Wakeup};
 
 use crate::compile::{Checked, Lowering};
-use crate::config::BindingKind;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::lowering::export::Kind;
 use crate::lowering::manifest::MANIFEST_FILE;
@@ -116,13 +115,14 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
         BindingPlan::Lambda { function_arn } => Binding::Lambda {
             function_arn: function_arn.clone(),
         },
-        BindingPlan::Queue { .. } => {
+        // The gateway protocol's durable driver is a separate program, not this spec's.
+        BindingPlan::Queue { .. } | BindingPlan::Gateway(_) => {
             return Err(Diagnostics(vec![Diagnostic::error(
                 "DURABLE_BINDING_UNSUPPORTED",
                 Location::pointer("tpf-sfn.toml", "/binding/kind"),
                 format!(
                     "the {} binding has no Lambda durable functions form",
-                    BindingKind::Queue.as_str()
+                    plan.binding.kind().as_str()
                 ),
             )
             .with_hint("use binding.kind = \"http\" (the function calls the action host directly, also inside a VPC) or \"lambda\"")]))

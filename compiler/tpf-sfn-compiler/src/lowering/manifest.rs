@@ -150,6 +150,25 @@ pub fn binding_info(plan: &DriverPlan) -> BindingInfo {
         Queue { queue_url } => {
             parameters.insert("queueUrl".to_string(), queue_url.clone());
         }
+        Gateway(g) => {
+            parameters.insert("gatewayFunctionArn".to_string(), g.function_arn.clone());
+            parameters.insert(
+                "starterFunctionArn".to_string(),
+                g.starter_function_arn.clone(),
+            );
+            let transport = match &g.queue_url {
+                None => crate::config::GatewayTransport::Lambda,
+                Some(queue_url) => {
+                    parameters.insert("gatewayQueueUrl".to_string(), queue_url.clone());
+                    crate::config::GatewayTransport::Queue
+                }
+            };
+            parameters.insert("transport".to_string(), transport.as_str().to_string());
+            parameters.insert(
+                "longestAwaitSeconds".to_string(),
+                g.longest_await_seconds.to_string(),
+            );
+        }
     }
     BindingInfo {
         kind: plan.binding.kind().as_str(),

@@ -18,7 +18,8 @@ pub fn transport_errors(binding: &BindingPlan) -> Vec<&'static str> {
             "States.Http.StatusCode.503",
             "States.Http.StatusCode.504",
         ],
-        BindingPlan::Lambda { .. } => vec![
+        // The gateway driver names its own (`crate::sfn::gateway`); these are Action API v1's.
+        BindingPlan::Lambda { .. } | BindingPlan::Gateway(_) => vec![
             "Lambda.ServiceException",
             "Lambda.AWSLambdaException",
             "Lambda.SdkClientException",

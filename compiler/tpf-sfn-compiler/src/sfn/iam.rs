@@ -87,12 +87,28 @@ pub fn policy(
                     .and_then(Value::as_str)
                     .unwrap_or("*")
                     .to_string();
-                g.grant(
-                    "InvokeTpfActionFunction",
-                    &["lambda:InvokeFunction"],
-                    vec![f.clone(), format!("{f}:*")],
-                    None,
-                );
+                match &plan.binding {
+                    // Exactly the numbered version the release was compiled for, and the
+                    // starter: no other version, alias or the unqualified name.
+                    BindingPlan::Gateway(gw) if f == gw.starter_function_arn => g.grant(
+                        "StartNextGeneration",
+                        &["lambda:InvokeFunction"],
+                        vec![f],
+                        None,
+                    ),
+                    BindingPlan::Gateway(_) => g.grant(
+                        "InvokeTpfActionGateway",
+                        &["lambda:InvokeFunction"],
+                        vec![f],
+                        None,
+                    ),
+                    _ => g.grant(
+                        "InvokeTpfActionFunction",
+                        &["lambda:InvokeFunction"],
+                        vec![f.clone(), format!("{f}:*")],
+                        None,
+                    ),
+                }
             }
             "arn:aws:states:::sqs:sendMessage" => {
                 let url = params.get("QueueUrl").and_then(Value::as_str).unwrap_or("");

@@ -24,10 +24,19 @@ pub struct Manifest {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Machines {
     pub driver: MachineInfo,
-    pub sweeper: MachineInfo,
+    /// Action API v1's safety net; the gateway binding has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweeper: Option<MachineInfo>,
+    /// Why there is no sweeper, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_sweeper: Option<&'static str>,
 }
+
+/// Why the gateway binding deploys no sweeper machine.
+pub const GATEWAY_SWEEPS_ITSELF: &str = "the gateway driver sweeps TPF itself: SWEEP before every STATUS poll, and after a park's deadline";
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -11,6 +11,7 @@ pub mod arn;
 pub mod asl;
 pub mod binding;
 pub mod export;
+pub mod gateway;
 pub mod graph;
 pub mod iam;
 mod lower;
@@ -39,7 +40,8 @@ pub struct Compiled {
     /// The Step Functions lowering's own decisions: machine and state names, loop budget, ARNs.
     pub sfn: SfnPlan,
     pub driver: StateMachine,
-    pub sweeper: StateMachine,
+    /// Action API v1's sweeper; `None` for the gateway binding, whose driver sweeps itself.
+    pub sweeper: Option<StateMachine>,
     pub manifest: Manifest,
     /// `(file name, contents)` in a stable order.
     pub files: Vec<(String, String)>,
@@ -151,6 +153,7 @@ fn arn_context(plan: &DriverPlan) -> ArnContext {
         BindingPlan::Http { connection_arn, .. } => arn::region_and_account(connection_arn),
         BindingPlan::Lambda { function_arn } => arn::region_and_account(function_arn),
         BindingPlan::Queue { queue_url } => arn::queue_region_and_account(queue_url),
+        BindingPlan::Gateway(g) => arn::region_and_account(&g.function_arn),
     };
     let pick = |configured: &str, inferred: Option<&String>| {
         if configured != "*" {

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use tpf_wire::{action, wakeup};
 
 use crate::diagnostic::{Diagnostic, Location};
-use crate::plan::{AwaitPoint, BindingPlan, DriverPlan};
+use crate::plan::{AwaitPoint, BindingPlan, DriverPlan, GatewayPlan};
 use crate::sfn::states::{driver as states, fail_error, sweeper as sweeper_states};
 use crate::sfn::{binding, SfnPlan};
 
@@ -36,6 +36,14 @@ const TEMPLATES: &[(&str, &str)] = &[
     (
         "action-queue",
         include_str!("../../../../templates/partials/action-queue.hbs"),
+    ),
+    (
+        "gateway-driver",
+        include_str!("../../../../templates/gateway-driver.asl.json.hbs"),
+    ),
+    (
+        "gateway-call",
+        include_str!("../../../../templates/partials/gateway-call.hbs"),
     ),
     (
         "await-state",
@@ -88,6 +96,19 @@ impl Renderer {
 
     pub fn driver(&self, plan: &DriverPlan, sfn: &SfnPlan) -> Result<String, Diagnostic> {
         self.render("driver", &context(plan, sfn))
+    }
+
+    /// The gateway protocol's driver (`crate::sfn::gateway`).
+    pub fn gateway_driver(
+        &self,
+        plan: &DriverPlan,
+        sfn: &SfnPlan,
+        gateway: &GatewayPlan,
+    ) -> Result<String, Diagnostic> {
+        self.render(
+            "gateway-driver",
+            &crate::sfn::gateway::context(plan, sfn, gateway),
+        )
     }
 
     pub fn sweeper(&self, plan: &DriverPlan, sfn: &SfnPlan) -> Result<String, Diagnostic> {
@@ -177,7 +198,7 @@ fn await_path(field: &str) -> String {
 fn result_prefix(binding: &BindingPlan) -> &'static str {
     match binding {
         BindingPlan::Http { .. } => "$.ResponseBody.",
-        BindingPlan::Lambda { .. } => "$.Payload.",
+        BindingPlan::Lambda { .. } | BindingPlan::Gateway(_) => "$.Payload.",
         BindingPlan::Queue { .. } => "$.",
     }
 }
@@ -435,6 +456,8 @@ fn context(plan: &DriverPlan, sfn: &SfnPlan) -> Value {
         BindingPlan::Queue { queue_url } => {
             json!({"http": false, "lambda": false, "queue": {"queue_url": queue_url}})
         }
+        // The gateway driver has its own template and context (`crate::sfn::gateway`).
+        BindingPlan::Gateway(_) => json!({"http": false, "lambda": false, "queue": false}),
     };
     let awaits: Vec<Value> = plan
         .awaits

@@ -84,3 +84,36 @@ pub mod sweeper {
     pub const RECOVERED: &str = "Recovery driver started";
     pub const DONE: &str = "Sweep finished";
 }
+
+/// The gateway driver's states (`docs/gateway.md`, "The Step Functions driver").
+pub mod gateway {
+    pub const START: &str = "Resume or submit?";
+    pub const RESUME: &str = "Resume TPF execution";
+    pub const SUBMIT: &str = "Submit TPF execution";
+    pub const HAS_CHECKPOINT: &str = "Did TPF return a checkpoint?";
+    pub const START_POLLING: &str = "Start polling";
+    pub const SWEEP: &str = "Sweep TPF";
+    pub const STATUS: &str = "Read TPF status";
+    pub const ROUTE: &str = "Route on TPF status";
+    pub const POLL_NEXT: &str = "Poll again: next wait";
+    pub const POLL_LONGEST: &str = "Poll again: longest wait";
+    pub const WAIT: &str = "Wait before polling";
+    pub const PARK: &str = "Park until TPF's await completes";
+    pub const CHECK_SIGNAL: &str = "Does the signal match?";
+    pub const WOKEN: &str = "Woken: poll at once";
+    pub const DEADLINE_PASSED: &str = "Await deadline passed: sweep";
+    pub const HAND_OVER: &str = "Hand over to the next generation";
+    pub const HANDED_OVER: &str = "Handed-over output";
+    pub const GENERATION_HANDED_OVER: &str = "Generation handed over";
+    pub const RESULT: &str = "Read TPF result";
+    pub const HAS_RESULT: &str = "Did TPF return a result?";
+    pub const OUTPUT: &str = "TPF's output";
+    pub const SUCCEEDED: &str = "Execution succeeded";
+    pub const ENDED_FAILED: &str = "TPF execution failed";
+    pub const ENDED_DLQ: &str = "TPF execution in DLQ";
+    pub const ENDED_REMOTE_UNKNOWN: &str = "TPF remote outcome unknown";
+    pub const IDENTITY_MISMATCH: &str = "Callback identity mismatch";
+    pub const NO_CHECKPOINT: &str = "No checkpoint from TPF";
+    pub const NO_RESULT: &str = "No result from TPF";
+    pub const UNEXPECTED: &str = "Unexpected TPF status";
+}

@@ -76,13 +76,29 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> LocalControlPlane<S> {
     pub fn run_work(&mut self, now_ms: i64) -> Result<Vec<ExecutionRecord>, JavaError> {
         let mut out = Vec::new();
         while let Some(item) = self.queue.pop_front() {
-            let outcome = self
-                .coordinator
-                .process_work_item(&item.tenant_id, &item.execution_id, now_ms)
-                .map_err(|e| java(e, &item.execution_id))?;
-            out.push(outcome.record);
+            out.push(self.run_work_item(&item, now_ms)?);
         }
         Ok(out)
+    }
+
+    /// Hands every queued item to a caller that delivers them itself, oldest first: a world
+    /// that runs TPF's SQS work function on its own clock (a delay before the claim, a
+    /// redelivery after a failure) takes the items off the dispatch queue here.
+    pub fn take_queued(&mut self) -> Vec<WorkItem> {
+        self.queue.drain(..).collect()
+    }
+
+    /// TPF's work function on one delivered item: claim and run it at `now_ms`, answering the
+    /// record it left behind (a refused claim leaves the record unchanged).
+    pub fn run_work_item(
+        &mut self,
+        item: &WorkItem,
+        now_ms: i64,
+    ) -> Result<ExecutionRecord, JavaError> {
+        self.coordinator
+            .process_work_item(&item.tenant_id, &item.execution_id, now_ms)
+            .map(|outcome| outcome.record)
+            .map_err(|e| java(e, &item.execution_id))
     }
 
     fn semantic(

@@ -42,7 +42,7 @@ fn identity_required(request: &ActionRequest) -> Result<&AwaitIdentity, JavaErro
 }
 
 /// `AwaitSemanticCheckpoint` → `AwsDurableAwaitCheckpoint` (the status by name).
-fn checkpoint_of(c: &AwaitSemanticCheckpoint) -> Result<AwaitCheckpoint, JavaError> {
+pub fn checkpoint_of(c: &AwaitSemanticCheckpoint) -> Result<AwaitCheckpoint, JavaError> {
     AwaitCheckpoint::new([
         Some(&c.tenant_id),
         Some(&c.execution_id),

@@ -9,6 +9,8 @@
 //!   static verdict.
 
 pub mod checks;
+pub mod gateway;
+pub mod gateway_engine;
 mod pacing;
 pub mod run;
 pub mod world;
@@ -78,6 +80,9 @@ impl BackendProof for Machines {
 
     fn build(input: &Input, driver: Option<DriverFile>) -> Result<Subject, Diagnostics> {
         let out = compile(input, StepFunctions)?;
+        let Some(sweeper) = out.sweeper else {
+            return Err(gateway_unproven());
+        };
         let driver = match driver {
             Some(d) => asl::parse(&d.file, &d.bytes)?,
             None => out.driver,
@@ -89,14 +94,14 @@ impl BackendProof for Machines {
             Machines {
                 sfn: out.sfn,
                 driver,
-                sweeper: out.sweeper,
+                sweeper,
             },
             Some(NextRelease {
                 identity: next.plan.identity,
                 program: Machines {
                     sfn: next.sfn,
                     driver: next.driver,
-                    sweeper: next.sweeper,
+                    sweeper: next.sweeper.ok_or_else(gateway_unproven)?,
                 },
             }),
         ))
@@ -121,6 +126,18 @@ impl BackendProof for Machines {
     fn evaluate(run: &Run<'_>) -> Vec<Violation> {
         checks::evaluate(run)
     }
+}
+
+/// This proof runs Action API v1's driver and sweeper against the v1 model; the gateway
+/// binding's driver (no sweeper) is proven in the gateway world.
+fn gateway_unproven() -> Diagnostics {
+    tpf_sfn_compiler::Diagnostic::error(
+        "CONFIG_BINDING_UNPROVABLE",
+        tpf_sfn_compiler::diagnostic::Location::pointer("tpf-sfn.toml", "binding.kind"),
+        "the Action API v1 proof runs the http, lambda and queue bindings; the gateway binding's driver follows TPF's gateway protocol",
+    )
+    .with_hint("run the proof with binding.kind = \"http\", \"lambda\" or \"queue\"")
+    .into()
 }
 
 /// Pins the subject's machines (both releases) on this thread while the guards live, so every

@@ -120,7 +120,7 @@ pub fn release(out: &Compiled) -> Value {
     );
     resources.insert(
         "Sweeper".into(),
-        machine(&m.machines.sweeper, SWEEPER_FILE, "SweeperRole"),
+        machine(super::sweeper(out), SWEEPER_FILE, "SweeperRole"),
     );
     resources.insert(
         "SweeperScheduleRole".into(),
@@ -147,7 +147,7 @@ pub fn release(out: &Compiled) -> Value {
         json!({
             "Type": "AWS::Scheduler::Schedule",
             "Properties": {
-                "Name": schedule_name(&m.machines.sweeper.name),
+                "Name": schedule_name(&super::sweeper(out).name),
                 "ScheduleExpression": schedule(out),
                 "FlexibleTimeWindow": {"Mode": "OFF"},
                 "Target": {

@@ -36,6 +36,15 @@ pub const WAKE_PATH_DIR: &str = "wake-path";
 /// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
 /// still carries a placeholder: an export is for a real account.
 pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
+    if out.sweeper.is_none() {
+        return Err(crate::diagnostic::Diagnostic::error(
+            "EXPORT_GATEWAY_UNSUPPORTED",
+            crate::diagnostic::Location::pointer("tpf-sfn.toml", "binding.kind"),
+            "the gateway binding's release has no stacks to export yet: its wake path (starter, wake-up, reconciler, relay) is not in the exports",
+        )
+        .with_hint("deploy the gateway driver's definition and policy from the compile output, or compile with an Action API v1 binding to export stacks")
+        .into());
+    }
     crate::lowering::export::refuse_placeholders(
         &out.manifest.binding,
         "machines that reach nothing",
@@ -65,12 +74,14 @@ pub fn schedule_name(sweeper_machine: &str) -> String {
 }
 
 fn schedule(out: &Compiled) -> &str {
-    out.manifest
-        .machines
-        .sweeper
-        .schedule
-        .as_deref()
-        .unwrap_or("rate(1 minute)")
+    sweeper(out).schedule.as_deref().unwrap_or("rate(1 minute)")
+}
+
+/// The sweeper's manifest entry. [`files`] refuses a release without one (the gateway
+/// binding) before any stack is built, so the driver's entry never stands in for it there.
+fn sweeper(out: &Compiled) -> &crate::sfn::manifest::MachineInfo {
+    let m = &out.manifest.machines;
+    m.sweeper.as_ref().unwrap_or(&m.driver)
 }
 
 fn file_text<'a>(out: &'a Compiled, name: &str) -> &'a str {

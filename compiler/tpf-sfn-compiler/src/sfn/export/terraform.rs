@@ -131,7 +131,7 @@ pub fn release(out: &Compiled) -> Value {
         v["alarm_name"] = json!(format!(
             "{}-{}",
             tf_literal(match a.target {
-                Res::Machines("sweeper") => &m.machines.sweeper.name,
+                Res::Machines("sweeper") => &super::sweeper(out).name,
                 _ => &m.machines.driver.name,
             }),
             a.metric.to_ascii_lowercase()
@@ -152,11 +152,11 @@ pub fn release(out: &Compiled) -> Value {
             "aws_iam_role_policy": policies,
             "aws_sfn_state_machine": {
                 "driver": machine(&m.machines.driver, DRIVER_FILE, "driver"),
-                "sweeper": machine(&m.machines.sweeper, SWEEPER_FILE, "sweeper")
+                "sweeper": machine(super::sweeper(out), SWEEPER_FILE, "sweeper")
             },
             "aws_scheduler_schedule": {
                 "sweeper": {
-                    "name": tf_literal(&schedule_name(&m.machines.sweeper.name)),
+                    "name": tf_literal(&schedule_name(&super::sweeper(out).name)),
                     "schedule_expression": schedule(out),
                     "flexible_time_window": {"mode": "OFF"},
                     "target": {

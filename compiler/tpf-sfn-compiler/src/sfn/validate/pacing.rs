@@ -45,16 +45,29 @@ fn carries(template: &Value, key: &str) -> bool {
     }
 }
 
+/// Whether a JSON template sets `key` from a path at any depth (`"key.$"`).
+fn carries_dynamic(template: &Value, key: &str) -> bool {
+    match template {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.strip_suffix(".$") == Some(key) || carries_dynamic(v, key)),
+        Value::Array(items) => items.iter().any(|v| carries_dynamic(v, key)),
+        _ => false,
+    }
+}
+
 /// A callback Task that parks until someone outside answers it. Under the TPF driver profile
-/// the action call itself is not one, whatever its binding: the queue binding's relay answers
-/// its token at once.
+/// an action call is not one, whatever its binding (the queue relay answers its token at
+/// once), unless it hands its token to TPF's gateway as the provider callback id: that is
+/// REGISTER_CALLBACK, which TPF's wake-up answers when the await completes.
 fn parks(state: &State, tpf: bool) -> bool {
     match state {
         State::Task(t) if t.resource.ends_with(".waitForTaskToken") => {
-            !(tpf
-                && t.parameters
-                    .as_ref()
-                    .is_some_and(|p| carries(p, tpf_wire::action::request::IDEMPOTENCY_KEY)))
+            let Some(p) = t.parameters.as_ref() else {
+                return true;
+            };
+            !tpf || !carries(p, tpf_wire::action::request::IDEMPOTENCY_KEY)
+                || carries_dynamic(p, tpf_wire::gateway::key::request::PROVIDER_CALLBACK_ID)
         }
         _ => false,
     }

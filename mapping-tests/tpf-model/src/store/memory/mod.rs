@@ -89,6 +89,18 @@ impl InMemoryStore {
             .map(read)
     }
 
+    /// Every execution record, expired or not, in key order (a scan): what a harness counts
+    /// TPF's executions with.
+    pub fn scan_executions(&self) -> Vec<ExecutionRecord> {
+        self.tables().executions.values().cloned().collect()
+    }
+
+    /// Every await interaction, in key order (a scan): a harness derives the interaction
+    /// table's stream from two scans.
+    pub fn scan_interactions(&self) -> Vec<AwaitInteractionRecord> {
+        self.tables().interactions.values().cloned().collect()
+    }
+
     fn tables(&self) -> MutexGuard<'_, Tables> {
         // A poisoned lock only means another test thread panicked; the data is still coherent
         // because every write below is a single in-place update.

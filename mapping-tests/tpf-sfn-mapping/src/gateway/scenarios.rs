@@ -1,0 +1,862 @@
+//! The catalogue's scenarios as runs over a [`GatewayWorld`], and the runner: set the world
+//! up, run the scenario's acts and assertions, let every driver finish, evaluate every check.
+
+use tpf_model::gateway::BindingStore;
+use tpf_model::{PipelineDef, StepDef};
+use tpf_wire::gateway::binding::{attr, DeliveryOutcome};
+use tpf_wire::gateway::names::{
+    binding_partition_key, delivered_sort_key, durable_execution_name, generation_sort_key,
+};
+use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
+use tpf_wire::gateway::{ActionResponse, Operation};
+use tpf_wire::records::{interaction_attr, AttrValue, ExecutionStatus, Item};
+
+use super::catalogue::{ScenarioInfo, CATALOGUE};
+use super::checks::{evaluate, Violation, EXECUTION_ENDED_ERROR};
+use super::engine::{DriverStatus, DriverView, GatewayEngine};
+use super::faults::FaultPoint;
+use super::trace::{SendResult, Stream};
+use super::world::{GatewayWorld, Mutation, Setup, WorldError, HOUR, MINUTE, TENANT};
+use tpf_sfn_wakeup::wake::Disposition;
+
+fn is_ack(d: Disposition) -> bool {
+    d == Disposition::Acknowledge
+}
+
+type Run<E> = fn(&mut GatewayWorld<E>) -> Result<(), String>;
+
+/// What one scenario run found.
+#[derive(Debug, Clone)]
+pub struct ScenarioReport {
+    pub name: &'static str,
+    /// The scenario's own assertions.
+    pub outcome: Result<(), String>,
+    pub violations: Vec<Violation>,
+}
+
+impl ScenarioReport {
+    pub fn passed(&self) -> bool {
+        self.outcome.is_ok() && self.violations.is_empty()
+    }
+}
+
+/// The setup a scenario runs in (an engine is built for it: a driver's park timeout comes
+/// from the pipeline's awaits).
+pub fn setup_for(info: &ScenarioInfo) -> Setup {
+    let minutes = |m: i64| m * MINUTE;
+    match info.name {
+        "second-await" => Setup::with_pipeline(PipelineDef::new(vec![
+            StepDef::internal("Validate Order Request"),
+            StepDef::await_scalar("Await Kitchen", minutes(30)),
+            StepDef::internal("Prepare"),
+            StepDef::await_scalar("Await Courier", minutes(20)),
+            StepDef::internal("Finalize"),
+        ])),
+        "sequential-awaits" => Setup::with_pipeline(PipelineDef::new(vec![
+            StepDef::await_scalar("Await One", minutes(30)),
+            StepDef::internal("Between One"),
+            StepDef::await_scalar("Await Two", minutes(30)),
+            StepDef::internal("Between Two"),
+            StepDef::await_scalar("Await Three", minutes(30)),
+            StepDef::internal("Finalize"),
+        ])),
+        "concurrent-awaits" => Setup::with_pipeline(PipelineDef::new(vec![
+            StepDef::internal("Validate Order Request"),
+            StepDef::await_itemized("Collect Approvals", 3, minutes(30)),
+            StepDef::internal("Finalize"),
+        ])),
+        "index-lag" => Setup {
+            index_lag_ms: minutes(10),
+            ..Setup::restaurant()
+        },
+        _ => Setup::restaurant(),
+    }
+}
+
+/// Runs one scenario on `engine`, with the world's `mutations`.
+pub fn run_scenario<E: GatewayEngine>(
+    info: &'static ScenarioInfo,
+    engine: E,
+    mutations: &[Mutation],
+) -> ScenarioReport {
+    let mut w = GatewayWorld::new(engine, setup_for(info));
+    for m in mutations {
+        w.mutate(*m);
+    }
+    let outcome = match runner::<E>(info.name) {
+        None => Err(format!(
+            "{} does not run here: {}",
+            info.name,
+            info.gap.unwrap_or_default()
+        )),
+        Some(run) => run(&mut w).and_then(|()| finish(&mut w).map_err(|e| e.to_string())),
+    };
+    ScenarioReport {
+        name: info.name,
+        outcome,
+        violations: evaluate(&w),
+    }
+}
+
+/// Every runnable scenario of the catalogue, each on an engine `make` builds for its setup.
+pub fn run_catalogue<E: GatewayEngine>(mut make: impl FnMut(&Setup) -> E) -> Vec<ScenarioReport> {
+    CATALOGUE
+        .iter()
+        .filter(|s| s.runs)
+        .map(|s| run_scenario(s, make(&setup_for(s)), &[]))
+        .collect()
+}
+
+/// The run of a scenario, by name.
+pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
+    let run: Run<E> = match name {
+        "tpf-01-lost-ingress-response" => tpf_01,
+        "tpf-02-replay-before-submit" => {
+            |w| faulted_happy_path(w, FaultPoint::SubmitBeforeTpfCommit, 1)
+        }
+        "tpf-03-submit-committed-before-checkpoint" => tpf_03,
+        "tpf-04-work-failure-before-admission" => {
+            |w| faulted_happy_path(w, FaultPoint::WorkBeforeAction, 2)
+        }
+        "tpf-05-work-committed-before-ack" => {
+            |w| faulted_happy_path(w, FaultPoint::WorkAfterAction, 1)
+        }
+        "tpf-08-submitter-failure-before-binding" => {
+            |w| faulted_happy_path(w, FaultPoint::BindBeforeProviderBinding, 1)
+        }
+        "tpf-09-binding-before-submitter-checkpoint" => tpf_09,
+        "tpf-10-completion-before-binding" => tpf_10,
+        "tpf-11-completion-after-binding" => tpf_11,
+        "tpf-12-duplicate-stream-delivery" => tpf_12,
+        "tpf-13-callback-accepted-before-response-loss" => tpf_13,
+        "tpf-14-closed-callback-next-generation" => tpf_14,
+        "tpf-15-generation-race" => tpf_15,
+        "tpf-16-stopped-execution-reconstructs" => tpf_16,
+        "tpf-17-alias-rollout" => tpf_17,
+        "tpf-18-stream-failure-retained" => tpf_18,
+        "tpf-19-missed-stream-record" => tpf_19,
+        "tpf-20-callback-throttled" => {
+            |w| faulted_happy_path(w, FaultPoint::CallbackApiThrottled, 1)
+        }
+        "tpf-21-retry-exhaustion-redrive" => tpf_21,
+        "tpf-22-await-deadline" => tpf_22,
+        "second-await" => |w| handed_over(w, 2),
+        "sequential-awaits" => |w| handed_over(w, 3),
+        "concurrent-awaits" => concurrent_awaits,
+        "missing-registration" => missing_registration,
+        "index-lag" => index_lag,
+        "provider-loss-before-registration" => provider_loss_before_registration,
+        "suspended-timeout" => suspended_timeout,
+        "new-release-mid-flight" => new_release_mid_flight,
+        _ => return None,
+    };
+    Some(run)
+}
+
+// --- helpers ------------------------------------------------------------------------------
+
+const KEY: &str = "order-42";
+/// How long a scenario waits for something before it calls it missing.
+const PATIENCE: i64 = 2 * HOUR;
+
+fn ensure(ok: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}
+
+fn world<T>(r: Result<T, WorldError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+/// Lets every driver end (or `PATIENCE` pass).
+fn finish<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), WorldError> {
+    let until = w.now() + 3 * PATIENCE;
+    w.run_until_cond(until, |w| {
+        w.engine.drivers().iter().all(|d| d.status.ended())
+    })?;
+    Ok(())
+}
+
+fn name(key: &str, generation: i64) -> String {
+    durable_execution_name(Some(TENANT), Some(key), generation).unwrap_or_default()
+}
+
+fn driver<E: GatewayEngine>(w: &GatewayWorld<E>, name: &str) -> Option<DriverView> {
+    w.engine.drivers().into_iter().find(|d| d.name == name)
+}
+
+/// The application starts `KEY`; answers its TPF execution once TPF has it.
+fn submit<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<String, String> {
+    w.ingress(KEY).map_err(|e| e.error_message)?;
+    admitted(w)
+}
+
+/// `KEY`'s TPF execution, once TPF has it.
+fn admitted<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<String, String> {
+    until(w, "TPF has the execution", |w| {
+        w.execution_of(KEY).is_some()
+    })?;
+    Ok(w.execution_of(KEY)
+        .map(|r| r.execution_id)
+        .unwrap_or_default())
+}
+
+fn until<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+    what: &str,
+    done: impl FnMut(&GatewayWorld<E>) -> bool,
+) -> Result<(), String> {
+    let limit = w.now() + PATIENCE;
+    let held = world(w.run_until_cond(limit, done))?;
+    ensure(held, || {
+        format!("{what}: not within {} min", PATIENCE / MINUTE)
+    })
+}
+
+/// Until generation `generation` of the execution has registered its callback.
+fn parked<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+    execution: &str,
+    generation: i64,
+) -> Result<(), String> {
+    until(w, &format!("generation {generation} registers"), |w| {
+        w.bindings()
+            .find_registration(TENANT, execution, generation)
+            .ok()
+            .flatten()
+            .is_some()
+    })
+}
+
+fn complete<E: GatewayEngine>(w: &mut GatewayWorld<E>, execution: &str) -> Result<(), String> {
+    w.complete(execution)
+}
+
+fn tpf_status<E: GatewayEngine>(w: &GatewayWorld<E>, execution: &str) -> Option<ExecutionStatus> {
+    w.coordinator()
+        .status(TENANT, execution, w.now())
+        .ok()
+        .map(|r| r.status)
+}
+
+fn expect_tpf<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    execution: &str,
+    want: ExecutionStatus,
+) -> Result<(), String> {
+    let got = tpf_status(w, execution);
+    ensure(got == Some(want), || {
+        format!("TPF's execution is {got:?}, not {want}")
+    })
+}
+
+fn expect_driver<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    name: &str,
+    want: DriverStatus,
+) -> Result<DriverView, String> {
+    let d = driver(w, name).ok_or_else(|| format!("no driver {name}"))?;
+    ensure(d.status == want, || {
+        format!(
+            "driver {name} is {:?} ({:?}), not {want:?}",
+            d.status, d.error
+        )
+    })?;
+    Ok(d)
+}
+
+/// The driver failed with `TPF.ExecutionEnded`.
+fn expect_ended_by_tpf<E: GatewayEngine>(w: &GatewayWorld<E>, name: &str) -> Result<(), String> {
+    let d = expect_driver(w, name, DriverStatus::Failed)?;
+    ensure(
+        d.error
+            .as_ref()
+            .is_some_and(|(e, _)| e == EXECUTION_ENDED_ERROR),
+        || format!("driver {name} failed with {:?}", d.error),
+    )
+}
+
+fn row<E: GatewayEngine>(w: &GatewayWorld<E>, pk: &str, sk: &str) -> Option<Item> {
+    let keys = w.bindings().keys();
+    let items: Vec<Item> = w.bindings().items().cloned().collect();
+    keys.into_iter()
+        .zip(items)
+        .find(|((p, s, _), _)| p == pk && s == sk)
+        .map(|(_, i)| i)
+}
+
+fn first_interaction<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    execution: &str,
+) -> Result<String, String> {
+    w.interactions()
+        .into_iter()
+        .find(|i| i.execution_id == execution)
+        .map(|i| i.interaction_id)
+        .ok_or_else(|| format!("execution {execution} has no await"))
+}
+
+fn bound<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    execution: &str,
+    generation: i64,
+) -> Result<(), String> {
+    let interaction = first_interaction(w, execution)?;
+    let pk = binding_partition_key(TENANT, &interaction);
+    let sk = generation_sort_key(generation).map_err(|e| e.to_string())?;
+    ensure(row(w, &pk, &sk).is_some(), || format!("no BINDING {sk}"))
+}
+
+fn delivered<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    execution: &str,
+    generation: i64,
+) -> Result<String, String> {
+    let interaction = first_interaction(w, execution)?;
+    let pk = binding_partition_key(TENANT, &interaction);
+    let sk = delivered_sort_key(generation);
+    match row(w, &pk, &sk).and_then(|i| i.get(attr::PROVIDER_OUTCOME).cloned()) {
+        Some(AttrValue::S(o)) => Ok(o),
+        _ => Err(format!("no {sk}")),
+    }
+}
+
+fn received<E: GatewayEngine>(w: &GatewayWorld<E>, generation: i64) -> usize {
+    w.trace()
+        .sends
+        .iter()
+        .filter(|s| s.generation == generation && s.result.received())
+        .count()
+}
+
+/// Submit, park, complete, finish; `SUCCEEDED` on one execution.
+fn happy_path<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<String, String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    ensure(w.executions().len() == 1, || {
+        format!("{} TPF executions", w.executions().len())
+    })?;
+    Ok(execution)
+}
+
+/// The happy path with `point` armed `times`; the point must have fired that often.
+fn faulted_happy_path<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+    point: FaultPoint,
+    times: usize,
+) -> Result<(), String> {
+    for _ in 0..times {
+        w.arm(point);
+    }
+    let execution = happy_path(w)?;
+    ensure(w.faults().count(point) == times, || {
+        format!("{} fired {} times", point.name(), w.faults().count(point))
+    })?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })?;
+    match point {
+        FaultPoint::SubmitBeforeTpfCommit => {
+            let submits = w.trace().calls(Operation::Submit).count();
+            ensure(submits >= 2, || format!("{submits} SUBMIT calls"))?;
+        }
+        FaultPoint::BindBeforeProviderBinding => bound(w, &execution, 1)?,
+        FaultPoint::CallbackApiThrottled => {
+            let throttled = w
+                .trace()
+                .sends
+                .iter()
+                .any(|s| s.result == SendResult::NotSent("callback-api-throttled"));
+            ensure(throttled, || "no throttled send".to_owned())?;
+            delivered(w, &execution, 1)?;
+            ensure(received(w, 1) == 1, || "not one signal".to_owned())?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+// --- TPF's scenarios ----------------------------------------------------------------------
+
+fn tpf_01<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    w.arm(FaultPoint::IngressAfterProviderStart);
+    ensure(w.ingress(KEY).is_err(), || {
+        "the lost answer was not lost".to_owned()
+    })?;
+    let again = w.ingress(KEY).map_err(|e| e.error_message)?;
+    ensure(
+        again.durable_execution_name == name(KEY, 1) && again.status_code == 202,
+        || format!("the second start answered {again:?}"),
+    )?;
+    let starts = w
+        .trace()
+        .starts
+        .iter()
+        .filter(|s| s.name == name(KEY, 1))
+        .count();
+    ensure(starts == 2, || format!("{starts} starts"))?;
+    let execution = admitted(w)?;
+    parked(w, &execution, 1)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    let gen1 = w
+        .engine
+        .drivers()
+        .iter()
+        .filter(|d| d.name == name(KEY, 1))
+        .count();
+    ensure(gen1 == 1, || format!("{gen1} generation-1 drivers"))?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    ensure(w.executions().len() == 1, || "not one execution".to_owned())
+}
+
+fn tpf_03<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    faulted_happy_path(w, FaultPoint::SubmitAfterTpfCommit, 1)?;
+    let duplicate = w.trace().calls(Operation::Submit).any(|c| {
+        c.answer
+            .as_ref()
+            .ok()
+            .and_then(|t| ActionResponse::read(t).ok())
+            .is_some_and(|r| r.duplicate)
+    });
+    ensure(duplicate, || "no SUBMIT answered duplicate".to_owned())
+}
+
+fn tpf_09<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    faulted_happy_path(w, FaultPoint::BindAfterProviderBinding, 1)?;
+    let answers: Vec<_> = w
+        .trace()
+        .calls(Operation::RegisterCallback)
+        .filter_map(|c| c.answer.as_ref().ok())
+        .filter_map(|t| ActionResponse::read(t).ok())
+        .map(|r| r.binding_created)
+        .collect();
+    ensure(answers == [false], || {
+        format!("the answered registrations said bindingCreated {answers:?}")
+    })
+}
+
+fn tpf_10<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    w.complete_before_next_register(&execution);
+    parked(w, &execution, 1)?;
+    world(finish(w))?;
+    bound(w, &execution, 1)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    ensure(received(w, 1) <= 1, || "more than one signal".to_owned())
+}
+
+fn tpf_11<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = happy_path(w)?;
+    let outcome = delivered(w, &execution, 1)?;
+    ensure(
+        outcome == DeliveryOutcome::CallbackAccepted.as_str(),
+        || outcome.clone(),
+    )?;
+    ensure(received(w, 1) == 1, || "not one signal".to_owned())
+}
+
+fn tpf_12<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = happy_path(w)?;
+    let interaction = first_interaction(w, &execution)?;
+    let pk = binding_partition_key(TENANT, &interaction);
+    let sk = generation_sort_key(1).map_err(|e| e.to_string())?;
+    let binding = row(w, &pk, &sk).ok_or("no BINDING GEN#…01")?;
+    let mut bare = Item::new();
+    bare.insert(
+        attr::RECORD_TYPE.to_owned(),
+        AttrValue::S("BINDING".to_owned()),
+    );
+    let sends = w.trace().sends.len();
+    for image in [binding, bare] {
+        let d = w.deliver_stream_record(Stream::Bindings, image);
+        ensure(is_ack(d), || format!("a record of the batch was {d:?}"))?;
+    }
+    ensure(w.trace().sends.len() == sends, || {
+        "the batch sent again".to_owned()
+    })
+}
+
+fn tpf_13<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    w.arm(FaultPoint::WakeupBeforeProviderCallback);
+    w.arm(FaultPoint::WakeupAfterProviderCallback);
+    let execution = happy_path(w)?;
+    let outcome = delivered(w, &execution, 1)?;
+    ensure(
+        outcome == DeliveryOutcome::ProviderStateSucceeded.as_str(),
+        || outcome.clone(),
+    )?;
+    ensure(received(w, 1) == 1, || {
+        format!("{} signals", received(w, 1))
+    })
+}
+
+fn gen1_callback<E: GatewayEngine>(w: &GatewayWorld<E>, execution: &str) -> Result<String, String> {
+    w.bindings()
+        .find_registration(TENANT, execution, 1)
+        .ok()
+        .flatten()
+        .map(|r| r.provider.callback_id)
+        .ok_or_else(|| "no registration of generation 1".to_owned())
+}
+
+fn gen1_arn<E: GatewayEngine>(w: &GatewayWorld<E>) -> Result<String, String> {
+    driver(w, &name(KEY, 1))
+        .map(|d| d.arn)
+        .ok_or_else(|| "no generation-1 driver".to_owned())
+}
+
+fn tpf_14<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    let callback = gen1_callback(w, &execution)?;
+    w.fail_callback(&callback, "States.Timeout")?;
+    parked(w, &execution, 2)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    bound(w, &execution, 2)?;
+    expect_driver(w, &name(&execution, 2), DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}
+
+fn resume_input(
+    record: &tpf_wire::records::ExecutionRecord,
+    generation: i64,
+) -> Result<ExecutionInput, String> {
+    ExecutionInput::resume_execution(
+        &record.tenant_id,
+        &record.execution_id,
+        generation,
+        ReleaseIdentity {
+            pipeline_id: Some(&record.pipeline_id),
+            contract_version: Some(&record.contract_version),
+            release_version: Some(&record.release_version),
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn tpf_15<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    let record = w.execution_of(KEY).ok_or("no execution")?;
+    w.operator_start(resume_input(&record, 1)?)
+        .map_err(|e| e.error_message)?;
+    parked(w, &execution, 2)?;
+    until(w, "generation 2 binds", |w| bound(w, &execution, 2).is_ok())?;
+    complete(w, &execution)?;
+    until(w, "generation 2 is signalled", |w| received(w, 2) == 1)?;
+    let registration = w
+        .bindings()
+        .find_registration(TENANT, &execution, 1)
+        .ok()
+        .flatten()
+        .ok_or("no generation-1 registration")?;
+    let d = w.deliver_stream_record(Stream::Bindings, registration.to_item());
+    ensure(is_ack(d), || format!("the replayed registration was {d:?}"))?;
+    ensure(received(w, 1) == 0, || {
+        "generation 1 was signalled".to_owned()
+    })?;
+    let second = name(&execution, 2);
+    until(w, "generation 2 ends", |w| {
+        driver(w, &second).is_some_and(|d| d.status.ended())
+    })?;
+    expect_driver(w, &second, DriverStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Running)?;
+    let arn = gen1_arn(w)?;
+    w.stop_driver(&arn)?;
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}
+
+fn tpf_16<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    let arn = gen1_arn(w)?;
+    w.stop_driver(&arn)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    let second = name(&execution, 2);
+    let gen2 = w
+        .engine
+        .drivers()
+        .iter()
+        .filter(|d| d.name == second)
+        .count();
+    ensure(gen2 == 1, || format!("{gen2} generation-2 drivers"))?;
+    expect_driver(w, &second, DriverStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Stopped)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}
+
+fn tpf_17<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    w.activate("v2");
+    complete(w, &execution)?;
+    w.ingress("order-43").map_err(|e| e.error_message)?;
+    until(w, "the new submission parks", |w| {
+        w.execution_of("order-43")
+            .is_some_and(|r| r.status == ExecutionStatus::WaitingExternal)
+    })?;
+    let newer = w.execution_of("order-43").ok_or("no second execution")?;
+    complete(w, &newer.execution_id)?;
+    world(finish(w))?;
+    let first = w.execution_of(KEY).ok_or("no execution")?;
+    ensure(
+        first.release_version == "sha256:v1" && newer.release_version == "sha256:v2",
+        || {
+            format!(
+                "releases {} and {}",
+                first.release_version, newer.release_version
+            )
+        },
+    )?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    expect_driver(w, &name("order-43", 1), DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}
+
+fn tpf_18<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let mut malformed = Item::new();
+    malformed.insert(
+        attr::RECORD_TYPE.to_owned(),
+        AttrValue::S("BINDING".to_owned()),
+    );
+    malformed.insert(
+        attr::PK.to_owned(),
+        AttrValue::S(format!("{TENANT}#broken")),
+    );
+    let d = w.deliver_stream_record(Stream::Bindings, malformed);
+    ensure(is_ack(d), || format!("the malformed row was {d:?}"))?;
+    let mut orphan = Item::new();
+    for (n, v) in [
+        (interaction_attr::TENANT_ID, TENANT),
+        (interaction_attr::EXECUTION_ID, "execution-without-driver"),
+        (interaction_attr::INTERACTION_ID, "interaction-orphan"),
+        (interaction_attr::CORRELATION_ID, "correlation-orphan"),
+        (interaction_attr::STATUS, "COMPLETED"),
+    ] {
+        orphan.insert(n.to_owned(), AttrValue::S(v.to_owned()));
+    }
+    w.push_stream_record(Stream::Interactions, orphan);
+    world(w.run_for(10 * MINUTE))?;
+    let failed = w.stream_failures().len();
+    ensure(failed == 1, || {
+        format!("{failed} records reached the failure destination")
+    })?;
+    let tries = w
+        .trace()
+        .stream
+        .iter()
+        .filter(|e| e.disposition.contains("RegistrationMissing"))
+        .count();
+    ensure(tries as u32 == w.setup().stream_max_attempts, || {
+        format!("{tries} deliveries")
+    })?;
+    happy_path(w).map(|_| ())
+}
+
+fn tpf_19<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    w.set_stream_mapping(Stream::Interactions, false);
+    w.set_stream_mapping(Stream::Bindings, false);
+    let execution = happy_path(w)?;
+    ensure(w.trace().sends.is_empty(), || {
+        "a signal was sent".to_owned()
+    })?;
+    ensure(delivered(w, &execution, 1).is_err(), || {
+        "a DELIVERED row".to_owned()
+    })
+}
+
+fn tpf_21<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    w.persist(FaultPoint::PipelineTransition);
+    let execution = submit(w)?;
+    until(w, "TPF fails the execution", |w| {
+        tpf_status(w, &execution) == Some(ExecutionStatus::Failed)
+    })?;
+    ensure(!w.coordinator().dead_letters().is_empty(), || {
+        "no dead-letter envelope".to_owned()
+    })?;
+    until(w, "generation 1 ends", |w| {
+        driver(w, &name(KEY, 1)).is_some_and(|d| d.status.ended())
+    })?;
+    expect_ended_by_tpf(w, &name(KEY, 1))?;
+    w.clear(FaultPoint::PipelineTransition);
+    let redriven = w.redrive(&execution).map_err(|e| e.error_message)?;
+    ensure(
+        redriven.execution_status.as_deref() == Some("QUEUED"),
+        || format!("REDRIVE answered {:?}", redriven.execution_status),
+    )?;
+    let record = w.execution_of(KEY).ok_or("no execution")?;
+    w.operator_start(resume_input(&record, 1)?)
+        .map_err(|e| e.error_message)?;
+    parked(w, &execution, 2)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    let second = name(&execution, 2);
+    ensure(second != name(KEY, 1), || {
+        "the generations share a name".to_owned()
+    })?;
+    expect_driver(w, &second, DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}
+
+fn tpf_22<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Failed)?;
+    expect_ended_by_tpf(w, &name(KEY, 1))
+}
+
+// --- the plan's cases ---------------------------------------------------------------------
+
+/// One generation per await: each parks once and the next await hands over.
+fn handed_over<E: GatewayEngine>(w: &mut GatewayWorld<E>, awaits: i64) -> Result<(), String> {
+    let execution = submit(w)?;
+    for generation in 1..=awaits {
+        parked(w, &execution, generation)?;
+        complete(w, &execution)?;
+    }
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    for generation in 1..=awaits {
+        let key = if generation == 1 {
+            KEY.to_owned()
+        } else {
+            execution.clone()
+        };
+        let d = expect_driver(w, &name(&key, generation), DriverStatus::Succeeded)?;
+        let last = generation == awaits;
+        let final_output = d
+            .output
+            .as_deref()
+            .is_some_and(|o| o.contains("\"resultJson\""));
+        ensure(final_output == last, || {
+            format!("generation {generation} answered {:?}", d.output)
+        })?;
+    }
+    let refused = w
+        .trace()
+        .calls(Operation::RegisterCallback)
+        .filter(|c| c.answer.is_err())
+        .count();
+    ensure(refused == 0, || format!("{refused} registrations refused"))
+}
+
+fn concurrent_awaits<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    for _ in 0..3 {
+        complete(w, &execution)?;
+        world(w.run_for(MINUTE))?;
+    }
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    let open = w
+        .interactions()
+        .iter()
+        .filter(|i| !i.status.terminal())
+        .count();
+    ensure(open == 0, || format!("{open} awaits still open"))
+}
+
+fn missing_registration<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    until(w, "TPF parks", |w| {
+        tpf_status(w, &execution) == Some(ExecutionStatus::WaitingExternal)
+    })?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    let retried = w
+        .trace()
+        .stream
+        .iter()
+        .any(|e| e.disposition.contains("RegistrationMissing"));
+    ensure(retried, || {
+        "the completion's record was never retried for its registration".to_owned()
+    })?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded).map(|_| ())
+}
+
+fn stop_parked_then_finish<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<String, String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    let arn = gen1_arn(w)?;
+    w.stop_driver(&arn)?;
+    parked(w, &execution, 2)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    expect_driver(w, &name(&execution, 2), DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    Ok(execution)
+}
+
+fn index_lag<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    stop_parked_then_finish(w)?;
+    let replaced = w
+        .trace()
+        .reconciles
+        .iter()
+        .any(|r| r.decision.starts_with("replace"));
+    ensure(replaced, || {
+        format!("the reconciler decided {:?}", w.trace().reconciles)
+    })
+}
+
+fn provider_loss_before_registration<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+) -> Result<(), String> {
+    w.ingress(KEY).map_err(|e| e.error_message)?;
+    let arn = gen1_arn(w)?;
+    w.stop_driver(&arn)?;
+    let execution = admitted(w)?;
+    parked(w, &execution, 2)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    expect_driver(w, &name(&execution, 2), DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    ensure(w.executions().len() == 1, || "not one execution".to_owned())
+}
+
+fn suspended_timeout<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    let deadline = w
+        .interactions()
+        .iter()
+        .filter_map(|i| i.deadline_epoch_ms)
+        .max()
+        .ok_or("no deadline")?;
+    world(w.run_until(deadline + 2 * MINUTE))?;
+    ensure(complete(w, &execution).is_err(), || {
+        "a completion after the deadline was admitted".to_owned()
+    })?;
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Failed)?;
+    expect_ended_by_tpf(w, &name(KEY, 1))
+}
+
+fn new_release_mid_flight<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    let execution = submit(w)?;
+    parked(w, &execution, 1)?;
+    w.activate("v2");
+    let arn = gen1_arn(w)?;
+    w.stop_driver(&arn)?;
+    parked(w, &execution, 2)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    expect_driver(w, &name(&execution, 2), DriverStatus::Succeeded)?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)
+}

@@ -1,0 +1,126 @@
+//! What the gateway world records while it runs, for the scenarios' assertions and the checks.
+
+use tpf_wire::gateway::start::ExecutionInput;
+use tpf_wire::gateway::Operation;
+
+use super::engine::{InvokeError, Started};
+
+/// One invoke of the gateway by a driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub at_ms: i64,
+    /// The function ARN the driver addressed.
+    pub function_arn: String,
+    /// The request text as the driver wrote it.
+    pub request: String,
+    /// The operation, when TPF's gateway read the request.
+    pub operation: Option<Operation>,
+    /// TPF's gateway's refusal to read the request (`errorType: errorMessage`).
+    pub read_error: Option<String>,
+    pub answer: Result<String, InvokeError>,
+}
+
+/// Who started a driver generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StartVia {
+    /// The application's ingress call.
+    Ingress,
+    /// A driver handing over to its next generation.
+    Driver,
+    /// The wake-up, after a closed callback.
+    WakeUp,
+    /// The reconciler, after a driver ended.
+    Reconciler,
+    /// A scenario acting as TPF's operator or TPF's proof.
+    Operator,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartEvent {
+    pub at_ms: i64,
+    pub via: StartVia,
+    pub name: String,
+    pub input: ExecutionInput,
+    pub outcome: Result<Started, String>,
+}
+
+/// What became of one callback send the wake-up decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendResult {
+    /// The provider accepted it.
+    Accepted,
+    /// The provider accepted it and the answer was lost (`wakeup-after-provider-callback`).
+    AcceptedAnswerLost,
+    /// Refused with the provider's code.
+    Refused(String),
+    /// Not sent: a fault fired before the send.
+    NotSent(&'static str),
+}
+
+impl SendResult {
+    /// Whether the driver received the signal.
+    pub fn received(&self) -> bool {
+        matches!(self, Self::Accepted | Self::AcceptedAnswerLost)
+    }
+}
+
+/// One send the wake-up made (or was about to make) to a generation's callback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendEvent {
+    pub at_ms: i64,
+    pub tenant_id: String,
+    pub execution_id: String,
+    pub interaction_id: String,
+    pub generation: i64,
+    pub callback_id: String,
+    /// The newest BINDING generation of the interaction when the send was decided.
+    pub newest_bound_generation: Option<i64>,
+    pub result: SendResult,
+}
+
+/// The two streams the wake-up reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// TPF's await-interaction table.
+    Interactions,
+    /// The callback-binding table.
+    Bindings,
+}
+
+/// One stream record the wake-up handled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamEvent {
+    pub at_ms: i64,
+    pub stream: Stream,
+    pub attempt: u32,
+    /// `ack`, or `retry:<reason>`.
+    pub disposition: String,
+}
+
+/// One status-change event the reconciler handled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReconcileEvent {
+    pub at_ms: i64,
+    pub execution_arn: String,
+    pub decision: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    pub invocations: Vec<Invocation>,
+    pub starts: Vec<StartEvent>,
+    pub sends: Vec<SendEvent>,
+    pub stream: Vec<StreamEvent>,
+    pub reconciles: Vec<ReconcileEvent>,
+    /// The idempotency keys the application submitted through the ingress.
+    pub submissions: Vec<String>,
+}
+
+impl Trace {
+    /// The invocations of one operation.
+    pub fn calls(&self, operation: Operation) -> impl Iterator<Item = &Invocation> {
+        self.invocations
+            .iter()
+            .filter(move |i| i.operation == Some(operation))
+    }
+}

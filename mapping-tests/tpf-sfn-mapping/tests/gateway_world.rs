@@ -1,0 +1,171 @@
+//! The gateway world proven with a test double of a gateway driver (`gateway_world/double.rs`,
+//! not a backend): every runnable scenario of the catalogue passes every check, the scenarios
+//! that cannot run say why, TPF's 22 scenarios are each named, and each check fails on a driver
+//! or a wake path that breaks its invariant.
+
+#[path = "gateway_world/double.rs"]
+mod double;
+
+use double::{DoubleMutant, TestDoubleEngine};
+use tpf_sfn_mapping::gateway::catalogue::{conformance, scenario, tpf_title, CATALOGUE};
+use tpf_sfn_mapping::gateway::checks::GatewayCheck;
+use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for, ScenarioReport};
+use tpf_sfn_mapping::gateway::world::Mutation;
+
+fn double(
+    s: &tpf_sfn_mapping::gateway::world::Setup,
+    mutant: Option<DoubleMutant>,
+) -> TestDoubleEngine {
+    TestDoubleEngine::new(s.longest_await_timeout_ms(), mutant)
+}
+
+fn run(name: &str, mutant: Option<DoubleMutant>, mutations: &[Mutation]) -> ScenarioReport {
+    let info = scenario(name).unwrap_or_else(|| panic!("no scenario {name}"));
+    run_scenario(info, double(&setup_for(info), mutant), mutations)
+}
+
+#[test]
+fn every_runnable_scenario_passes_every_check_on_the_test_double() {
+    let reports = run_catalogue(|s| double(s, None));
+    let failed: Vec<String> = reports
+        .iter()
+        .filter(|r| !r.passed())
+        .map(|r| format!("{}: {:?} {:?}", r.name, r.outcome, r.violations))
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert_eq!(reports.len(), CATALOGUE.iter().filter(|s| s.runs).count());
+}
+
+#[test]
+fn the_catalogue_names_tpfs_22_scenarios_and_says_what_does_not_run() {
+    let rows = conformance();
+    assert_eq!(rows.len(), 22);
+    for (id, own, covering) in &rows {
+        assert!(own.starts_with(&format!("tpf-{id:02}-")), "{id}: {own}");
+        assert!(tpf_title(*id).is_some());
+        let info = scenario(own).unwrap();
+        if info.runs {
+            assert!(covering.contains(own), "{own} covers its own id");
+        } else {
+            assert!(covering.is_empty(), "{own} does not run, nothing covers it");
+            assert!(info.gap.is_some_and(|g| !g.is_empty()), "{own} says why");
+        }
+    }
+    assert_eq!(
+        tpf_title(1),
+        Some("lost ingress response after AWS accepted the start")
+    );
+    assert_eq!(
+        tpf_title(22),
+        Some("AWS schedules Await deadline and TPF admits timeout")
+    );
+    for case in [
+        "second-await",
+        "sequential-awaits",
+        "concurrent-awaits",
+        "missing-registration",
+        "index-lag",
+        "provider-loss-before-registration",
+        "suspended-timeout",
+    ] {
+        assert!(scenario(case).is_some_and(|s| s.runs), "{case}");
+    }
+}
+
+/// The scenario fails, and by the named check.
+fn fails_by(report: &ScenarioReport, check: GatewayCheck) {
+    assert!(
+        report.violations.iter().any(|v| v.check == check),
+        "{} did not fail {}: {:?} {:?}",
+        report.name,
+        check.name(),
+        report.outcome,
+        report.violations
+    );
+}
+
+#[test]
+fn a_driver_that_sends_a_new_key_per_submit_attempt_breaks_one_execution_per_submission() {
+    let r = run(
+        "tpf-03-submit-committed-before-checkpoint",
+        Some(DoubleMutant::NewKeyPerSubmitAttempt),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::OneExecutionPerSubmission);
+}
+
+#[test]
+fn a_request_tpf_cannot_read_breaks_requests_tpf_reads() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        Some(DoubleMutant::LowercaseOperation),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::RequestsTpfReads);
+}
+
+#[test]
+fn an_unqualified_gateway_invoke_breaks_gateway_numbered_version() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        Some(DoubleMutant::UnqualifiedArn),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::NumberedVersion);
+}
+
+#[test]
+fn a_driver_that_succeeds_on_tpfs_failure_breaks_driver_ends_as_tpf_ends() {
+    let r = run(
+        "tpf-22-await-deadline",
+        Some(DoubleMutant::SucceedOnFailure),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::DriverEndsAsTpfEnds);
+}
+
+#[test]
+fn tpfs_host_gap_a_park_without_timeout_breaks_await_deadline_while_parked() {
+    let r = run(
+        "tpf-22-await-deadline",
+        Some(DoubleMutant::NoParkTimeout),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::AwaitDeadlineWhileParked);
+}
+
+#[test]
+fn tpfs_host_gap_a_second_park_in_a_generation_breaks_one_callback_per_generation() {
+    let r = run("second-await", Some(DoubleMutant::ParkTwice), &[]);
+    fails_by(&r, GatewayCheck::OneCallbackPerGeneration);
+}
+
+#[test]
+fn a_wake_up_without_the_fence_breaks_generation_fence() {
+    let r = run(
+        "tpf-15-generation-race",
+        None,
+        &[Mutation::NoGenerationFence],
+    );
+    fails_by(&r, GatewayCheck::GenerationFence);
+}
+
+#[test]
+fn a_wake_up_that_writes_no_delivery_row_breaks_delivery_evidence() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        None,
+        &[Mutation::NoDeliveryEvidence],
+    );
+    fails_by(&r, GatewayCheck::DeliveryEvidence);
+}
+
+#[test]
+fn a_replacement_on_the_active_release_breaks_release_pinned() {
+    let r = run(
+        "new-release-mid-flight",
+        None,
+        &[Mutation::ReplacementOnActiveRelease],
+    );
+    fails_by(&r, GatewayCheck::ReleasePinned);
+}
