@@ -200,10 +200,9 @@ mod tests {
         assert!(spec(&env(&[(var::DURABLE_SPEC, unknown.to_string())])).is_err());
     }
 
-    /// What `compile --backend lambda-durable` writes into the stack is what this function
-    /// reads: the spec parses, and its https base gets the TLS client.
-    #[test]
-    fn the_compilers_spec_is_read_and_its_https_base_gets_the_tls_client() {
+    /// The restaurant contract compiled for this backend under `config`, and its spec as this
+    /// function reads it from the environment.
+    fn compiled_spec(config: &str) -> (DurableSpec, tpf_sfn_compiler::durable::Compiled) {
         let contract = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
@@ -213,10 +212,7 @@ mod tests {
             &tpf_sfn_compiler::compile::Input {
                 contract_file: "restaurant-approval.pipeline-contract.json",
                 contract: &contract,
-                config: Some((
-                    "tpf-sfn.toml",
-                    "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
-                )),
+                config: Some(("tpf-sfn.toml", config)),
                 ..Default::default()
             },
             tpf_sfn_compiler::durable::LambdaDurable,
@@ -227,6 +223,16 @@ mod tests {
             compiled.durable.spec_text.clone(),
         )]))
         .unwrap();
+        (read, compiled)
+    }
+
+    /// What `compile --backend lambda-durable` writes into the stack is what this function
+    /// reads: the spec parses, and its https base gets the TLS client.
+    #[test]
+    fn the_compilers_spec_is_read_and_its_https_base_gets_the_tls_client() {
+        let (read, compiled) = compiled_spec(
+            "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
+        );
         assert_eq!(read, compiled.durable.spec);
         let client = call::ActionClient::new(
             &read,
@@ -239,6 +245,32 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(client, call::ActionClient::Https(_)));
+    }
+
+    /// `compile --backend lambda-durable` with the gateway binding writes a spec that makes
+    /// this function the gateway driver, invoking the configured numbered version.
+    #[test]
+    fn the_compilers_gateway_spec_makes_a_gateway_driver() {
+        let arn = "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:7";
+        let config = format!(
+            "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{arn}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:tpf-starter:3\"\n"
+        );
+        let (read, _) = compiled_spec(&config);
+        let Binding::Gateway {
+            function_arn,
+            longest_await_seconds,
+        } = &read.binding
+        else {
+            panic!("a gateway binding: {:?}", read.binding);
+        };
+        assert_eq!(function_arn, arn);
+        assert!(*longest_await_seconds > 0);
+        let lambda = aws_sdk_lambda::Client::from_conf(
+            aws_sdk_lambda::Config::builder()
+                .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+                .build(),
+        );
+        assert!(call::ActionClient::new(&read, None, lambda).is_err());
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub mod policy;
 
 use serde::Serialize;
 use serde_json::Value;
+use tpf_wire::gateway::host::{
+    driver_error, execution_ended_cause, ExecutionOutput, CALLBACK_IDENTITY_MISMATCH_CAUSE,
+    NO_CHECKPOINT_CAUSE, NO_RESULT_CAUSE,
+};
 use tpf_wire::gateway::names::coordinator;
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
 use tpf_wire::gateway::{
@@ -31,30 +35,14 @@ use tpf_wire::records::ExecutionStatus;
 use crate::ops::GatewayOps as Ops;
 use calls::{CallbackEnd, GatewayFailure, PollEnd, Registration, StatePoll};
 
-/// The errors a gateway driver fails with; their causes are TPF's messages.
+/// The errors a gateway driver fails with beyond TPF's driver's own
+/// (`tpf_wire::gateway::host::driver_error`).
 pub mod fail_error {
-    /// TPF's execution reached FAILED, DLQ or REMOTE_OUTCOME_UNKNOWN.
-    pub const EXECUTION_ENDED: &str = "TPF.ExecutionEnded";
-    /// The callback signal names another execution or generation than the checkpoint.
-    pub const CALLBACK_IDENTITY_MISMATCH: &str = "TPF.CallbackIdentityMismatch";
-    /// SUBMIT answered without a checkpoint.
-    pub const NO_CHECKPOINT: &str = "TPF.NoCheckpoint";
-    /// RESULT answered without a result.
-    pub const NO_RESULT: &str = "TPF.NoResult";
     /// The next generation could not be started after every retry.
     pub const HAND_OVER: &str = "TPF.HandOverFailed";
     /// Someone failed the park's callback instead of completing it.
     pub const CALLBACK_FAILED: &str = "TPF.CallbackFailed";
 }
-
-/// TPF's message when its execution ends in a status other than SUCCEEDED.
-pub fn execution_ended_cause(status: &str) -> String {
-    format!("TPF execution ended with status {status}")
-}
-
-/// TPF's message when a callback signal does not match the checkpoint.
-pub const CALLBACK_IDENTITY_MISMATCH_CAUSE: &str =
-    "provider callback identity does not match the TPF execution checkpoint";
 
 /// The durable operation that starts the next generation (TPF's driver never hands over).
 pub const HAND_OVER_STEP: &str = "hand-over-tpf-execution";
@@ -74,19 +62,6 @@ pub enum GatewayEnd {
     Succeeded(ExecutionOutput),
     /// The execution goes on in the next generation, started under TPF's name.
     HandedOver(HandedOver),
-}
-
-/// `AwsDurableExecutionOutput`, fields in TPF's order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecutionOutput {
-    pub tenant_id: String,
-    pub execution_id: String,
-    pub pipeline_id: String,
-    pub contract_version: String,
-    pub release_version: String,
-    pub generation: i64,
-    pub result_json: String,
 }
 
 /// A generation that handed over: the execution, and the next generation's name and number.
@@ -170,7 +145,7 @@ pub async fn drive_gateway<O: Ops>(
             Some(ExecutionStatus::WaitingExternal) => {}
             _ => {
                 return Ok(failed(
-                    fail_error::EXECUTION_ENDED,
+                    driver_error::EXECUTION_ENDED,
                     execution_ended_cause(&status),
                 ))
             }
@@ -246,8 +221,8 @@ async fn checkpoint<O: Ops>(
             .await?
         {
             Ok(r) => r.checkpoint.ok_or_else(|| GatewayFailed {
-                error: fail_error::NO_CHECKPOINT.to_owned(),
-                cause: "TPF action Lambda did not return an execution checkpoint".to_owned(),
+                error: driver_error::NO_CHECKPOINT.to_owned(),
+                cause: NO_CHECKPOINT_CAUSE.to_owned(),
             }),
             Err(f) => Err(from_gateway(f)),
         },
@@ -267,7 +242,7 @@ fn check_signal(v: &Value, driver: &DriverCheckpoint) -> Result<(), GatewayFaile
         || signal.generation != driver.generation
     {
         return Err(GatewayFailed {
-            error: fail_error::CALLBACK_IDENTITY_MISMATCH.to_owned(),
+            error: driver_error::CALLBACK_IDENTITY_MISMATCH.to_owned(),
             cause: CALLBACK_IDENTITY_MISMATCH_CAUSE.to_owned(),
         });
     }
@@ -288,22 +263,12 @@ async fn result<O: Ops>(
         .await?;
     Ok(match reply {
         Ok(r) => match r.result_json {
-            Some(result_json) => {
-                let e = &driver.execution;
-                Ok(GatewayEnd::Succeeded(ExecutionOutput {
-                    tenant_id: e.tenant_id.clone(),
-                    execution_id: e.execution_id.clone(),
-                    pipeline_id: e.pipeline_id.clone(),
-                    contract_version: e.contract_version.clone(),
-                    release_version: e.release_version.clone(),
-                    generation: driver.generation,
-                    result_json,
-                }))
-            }
-            None => failed(
-                fail_error::NO_RESULT,
-                "TPF action Lambda did not return a result payload",
-            ),
+            Some(result_json) => Ok(GatewayEnd::Succeeded(ExecutionOutput::new(
+                &driver.execution,
+                driver.generation,
+                &result_json,
+            ))),
+            None => failed(driver_error::NO_RESULT, NO_RESULT_CAUSE),
         },
         Err(f) => Err(from_gateway(f)),
     })

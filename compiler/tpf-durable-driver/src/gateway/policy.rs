@@ -4,6 +4,7 @@
 //! the replay engine takes them as they are.
 
 use serde::{Deserialize, Serialize};
+use tpf_wire::gateway::host::{step_retry, POLL_WAITS_SECONDS};
 use tpf_wire::records::ExecutionStatus;
 
 use super::calls::PollState;
@@ -18,13 +19,13 @@ pub struct StepRetry {
     pub max_delay_seconds: u64,
 }
 
-/// The SDK's default step retry, TPF's driver's: 6 attempts (1 + 5), 5 s first, ×2, at most
-/// 60 s, full jitter, on any error.
+/// The SDK's default step retry, TPF's driver's (`tpf_wire::gateway::host::step_retry`): 6
+/// attempts (1 + 5), 5 s first, ×2, at most 60 s, full jitter, on any error.
 pub const TPF_STEP: StepRetry = StepRetry {
-    retries: 5,
-    first_delay_seconds: 5,
-    backoff_rate: 2.0,
-    max_delay_seconds: 60,
+    retries: step_retry::RETRIES as u32,
+    first_delay_seconds: step_retry::FIRST_DELAY_SECONDS,
+    backoff_rate: step_retry::BACKOFF_RATE,
+    max_delay_seconds: step_retry::MAX_DELAY_SECONDS,
 };
 
 impl StepRetry {
@@ -40,11 +41,6 @@ impl StepRetry {
         Some((d.ceil() as u64).max(1))
     }
 }
-
-/// The waits of TPF's condition (the SDK's default wait strategy: 5 s first, ×1.5, at most
-/// 300 s) without jitter, as a fixed ladder: `5 × 1.5^n` rounded to the nearest second,
-/// capped at 300; past its end the last repeats. A new condition starts at its beginning.
-pub const POLL_WAITS_SECONDS: [u64; 12] = [5, 8, 11, 17, 25, 38, 57, 85, 128, 192, 288, 300];
 
 /// The checks one condition runs at most (the SDK default's 60 attempts, about 4 h 20 min of
 /// polling); then the driver hands over to the next generation rather than fail as TPF's does.
@@ -91,11 +87,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_ladder_is_five_times_one_and_a_half_to_the_n_rounded_and_capped() {
-        let expected: Vec<u64> = (0..12)
-            .map(|n| (5.0 * 1.5f64.powi(n)).round().min(300.0) as u64)
-            .collect();
-        assert_eq!(POLL_WAITS_SECONDS.as_slice(), expected.as_slice());
+    fn the_poll_climbs_tpfs_ladder_and_settles_on_a_routed_status() {
         let s = |status: &str, await_pending| PollState {
             status: status.to_owned(),
             await_pending,

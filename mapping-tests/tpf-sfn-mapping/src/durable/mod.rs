@@ -97,6 +97,9 @@ impl BackendProof for Driver {
     /// durable driver.
     fn build(input: &Input, spec: Option<DurableSpec>) -> Result<Subject, Diagnostics> {
         let out = compile(input, LambdaDurable)?;
+        if let tpf_durable_driver::spec::Binding::Gateway { .. } = out.durable.spec.binding {
+            return Err(crate::subject::gateway_unproven());
+        }
         let next = compile_next(input, &out.plan.identity, LambdaDurable)?;
         Ok(Subject::new(
             out.contract,
