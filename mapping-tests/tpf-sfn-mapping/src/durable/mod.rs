@@ -5,6 +5,7 @@
 //! - this module: the program ([`Driver`]) and the backend's part of the proof;
 //! - `gateway`: the gateway driver's function version and its steps' effects over the gateway
 //!   world's host;
+//! - `gateway_engine`: the replay engine as the gateway world's engine;
 //! - `program`: the engine's operations as the driver's `Ops`, and the function version's
 //!   handler that runs the loop from the start on every invocation;
 //! - `world`: engine, TPF, wakeup table, bridge and sweeper function on one clock, and the
@@ -15,6 +16,7 @@
 
 pub mod checks;
 pub mod gateway;
+pub mod gateway_engine;
 pub mod program;
 pub mod run;
 pub mod world;
