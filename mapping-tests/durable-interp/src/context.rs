@@ -301,12 +301,25 @@ impl Context<'_> {
 
     /// `wait_for_callback`: a child context holding a callback and the submitter step that
     /// hands its id out (three operations), then the invocation suspends until the callback is
-    /// completed or times out.
+    /// completed or times out. The submitter runs once.
     pub fn wait_for_callback(
         &self,
         name: &str,
         timeout_seconds: u64,
         payload: &Value,
+    ) -> Result<CallbackOutcome, Stop> {
+        self.wait_for_callback_retrying(name, timeout_seconds, payload, &|_, _| Decision::Stop)
+    }
+
+    /// [`Context::wait_for_callback`] whose submitter is retried as `retry` says (the SDK's
+    /// `submitter_retry`): each attempt hands out the same callback id; between attempts the
+    /// submitter is pending its retry timer and the invocation suspends.
+    pub fn wait_for_callback_retrying(
+        &self,
+        name: &str,
+        timeout_seconds: u64,
+        payload: &Value,
+        retry: &dyn Fn(&StepError, u32) -> Decision,
     ) -> Result<CallbackOutcome, Stop> {
         let mut inv = self.inv.borrow_mut();
         if let Some(ctx) = inv.replay(OpType::Context, name)? {
@@ -319,9 +332,16 @@ impl Context<'_> {
                 );
                 return Err(inv.fail(error::NON_DETERMINISTIC, cause));
             };
-            if inv.exec.ops[sub].status == OpStatus::Failed {
-                let e = inv.exec.ops[sub].error.clone().unwrap_or_default();
-                return Ok(CallbackOutcome::SubmitterFailed(e));
+            match inv.exec.ops[sub].status {
+                OpStatus::Failed | OpStatus::TimedOut => {
+                    let e = inv.exec.ops[sub].error.clone().unwrap_or_default();
+                    return Ok(CallbackOutcome::SubmitterFailed(e));
+                }
+                OpStatus::Pending => return Err(inv.halt(StopKind::Suspended)),
+                OpStatus::Started | OpStatus::Ready => {
+                    return inv.submit(ctx, cb, sub, payload, retry)
+                }
+                OpStatus::Succeeded => {}
             }
             let op = inv.exec.ops[cb].clone();
             let outcome = match op.status {
@@ -361,30 +381,55 @@ impl Context<'_> {
         );
         inv.exec.ops[cb].callback_id = Some(id.clone());
         inv.exec.ops[cb].fire_at_ms = Some(at);
-        inv.event(event::CALLBACK_STARTED, Some(cb), Some(id.clone()));
+        inv.event(event::CALLBACK_STARTED, Some(cb), Some(id));
         let sub = inv.push(OpType::Step, &submitter(name));
-        let submitted = match inv.run_step(sub, payload, Some(&id)) {
-            Ok(r) => r,
-            Err(stop) => {
-                // A crash in the submitter: the whole callback runs again on the next invocation.
-                inv.exec.ops.truncate(ctx);
-                inv.exec.operations_billed -= 2;
-                return Err(stop);
+        inv.exec.ops[sub].attempt = 0;
+        inv.submit(ctx, cb, sub, payload, retry)
+    }
+}
+
+impl Invocation<'_> {
+    /// The submitter's next attempt, with the callback's id: once it succeeds the callback
+    /// waits (its timeout timer armed, its id completable) and the invocation suspends; a
+    /// submitter that fails for good fails the callback and its context; a crash leaves it
+    /// ready for the next invocation.
+    fn submit(
+        &mut self,
+        ctx: usize,
+        cb: usize,
+        sub: usize,
+        payload: &Value,
+        retry: &dyn Fn(&StepError, u32) -> Decision,
+    ) -> Result<CallbackOutcome, Stop> {
+        let id = self.exec.ops[cb].callback_id.clone().unwrap_or_default();
+        let attempt = self.attempt(
+            sub,
+            payload,
+            &mut |r, n| match r {
+                Ok(_) => Decision::Stop,
+                Err(e) => match retry(e, n) {
+                    Decision::Exhausted { .. } => Decision::Stop,
+                    d => d,
+                },
+            },
+            false,
+            Some(&id),
+        )?;
+        match attempt {
+            Attempt::Done(Ok(_)) => {
+                let at = self.exec.ops[cb].fire_at_ms.unwrap_or(self.now_ms);
+                self.timers.push((at, cb));
+                self.callbacks.push((id, cb));
+                Err(self.halt(StopKind::Suspended))
             }
-        };
-        match submitted {
-            Ok(_) => {
-                inv.timers.push((at, cb));
-                inv.callbacks.push((id, cb));
-                Err(inv.halt(StopKind::Suspended))
-            }
-            Err(StepError(e)) => {
-                inv.exec.ops[cb].status = OpStatus::Failed;
-                inv.exec.ops[cb].error = Some(e.clone());
-                inv.exec.ops[ctx].status = OpStatus::Failed;
-                inv.event(event::CONTEXT_FAILED, Some(ctx), Some(e.clone()));
+            Attempt::Done(Err(StepError(e))) => {
+                self.exec.ops[cb].status = OpStatus::Failed;
+                self.exec.ops[cb].error = Some(e.clone());
+                self.exec.ops[ctx].status = OpStatus::Failed;
+                self.event(event::CONTEXT_FAILED, Some(ctx), Some(e.clone()));
                 Ok(CallbackOutcome::SubmitterFailed(e))
             }
+            Attempt::Suspended => Err(self.halt(StopKind::Suspended)),
         }
     }
 }
@@ -426,6 +471,7 @@ impl Invocation<'_> {
         payload: &Value,
         decide: &mut dyn FnMut(&Result<Value, StepError>, u32) -> Decision,
         carries_state: bool,
+        callback_id: Option<&str>,
     ) -> Result<Attempt, Stop> {
         let attempt = self.exec.ops[id].attempt + 1;
         let state = if carries_state {
@@ -442,7 +488,7 @@ impl Invocation<'_> {
             name: &self.exec.ops[id].name,
             payload,
             now_ms: self.now_ms,
-            callback_id: None,
+            callback_id,
             attempt,
             state: state.as_ref(),
         };
@@ -546,6 +592,7 @@ impl Context<'_> {
                     },
                 },
                 false,
+                None,
             )?,
         };
         match outcome {
@@ -583,6 +630,7 @@ impl Context<'_> {
                         Err(_) => Decision::Stop,
                     },
                     true,
+                    None,
                 )?
             }
         };

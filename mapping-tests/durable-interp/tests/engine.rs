@@ -709,3 +709,66 @@ fn a_condition_that_gives_up_or_whose_check_fails_ends_without_another_check() {
         assert_eq!(h.attempts.len(), 2);
     }
 }
+
+/// A submitter that fails its first attempts, recording the callback id each attempt gets.
+#[derive(Default)]
+struct FlakySubmitter {
+    ids: Vec<(String, i64)>,
+}
+
+impl StepHandler for FlakySubmitter {
+    fn step(
+        &mut self,
+        call: &StepCall<'_>,
+        _: &mut Effects,
+    ) -> Result<Value, durable_interp::StepError> {
+        let id = call.callback_id.unwrap_or_default().to_owned();
+        self.ids.push((id, call.now_ms));
+        if call.attempt < 3 {
+            return Err(format!("registration {} throttled", call.attempt).into());
+        }
+        Ok(json!(null))
+    }
+}
+
+#[test]
+fn a_retried_submitter_hands_out_the_same_callback_id_until_it_succeeds() {
+    let mut e = Engine::new(T0);
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            let out = ctx.wait_for_callback_retrying("park", 600, &json!(null), &|_, n| {
+                if n >= 5 {
+                    Decision::Stop
+                } else {
+                    Decision::Again { delay_seconds: 5 }
+                }
+            })?;
+            Ok(Ok(json!(format!("{out:?}"))))
+        }),
+    );
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    let mut h = FlakySubmitter::default();
+    e.run_until_idle(&mut h);
+    e.advance_to(T0 + 11_000, &mut h);
+    assert_eq!(
+        h.ids
+            .iter()
+            .map(|(id, at)| (id.as_str(), at - T0))
+            .collect::<Vec<_>>(),
+        [
+            ("callback-000001", 0),
+            ("callback-000001", 5_000),
+            ("callback-000001", 10_000)
+        ]
+    );
+    e.send_callback_success("callback-000001", json!("woken"))
+        .unwrap();
+    e.run_until_idle(&mut h);
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.result, Some(json!("Succeeded(String(\"woken\"))")));
+    assert_eq!(
+        x.operations_billed, 3,
+        "retries are attempts of the submitter"
+    );
+}

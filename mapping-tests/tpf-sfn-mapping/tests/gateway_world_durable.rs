@@ -1,7 +1,7 @@
 //! The gateway world on Lambda durable functions: the gateway driver
 //! (`tpf_durable_driver::gateway`) on the replay engine, its park timeout the scenario
 //! pipeline's longest await, against every runnable scenario of the catalogue. Every scenario
-//! passes and keeps every check, except the three [`KNOWN`] differences of the replay engine,
+//! passes and keeps every check, except the [`KNOWN`] differences of the replay engine,
 //! each of which must still fail exactly as listed (so fixing one makes this test say so).
 
 use tpf_durable_driver::GatewayRun;
@@ -10,27 +10,14 @@ use tpf_sfn_mapping::gateway::catalogue::CATALOGUE;
 use tpf_sfn_mapping::gateway::scenarios::run_catalogue;
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 
-/// Where the replay engine is not yet the service, and what each scenario then reports:
-/// - `tpf-08`, `tpf-09`: the engine runs a `wait_for_callback`'s submitter once; the SDK (and
-///   the deployed function, `submitter_retry_config`) retries it under the same callback id,
-///   which is what these scenarios expect of generation 1;
-/// - `tpf-13`: the engine refuses a send to a completed callback with
-///   `InvalidParameterValueException`, which TPF's wake-up does not count as a gone callback
-///   (`ResourceNotFoundException`, `CallbackTimeoutException`), so no DELIVERED row is written.
-const KNOWN: [(&str, &str); 3] = [
-    (
-        "tpf-08-submitter-failure-before-binding",
-        "generation 1 registers",
-    ),
-    (
-        "tpf-09-binding-before-submitter-checkpoint",
-        "injected fault bind-after-provider-binding",
-    ),
-    (
-        "tpf-13-callback-accepted-before-response-loss",
-        "DELIVERED#1",
-    ),
-];
+/// Where the replay engine is not yet the service, and what the scenario then reports:
+/// `tpf-13`: the engine refuses a send to a completed callback with
+/// `InvalidParameterValueException`, which TPF's wake-up does not count as a gone callback
+/// (`ResourceNotFoundException`, `CallbackTimeoutException`), so no DELIVERED row is written.
+const KNOWN: [(&str, &str); 1] = [(
+    "tpf-13-callback-accepted-before-response-loss",
+    "DELIVERED#1",
+)];
 
 #[test]
 fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {

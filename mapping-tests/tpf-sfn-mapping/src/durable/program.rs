@@ -195,8 +195,14 @@ impl GatewayOps for EngineOps<'_, '_> {
         timeout_seconds: u64,
     ) -> Result<CallbackEnd, Stop> {
         let p = json!({ payload::REGISTER: registration, payload::FUNCTION: self.gateway_arn });
+        // The submitter is retried as TPF's step is (the deployed function's
+        // `submitter_retry_config`), under the same callback id.
+        let retry = |_: &StepError, n| retry_decision(&policy::TPF_STEP, n);
         Ok(
-            match self.ctx.wait_for_callback(name, timeout_seconds, &p)? {
+            match self
+                .ctx
+                .wait_for_callback_retrying(name, timeout_seconds, &p, &retry)?
+            {
                 CallbackOutcome::Succeeded(v) => CallbackEnd::Signal(v),
                 CallbackOutcome::Failed { error } => CallbackEnd::Failed { error },
                 CallbackOutcome::TimedOut => CallbackEnd::TimedOut,
