@@ -389,6 +389,30 @@ impl Context<'_> {
 }
 
 impl Invocation<'_> {
+    /// The next attempt of a step with a retry strategy: a success ends it, a failure is
+    /// retried as `retry` says (a step has no state to exhaust: giving up is failing).
+    fn retry_attempt(
+        &mut self,
+        id: usize,
+        payload: &Value,
+        retry: &dyn Fn(&StepError, u32) -> Decision,
+        callback_id: Option<&str>,
+    ) -> Result<Attempt, Stop> {
+        self.attempt(
+            id,
+            payload,
+            &mut |r, n| match r {
+                Ok(_) => Decision::Stop,
+                Err(e) => match retry(e, n) {
+                    Decision::Exhausted { .. } => Decision::Stop,
+                    d => d,
+                },
+            },
+            false,
+            callback_id,
+        )
+    }
+
     /// The submitter's next attempt, with the callback's id: once it succeeds the callback
     /// waits (its timeout timer armed, its id completable) and the invocation suspends; a
     /// submitter that fails for good fails the callback and its context; a crash leaves it
@@ -402,19 +426,7 @@ impl Invocation<'_> {
         retry: &dyn Fn(&StepError, u32) -> Decision,
     ) -> Result<CallbackOutcome, Stop> {
         let id = self.exec.ops[cb].callback_id.clone().unwrap_or_default();
-        let attempt = self.attempt(
-            sub,
-            payload,
-            &mut |r, n| match r {
-                Ok(_) => Decision::Stop,
-                Err(e) => match retry(e, n) {
-                    Decision::Exhausted { .. } => Decision::Stop,
-                    d => d,
-                },
-            },
-            false,
-            Some(&id),
-        )?;
+        let attempt = self.retry_attempt(sub, payload, retry, Some(&id))?;
         match attempt {
             Attempt::Done(Ok(_)) => {
                 let at = self.exec.ops[cb].fire_at_ms.unwrap_or(self.now_ms);
@@ -580,20 +592,7 @@ impl Context<'_> {
         let (id, done) = inv.retried(name)?;
         let outcome = match done {
             Some(a) => a,
-            None => inv.attempt(
-                id,
-                payload,
-                &mut |r, n| match r {
-                    Ok(_) => Decision::Stop,
-                    Err(e) => match retry(e, n) {
-                        // A step has no state to exhaust: giving up is failing.
-                        Decision::Exhausted { .. } => Decision::Stop,
-                        d => d,
-                    },
-                },
-                false,
-                None,
-            )?,
+            None => inv.retry_attempt(id, payload, retry, None)?,
         };
         match outcome {
             Attempt::Done(r) => Ok(r),
