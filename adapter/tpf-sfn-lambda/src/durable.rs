@@ -10,13 +10,17 @@
 //! The function decides nothing itself: every branch is the driver's, on TPF's answers.
 
 pub mod call;
+pub mod gateway;
 pub mod https;
 pub mod ops;
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tpf_durable_driver::{DriverInput, DurableSpec, End};
+use tpf_durable_driver::spec::Binding;
+use tpf_durable_driver::{DriverInput, DurableSpec, End, GatewayRun};
+use tpf_wire::gateway::start::ExecutionInput;
+use tpf_wire::gateway::Mapper;
 
 use crate::config::{ConfigError, Env};
 
@@ -51,7 +55,10 @@ pub fn spec<F: Fn(&str) -> Option<String>>(env: &Env<F>) -> Result<DurableSpec, 
 /// What every invocation of this function version shares.
 pub struct Driver {
     pub spec: DurableSpec,
-    pub action: call::ActionClient,
+    /// The Action API v1 client (bindings `http`, `lambda`); `None` for the gateway binding.
+    pub action: Option<call::ActionClient>,
+    /// TPF's action gateway (binding `gateway`); `None` for the Action API v1 bindings.
+    pub gateway: Option<gateway::GatewayClient>,
     pub ddb: aws_sdk_dynamodb::Client,
     pub lambda: aws_sdk_lambda::Client,
 }
@@ -63,11 +70,27 @@ impl Driver {
     ) -> Result<Driver, ConfigError> {
         let spec = spec(env)?;
         let lambda = aws_sdk_lambda::Client::new(config);
-        let action =
-            call::ActionClient::new(&spec, env.optional(var::ACTION_TOKEN), lambda.clone())?;
+        let (action, gateway) = match &spec.binding {
+            Binding::Gateway { function_arn, .. } => (
+                None,
+                Some(gateway::GatewayClient {
+                    client: lambda.clone(),
+                    function_arn: function_arn.clone(),
+                }),
+            ),
+            _ => (
+                Some(call::ActionClient::new(
+                    &spec,
+                    env.optional(var::ACTION_TOKEN),
+                    lambda.clone(),
+                )?),
+                None,
+            ),
+        };
         Ok(Driver {
             spec,
             action,
+            gateway,
             ddb: aws_sdk_dynamodb::Client::new(config),
             lambda,
         })
@@ -79,13 +102,39 @@ pub fn output(end: &End) -> Value {
     serde_json::to_value(end).unwrap_or_else(|_| json!({}))
 }
 
-/// One invocation: the driver loop over this execution's checkpoints. A driver `Fail` fails the
-/// durable execution with the driver's error name as its error type.
+/// One invocation: the release's driver over this execution's checkpoints: the gateway
+/// driver on TPF's `AwsDurableExecutionInput` for the gateway binding, the Action API v1 loop
+/// on its generation input otherwise. A driver `Fail` fails the durable execution with the
+/// driver's error name as its error type.
 pub async fn handle(
     driver: Arc<Driver>,
-    input: DriverInput,
+    input: Value,
     ctx: aws_durable_execution_sdk::DurableContext,
 ) -> Result<Value, aws_durable_execution_sdk::BoxError> {
+    if let Binding::Gateway {
+        longest_await_seconds,
+        ..
+    } = driver.spec.binding
+    {
+        // The coordinator function's SerDes: exact keys, unknown ones ignored.
+        let input = ExecutionInput::read_value(&input, Mapper::Durable).map_err(|e| {
+            aws_durable_execution_sdk::TypedError::with_type(
+                e.class,
+                e.root_cause().message.clone(),
+            )
+        })?;
+        let engine = ops::SdkOps::new(ctx, driver.clone());
+        let run = GatewayRun {
+            longest_await_seconds,
+        };
+        return match tpf_durable_driver::drive_gateway(&engine, &run, &input).await? {
+            Ok(end) => Ok(serde_json::to_value(end)?),
+            Err(f) => Err(Box::new(aws_durable_execution_sdk::TypedError::with_type(
+                f.error, f.cause,
+            ))),
+        };
+    }
+    let input: DriverInput = serde_json::from_value(input)?;
     let engine = ops::SdkOps::new(ctx, driver.clone());
     let end = tpf_durable_driver::drive(&engine, &driver.spec, &input).await?;
     match end {
@@ -151,10 +200,9 @@ mod tests {
         assert!(spec(&env(&[(var::DURABLE_SPEC, unknown.to_string())])).is_err());
     }
 
-    /// What `compile --backend lambda-durable` writes into the stack is what this function
-    /// reads: the spec parses, and its https base gets the TLS client.
-    #[test]
-    fn the_compilers_spec_is_read_and_its_https_base_gets_the_tls_client() {
+    /// The restaurant contract compiled for this backend under `config`, and its spec as this
+    /// function reads it from the environment.
+    fn compiled_spec(config: &str) -> (DurableSpec, tpf_sfn_compiler::durable::Compiled) {
         let contract = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
@@ -164,10 +212,7 @@ mod tests {
             &tpf_sfn_compiler::compile::Input {
                 contract_file: "restaurant-approval.pipeline-contract.json",
                 contract: &contract,
-                config: Some((
-                    "tpf-sfn.toml",
-                    "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
-                )),
+                config: Some(("tpf-sfn.toml", config)),
                 ..Default::default()
             },
             tpf_sfn_compiler::durable::LambdaDurable,
@@ -178,6 +223,16 @@ mod tests {
             compiled.durable.spec_text.clone(),
         )]))
         .unwrap();
+        (read, compiled)
+    }
+
+    /// What `compile --backend lambda-durable` writes into the stack is what this function
+    /// reads: the spec parses, and its https base gets the TLS client.
+    #[test]
+    fn the_compilers_spec_is_read_and_its_https_base_gets_the_tls_client() {
+        let (read, compiled) = compiled_spec(
+            "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
+        );
         assert_eq!(read, compiled.durable.spec);
         let client = call::ActionClient::new(
             &read,
@@ -190,6 +245,32 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(client, call::ActionClient::Https(_)));
+    }
+
+    /// `compile --backend lambda-durable` with the gateway binding writes a spec that makes
+    /// this function the gateway driver, invoking the configured numbered version.
+    #[test]
+    fn the_compilers_gateway_spec_makes_a_gateway_driver() {
+        let arn = "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:7";
+        let config = format!(
+            "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{arn}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:tpf-starter:3\"\n"
+        );
+        let (read, _) = compiled_spec(&config);
+        let Binding::Gateway {
+            function_arn,
+            longest_await_seconds,
+        } = &read.binding
+        else {
+            panic!("a gateway binding: {:?}", read.binding);
+        };
+        assert_eq!(function_arn, arn);
+        assert!(*longest_await_seconds > 0);
+        let lambda = aws_sdk_lambda::Client::from_conf(
+            aws_sdk_lambda::Config::builder()
+                .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+                .build(),
+        );
+        assert!(call::ActionClient::new(&read, None, lambda).is_err());
     }
 
     #[test]

@@ -7,7 +7,6 @@ use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::sqs::SqsEvent;
 use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
-use tpf_durable_driver::DriverInput;
 use tpf_sfn_lambda::config::{Env, Handler};
 use tpf_sfn_lambda::durable::Driver;
 use tpf_sfn_lambda::sweeper::{output, sweep_key, Sweeper};
@@ -56,7 +55,7 @@ async fn main() -> Result<(), Error> {
         }
         Handler::DurableDriver => {
             let driver = std::sync::Arc::new(Driver::new(&env, &config)?);
-            aws_durable_execution_sdk::run(move |input: DriverInput, ctx| {
+            aws_durable_execution_sdk::run(move |input: Value, ctx| {
                 tpf_sfn_lambda::durable::handle(driver.clone(), input, ctx)
             })
             .await

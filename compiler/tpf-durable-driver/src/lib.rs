@@ -10,6 +10,10 @@
 //!   a callback, a hand-over. AWS's durable execution SDK implements it in the deployed function
 //!   (`tpf-sfn-lambda`); the mapping proof's virtual-time replay engine implements it in tests.
 //!
+//! - [`gateway`] is the second program: TPF's own coordinator driver over TPF's action gateway
+//!   (`drive_gateway`), with the gaps TPF lists for it closed; it asks the same engine for a
+//!   gateway call as a step, a condition poll and a callback with a submitter.
+//!
 //! - [`limits`] holds the service's operation and written-state caps and bounds what one
 //!   checkpoint may write, so the compiler can prove a generation stays under both.
 //!
@@ -17,11 +21,13 @@
 //! the same checkpoints takes the same path.
 
 pub mod driver;
+pub mod gateway;
 pub mod limits;
 pub mod names;
 pub mod ops;
 pub mod spec;
 
 pub use driver::{drive, End};
-pub use ops::{CallOutcome, Ops, Wake};
+pub use gateway::{drive_gateway, GatewayEnd, GatewayFailed, GatewayRun};
+pub use ops::{CallOutcome, GatewayOps, Ops, Wake};
 pub use spec::{DriverInput, DurableSpec};

@@ -40,6 +40,13 @@ pub enum Binding {
     Http { api_base_url: String },
     /// TPF's action function, invoked synchronously with the action envelope.
     Lambda { function_arn: String },
+    /// TPF's action gateway: the function runs the gateway driver (`crate::gateway`) on
+    /// `AwsDurableExecutionInput`, invoking this numbered version of the gateway.
+    Gateway {
+        function_arn: String,
+        /// The contract's longest await timeout in seconds: a park times out a second after.
+        longest_await_seconds: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

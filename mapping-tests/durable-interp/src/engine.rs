@@ -39,6 +39,10 @@ pub struct StepCall<'a> {
     pub now_ms: i64,
     /// The callback a `wait_for_callback`'s submitter step hands out.
     pub callback_id: Option<&'a str>,
+    /// The 1-based attempt of a retried step or a condition's check (1 for a plain step).
+    pub attempt: u32,
+    /// The state a condition's check runs on: the last attempt's, or the initial state.
+    pub state: Option<&'a Value>,
 }
 
 /// A step's effect failed: the error the service checkpoints for the step, which a replay
@@ -433,13 +437,20 @@ impl Engine {
 
     fn fire(&mut self, t: Timer) {
         let x = &mut self.executions[t.exec];
-        if x.status != ExecutionStatus::Running || x.ops[t.op].status != OpStatus::Started {
+        let armed = matches!(x.ops[t.op].status, OpStatus::Started | OpStatus::Pending);
+        if x.status != ExecutionStatus::Running || !armed {
             return;
         }
         let ev = match x.ops[t.op].op_type {
             OpType::Wait => {
                 x.ops[t.op].status = OpStatus::Succeeded;
                 event::WAIT_SUCCEEDED
+            }
+            OpType::Step => {
+                // A retry timer: the next invocation runs the next attempt.
+                x.ops[t.op].status = OpStatus::Ready;
+                self.resume(t.exec);
+                return;
             }
             _ => {
                 x.ops[t.op].status = OpStatus::TimedOut;

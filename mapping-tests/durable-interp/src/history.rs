@@ -31,6 +31,9 @@ pub mod error {
     pub const NON_DETERMINISTIC: &str = "NonDeterministicExecution";
     /// The execution would checkpoint more operations than the service's cap.
     pub const OPERATION_LIMIT: &str = "OperationLimitExceeded";
+    /// A condition's wait strategy gave up (the SDK's `MaxChecksExceeded`): the error type its
+    /// failed checkpoint carries, so a replay tells it from a failed check.
+    pub const CONDITION_EXHAUSTED: &str = "WaitForConditionMaxChecksExceeded";
     /// The execution wrote more state than the service's cap. No recorded execution shows the
     /// name the service fails it with, so the engine uses its own.
     pub const WRITTEN_STATE_LIMIT: &str = "DurableInterp.WrittenStateLimit";
@@ -53,6 +56,11 @@ pub enum OpType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum OpStatus {
     Started,
+    /// A retried step or a condition between attempts: its retry timer has not fired.
+    Pending,
+    /// A retried step or a condition whose retry timer fired: the next invocation runs its
+    /// next attempt.
+    Ready,
     Succeeded,
     Failed,
     TimedOut,
@@ -70,6 +78,11 @@ pub struct Operation {
     /// When a started wait fires, or a started callback times out.
     pub fire_at_ms: Option<i64>,
     pub callback_id: Option<String>,
+    /// Attempts run so far of a retried step or a condition (1 for a plain step's one run).
+    pub attempt: u32,
+    /// The error type of a failed operation, where it tells two failures apart
+    /// ([`error::CONDITION_EXHAUSTED`]).
+    pub error_type: Option<String>,
 }
 
 /// One history event. `operation` is the log position it is about; `name` that operation's.

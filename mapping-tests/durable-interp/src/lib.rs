@@ -20,7 +20,8 @@ pub mod history;
 pub mod poll;
 
 pub use context::{
-    state_bytes, submitter, CallbackOutcome, Context, Stop, StopKind, SUBMITTER_SUFFIX,
+    state_bytes, submitter, CallbackOutcome, ConditionOutcome, Context, Decision, Stop, StopKind,
+    SUBMITTER_SUFFIX,
 };
 pub use engine::{
     ApiError, Effects, Engine, Execution, ExecutionStatus, Program, Started, StepCall, StepError,

@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use durable_interp::engine::Failed;
 use durable_interp::{
-    error, event, CallbackOutcome, Context, Effects, Engine, ExecutionStatus, Program, StepCall,
-    StepHandler, Stop,
+    error, event, CallbackOutcome, ConditionOutcome, Context, Decision, Effects, Engine,
+    ExecutionStatus, Program, StepCall, StepHandler, Stop,
 };
 use serde_json::{json, Value};
 
@@ -496,4 +496,279 @@ fn an_execution_that_writes_more_than_the_state_cap_fails_at_the_cap() {
     assert_eq!(x.error.as_ref().unwrap().error, error::WRITTEN_STATE_LIMIT);
     assert_eq!(x.operations_billed, 100);
     assert!(x.state_bytes_written > durable_interp::WRITTEN_STATE_CAP);
+}
+
+/// A step whose effect fails its first `fails` attempts, and a condition check that counts up
+/// from the carried state; both record what they were asked with.
+#[derive(Default)]
+struct Flaky {
+    fails: u32,
+    attempts: Vec<(String, u32, Option<Value>, i64)>,
+}
+
+impl StepHandler for Flaky {
+    fn step(
+        &mut self,
+        call: &StepCall<'_>,
+        _: &mut Effects,
+    ) -> Result<Value, durable_interp::StepError> {
+        self.attempts.push((
+            call.name.to_string(),
+            call.attempt,
+            call.state.cloned(),
+            call.now_ms,
+        ));
+        if let Some(s) = call.state {
+            return Ok(json!(s.as_i64().unwrap_or(0) + 1));
+        }
+        if call.name == "submit" && call.attempt <= self.fails {
+            return Err(format!("attempt {} failed", call.attempt).into());
+        }
+        Ok(json!("ok"))
+    }
+}
+
+fn retry_up_to(max: u32) -> impl Fn(&durable_interp::StepError, u32) -> Decision {
+    move |_, n| {
+        if n >= max {
+            Decision::Stop
+        } else {
+            Decision::Again {
+                delay_seconds: 5 << (n - 1),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_retried_step_suspends_between_attempts_and_replays_its_final_result() {
+    let mut e = Engine::new(T0);
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            let r = ctx.step_with_retry("submit", &json!(null), &retry_up_to(6))?;
+            let again = ctx.step("after", &json!(null))?;
+            Ok(Ok(json!([r.map_err(|e| e.0).unwrap(), again.unwrap()])))
+        }),
+    );
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    let mut h = Flaky {
+        fails: 2,
+        ..Flaky::default()
+    };
+    while e.step_timer(&mut h).is_some() {}
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.status, ExecutionStatus::Succeeded);
+    assert_eq!(x.result, Some(json!(["ok", "ok"])));
+    // Three attempts of one operation, 5 s then 10 s apart, each in its own invocation.
+    let submits: Vec<_> = h.attempts.iter().filter(|a| a.0 == "submit").collect();
+    assert_eq!(
+        submits.iter().map(|a| (a.1, a.3 - T0)).collect::<Vec<_>>(),
+        [(1, 0), (2, 5_000), (3, 15_000)]
+    );
+    assert_eq!(x.ops.len(), 2, "retries are attempts of one operation");
+    assert_eq!(x.ops[0].attempt, 3);
+    assert_eq!(x.operations_billed, 2);
+    assert_eq!(x.invocations, 3);
+    let failed = x
+        .history
+        .iter()
+        .filter(|ev| ev.event_type == event::STEP_FAILED)
+        .count();
+    assert_eq!(
+        failed, 2,
+        "each retried attempt is a StepFailed with its retry"
+    );
+}
+
+#[test]
+fn a_retried_step_fails_after_its_last_attempt_and_the_replay_keeps_the_failure() {
+    let mut e = Engine::new(T0);
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            let r = ctx.step_with_retry("submit", &json!(null), &retry_up_to(3))?;
+            ctx.wait("pause", 1)?;
+            Ok(Ok(json!(r.map_err(|e| e.0).unwrap_err())))
+        }),
+    );
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    let mut h = Flaky {
+        fails: 99,
+        ..Flaky::default()
+    };
+    while e.step_timer(&mut h).is_some() {}
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.result, Some(json!("attempt 3 failed")));
+    assert_eq!(
+        h.attempts.len(),
+        3,
+        "the replay after the wait runs nothing again"
+    );
+}
+
+#[test]
+fn a_condition_carries_its_state_between_checks_and_completes_when_the_strategy_says() {
+    let mut e = Engine::new(T0);
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            let ladder = [5, 8, 11];
+            let out = ctx.wait_for_condition("poll", &json!(null), json!(0), &|s, n| {
+                if s.as_i64() == Some(4) {
+                    Decision::Stop
+                } else {
+                    Decision::Again {
+                        delay_seconds: ladder[(n - 1) as usize],
+                    }
+                }
+            })?;
+            let ConditionOutcome::Met(v) = out else {
+                return Ok(Err(Failed {
+                    error: "x".into(),
+                    cause: format!("{out:?}"),
+                }));
+            };
+            ctx.step("after", &json!(null))?.unwrap();
+            Ok(Ok(v))
+        }),
+    );
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    let mut h = Flaky::default();
+    while e.step_timer(&mut h).is_some() {}
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.result, Some(json!(4)));
+    let checks: Vec<_> = h
+        .attempts
+        .iter()
+        .filter(|a| a.0 == "poll")
+        .map(|a| (a.1, a.2.clone(), a.3 - T0))
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            (1, Some(json!(0)), 0),
+            (2, Some(json!(1)), 5_000),
+            (3, Some(json!(2)), 13_000),
+            (4, Some(json!(3)), 24_000)
+        ]
+    );
+    assert_eq!(x.operations_billed, 2);
+}
+
+#[test]
+fn a_condition_that_gives_up_or_whose_check_fails_ends_without_another_check() {
+    for exhaust in [true, false] {
+        let mut e = Engine::new(T0);
+        let f = e.publish_version(
+            "f",
+            program(move |ctx, _| {
+                let out = ctx.wait_for_condition("poll", &json!(null), json!(0), &|_, n| {
+                    if exhaust && n >= 2 {
+                        Decision::Exhausted {
+                            reason: "2 checks".into(),
+                        }
+                    } else {
+                        Decision::Again { delay_seconds: 1 }
+                    }
+                })?;
+                ctx.wait("pause", 1)?;
+                Ok(Ok(json!(format!("{out:?}"))))
+            }),
+        );
+        let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+        let mut h = Flaky::default();
+        if !exhaust {
+            // A check that fails: a handler that errors on a state.
+            struct Broken;
+            impl StepHandler for Broken {
+                fn step(
+                    &mut self,
+                    _: &StepCall<'_>,
+                    _: &mut Effects,
+                ) -> Result<Value, durable_interp::StepError> {
+                    Err("gateway unreachable".into())
+                }
+            }
+            while e.step_timer(&mut Broken).is_some() {}
+            let x = e.execution(&arn).unwrap();
+            assert_eq!(
+                x.result,
+                Some(json!("CheckFailed(\"gateway unreachable\")"))
+            );
+            assert_eq!(x.ops[0].attempt, 1, "a failed check is not retried");
+            continue;
+        }
+        while e.step_timer(&mut h).is_some() {}
+        let x = e.execution(&arn).unwrap();
+        assert_eq!(
+            x.result,
+            Some(json!("Exhausted { reason: \"2 checks\" }")),
+            "the replay after the wait tells exhaustion from a failed check"
+        );
+        assert_eq!(h.attempts.len(), 2);
+    }
+}
+
+/// A submitter that fails its first attempts, recording the callback id each attempt gets.
+#[derive(Default)]
+struct FlakySubmitter {
+    ids: Vec<(String, i64)>,
+}
+
+impl StepHandler for FlakySubmitter {
+    fn step(
+        &mut self,
+        call: &StepCall<'_>,
+        _: &mut Effects,
+    ) -> Result<Value, durable_interp::StepError> {
+        let id = call.callback_id.unwrap_or_default().to_owned();
+        self.ids.push((id, call.now_ms));
+        if call.attempt < 3 {
+            return Err(format!("registration {} throttled", call.attempt).into());
+        }
+        Ok(json!(null))
+    }
+}
+
+#[test]
+fn a_retried_submitter_hands_out_the_same_callback_id_until_it_succeeds() {
+    let mut e = Engine::new(T0);
+    let f = e.publish_version(
+        "f",
+        program(|ctx, _| {
+            let out = ctx.wait_for_callback_retrying("park", 600, &json!(null), &|_, n| {
+                if n >= 5 {
+                    Decision::Stop
+                } else {
+                    Decision::Again { delay_seconds: 5 }
+                }
+            })?;
+            Ok(Ok(json!(format!("{out:?}"))))
+        }),
+    );
+    let arn = e.start_execution(&f, "x", json!({})).unwrap().arn;
+    let mut h = FlakySubmitter::default();
+    e.run_until_idle(&mut h);
+    e.advance_to(T0 + 11_000, &mut h);
+    assert_eq!(
+        h.ids
+            .iter()
+            .map(|(id, at)| (id.as_str(), at - T0))
+            .collect::<Vec<_>>(),
+        [
+            ("callback-000001", 0),
+            ("callback-000001", 5_000),
+            ("callback-000001", 10_000)
+        ]
+    );
+    e.send_callback_success("callback-000001", json!("woken"))
+        .unwrap();
+    e.run_until_idle(&mut h);
+    let x = e.execution(&arn).unwrap();
+    assert_eq!(x.result, Some(json!("Succeeded(String(\"woken\"))")));
+    assert_eq!(
+        x.operations_billed, 3,
+        "retries are attempts of the submitter"
+    );
 }

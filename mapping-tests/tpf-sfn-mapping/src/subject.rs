@@ -114,3 +114,15 @@ pub fn compile_next<L: Lowering>(
         backend,
     )
 }
+
+/// Every backend's Action API v1 proof refuses the gateway binding: it runs the v1 drivers
+/// against the v1 model; the gateway binding's drivers are proven in the gateway world.
+pub fn gateway_unproven() -> Diagnostics {
+    tpf_sfn_compiler::Diagnostic::error(
+        "CONFIG_BINDING_UNPROVABLE",
+        tpf_sfn_compiler::diagnostic::Location::pointer("tpf-sfn.toml", "binding.kind"),
+        "the Action API v1 proof runs the http, lambda and queue bindings; the gateway binding's driver follows TPF's gateway protocol",
+    )
+    .with_hint("run the proof with binding.kind = \"http\", \"lambda\" or \"queue\"")
+    .into()
+}

@@ -57,6 +57,11 @@ impl ActionClient {
                 client: lambda,
                 function_arn: function_arn.clone(),
             },
+            Binding::Gateway { .. } => {
+                return Err(ConfigError(
+                    "the gateway binding has no Action API client: the function runs the gateway driver".to_owned(),
+                ))
+            }
         })
     }
 
@@ -143,23 +148,34 @@ impl ActionClient {
 }
 
 /// What TPF's action function answered one synchronous invoke with.
-struct Invoked {
+pub(crate) struct Invoked {
     /// `FunctionError`, when the function failed.
-    error: Option<String>,
-    payload: String,
+    pub(crate) error: Option<String>,
+    pub(crate) payload: String,
 }
 
 /// One synchronous invoke of TPF's action function with an action envelope.
-async fn invoke(
+/// A synchronous invoke: the function error Lambda reports and the payload's text.
+pub(crate) async fn invoke(
     client: &aws_sdk_lambda::Client,
     function_arn: &str,
-    envelope: &Value,
+    payload: &Value,
+) -> Result<Invoked, aws_sdk_lambda::error::SdkError<aws_sdk_lambda::operation::invoke::InvokeError>>
+{
+    invoke_text(client, function_arn, payload.to_string()).await
+}
+
+/// [`invoke`] with the payload's exact bytes.
+pub(crate) async fn invoke_text(
+    client: &aws_sdk_lambda::Client,
+    function_arn: &str,
+    payload: String,
 ) -> Result<Invoked, aws_sdk_lambda::error::SdkError<aws_sdk_lambda::operation::invoke::InvokeError>>
 {
     let out = client
         .invoke()
         .function_name(function_arn)
-        .payload(Blob::new(envelope.to_string()))
+        .payload(Blob::new(payload))
         .send()
         .await?;
     Ok(Invoked {

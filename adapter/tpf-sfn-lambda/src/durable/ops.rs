@@ -24,11 +24,32 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use serde_json::Value;
+use tpf_durable_driver::gateway::calls::{
+    CallbackEnd, GatewayFailure, PollEnd, Registration, StatePoll,
+};
+use tpf_durable_driver::gateway::policy::StepRetry;
 use tpf_durable_driver::ops::{ActionCall, GenerationRow, ParkRequest, WriteFailed};
-use tpf_durable_driver::{CallOutcome, DriverInput, Ops, Wake};
+use tpf_durable_driver::{CallOutcome, DriverInput, GatewayOps, Ops, Wake};
+use tpf_wire::gateway::start::ExecutionInput;
+use tpf_wire::gateway::{ActionRequest, ActionResponse};
 use tpf_wire::wakeup::{self, attr};
 
-use super::Driver;
+use super::{gateway, Driver};
+
+/// What an Action API v1 call answers in a function whose spec binds the gateway (never
+/// reached: such a function runs the gateway driver, which makes no v1 call).
+const NO_ACTION_CLIENT: &str =
+    "this function's spec binds TPF's gateway: it has no Action API client";
+
+/// What a gateway call answers in a function whose spec binds the Action API v1 (never
+/// reached: such a function runs the v1 loop, which makes no gateway call).
+fn no_gateway() -> GatewayFailure {
+    GatewayFailure {
+        error_type: "TPF_SFN.NoGateway".to_owned(),
+        error_message: "this function's spec binds the Action API v1: it has no gateway client"
+            .to_owned(),
+    }
+}
 
 /// Attempts of a row write or a hand-over before the driver's verdict.
 const WRITE_ATTEMPTS: u32 = 4;
@@ -42,6 +63,30 @@ pub struct SdkOps {
 impl SdkOps {
     pub fn new(ctx: DurableContext, driver: Arc<Driver>) -> SdkOps {
         SdkOps { ctx, driver }
+    }
+
+    /// A step starting the execution `durable_name` with `payload` on this version, its writes
+    /// retried; a start that still fails is the driver's verdict.
+    async fn start_step(
+        &self,
+        name: &str,
+        durable_name: String,
+        payload: String,
+    ) -> Result<Result<(), WriteFailed>, OperationError> {
+        let driver = self.driver.clone();
+        let function = self.function_arn();
+        let result = self
+            .ctx
+            .step(move |_| async move {
+                start_named(&driver.lambda, &function, &durable_name, payload).await
+            })
+            .name(name)
+            .retry_strategy(write_retry)
+            .await;
+        match result {
+            Ok(()) => Ok(Ok(())),
+            Err(e) => step_verdict(e).map(Err),
+        }
     }
 
     /// This version's qualified ARN, as Lambda invoked it.
@@ -183,7 +228,14 @@ impl Ops for SdkOps {
         let driver = self.driver.clone();
         let call = call.clone();
         self.ctx
-            .step(move |_| async move { Ok(driver.action.call(&call).await) })
+            .step(move |_| async move {
+                Ok(match &driver.action {
+                    Some(action) => action.call(&call).await,
+                    None => CallOutcome::Transport {
+                        message: NO_ACTION_CLIENT.to_owned(),
+                    },
+                })
+            })
             .name(name)
             .retry_strategy(never_retry)
             .await
@@ -236,35 +288,78 @@ impl Ops for SdkOps {
         name: &str,
         next: &DriverInput,
     ) -> Result<Result<(), WriteFailed>, OperationError> {
-        let driver = self.driver.clone();
-        let function = self.function_arn();
-        let next = next.clone();
-        let result = self
-            .ctx
-            .step(move |_| async move { start(&driver.lambda, &function, &next).await })
-            .name(name)
-            .retry_strategy(write_retry)
-            .await;
-        match result {
-            Ok(()) => Ok(Ok(())),
-            Err(e) => step_verdict(e).map(Err),
-        }
+        let payload = serde_json::to_string(next).unwrap_or_default();
+        self.start_step(name, next.execution_name(), payload).await
     }
 }
 
-/// Starts a generation on `function` (this qualified version), named so that a repeated start
-/// finds the execution that exists.
-async fn start(
+impl GatewayOps for SdkOps {
+    type Stop = OperationError;
+
+    async fn checkpoint(&self, name: &str, value: &Value) -> Result<Value, OperationError> {
+        gateway::checkpoint(&self.ctx, name, value).await
+    }
+
+    async fn gateway(
+        &self,
+        name: &str,
+        request: &ActionRequest,
+        retry: &StepRetry,
+    ) -> Result<Result<ActionResponse, GatewayFailure>, OperationError> {
+        match &self.driver.gateway {
+            Some(g) => gateway::call(&self.ctx, g, name, request, retry).await,
+            None => Ok(Err(no_gateway())),
+        }
+    }
+
+    async fn wait_for_state(
+        &self,
+        name: &str,
+        poll: &StatePoll,
+    ) -> Result<PollEnd, OperationError> {
+        match &self.driver.gateway {
+            Some(g) => gateway::wait_for_state(&self.ctx, g, name, poll).await,
+            None => Ok(PollEnd::CheckFailed(no_gateway())),
+        }
+    }
+
+    async fn await_callback(
+        &self,
+        name: &str,
+        registration: &Registration,
+        timeout_seconds: u64,
+    ) -> Result<CallbackEnd, OperationError> {
+        match &self.driver.gateway {
+            Some(g) => {
+                gateway::await_callback(&self.ctx, g, name, registration, timeout_seconds).await
+            }
+            None => Ok(CallbackEnd::NotRegistered(no_gateway())),
+        }
+    }
+
+    async fn start_generation(
+        &self,
+        name: &str,
+        next: &ExecutionInput,
+    ) -> Result<Result<(), WriteFailed>, OperationError> {
+        self.start_step(name, next.durable_execution_name(), next.to_json())
+            .await
+    }
+}
+
+/// `Invoke(Event, DurableExecutionName)` on `function`; a name that already started is the
+/// execution started.
+async fn start_named(
     lambda: &aws_sdk_lambda::Client,
     function: &str,
-    next: &DriverInput,
+    name: &str,
+    payload: String,
 ) -> Result<(), aws_durable_execution_sdk::BoxError> {
-    let payload = serde_json::to_string(next)?;
     match lambda
         .invoke()
         .function_name(function)
         .invocation_type(InvocationType::Event)
-        .durable_execution_name(next.execution_name())
+        .durable_execution_name(name)
         .payload(Blob::new(payload))
         .send()
         .await
@@ -277,8 +372,7 @@ async fn start(
             Ok(())
         }
         Err(e) => Err(format!(
-            "starting {} on {function}: {}",
-            next.execution_name(),
+            "starting {name} on {function}: {}",
             aws_sdk_lambda::error::DisplayErrorContext(&e)
         )
         .into()),

@@ -12,6 +12,8 @@ mod check;
 pub mod placeholder;
 mod shape;
 
+pub(crate) use shape::is_numbered_version;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DriverConfig {

@@ -72,6 +72,12 @@ pub(super) fn is_version_number(qualifier: &str) -> bool {
         && !qualifier.starts_with('0')
 }
 
+/// A Lambda function ARN qualified by a published version's number: what the gateway binding
+/// invokes, on every backend.
+pub(crate) fn is_numbered_version(arn: &str) -> bool {
+    function_qualifier(arn).is_some_and(|q| q.is_some_and(is_version_number))
+}
+
 pub(super) fn is_queue_url(url: &str) -> bool {
     let local = ["http://127.0.0.1", "http://localhost"].iter().any(|p| {
         url.strip_prefix(p)

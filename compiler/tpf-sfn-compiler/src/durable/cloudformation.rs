@@ -107,6 +107,10 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
             statements.push(call.clone());
             sweeper_statements.push(call);
         }
+        // The gateway driver invokes TPF's action gateway, that numbered version only.
+        Binding::Gateway { function_arn, .. } => statements.push(json!({
+            "Sid": "ActionGateway", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [function_arn]
+        })),
     }
     let tags: Vec<Value> = f
         .tags

@@ -15,7 +15,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::lowering::export::Kind;
 use crate::lowering::manifest::MANIFEST_FILE;
 use crate::lowering::names::resource_name;
-use crate::plan::{BindingPlan, DriverPlan};
+use crate::plan::{BindingPlan, DriverPlan, GatewayPlan};
 
 pub use budget::{iteration_cost, written_state_bound, OPERATION_CEILING};
 
@@ -105,7 +105,29 @@ pub fn terraform_unsupported() -> Diagnostic {
     .with_hint("use --emit cloudformation, or --backend step-functions for Terraform")
 }
 
-/// Lowers a plan. The queue binding has no durable form: a durable function reaches a private
+/// The gateway binding: the function runs the gateway driver, invoking TPF's action gateway
+/// by the numbered version the plan names. The configuration's check refuses anything else;
+/// this refuses it again for a plan built another way, so no spec the function reads can name
+/// an alias or the unqualified function.
+fn gateway_binding(g: &GatewayPlan) -> Result<Binding, Diagnostics> {
+    if !crate::config::is_numbered_version(&g.function_arn) {
+        return Err(Diagnostics(vec![Diagnostic::error(
+            "GATEWAY_UNQUALIFIED",
+            Location::pointer("tpf-sfn.toml", "/binding/gateway/function-arn"),
+            format!(
+                "function-arn `{}` is not a numbered version: the durable gateway driver only invokes a numbered version of TPF's action gateway",
+                g.function_arn
+            ),
+        )
+        .with_hint("publish a version of the gateway function and append its number: arn:<partition>:lambda:<region>:<account>:function:<name>:<version>")]));
+    }
+    Ok(Binding::Gateway {
+        function_arn: g.function_arn.clone(),
+        longest_await_seconds: g.longest_await_seconds,
+    })
+}
+
+/// Lowers a plan. The queue binding (and the gateway's queue transport) has no durable form: a durable function reaches a private
 /// action host directly (in its VPC), so the relay that binding exists for is not needed.
 pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
     let binding = match &plan.binding {
@@ -115,7 +137,7 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
         BindingPlan::Lambda { function_arn } => Binding::Lambda {
             function_arn: function_arn.clone(),
         },
-        // The gateway protocol's durable driver is a separate program, not this spec's.
+        BindingPlan::Gateway(g) if g.queue_url.is_none() => gateway_binding(g)?,
         BindingPlan::Queue { .. } | BindingPlan::Gateway(_) => {
             return Err(Diagnostics(vec![Diagnostic::error(
                 "DURABLE_BINDING_UNSUPPORTED",
@@ -191,4 +213,40 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
         spec,
         spec_text,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(function_arn: &str) -> GatewayPlan {
+        GatewayPlan {
+            function_arn: function_arn.to_owned(),
+            queue_url: None,
+            starter_function_arn: "arn:aws:lambda:us-east-1:123456789012:function:starter:1"
+                .to_owned(),
+            longest_await_seconds: 1800,
+        }
+    }
+
+    #[test]
+    fn the_gateway_binding_names_a_numbered_version_or_is_refused() {
+        let arn = "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:7";
+        assert_eq!(
+            gateway_binding(&plan(arn)).unwrap(),
+            Binding::Gateway {
+                function_arn: arn.to_owned(),
+                longest_await_seconds: 1800
+            }
+        );
+        for bad in [
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:live",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:$LATEST",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:07",
+        ] {
+            let e = gateway_binding(&plan(bad)).unwrap_err();
+            assert_eq!(e.0[0].code, "GATEWAY_UNQUALIFIED", "{bad}");
+        }
+    }
 }

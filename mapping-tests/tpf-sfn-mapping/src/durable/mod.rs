@@ -3,6 +3,9 @@
 //! decisions, faults and scenario matrix as every backend, with the same named invariants.
 //!
 //! - this module: the program ([`Driver`]) and the backend's part of the proof;
+//! - `gateway`: the gateway driver's function version and its steps' effects over the gateway
+//!   world's host;
+//! - `gateway_engine`: the replay engine as the gateway world's engine;
 //! - `program`: the engine's operations as the driver's `Ops`, and the function version's
 //!   handler that runs the loop from the start on every invocation;
 //! - `world`: engine, TPF, wakeup table, bridge and sweeper function on one clock, and the
@@ -12,6 +15,8 @@
 //! - `checks`: this backend's reading of every named invariant, and the spec's static checks.
 
 pub mod checks;
+pub mod gateway;
+pub mod gateway_engine;
 pub mod program;
 pub mod run;
 pub mod world;
@@ -94,6 +99,9 @@ impl BackendProof for Driver {
     /// durable driver.
     fn build(input: &Input, spec: Option<DurableSpec>) -> Result<Subject, Diagnostics> {
         let out = compile(input, LambdaDurable)?;
+        if let tpf_durable_driver::spec::Binding::Gateway { .. } = out.durable.spec.binding {
+            return Err(crate::subject::gateway_unproven());
+        }
         let next = compile_next(input, &out.plan.identity, LambdaDurable)?;
         Ok(Subject::new(
             out.contract,

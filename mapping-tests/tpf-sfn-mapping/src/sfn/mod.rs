@@ -81,7 +81,7 @@ impl BackendProof for Machines {
     fn build(input: &Input, driver: Option<DriverFile>) -> Result<Subject, Diagnostics> {
         let out = compile(input, StepFunctions)?;
         let Some(sweeper) = out.sweeper else {
-            return Err(gateway_unproven());
+            return Err(crate::subject::gateway_unproven());
         };
         let driver = match driver {
             Some(d) => asl::parse(&d.file, &d.bytes)?,
@@ -101,7 +101,7 @@ impl BackendProof for Machines {
                 program: Machines {
                     sfn: next.sfn,
                     driver: next.driver,
-                    sweeper: next.sweeper.ok_or_else(gateway_unproven)?,
+                    sweeper: next.sweeper.ok_or_else(crate::subject::gateway_unproven)?,
                 },
             }),
         ))
@@ -126,18 +126,6 @@ impl BackendProof for Machines {
     fn evaluate(run: &Run<'_>) -> Vec<Violation> {
         checks::evaluate(run)
     }
-}
-
-/// This proof runs Action API v1's driver and sweeper against the v1 model; the gateway
-/// binding's driver (no sweeper) is proven in the gateway world.
-fn gateway_unproven() -> Diagnostics {
-    tpf_sfn_compiler::Diagnostic::error(
-        "CONFIG_BINDING_UNPROVABLE",
-        tpf_sfn_compiler::diagnostic::Location::pointer("tpf-sfn.toml", "binding.kind"),
-        "the Action API v1 proof runs the http, lambda and queue bindings; the gateway binding's driver follows TPF's gateway protocol",
-    )
-    .with_hint("run the proof with binding.kind = \"http\", \"lambda\" or \"queue\"")
-    .into()
 }
 
 /// Pins the subject's machines (both releases) on this thread while the guards live, so every
