@@ -1,8 +1,9 @@
 //! What a coordination host costs on TPF's conformance scenarios, from the gateway world's
-//! counts (virtual time, nothing timed): per scenario, the driver generations, what the engine
-//! bills (Step Functions Standard: state transitions), the gateway invocations by operation and
-//! the starter's, and dollars per million runs at list prices. `docs/benchmarks.md` holds the
-//! figures; run with
+//! counts (virtual time, nothing timed): per scenario and engine, the driver generations, what
+//! the engine bills (Step Functions Standard: state transitions; Lambda durable functions:
+//! operations and the function's invocations), the gateway invocations by operation and the
+//! starter's, and dollars per million runs at list prices, side by side in one run.
+//! `docs/benchmarks.md` holds the figures; run with
 //!
 //! ```sh
 //! cargo run -q -p tpf-sfn-mapping --example host_cost
@@ -10,11 +11,15 @@
 
 use std::collections::BTreeMap;
 
+use tpf_durable_driver::GatewayRun;
 use tpf_sfn_compiler::bundled;
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::sfn::StepFunctions;
+use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
 use tpf_sfn_mapping::gateway::catalogue::scenario;
+use tpf_sfn_mapping::gateway::engine::GatewayEngine;
 use tpf_sfn_mapping::gateway::scenarios::{run_scenario_in, setup_for};
+use tpf_sfn_mapping::gateway::trace::StartVia;
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway::GatewayFunctions;
 use tpf_sfn_mapping::sfn::gateway_engine::SfnGatewayEngine;
@@ -30,8 +35,11 @@ const SCENARIOS: &[&str] = &[
     "concurrent-awaits",
 ];
 
-/// List prices (us-east-1): Step Functions Standard, per state transition; Lambda, per request.
+/// List prices (us-east-1): Step Functions Standard, per state transition; Lambda durable
+/// functions, per operation; Lambda, per request. Compute duration and retained state are left
+/// out on both sides.
 const PER_TRANSITION: f64 = 25.0 / 1e6;
+const PER_DURABLE_OPERATION: f64 = 8.0 / 1e6;
 const PER_REQUEST: f64 = 0.20 / 1e6;
 
 const STARTER: &str = "arn:aws:lambda:us-east-1:000000000000:function:tpf-sfn-starter";
@@ -59,41 +67,92 @@ fn sfn_engine(setup: &Setup) -> SfnGatewayEngine {
         .expect("the compiled driver loads")
 }
 
+fn durable_engine(setup: &Setup) -> DurableGatewayEngine {
+    let longest_await_seconds =
+        u64::try_from((setup.longest_await_timeout_ms().max(1) + 999) / 1000).unwrap_or(u64::MAX);
+    DurableGatewayEngine::new(
+        &gateway_version_arn(),
+        GatewayRun {
+            longest_await_seconds,
+        },
+        T0,
+    )
+}
+
+/// What the engine bills for a run: (billed units described, dollars per run).
+trait Billed {
+    fn billed(&self) -> (String, f64);
+}
+
+impl Billed for SfnGatewayEngine {
+    fn billed(&self) -> (String, f64) {
+        let transitions = self.state_transitions();
+        (
+            format!("{transitions} transitions"),
+            transitions as f64 * PER_TRANSITION,
+        )
+    }
+}
+
+impl Billed for DurableGatewayEngine {
+    fn billed(&self) -> (String, f64) {
+        let executions = self.engine().executions();
+        let operations: u64 = executions.iter().map(|x| x.operations_billed).sum();
+        let invocations: u64 = executions.iter().map(|x| x.invocations).sum();
+        (
+            format!("{operations} operations, {invocations} invocations"),
+            operations as f64 * PER_DURABLE_OPERATION + invocations as f64 * PER_REQUEST,
+        )
+    }
+}
+
+fn row<E: GatewayEngine + Billed>(name: &str, engine_name: &str, make: impl Fn(&Setup) -> E) {
+    let info = scenario(name).expect("a catalogue scenario");
+    let (report, world) = run_scenario_in(info, make(&setup_for(info)), &[]);
+    let trace = world.trace();
+    let mut by_op: BTreeMap<String, usize> = BTreeMap::new();
+    for call in &trace.invocations {
+        let op = call
+            .operation
+            .map_or_else(|| "unread".to_owned(), |o| o.as_str().to_owned());
+        *by_op.entry(op).or_default() += 1;
+    }
+    let gateway_calls = trace.invocations.len();
+    // Generations are the engine's driver executions. A Step Functions driver hands over
+    // through the starter function (one more request); a durable one invokes its next
+    // generation itself, which its own invocations already count.
+    let generations = world.engine.drivers().len();
+    let started_from_outside = trace
+        .starts
+        .iter()
+        .filter(|s| s.via != StartVia::Driver)
+        .count();
+    let hand_overs = generations.saturating_sub(started_from_outside);
+    let starter_billed = if engine_name == "Step Functions" {
+        hand_overs
+    } else {
+        0
+    };
+    let (billed, engine_dollars) = world.engine.billed();
+    let dollars = 1e6 * (engine_dollars + (gateway_calls + starter_billed) as f64 * PER_REQUEST);
+    let ops = by_op
+        .iter()
+        .map(|(op, n)| format!("{op} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    println!(
+        "| {name} | {engine_name} | {} | {generations} | {billed} | {gateway_calls}: {ops} | {hand_overs} | {dollars:.0} |",
+        if report.passed() { "yes" } else { "no" },
+    );
+}
+
 fn main() {
     println!(
-        "| scenario | passed | generations | transitions | gateway calls (by operation) | starter calls | $ per million runs |"
+        "| scenario | engine | passed | generations | billed by the engine | gateway calls (by operation) | hand-overs | $ per million runs |"
     );
-    println!("| --- | --- | ---: | ---: | --- | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | --- | --- | ---: | ---: |");
     for name in SCENARIOS {
-        let info = scenario(name).expect("a catalogue scenario");
-        let (report, world) = run_scenario_in(info, sfn_engine(&setup_for(info)), &[]);
-        let trace = world.trace();
-        let mut by_op: BTreeMap<String, usize> = BTreeMap::new();
-        for call in &trace.invocations {
-            let op = call
-                .operation
-                .map_or_else(|| "unread".to_owned(), |o| o.as_str().to_owned());
-            *by_op.entry(op).or_default() += 1;
-        }
-        let gateway_calls = trace.invocations.len();
-        let starter_calls = trace
-            .starts
-            .iter()
-            .filter(|s| matches!(s.via, tpf_sfn_mapping::gateway::trace::StartVia::Driver))
-            .count();
-        let transitions = world.engine.state_transitions();
-        let dollars = 1e6
-            * (transitions as f64 * PER_TRANSITION
-                + (gateway_calls + starter_calls) as f64 * PER_REQUEST);
-        let ops = by_op
-            .iter()
-            .map(|(op, n)| format!("{op} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        println!(
-            "| {name} | {} | {} | {transitions} | {gateway_calls}: {ops} | {starter_calls} | {dollars:.0} |",
-            if report.passed() { "yes" } else { "no" },
-            trace.starts.len(),
-        );
+        row(name, "Step Functions", sfn_engine);
+        row(name, "Lambda durable functions", durable_engine);
     }
 }
