@@ -63,8 +63,11 @@ impl Driver {
     ) -> Result<Driver, ConfigError> {
         let spec = spec(env)?;
         let lambda = aws_sdk_lambda::Client::new(config);
-        let action =
-            call::ActionClient::new(&spec, env.optional(var::ACTION_TOKEN), lambda.clone())?;
+        let action = call::ActionClient::new(
+            &spec,
+            env.action_token(var::ACTION_TOKEN, config)?,
+            lambda.clone(),
+        )?;
         Ok(Driver {
             spec,
             action,
@@ -181,7 +184,7 @@ mod tests {
         assert_eq!(read, compiled.durable.spec);
         let client = call::ActionClient::new(
             &read,
-            Some("t".into()),
+            Some("t".to_string()).into(),
             aws_sdk_lambda::Client::from_conf(
                 aws_sdk_lambda::Config::builder()
                     .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())

@@ -74,7 +74,7 @@ async fn main() -> Result<(), Error> {
             .await
         }
         Handler::Relay => {
-            let relay = TaskRelay::new(aws_sdk_sfn::Client::new(&config), env.relay()?);
+            let relay = TaskRelay::new(aws_sdk_sfn::Client::new(&config), env.relay(&config)?);
             let relay = &relay;
             lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
                 let batch = tpf_sfn_lambda::relay::handle(relay, &event.payload).await;
