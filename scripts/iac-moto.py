@@ -73,7 +73,7 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
     caps = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"]
     params = [{"ParameterKey": "CodeS3Bucket", "ParameterValue": bucket},
               {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"},
-              {"ParameterKey": "ActionToken", "ParameterValue": "not-a-secret"}]
+              {"ParameterKey": "ActionTokenParameter", "ParameterValue": "/tpf/action-token"}]
     functions = {}
     for tag, release_file in (("n", RELEASE), ("n1", next_file)):
         out = os.path.join(d, f"durable-{tag}")
@@ -201,6 +201,8 @@ def main():
                             {"ParameterKey": "ExecutionTableStreamArn", "ParameterValue": stream_arn},
                             {"ParameterKey": "CodeS3Bucket", "ParameterValue": bucket},
                             {"ParameterKey": "ActionUrl", "ParameterValue": "http://127.0.0.1:9"},
+                            {"ParameterKey": "ActionTokenParameter",
+                             "ParameterValue": "/tpf/action-token"},
                         ])
         wait(cf, f"{run}-wake-path", "CREATE_COMPLETE")
         check_resources(cf, f"{run}-wake-path", wake)

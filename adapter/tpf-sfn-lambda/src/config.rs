@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use tpf_sfn_wakepath::action_token::{ActionToken, ParameterToken};
 use tpf_sfn_wakepath::aws::tables::TableNames;
 use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::relay::http::HttpActionHost;
@@ -37,8 +38,8 @@ pub mod var {
     pub const HANDLER: &str = "_HANDLER";
     /// The durable release stack's (its `Handler` is `bootstrap`, so it names the handler here).
     pub use tpf_sfn_compiler::durable::cloudformation::env::{
-        ACTION_TOKEN, FUNCTION as DURABLE_FUNCTION, HANDLER as TPF_HANDLER, SPEC as DURABLE_SPEC,
-        SWEEP_LIMIT,
+        ACTION_TOKEN, ACTION_TOKEN_PARAMETER, FUNCTION as DURABLE_FUNCTION, HANDLER as TPF_HANDLER,
+        SPEC as DURABLE_SPEC, SWEEP_LIMIT,
     };
 }
 
@@ -48,10 +49,6 @@ pub struct Env<F: Fn(&str) -> Option<String>>(pub F);
 impl<F: Fn(&str) -> Option<String>> Env<F> {
     fn get(&self, name: &str) -> Option<String> {
         (self.0)(name).filter(|v| !v.trim().is_empty())
-    }
-
-    pub(crate) fn optional(&self, name: &str) -> Option<String> {
-        self.get(name)
     }
 
     pub(crate) fn required(&self, name: &str) -> Result<String, ConfigError> {
@@ -146,8 +143,30 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
         }
     }
 
+    /// The Action API token: read at run time from the SSM parameter the stack names, or, in a
+    /// local run only, the fixed token in `local` (the relay's `TPF_SFN_TOKEN`, the durable
+    /// functions' `TPF_SFN_ACTION_TOKEN`). Both at once is refused: which one is meant?
+    pub fn action_token(
+        &self,
+        local: &str,
+        config: &aws_config::SdkConfig,
+    ) -> Result<ActionToken, ConfigError> {
+        match (self.get(var::ACTION_TOKEN_PARAMETER), self.get(local)) {
+            (Some(_), Some(_)) => Err(ConfigError(format!(
+                "both {} and {local} are set; a deployed function reads the parameter, {local} is for local runs only",
+                var::ACTION_TOKEN_PARAMETER
+            ))),
+            (Some(name), None) => ParameterToken::from_config(config, &name)
+                .map(|p| ActionToken::Parameter(p.into()))
+                .map_err(|e| {
+                    ConfigError(format!("{}: {}", var::ACTION_TOKEN_PARAMETER, e.report()))
+                }),
+            (None, local) => Ok(local.into()),
+        }
+    }
+
     /// The relay's client for the action host.
-    pub fn relay(&self) -> Result<HttpActionHost, ConfigError> {
+    pub fn relay(&self, config: &aws_config::SdkConfig) -> Result<HttpActionHost, ConfigError> {
         let url = self.required(var::ACTION_URL)?;
         let timeout = match self.get(var::ACTION_TIMEOUT_SECONDS) {
             None => 30,
@@ -163,7 +182,8 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
                     ))
                 })?,
         };
-        HttpActionHost::new(&url, self.get(var::TOKEN), Duration::from_secs(timeout))
+        let token = self.action_token(var::TOKEN, config)?;
+        HttpActionHost::new(&url, token, Duration::from_secs(timeout))
             .map_err(|e| ConfigError(format!("{}: {e}", var::ACTION_URL)))
     }
 }
@@ -183,6 +203,14 @@ fn numbered_version(arn: &str) -> bool {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    /// A configuration no test call reaches AWS with.
+    fn sdk() -> aws_config::SdkConfig {
+        aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .region(aws_config::Region::new("us-east-1"))
+            .build()
+    }
 
     fn env(pairs: &[(&str, &str)]) -> Env<impl Fn(&str) -> Option<String>> {
         let map: HashMap<String, String> = pairs
@@ -332,16 +360,55 @@ mod tests {
     #[test]
     fn relay_settings_are_required_and_checked() {
         assert!(env(&[(var::ACTION_URL, "http://tpf.internal:8080")])
-            .relay()
+            .relay(&sdk())
             .is_ok());
-        assert!(env(&[]).relay().unwrap_err().0.contains(var::ACTION_URL));
-        assert!(env(&[(var::ACTION_URL, "https://tpf")]).relay().is_err());
+        assert!(env(&[])
+            .relay(&sdk())
+            .unwrap_err()
+            .0
+            .contains(var::ACTION_URL));
+        assert!(env(&[(var::ACTION_URL, "https://tpf")])
+            .relay(&sdk())
+            .is_err());
         let e = env(&[
             (var::ACTION_URL, "http://tpf"),
             (var::ACTION_TIMEOUT_SECONDS, "0"),
         ])
-        .relay()
+        .relay(&sdk())
         .unwrap_err();
         assert!(e.0.contains(var::ACTION_TIMEOUT_SECONDS), "{e}");
+    }
+
+    #[test]
+    fn the_token_is_a_checked_parameter_name_or_a_local_value_never_both() {
+        let url = (var::ACTION_URL, "http://tpf");
+        let parameter = env(&[(var::ACTION_TOKEN_PARAMETER, "/tpf/action-token")])
+            .action_token(var::TOKEN, &sdk())
+            .unwrap();
+        assert!(
+            matches!(&parameter, ActionToken::Parameter(p) if p.name() == "/tpf/action-token"),
+            "{parameter:?}"
+        );
+        assert!(matches!(
+            env(&[(var::TOKEN, "t")]).action_token(var::TOKEN, &sdk()),
+            Ok(ActionToken::Local(_))
+        ));
+        assert!(matches!(
+            env(&[]).action_token(var::TOKEN, &sdk()),
+            Ok(ActionToken::None)
+        ));
+        for bad in ["tpf/action-token", "/tpf//x", "/aws/x"] {
+            let e = env(&[url, (var::ACTION_TOKEN_PARAMETER, bad)])
+                .relay(&sdk())
+                .unwrap_err();
+            assert!(e.0.contains("error[ACTION_TOKEN_PARAMETER]"), "{bad}: {e}");
+        }
+        let e = env(&[
+            (var::ACTION_TOKEN_PARAMETER, "/tpf/action-token"),
+            (var::ACTION_TOKEN, "t"),
+        ])
+        .action_token(var::ACTION_TOKEN, &sdk())
+        .unwrap_err();
+        assert!(e.0.contains("both"), "{e}");
     }
 }

@@ -81,7 +81,7 @@ impl Driver {
             _ => (
                 Some(call::ActionClient::new(
                     &spec,
-                    env.optional(var::ACTION_TOKEN),
+                    env.action_token(var::ACTION_TOKEN, config)?,
                     lambda.clone(),
                 )?),
                 None,
@@ -236,7 +236,7 @@ mod tests {
         assert_eq!(read, compiled.durable.spec);
         let client = call::ActionClient::new(
             &read,
-            Some("t".into()),
+            Some("t".to_string()).into(),
             aws_sdk_lambda::Client::from_conf(
                 aws_sdk_lambda::Config::builder()
                     .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
@@ -270,7 +270,7 @@ mod tests {
                 .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
                 .build(),
         );
-        assert!(call::ActionClient::new(&read, None, lambda).is_err());
+        assert!(call::ActionClient::new(&read, None::<String>.into(), lambda).is_err());
     }
 
     #[test]

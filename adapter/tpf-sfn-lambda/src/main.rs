@@ -81,7 +81,7 @@ async fn main() -> Result<(), Error> {
                     let lambda = LambdaGateway::new(aws_sdk_lambda::Client::new(&config), arn);
                     relay(GatewayRelay::new(sfn, lambda)).await
                 }
-                None => relay(TaskRelay::new(sfn, env.relay()?)).await,
+                None => relay(TaskRelay::new(sfn, env.relay(&config)?)).await,
             }
         }
     }

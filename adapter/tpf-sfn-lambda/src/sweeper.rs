@@ -23,7 +23,11 @@ impl Sweeper {
         let spec = spec(env)?;
         let (function, limit) = env.durable_sweeper()?;
         let lambda = aws_sdk_lambda::Client::new(config);
-        let action = ActionClient::new(&spec, env.optional(var::ACTION_TOKEN), lambda.clone())?;
+        let action = ActionClient::new(
+            &spec,
+            env.action_token(var::ACTION_TOKEN, config)?,
+            lambda.clone(),
+        )?;
         Ok(Sweeper {
             action,
             durable: DurableSweeper::new(

@@ -210,10 +210,14 @@ pub struct DeployArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// A `--backend lambda-durable` release: the tpf-sfn-lambda zip its driver function runs
-    /// (scripts/lambda-package.sh). Needed to create the function; the Action API token of the
-    /// http binding is read from TPF_SFN_ACTION_TOKEN.
+    /// (scripts/lambda-package.sh). Needed to create the function.
     #[arg(long)]
     pub code_zip: Option<PathBuf>,
+    /// A `--backend lambda-durable` release with the http binding: the name (a full path, e.g.
+    /// /tpf/action-token) of the SSM SecureString parameter holding TPF's Action API token. The
+    /// function reads the token at run time, so rotating it needs no new version.
+    #[arg(long)]
+    pub action_token_parameter: Option<String>,
     /// Replace the definition of an existing release machine. Running executions keep the old
     /// definition; new generations get the new one.
     #[arg(long)]

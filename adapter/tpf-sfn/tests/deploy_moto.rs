@@ -766,11 +766,11 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
             &role,
         ];
         args.extend(extra);
+        if let Some(t) = token {
+            args.extend(["--action-token-parameter", t]);
+        }
         let mut c = support::cli();
         c.args(&args);
-        if let Some(t) = token {
-            c.env("TPF_SFN_ACTION_TOKEN", t);
-        }
         c.output().expect("run tpf-sfn")
     };
 
@@ -782,12 +782,20 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         show(&o)
     );
 
-    // The http binding's function needs the token, from the environment only.
+    // The http binding's function needs the SSM parameter it reads the token from, named by
+    // its full path; nothing is written before both are checked.
     let o = run(&["--code-zip", &zip_s], None);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(show(&o).contains("DEPLOY_ACTION_TOKEN"), "{}", show(&o));
+    let o = run(&["--code-zip", &zip_s], Some("tpf/action-token"));
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("error[ACTION_TOKEN_PARAMETER]"),
+        "{}",
+        show(&o)
+    );
 
-    let o = run(&["--code-zip", &zip_s], Some("t0ken"));
+    let o = run(&["--code-zip", &zip_s], Some("/tpf/action-token"));
     assert!(o.status.success(), "{}", show(&o));
     let m = manifest(&out);
     let name = m["function"]["name"].as_str().unwrap();
@@ -804,7 +812,10 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     let compiled: Value =
         serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
     assert_eq!(spec, compiled);
-    assert_eq!(vars["TPF_SFN_ACTION_TOKEN"], "t0ken");
+    // The function's environment names the parameter; it holds no token, so a rotation needs
+    // no new version.
+    assert_eq!(vars["TPF_SFN_ACTION_TOKEN_PARAMETER"], "/tpf/action-token");
+    assert!(!vars.contains_key("TPF_SFN_ACTION_TOKEN"), "{vars:?}");
     assert_eq!(
         f.tags().unwrap()["tpf-sfn:definition-sha256"],
         m["function"]["specSha256"].as_str().unwrap()
@@ -841,7 +852,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         "{}",
         show(&o)
     );
-    let o = run(&["--force-replace"], Some("t0ken"));
+    let o = run(&["--force-replace"], Some("/tpf/action-token"));
     assert!(o.status.success(), "{}", show(&o));
     let versions = lambda
         .list_versions_by_function()

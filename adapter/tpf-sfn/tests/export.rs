@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
+use tpf_sfn_compiler::lowering::action_token;
 use tpf_sfn_compiler::sfn::export::{unresolved_cloudformation_refs, unresolved_terraform_refs};
 
 fn examples() -> PathBuf {
@@ -212,7 +213,8 @@ fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
         "ExecutionTableStreamArn",
         "CodeS3Bucket",
         "ActionUrl",
-        "ActionToken",
+        "ActionTokenParameter",
+        "ActionTokenKmsKeyArn",
         "DurableFunctions",
     ] {
         assert!(cf["Parameters"][p].is_object(), "parameter {p}");
@@ -241,6 +243,39 @@ fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
         let resource = st["Resource"].to_string();
         assert!(resource.contains(":function:tpf-*-durable:*"), "{resource}");
     }
+    // The relay reads the Action API token from SSM at run time: the stack holds the
+    // parameter's name, never a token, and the relay may read that parameter only.
+    assert!(cf["Parameters"].get("ActionToken").is_none());
+    assert_eq!(
+        cf["Parameters"]["ActionTokenParameter"]["AllowedPattern"],
+        action_token::NAME_PATTERN
+    );
+    let relay_vars = &r["Relay"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(
+        relay_vars["TPF_SFN_ACTION_TOKEN_PARAMETER"],
+        serde_json::json!({"Ref": "ActionTokenParameter"})
+    );
+    assert!(relay_vars.get("TPF_SFN_TOKEN").is_none(), "{relay_vars}");
+    let relay_statements = r["RelayRole"]["Properties"]["Policies"][0]["PolicyDocument"]
+        ["Statement"]
+        .as_array()
+        .expect("relay statements");
+    let arn = action_token::cloudformation::parameter_arn();
+    assert_eq!(
+        action_token::least_privilege_problems(relay_statements, &arn),
+        Vec::<String>::new()
+    );
+    let mut wide = relay_statements.clone();
+    for s in &mut wide {
+        if s["Sid"] == action_token::READ_SID {
+            s["Resource"] = serde_json::json!(["*"]);
+        }
+    }
+    assert_eq!(
+        action_token::least_privilege_problems(&wide, &arn).len(),
+        1,
+        "a wildcard read is reported"
+    );
     assert!(cf["Outputs"]["ActionQueueUrl"].is_object());
     assert!(
         unresolved_cloudformation_refs(&cf).is_empty(),
@@ -366,6 +401,48 @@ fn terraform_exports_pin_the_provider_and_resolve() {
     ] {
         assert!(res[ty][name].is_object(), "{ty}.{name}");
     }
+    // The Terraform flavour: the parameter's name, checked by the variable's validation; the
+    // relay's policy reads that parameter only; the key's grant only with a key.
+    let relay_vars = &res["aws_lambda_function"]["relay"]["environment"]["variables"];
+    assert_eq!(
+        relay_vars["TPF_SFN_ACTION_TOKEN_PARAMETER"],
+        "${var.action_token_parameter}"
+    );
+    assert!(relay_vars.get("TPF_SFN_TOKEN").is_none(), "{relay_vars}");
+    assert!(
+        wake["variable"]["action_token_parameter"]["validation"]["condition"]
+            .as_str()
+            .unwrap()
+            .contains(action_token::NAME_PATTERN)
+    );
+    let policy: Value = serde_json::from_str(
+        res["aws_iam_role_policy"]["relay"]["policy"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let arn = Value::String("${local.action_token_parameter_arn}".into());
+    assert_eq!(
+        action_token::least_privilege_problems(policy["Statement"].as_array().unwrap(), &arn),
+        Vec::<String>::new()
+    );
+    let key_policy: Value = serde_json::from_str(
+        res["aws_iam_role_policy"]["relay_token_key"]["policy"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        action_token::least_privilege_problems(
+            &[
+                policy["Statement"].as_array().unwrap().clone(),
+                key_policy["Statement"].as_array().unwrap().clone()
+            ]
+            .concat(),
+            &arn
+        ),
+        Vec::<String>::new()
+    );
     let wakeup = &res["aws_dynamodb_table"]["wakeup"];
     assert_eq!(wakeup["stream_view_type"], "NEW_AND_OLD_IMAGES");
     assert_eq!(wakeup["point_in_time_recovery"]["enabled"], true);

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use tpf_durable_driver::ops::ActionCall;
 use tpf_durable_driver::spec::Binding;
 use tpf_durable_driver::{CallOutcome, DurableSpec};
+use tpf_sfn_wakepath::action_token::ActionToken;
 use tpf_sfn_wakepath::relay::envelope::process_work_item_path;
 use tpf_sfn_wakepath::relay::http::{ActionHost, HttpActionHost, Reply};
 use tpf_sfn_wakepath::sweep;
@@ -23,8 +24,8 @@ use crate::config::ConfigError;
 
 /// How this release reaches TPF.
 pub enum ActionClient {
-    /// Action API v1 over plain HTTP (a local action host), with the bearer token of the
-    /// function's environment.
+    /// Action API v1 over plain HTTP (a local action host), with the bearer token the
+    /// function's environment points at.
     Http(HttpActionHost),
     /// Action API v1 over HTTPS, as the compiled spec names it.
     Https(Box<HttpsActionHost>),
@@ -38,7 +39,7 @@ pub enum ActionClient {
 impl ActionClient {
     pub fn new(
         spec: &DurableSpec,
-        token: Option<String>,
+        token: ActionToken,
         lambda: aws_sdk_lambda::Client,
     ) -> Result<ActionClient, ConfigError> {
         let timeout = Duration::from_secs(spec.action_timeout_seconds.max(1));

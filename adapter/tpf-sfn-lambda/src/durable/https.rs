@@ -11,12 +11,14 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use tpf_sfn_wakepath::relay::http::{ActionHost, Reply, Unreachable};
+use tpf_sfn_wakepath::action_token::ActionToken;
+use tpf_sfn_wakepath::relay::http::{within, ActionHost, Reply, Unreachable};
 
-/// `https://host[:port][/base]` with an optional bearer token; roots from the system store.
+/// `https://host[:port][/base]` with an optional bearer token (fixed, or read from SSM); roots
+/// from the system store.
 pub struct HttpsActionHost {
     base: String,
-    token: Option<String>,
+    token: ActionToken,
     timeout: Duration,
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
@@ -35,7 +37,7 @@ pub enum HttpsSetupError {
 impl HttpsActionHost {
     pub fn new(
         url: &str,
-        token: Option<String>,
+        token: impl Into<ActionToken>,
         timeout: Duration,
     ) -> Result<Self, HttpsSetupError> {
         let rest = url
@@ -52,19 +54,24 @@ impl HttpsActionHost {
             .build();
         Ok(HttpsActionHost {
             base: url.trim_end_matches('/').to_owned(),
-            token,
+            token: token.into(),
             timeout,
             client: Client::builder(TokioExecutor::new()).build(connector),
         })
     }
 
-    async fn send(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
+    async fn send(
+        &self,
+        path: &str,
+        body: &str,
+        token: Option<&str>,
+    ) -> Result<Reply, Unreachable> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             Unreachable(format!("{what} {}: {e}", self.base))
         };
         let mut request = hyper::Request::post(format!("{}{path}", self.base))
             .header(hyper::header::CONTENT_TYPE, "application/json");
-        if let Some(token) = &self.token {
+        if let Some(token) = token {
             request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
         }
         let request = request
@@ -91,13 +98,12 @@ impl HttpsActionHost {
 
 impl ActionHost for HttpsActionHost {
     async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
-        match tokio::time::timeout(self.timeout, self.send(path, body)).await {
-            Ok(result) => result,
-            Err(_) => Err(Unreachable(format!(
-                "no answer from {} within {:?}",
-                self.base, self.timeout
-            ))),
-        }
+        self.token
+            .authorized(|token| async move {
+                let token = token.as_deref();
+                within(self.timeout, &self.base, self.send(path, body, token)).await
+            })
+            .await
     }
 }
 

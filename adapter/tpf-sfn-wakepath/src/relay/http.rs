@@ -10,6 +10,7 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use crate::action_token::ActionToken;
 use crate::error::Error;
 
 pub use tpf_sfn_wakeup::relay::{Reply, Unreachable};
@@ -23,17 +24,17 @@ pub trait ActionHost {
     ) -> impl std::future::Future<Output = Result<Reply, Unreachable>> + Send;
 }
 
-/// `http://host:port[/base]` with an optional bearer token.
+/// `http://host:port[/base]` with an optional bearer token (fixed, or read from SSM).
 #[derive(Debug, Clone)]
 pub struct HttpActionHost {
     authority: String,
     base_path: String,
-    token: Option<String>,
+    token: ActionToken,
     timeout: Duration,
 }
 
 impl HttpActionHost {
-    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, Error> {
+    pub fn new(url: &str, token: impl Into<ActionToken>, timeout: Duration) -> Result<Self, Error> {
         let bad = |message: String| {
             Error::new("ACTION_URL", message)
                 .with_hint("give --action-url as http://host:port[/base]")
@@ -56,13 +57,18 @@ impl HttpActionHost {
         Ok(HttpActionHost {
             authority,
             base_path: base.to_owned(),
-            token,
+            token: token.into(),
             timeout,
         })
     }
 
-    async fn send(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
-        let exchange = self.exchange_once(path, body, None).await?;
+    async fn send(
+        &self,
+        path: &str,
+        body: &str,
+        token: Option<&str>,
+    ) -> Result<Reply, Unreachable> {
+        let exchange = self.exchange_once(path, body, None, token).await?;
         Ok(Reply {
             status: exchange.status,
             body: exchange.body,
@@ -70,15 +76,21 @@ impl HttpActionHost {
     }
 
     /// One POST within the timeout, keeping the value of the response header `header` (the
-    /// gateway's route names a function error in one, as Lambda's Invoke does).
+    /// gateway's route names a function error in one, as Lambda's Invoke does). The token is
+    /// read once: the gateway's route is a local run's, whose token does not rotate.
     pub async fn exchange(
         &self,
         path: &str,
         body: &str,
         header: &str,
     ) -> Result<Exchange, Unreachable> {
-        match tokio::time::timeout(self.timeout, self.exchange_once(path, body, Some(header))).await
-        {
+        let token = self
+            .token
+            .current()
+            .await
+            .map_err(|e| Unreachable(e.report().to_string()))?;
+        let attempt = self.exchange_once(path, body, Some(header), token.as_deref());
+        match tokio::time::timeout(self.timeout, attempt).await {
             Ok(result) => result,
             Err(_) => Err(self.late()),
         }
@@ -96,6 +108,7 @@ impl HttpActionHost {
         path: &str,
         body: &str,
         header: Option<&str>,
+        token: Option<&str>,
     ) -> Result<Exchange, Unreachable> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             Unreachable(format!("{what} {}: {e}", self.authority))
@@ -114,7 +127,7 @@ impl HttpActionHost {
         let mut request = hyper::Request::post(format!("{}{path}", self.base_path))
             .header(hyper::header::HOST, &self.authority)
             .header(hyper::header::CONTENT_TYPE, "application/json");
-        if let Some(token) = &self.token {
+        if let Some(token) = token {
             request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
         }
         let request = request
@@ -152,10 +165,26 @@ pub struct Exchange {
 
 impl ActionHost for HttpActionHost {
     async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
-        match tokio::time::timeout(self.timeout, self.send(path, body)).await {
-            Ok(result) => result,
-            Err(_) => Err(self.late()),
-        }
+        self.token
+            .authorized(|token| async move {
+                let token = token.as_deref();
+                within(self.timeout, &self.authority, self.send(path, body, token)).await
+            })
+            .await
+    }
+}
+
+/// One attempt of a call, given up after `timeout` as a transport failure.
+pub async fn within(
+    timeout: Duration,
+    target: &str,
+    attempt: impl std::future::Future<Output = Result<Reply, Unreachable>>,
+) -> Result<Reply, Unreachable> {
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(result) => result,
+        Err(_) => Err(Unreachable(format!(
+            "no answer from {target} within {timeout:?}"
+        ))),
     }
 }
 

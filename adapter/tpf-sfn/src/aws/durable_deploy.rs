@@ -112,7 +112,8 @@ impl DurableRelease {
 pub struct Options<'a> {
     pub role_arn: Option<&'a str>,
     pub code_zip: Option<&'a Path>,
-    pub action_token: Option<&'a str>,
+    /// The SSM SecureString parameter holding the Action API token (http binding).
+    pub action_token_parameter: Option<&'a str>,
     pub dry_run: bool,
     pub force_replace: bool,
 }
@@ -220,7 +221,7 @@ pub async fn deploy(
                 .memory_size(256)
                 .timeout(function_timeout(release))
                 .code(FunctionCode::builder().zip_file(Blob::new(zip)).build())
-                .environment(environment(release, opts.action_token)?)
+                .environment(environment(release, opts.action_token_parameter)?)
                 .durable_config(
                     DurableConfig::builder()
                         .execution_timeout(EXECUTION_TIMEOUT_SECONDS as i32)
@@ -245,7 +246,7 @@ pub async fn deploy(
             lambda
                 .update_function_configuration()
                 .function_name(name)
-                .environment(environment(release, opts.action_token)?)
+                .environment(environment(release, opts.action_token_parameter)?)
                 .send()
                 .await
                 .map_err(|e| {
@@ -290,28 +291,34 @@ fn function_timeout(release: &DurableRelease) -> i32 {
         .min(900)
 }
 
-fn environment(release: &DurableRelease, token: Option<&str>) -> Result<Environment, Error> {
+fn environment(release: &DurableRelease, parameter: Option<&str>) -> Result<Environment, Error> {
     let mut vars = HashMap::new();
     vars.insert(env::HANDLER.to_string(), env::HANDLER_VALUE.to_string());
     vars.insert(env::SPEC.to_string(), release.spec_text.clone());
     if let tpf_durable_driver::spec::Binding::Http { .. } = release.spec.binding {
-        let token = token.filter(|t| !t.is_empty()).ok_or_else(|| {
+        let name = parameter.filter(|t| !t.is_empty()).ok_or_else(|| {
             Error::new(
                 "DEPLOY_ACTION_TOKEN",
-                "the http binding's driver function needs TPF's Action API token",
+                "the http binding's driver function needs the SSM parameter that holds TPF's Action API token",
             )
-            .with_hint(format!(
-                "set {} in deploy's environment (it is not taken as an argument, which other users could read)",
-                ACTION_TOKEN_ENV
-            ))
+            .with_hint("pass --action-token-parameter /path/of/the/SecureString (docs/operator-guide.md); the function reads the token at run time")
         })?;
-        vars.insert(env::ACTION_TOKEN.to_string(), token.to_string());
+        check_parameter_name(name)?;
+        vars.insert(env::ACTION_TOKEN_PARAMETER.to_string(), name.to_string());
     }
     Ok(Environment::builder().set_variables(Some(vars)).build())
 }
 
-/// Where deploy reads the Action API token from.
-pub const ACTION_TOKEN_ENV: &str = "TPF_SFN_ACTION_TOKEN";
+/// `ACTION_TOKEN_PARAMETER` unless `name` is a full SSM parameter path.
+pub fn check_parameter_name(name: &str) -> Result<(), Error> {
+    tpf_sfn_compiler::lowering::action_token::check_name(name).map_err(|e| {
+        Error::new("ACTION_TOKEN_PARAMETER", e.to_string())
+            .with_location("--action-token-parameter")
+            .with_hint(
+                "name the SSM SecureString parameter by its full path, e.g. /tpf/action-token",
+            )
+    })
+}
 
 fn tags(release: &DurableRelease) -> HashMap<String, String> {
     release

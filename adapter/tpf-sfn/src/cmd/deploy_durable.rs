@@ -22,11 +22,10 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
 /// Plans the driver function against the account and carries the plan out unless `--dry-run`,
 /// printing the report.
 fn plan_and_report(args: &DeployArgs, release: &DurableRelease) -> CmdResult {
-    let token = std::env::var(durable_deploy::ACTION_TOKEN_ENV).ok();
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         code_zip: args.code_zip.as_deref(),
-        action_token: token.as_deref(),
+        action_token_parameter: args.action_token_parameter.as_deref(),
         dry_run: args.dry_run,
         force_replace: args.force_replace,
     };

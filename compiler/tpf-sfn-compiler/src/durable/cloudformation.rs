@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::Compiled;
 use crate::diagnostic::Diagnostics;
+use crate::lowering::action_token;
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
 use tpf_durable_driver::spec::Binding;
@@ -25,7 +26,11 @@ pub mod env {
     pub const HANDLER_VALUE: &str = "durable-driver";
     /// The release's compact spec (`driver.durable.json`).
     pub const SPEC: &str = "TPF_SFN_DURABLE_SPEC";
-    /// The Action API's bearer token (HTTP binding).
+    /// The name of the SSM SecureString parameter holding the Action API's bearer token (HTTP
+    /// binding), read at run time.
+    pub use crate::lowering::action_token::PARAMETER_ENV as ACTION_TOKEN_PARAMETER;
+    /// The token itself: local runs only (a bootstrap started by hand or by the tests); no
+    /// exported stack and no `deploy` sets it.
     pub const ACTION_TOKEN: &str = "TPF_SFN_ACTION_TOKEN";
     /// The release's sweeper function runs the same bootstrap with this handler.
     pub const SWEEPER_HANDLER_VALUE: &str = "durable-sweeper";
@@ -83,6 +88,7 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
         json!(c.plan.sweeper.limit.to_string()),
     );
     let mut parameters = Map::new();
+    let mut conditions = Map::new();
     parameters.insert(
         "CodeS3Bucket".into(),
         json!({"Type": "String", "Description": "Bucket holding the tpf-sfn-lambda zip (scripts/lambda-package.sh)"}),
@@ -93,12 +99,20 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
     );
     match &c.durable.spec.binding {
         Binding::Http { .. } => {
-            parameters.insert(
-                "ActionToken".into(),
-                json!({"Type": "String", "NoEcho": true, "MinLength": 1, "Description": "Bearer token of TPF's Action API"}),
-            );
-            env.insert(env::ACTION_TOKEN.into(), json!({"Ref": "ActionToken"}));
-            sweeper_env.insert(env::ACTION_TOKEN.into(), json!({"Ref": "ActionToken"}));
+            for (name, p) in
+                action_token::cloudformation::parameters("the driver and the sweeper send")
+            {
+                parameters.insert(name.into(), p);
+            }
+            let (name, condition) = action_token::cloudformation::key_condition();
+            conditions.insert(name.into(), condition);
+            let name = json!({"Ref": action_token::CLOUDFORMATION_PARAMETER});
+            env.insert(env::ACTION_TOKEN_PARAMETER.into(), name.clone());
+            sweeper_env.insert(env::ACTION_TOKEN_PARAMETER.into(), name);
+            for s in [&mut statements, &mut sweeper_statements] {
+                s.push(action_token::cloudformation::read_statement());
+                s.push(action_token::cloudformation::decrypt_statement_if_keyed());
+            }
         }
         Binding::Lambda { function_arn } => {
             let call = json!({
@@ -121,10 +135,11 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
         "tpf-sfn {} release {} of {}: Lambda durable functions driver",
         m.compiler.version, m.identity.release_version, m.identity.pipeline_id
     );
-    Ok(json!({
+    let mut stack = json!({
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": description,
         "Parameters": parameters,
+        "Conditions": conditions,
         "Resources": {
             // Checkpoints, execution state and logs: what the durable runtime needs.
             "DriverRole": lambda_role("AWSLambdaBasicDurableExecutionRolePolicy", "driver", statements),
@@ -197,7 +212,13 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
                 "Value": {"Ref": "DriverVersion"}
             }
         }
-    }))
+    });
+    if conditions.is_empty() {
+        if let Some(o) = stack.as_object_mut() {
+            o.remove("Conditions");
+        }
+    }
+    Ok(stack)
 }
 
 /// A function of the `tpf-sfn-lambda` zip: its `Handler` is `bootstrap`, its environment names

@@ -4,6 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
+use crate::lowering::action_token;
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -199,6 +200,7 @@ fn resolve(f: &Facts, r: &Res) -> Value {
             "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}",
             f.durable_function_pattern()
         )),
+        Res::ActionTokenParameter => action_token::cloudformation::parameter_arn(),
         Res::Everything => json!("*"),
     }
     .clone()
@@ -424,10 +426,11 @@ pub fn wake_path(out: &Compiled) -> Value {
                 "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
             }),
         );
-        parameters.insert(
-            "ActionToken".into(),
-            json!({"Type": "String", "Default": "", "NoEcho": true, "Description": "Bearer token the relay sends to TPF's Action API; empty for none"}),
-        );
+        for (name, p) in action_token::cloudformation::parameters("the relay sends") {
+            parameters.insert(name.into(), p);
+        }
+        let (name, condition) = action_token::cloudformation::key_condition();
+        conditions.insert(name.into(), condition);
         parameters.insert(
             "RelaySubnetIds".into(),
             json!({"Type": "CommaDelimitedList", "Default": "", "Description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -466,13 +469,17 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayLogGroup".into(),
             log_group(&format!("/aws/lambda/{}", f.relay_function())),
         );
+        let mut relay_policy = role_policy(&f, "relay", &stack::relay_statements());
+        if let Some(s) = relay_policy["PolicyDocument"]["Statement"].as_array_mut() {
+            s.push(action_token::cloudformation::decrypt_statement_if_keyed());
+        }
         resources.insert(
             "RelayRole".into(),
             json!({
                 "Type": "AWS::IAM::Role",
                 "Properties": {
                     "AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
-                    "Policies": [role_policy(&f, "relay", &stack::relay_statements())],
+                    "Policies": [relay_policy],
                     "ManagedPolicyArns": {"Fn::If": [
                         "RelayInVpc",
                         [sub("arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole")],
@@ -483,7 +490,7 @@ pub fn wake_path(out: &Compiled) -> Value {
         );
         let relay_env = json!({
             env::ACTION_URL: {"Ref": "ActionUrl"},
-            env::TOKEN: {"Ref": "ActionToken"},
+            env::ACTION_TOKEN_PARAMETER: {"Ref": action_token::CLOUDFORMATION_PARAMETER},
             env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
         });
         let mut relay = function(

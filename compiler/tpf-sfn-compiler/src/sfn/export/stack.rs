@@ -143,6 +143,9 @@ pub enum Res {
     /// This configuration's durable driver functions (the Lambda durable functions backend),
     /// every published version.
     DurableFunctions,
+    /// The SSM SecureString parameter holding the Action API token (a stack parameter: the
+    /// user creates and rotates it).
+    ActionTokenParameter,
     Everything,
 }
 
@@ -211,8 +214,9 @@ pub fn bridge_statements() -> Vec<Statement> {
     ]
 }
 
-/// The relay's role: consume the action queue, answer the tokens of drivers and sweepers, write
-/// its logs.
+/// The relay's role: consume the action queue, answer the tokens of drivers and sweepers, read
+/// the Action API token's parameter (and decrypt it with a customer managed key, a statement each
+/// flavour adds when the key is given), write its logs.
 pub fn relay_statements() -> Vec<Statement> {
     vec![
         Statement {
@@ -229,6 +233,11 @@ pub fn relay_statements() -> Vec<Statement> {
             sid: "AnswerTaskTokens",
             actions: &["states:SendTaskSuccess", "states:SendTaskFailure"],
             resources: vec![Res::Machines("driver"), Res::Machines("sweeper")],
+        },
+        Statement {
+            sid: crate::lowering::action_token::READ_SID,
+            actions: &["ssm:GetParameter"],
+            resources: vec![Res::ActionTokenParameter],
         },
         Statement {
             sid: "WriteLogs",
@@ -379,6 +388,10 @@ pub mod env {
     pub const MACHINE_ARN_PREFIX: &str = "TPF_SFN_MACHINE_ARN_PREFIX";
     pub const NAME_PREFIX: &str = "TPF_SFN_NAME_PREFIX";
     pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
+    /// The name of the SSM SecureString parameter holding the Action API token (deployed).
+    pub use crate::lowering::action_token::PARAMETER_ENV as ACTION_TOKEN_PARAMETER;
+    /// The token itself: local runs only (`tpf-sfn relay`, a bootstrap started by hand); no
+    /// exported stack sets it.
     pub const TOKEN: &str = "TPF_SFN_TOKEN";
     pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
     /// The relay of the gateway binding's queue transport: the gateway function's numbered

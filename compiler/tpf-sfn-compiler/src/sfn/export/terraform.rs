@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
+use crate::lowering::action_token;
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -195,6 +196,7 @@ fn resolve(f: &Facts, r: &Res) -> String {
             "${{local.function_arn_prefix}}{}",
             tf_literal(&f.durable_function_pattern())
         ),
+        Res::ActionTokenParameter => "${local.action_token_parameter_arn}".into(),
         Res::Everything => "*".into(),
     }
 }
@@ -251,6 +253,23 @@ fn log_group(name: &str) -> Value {
 /// The wake-path module, shared by every release of the configuration.
 pub fn wake_path(out: &Compiled) -> Value {
     let f = Facts::new(out);
+    let mut locals = Map::new();
+    locals.insert(
+        "execution_table_arn".into(),
+        json!("${element(split(\"/stream/\", var.execution_table_stream_arn), 0)}"),
+    );
+    locals.insert(
+        "execution_table_name".into(),
+        json!("${element(split(\"/\", local.execution_table_arn), 1)}"),
+    );
+    locals.insert(
+        "machine_arn_prefix".into(),
+        json!("arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:stateMachine:"),
+    );
+    locals.insert(
+        "function_arn_prefix".into(),
+        json!("arn:${data.aws_partition.current.partition}:lambda:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:function:"),
+    );
     let mut variables = Map::new();
     variables.insert(
         "execution_table_stream_arn".into(),
@@ -390,8 +409,31 @@ pub fn wake_path(out: &Compiled) -> Value {
             json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
         );
         variables.insert(
-            "action_token".into(),
-            json!({"type": "string", "default": "", "sensitive": true, "description": "Bearer token the relay sends to TPF's Action API; empty for none"}),
+            action_token::TERRAFORM_VARIABLE.into(),
+            json!({
+                "type": "string",
+                "description": "Name of the SSM SecureString parameter holding the bearer token the relay sends to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)",
+                "validation": {
+                    "condition": format!(
+                        "${{can(regex(\"{}\", var.{v})) && length(var.{v}) <= {}}}",
+                        action_token::NAME_PATTERN,
+                        action_token::NAME_MAX_LENGTH,
+                        v = action_token::TERRAFORM_VARIABLE
+                    ),
+                    "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
+                }
+            }),
+        );
+        variables.insert(
+            action_token::TERRAFORM_KEY_VARIABLE.into(),
+            json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
+        );
+        locals.insert(
+            "action_token_parameter_arn".into(),
+            json!(format!(
+                "arn:${{data.aws_partition.current.partition}}:ssm:${{data.aws_region.current.name}}:${{data.aws_caller_identity.current.account_id}}:parameter${{var.{}}}",
+                action_token::TERRAFORM_VARIABLE
+            )),
         );
         variables.insert(
             "relay_subnet_ids".into(),
@@ -434,6 +476,22 @@ pub fn wake_path(out: &Compiled) -> Value {
             "relay",
             role_policy(&f, "relay", &stack::relay_statements()),
         );
+        // A customer managed key: decrypt through Parameter Store, for the token only.
+        let decrypt = action_token::decrypt_statement(
+            json!(format!("${{var.{}}}", action_token::TERRAFORM_KEY_VARIABLE)),
+            json!("ssm.${data.aws_region.current.name}.amazonaws.com"),
+            json!("${local.action_token_parameter_arn}"),
+        );
+        put(
+            "aws_iam_role_policy",
+            "relay_token_key",
+            json!({
+                "count": format!("${{var.{} == \"\" ? 0 : 1}}", action_token::TERRAFORM_KEY_VARIABLE),
+                "name": "relay-token-key",
+                "role": "${aws_iam_role.relay.id}",
+                "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
+            }),
+        );
         put(
             "aws_iam_role_policy_attachment",
             "relay_vpc",
@@ -449,7 +507,7 @@ pub fn wake_path(out: &Compiled) -> Value {
             stack::RELAY_TIMEOUT_SECONDS,
             json!({
                 env::ACTION_URL: "${var.action_url}",
-                env::TOKEN: "${var.action_token}",
+                env::ACTION_TOKEN_PARAMETER: format!("${{var.{}}}", action_token::TERRAFORM_VARIABLE),
                 env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
             }),
         );
@@ -502,12 +560,7 @@ pub fn wake_path(out: &Compiled) -> Value {
             "aws_region": {"current": {}},
             "aws_caller_identity": {"current": {}}
         },
-        "locals": {
-            "execution_table_arn": "${element(split(\"/stream/\", var.execution_table_stream_arn), 0)}",
-            "execution_table_name": "${element(split(\"/\", local.execution_table_arn), 1)}",
-            "machine_arn_prefix": "arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:stateMachine:",
-            "function_arn_prefix": "arn:${data.aws_partition.current.partition}:lambda:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:function:"
-        },
+        "locals": locals,
         "resource": resources,
         "output": outputs
     })
