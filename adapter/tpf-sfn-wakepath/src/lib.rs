@@ -8,6 +8,7 @@
 //! Everything that links the AWS SDK is behind the `aws` feature (on by default): without it the
 //! crate is the error type and TPF's table names, all the command line's offline build needs.
 
+#[cfg(feature = "aws")]
 pub mod action_token;
 pub mod aws;
 #[cfg(feature = "aws")]
