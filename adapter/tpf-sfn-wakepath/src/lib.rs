@@ -9,5 +9,6 @@
 pub mod aws;
 pub mod bridge;
 pub mod error;
+pub mod gateway;
 pub mod relay;
 pub mod sweep;

@@ -2,4 +2,5 @@
 //! adapter's codes, and TPF's table layout.
 
 pub mod errors;
+pub mod item;
 pub mod tables;

@@ -62,6 +62,41 @@ impl HttpActionHost {
     }
 
     async fn send(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
+        let exchange = self.exchange_once(path, body, None).await?;
+        Ok(Reply {
+            status: exchange.status,
+            body: exchange.body,
+        })
+    }
+
+    /// One POST within the timeout, keeping the value of the response header `header` (the
+    /// gateway's route names a function error in one, as Lambda's Invoke does).
+    pub async fn exchange(
+        &self,
+        path: &str,
+        body: &str,
+        header: &str,
+    ) -> Result<Exchange, Unreachable> {
+        match tokio::time::timeout(self.timeout, self.exchange_once(path, body, Some(header))).await
+        {
+            Ok(result) => result,
+            Err(_) => Err(self.late()),
+        }
+    }
+
+    fn late(&self) -> Unreachable {
+        Unreachable(format!(
+            "no answer from {} within {:?}",
+            self.authority, self.timeout
+        ))
+    }
+
+    async fn exchange_once(
+        &self,
+        path: &str,
+        body: &str,
+        header: Option<&str>,
+    ) -> Result<Exchange, Unreachable> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             Unreachable(format!("{what} {}: {e}", self.authority))
         };
@@ -90,27 +125,36 @@ impl HttpActionHost {
             .await
             .map_err(|e| fail("request to", &e))?;
         let status = response.status().as_u16();
+        let header = header
+            .and_then(|h| response.headers().get(h))
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let bytes = response
             .into_body()
             .collect()
             .await
             .map_err(|e| fail("read response from", &e))?
             .to_bytes();
-        Ok(Reply {
+        Ok(Exchange {
             status,
+            header,
             body: String::from_utf8_lossy(&bytes).into_owned(),
         })
     }
+}
+
+/// An HTTP answer with the one header the caller asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    pub status: u16,
+    pub header: Option<String>,
+    pub body: String,
 }
 
 impl ActionHost for HttpActionHost {
     async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
         match tokio::time::timeout(self.timeout, self.send(path, body)).await {
             Ok(result) => result,
-            Err(_) => Err(Unreachable(format!(
-                "no answer from {} within {:?}",
-                self.authority, self.timeout
-            ))),
+            Err(_) => Err(self.late()),
         }
     }
 }

@@ -51,6 +51,14 @@ pub mod attr {
 /// The global secondary index on `provider_execution_arn` (projection ALL).
 pub const PROVIDER_EXECUTION_INDEX: &str = "provider-execution-index";
 
+/// The table's default name. TPF's template lets CloudFormation name it and hands the name to
+/// its functions in `TPF_AWS_DURABLE_BINDING_TABLE` ([`TABLE_ENV`]); `tables create` and the
+/// exports name it this, after TPF's other tables (`tpf_execution`, …).
+pub const TABLE: &str = "tpf_callback_binding";
+
+/// The variable TPF's functions read the table's name from.
+pub const TABLE_ENV: &str = "TPF_AWS_DURABLE_BINDING_TABLE";
+
 /// How long a registration and a binding live by default
 /// (`TPF_AWS_DURABLE_CALLBACK_RETENTION_SECONDS`): 90 days.
 pub const DEFAULT_RETENTION_SECONDS: i64 = 7_776_000;
