@@ -101,7 +101,7 @@ impl Invoker for Tpf {
             }))
         };
         let execution = request.execution_id.clone().unwrap_or_default();
-        Ok(Invoked::Response(match request.operation {
+        Ok(Invoked::Response(Box::new(match request.operation {
             Operation::ReadAwaitCheckpoint => {
                 let id = request.await_identity.expect("awaitIdentity");
                 let found = self
@@ -137,7 +137,7 @@ impl Invoker for Tpf {
                 }
             },
             other => panic!("the host never sends {other:?}"),
-        }))
+        })))
     }
 }
 

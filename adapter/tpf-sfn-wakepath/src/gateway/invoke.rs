@@ -25,7 +25,7 @@ pub const FUNCTION_ERROR_HEADER: &str = "X-Amz-Function-Error";
 /// What the gateway answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invoked {
-    Response(ActionResponse),
+    Response(Box<ActionResponse>),
     /// The operation threw: TPF's exception class and message.
     Failed(FunctionError),
 }
@@ -95,7 +95,7 @@ fn answer(function_error: Option<&str>, payload: &str) -> Result<Invoked, Error>
             });
     }
     ActionResponse::read(payload)
-        .map(Invoked::Response)
+        .map(|r| Invoked::Response(Box::new(r)))
         .map_err(|e| {
             Error::new(
                 "GATEWAY_HOST_RESPONSE",
@@ -211,7 +211,10 @@ mod tests {
     #[test]
     fn a_payload_is_a_response_or_a_function_error() {
         let ok = ActionResponse::status("RUNNING").unwrap();
-        assert_eq!(answer(None, &ok.to_json()).unwrap(), Invoked::Response(ok));
+        assert_eq!(
+            answer(None, &ok.to_json()).unwrap(),
+            Invoked::Response(Box::new(ok))
+        );
         let failed = answer(
             Some("Unhandled"),
             r#"{"errorMessage":"Execution not found: e","errorType":"jakarta.ws.rs.NotFoundException"}"#,

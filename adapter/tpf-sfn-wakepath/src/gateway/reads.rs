@@ -218,7 +218,7 @@ impl<I: Invoker> AwsHost<I> {
 
     async fn ask(&self, request: &ActionRequest) -> Result<ActionResponse, Error> {
         match self.call(request).await? {
-            Invoked::Response(r) => Ok(r),
+            Invoked::Response(r) => Ok(*r),
             Invoked::Failed(f) => Err(function_error(request.operation, &f)),
         }
     }

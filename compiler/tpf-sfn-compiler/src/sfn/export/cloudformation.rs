@@ -273,9 +273,10 @@ fn gateway_host(
     );
     parameters.insert(
         "AwaitInteractionStreamArn".into(),
+        // No default: a default is what cfn-lint checks the stream's references with, and an
+        // empty one is no ARN. Without the gateway, pass an empty value.
         json!({
             "Type": "String",
-            "Default": "",
             "AllowedPattern": stack::AWAIT_STREAM_PATTERN,
             "Description": stack::AWAIT_STREAM_DESCRIPTION
         }),

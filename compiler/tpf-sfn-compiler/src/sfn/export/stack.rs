@@ -43,7 +43,7 @@ pub const DURABLE_STATUS_SOURCE: &str = "aws.lambda";
 /// What the gateway host's parameters say (CloudFormation `GatewayFunctionArn`, Terraform
 /// `gateway_function_arn`).
 pub const GATEWAY_FUNCTION_DESCRIPTION: &str = "TPF's action gateway by its numbered version (arn:aws:lambda:<region>:<account>:function:<name>:<version>); empty: no gateway host (the binding table, the wake-up, reconciler and starter functions are not created)";
-pub const AWAIT_STREAM_DESCRIPTION: &str = "The stream (NEW_AND_OLD_IMAGES) of TPF's await-interaction table, which the gateway host's wake-up reads; needed with the gateway";
+pub const AWAIT_STREAM_DESCRIPTION: &str = "The stream (NEW_AND_OLD_IMAGES) of TPF's await-interaction table, which the gateway host's wake-up reads; empty without the gateway";
 /// A numbered version ARN, or empty.
 pub const GATEWAY_FUNCTION_PATTERN: &str =
     "^$|^arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[A-Za-z0-9_-]+:[0-9]+$";
