@@ -338,27 +338,13 @@ fn gateway_host(
         env::NAME_PREFIX: f.prefix,
         env::DURABLE_FUNCTIONS: {"Ref": "DurableFunctions"}
     });
-    let host = [
-        (
-            stack::GATEWAY_FUNCTIONS[0],
-            stack::handler::WAKEUP,
-            stack::gateway_wakeup_statements(),
-            stack::GATEWAY_TIMEOUT_SECONDS,
-        ),
-        (
-            stack::GATEWAY_FUNCTIONS[1],
-            stack::handler::RECONCILER,
-            stack::gateway_reconciler_statements(),
-            stack::GATEWAY_TIMEOUT_SECONDS,
-        ),
-        (
-            stack::GATEWAY_FUNCTIONS[2],
-            stack::handler::STARTER,
-            stack::gateway_starter_statements(),
-            stack::GATEWAY_STARTER_TIMEOUT_SECONDS,
-        ),
-    ];
-    for (which, handler, statements, timeout) in host {
+    for stack::HostFunction {
+        which,
+        handler,
+        statements,
+        timeout,
+    } in stack::gateway_host_functions()
+    {
         let (function_id, role_id, log_id) = gateway_ids(which);
         let name = f.gateway_function(which.trim_start_matches("gateway-"));
         add(log_id, log_group(&format!("/aws/lambda/{name}")));

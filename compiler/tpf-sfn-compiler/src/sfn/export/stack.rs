@@ -416,6 +416,44 @@ pub fn gateway_starter_statements() -> Vec<Statement> {
 pub const GATEWAY_FUNCTIONS: [&str; 3] =
     ["gateway-wakeup", "gateway-reconciler", "gateway-starter"];
 
+/// One gateway host function as both flavours declare it.
+pub struct HostFunction {
+    pub which: &'static str,
+    pub handler: &'static str,
+    pub statements: Vec<Statement>,
+    pub timeout: u64,
+}
+
+/// The wake-up, the reconciler and the starter.
+pub fn gateway_host_functions() -> [HostFunction; 3] {
+    let f = |i: usize, handler, statements, timeout| HostFunction {
+        which: GATEWAY_FUNCTIONS[i],
+        handler,
+        statements,
+        timeout,
+    };
+    [
+        f(
+            0,
+            handler::WAKEUP,
+            gateway_wakeup_statements(),
+            GATEWAY_TIMEOUT_SECONDS,
+        ),
+        f(
+            1,
+            handler::RECONCILER,
+            gateway_reconciler_statements(),
+            GATEWAY_TIMEOUT_SECONDS,
+        ),
+        f(
+            2,
+            handler::STARTER,
+            gateway_starter_statements(),
+            GATEWAY_STARTER_TIMEOUT_SECONDS,
+        ),
+    ]
+}
+
 /// One CloudWatch alarm: `metric` of `namespace` for the resource `dimension` names,
 /// `statistic` over `period` seconds, alarming at `threshold` or more in `periods` periods.
 pub struct Alarm {

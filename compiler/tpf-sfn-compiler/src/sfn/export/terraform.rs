@@ -268,27 +268,13 @@ fn gateway_host(
         "gateway_stream_failures",
         json!({"name": tf_literal(&f.gateway_failures_queue()), "message_retention_seconds": stack::DLQ_RETENTION_SECONDS, "sqs_managed_sse_enabled": true}),
     );
-    let host = [
-        (
-            stack::GATEWAY_FUNCTIONS[0],
-            stack::handler::WAKEUP,
-            stack::gateway_wakeup_statements(),
-            stack::GATEWAY_TIMEOUT_SECONDS,
-        ),
-        (
-            stack::GATEWAY_FUNCTIONS[1],
-            stack::handler::RECONCILER,
-            stack::gateway_reconciler_statements(),
-            stack::GATEWAY_TIMEOUT_SECONDS,
-        ),
-        (
-            stack::GATEWAY_FUNCTIONS[2],
-            stack::handler::STARTER,
-            stack::gateway_starter_statements(),
-            stack::GATEWAY_STARTER_TIMEOUT_SECONDS,
-        ),
-    ];
-    for (which, handler, statements, timeout) in host {
+    for stack::HostFunction {
+        which,
+        handler,
+        statements,
+        timeout,
+    } in stack::gateway_host_functions()
+    {
         let id = which.replace('-', "_");
         let name = f.gateway_function(which.trim_start_matches("gateway-"));
         add(
