@@ -172,6 +172,17 @@ def main():
         BillingMode="PAY_PER_REQUEST",
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )["TableDescription"]["LatestStreamArn"]
+    # TPF's await-interaction table, whose stream the gateway host's wake-up reads.
+    await_stream_arn = ddb.create_table(
+        TableName=f"{run}_tpf_await_interaction",
+        KeySchema=[{"AttributeName": "tenant_id", "KeyType": "HASH"},
+                   {"AttributeName": "interaction_id", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "tenant_id", "AttributeType": "S"},
+                              {"AttributeName": "interaction_id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )["TableDescription"]["LatestStreamArn"]
+    gateway = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action:1"
     bucket = f"{run}-code"
     s3.create_bucket(Bucket=bucket)
     with open(zip_path, "rb") as f:
@@ -203,6 +214,8 @@ def main():
                             {"ParameterKey": "ActionUrl", "ParameterValue": "http://127.0.0.1:9"},
                             {"ParameterKey": "ActionTokenParameter",
                              "ParameterValue": "/tpf/action-token"},
+                            {"ParameterKey": "GatewayFunctionArn", "ParameterValue": gateway},
+                            {"ParameterKey": "AwaitInteractionStreamArn", "ParameterValue": await_stream_arn},
                         ])
         wait(cf, f"{run}-wake-path", "CREATE_COMPLETE")
         check_resources(cf, f"{run}-wake-path", wake)
@@ -211,7 +224,9 @@ def main():
             fail(f"wakeup table has no NEW_AND_OLD_IMAGES stream: {table}")
         # moto's CloudFormation does not apply a table's TimeToLiveSpecification (the export
         # test and cfn-lint check the property); the stream it does.
-        for fn, mappings in ((f"{run}-bridge", 2), (f"{run}-relay", 1)):
+        for fn, mappings in ((f"{run}-bridge", 2), (f"{run}-relay", 1),
+                             (f"{run}-gateway-wakeup", 2), (f"{run}-gateway-reconciler", 0),
+                             (f"{run}-gateway-starter", 0)):
             conf = lam.get_function(FunctionName=fn)["Configuration"]
             if conf["Runtime"] != "provided.al2023":
                 fail(f"{fn}: runtime {conf['Runtime']}")
@@ -222,6 +237,22 @@ def main():
                    lam.list_event_source_mappings(FunctionName=f"{run}-bridge")["EventSourceMappings"]}
         if stream_arn not in sources:
             fail(f"the bridge does not read TPF's execution table stream: {sources}")
+        # The gateway host: the wake-up reads TPF's await-interaction stream and the binding
+        # table's, which the stack made as TPF's template does.
+        sources = {m["EventSourceArn"]: m for m in
+                   lam.list_event_source_mappings(FunctionName=f"{run}-gateway-wakeup")["EventSourceMappings"]}
+        if await_stream_arn not in sources:
+            fail(f"the gateway wake-up does not read TPF's await-interaction stream: {list(sources)}")
+        for m in sources.values():
+            if m.get("BatchSize") != 10 or m.get("MaximumRetryAttempts") != 5:
+                fail(f"the gateway wake-up's mapping is not TPF's: {m}")
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in
+                   cf.describe_stacks(StackName=f"{run}-wake-path")["Stacks"][0].get("Outputs", [])}
+        binding = ddb.describe_table(TableName=outputs["CallbackBindingTableName"])["Table"]
+        if [i["IndexName"] for i in binding.get("GlobalSecondaryIndexes", [])] != ["provider-execution-index"]:
+            fail(f"the binding table lacks TPF's provider-execution-index: {binding}")
+        if binding["LatestStreamArn"] not in sources:
+            fail(f"the gateway wake-up does not read the binding table's stream: {list(sources)}")
         sqs.get_queue_url(QueueName=queue)
         sqs.get_queue_url(QueueName=f"{queue}-dlq")
         groups = {g["logGroupName"] for p in logs.get_paginator("describe_log_groups").paginate()

@@ -5,6 +5,7 @@ use std::time::Duration;
 use tpf_sfn_wakepath::action_token::{ActionToken, ParameterToken};
 use tpf_sfn_wakepath::aws::tables::TableNames;
 use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::gateway::invoke::is_numbered_version;
 use tpf_sfn_wakepath::relay::http::HttpActionHost;
 
 /// Which handler the binary runs: Lambda passes the function's `Handler` setting as `_HANDLER`.
@@ -16,6 +17,12 @@ pub enum Handler {
     DurableDriver,
     /// A release's scheduled durable sweeper (`durable-sweeper`).
     DurableSweeper,
+    /// The gateway host's wake-up on TPF's await-interaction and binding table streams.
+    GatewayWakeup,
+    /// The gateway host's reconciler on the drivers' status-change events.
+    GatewayReconciler,
+    /// The gateway host's starter (TPF's ingress).
+    GatewayStarter,
 }
 
 /// A setting is missing or malformed: the function cannot start.
@@ -34,6 +41,7 @@ impl std::error::Error for ConfigError {}
 /// compiler's), plus Lambda's own `_HANDLER`.
 pub mod var {
     pub use tpf_sfn_compiler::sfn::export::stack::env::*;
+    pub use tpf_sfn_compiler::sfn::export::stack::handler;
     /// Lambda's own: the function's `Handler` setting.
     pub const HANDLER: &str = "_HANDLER";
     /// The durable release stack's (its `Handler` is `bootstrap`, so it names the handler here).
@@ -41,6 +49,31 @@ pub mod var {
         ACTION_TOKEN, ACTION_TOKEN_PARAMETER, FUNCTION as DURABLE_FUNCTION, HANDLER as TPF_HANDLER,
         SPEC as DURABLE_SPEC, SWEEP_LIMIT,
     };
+}
+
+/// The gateway a host function calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GatewaySetting {
+    /// TPF's action gateway, by its numbered version ARN.
+    Function(String),
+    /// `serve`'s base URL.
+    Url(String),
+}
+
+/// [`Env::gateway_host`]'s settings.
+#[derive(Debug, Clone)]
+pub struct GatewayHost {
+    pub gateway: GatewaySetting,
+    pub binding_table: String,
+    pub drivers: Drivers,
+}
+
+/// The release's drivers: Step Functions machines, and the releases deployed as Lambda
+/// durable functions.
+#[derive(Debug, Clone)]
+pub struct Drivers {
+    pub machines: Machines,
+    pub durable: DurableFunctions,
 }
 
 /// Reads settings through `get` (the process environment in the binary, a map in tests).
@@ -65,8 +98,14 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             Some("relay") => Ok(Handler::Relay),
             Some("durable-driver") => Ok(Handler::DurableDriver),
             Some("durable-sweeper") => Ok(Handler::DurableSweeper),
+            Some(var::handler::WAKEUP) => Ok(Handler::GatewayWakeup),
+            Some(var::handler::RECONCILER) => Ok(Handler::GatewayReconciler),
+            Some(var::handler::STARTER) => Ok(Handler::GatewayStarter),
             other => Err(ConfigError(format!(
-                "the function's Handler is {other:?}; it must be `bridge`, `relay`, `durable-driver` or `durable-sweeper`"
+                "the function's Handler is {other:?}; it must be `bridge`, `relay`, `durable-driver`, `durable-sweeper`, `{}`, `{}` or `{}`",
+                var::handler::WAKEUP,
+                var::handler::RECONCILER,
+                var::handler::STARTER
             ))),
         }
     }
@@ -78,6 +117,11 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             wakeup: self.required(var::WAKEUP_TABLE)?,
             ..TableNames::default()
         };
+        Ok((tables, self.machines()?))
+    }
+
+    /// Where the release's driver machines are.
+    fn machines(&self) -> Result<Machines, ConfigError> {
         let arn_prefix = self.required(var::MACHINE_ARN_PREFIX)?;
         if !arn_prefix.ends_with(":stateMachine:") {
             return Err(ConfigError(format!(
@@ -85,11 +129,45 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
                 var::MACHINE_ARN_PREFIX
             )));
         }
-        let machines = Machines {
+        Ok(Machines {
             arn_prefix,
             name_prefix: self.required(var::NAME_PREFIX)?,
+        })
+    }
+
+    /// The gateway host's settings: the gateway (its numbered version, or `serve`'s URL for
+    /// the local loop), the binding table, and where each release's driver is.
+    pub fn gateway_host(&self) -> Result<GatewayHost, ConfigError> {
+        let gateway = match (self.get(var::GATEWAY_URL), self.get(var::GATEWAY_FUNCTION)) {
+            (Some(url), _) => GatewaySetting::Url(url),
+            (None, Some(arn)) if is_numbered_version(&arn) => GatewaySetting::Function(arn),
+            (None, Some(arn)) => {
+                return Err(ConfigError(format!(
+                    "{} is `{arn}`; it must be the gateway's published version ARN (`...:function:<name>:<version>`)",
+                    var::GATEWAY_FUNCTION
+                )))
+            }
+            (None, None) => {
+                return Err(ConfigError(format!(
+                    "{} is not set (nor {})",
+                    var::GATEWAY_FUNCTION,
+                    var::GATEWAY_URL
+                )))
+            }
         };
-        Ok((tables, machines))
+        Ok(GatewayHost {
+            gateway,
+            binding_table: self.required(var::BINDING_TABLE)?,
+            drivers: self.drivers()?,
+        })
+    }
+
+    /// Where each release's driver is: the starter's only settings.
+    pub fn drivers(&self) -> Result<Drivers, ConfigError> {
+        Ok(Drivers {
+            machines: self.machines()?,
+            durable: self.durable_functions()?,
+        })
     }
 
     /// The releases the bridge starts as durable functions (none when unset).
@@ -105,10 +183,7 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
     pub fn durable_sweeper(&self) -> Result<(String, usize), ConfigError> {
         let function = self.required(var::DURABLE_FUNCTION)?;
         // A version, not `$LATEST` or an unqualified name: recoveries stay on the release.
-        let qualified = function.rsplit_once(':').is_some_and(|(head, v)| {
-            head.contains(":function:") && !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
-        });
-        if !qualified {
+        if !is_numbered_version(&function) {
             return Err(ConfigError(format!(
                 "{} is `{function}`; it must be a published version's ARN (`...:function:<name>:<version>`)",
                 var::DURABLE_FUNCTION

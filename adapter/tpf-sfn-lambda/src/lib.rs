@@ -13,10 +13,13 @@
 //!
 //! - [`durable`]: a release's durable driver function, the driver loop of
 //!   `tpf_durable_driver` on AWS's durable execution SDK;
-//! - [`sweeper`]: a release's scheduled durable sweeper (`tpf_sfn_wakepath::sweep`).
+//! - [`sweeper`]: a release's scheduled durable sweeper (`tpf_sfn_wakepath::sweep`);
+//! - [`gateway`]: the gateway host's wake-up, reconciler and starter
+//!   (`tpf_sfn_wakepath::gateway`).
 
 pub mod bridge;
 pub mod config;
 pub mod durable;
+pub mod gateway;
 pub mod relay;
 pub mod sweeper;

@@ -1,6 +1,7 @@
-//! The Lambda functions' `bootstrap`: one binary, four handlers (the function's `Handler`
-//! setting, or `TPF_SFN_HANDLER`, picks `bridge`, `relay`, `durable-driver` or
-//! `durable-sweeper`), on Lambda's runtime API through `lambda_runtime` (the durable driver
+//! The Lambda functions' `bootstrap`: one binary, seven handlers (the function's `Handler`
+//! setting, or `TPF_SFN_HANDLER`, picks `bridge`, `relay`, `durable-driver`,
+//! `durable-sweeper`, or the gateway host's `gateway-wakeup`, `gateway-reconciler` and
+//! `gateway-starter`), on Lambda's runtime API through `lambda_runtime` (the durable driver
 //! through the durable execution SDK's wrapper of it).
 
 use aws_lambda_events::event::dynamodb::Event;
@@ -11,6 +12,7 @@ use tpf_sfn_lambda::config::{Env, Handler};
 use tpf_sfn_lambda::durable::Driver;
 use tpf_sfn_lambda::sweeper::{output, sweep_key, Sweeper};
 use tpf_sfn_wakepath::bridge::RecordHandler;
+use tpf_sfn_wakepath::gateway::reconciler::Reconciler;
 use tpf_sfn_wakepath::relay::gateway::{GatewayRelay, LambdaGateway};
 use tpf_sfn_wakepath::relay::{MessageHandler, TaskRelay};
 
@@ -70,6 +72,53 @@ async fn main() -> Result<(), Error> {
                     .await
                     .map_err(|e| e.report().to_string())?;
                 Ok::<_, Error>(output(&report))
+            }))
+            .await
+        }
+        Handler::GatewayWakeup => {
+            let (host, starter) = tpf_sfn_lambda::gateway::pieces(&env.gateway_host()?, &config)
+                .map_err(|e| e.report().to_string())?;
+            let wakeup = tpf_sfn_lambda::gateway::wakeup(host, starter);
+            let wakeup = &wakeup;
+            lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
+                let b = tpf_sfn_lambda::gateway::wakeup_batch(wakeup, &event.payload).await;
+                eprintln!(
+                    "gateway-wakeup: {} acknowledged, {} bound, {} delivered, {} replaced, {} retried",
+                    b.acknowledged,
+                    b.bound,
+                    b.delivered,
+                    b.replaced,
+                    b.retried.len()
+                );
+                for r in &b.retried {
+                    eprintln!("gateway-wakeup: retried {r}");
+                }
+                Ok::<_, Error>(b.response)
+            }))
+            .await
+        }
+        Handler::GatewayReconciler => {
+            let (host, starter) = tpf_sfn_lambda::gateway::pieces(&env.gateway_host()?, &config)
+                .map_err(|e| e.report().to_string())?;
+            let reconciler = Reconciler { host, starter };
+            let reconciler = &reconciler;
+            lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+                let done = tpf_sfn_lambda::gateway::reconcile(reconciler, &event.payload)
+                    .await
+                    .map_err(|e| e.report().to_string())?;
+                eprintln!("gateway-reconciler: {done:?}");
+                Ok::<_, Error>(Value::Null)
+            }))
+            .await
+        }
+        Handler::GatewayStarter => {
+            let starter = tpf_sfn_lambda::gateway::starter(&env.drivers()?, &config);
+            let starter = &starter;
+            lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+                let started = tpf_sfn_lambda::gateway::start(starter, &event.payload)
+                    .await
+                    .map_err(|e| e.report().to_string())?;
+                Ok::<_, Error>(started)
             }))
             .await
         }

@@ -15,6 +15,8 @@ pub mod aws;
 pub mod bridge;
 pub mod error;
 #[cfg(feature = "aws")]
+pub mod gateway;
+#[cfg(feature = "aws")]
 pub mod relay;
 #[cfg(feature = "aws")]
 pub mod sweep;

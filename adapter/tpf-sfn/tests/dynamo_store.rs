@@ -188,7 +188,7 @@ fn tables_create_is_idempotent_and_enables_streams() {
     let client = client(&rt);
     let names = TableNames::with_prefix(&format!("idem{}_", std::process::id()));
     let first = rt.block_on(create_all(&client, &names)).unwrap();
-    assert_eq!(first.len(), 9);
+    assert_eq!(first.len(), 10);
     assert!(first.iter().all(|t| t.created));
     let second = rt.block_on(create_all(&client, &names)).unwrap();
     assert!(

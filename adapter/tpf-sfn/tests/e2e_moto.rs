@@ -616,7 +616,7 @@ async fn dev_runs_the_whole_loop_in_one_command() {
     let log = dir.path().join("dev.log");
     let (dev, summary) = start_dev(&args, &log);
     let tables = summary["tables"].as_array().expect("tables");
-    assert_eq!(tables.len(), 9, "{summary}");
+    assert_eq!(tables.len(), 10, "{summary}");
     assert!(tables.iter().all(|t| t["created"] == true), "{summary}");
     let driver = summary["machines"]
         .as_array()

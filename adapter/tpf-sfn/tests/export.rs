@@ -596,3 +596,245 @@ fn a_closed_stdout_ends_compile_quietly() {
         o.status
     );
 }
+
+/// The gateway host in the wake-path stack, both flavours: TPF's binding table, the three
+/// functions with one least-privilege role each, the wake-up's two stream mappings with TPF's
+/// settings, the reconciler's rules, all created only with a gateway.
+#[test]
+fn the_wake_path_declares_the_gateway_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("queue.tpf-sfn.toml"),
+        &["--emit", "cloudformation", "--emit", "terraform"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
+    let r = &cf["Resources"];
+    for (logical, ty) in [
+        ("CallbackBindingTable", "AWS::DynamoDB::Table"),
+        ("GatewayStreamFailures", "AWS::SQS::Queue"),
+        ("GatewayWakeup", "AWS::Lambda::Function"),
+        ("GatewayReconciler", "AWS::Lambda::Function"),
+        ("GatewayStarter", "AWS::Lambda::Function"),
+        ("GatewayWakeupRole", "AWS::IAM::Role"),
+        ("GatewayReconcilerRole", "AWS::IAM::Role"),
+        ("GatewayStarterRole", "AWS::IAM::Role"),
+        (
+            "AwaitInteractionStreamMapping",
+            "AWS::Lambda::EventSourceMapping",
+        ),
+        (
+            "CallbackBindingStreamMapping",
+            "AWS::Lambda::EventSourceMapping",
+        ),
+        ("DriverStatusChangeRule", "AWS::Events::Rule"),
+        ("DurableDriverStatusChangeRule", "AWS::Events::Rule"),
+        ("DriverStatusChangePermission", "AWS::Lambda::Permission"),
+        ("GatewayStreamFailuresAlarm", "AWS::CloudWatch::Alarm"),
+    ] {
+        assert!(has(&cf, logical, ty), "{logical} ({ty}): {:?}", types(&cf));
+        assert_eq!(r[logical]["Condition"], "HasGateway", "{logical}");
+    }
+    // Without a gateway the stack is what it was: the bridge's resources carry no condition.
+    assert!(r["Bridge"]["Condition"].is_null());
+    assert_eq!(cf["Parameters"]["GatewayFunctionArn"]["Default"], "");
+    let pattern = cf["Parameters"]["GatewayFunctionArn"]["AllowedPattern"]
+        .as_str()
+        .unwrap();
+    let re = |s: &str| {
+        // The pattern's two alternatives, checked the way CloudFormation anchors them.
+        s.is_empty()
+            || (s.starts_with("arn:aws:lambda:")
+                && s.rsplit(':')
+                    .next()
+                    .unwrap()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit()))
+    };
+    assert!(
+        pattern.contains(":function:[A-Za-z0-9_-]+:[0-9]+$"),
+        "{pattern}"
+    );
+    assert!(re(
+        "arn:aws:lambda:eu-west-1:210987654321:function:tpf-action:7"
+    ));
+    assert!(!re(
+        "arn:aws:lambda:eu-west-1:210987654321:function:tpf-action:live"
+    ));
+
+    let table = &r["CallbackBindingTable"];
+    assert_eq!(table["DeletionPolicy"], "Retain");
+    assert_eq!(table["UpdateReplacePolicy"], "Retain");
+    let t = &table["Properties"];
+    assert_eq!(
+        t["KeySchema"],
+        serde_json::json!([{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}])
+    );
+    assert_eq!(
+        t["GlobalSecondaryIndexes"][0]["IndexName"],
+        "provider-execution-index"
+    );
+    assert_eq!(
+        t["GlobalSecondaryIndexes"][0]["KeySchema"],
+        serde_json::json!([{"AttributeName": "provider_execution_arn", "KeyType": "HASH"}])
+    );
+    assert_eq!(
+        t["GlobalSecondaryIndexes"][0]["Projection"]["ProjectionType"],
+        "ALL"
+    );
+    assert_eq!(
+        t["StreamSpecification"]["StreamViewType"],
+        "NEW_AND_OLD_IMAGES"
+    );
+    assert_eq!(
+        t["TimeToLiveSpecification"]["AttributeName"],
+        "expires_at_epoch_s"
+    );
+    assert_eq!(
+        t["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
+        true
+    );
+
+    for (mapping, source) in [
+        (
+            "AwaitInteractionStreamMapping",
+            serde_json::json!({"Ref": "AwaitInteractionStreamArn"}),
+        ),
+        (
+            "CallbackBindingStreamMapping",
+            serde_json::json!({"Fn::GetAtt": ["CallbackBindingTable", "StreamArn"]}),
+        ),
+    ] {
+        let p = &r[mapping]["Properties"];
+        assert_eq!(p["EventSourceArn"], source);
+        assert_eq!(
+            p["FunctionName"],
+            serde_json::json!({"Ref": "GatewayWakeup"})
+        );
+        assert_eq!(p["StartingPosition"], "TRIM_HORIZON");
+        assert_eq!(p["BatchSize"], 10);
+        assert_eq!(p["BisectBatchOnFunctionError"], true);
+        assert_eq!(p["MaximumRecordAgeInSeconds"], 3600);
+        assert_eq!(p["MaximumRetryAttempts"], 5);
+        assert_eq!(p["FunctionResponseTypes"][0], "ReportBatchItemFailures");
+        assert_eq!(
+            p["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0],
+            "GatewayStreamFailures"
+        );
+    }
+    let rule = &r["DriverStatusChangeRule"]["Properties"];
+    assert_eq!(rule["EventPattern"]["source"][0], "aws.states");
+    assert_eq!(
+        rule["EventPattern"]["detail-type"][0],
+        "Step Functions Execution Status Change"
+    );
+    assert_eq!(
+        r["DurableDriverStatusChangeRule"]["Properties"]["EventPattern"]["detail-type"][0],
+        "Durable Execution Status Change"
+    );
+    assert_eq!(
+        rule["Targets"][0]["Arn"]["Fn::GetAtt"][0],
+        "GatewayReconciler"
+    );
+    assert_eq!(
+        r["GatewayReconciler"]["Properties"]["ReservedConcurrentExecutions"],
+        2
+    );
+
+    // Least privilege: each role's actions, and nothing of the others'.
+    let actions = |role: &str| -> Vec<String> {
+        r[role]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["Action"].as_array().unwrap().clone())
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let wakeup = actions("GatewayWakeupRole");
+    for a in [
+        "dynamodb:GetRecords",
+        "dynamodb:PutItem",
+        "lambda:InvokeFunction",
+        "states:SendTaskSuccess",
+        "lambda:SendDurableExecutionCallbackSuccess",
+        "states:GetExecutionHistory",
+        "lambda:GetDurableExecutionHistory",
+        "states:StartExecution",
+        "sqs:SendMessage",
+    ] {
+        assert!(
+            wakeup.iter().any(|w| w == a),
+            "wake-up lacks {a}: {wakeup:?}"
+        );
+    }
+    let reconciler = actions("GatewayReconcilerRole");
+    assert!(reconciler.iter().any(|a| a == "states:DescribeExecution"));
+    assert!(!reconciler
+        .iter()
+        .any(|a| a == "dynamodb:GetRecords" || a == "states:SendTaskSuccess"));
+    let starter = actions("GatewayStarterRole");
+    assert!(
+        starter.iter().all(|a| [
+            "states:StartExecution",
+            "lambda:InvokeFunction",
+            "logs:CreateLogStream",
+            "logs:PutLogEvents"
+        ]
+        .contains(&a.as_str())),
+        "{starter:?}"
+    );
+    let starter_env = &r["GatewayStarter"]["Properties"]["Environment"]["Variables"];
+    assert!(starter_env["TPF_SFN_GATEWAY_FUNCTION"].is_null());
+    assert_eq!(
+        r["GatewayWakeup"]["Properties"]["Environment"]["Variables"]["TPF_SFN_GATEWAY_FUNCTION"],
+        serde_json::json!({"Ref": "GatewayFunctionArn"})
+    );
+    assert_eq!(
+        r["GatewayWakeup"]["Properties"]["Environment"]["Variables"]
+            ["TPF_AWS_DURABLE_BINDING_TABLE"],
+        serde_json::json!({"Ref": "CallbackBindingTable"})
+    );
+    assert!(
+        unresolved_cloudformation_refs(&cf).is_empty(),
+        "{:?}",
+        unresolved_cloudformation_refs(&cf)
+    );
+    // The reference check bites: without the table, its references are unresolved.
+    let mut broken = cf.clone();
+    broken["Resources"]
+        .as_object_mut()
+        .unwrap()
+        .remove("CallbackBindingTable");
+    assert!(unresolved_cloudformation_refs(&broken)
+        .iter()
+        .any(|m| m == "CallbackBindingTable"));
+
+    let (_, tf) = read(&dir.path().join("wake-path/main.tf.json"));
+    let res = &tf["resource"];
+    let table = &res["aws_dynamodb_table"]["callback_binding"];
+    assert_eq!(table["count"], "${local.gateway_host ? 1 : 0}");
+    assert_eq!(
+        table["global_secondary_index"][0]["name"],
+        "provider-execution-index"
+    );
+    assert_eq!(table["ttl"]["attribute_name"], "expires_at_epoch_s");
+    assert_eq!(table["point_in_time_recovery"]["enabled"], true);
+    for name in ["gateway_wakeup", "gateway_reconciler", "gateway_starter"] {
+        assert_eq!(
+            res["aws_lambda_function"][name]["count"],
+            "${local.gateway_host ? 1 : 0}"
+        );
+    }
+    let m = &res["aws_lambda_event_source_mapping"]["await_interaction_stream"];
+    assert_eq!(m["batch_size"], 10);
+    assert_eq!(m["maximum_retry_attempts"], 5);
+    assert_eq!(m["bisect_batch_on_function_error"], true);
+    assert!(res["aws_cloudwatch_event_rule"]["driver_status_change"].is_object());
+    assert!(
+        unresolved_terraform_refs(&tf).is_empty(),
+        "{:?}",
+        unresolved_terraform_refs(&tf)
+    );
+}

@@ -207,7 +207,7 @@ fn release_of(e: &ExecutionCheckpoint) -> ReleaseIdentity<'_> {
 }
 
 fn decide<V: HostView>(ended: Ended<'_>, view: &V) -> Result<Reconcile, V::Error> {
-    let status = view.status(ended.tenant_id, ended.execution_id)?;
+    let status = view.status(ended.tenant_id, ended.execution_id, ended.generation)?;
     match status {
         ExecutionStatus::WaitingExternal => replace_awaiting(ended, view),
         // Beyond TPF's host: no await to bind, but the execution still needs its driver.
@@ -234,7 +234,7 @@ fn start(bind: Option<CallbackBinding>, input: Result<ExecutionInput, impl Sized
 }
 
 fn replace_awaiting<V: HostView>(ended: Ended<'_>, view: &V) -> Result<Reconcile, V::Error> {
-    let awaits = view.execution_awaits(ended.tenant_id, ended.execution_id)?;
+    let awaits = view.execution_awaits(ended.tenant_id, ended.execution_id, ended.generation)?;
     let Some(first) = awaits.first() else {
         return Ok(Reconcile::Retry(Missing::Await));
     };

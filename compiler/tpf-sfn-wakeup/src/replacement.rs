@@ -28,8 +28,7 @@ pub fn replacement<V: HostView>(
     view: &V,
 ) -> Result<Result<ExecutionInput, Unresolved>, V::Error> {
     let identity = &binding.await_identity;
-    let Some(semantic) = view.await_checkpoint(&identity.tenant_id, &identity.interaction_id)?
-    else {
+    let Some(semantic) = view.await_checkpoint(identity)? else {
         return Ok(Err(Unresolved::CheckpointMissing));
     };
     if semantic.execution_id != identity.execution_id

@@ -9,28 +9,38 @@
 
 use tpf_wire::gateway::binding::{CallbackBinding, CallbackRegistration};
 use tpf_wire::gateway::start::ExecutionInput;
-use tpf_wire::gateway::AwaitCheckpoint;
+use tpf_wire::gateway::{AwaitCheckpoint, AwaitIdentity};
 use tpf_wire::records::ExecutionStatus;
 
 pub trait HostView {
     type Error;
 
-    /// `READ_AWAIT_CHECKPOINT`: TPF's semantic checkpoint of one interaction, if TPF has it.
+    /// `READ_AWAIT_CHECKPOINT`: TPF's semantic checkpoint of the identity's interaction, if TPF
+    /// has it. TPF looks it up by tenant and interaction only; the whole identity is what the
+    /// gateway's request carries (`awaitIdentity`).
     fn await_checkpoint(
         &self,
-        tenant_id: &str,
-        interaction_id: &str,
+        identity: &AwaitIdentity,
     ) -> Result<Option<AwaitCheckpoint>, Self::Error>;
 
     /// `READ_EXECUTION_AWAITS`: every await checkpoint of the execution, in TPF's store order.
+    /// `generation` is the driver generation the question is about (a registration's, an
+    /// ended driver's): the gateway's request carries one, and TPF answers the same whatever it
+    /// is.
     fn execution_awaits(
         &self,
         tenant_id: &str,
         execution_id: &str,
+        generation: i64,
     ) -> Result<Vec<AwaitCheckpoint>, Self::Error>;
 
-    /// `STATUS` of a TPF execution.
-    fn status(&self, tenant_id: &str, execution_id: &str) -> Result<ExecutionStatus, Self::Error>;
+    /// `STATUS` of a TPF execution, asked for the driver `generation` (as above).
+    fn status(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        generation: i64,
+    ) -> Result<ExecutionStatus, Self::Error>;
 
     /// The newest REGISTRATION of (tenant, execution): the highest generation.
     fn latest_registration(

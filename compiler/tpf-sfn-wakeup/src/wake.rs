@@ -121,7 +121,11 @@ fn on_registration<V: HostView>(image: &Item, view: &V) -> Result<StreamStep, V:
         return Ok(StreamStep::Done(Disposition::Acknowledge));
     };
     let execution = &registration.checkpoint.execution;
-    let awaits = view.execution_awaits(&execution.tenant_id, &execution.execution_id)?;
+    let awaits = view.execution_awaits(
+        &execution.tenant_id,
+        &execution.execution_id,
+        registration.checkpoint.generation,
+    )?;
     if awaits.is_empty() {
         return Ok(StreamStep::Done(Disposition::Retry(RetryReason::NoAwait)));
     }
@@ -267,8 +271,7 @@ pub enum WakeStep {
 pub fn wake<V: HostView>(identity: &AwaitIdentity, view: &V) -> Result<WakeStep, V::Error> {
     use Disposition::{Acknowledge, Retry};
     let done = |d| Ok(WakeStep::Done(d));
-    let Some(semantic) = view.await_checkpoint(&identity.tenant_id, &identity.interaction_id)?
-    else {
+    let Some(semantic) = view.await_checkpoint(identity)? else {
         return done(Retry(RetryReason::CheckpointMissing));
     };
     let same = semantic.tenant_id == identity.tenant_id

@@ -4,6 +4,8 @@
 
 #[cfg(feature = "aws")]
 pub mod errors;
+#[cfg(feature = "aws")]
+pub mod item;
 pub mod table_names;
 #[cfg(feature = "aws")]
 pub mod tables;

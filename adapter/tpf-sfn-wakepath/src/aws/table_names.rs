@@ -2,6 +2,7 @@
 //! defaults. Apart from the creation in [`super::tables`]: the command line's flags take these
 //! keys in every build, with or without the AWS SDK.
 
+use tpf_wire::gateway::binding as callback_binding;
 use tpf_wire::wakeup;
 
 /// Table names, defaulting to TPF's (`pipeline.orchestrator.dynamo.*` config keys) plus the
@@ -26,6 +27,9 @@ pub struct TableNames {
     pub release: String,
     /// The adapter's wakeup table (not TPF's).
     pub wakeup: String,
+    /// `callback-binding-table`: TPF's callback-binding table (its AWS host's
+    /// `TPF_AWS_DURABLE_BINDING_TABLE`), which the gateway's drivers register and bind in.
+    pub callback_binding: String,
 }
 
 impl Default for TableNames {
@@ -48,6 +52,7 @@ impl TableNames {
             await_admission: name("tpf_await_admission"),
             release: name("tpf_release_registry"),
             wakeup: name(wakeup::TABLE),
+            callback_binding: name(callback_binding::TABLE),
         }
     }
 
@@ -68,6 +73,7 @@ impl TableNames {
             TableKey::AwaitAdmission => &self.await_admission,
             TableKey::Release => &self.release,
             TableKey::Wakeup => &self.wakeup,
+            TableKey::CallbackBinding => &self.callback_binding,
         }
     }
 
@@ -82,6 +88,7 @@ impl TableNames {
             TableKey::AwaitAdmission => &mut self.await_admission,
             TableKey::Release => &mut self.release,
             TableKey::Wakeup => &mut self.wakeup,
+            TableKey::CallbackBinding => &mut self.callback_binding,
         }
     }
 
@@ -110,11 +117,12 @@ pub enum TableKey {
     AwaitAdmission,
     Release,
     Wakeup,
+    CallbackBinding,
 }
 
 impl TableKey {
     /// Every key, TPF's tables first.
-    pub const ALL: [TableKey; 9] = [
+    pub const ALL: [TableKey; 10] = [
         TableKey::Execution,
         TableKey::ExecutionKey,
         TableKey::ExecutionPayload,
@@ -124,6 +132,7 @@ impl TableKey {
         TableKey::AwaitAdmission,
         TableKey::Release,
         TableKey::Wakeup,
+        TableKey::CallbackBinding,
     ];
 
     /// The config key, e.g. `execution-table`.
@@ -138,6 +147,7 @@ impl TableKey {
             TableKey::AwaitAdmission => "await-admission-table",
             TableKey::Release => "release-table",
             TableKey::Wakeup => "wakeup-table",
+            TableKey::CallbackBinding => "callback-binding-table",
         }
     }
 

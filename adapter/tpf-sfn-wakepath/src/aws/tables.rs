@@ -4,11 +4,13 @@
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
-    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, Projection, ProjectionType,
+    GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType,
+    PointInTimeRecoverySpecification, PointInTimeRecoveryStatus, Projection, ProjectionType,
     ScalarAttributeType, StreamSpecification, StreamViewType, TableStatus, TimeToLiveSpecification,
     TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
+use tpf_wire::gateway::binding::{self as callback_binding, attr as binding_attr};
 use tpf_wire::records::attr;
 use tpf_wire::records::table_key;
 use tpf_wire::wakeup;
@@ -66,7 +68,8 @@ impl KeyAttr {
 pub struct Gsi {
     pub name: &'static str,
     pub hash: KeyAttr,
-    pub range: KeyAttr,
+    /// `None`: a hash-only index (the binding table's `provider-execution-index`).
+    pub range: Option<KeyAttr>,
 }
 
 /// One table to create.
@@ -82,6 +85,9 @@ pub struct TableSpec {
     pub stream: bool,
     /// Who reads the stream, for the hint when it is off.
     pub stream_reader: &'static str,
+    /// Point-in-time recovery on (TPF's template turns it on for the binding table, whose
+    /// rows are the only record of which driver owns which callback).
+    pub point_in_time_recovery: bool,
 }
 
 /// The interaction table's eight indexes: the six every TPF has, then today's two.
@@ -89,13 +95,13 @@ fn interaction_gsis() -> Vec<Gsi> {
     let pending = |name, hash| Gsi {
         name,
         hash: KeyAttr::s(hash),
-        range: KeyAttr::s("query_pending_deadline_sort"),
+        range: Some(KeyAttr::s("query_pending_deadline_sort")),
     };
     vec![
         Gsi {
             name: GSI_BY_UNIT,
             hash: KeyAttr::s("query_unit_key"),
-            range: KeyAttr::s("query_unit_sort"),
+            range: Some(KeyAttr::s("query_unit_sort")),
         },
         pending(GSI_PENDING_BY_TENANT, "query_pending_tenant_key"),
         pending(GSI_PENDING_BY_ASSIGNEE, "query_pending_assignee_key"),
@@ -104,17 +110,17 @@ fn interaction_gsis() -> Vec<Gsi> {
         Gsi {
             name: GSI_PENDING_BY_DEADLINE,
             hash: KeyAttr::s("query_deadline_key"),
-            range: KeyAttr::s("query_deadline_sort"),
+            range: Some(KeyAttr::s("query_deadline_sort")),
         },
         Gsi {
             name: GSI_CONTINUATION_WORK,
             hash: KeyAttr::s(table_key::QUERY_CONTINUATION_KEY),
-            range: KeyAttr::n(table_key::QUERY_CONTINUATION_DUE_EPOCH_MS),
+            range: Some(KeyAttr::n(table_key::QUERY_CONTINUATION_DUE_EPOCH_MS)),
         },
         Gsi {
             name: GSI_BY_EXECUTION,
             hash: KeyAttr::s(table_key::QUERY_EXECUTION_KEY),
-            range: KeyAttr::s(table_key::QUERY_EXECUTION_SORT),
+            range: Some(KeyAttr::s(table_key::QUERY_EXECUTION_SORT)),
         },
     ]
 }
@@ -132,6 +138,7 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
         ttl_attribute: ttl,
         stream: false,
         stream_reader: "",
+        point_in_time_recovery: false,
     };
     let ttl = Some(attr::TTL_EPOCH_S);
     let mut execution = spec(
@@ -166,6 +173,22 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
     );
     wakeup_table.stream = true;
     wakeup_table.stream_reader = "the wakeup bridge reads this table's stream";
+    // TPF's template: keys `pk`, `sk`; the provider-ARN index the reconciler looks a driver's
+    // registration up by; the wake-up function reads its stream; rows expire by TTL; PITR.
+    let mut binding_table = spec(
+        &names.callback_binding,
+        binding_attr::PK,
+        Some(binding_attr::SK),
+        Some(binding_attr::EXPIRES_AT_EPOCH_S),
+    );
+    binding_table.gsis = vec![Gsi {
+        name: callback_binding::PROVIDER_EXECUTION_INDEX,
+        hash: KeyAttr::s(binding_attr::PROVIDER_EXECUTION_ARN),
+        range: None,
+    }];
+    binding_table.stream = true;
+    binding_table.stream_reader = "the gateway's wake-up function reads this table's stream";
+    binding_table.point_in_time_recovery = true;
     vec![
         execution,
         spec(&names.execution_key, "tenant_execution_key", None, ttl),
@@ -187,6 +210,7 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
             None,
         ),
         wakeup_table,
+        binding_table,
     ]
 }
 
@@ -399,17 +423,20 @@ async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
             None => gaps.push(Gap::fixable(
                 format!(
                     "index {index} {} is missing",
-                    show_typed(gsi.hash, Some(gsi.range))
+                    show_typed(gsi.hash, gsi.range)
                 ),
-                "TPF's await store queries it",
+                "TPF's stores query it",
             )),
-            Some(g) if key_names(g.key_schema()) != (Some(gsi.hash.name), Some(gsi.range.name)) => {
+            Some(g)
+                if key_names(g.key_schema())
+                    != (Some(gsi.hash.name), gsi.range.map(|r| r.name)) =>
+            {
                 let (h, r) = key_names(g.key_schema());
                 gaps.push(Gap::manual(
                     format!(
                         "index {index} has keys {}, TPF's are {}",
                         show_keys(h, r),
-                        show_typed(gsi.hash, Some(gsi.range))
+                        show_typed(gsi.hash, gsi.range)
                     ),
                     "delete the index (UpdateTable) and run `tpf-sfn tables create --fix`",
                 ));
@@ -466,6 +493,26 @@ async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
             _ => {}
         }
     }
+
+    if spec.point_in_time_recovery {
+        let backups = client
+            .describe_continuous_backups()
+            .table_name(&spec.name)
+            .send()
+            .await
+            .map_err(|e| describe_error("DescribeContinuousBackups", &spec.name, e))?;
+        let on = backups
+            .continuous_backups_description()
+            .and_then(|d| d.point_in_time_recovery_description())
+            .and_then(|p| p.point_in_time_recovery_status())
+            == Some(&PointInTimeRecoveryStatus::Enabled);
+        if !on {
+            gaps.push(Gap::fixable(
+                "point-in-time recovery is off".to_owned(),
+                "TPF keeps its callback bindings recoverable",
+            ));
+        }
+    }
     Ok(gaps)
 }
 
@@ -487,6 +534,9 @@ async fn repair(client: &Client, spec: &TableSpec, gaps: &mut [Gap]) -> Result<(
                 .send()
                 .await
                 .map_err(|e| describe_error("UpdateTable", &spec.name, e))?;
+            gap.fixed = true;
+        } else if gap.what.starts_with("point-in-time recovery ") {
+            enable_pitr(client, &spec.name).await?;
             gap.fixed = true;
         } else if gap.what.starts_with("TTL ") {
             let Some(ttl) = spec.ttl_attribute else {
@@ -511,23 +561,18 @@ async fn repair(client: &Client, spec: &TableSpec, gaps: &mut [Gap]) -> Result<(
             );
             continue;
         }
-        client
-            .update_table()
-            .table_name(&spec.name)
-            .attribute_definitions(attribute(gsi.hash)?)
-            .attribute_definitions(attribute(gsi.range)?)
+        let mut update = client.update_table().table_name(&spec.name);
+        for a in gsi_attributes(gsi) {
+            update = update.attribute_definitions(attribute(a)?);
+        }
+        update
             .global_secondary_index_updates(
                 GlobalSecondaryIndexUpdate::builder()
                     .create(
                         CreateGlobalSecondaryIndexAction::builder()
                             .index_name(gsi.name)
-                            .key_schema(key(gsi.hash.name, KeyType::Hash)?)
-                            .key_schema(key(gsi.range.name, KeyType::Range)?)
-                            .projection(
-                                Projection::builder()
-                                    .projection_type(ProjectionType::All)
-                                    .build(),
-                            )
+                            .set_key_schema(Some(gsi_keys(gsi)?))
+                            .projection(all_projection())
                             .build()
                             .map_err(unbuildable)?,
                     )
@@ -578,7 +623,7 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
     let mut attributes = vec![spec.hash];
     attributes.extend(spec.range);
     for gsi in &spec.gsis {
-        attributes.extend([gsi.hash, gsi.range]);
+        attributes.extend(gsi_attributes(gsi));
     }
     attributes.sort_unstable_by_key(|a| a.name);
     attributes.dedup();
@@ -597,13 +642,8 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
         request = request.global_secondary_indexes(
             GlobalSecondaryIndex::builder()
                 .index_name(gsi.name)
-                .key_schema(key(gsi.hash.name, KeyType::Hash)?)
-                .key_schema(key(gsi.range.name, KeyType::Range)?)
-                .projection(
-                    Projection::builder()
-                        .projection_type(ProjectionType::All)
-                        .build(),
-                )
+                .set_key_schema(Some(gsi_keys(gsi)?))
+                .projection(all_projection())
                 .build()
                 .map_err(unbuildable)?,
         );
@@ -625,5 +665,43 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
     if let Some(ttl) = spec.ttl_attribute {
         enable_ttl(client, &spec.name, ttl).await?;
     }
+    if spec.point_in_time_recovery {
+        enable_pitr(client, &spec.name).await?;
+    }
+    Ok(())
+}
+
+/// An index's key attributes: its hash, and its range when it has one.
+fn gsi_attributes(gsi: &Gsi) -> impl Iterator<Item = KeyAttr> {
+    std::iter::once(gsi.hash).chain(gsi.range)
+}
+
+fn gsi_keys(gsi: &Gsi) -> Result<Vec<KeySchemaElement>, Error> {
+    let mut keys = vec![key(gsi.hash.name, KeyType::Hash)?];
+    if let Some(range) = gsi.range {
+        keys.push(key(range.name, KeyType::Range)?);
+    }
+    Ok(keys)
+}
+
+fn all_projection() -> Projection {
+    Projection::builder()
+        .projection_type(ProjectionType::All)
+        .build()
+}
+
+async fn enable_pitr(client: &Client, table: &str) -> Result<(), Error> {
+    client
+        .update_continuous_backups()
+        .table_name(table)
+        .point_in_time_recovery_specification(
+            PointInTimeRecoverySpecification::builder()
+                .point_in_time_recovery_enabled(true)
+                .build()
+                .map_err(unbuildable)?,
+        )
+        .send()
+        .await
+        .map_err(|e| describe_error("UpdateContinuousBackups", table, e))?;
     Ok(())
 }

@@ -2,45 +2,10 @@
 //! interaction store writes next to the record (its GSIs are sparse: terminal interactions lose
 //! their pending and deadline keys).
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::types::AttributeValue;
-use tpf_wire::records::{AttrValue, AwaitInteractionRecord, DynamoItem, Item};
+use tpf_wire::records::{AwaitInteractionRecord, DynamoItem};
 
-pub type SdkItem = HashMap<String, AttributeValue>;
-
-pub fn to_sdk_value(value: &AttrValue) -> AttributeValue {
-    match value {
-        AttrValue::S(s) => AttributeValue::S(s.clone()),
-        AttrValue::N(n) => AttributeValue::N(n.clone()),
-        AttrValue::Bool(b) => AttributeValue::Bool(*b),
-        AttrValue::Ss(set) => AttributeValue::Ss(set.iter().cloned().collect()),
-        AttrValue::Null => AttributeValue::Null(true),
-    }
-}
-
-pub fn to_sdk(item: &Item) -> SdkItem {
-    item.iter()
-        .map(|(k, v)| (k.clone(), to_sdk_value(v)))
-        .collect()
-}
-
-/// Attribute types the records never use (maps, lists, binary) are dropped: no record reads them.
-pub fn from_sdk(item: &SdkItem) -> Item {
-    item.iter()
-        .filter_map(|(k, v)| {
-            let value = match v {
-                AttributeValue::S(s) => AttrValue::S(s.clone()),
-                AttributeValue::N(n) => AttrValue::N(n.clone()),
-                AttributeValue::Bool(b) => AttrValue::Bool(*b),
-                AttributeValue::Ss(set) => AttrValue::Ss(set.iter().cloned().collect()),
-                AttributeValue::Null(_) => AttrValue::Null,
-                _ => return None,
-            };
-            Some((k.clone(), value))
-        })
-        .collect()
-}
+pub use tpf_sfn_wakepath::aws::item::{from_sdk, to_sdk, to_sdk_value, SdkItem};
 
 pub fn s(value: impl Into<String>) -> AttributeValue {
     AttributeValue::S(value.into())

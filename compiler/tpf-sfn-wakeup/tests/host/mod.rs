@@ -25,7 +25,7 @@ use tpf_wire::gateway::names::{
     registration_partition_key,
 };
 use tpf_wire::gateway::start::ExecutionInput;
-use tpf_wire::gateway::{AwaitCheckpoint, DriverCheckpoint, ExecutionCheckpoint};
+use tpf_wire::gateway::{AwaitCheckpoint, AwaitIdentity, DriverCheckpoint, ExecutionCheckpoint};
 use tpf_wire::records::{interaction_attr, AttrValue, ExecutionStatus, Item};
 
 pub const T: &str = "tenant-a";
@@ -435,15 +435,20 @@ impl From<Disposition> for Outcome {
 impl HostView for World {
     type Error = Infallible;
 
-    fn await_checkpoint(&self, t: &str, i: &str) -> Result<Option<AwaitCheckpoint>, Infallible> {
+    fn await_checkpoint(&self, id: &AwaitIdentity) -> Result<Option<AwaitCheckpoint>, Infallible> {
         Ok(self
             .checkpoints
             .iter()
-            .find(|c| c.tenant_id == t && c.interaction_id == i)
+            .find(|c| c.tenant_id == id.tenant_id && c.interaction_id == id.interaction_id)
             .cloned())
     }
 
-    fn execution_awaits(&self, t: &str, e: &str) -> Result<Vec<AwaitCheckpoint>, Infallible> {
+    fn execution_awaits(
+        &self,
+        t: &str,
+        e: &str,
+        _generation: i64,
+    ) -> Result<Vec<AwaitCheckpoint>, Infallible> {
         Ok(self
             .checkpoints
             .iter()
@@ -452,7 +457,7 @@ impl HostView for World {
             .collect())
     }
 
-    fn status(&self, _t: &str, e: &str) -> Result<ExecutionStatus, Infallible> {
+    fn status(&self, _t: &str, e: &str, _generation: i64) -> Result<ExecutionStatus, Infallible> {
         Ok(self.statuses[e])
     }
 

@@ -177,6 +177,10 @@ impl ActionResponse {
     }
 }
 
+/// The gateway's message for READ_AWAIT_CHECKPOINT of an interaction TPF has no checkpoint of
+/// (an `IllegalStateException`): the in-process read's empty answer, as the gateway says it.
+pub const AWAIT_CHECKPOINT_UNAVAILABLE: &str = "Await semantic checkpoint is not available";
+
 /// A Lambda function error document, the gateway's answer when an operation throws: the
 /// exception's message and class.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

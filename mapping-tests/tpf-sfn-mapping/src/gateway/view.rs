@@ -10,6 +10,7 @@ use tpf_sfn_wakeup::view::HostView;
 use tpf_wire::gateway::binding::{attr, CallbackBinding, CallbackRegistration, RowType};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::AwaitCheckpoint;
+use tpf_wire::gateway::AwaitIdentity;
 use tpf_wire::java_error::JavaError;
 use tpf_wire::records::{AttrValue, ExecutionStatus};
 
@@ -32,14 +33,17 @@ impl<E: GatewayEngine> HostView for ModelView<'_, E> {
 
     fn await_checkpoint(
         &self,
-        tenant_id: &str,
-        interaction_id: &str,
+        identity: &AwaitIdentity,
     ) -> Result<Option<AwaitCheckpoint>, JavaError> {
         let found = self
             .gateway
             .borrow_mut()
             .plane
-            .get_await_semantic_checkpoint(tenant_id, interaction_id, self.now_ms)?;
+            .get_await_semantic_checkpoint(
+                &identity.tenant_id,
+                &identity.interaction_id,
+                self.now_ms,
+            )?;
         found.as_ref().map(checkpoint_of).transpose()
     }
 
@@ -47,6 +51,7 @@ impl<E: GatewayEngine> HostView for ModelView<'_, E> {
         &self,
         tenant_id: &str,
         execution_id: &str,
+        _generation: i64,
     ) -> Result<Vec<AwaitCheckpoint>, JavaError> {
         let found = self
             .gateway
@@ -61,7 +66,12 @@ impl<E: GatewayEngine> HostView for ModelView<'_, E> {
         found.iter().map(checkpoint_of).collect()
     }
 
-    fn status(&self, tenant_id: &str, execution_id: &str) -> Result<ExecutionStatus, JavaError> {
+    fn status(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        _generation: i64,
+    ) -> Result<ExecutionStatus, JavaError> {
         self.gateway
             .borrow_mut()
             .plane

@@ -10,6 +10,8 @@ use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 use crate::sfn::Compiled;
+/// The providers' status-change event names the reconciler reads.
+use tpf_sfn_wakeup::reconcile::event as tpf_sfn_wakeup_event;
 
 fn sub(s: &str) -> Value {
     json!({ "Fn::Sub": s })
@@ -201,16 +203,294 @@ fn resolve(f: &Facts, r: &Res) -> Value {
             f.durable_function_pattern()
         )),
         Res::ActionTokenParameter => action_token::cloudformation::parameter_arn(),
+        Res::DriverExecutions => sub(&format!(
+            "arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:execution:{}:*",
+            f.machine_pattern("driver")
+        )),
+        Res::AwaitInteractionStream => json!({"Ref": "AwaitInteractionStreamArn"}),
+        Res::BindingTable => json!({"Fn::GetAtt": ["CallbackBindingTable", "Arn"]}),
+        Res::BindingTableIndexes => json!({"Fn::Sub": [
+            "${Table}/index/*",
+            {"Table": {"Fn::GetAtt": ["CallbackBindingTable", "Arn"]}}
+        ]}),
+        Res::BindingStream => json!({"Fn::GetAtt": ["CallbackBindingTable", "StreamArn"]}),
+        Res::GatewayFunction => json!({"Ref": "GatewayFunctionArn"}),
+        Res::GatewayFailures => json!({"Fn::GetAtt": ["GatewayStreamFailures", "Arn"]}),
         Res::Everything => json!("*"),
     }
     .clone()
 }
 
 fn log_group_id(which: &str) -> &'static str {
-    if which == "relay" {
-        "RelayLogGroup"
-    } else {
-        "BridgeLogGroup"
+    match which {
+        "relay" => "RelayLogGroup",
+        "gateway-wakeup" => "GatewayWakeupLogGroup",
+        "gateway-reconciler" => "GatewayReconcilerLogGroup",
+        "gateway-starter" => "GatewayStarterLogGroup",
+        _ => "BridgeLogGroup",
+    }
+}
+
+/// The gateway host's logical ids: function, role, log group.
+fn gateway_ids(which: &str) -> (&'static str, &'static str, &'static str) {
+    match which {
+        "gateway-wakeup" => (
+            "GatewayWakeup",
+            "GatewayWakeupRole",
+            "GatewayWakeupLogGroup",
+        ),
+        "gateway-reconciler" => (
+            "GatewayReconciler",
+            "GatewayReconcilerRole",
+            "GatewayReconcilerLogGroup",
+        ),
+        _ => (
+            "GatewayStarter",
+            "GatewayStarterRole",
+            "GatewayStarterLogGroup",
+        ),
+    }
+}
+
+/// TPF's gateway host in the wake-path stack, created when `GatewayFunctionArn` is set: TPF's
+/// callback-binding table, the wake-up on TPF's await-interaction stream and the binding
+/// table's, the reconciler on the drivers' status changes, and the starter.
+fn gateway_host(
+    f: &Facts,
+    parameters: &mut Map<String, Value>,
+    conditions: &mut Map<String, Value>,
+    resources: &mut Map<String, Value>,
+    outputs: &mut Map<String, Value>,
+) {
+    use tpf_wire::gateway::binding::{attr, PROVIDER_EXECUTION_INDEX};
+    const IF: &str = "HasGateway";
+    parameters.insert(
+        "GatewayFunctionArn".into(),
+        json!({
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": stack::GATEWAY_FUNCTION_PATTERN,
+            "Description": stack::GATEWAY_FUNCTION_DESCRIPTION
+        }),
+    );
+    parameters.insert(
+        "AwaitInteractionStreamArn".into(),
+        // No default: a default is what cfn-lint checks the stream's references with, and an
+        // empty one is no ARN. Without the gateway, pass an empty value.
+        json!({
+            "Type": "String",
+            "AllowedPattern": stack::AWAIT_STREAM_PATTERN,
+            "Description": stack::AWAIT_STREAM_DESCRIPTION
+        }),
+    );
+    conditions.insert(
+        IF.into(),
+        json!({"Fn::Not": [{"Fn::Equals": [{"Ref": "GatewayFunctionArn"}, ""]}]}),
+    );
+    let mut add = |id: &str, mut resource: Value| {
+        resource["Condition"] = json!(IF);
+        resources.insert(id.into(), resource);
+    };
+    add(
+        "CallbackBindingTable",
+        // TPF's template: the rows are the only record of which driver owns which callback, so
+        // the table outlives the stack and is recoverable.
+        json!({
+            "Type": "AWS::DynamoDB::Table",
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": {
+                "BillingMode": "PAY_PER_REQUEST",
+                "AttributeDefinitions": [
+                    {"AttributeName": attr::PK, "AttributeType": "S"},
+                    {"AttributeName": attr::SK, "AttributeType": "S"},
+                    {"AttributeName": attr::PROVIDER_EXECUTION_ARN, "AttributeType": "S"}
+                ],
+                "KeySchema": [
+                    {"AttributeName": attr::PK, "KeyType": "HASH"},
+                    {"AttributeName": attr::SK, "KeyType": "RANGE"}
+                ],
+                "GlobalSecondaryIndexes": [{
+                    "IndexName": PROVIDER_EXECUTION_INDEX,
+                    "KeySchema": [{"AttributeName": attr::PROVIDER_EXECUTION_ARN, "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"}
+                }],
+                "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+                "TimeToLiveSpecification": {"AttributeName": attr::EXPIRES_AT_EPOCH_S, "Enabled": true},
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true},
+                "SSESpecification": {"SSEEnabled": true}
+            }
+        }),
+    );
+    add(
+        "GatewayStreamFailures",
+        json!({
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": f.gateway_failures_queue(),
+                "MessageRetentionPeriod": stack::DLQ_RETENTION_SECONDS,
+                "SqsManagedSseEnabled": true
+            }
+        }),
+    );
+    let env = json!({
+        env::GATEWAY_FUNCTION: {"Ref": "GatewayFunctionArn"},
+        env::BINDING_TABLE: {"Ref": "CallbackBindingTable"},
+        env::MACHINE_ARN_PREFIX: sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:"),
+        env::NAME_PREFIX: f.prefix,
+        env::DURABLE_FUNCTIONS: {"Ref": "DurableFunctions"}
+    });
+    for stack::HostFunction {
+        which,
+        handler,
+        statements,
+        timeout,
+    } in stack::gateway_host_functions()
+    {
+        let (function_id, role_id, log_id) = gateway_ids(which);
+        let name = f.gateway_function(which.trim_start_matches("gateway-"));
+        add(log_id, log_group(&format!("/aws/lambda/{name}")));
+        add(
+            role_id,
+            json!({
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
+                    "Policies": [role_policy(f, which, &statements)]
+                }
+            }),
+        );
+        // The starter reads only where the drivers are.
+        let vars = if handler == stack::handler::STARTER {
+            json!({
+                env::MACHINE_ARN_PREFIX: env[env::MACHINE_ARN_PREFIX],
+                env::NAME_PREFIX: f.prefix,
+                env::DURABLE_FUNCTIONS: {"Ref": "DurableFunctions"}
+            })
+        } else {
+            env.clone()
+        };
+        let mut props = function(&name, handler, role_id, timeout, vars, log_id);
+        if handler == stack::handler::RECONCILER {
+            props.insert(
+                "ReservedConcurrentExecutions".into(),
+                json!(stack::GATEWAY_RECONCILER_CONCURRENCY),
+            );
+        }
+        add(
+            function_id,
+            json!({"Type": "AWS::Lambda::Function", "DependsOn": [log_id], "Properties": props}),
+        );
+    }
+    let stream_mapping = |source: Value| {
+        json!({
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": source,
+                "FunctionName": {"Ref": "GatewayWakeup"},
+                "StartingPosition": "TRIM_HORIZON",
+                "BatchSize": stack::GATEWAY_STREAM_BATCH_SIZE,
+                "BisectBatchOnFunctionError": true,
+                "MaximumRecordAgeInSeconds": stack::STREAM_RECORD_MAX_AGE_SECONDS,
+                "MaximumRetryAttempts": stack::GATEWAY_STREAM_RETRIES,
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "DestinationConfig": {"OnFailure": {"Destination": {"Fn::GetAtt": ["GatewayStreamFailures", "Arn"]}}}
+            }
+        })
+    };
+    add(
+        "AwaitInteractionStreamMapping",
+        stream_mapping(json!({"Ref": "AwaitInteractionStreamArn"})),
+    );
+    add(
+        "CallbackBindingStreamMapping",
+        stream_mapping(json!({"Fn::GetAtt": ["CallbackBindingTable", "StreamArn"]})),
+    );
+    // The drivers' status changes: Step Functions' for this configuration's driver machines
+    // (only the statuses of an ended driver, the only ones the reconciler acts on), Lambda
+    // durable functions' for its durable drivers (TPF's rule, which filters no status).
+    let rules = [
+        (
+            "DriverStatusChangeRule",
+            "DriverStatusChangePermission",
+            json!({
+                "source": [stack::SFN_STATUS_SOURCE],
+                "detail-type": [tpf_sfn_wakeup_event::SFN_DETAIL_TYPE],
+                "detail": {
+                    "status": stack::ENDED_DRIVER_STATUSES,
+                    "stateMachineArn": [{"wildcard": sub(&format!(
+                        "arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:stateMachine:{}",
+                        f.machine_pattern("driver")
+                    ))}]
+                }
+            }),
+        ),
+        (
+            "DurableDriverStatusChangeRule",
+            "DurableDriverStatusChangePermission",
+            json!({
+                "source": [stack::DURABLE_STATUS_SOURCE],
+                "detail-type": [tpf_sfn_wakeup_event::DURABLE_DETAIL_TYPE],
+                "detail": {
+                    "functionArn": [{"wildcard": sub(&format!(
+                        "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}",
+                        f.durable_function_pattern()
+                    ))}]
+                }
+            }),
+        ),
+    ];
+    for (rule, permission, pattern) in rules {
+        add(
+            rule,
+            json!({
+                "Type": "AWS::Events::Rule",
+                "Properties": {
+                    "EventPattern": pattern,
+                    "State": "ENABLED",
+                    "Targets": [{"Id": "reconciler", "Arn": {"Fn::GetAtt": ["GatewayReconciler", "Arn"]}}]
+                }
+            }),
+        );
+        add(
+            permission,
+            json!({
+                "Type": "AWS::Lambda::Permission",
+                "Properties": {
+                    "Action": "lambda:InvokeFunction",
+                    "FunctionName": {"Ref": "GatewayReconciler"},
+                    "Principal": "events.amazonaws.com",
+                    "SourceArn": {"Fn::GetAtt": [rule, "Arn"]}
+                }
+            }),
+        );
+    }
+    for a in stack::gateway_alarms() {
+        let target = match a.target {
+            Res::GatewayFailures => json!({"Fn::GetAtt": ["GatewayStreamFailures", "QueueName"]}),
+            _ => json!({"Ref": "GatewayWakeup"}),
+        };
+        add(a.id, alarm(&a, target));
+    }
+    for (id, value) in [
+        (
+            "CallbackBindingTableName",
+            json!({"Ref": "CallbackBindingTable"}),
+        ),
+        (
+            "CallbackBindingTableStreamArn",
+            json!({"Fn::GetAtt": ["CallbackBindingTable", "StreamArn"]}),
+        ),
+        (
+            "GatewayStarterArn",
+            json!({"Fn::GetAtt": ["GatewayStarter", "Arn"]}),
+        ),
+        (
+            "GatewayStreamFailuresQueueUrl",
+            json!({"Ref": "GatewayStreamFailures"}),
+        ),
+    ] {
+        outputs.insert(id.into(), json!({"Condition": IF, "Value": value}));
     }
 }
 
@@ -535,6 +815,13 @@ pub fn wake_path(out: &Compiled) -> Value {
             json!({"Value": {"Ref": "ActionDeadLetterQueue"}}),
         );
     }
+    gateway_host(
+        &f,
+        &mut parameters,
+        &mut conditions,
+        &mut resources,
+        &mut outputs,
+    );
     for a in stack::wake_path_alarms(f.queue.is_some()) {
         let target = match a.target {
             Res::FunctionLogs("relay") => json!({"Ref": "Relay"}),

@@ -25,6 +25,30 @@ pub const DLQ_RETENTION_SECONDS: u64 = 1_209_600;
 /// failure queue, the sweeper recovers what it would have started or woken).
 pub const STREAM_RECORD_MAX_AGE_SECONDS: u64 = 3600;
 pub const STREAM_BATCH_SIZE: u64 = 100;
+
+/// The gateway host's wake-up mappings, as TPF's template sets them: batches of 10, a failing
+/// batch bisected until the failing record is alone, 5 retries, records older than an hour
+/// given up to the failure queue.
+pub const GATEWAY_STREAM_BATCH_SIZE: u64 = 10;
+pub const GATEWAY_STREAM_RETRIES: u64 = 5;
+pub const GATEWAY_TIMEOUT_SECONDS: u64 = 60;
+pub const GATEWAY_STARTER_TIMEOUT_SECONDS: u64 = 30;
+/// TPF's reconciler runs at most two at once.
+pub const GATEWAY_RECONCILER_CONCURRENCY: u64 = 2;
+/// The Step Functions statuses of an ended driver, the only ones the reconciler acts on.
+pub const ENDED_DRIVER_STATUSES: &[&str] = &["FAILED", "TIMED_OUT", "ABORTED"];
+pub const SFN_STATUS_SOURCE: &str = "aws.states";
+pub const DURABLE_STATUS_SOURCE: &str = "aws.lambda";
+
+/// What the gateway host's parameters say (CloudFormation `GatewayFunctionArn`, Terraform
+/// `gateway_function_arn`).
+pub const GATEWAY_FUNCTION_DESCRIPTION: &str = "TPF's action gateway by its numbered version (arn:aws:lambda:<region>:<account>:function:<name>:<version>); empty: no gateway host (the binding table, the wake-up, reconciler and starter functions are not created)";
+pub const AWAIT_STREAM_DESCRIPTION: &str = "The stream (NEW_AND_OLD_IMAGES) of TPF's await-interaction table, which the gateway host's wake-up reads; empty without the gateway";
+/// A numbered version ARN, or empty.
+pub const GATEWAY_FUNCTION_PATTERN: &str =
+    "^$|^arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[A-Za-z0-9_-]+:[0-9]+$";
+pub const AWAIT_STREAM_PATTERN: &str =
+    "^$|^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]+/stream/.+$";
 pub const QUEUE_BATCH_SIZE: u64 = 10;
 pub const DEFAULT_LOG_RETENTION_DAYS: u64 = 30;
 /// CloudWatch Logs' accepted retention values.
@@ -89,6 +113,22 @@ impl<'a> Facts<'a> {
         format!("{}-relay", self.prefix)
     }
 
+    /// The gateway host's functions: `wakeup`, `reconciler`, `starter`.
+    pub fn gateway_function(&self, which: &str) -> String {
+        format!("{}-gateway-{which}", self.prefix)
+    }
+
+    /// TPF's callback-binding table, where the module names it (CloudFormation names it
+    /// itself, as TPF's template lets it).
+    pub fn binding_table(&self) -> String {
+        format!("{}-callback-binding", self.prefix)
+    }
+
+    /// Where the wake-up gives up stream records (TPF's `StreamFailureDlq`).
+    pub fn gateway_failures_queue(&self) -> String {
+        format!("{}-gateway-stream-failures", self.prefix)
+    }
+
     pub fn bridge_failures_queue(&self) -> String {
         format!("{}-bridge-failures", self.prefix)
     }
@@ -146,6 +186,18 @@ pub enum Res {
     /// The SSM SecureString parameter holding the Action API token (a stack parameter: the
     /// user creates and rotates it).
     ActionTokenParameter,
+    /// Executions of this configuration's driver machines.
+    DriverExecutions,
+    /// TPF's await-interaction table stream (a parameter).
+    AwaitInteractionStream,
+    /// TPF's callback-binding table, its indexes and its stream.
+    BindingTable,
+    BindingTableIndexes,
+    BindingStream,
+    /// TPF's action gateway, its numbered version (a parameter).
+    GatewayFunction,
+    /// The wake-up's given-up records.
+    GatewayFailures,
     Everything,
 }
 
@@ -247,6 +299,170 @@ pub fn relay_statements() -> Vec<Statement> {
     ]
 }
 
+/// Reading and writing TPF's callback-binding table, as TPF's wake-up role does: consistent
+/// gets, the conditional puts, and queries of the table and its provider-ARN index.
+fn binding_table_statement() -> Statement {
+    Statement {
+        sid: "ReadAndWriteBindings",
+        actions: &["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],
+        resources: vec![Res::BindingTable, Res::BindingTableIndexes],
+    }
+}
+
+fn invoke_gateway_statement() -> Statement {
+    Statement {
+        sid: "InvokeGateway",
+        actions: &["lambda:InvokeFunction"],
+        resources: vec![Res::GatewayFunction],
+    }
+}
+
+/// Starting a driver generation: a machine's execution, or a durable function's version.
+fn start_driver_statements() -> [Statement; 2] {
+    [
+        Statement {
+            sid: "StartDrivers",
+            actions: &["states:StartExecution"],
+            resources: vec![Res::Machines("driver")],
+        },
+        Statement {
+            sid: "StartDurableDrivers",
+            actions: &["lambda:InvokeFunction"],
+            resources: vec![Res::DurableFunctions],
+        },
+    ]
+}
+
+/// Reading a driver's state, history and input (the reconciler and a gone callback's
+/// classification).
+fn read_driver_statements() -> [Statement; 2] {
+    [
+        Statement {
+            sid: "ReadDriverExecutions",
+            actions: &["states:DescribeExecution", "states:GetExecutionHistory"],
+            resources: vec![Res::DriverExecutions],
+        },
+        Statement {
+            sid: "ReadDurableExecutions",
+            actions: &[
+                "lambda:GetDurableExecution",
+                "lambda:GetDurableExecutionHistory",
+            ],
+            resources: vec![Res::DurableFunctions],
+        },
+    ]
+}
+
+fn gateway_logs(which: &'static str) -> Statement {
+    Statement {
+        sid: "WriteLogs",
+        actions: &["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources: vec![Res::FunctionLogs(which)],
+    }
+}
+
+/// The gateway host's wake-up: read both streams, TPF's reads through the gateway, the binding
+/// table, answer the drivers' callbacks (and read their history when a callback is gone),
+/// start a replacement generation, record given-up records, write its logs.
+pub fn gateway_wakeup_statements() -> Vec<Statement> {
+    let mut statements = vec![
+        Statement {
+            sid: "ReadStreams",
+            actions: &[
+                "dynamodb:DescribeStream",
+                "dynamodb:GetRecords",
+                "dynamodb:GetShardIterator",
+            ],
+            resources: vec![Res::AwaitInteractionStream, Res::BindingStream],
+        },
+        Statement {
+            sid: "ListStreams",
+            actions: &["dynamodb:ListStreams"],
+            resources: vec![Res::Everything],
+        },
+        binding_table_statement(),
+        invoke_gateway_statement(),
+        Statement {
+            sid: "WakeDrivers",
+            actions: &["states:SendTaskSuccess"],
+            resources: vec![Res::Machines("driver")],
+        },
+        Statement {
+            sid: "WakeDurableDrivers",
+            actions: &["lambda:SendDurableExecutionCallbackSuccess"],
+            resources: vec![Res::DurableFunctions],
+        },
+        Statement {
+            sid: "RecordGivenUpRecords",
+            actions: &["sqs:SendMessage"],
+            resources: vec![Res::GatewayFailures],
+        },
+    ];
+    statements.extend(read_driver_statements());
+    statements.extend(start_driver_statements());
+    statements.push(gateway_logs("gateway-wakeup"));
+    statements
+}
+
+/// The gateway host's reconciler: the ended driver's state and input, TPF's reads, the
+/// binding table, the replacement's start, its logs.
+pub fn gateway_reconciler_statements() -> Vec<Statement> {
+    let mut statements = vec![binding_table_statement(), invoke_gateway_statement()];
+    statements.extend(read_driver_statements());
+    statements.extend(start_driver_statements());
+    statements.push(gateway_logs("gateway-reconciler"));
+    statements
+}
+
+/// The gateway host's starter (TPF's ingress): starts drivers, writes its logs.
+pub fn gateway_starter_statements() -> Vec<Statement> {
+    let mut statements = Vec::from(start_driver_statements());
+    statements.push(gateway_logs("gateway-starter"));
+    statements
+}
+
+/// The gateway host's functions, by the name their log groups and roles go by.
+pub const GATEWAY_FUNCTIONS: [&str; 3] =
+    ["gateway-wakeup", "gateway-reconciler", "gateway-starter"];
+
+/// One gateway host function as both flavours declare it.
+pub struct HostFunction {
+    pub which: &'static str,
+    pub handler: &'static str,
+    pub statements: Vec<Statement>,
+    pub timeout: u64,
+}
+
+/// The wake-up, the reconciler and the starter.
+pub fn gateway_host_functions() -> [HostFunction; 3] {
+    let f = |i: usize, handler, statements, timeout| HostFunction {
+        which: GATEWAY_FUNCTIONS[i],
+        handler,
+        statements,
+        timeout,
+    };
+    [
+        f(
+            0,
+            handler::WAKEUP,
+            gateway_wakeup_statements(),
+            GATEWAY_TIMEOUT_SECONDS,
+        ),
+        f(
+            1,
+            handler::RECONCILER,
+            gateway_reconciler_statements(),
+            GATEWAY_TIMEOUT_SECONDS,
+        ),
+        f(
+            2,
+            handler::STARTER,
+            gateway_starter_statements(),
+            GATEWAY_STARTER_TIMEOUT_SECONDS,
+        ),
+    ]
+}
+
 /// One CloudWatch alarm: `metric` of `namespace` for the resource `dimension` names,
 /// `statistic` over `period` seconds, alarming at `threshold` or more in `periods` periods.
 pub struct Alarm {
@@ -339,6 +555,38 @@ pub fn wake_path_alarms(queue_binding: bool) -> Vec<Alarm> {
     alarms
 }
 
+/// The gateway host's alarms: its wake-up failing, and records it gave up.
+pub fn gateway_alarms() -> Vec<Alarm> {
+    vec![
+        Alarm {
+            id: "GatewayWakeupErrorsAlarm",
+            tf_name: "gateway_wakeup_errors",
+            description: "The gateway host's wake-up failed: parked drivers wake late until its retries succeed",
+            namespace: "AWS/Lambda",
+            metric: "Errors",
+            dimension: "FunctionName",
+            target: Res::FunctionLogs("gateway-wakeup"),
+            statistic: "Sum",
+            period: 300,
+            periods: 1,
+            threshold: 1,
+        },
+        Alarm {
+            id: "GatewayStreamFailuresAlarm",
+            tf_name: "gateway_stream_failures",
+            description: "The gateway host gave up stream records (TPF's stream-failure queue): look at why; the reconciler and the park deadline recover their drivers",
+            namespace: "AWS/SQS",
+            metric: "ApproximateNumberOfMessagesVisible",
+            dimension: "QueueName",
+            target: Res::GatewayFailures,
+            statistic: "Maximum",
+            period: 300,
+            periods: 1,
+            threshold: 1,
+        },
+    ]
+}
+
 /// The release's alarms: its drivers failed or timed out (a TPF failure fails its driver by
 /// design, so the first counts TPF-failed executions too), or its sweeper failed.
 pub fn release_alarms() -> Vec<Alarm> {
@@ -399,6 +647,19 @@ pub mod env {
     pub const GATEWAY_FUNCTION_ARN: &str = "TPF_SFN_GATEWAY_FUNCTION_ARN";
     /// The bridge's map of the releases that run as durable functions.
     pub const DURABLE_FUNCTIONS: &str = "TPF_SFN_DURABLE_FUNCTIONS";
+    /// The gateway host's functions: TPF's action gateway by its numbered version ARN.
+    pub const GATEWAY_FUNCTION: &str = "TPF_SFN_GATEWAY_FUNCTION";
+    /// Instead, `serve`'s base URL (the local loop's gateway).
+    pub const GATEWAY_URL: &str = "TPF_SFN_GATEWAY_URL";
+    /// TPF's callback-binding table, under TPF's own variable.
+    pub const BINDING_TABLE: &str = tpf_wire::gateway::binding::TABLE_ENV;
+}
+
+/// The gateway host's handlers (the functions' `Handler` setting).
+pub mod handler {
+    pub const WAKEUP: &str = "gateway-wakeup";
+    pub const RECONCILER: &str = "gateway-reconciler";
+    pub const STARTER: &str = "gateway-starter";
 }
 
 #[cfg(test)]

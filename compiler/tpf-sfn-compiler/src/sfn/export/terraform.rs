@@ -11,6 +11,8 @@ use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 use crate::sfn::Compiled;
+/// The providers' status-change event names the reconciler reads.
+use tpf_sfn_wakeup::reconcile::event as tpf_sfn_wakeup_event;
 
 /// The provider version that added `aws_scheduler_schedule`, the newest resource used here.
 pub const AWS_PROVIDER: &str = ">= 4.41.0";
@@ -187,6 +189,10 @@ fn resolve(f: &Facts, r: &Res) -> String {
         Res::BridgeFailures => "${aws_sqs_queue.bridge_failures.arn}".into(),
         Res::ActionQueue => "${aws_sqs_queue.action.arn}".into(),
         Res::DeadLetterQueue => "${aws_sqs_queue.action_dead_letters.arn}".into(),
+        Res::FunctionLogs(which) if which.starts_with("gateway") => format!(
+            "${{aws_cloudwatch_log_group.{}[0].arn}}:*",
+            which.replace('-', "_")
+        ),
         Res::FunctionLogs(which) => format!("${{aws_cloudwatch_log_group.{which}.arn}}:*"),
         Res::Machines(role) => format!(
             "${{local.machine_arn_prefix}}{}",
@@ -197,7 +203,216 @@ fn resolve(f: &Facts, r: &Res) -> String {
             tf_literal(&f.durable_function_pattern())
         ),
         Res::ActionTokenParameter => "${local.action_token_parameter_arn}".into(),
+        Res::DriverExecutions => format!(
+            "${{local.execution_arn_prefix}}{}:*",
+            tf_literal(&f.machine_pattern("driver"))
+        ),
+        Res::AwaitInteractionStream => "${var.await_interaction_stream_arn}".into(),
+        Res::BindingTable => "${aws_dynamodb_table.callback_binding[0].arn}".into(),
+        Res::BindingTableIndexes => "${aws_dynamodb_table.callback_binding[0].arn}/index/*".into(),
+        Res::BindingStream => "${aws_dynamodb_table.callback_binding[0].stream_arn}".into(),
+        Res::GatewayFunction => "${var.gateway_function_arn}".into(),
+        Res::GatewayFailures => "${aws_sqs_queue.gateway_stream_failures[0].arn}".into(),
         Res::Everything => "*".into(),
+    }
+}
+
+/// TPF's gateway host in the wake-path module, created when `gateway_function_arn` is set
+/// (`count`): the same resources as the CloudFormation flavour's (`cloudformation.rs`).
+fn gateway_host(
+    f: &Facts,
+    variables: &mut Map<String, Value>,
+    put: &mut dyn FnMut(&str, &str, Value),
+    outputs: &mut Map<String, Value>,
+) {
+    use tpf_wire::gateway::binding::{attr, PROVIDER_EXECUTION_INDEX};
+    const COUNT: &str = "${local.gateway_host ? 1 : 0}";
+    variables.insert(
+        "gateway_function_arn".into(),
+        json!({"type": "string", "default": "", "description": stack::GATEWAY_FUNCTION_DESCRIPTION}),
+    );
+    variables.insert(
+        "await_interaction_stream_arn".into(),
+        json!({"type": "string", "default": "", "description": stack::AWAIT_STREAM_DESCRIPTION}),
+    );
+    let mut add = |ty: &str, name: &str, mut v: Value| {
+        v["count"] = json!(COUNT);
+        put(ty, name, v);
+    };
+    add(
+        "aws_dynamodb_table",
+        "callback_binding",
+        json!({
+            "name": tf_literal(&f.binding_table()),
+            "billing_mode": "PAY_PER_REQUEST",
+            "hash_key": attr::PK,
+            "range_key": attr::SK,
+            "attribute": [
+                {"name": attr::PK, "type": "S"},
+                {"name": attr::SK, "type": "S"},
+                {"name": attr::PROVIDER_EXECUTION_ARN, "type": "S"}
+            ],
+            "global_secondary_index": [{
+                "name": PROVIDER_EXECUTION_INDEX,
+                "hash_key": attr::PROVIDER_EXECUTION_ARN,
+                "projection_type": "ALL"
+            }],
+            "stream_enabled": true,
+            "stream_view_type": "NEW_AND_OLD_IMAGES",
+            "ttl": {"attribute_name": attr::EXPIRES_AT_EPOCH_S, "enabled": true},
+            "point_in_time_recovery": {"enabled": true},
+            "server_side_encryption": {"enabled": true},
+            "lifecycle": {"prevent_destroy": true}
+        }),
+    );
+    add(
+        "aws_sqs_queue",
+        "gateway_stream_failures",
+        json!({"name": tf_literal(&f.gateway_failures_queue()), "message_retention_seconds": stack::DLQ_RETENTION_SECONDS, "sqs_managed_sse_enabled": true}),
+    );
+    for stack::HostFunction {
+        which,
+        handler,
+        statements,
+        timeout,
+    } in stack::gateway_host_functions()
+    {
+        let id = which.replace('-', "_");
+        let name = f.gateway_function(which.trim_start_matches("gateway-"));
+        add(
+            "aws_cloudwatch_log_group",
+            &id,
+            log_group(&format!("/aws/lambda/{name}")),
+        );
+        add(
+            "aws_iam_role",
+            &id,
+            json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
+        );
+        let mut policy = role_policy(f, &id, &statements);
+        policy["role"] = json!(format!("${{aws_iam_role.{id}[0].id}}"));
+        add("aws_iam_role_policy", &id, policy);
+        let mut vars = json!({
+            env::MACHINE_ARN_PREFIX: "${local.machine_arn_prefix}",
+            env::NAME_PREFIX: tf_literal(f.prefix),
+            env::DURABLE_FUNCTIONS: "${var.durable_functions}"
+        });
+        // The starter reads only where the drivers are.
+        if handler != stack::handler::STARTER {
+            vars[env::GATEWAY_FUNCTION] = json!("${var.gateway_function_arn}");
+            vars[env::BINDING_TABLE] = json!("${aws_dynamodb_table.callback_binding[0].name}");
+        }
+        let mut function = function(&name, &id, timeout, vars);
+        function.insert("handler".into(), json!(handler));
+        function.insert(
+            "role".into(),
+            json!(format!("${{aws_iam_role.{id}[0].arn}}")),
+        );
+        if handler == stack::handler::RECONCILER {
+            function.insert(
+                "reserved_concurrent_executions".into(),
+                json!(stack::GATEWAY_RECONCILER_CONCURRENCY),
+            );
+        }
+        add("aws_lambda_function", &id, Value::Object(function));
+    }
+    let mapping = |source: &str| {
+        json!({
+            "event_source_arn": source,
+            "function_name": "${aws_lambda_function.gateway_wakeup[0].arn}",
+            "starting_position": "TRIM_HORIZON",
+            "batch_size": stack::GATEWAY_STREAM_BATCH_SIZE,
+            "bisect_batch_on_function_error": true,
+            "maximum_record_age_in_seconds": stack::STREAM_RECORD_MAX_AGE_SECONDS,
+            "maximum_retry_attempts": stack::GATEWAY_STREAM_RETRIES,
+            "function_response_types": ["ReportBatchItemFailures"],
+            "destination_config": {"on_failure": {"destination_arn": "${aws_sqs_queue.gateway_stream_failures[0].arn}"}}
+        })
+    };
+    add(
+        "aws_lambda_event_source_mapping",
+        "await_interaction_stream",
+        mapping("${var.await_interaction_stream_arn}"),
+    );
+    add(
+        "aws_lambda_event_source_mapping",
+        "callback_binding_stream",
+        mapping("${aws_dynamodb_table.callback_binding[0].stream_arn}"),
+    );
+    let rules = [
+        (
+            "driver_status_change",
+            json!({
+                "source": [stack::SFN_STATUS_SOURCE],
+                "detail-type": [tpf_sfn_wakeup_event::SFN_DETAIL_TYPE],
+                "detail": {
+                    "status": stack::ENDED_DRIVER_STATUSES,
+                    "stateMachineArn": [{"wildcard": format!("${{local.machine_arn_prefix}}{}", tf_literal(&f.machine_pattern("driver")))}]
+                }
+            }),
+        ),
+        (
+            "durable_driver_status_change",
+            json!({
+                "source": [stack::DURABLE_STATUS_SOURCE],
+                "detail-type": [tpf_sfn_wakeup_event::DURABLE_DETAIL_TYPE],
+                "detail": {
+                    "functionArn": [{"wildcard": format!("${{local.function_arn_prefix}}{}", tf_literal(&f.durable_function_pattern()))}]
+                }
+            }),
+        ),
+    ];
+    for (rule, pattern) in rules {
+        add(
+            "aws_cloudwatch_event_rule",
+            rule,
+            json!({"event_pattern": pattern.to_string(), "state": "ENABLED"}),
+        );
+        add(
+            "aws_cloudwatch_event_target",
+            rule,
+            json!({"rule": format!("${{aws_cloudwatch_event_rule.{rule}[0].name}}"), "arn": "${aws_lambda_function.gateway_reconciler[0].arn}"}),
+        );
+        add(
+            "aws_lambda_permission",
+            rule,
+            json!({
+                "action": "lambda:InvokeFunction",
+                "function_name": "${aws_lambda_function.gateway_reconciler[0].function_name}",
+                "principal": "events.amazonaws.com",
+                "source_arn": format!("${{aws_cloudwatch_event_rule.{rule}[0].arn}}")
+            }),
+        );
+    }
+    for a in stack::gateway_alarms() {
+        let target = match a.target {
+            Res::GatewayFailures => "aws_sqs_queue.gateway_stream_failures[0].name",
+            _ => "aws_lambda_function.gateway_wakeup[0].function_name",
+        };
+        add("aws_cloudwatch_metric_alarm", a.tf_name, alarm(&a, target));
+    }
+    for (id, value) in [
+        (
+            "callback_binding_table_name",
+            "aws_dynamodb_table.callback_binding[0].name",
+        ),
+        (
+            "callback_binding_table_stream_arn",
+            "aws_dynamodb_table.callback_binding[0].stream_arn",
+        ),
+        (
+            "gateway_starter_arn",
+            "aws_lambda_function.gateway_starter[0].arn",
+        ),
+        (
+            "gateway_stream_failures_queue_url",
+            "aws_sqs_queue.gateway_stream_failures[0].url",
+        ),
+    ] {
+        outputs.insert(
+            id.into(),
+            json!({"value": format!("${{local.gateway_host ? {value} : null}}")}),
+        );
     }
 }
 
@@ -269,6 +484,14 @@ pub fn wake_path(out: &Compiled) -> Value {
     locals.insert(
         "function_arn_prefix".into(),
         json!("arn:${data.aws_partition.current.partition}:lambda:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:function:"),
+    );
+    locals.insert(
+        "execution_arn_prefix".into(),
+        json!("arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:execution:"),
+    );
+    locals.insert(
+        "gateway_host".into(),
+        json!("${var.gateway_function_arn != \"\"}"),
     );
     let mut variables = Map::new();
     variables.insert(
@@ -542,6 +765,7 @@ pub fn wake_path(out: &Compiled) -> Value {
             json!({"value": "${aws_sqs_queue.action_dead_letters.url}"}),
         );
     }
+    gateway_host(&f, &mut variables, &mut put, &mut outputs);
     for a in stack::wake_path_alarms(f.queue.is_some()) {
         let target = match a.target {
             Res::FunctionLogs("relay") => "aws_lambda_function.relay.function_name",

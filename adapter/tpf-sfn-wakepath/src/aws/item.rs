@@ -1,0 +1,42 @@
+//! TPF's rows as the project's [`Item`] ↔ the DynamoDB SDK's attribute maps: one conversion for
+//! the DynamoDB store, the wake path and the gateway's binding table.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use tpf_wire::records::{AttrValue, Item};
+
+pub type SdkItem = HashMap<String, AttributeValue>;
+
+pub fn to_sdk_value(value: &AttrValue) -> AttributeValue {
+    match value {
+        AttrValue::S(s) => AttributeValue::S(s.clone()),
+        AttrValue::N(n) => AttributeValue::N(n.clone()),
+        AttrValue::Bool(b) => AttributeValue::Bool(*b),
+        AttrValue::Ss(set) => AttributeValue::Ss(set.iter().cloned().collect()),
+        AttrValue::Null => AttributeValue::Null(true),
+    }
+}
+
+pub fn to_sdk(item: &Item) -> SdkItem {
+    item.iter()
+        .map(|(k, v)| (k.clone(), to_sdk_value(v)))
+        .collect()
+}
+
+/// Attribute types the records never use (maps, lists, binary) are dropped: no record reads them.
+pub fn from_sdk(item: &SdkItem) -> Item {
+    item.iter()
+        .filter_map(|(k, v)| {
+            let value = match v {
+                AttributeValue::S(s) => AttrValue::S(s.clone()),
+                AttributeValue::N(n) => AttrValue::N(n.clone()),
+                AttributeValue::Bool(b) => AttrValue::Bool(*b),
+                AttributeValue::Ss(set) => AttrValue::Ss(set.iter().cloned().collect()),
+                AttributeValue::Null(_) => AttrValue::Null,
+                _ => return None,
+            };
+            Some((k.clone(), value))
+        })
+        .collect()
+}
