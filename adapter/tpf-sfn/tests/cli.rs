@@ -1182,6 +1182,30 @@ fn the_gateway_worlds_deadline_is_the_users() {
     assert!(t.contains("await deadline 600 s"), "{t}");
     assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
     assert!(t.contains("  ok    suspended-timeout"), "{t}");
+
+    // `--binding gateway` picks the gateway binding over the config file's.
+    let http = dir.path().join("http.toml");
+    std::fs::write(
+        &http,
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .replace("kind = \"gateway\"", "kind = \"http\""),
+    )
+    .unwrap();
+    let http = http.display().to_string();
+    let o = with_config("mapping-test", &contract, &release, &http, &[]);
+    assert!(!text(&o).contains("binding gateway"), "{}", text(&o));
+    let o = with_config(
+        "mapping-test",
+        &contract,
+        &release,
+        &http,
+        &["--binding", "gateway"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("binding gateway"), "{t}");
+    assert!(t.contains("await deadline 600 s"), "{t}");
 }
 
 /// A hand-edited driver that parks shorter than the contract's deadline fails the deadline
