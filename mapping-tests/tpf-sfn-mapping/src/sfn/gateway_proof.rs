@@ -212,3 +212,86 @@ pub fn conformance_json(reports: &[ScenarioReport]) -> serde_json::Value {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::checks::{GatewayCheck, Violation};
+
+    fn report(
+        name: &'static str,
+        outcome: Result<(), &str>,
+        broke: &[GatewayCheck],
+    ) -> ScenarioReport {
+        ScenarioReport {
+            name,
+            outcome: outcome.map_err(str::to_owned),
+            violations: broke
+                .iter()
+                .map(|c| Violation {
+                    check: *c,
+                    detail: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_declared_failure_is_known_only_while_it_fails_as_declared() {
+        let f = &FINDINGS[0];
+        let declared = report(f.scenario, Err(f.fails_with), f.breaks);
+        assert!(matches!(verdict(&declared), Verdict::KnownFailure { .. }));
+        // Another check broken, or another assertion failing: a failure.
+        let other = report(
+            f.scenario,
+            Err(f.fails_with),
+            &[GatewayCheck::GenerationFence],
+        );
+        assert_eq!(
+            verdict(&other),
+            Verdict::Failed {
+                checks: vec!["generation-fence"],
+                assertion: Some(f.fails_with.to_owned()),
+            }
+        );
+        let (retry, expectation) = SUBMITTER_RETRY[0];
+        let known = report(retry, Err(expectation), &[]);
+        assert!(matches!(verdict(&known), Verdict::KnownFailure { .. }));
+        let broke = report(retry, Err(expectation), &[GatewayCheck::DeliveryEvidence]);
+        assert!(matches!(verdict(&broke), Verdict::Failed { .. }));
+        assert_eq!(verdict(&report(retry, Ok(()), &[])), Verdict::Passed);
+        let plain = report(
+            "tpf-22-await-deadline",
+            Ok(()),
+            &[GatewayCheck::AwaitDeadlineWhileParked],
+        );
+        assert!(matches!(verdict(&plain), Verdict::Failed { .. }));
+    }
+
+    #[test]
+    fn a_conformance_id_is_marked_from_the_run() {
+        let passed = report("tpf-22-await-deadline", Ok(()), &[]);
+        let failed = report("suspended-timeout", Err("late"), &[]);
+        let rows = conformance_json(&[passed.clone()]);
+        assert_eq!(rows[21]["status"], "passed");
+        assert_eq!(rows[0]["status"], "not-run");
+        let rows = conformance_json(&[passed, failed]);
+        assert_eq!(rows[21]["status"], "failed");
+        assert_eq!(rows[21]["knownFailure"], false);
+    }
+
+    #[test]
+    fn the_users_functions_are_addressed_as_the_worlds_keeping_the_qualifier() {
+        let g = GatewayPlan {
+            function_arn: "arn:aws:lambda:eu-west-1:123456789012:function:gw:12".into(),
+            queue_url: None,
+            starter_function_arn: "arn:aws:lambda:eu-west-1:123456789012:function:st".into(),
+            longest_await_seconds: 60,
+        };
+        let text = r#"{"a":"arn:aws:lambda:eu-west-1:123456789012:function:gw:12","b":"arn:aws:lambda:eu-west-1:123456789012:function:st"}"#;
+        assert_eq!(
+            in_world(text, &g),
+            format!(r#"{{"a":"{GATEWAY_FUNCTION}:12","b":"{STARTER}"}}"#)
+        );
+    }
+}
