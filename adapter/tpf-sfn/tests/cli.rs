@@ -1245,6 +1245,24 @@ fn a_gateway_driver_parking_short_of_the_deadline_fails_the_deadline_scenarios()
     assert!(t.contains("  FAIL  suspended-timeout"), "{t}");
     assert!(t.contains("2 failed"), "{t}");
 
+    // A driver the engine cannot run is a coded error, not a scenario's failure.
+    let unrunnable = dir.path().join("unrunnable.asl.json");
+    let mut v: serde_json::Value = serde_json::from_str(&compiled).unwrap();
+    v["StartAt"] = "Nowhere".into();
+    std::fs::write(&unrunnable, v.to_string()).unwrap();
+    let o = mapping_test_driver(
+        &contract,
+        &release,
+        unrunnable.to_str().unwrap(),
+        &["--config", &config],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("GATEWAY_DRIVER_UNRUNNABLE"),
+        "{}",
+        text(&o)
+    );
+
     let o = with_config(
         "mapping-test",
         &contract,

@@ -272,7 +272,7 @@ mod tests {
     fn a_conformance_id_is_marked_from_the_run() {
         let passed = report("tpf-22-await-deadline", Ok(()), &[]);
         let failed = report("suspended-timeout", Err("late"), &[]);
-        let rows = conformance_json(&[passed.clone()]);
+        let rows = conformance_json(std::slice::from_ref(&passed));
         assert_eq!(rows[21]["status"], "passed");
         assert_eq!(rows[0]["status"], "not-run");
         let rows = conformance_json(&[passed, failed]);
