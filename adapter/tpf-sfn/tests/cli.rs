@@ -1183,6 +1183,25 @@ fn the_gateway_worlds_deadline_is_the_users() {
     assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
     assert!(t.contains("  ok    suspended-timeout"), "{t}");
 
+    // The queue transport: the driver sends to the user's queue; the relay invokes the gateway.
+    let queue = gateway_config(
+        dir.path(),
+        "await-timeout-seconds = 600\nqueue-url = \"https://sqs.us-east-1.amazonaws.com/123456789012/gw\"\n",
+    );
+    std::fs::write(
+        &queue,
+        std::fs::read_to_string(&queue)
+            .unwrap()
+            .replace("transport = \"lambda\"", "transport = \"queue\""),
+    )
+    .unwrap();
+    let o = with_config("mapping-test", &contract, &release, &queue, &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("transport queue, await deadline 600 s"), "{t}");
+    assert!(t.contains("0 failed"), "{t}");
+    let config = gateway_config(dir.path(), "await-timeout-seconds = 600\n");
+
     // `--binding gateway` picks the gateway binding over the config file's.
     let http = dir.path().join("http.toml");
     std::fs::write(
