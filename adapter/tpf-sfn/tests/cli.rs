@@ -1167,6 +1167,19 @@ fn mapping_test_runs_the_gateway_world_on_the_users_driver() {
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(t.contains("gateway RegisterCallback: answered"), "{t}");
     assert!(t.contains("+00:30:06.000 gateway Sweep"), "{t}");
+    let o = with_config(
+        "simulate",
+        &contract,
+        &release,
+        &config,
+        &["--list", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names = v["scenarios"].as_array().unwrap();
+    assert_eq!(names[0]["name"], "tpf-01-lost-ingress-response");
+    assert!(names
+        .iter()
+        .all(|n| n["name"] != "tpf-06-transition-response-before-ack"));
 }
 
 /// The scenarios' deadline is the user's contract's: a configured await timeout of ten minutes

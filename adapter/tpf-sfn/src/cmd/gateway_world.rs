@@ -169,11 +169,20 @@ pub fn simulate<B: CliBackend>(args: &SimulateArgs, input: &Input) -> Option<Cmd
 fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {
     let runnable = || CATALOGUE.iter().filter(|i| i.runs);
     if args.list {
-        for i in runnable() {
-            match args.format {
-                Format::Text => outln!("{:<58} {}", i.name, i.title),
-                Format::Json => outln!("{}", json!({"name": i.name, "title": i.title})),
+        match args.format {
+            Format::Text => {
+                for i in runnable() {
+                    outln!("{:<58} {}", i.name, i.title);
+                }
             }
+            Format::Json => outln!(
+                "{}",
+                json!({
+                    "scenarios": runnable()
+                        .map(|i| json!({"name": i.name, "description": i.title}))
+                        .collect::<Vec<_>>()
+                })
+            ),
         }
         return Ok(());
     }
