@@ -31,6 +31,9 @@ pub enum Binding {
     Http,
     Lambda,
     Queue,
+    // TPF's action gateway (its ARNs from `[binding.gateway]` in the config file); a plain
+    // comment, so that the help keeps its one-line form.
+    Gateway,
 }
 
 impl From<Binding> for BindingKind {
@@ -39,6 +42,7 @@ impl From<Binding> for BindingKind {
             Binding::Http => BindingKind::Http,
             Binding::Lambda => BindingKind::Lambda,
             Binding::Queue => BindingKind::Queue,
+            Binding::Gateway => BindingKind::Gateway,
         }
     }
 }
@@ -372,7 +376,7 @@ pub struct MappingTestArgs {
     /// else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Action binding to compile with (http, lambda or queue); overrides the config file.
+    /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine whose driver is proven: the compiled state machines, or the durable driver
@@ -415,7 +419,7 @@ pub struct SimulateArgs {
     /// else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Action binding to compile with (http, lambda or queue); overrides the config file.
+    /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine whose driver runs the scenario.

@@ -1059,3 +1059,249 @@ fn the_build_without_the_aws_feature_links_no_aws_sdk_crate() {
     let full = sdk(&linked_crates(&[]));
     assert!(full.iter().any(|c| c == "aws-sdk-sfn"), "{full:?}");
 }
+
+/// `tpf-sfn COMMAND CONTRACT --release RELEASE --config CONFIG EXTRA...`.
+fn with_config(
+    command: &str,
+    contract: &str,
+    release: &str,
+    config: &str,
+    extra: &[&str],
+) -> Output {
+    let args = [command, contract, "--release", release, "--config", config];
+    support::cli()
+        .args(args)
+        .args(extra)
+        .output()
+        .expect("run tpf-sfn")
+}
+
+/// A gateway binding's configuration in `dir`: the user's own function ARNs, `extra` lines
+/// appended to `[binding.gateway]`.
+fn gateway_config(dir: &Path, extra: &str) -> String {
+    let path = dir.join("tpf-sfn.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[binding]\nkind = \"gateway\"\n[binding.gateway]\n\
+             function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:3\"\n\
+             transport = \"lambda\"\n\
+             starter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:my-starter\"\n{extra}"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn today() -> (String, String) {
+    let e = examples();
+    let p = |f: &str| e.join(f).display().to_string();
+    (
+        p("restaurant-approval-current.pipeline-contract.json"),
+        p("restaurant-approval-current.pipeline-release.json"),
+    )
+}
+
+/// `mapping-test` with the gateway binding runs the user's compiled driver in the gateway
+/// world: every scenario passes or fails as declared, one line each, and the JSON marks each
+/// of TPF's 22 ids from the run.
+#[test]
+fn mapping_test_runs_the_gateway_world_on_the_users_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = gateway_config(dir.path(), "");
+    let (contract, release) = today();
+    let o = with_config("mapping-test", &contract, &release, &config, &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("binding gateway, driver compiled, transport lambda, await deadline 1800 s"),
+        "{t}"
+    );
+    assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
+    assert!(
+        t.contains("  known tpf-08-submitter-failure-before-binding"),
+        "{t}"
+    );
+    assert!(t.contains("  known lost-answer-and-history-loss"), "{t}");
+    assert!(t.contains("0 failed"), "{t}");
+
+    let o = with_config(
+        "mapping-test",
+        &contract,
+        &release,
+        &config,
+        &["--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["awaitTimeoutSeconds"], 1800);
+    let rows = v["tpfConformance"].as_array().unwrap();
+    let ids: Vec<u64> = rows.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, (1..=22).collect::<Vec<u64>>());
+    let status = |id: usize| rows[id - 1]["status"].as_str().unwrap().to_owned();
+    assert_eq!(status(1), "passed");
+    assert_eq!(status(22), "passed");
+    assert_eq!(status(6), "not-run");
+    assert_eq!(status(8), "failed");
+    assert_eq!(rows[7]["knownFailure"], true);
+    assert!(rows
+        .iter()
+        .all(|r| ["passed", "failed", "not-run"].contains(&r["status"].as_str().unwrap())));
+    let scenarios = v["scenarios"].as_array().unwrap();
+    let tpf22 = scenarios
+        .iter()
+        .find(|s| s["name"] == "tpf-22-await-deadline")
+        .unwrap();
+    assert_eq!(tpf22["result"]["verdict"], "passed");
+
+    // simulate runs one of them and prints its trace.
+    let o = with_config(
+        "simulate",
+        &contract,
+        &release,
+        &config,
+        &["--scenario", "tpf-22-await-deadline"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("gateway RegisterCallback: answered"), "{t}");
+    assert!(t.contains("+00:30:06.000 gateway Sweep"), "{t}");
+    let o = with_config(
+        "simulate",
+        &contract,
+        &release,
+        &config,
+        &["--list", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names = v["scenarios"].as_array().unwrap();
+    assert_eq!(names[0]["name"], "tpf-01-lost-ingress-response");
+    assert!(names
+        .iter()
+        .all(|n| n["name"] != "tpf-06-transition-response-before-ack"));
+}
+
+/// The scenarios' deadline is the user's contract's: a configured await timeout of ten minutes
+/// (the August contract has none of its own) moves the deadline scenarios to it, and they pass.
+#[test]
+fn the_gateway_worlds_deadline_is_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = gateway_config(dir.path(), "await-timeout-seconds = 600\n");
+    let (contract, release) = restaurant();
+    let o = with_config("mapping-test", &contract, &release, &config, &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("await deadline 600 s"), "{t}");
+    assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
+    assert!(t.contains("  ok    suspended-timeout"), "{t}");
+
+    // The queue transport: the driver sends to the user's queue; the relay invokes the gateway.
+    let queue = gateway_config(
+        dir.path(),
+        "await-timeout-seconds = 600\nqueue-url = \"https://sqs.us-east-1.amazonaws.com/123456789012/gw\"\n",
+    );
+    std::fs::write(
+        &queue,
+        std::fs::read_to_string(&queue)
+            .unwrap()
+            .replace("transport = \"lambda\"", "transport = \"queue\""),
+    )
+    .unwrap();
+    let o = with_config("mapping-test", &contract, &release, &queue, &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("transport queue, await deadline 600 s"), "{t}");
+    assert!(t.contains("0 failed"), "{t}");
+    let config = gateway_config(dir.path(), "await-timeout-seconds = 600\n");
+
+    // `--binding gateway` picks the gateway binding over the config file's.
+    let http = dir.path().join("http.toml");
+    std::fs::write(
+        &http,
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .replace("kind = \"gateway\"", "kind = \"http\""),
+    )
+    .unwrap();
+    let http = http.display().to_string();
+    let o = with_config("mapping-test", &contract, &release, &http, &[]);
+    assert!(!text(&o).contains("binding gateway"), "{}", text(&o));
+    let o = with_config(
+        "mapping-test",
+        &contract,
+        &release,
+        &http,
+        &["--binding", "gateway"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("binding gateway"), "{t}");
+    assert!(t.contains("await deadline 600 s"), "{t}");
+}
+
+/// A hand-edited driver that parks shorter than the contract's deadline fails the deadline
+/// scenarios by name, and `mapping-test` exits 1; the durable backend refuses the gateway
+/// world with a code.
+#[test]
+fn a_gateway_driver_parking_short_of_the_deadline_fails_the_deadline_scenarios() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = gateway_config(dir.path(), "");
+    let (contract, release) = today();
+    let out = dir.path().join("out");
+    let o = with_config(
+        "compile",
+        &contract,
+        &release,
+        &config,
+        &["--out", out.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let compiled = std::fs::read_to_string(out.join("driver.asl.json")).unwrap();
+    assert!(compiled.contains("\"TimeoutSeconds\": 1801"));
+    let mutant = dir.path().join("short-park.asl.json");
+    std::fs::write(
+        &mutant,
+        compiled.replace("\"TimeoutSeconds\": 1801", "\"TimeoutSeconds\": 600"),
+    )
+    .unwrap();
+    let o = mapping_test_driver(
+        &contract,
+        &release,
+        mutant.to_str().unwrap(),
+        &["--config", &config],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("  FAIL  tpf-22-await-deadline"), "{t}");
+    assert!(t.contains("  FAIL  suspended-timeout"), "{t}");
+    assert!(t.contains("2 failed"), "{t}");
+
+    // A driver the engine cannot run is a coded error, not a scenario's failure.
+    let unrunnable = dir.path().join("unrunnable.asl.json");
+    let mut v: serde_json::Value = serde_json::from_str(&compiled).unwrap();
+    v["StartAt"] = "Nowhere".into();
+    std::fs::write(&unrunnable, v.to_string()).unwrap();
+    let o = mapping_test_driver(
+        &contract,
+        &release,
+        unrunnable.to_str().unwrap(),
+        &["--config", &config],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("GATEWAY_DRIVER_UNRUNNABLE"),
+        "{}",
+        text(&o)
+    );
+
+    let o = with_config(
+        "mapping-test",
+        &contract,
+        &release,
+        &config,
+        &["--backend", "lambda-durable"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("GATEWAY_DURABLE_UNAVAILABLE"));
+}

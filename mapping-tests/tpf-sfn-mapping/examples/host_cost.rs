@@ -18,7 +18,7 @@ use tpf_sfn_compiler::sfn::StepFunctions;
 use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
 use tpf_sfn_mapping::gateway::catalogue::scenario;
 use tpf_sfn_mapping::gateway::engine::GatewayEngine;
-use tpf_sfn_mapping::gateway::scenarios::{run_scenario_in, setup_for};
+use tpf_sfn_mapping::gateway::scenarios::{run_in, setup_for};
 use tpf_sfn_mapping::gateway::trace::StartVia;
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway::GatewayFunctions;
@@ -108,7 +108,9 @@ impl Billed for DurableGatewayEngine {
 
 fn row<E: GatewayEngine + Billed>(name: &str, engine_name: &str, make: impl Fn(&Setup) -> E) {
     let info = scenario(name).expect("a catalogue scenario");
-    let (report, world) = run_scenario_in(info, make(&setup_for(info)), &[]);
+    let setup = setup_for(info);
+    let engine = make(&setup);
+    let (report, world) = run_in(info, setup, engine, &[]);
     let trace = world.trace();
     let mut by_op: BTreeMap<String, usize> = BTreeMap::new();
     for call in &trace.invocations {

@@ -11,8 +11,7 @@ use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, unexpected};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway::GatewayFunctions;
 use tpf_sfn_mapping::sfn::gateway_engine::SfnGatewayEngine;
-
-const STARTER: &str = "arn:aws:lambda:us-east-1:000000000000:function:tpf-sfn-starter";
+use tpf_sfn_mapping::sfn::gateway_proof::{STARTER, SUBMITTER_RETRY};
 
 fn engine(transport: &str) -> impl FnMut(&Setup) -> SfnGatewayEngine + '_ {
     move |s: &Setup| {
@@ -38,22 +37,6 @@ fn engine(transport: &str) -> impl FnMut(&Setup) -> SfnGatewayEngine + '_ {
         SfnGatewayEngine::new(&out.sfn.machines.driver, out.driver, functions, T0).unwrap()
     }
 }
-
-/// TPF's scenarios whose own expectation is the durable submitter's: a failed
-/// REGISTER_CALLBACK retried under the same callback id in the same generation. A retried Step
-/// Functions task has a new task token, so the gateway driver hands over instead and the next
-/// generation registers (`docs/runtime.md`). They break no invariant; their scenario's
-/// expectation names the difference.
-const SUBMITTER_RETRY: [(&str, &str); 2] = [
-    (
-        "tpf-08-submitter-failure-before-binding",
-        "generation 1 registers",
-    ),
-    (
-        "tpf-09-binding-before-submitter-checkpoint",
-        "bindingCreated",
-    ),
-];
 
 #[test]
 fn every_runnable_scenario_passes_every_check_on_step_functions() {

@@ -85,6 +85,15 @@ impl CliBackend for LambdaDurable {
         format!("durable driver function {}", subject.program.function)
     }
 
+    fn gateway_world() -> Result<(), Failure> {
+        Err(Error::new(
+            "GATEWAY_DURABLE_UNAVAILABLE",
+            "the gateway world has no Lambda durable functions engine yet: it runs the gateway binding's Step Functions driver",
+        )
+        .with_hint("run with --backend step-functions, or with binding.kind = \"http\", \"lambda\" or \"queue\" for the durable proof")
+        .into())
+    }
+
     fn totals(m: &Metrics, simulated: &str) -> String {
         format!(
             "{} operations, {} invocations ({} replayed operations), {} history events, {} action calls, {} generation(s), {simulated} simulated",

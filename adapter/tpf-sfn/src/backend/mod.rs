@@ -55,6 +55,10 @@ pub trait CliBackend {
 
     /// `simulate`'s closing line of figures.
     fn totals(m: &Metrics, simulated: &str) -> String;
+
+    /// Whether the gateway world runs this backend's gateway driver; a coded refusal naming
+    /// what is missing when not.
+    fn gateway_world() -> Result<(), Failure>;
 }
 
 /// A command's work, written once over [`CliBackend`].

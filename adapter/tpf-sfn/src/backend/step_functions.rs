@@ -105,6 +105,10 @@ impl CliBackend for StepFunctions {
         format!("driver {}", subject.program.sfn.machines.driver)
     }
 
+    fn gateway_world() -> Result<(), Failure> {
+        Ok(())
+    }
+
     fn totals(m: &Metrics, simulated: &str) -> String {
         format!(
             "{} state transitions, {} history events, {} action calls, {} generation(s), {simulated} simulated",

@@ -41,8 +41,11 @@ impl ForBackend for MappingTest<'_> {
         let args = self.0;
         B::check_usage(args)?;
         let files = InputFiles::read(&args.contract, args.release.as_ref(), args.config.as_ref())?;
-        let replacement = B::replacement(args)?;
         let input = files.input(args.binding, args.allow_unverified_hash);
+        if let Some(done) = super::gateway_world::mapping_test::<B>(args, &input) {
+            return done;
+        }
+        let replacement = B::replacement(args)?;
         let subject = match proof::subject::<B::Proof>(&input, replacement) {
             Ok(s) => s,
             Err(d) => {
@@ -331,6 +334,9 @@ impl ForBackend for Simulate<'_> {
 
     fn run<B: CliBackend>(self) -> CmdResult {
         let args = self.args;
+        if let Some(done) = super::gateway_world::simulate::<B>(args, self.input) {
+            return done;
+        }
         let subject = match proof::subject::<B::Proof>(self.input, None) {
             Ok(s) => s,
             Err(d) => {

@@ -7,6 +7,7 @@ pub mod deploy;
 mod deploy_durable;
 #[cfg(feature = "aws")]
 pub mod dev;
+pub mod gateway_world;
 pub mod graph;
 #[cfg(feature = "aws")]
 pub mod idle;

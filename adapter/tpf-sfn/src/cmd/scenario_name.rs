@@ -11,12 +11,21 @@ use crate::error::Error;
 const SHOWN: usize = 5;
 
 pub fn find<'a>(all: &'a [Scenario], name: &str) -> Result<&'a Scenario, Error> {
-    if let Some(exact) = all.iter().find(|s| s.name == name) {
+    find_by(all, |s| s.name.as_str(), name)
+}
+
+/// [`find`] over any named items (the gateway world's catalogue too).
+pub fn find_by<'a, T>(
+    all: &'a [T],
+    name_of: impl Fn(&T) -> &str,
+    name: &str,
+) -> Result<&'a T, Error> {
+    if let Some(exact) = all.iter().find(|s| name_of(s) == name) {
         return Ok(exact);
     }
-    let started: Vec<&Scenario> = all
+    let started: Vec<&T> = all
         .iter()
-        .filter(|s| !name.is_empty() && s.name.starts_with(name))
+        .filter(|s| !name.is_empty() && name_of(s).starts_with(name))
         .collect();
     match started.as_slice() {
         [one] => return Ok(one),
@@ -28,13 +37,13 @@ pub fn find<'a>(all: &'a [Scenario], name: &str) -> Result<&'a Scenario, Error> 
             )
             .with_hint(format!(
                 "name one of them: {}",
-                quoted(many.iter().map(|s| s.name.as_str()))
+                quoted(many.iter().map(|s| name_of(s)))
             )))
         }
     }
     let mut near: Vec<(f64, &str)> = all
         .iter()
-        .map(|s| (closeness(name, &s.name), s.name.as_str()))
+        .map(|s| (closeness(name, name_of(s)), name_of(s)))
         .filter(|(c, _)| *c >= 0.7)
         .collect();
     near.sort_by(|a, b| b.0.total_cmp(&a.0));

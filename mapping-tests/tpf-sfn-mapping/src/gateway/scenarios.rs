@@ -74,16 +74,18 @@ pub fn run_scenario<E: GatewayEngine>(
     engine: E,
     mutations: &[Mutation],
 ) -> ScenarioReport {
-    run_scenario_in(info, engine, mutations).0
+    run_in(info, setup_for(info), engine, mutations).0
 }
 
-/// [`run_scenario`], handing back the world it ran in (its trace and engine, for figures).
-pub fn run_scenario_in<E: GatewayEngine>(
+/// Runs one scenario in `setup` on `engine`, with the world's `mutations`: its report and the
+/// world it leaves (the trace a summary reads).
+pub fn run_in<E: GatewayEngine>(
     info: &'static ScenarioInfo,
+    setup: Setup,
     engine: E,
     mutations: &[Mutation],
 ) -> (ScenarioReport, GatewayWorld<E>) {
-    let mut w = GatewayWorld::new(engine, setup_for(info));
+    let mut w = GatewayWorld::new(engine, setup);
     for m in mutations {
         w.mutate(*m);
     }
@@ -109,6 +111,24 @@ pub fn run_catalogue<E: GatewayEngine>(mut make: impl FnMut(&Setup) -> E) -> Vec
         .iter()
         .filter(|s| s.runs)
         .map(|s| run_scenario(s, make(&setup_for(s)), &[]))
+        .collect()
+}
+
+/// Every runnable scenario of the catalogue with every await's deadline `await_timeout_ms`
+/// (a user's contract's), each on an engine `make` builds for its setup; the first engine
+/// that cannot be built ends the run.
+pub fn try_run_catalogue<E: GatewayEngine, X>(
+    await_timeout_ms: i64,
+    mut make: impl FnMut(&Setup) -> Result<E, X>,
+) -> Result<Vec<ScenarioReport>, X> {
+    CATALOGUE
+        .iter()
+        .filter(|s| s.runs)
+        .map(|s| {
+            let setup = setup_for(s).with_await_timeout_ms(await_timeout_ms);
+            let engine = make(&setup)?;
+            Ok(run_in(s, setup, engine, &[]).0)
+        })
         .collect()
 }
 

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 use tpf_model::coordinator::{local_release, LocalControlPlane, WorkItem};
 use tpf_model::gateway::{BindingStore, Delivery as DeliveryRow, Gateway, InMemoryBindings};
+use tpf_model::worker::StepKind;
 use tpf_model::{
     AwaitCompletion, Coordinator, CoordinatorConfig, InMemoryStore, PipelineDef, ScriptedWorker,
     StepOutcome,
@@ -124,6 +125,17 @@ impl Setup {
             .filter_map(|i| self.pipeline.step(i)?.await_step().map(|a| a.timeout_ms))
             .max()
             .unwrap_or(0)
+    }
+
+    /// The same setup with every await's deadline `timeout_ms`: a user's contract's, so that
+    /// the deadline scenarios meet the user's driver as compiled.
+    pub fn with_await_timeout_ms(mut self, timeout_ms: i64) -> Self {
+        for step in &mut self.pipeline.steps {
+            if let StepKind::Await(a) = &mut step.kind {
+                a.timeout_ms = timeout_ms;
+            }
+        }
+        self
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod checks;
 pub mod gateway;
 pub mod gateway_engine;
+pub mod gateway_proof;
 mod pacing;
 pub mod run;
 pub mod world;

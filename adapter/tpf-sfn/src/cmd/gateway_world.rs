@@ -1,0 +1,262 @@
+//! `mapping-test` and `simulate` with the gateway binding: the user's compiled Step Functions
+//! driver in the gateway world, against the catalogue named by TPF's conformance scenarios,
+//! every scenario's pipeline given the user's contract's await deadline.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::plan::BindingPlan;
+use tpf_sfn_compiler::sfn::StepFunctions;
+use tpf_sfn_mapping::gateway::catalogue::{ScenarioInfo, CATALOGUE};
+use tpf_sfn_mapping::gateway::engine::EngineError;
+use tpf_sfn_mapping::gateway::scenarios::ScenarioReport;
+use tpf_sfn_mapping::gateway::trace::Trace;
+use tpf_sfn_mapping::gateway::world::T0;
+use tpf_sfn_mapping::harness::trace::clock;
+use tpf_sfn_mapping::sfn::gateway_proof::{self, GatewaySubject, Verdict};
+use tpf_sfn_mapping::sfn::DriverFile;
+
+use crate::backend::CliBackend;
+use crate::cli::{Format, MappingTestArgs, SimulateArgs};
+use crate::error::Error;
+use crate::exit::{CmdResult, Failure};
+use crate::input::read;
+use crate::report;
+use crate::stdio::outln;
+
+/// The gateway subject when `input`'s binding is the gateway, on backend `B`; `None` for the
+/// other bindings and for an input that does not compile (the backend's proof reports its
+/// diagnostics).
+fn subject<B: CliBackend>(
+    input: &Input,
+    driver: Option<&PathBuf>,
+    format: Format,
+) -> Result<Option<GatewaySubject>, Failure> {
+    let gateway = compile(input, StepFunctions)
+        .is_ok_and(|out| matches!(out.plan.binding, BindingPlan::Gateway(_)));
+    if !gateway {
+        return Ok(None);
+    }
+    B::gateway_world()?;
+    let driver = match driver {
+        Some(p) => Some(DriverFile {
+            file: p.display().to_string(),
+            bytes: read(p)?,
+        }),
+        None => None,
+    };
+    match gateway_proof::subject(input, driver) {
+        Ok(s) => Ok(s),
+        Err(d) => {
+            report::diagnostics(format, &d.0);
+            Err(Failure::Input(Default::default()))
+        }
+    }
+}
+
+fn unrunnable(e: EngineError) -> Failure {
+    Error::new(
+        "GATEWAY_DRIVER_UNRUNNABLE",
+        "the Step Functions engine cannot run the gateway driver",
+    )
+    .with_source(e)
+    .with_hint("run `tpf-sfn validate` on the driver; a compiled one always runs")
+    .into()
+}
+
+/// `mapping-test` on the gateway binding, or `None` when the binding is another.
+pub fn mapping_test<B: CliBackend>(args: &MappingTestArgs, input: &Input) -> Option<CmdResult> {
+    match subject::<B>(input, args.driver.as_ref(), args.format) {
+        Ok(None) => None,
+        Ok(Some(s)) => Some(run_catalogue(args, &s)),
+        Err(f) => Some(Err(f)),
+    }
+}
+
+fn run_catalogue(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
+    if args.snapshots.is_some() || args.scenarios.is_some() {
+        return Err(Error::new(
+            "USAGE",
+            "--snapshots and --scenarios belong to the Action API v1 proof; the gateway binding runs the gateway world's catalogue",
+        )
+        .with_hint("drop them, or run the proof with binding.kind = \"http\", \"lambda\" or \"queue\"")
+        .into());
+    }
+    let reports = s.run_catalogue().map_err(unrunnable)?;
+    let verdicts: Vec<(&ScenarioReport, Verdict)> = reports
+        .iter()
+        .map(|r| (r, gateway_proof::verdict(r)))
+        .collect();
+    let count = |f: fn(&Verdict) -> bool| verdicts.iter().filter(|(_, v)| f(v)).count();
+    let failed = count(|v| matches!(v, Verdict::Failed { .. }));
+    let known = count(|v| matches!(v, Verdict::KnownFailure { .. }));
+    let driver = args
+        .driver
+        .as_ref()
+        .map_or("compiled".to_string(), |p| p.display().to_string());
+    match args.format {
+        Format::Text => {
+            outln!(
+                "mapping-test {} (release {}, binding gateway, driver {driver}, transport {}, await deadline {} s)",
+                s.identity.pipeline_id,
+                s.identity.release_version,
+                s.transport,
+                s.await_timeout_ms / 1000
+            );
+            for (r, v) in &verdicts {
+                print_verdict(r.name, v);
+            }
+            outln!(
+                "{} scenarios of the gateway world: {} passed, {} known failure(s), {} failed",
+                verdicts.len(),
+                verdicts.len() - failed - known,
+                known,
+                failed
+            );
+        }
+        Format::Json => outln!(
+            "{}",
+            json!({
+                "identity": {
+                    "pipelineId": s.identity.pipeline_id,
+                    "releaseVersion": s.identity.release_version,
+                },
+                "binding": "gateway",
+                "transport": s.transport,
+                "awaitTimeoutSeconds": s.await_timeout_ms / 1000,
+                "scenarios": verdicts
+                    .iter()
+                    .map(|(r, v)| json!({ "name": r.name, "result": v }))
+                    .collect::<Vec<_>>(),
+                "tpfConformance": gateway_proof::conformance_json(&reports),
+                "passed": failed == 0,
+            })
+        ),
+    }
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(Failure::Findings)
+    }
+}
+
+fn print_verdict(name: &str, v: &Verdict) {
+    match v {
+        Verdict::Passed => outln!("  ok    {name}"),
+        Verdict::KnownFailure { reason } => outln!("  known {name}: {reason}"),
+        Verdict::Failed { checks, assertion } => {
+            outln!("  FAIL  {name}");
+            for c in checks {
+                outln!("        broke {c}");
+            }
+            if let Some(a) = assertion {
+                outln!("        assertion: {a}");
+            }
+        }
+    }
+}
+
+/// `simulate` on the gateway binding, or `None` when the binding is another.
+pub fn simulate<B: CliBackend>(args: &SimulateArgs, input: &Input) -> Option<CmdResult> {
+    match subject::<B>(input, None, args.format) {
+        Ok(None) => None,
+        Ok(Some(s)) => Some(simulate_one(args, &s)),
+        Err(f) => Some(Err(f)),
+    }
+}
+
+fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {
+    let runnable = || CATALOGUE.iter().filter(|i| i.runs);
+    if args.list {
+        match args.format {
+            Format::Text => {
+                for i in runnable() {
+                    outln!("{:<58} {}", i.name, i.title);
+                }
+            }
+            Format::Json => outln!(
+                "{}",
+                json!({
+                    "scenarios": runnable()
+                        .map(|i| json!({"name": i.name, "description": i.title}))
+                        .collect::<Vec<_>>()
+                })
+            ),
+        }
+        return Ok(());
+    }
+    let all: Vec<&'static ScenarioInfo> = runnable().collect();
+    let info = *super::scenario_name::find_by(&all, |i| i.name, &args.scenario)?;
+    let (r, trace) = s.run_one(info).map_err(unrunnable)?;
+    let v = gateway_proof::verdict(&r);
+    let summary = summary(&trace);
+    match args.format {
+        Format::Text => {
+            outln!("scenario {}: {}", info.name, info.title);
+            outln!(
+                "driver {} · binding gateway ({}) · await deadline {} s\n",
+                s.machine_name,
+                s.transport,
+                s.await_timeout_ms / 1000
+            );
+            for line in &summary {
+                outln!("{line}");
+            }
+            outln!();
+            print_verdict(info.name, &v);
+        }
+        Format::Json => outln!(
+            "{}",
+            json!({ "scenario": info.name, "result": v, "trace": summary })
+        ),
+    }
+    if matches!(v, Verdict::Failed { .. }) {
+        Err(Failure::Findings)
+    } else {
+        Ok(())
+    }
+}
+
+/// The trace's events in time order, one line each: generations started, gateway calls,
+/// callback sends and reconciler decisions.
+fn summary(t: &Trace) -> Vec<String> {
+    let mut lines: Vec<(i64, String)> = Vec::new();
+    for s in &t.starts {
+        let outcome = match &s.outcome {
+            Ok(_) => "started".to_string(),
+            Err(e) => format!("refused: {e}"),
+        };
+        lines.push((
+            s.at_ms,
+            format!("start   {} via {:?}: {outcome}", s.name, s.via),
+        ));
+    }
+    for i in &t.invocations {
+        let op = i
+            .operation
+            .map_or_else(|| "unreadable".to_string(), |o| format!("{o:?}"));
+        let answer = match &i.answer {
+            Ok(_) => "answered".to_string(),
+            Err(e) => format!("failed: {e:?}"),
+        };
+        lines.push((i.at_ms, format!("gateway {op}: {answer}")));
+    }
+    for s in &t.sends {
+        lines.push((
+            s.at_ms,
+            format!(
+                "wake-up send to generation {} of {}: {:?}",
+                s.generation, s.execution_id, s.result
+            ),
+        ));
+    }
+    for r in &t.reconciles {
+        lines.push((r.at_ms, format!("reconciler {}", r.decision)));
+    }
+    lines.sort_by_key(|(at, _)| *at);
+    lines
+        .into_iter()
+        .map(|(at, text)| format!("{} {text}", clock(at - T0)))
+        .collect()
+}
