@@ -375,43 +375,16 @@ async fn status(addr: std::net::SocketAddr, execution_id: &str) -> String {
 /// error, and the row keeps the first callback.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bindings_on_dynamodb_answer_tpf_s_bytes_and_conflict_as_tpf_does() {
-    use aws_sdk_dynamodb::types::{
-        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-    };
     use tpf_sfn::aws::dynamo_store::{DynamoBindings, DynamoStore};
     use tpf_sfn::aws::tables::{create_all, TableNames};
-    use tpf_wire::gateway::binding::{attr, TABLE};
+    use tpf_wire::gateway::binding::attr;
 
     let client = aws_sdk_dynamodb::Client::new(&support::moto_config().await);
     let prefix = format!("gw{}_", std::process::id());
     let names = TableNames::with_prefix(&prefix);
+    // `tables create` makes TPF's callback-binding table with the others.
     create_all(&client, &names).await.expect("tables");
-    let table = format!("{prefix}{TABLE}");
-    let key = |name: &str, t| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(t)
-            .build()
-            .unwrap()
-    };
-    let def = |name: &str| {
-        AttributeDefinition::builder()
-            .attribute_name(name)
-            .attribute_type(ScalarAttributeType::S)
-            .build()
-            .unwrap()
-    };
-    client
-        .create_table()
-        .table_name(&table)
-        .billing_mode(BillingMode::PayPerRequest)
-        .key_schema(key(attr::PK, KeyType::Hash))
-        .key_schema(key(attr::SK, KeyType::Range))
-        .attribute_definitions(def(attr::PK))
-        .attribute_definitions(def(attr::SK))
-        .send()
-        .await
-        .expect("binding table");
+    let table = names.callback_binding.clone();
     let store = DynamoStore::new(client.clone(), names, tokio::runtime::Handle::current());
     let hosted = restaurant();
     let coordinator = Coordinator::new(store.clone(), hosted.pipeline, hosted.worker);

@@ -110,6 +110,11 @@ fn record_attributes() -> Vec<&'static str> {
 /// Spellings that are another contract's, with the same name: (name, file, why).
 const ELSEWHERE: &[(&str, &str, &str)] = &[
     (
+        "error_message",
+        "compiler/tpf-sfn-compiler/src/sfn/export/terraform.rs",
+        "Terraform's validation block key, not TPF's row",
+    ),
+    (
         "error_code",
         "compiler/tpf-sfn-compiler/src/sfn/render.rs",
         "a key of the templates' render context (a path into the Action API outcome), not TPF's row",

@@ -6,18 +6,29 @@
 
 use tpf_durable_driver::GatewayRun;
 use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
-use tpf_sfn_mapping::gateway::catalogue::CATALOGUE;
+use tpf_sfn_mapping::gateway::catalogue::{CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::scenarios::run_catalogue;
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 
-/// Where the replay engine is not yet the service, and what the scenario then reports:
-/// `tpf-13`: the engine refuses a send to a completed callback with
+/// Where the replay engine is not yet the service, and what the scenario then reports. The
+/// engine refuses a send to a completed or stopped callback with
 /// `InvalidParameterValueException`, which TPF's wake-up does not count as a gone callback
-/// (`ResourceNotFoundException`, `CallbackTimeoutException`), so no DELIVERED row is written.
-const KNOWN: [(&str, &str); 1] = [(
-    "tpf-13-callback-accepted-before-response-loss",
-    "DELIVERED#1",
-)];
+/// (`ResourceNotFoundException`, `CallbackTimeoutException`), so the wake-up retries the send
+/// instead of classifying the callback by the execution's history:
+/// - `tpf-13`: no DELIVERED row is written;
+/// - `provider-history-loss`: the history is never read (the reconciler's replacement
+///   generation completes the execution), so the scenario's injected history failure never
+///   fires;
+/// - `lost-answer-and-history-loss` (a finding of the protocol on every engine): here it fails
+///   before the finding's own assertion, for the same reason as `tpf-13`.
+const KNOWN: [(&str, &str); 3] = [
+    (
+        "tpf-13-callback-accepted-before-response-loss",
+        "DELIVERED#1",
+    ),
+    ("provider-history-loss", "the history read failed 0 times"),
+    ("lost-answer-and-history-loss", "DELIVERED#1"),
+];
 
 #[test]
 fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {
@@ -35,6 +46,17 @@ fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {
     assert_eq!(reports.len(), CATALOGUE.iter().filter(|s| s.runs).count());
     let mut broken = Vec::new();
     for r in &reports {
+        // The protocol's findings fail by their own assertion on every engine.
+        let known = KNOWN.iter().any(|(name, _)| *name == r.name);
+        if let Some(f) = FINDINGS.iter().find(|f| !known && f.scenario == r.name) {
+            let says = r.outcome.as_ref().err();
+            assert!(
+                says.is_some_and(|e| e.contains(f.fails_with)),
+                "{}: a finding that no longer fails as declared: {says:?}",
+                r.name
+            );
+            continue;
+        }
         match KNOWN.iter().find(|(name, _)| *name == r.name) {
             Some((_, says)) => {
                 let e = r.outcome.as_ref().expect_err(r.name);

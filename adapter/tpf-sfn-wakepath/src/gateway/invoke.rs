@@ -16,11 +16,9 @@ use crate::aws::errors::{self, Kind};
 use crate::error::Error;
 use crate::relay::http::HttpActionHost;
 
-/// `serve`'s gateway route.
-pub const ROUTE: &str = "/tpf/gateway/v1/invoke";
-
-/// Lambda's response header naming a function error, which `serve`'s route sets too.
-pub const FUNCTION_ERROR_HEADER: &str = "X-Amz-Function-Error";
+/// `serve`'s gateway route, and Lambda's response header naming a function error, which the
+/// route sets too.
+pub use tpf_wire::gateway::invoke::{FUNCTION_ERROR_HEADER, PATH as ROUTE};
 
 /// What the gateway answered.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,6 @@ use tpf_model::coordinator::local_release;
 use tpf_model::coordinator::CoordinatorConfig;
 use tpf_model::gateway::InMemoryBindings;
 use tpf_model::{ActionHost, Coordinator, InMemoryStore};
-use tpf_wire::gateway::binding as binding_table;
 
 use crate::aws::dynamo_store::{DynamoBindings, DynamoStore};
 use crate::cli::{ServeArgs, StoreKind};
@@ -64,11 +63,11 @@ pub fn run(args: &ServeArgs) -> CmdResult {
         }
         StoreKind::Dynamodb => {
             let names = table_names(&args.tables)?;
+            // TPF's callback-binding table, named as `--prefix` and `--table` name the others.
+            let table = names.callback_binding.clone();
             let config = rt.block_on(args.connection.load())?;
             let client = aws_sdk_dynamodb::Client::new(&config);
             let store = DynamoStore::new(client, names, rt.handle().clone());
-            // TPF's callback-binding table under the same prefix as TPF's other tables.
-            let table = format!("{}{}", args.tables.prefix, binding_table::TABLE);
             let bindings = Box::new(DynamoBindings::new(store.clone(), table));
             serve(&rt, args, token, hosted, store, bindings)
         }
