@@ -1295,6 +1295,31 @@ fn a_gateway_driver_parking_short_of_the_deadline_fails_the_deadline_scenarios()
         text(&o)
     );
 
+    // The durable backend proves its own program: a Step Functions definition is refused.
+    let o = with_config(
+        "mapping-test",
+        &contract,
+        &release,
+        &config,
+        &[
+            "--backend",
+            "lambda-durable",
+            "--driver",
+            mutant.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("error[USAGE]"), "{}", text(&o));
+}
+
+/// `mapping-test --backend lambda-durable` runs the gateway world on the compiled durable
+/// gateway driver: every scenario passes or fails as the replay engine's declared differences
+/// say, and the JSON marks TPF's ids from that run.
+#[test]
+fn mapping_test_runs_the_gateway_world_on_the_durable_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = gateway_config(dir.path(), "");
+    let (contract, release) = today();
     let o = with_config(
         "mapping-test",
         &contract,
@@ -1302,6 +1327,24 @@ fn a_gateway_driver_parking_short_of_the_deadline_fails_the_deadline_scenarios()
         &config,
         &["--backend", "lambda-durable"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("GATEWAY_DURABLE_UNAVAILABLE"));
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("await deadline 1800 s"), "{t}");
+    assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
+    assert!(t.contains("  ok    concurrent-awaits"), "{t}");
+    assert!(t.contains("0 failed"), "{t}");
+    let o = with_config(
+        "mapping-test",
+        &contract,
+        &release,
+        &config,
+        &["--backend", "lambda-durable", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["tpfConformance"].as_array().unwrap();
+    assert_eq!(rows.len(), 22);
+    // TPF's submitter retries under one callback id: on durable functions 8 and 9 pass.
+    assert_eq!(rows[7]["status"], "passed", "{}", rows[7]);
+    assert_eq!(rows[21]["status"], "passed", "{}", rows[21]);
+    assert_eq!(rows[12]["knownFailure"], true, "{}", rows[12]);
 }

@@ -9,26 +9,11 @@ use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
 use tpf_sfn_mapping::gateway::catalogue::{CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::scenarios::run_catalogue;
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
+use tpf_sfn_mapping::sfn::gateway_proof::DURABLE_ENGINE_KNOWN;
 
-/// Where the replay engine is not yet the service, and what the scenario then reports. The
-/// engine refuses a send to a completed or stopped callback with
-/// `InvalidParameterValueException`, which TPF's wake-up does not count as a gone callback
-/// (`ResourceNotFoundException`, `CallbackTimeoutException`), so the wake-up retries the send
-/// instead of classifying the callback by the execution's history:
-/// - `tpf-13`: no DELIVERED row is written;
-/// - `provider-history-loss`: the history is never read (the reconciler's replacement
-///   generation completes the execution), so the scenario's injected history failure never
-///   fires;
-/// - `lost-answer-and-history-loss` (a finding of the protocol on every engine): here it fails
-///   before the finding's own assertion, for the same reason as `tpf-13`.
-const KNOWN: [(&str, &str); 3] = [
-    (
-        "tpf-13-callback-accepted-before-response-loss",
-        "DELIVERED#1",
-    ),
-    ("provider-history-loss", "the history read failed 0 times"),
-    ("lost-answer-and-history-loss", "DELIVERED#1"),
-];
+/// Where the replay engine is not yet the service, and what the scenario then reports
+/// (`gateway_proof::DURABLE_ENGINE_KNOWN` says why, for `mapping-test` too).
+const KNOWN: [(&str, &str); 3] = DURABLE_ENGINE_KNOWN;
 
 #[test]
 fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {

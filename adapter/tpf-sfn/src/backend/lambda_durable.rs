@@ -85,13 +85,26 @@ impl CliBackend for LambdaDurable {
         format!("durable driver function {}", subject.program.function)
     }
 
-    fn gateway_world() -> Result<(), Failure> {
-        Err(Error::new(
-            "GATEWAY_DURABLE_UNAVAILABLE",
-            "the gateway world has no Lambda durable functions engine yet: it runs the gateway binding's Step Functions driver",
-        )
-        .with_hint("run with --backend step-functions, or with binding.kind = \"http\", \"lambda\" or \"queue\" for the durable proof")
-        .into())
+    fn gateway_subject(
+        input: &tpf_sfn_compiler::compile::Input,
+        driver: Option<tpf_sfn_mapping::sfn::DriverFile>,
+    ) -> Result<
+        Result<
+            Option<tpf_sfn_mapping::sfn::gateway_proof::GatewaySubject>,
+            tpf_sfn_compiler::diagnostic::Diagnostics,
+        >,
+        Failure,
+    > {
+        if driver.is_some() {
+            let hint = "drop --driver: the durable driver is the program the function runs, proven as compiled";
+            return Err(Error::new(
+                "USAGE",
+                "--driver brings a Step Functions definition; the Lambda durable functions gateway driver has none",
+            )
+            .with_hint(hint)
+            .into());
+        }
+        Ok(tpf_sfn_mapping::sfn::gateway_proof::durable_subject(input))
     }
 
     fn totals(m: &Metrics, simulated: &str) -> String {

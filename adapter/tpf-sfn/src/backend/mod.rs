@@ -13,6 +13,10 @@ use tpf_sfn_mapping::subject::Subject;
 
 use crate::cli::{Backend, MappingTestArgs};
 use crate::exit::Failure;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::diagnostic::Diagnostics;
+use tpf_sfn_mapping::sfn::gateway_proof::GatewaySubject;
+use tpf_sfn_mapping::sfn::DriverFile;
 
 /// The lines `compile` prints (text format) about what it compiled, after the warnings and
 /// before the files it wrote.
@@ -56,9 +60,13 @@ pub trait CliBackend {
     /// `simulate`'s closing line of figures.
     fn totals(m: &Metrics, simulated: &str) -> String;
 
-    /// Whether the gateway world runs this backend's gateway driver; a coded refusal naming
-    /// what is missing when not.
-    fn gateway_world() -> Result<(), Failure>;
+    /// The user's gateway driver for this backend, placed in the gateway world (`driver`: a
+    /// hand-edited one to prove instead of the compiled one); `Ok(None)` when the binding is
+    /// not the gateway. An input that does not compile is its diagnostics.
+    fn gateway_subject(
+        input: &Input,
+        driver: Option<DriverFile>,
+    ) -> Result<Result<Option<GatewaySubject>, Diagnostics>, Failure>;
 }
 
 /// A command's work, written once over [`CliBackend`].

@@ -105,8 +105,17 @@ impl CliBackend for StepFunctions {
         format!("driver {}", subject.program.sfn.machines.driver)
     }
 
-    fn gateway_world() -> Result<(), Failure> {
-        Ok(())
+    fn gateway_subject(
+        input: &tpf_sfn_compiler::compile::Input,
+        driver: Option<tpf_sfn_mapping::sfn::DriverFile>,
+    ) -> Result<
+        Result<
+            Option<tpf_sfn_mapping::sfn::gateway_proof::GatewaySubject>,
+            tpf_sfn_compiler::diagnostic::Diagnostics,
+        >,
+        Failure,
+    > {
+        Ok(tpf_sfn_mapping::sfn::gateway_proof::subject(input, driver))
     }
 
     fn totals(m: &Metrics, simulated: &str) -> String {

@@ -38,7 +38,6 @@ fn subject<B: CliBackend>(
     if !gateway {
         return Ok(None);
     }
-    B::gateway_world()?;
     let driver = match driver {
         Some(p) => Some(DriverFile {
             file: p.display().to_string(),
@@ -46,7 +45,7 @@ fn subject<B: CliBackend>(
         }),
         None => None,
     };
-    match gateway_proof::subject(input, driver) {
+    match B::gateway_subject(input, driver)? {
         Ok(s) => Ok(s),
         Err(d) => {
             report::diagnostics(format, &d.0);
@@ -84,10 +83,8 @@ fn run_catalogue(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
         .into());
     }
     let reports = s.run_catalogue().map_err(unrunnable)?;
-    let verdicts: Vec<(&ScenarioReport, Verdict)> = reports
-        .iter()
-        .map(|r| (r, gateway_proof::verdict(r)))
-        .collect();
+    let verdicts: Vec<(&ScenarioReport, Verdict)> =
+        reports.iter().map(|r| (r, s.verdict(r))).collect();
     let count = |f: fn(&Verdict) -> bool| verdicts.iter().filter(|(_, v)| f(v)).count();
     let failed = count(|v| matches!(v, Verdict::Failed { .. }));
     let known = count(|v| matches!(v, Verdict::KnownFailure { .. }));
@@ -129,7 +126,7 @@ fn run_catalogue(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
                     .iter()
                     .map(|(r, v)| json!({ "name": r.name, "result": v }))
                     .collect::<Vec<_>>(),
-                "tpfConformance": gateway_proof::conformance_json(&reports),
+                "tpfConformance": gateway_proof::conformance_json_by(&reports, |r| s.verdict(r)),
                 "passed": failed == 0,
             })
         ),
@@ -189,7 +186,7 @@ fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {
     let all: Vec<&'static ScenarioInfo> = runnable().collect();
     let info = *super::scenario_name::find_by(&all, |i| i.name, &args.scenario)?;
     let (r, trace) = s.run_one(info).map_err(unrunnable)?;
-    let v = gateway_proof::verdict(&r);
+    let v = s.verdict(&r);
     let summary = summary(&trace);
     match args.format {
         Format::Text => {
