@@ -51,28 +51,41 @@ pub async fn list(
     let mut found = Vec::new();
     for (name, arn) in machines {
         let tags = read_tags(sfn, &arn, SCOPE).await?;
-        let tag = |k: &str| tags.get(&format!("{TAG_PREFIX}{k}")).cloned();
-        let (Some(pipeline_id), Some(release_version)) =
-            (tag("pipeline-id"), tag("release-version"))
+        let Some(mut machine) = ReleaseMachine::tagged(name, arn, |k| tags.get(k).cloned(), "")
         else {
             continue;
         };
-        let running = running_executions(sfn, &arn, SCOPE).await?.len();
-        found.push(ReleaseMachine {
+        machine.running_executions = running_executions(sfn, &machine.arn, SCOPE).await?.len();
+        found.push(machine);
+    }
+    Ok(found)
+}
+
+impl ReleaseMachine {
+    /// A resource carrying tpf-sfn's identity tags (`tag` looks one up by its full key), with
+    /// no RUNNING executions counted yet; `None` without a pipeline and release tag. `role` is
+    /// the role when the resource carries none.
+    fn tagged(
+        name: String,
+        arn: String,
+        tag: impl Fn(&str) -> Option<String>,
+        role: &str,
+    ) -> Option<Self> {
+        let tag = |k: &str| tag(&format!("{TAG_PREFIX}{k}"));
+        Some(ReleaseMachine {
             name,
             arn,
-            role: tag("role").unwrap_or_default(),
+            role: tag("role").unwrap_or_else(|| role.to_owned()),
             identity: Identity {
-                pipeline_id,
+                pipeline_id: tag("pipeline-id")?,
                 contract_version: tag("contract-version").unwrap_or_default(),
-                release_version,
+                release_version: tag("release-version")?,
             },
             definition_sha256: tag("definition-sha256").unwrap_or_default(),
             compiler_version: tag("compiler-version").unwrap_or_default(),
-            running_executions: running,
-        });
+            running_executions: 0,
+        })
     }
-    Ok(found)
 }
 
 /// `(pipelineId, releaseVersion)` active for some tenant: the latest activation event per
@@ -166,26 +179,13 @@ pub async fn list_durable(
             .map_err(|e| errors::from_sdk(SCOPE, "ListTags", e, errors::lambda::list_tags))?
             .tags
             .unwrap_or_default();
-        let tag = |k: &str| tags.get(&format!("{TAG_PREFIX}{k}")).cloned();
-        let (Some(pipeline_id), Some(release_version)) =
-            (tag("pipeline-id"), tag("release-version"))
+        let Some(mut function) =
+            ReleaseMachine::tagged(name, arn, |k| tags.get(k).cloned(), DURABLE_ROLE)
         else {
             continue;
         };
-        let running = running_durable_executions(lambda, &name).await?;
-        found.push(ReleaseMachine {
-            name,
-            arn,
-            role: tag("role").unwrap_or_else(|| DURABLE_ROLE.to_owned()),
-            identity: Identity {
-                pipeline_id,
-                contract_version: tag("contract-version").unwrap_or_default(),
-                release_version,
-            },
-            definition_sha256: tag("definition-sha256").unwrap_or_default(),
-            compiler_version: tag("compiler-version").unwrap_or_default(),
-            running_executions: running,
-        });
+        function.running_executions = running_durable_executions(lambda, &function.name).await?;
+        found.push(function);
     }
     Ok(found)
 }
