@@ -208,12 +208,10 @@ pub struct Statement {
     pub resources: Vec<Res>,
 }
 
-/// The bridge's role: read both streams (its event source mappings poll with the function's
-/// role), read the token and the record it decides on, start and wake drivers (state machines,
-/// and the durable functions of releases on that backend), record given-up batches, write its
-/// logs. Nothing else.
-pub fn bridge_statements() -> Vec<Statement> {
-    vec![
+/// What an event-source mapping's function needs to read `streams` (the mapping polls with
+/// the function's role): the records, and the listing the SDK does first.
+fn stream_reader_statements(streams: Vec<Res>) -> [Statement; 2] {
+    [
         Statement {
             sid: "ReadStreams",
             actions: &[
@@ -221,13 +219,25 @@ pub fn bridge_statements() -> Vec<Statement> {
                 "dynamodb:GetRecords",
                 "dynamodb:GetShardIterator",
             ],
-            resources: vec![Res::ExecutionStream, Res::WakeupStream],
+            resources: streams,
         },
         Statement {
             sid: "ListStreams",
             actions: &["dynamodb:ListStreams"],
             resources: vec![Res::Everything],
         },
+    ]
+}
+
+/// The bridge's role: read both streams (its event source mappings poll with the function's
+/// role), read the token and the record it decides on, start and wake drivers (state machines,
+/// and the durable functions of releases on that backend), record given-up batches, write its
+/// logs. Nothing else.
+pub fn bridge_statements() -> Vec<Statement> {
+    let [read, list] = stream_reader_statements(vec![Res::ExecutionStream, Res::WakeupStream]);
+    vec![
+        read,
+        list,
         Statement {
             sid: "ReadTokensAndRecords",
             actions: &["dynamodb:GetItem"],
@@ -365,21 +375,11 @@ fn gateway_logs(which: &'static str) -> Statement {
 /// table, answer the drivers' callbacks (and read their history when a callback is gone),
 /// start a replacement generation, record given-up records, write its logs.
 pub fn gateway_wakeup_statements() -> Vec<Statement> {
+    let [read, list] =
+        stream_reader_statements(vec![Res::AwaitInteractionStream, Res::BindingStream]);
     let mut statements = vec![
-        Statement {
-            sid: "ReadStreams",
-            actions: &[
-                "dynamodb:DescribeStream",
-                "dynamodb:GetRecords",
-                "dynamodb:GetShardIterator",
-            ],
-            resources: vec![Res::AwaitInteractionStream, Res::BindingStream],
-        },
-        Statement {
-            sid: "ListStreams",
-            actions: &["dynamodb:ListStreams"],
-            resources: vec![Res::Everything],
-        },
+        read,
+        list,
         binding_table_statement(),
         invoke_gateway_statement(),
         Statement {
