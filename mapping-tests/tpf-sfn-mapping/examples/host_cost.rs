@@ -2,7 +2,9 @@
 //! counts (virtual time, nothing timed): per scenario and engine, the driver generations, what
 //! the engine bills (Step Functions Standard: state transitions; Lambda durable functions:
 //! operations and the function's invocations), the gateway invocations by operation and the
-//! starter's, and dollars per million runs at list prices, side by side in one run.
+//! starter's, and dollars per million runs at list prices, side by side in one run. A second
+//! table gives each retry's lateness: how long after TPF's `nextDue` the driver's `SWEEP` put
+//! the retry on TPF's work queue.
 //! `docs/benchmarks.md` holds the figures; run with
 //!
 //! ```sh
@@ -19,10 +21,11 @@ use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
 use tpf_sfn_mapping::gateway::catalogue::scenario;
 use tpf_sfn_mapping::gateway::engine::GatewayEngine;
 use tpf_sfn_mapping::gateway::scenarios::{run_in, setup_for};
-use tpf_sfn_mapping::gateway::trace::StartVia;
+use tpf_sfn_mapping::gateway::trace::{StartVia, Trace};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway::GatewayFunctions;
 use tpf_sfn_mapping::sfn::gateway_engine::SfnGatewayEngine;
+use tpf_wire::records::ExecutionStatus;
 
 /// The scenarios measured: the plain path and the ones whose cost differs by design.
 const SCENARIOS: &[&str] = &[
@@ -106,12 +109,23 @@ impl Billed for DurableGatewayEngine {
     }
 }
 
-fn row<E: GatewayEngine + Billed>(name: &str, engine_name: &str, make: impl Fn(&Setup) -> E) {
+/// One row of each table: the cost row, and the lateness row when the scenario retried.
+struct Rows {
+    cost: String,
+    lateness: Option<String>,
+}
+
+fn row<E: GatewayEngine + Billed>(
+    name: &str,
+    engine_name: &str,
+    make: impl Fn(&Setup) -> E,
+) -> Rows {
     let info = scenario(name).expect("a catalogue scenario");
     let setup = setup_for(info);
     let engine = make(&setup);
     let (report, world) = run_in(info, setup, engine, &[]);
     let trace = world.trace();
+    let lateness = lateness(trace).map(|l| format!("| {name} | {engine_name} | {l} |"));
     let mut by_op: BTreeMap<String, usize> = BTreeMap::new();
     for call in &trace.invocations {
         let op = call
@@ -142,10 +156,32 @@ fn row<E: GatewayEngine + Billed>(name: &str, engine_name: &str, make: impl Fn(&
         .map(|(op, n)| format!("{op} {n}"))
         .collect::<Vec<_>>()
         .join(", ");
-    println!(
+    let cost = format!(
         "| {name} | {engine_name} | {} | {generations} | {billed} | {gateway_calls}: {ops} | {hand_overs} | {dollars:.0} |",
         if report.passed() { "yes" } else { "no" },
     );
+    Rows { cost, lateness }
+}
+
+/// The retries' lateness against TPF's `nextDue`, in seconds: count, least, mean and most;
+/// `None` when nothing was retried.
+fn lateness(trace: &Trace) -> Option<String> {
+    let late: Vec<f64> = trace
+        .dispatches
+        .iter()
+        .filter(|d| d.status == ExecutionStatus::WaitRetry)
+        .map(|d| (d.at_ms - d.next_due_ms) as f64 / 1000.0)
+        .collect();
+    if late.is_empty() {
+        return None;
+    }
+    let least = late.iter().copied().fold(f64::INFINITY, f64::min);
+    let most = late.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    Some(format!(
+        "{} | {least:.0} | {mean:.1} | {most:.0}",
+        late.len()
+    ))
 }
 
 fn main() {
@@ -153,8 +189,20 @@ fn main() {
         "| scenario | engine | passed | generations | billed by the engine | gateway calls (by operation) | hand-overs | $ per million runs |"
     );
     println!("| --- | --- | --- | ---: | --- | --- | ---: | ---: |");
+    let mut late = Vec::new();
     for name in SCENARIOS {
-        row(name, "Step Functions", sfn_engine);
-        row(name, "Lambda durable functions", durable_engine);
+        for rows in [
+            row(name, "Step Functions", sfn_engine),
+            row(name, "Lambda durable functions", durable_engine),
+        ] {
+            println!("{}", rows.cost);
+            late.extend(rows.lateness);
+        }
+    }
+    println!();
+    println!("| scenario | engine | retries | least late (s) | mean (s) | most (s) |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    for l in late {
+        println!("{l}");
     }
 }

@@ -2,6 +2,7 @@
 
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::Operation;
+use tpf_wire::records::ExecutionStatus;
 
 use super::engine::{InvokeError, Started};
 
@@ -114,6 +115,19 @@ pub struct Trace {
     pub reconciles: Vec<ReconcileEvent>,
     /// The idempotency keys the application submitted through the ingress.
     pub submissions: Vec<String>,
+    /// Each work item TPF's sweep put on the work queue, with the record it was for.
+    pub dispatches: Vec<Dispatch>,
+}
+
+/// A work item entering TPF's work queue: when, and what TPF's record said was due. A retry's
+/// lateness is `at_ms - next_due_ms`: how long after TPF's `nextDue` the host's sweep ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dispatch {
+    pub at_ms: i64,
+    pub execution_id: String,
+    /// The record's status when the item was queued (`WAIT_RETRY` for a retry).
+    pub status: ExecutionStatus,
+    pub next_due_ms: i64,
 }
 
 impl Trace {

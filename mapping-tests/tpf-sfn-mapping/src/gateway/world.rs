@@ -21,8 +21,8 @@ use tpf_model::coordinator::{local_release, LocalControlPlane, WorkItem};
 use tpf_model::gateway::{BindingStore, Delivery as DeliveryRow, Gateway, InMemoryBindings};
 use tpf_model::worker::StepKind;
 use tpf_model::{
-    AwaitCompletion, Coordinator, CoordinatorConfig, InMemoryStore, PipelineDef, ScriptedWorker,
-    StepOutcome,
+    AwaitCompletion, Coordinator, CoordinatorConfig, ExecutionStore, InMemoryStore, PipelineDef,
+    ScriptedWorker, StepOutcome,
 };
 use tpf_sfn_wakeup::provider::{callback_gone, driver_state, DriverState, ProviderState};
 use tpf_sfn_wakeup::reconcile::{self, Reconcile};
@@ -39,8 +39,8 @@ use tpf_wire::Identity;
 use super::engine::{GatewayEngine, GatewayHost, InvokeError, Started};
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
-    Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia, Stream, StreamEvent,
-    Trace,
+    Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia, Stream,
+    StreamEvent, Trace,
 };
 use super::view::ModelView;
 
@@ -793,6 +793,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             }
             let delay = self.host.setup.work_delay_ms;
             for item in self.host.gateway.plane.take_queued() {
+                self.note_dispatch(&item, now);
                 self.work.push(WorkDelivery {
                     item,
                     visible_at: now + delay,
@@ -810,6 +811,22 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             "more than {STEPS_PER_INSTANT} steps at {}",
             self.host.now
         )))
+    }
+
+    /// Records what TPF's record said when its work item was queued (the trace's dispatches).
+    fn note_dispatch(&mut self, item: &WorkItem, now: i64) {
+        let record =
+            self.coordinator()
+                .store()
+                .get_execution(&item.tenant_id, &item.execution_id, now);
+        if let Ok(Some(r)) = record {
+            self.host.trace.dispatches.push(Dispatch {
+                at_ms: now,
+                execution_id: r.execution_id,
+                status: r.status,
+                next_due_ms: r.next_due_epoch_ms,
+            });
+        }
     }
 
     fn run_due_work(&mut self) -> bool {
