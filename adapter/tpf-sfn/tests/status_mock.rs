@@ -15,42 +15,26 @@ use aws_sdk_sfn::types::{
     StateMachineListItem, StateMachineType,
 };
 use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
-use tpf_sfn::aws::release::{
-    CompilerView, Identity, LoggingView, MachineView, MachinesView, ManifestView,
-};
-use tpf_sfn::aws::status::{status, Query, Report};
+use tpf_sfn::aws::release::Identity;
+use tpf_sfn::aws::status::{status, Host, Naming, Query, Report, Target};
 
 const MACHINE: &str = "tpf-x-driver";
+const FUNCTION: &str = "tpf-x-durable";
 
-fn manifest() -> ManifestView {
-    let machine = |name: &str| MachineView {
-        name: name.into(),
-        definition: "driver.asl.json".into(),
-        definition_sha256: String::new(),
-        schedule: None,
-        tags: Default::default(),
-    };
-    ManifestView {
-        compiler: CompilerView {
-            version: "0".into(),
-        },
+fn target(host: Host, naming: Naming) -> Target {
+    Target {
         identity: Identity {
             pipeline_id: "p".into(),
             contract_version: "c".into(),
             release_version: "r".into(),
         },
-        machines: MachinesView {
-            driver: machine(MACHINE),
-            sweeper: machine("tpf-x-sweeper"),
+        driver: match host {
+            Host::StateMachine => MACHINE.into(),
+            Host::DurableFunction => FUNCTION.into(),
         },
+        host,
+        naming,
         wakeup_table: "tpf_sfn_wakeup".into(),
-        logging: LoggingView {
-            level: "OFF".into(),
-            include_execution_data: false,
-            log_group_arn: None,
-        },
-        tracing: false,
-        binding: Default::default(),
     }
 }
 
@@ -177,13 +161,26 @@ fn sfn_rules() -> Vec<Rule> {
 }
 
 fn run(ddb_rules: &[&Rule]) -> Result<Report, tpf_sfn::error::Error> {
-    let sfn_rules = sfn_rules();
-    let sfn = mock_client!(aws_sdk_sfn, RuleMode::MatchAny, &sfn_rules);
+    run_with(
+        &target(Host::StateMachine, Naming::Lineage),
+        &sfn_rules(),
+        &[],
+        ddb_rules,
+    )
+}
+
+fn run_with(
+    t: &Target,
+    sfn_rules: &[Rule],
+    lambda_rules: &[Rule],
+    ddb_rules: &[&Rule],
+) -> Result<Report, tpf_sfn::error::Error> {
+    let sfn = mock_client!(aws_sdk_sfn, RuleMode::MatchAny, sfn_rules);
+    let lambda = mock_client!(aws_sdk_lambda, RuleMode::MatchAny, lambda_rules);
     let ddb = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, ddb_rules, |b| b
         .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled()));
-    let m = manifest();
     let q = Query {
-        manifest: &m,
+        target: t,
         tenant: "t1",
         execution: "e1",
         execution_table: "tpf_execution",
@@ -194,7 +191,7 @@ fn run(ddb_rules: &[&Rule]) -> Result<Report, tpf_sfn::error::Error> {
         .enable_all()
         .build()
         .unwrap()
-        .block_on(status(&sfn, &ddb, &q))
+        .block_on(status(&sfn, &lambda, &ddb, &q))
 }
 
 #[test]
@@ -306,4 +303,225 @@ fn a_row_that_is_not_an_execution_record_is_reported() {
     let e = run(&[&get]).unwrap_err();
     assert_eq!(e.code(), "STATUS_VALIDATION");
     assert!(e.report().to_string().contains("status"), "{}", e.report());
+}
+
+/// A gateway driver's record: the application's key `order-7`, scoped as TPF stores it.
+fn gateway_record(status: &str) -> Rule {
+    let status = status.to_string();
+    mock!(aws_sdk_dynamodb::Client::get_item)
+        .match_requests(|r| r.table_name() == Some("tpf_execution"))
+        .then_output(move || {
+            let mut item = record_item(&status);
+            let scoped = tpf_wire::ids::scoped_root_execution_key("p", "r", "order-7").unwrap();
+            item.insert("execution_key".into(), AttributeValue::S(scoped));
+            GetItemOutput::builder().set_item(Some(item)).build()
+        })
+}
+
+fn gateway_name(generation: i64) -> String {
+    tpf_wire::gateway::names::durable_execution_name(Some("t1"), Some("order-7"), generation)
+        .unwrap()
+}
+
+#[test]
+fn a_gateway_drivers_generations_are_found_by_tpfs_names_without_listing_the_machine() {
+    use aws_sdk_sfn::operation::describe_execution::DescribeExecutionError;
+    use aws_sdk_sfn::types::error::ExecutionDoesNotExist;
+    let (g1, g2) = (gateway_name(1), gateway_name(2));
+    let machine = mock!(aws_sdk_sfn::Client::list_state_machines).then_output(|| {
+        ListStateMachinesOutput::builder()
+            .state_machines(
+                StateMachineListItem::builder()
+                    .name(MACHINE)
+                    .state_machine_arn(format!("arn:aws:states:eu-west-1:1:stateMachine:{MACHINE}"))
+                    .r#type(StateMachineType::Standard)
+                    .creation_date(DateTime::from_secs(0))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap()
+    });
+    let (a1, a2) = (g1.clone(), g2.clone());
+    let describe = mock!(aws_sdk_sfn::Client::describe_execution)
+        .match_requests(move |r| {
+            let arn = r.execution_arn().unwrap_or_default();
+            arn.ends_with(&a1) || arn.ends_with(&a2)
+        })
+        .then_compute_output(|r| {
+            let arn = r.execution_arn().unwrap_or_default().to_string();
+            DescribeExecutionOutput::builder()
+                .execution_arn(&arn)
+                .state_machine_arn("arn:sm")
+                .status(if arn.ends_with(&gateway_name(2)) {
+                    ExecutionStatus::Running
+                } else {
+                    ExecutionStatus::Succeeded
+                })
+                .start_date(DateTime::from_secs(0))
+                .build()
+                .unwrap()
+        });
+    let gone = mock!(aws_sdk_sfn::Client::describe_execution).then_error(|| {
+        DescribeExecutionError::ExecutionDoesNotExist(ExecutionDoesNotExist::builder().build())
+    });
+    let history = mock!(aws_sdk_sfn::Client::get_execution_history).then_output(|| {
+        GetExecutionHistoryOutput::builder()
+            .events(entered(3, "Park on the callback"))
+            .build()
+            .unwrap()
+    });
+    let record = gateway_record("WAITING_EXTERNAL");
+    // No ListExecutions rule: listing every execution the machine ran would fail the test.
+    let report = run_with(
+        &target(Host::StateMachine, Naming::Gateway),
+        &[machine, describe, gone, history],
+        &[],
+        &[&record],
+    )
+    .unwrap();
+    let names: Vec<&str> = report.generations.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, [g1.as_str(), g2.as_str()]);
+    assert!(report.generations[0]
+        .arn
+        .starts_with("arn:aws:states:eu-west-1:1:execution:tpf-x-driver:tpf-"));
+    assert!(!report.verdict.diverged, "{:?}", report.verdict);
+    assert!(
+        report.wakeup_pointer.is_none(),
+        "a gateway driver keeps no pointer row"
+    );
+}
+
+fn durable_rules(statuses: &'static [(i64, &'static str)]) -> Vec<Rule> {
+    use aws_sdk_lambda::operation::get_durable_execution::GetDurableExecutionOutput;
+    use aws_sdk_lambda::operation::get_function::GetFunctionOutput;
+    use aws_sdk_lambda::operation::list_durable_executions_by_function::ListDurableExecutionsByFunctionOutput;
+    use aws_sdk_lambda::types::{
+        ErrorObject, Execution, ExecutionStatus as X, FunctionConfiguration,
+    };
+    let status = |s: &str| X::from(s);
+    vec![
+        mock!(aws_sdk_lambda::Client::get_function).then_output(|| {
+            GetFunctionOutput::builder()
+                .configuration(
+                    FunctionConfiguration::builder()
+                        .function_arn(format!("arn:aws:lambda:eu-west-1:1:function:{FUNCTION}"))
+                        .build(),
+                )
+                .build()
+        }),
+        mock!(aws_sdk_lambda::Client::list_durable_executions_by_function).then_compute_output(
+            move |r| {
+                let mut out = ListDurableExecutionsByFunctionOutput::builder();
+                for (g, s) in statuses {
+                    let name = gateway_name(*g);
+                    if r.durable_execution_name() == Some(name.as_str()) {
+                        out = out.durable_executions(
+                            Execution::builder()
+                                .durable_execution_arn(format!("arn:aws:lambda:eu-west-1:1:function:{FUNCTION}:1/durable-execution/{name}/id{g}"))
+                                .durable_execution_name(&name)
+                                .function_arn("arn:f")
+                                .status(status(s))
+                                .start_timestamp(DateTime::from_secs(*g))
+                                .build()
+                                .unwrap(),
+                        );
+                    }
+                }
+                out.build()
+            },
+        ),
+        mock!(aws_sdk_lambda::Client::get_durable_execution).then_compute_output(move |r| {
+            let arn = r.durable_execution_arn().unwrap_or_default().to_string();
+            let (g, s) = statuses
+                .iter()
+                .find(|(g, _)| arn.ends_with(&format!("/id{g}")))
+                .copied()
+                .unwrap();
+            let mut out = GetDurableExecutionOutput::builder()
+                .durable_execution_arn(&arn)
+                .durable_execution_name(gateway_name(g))
+                .function_arn("arn:f")
+                .status(status(s))
+                .start_timestamp(DateTime::from_secs(g));
+            if s == "FAILED" {
+                out = out.error(ErrorObject::builder().error_type("TPF.TransportError").build());
+            }
+            out.build().unwrap()
+        }),
+    ]
+}
+
+#[test]
+fn a_durable_gateway_drivers_ended_generation_names_the_next_one_to_start() {
+    let record = gateway_record("WAIT_RETRY");
+    let report = run_with(
+        &target(Host::DurableFunction, Naming::Gateway),
+        &[],
+        &durable_rules(&[(1, "SUCCEEDED"), (2, "FAILED")]),
+        &[&record],
+    )
+    .unwrap();
+    let names: Vec<&str> = report.generations.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, [gateway_name(1), gateway_name(2)]);
+    assert_eq!(
+        report.generations[1].error.as_deref(),
+        Some("TPF.TransportError")
+    );
+    assert_eq!(
+        report.generations[1].console_url.as_deref(),
+        Some("https://eu-west-1.console.aws.amazon.com/lambda/home?region=eu-west-1#/functions/tpf-x-durable")
+    );
+    assert_eq!(report.verdict.code, "STATUS_NO_LIVE_DRIVER");
+    let fix = report.verdict.fix.as_deref().unwrap();
+    assert!(
+        fix.contains(&gateway_name(3)) && fix.contains("generation 3"),
+        "{fix}"
+    );
+}
+
+#[test]
+fn a_durable_driver_after_tpfs_end_is_stopped_with_stop_durable_execution() {
+    let record = gateway_record("SUCCEEDED");
+    let report = run_with(
+        &target(Host::DurableFunction, Naming::Gateway),
+        &[],
+        &durable_rules(&[(1, "RUNNING")]),
+        &[&record],
+    )
+    .unwrap();
+    assert_eq!(report.verdict.code, "STATUS_DRIVER_AFTER_TERMINAL");
+    assert!(report
+        .verdict
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("StopDurableExecution"));
+}
+
+#[test]
+fn a_durable_driver_function_that_is_not_deployed_is_named() {
+    use aws_sdk_lambda::operation::get_function::GetFunctionError;
+    use aws_sdk_lambda::types::error::ResourceNotFoundException;
+    let missing = mock!(aws_sdk_lambda::Client::get_function).then_error(|| {
+        GetFunctionError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
+    });
+    let record = gateway_record("RUNNING");
+    let report = run_with(
+        &target(Host::DurableFunction, Naming::Gateway),
+        &[],
+        &[missing],
+        &[&record],
+    )
+    .unwrap();
+    assert_eq!(report.verdict.code, "STATUS_MACHINE_MISSING");
+    assert!(
+        report
+            .verdict
+            .summary
+            .contains("durable driver function tpf-x-durable"),
+        "{}",
+        report.verdict.summary
+    );
+    assert!(report.driver_arn.is_none());
 }

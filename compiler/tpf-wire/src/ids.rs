@@ -168,6 +168,23 @@ pub fn scoped_root_execution_key(
     ))
 }
 
+/// The client key inside a root execution's stored key: the inverse of
+/// [`scoped_root_execution_key`] for the record's own pipeline and release; `None` for a key
+/// of another scope (a child execution's, or another release's).
+pub fn client_execution_key<'a>(
+    pipeline_id: &str,
+    release_version: &str,
+    scoped: &'a str,
+) -> Option<&'a str> {
+    let prefix = format!(
+        "{}:executionKey:",
+        length_prefixed(pipeline_id, release_version)
+    );
+    scoped
+        .strip_prefix(prefix.as_str())
+        .filter(|k| !k.trim().is_empty())
+}
+
 /// `DynamoAwaitInteractionStore.lookupKey`: `kind:len(tenant):tenant:len(key):key`.
 pub fn lookup_key(kind: &str, tenant_id: &str, key: &str) -> String {
     format!("{kind}:{}", length_prefixed(tenant_id, key))

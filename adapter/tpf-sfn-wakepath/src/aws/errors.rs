@@ -359,6 +359,7 @@ pub mod scheduler {
 pub mod lambda {
     use aws_sdk_lambda::operation::create_function::CreateFunctionError as C;
     use aws_sdk_lambda::operation::delete_function::DeleteFunctionError as D;
+    use aws_sdk_lambda::operation::get_durable_execution::GetDurableExecutionError as GD;
     use aws_sdk_lambda::operation::get_function::GetFunctionError as G;
     use aws_sdk_lambda::operation::list_durable_executions_by_function::ListDurableExecutionsByFunctionError as LD;
     use aws_sdk_lambda::operation::list_functions::ListFunctionsError as LF;
@@ -410,6 +411,12 @@ pub mod lambda {
         Throttled: is_too_many_requests_exception;
         Validation: is_invalid_parameter_value_exception;
         NotFound: is_resource_not_found_exception;
+    });
+
+    classify!(get_durable_execution, GD, {
+        NotFound: is_resource_not_found_exception;
+        Throttled: is_too_many_requests_exception;
+        Validation: is_invalid_parameter_value_exception;
     });
 
     classify!(list_functions, LF, {

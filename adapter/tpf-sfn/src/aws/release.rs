@@ -110,6 +110,16 @@ pub struct Release {
 const RECOMPILE: &str =
     "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand";
 
+/// A manifest the reader cannot parse.
+pub fn invalid(path: &Path, e: serde_json::Error) -> Error {
+    Error::new(
+        "RELEASE_MANIFEST_INVALID",
+        format!("{} is not a tpf-sfn manifest", path.display()),
+    )
+    .with_source(e)
+    .with_hint(RECOMPILE)
+}
+
 /// A file that cannot be read becomes `code`'s error; one the input reader refuses (not a
 /// regular file, too large) keeps its own code.
 fn missing(e: Error, code: impl FnOnce() -> Error) -> Error {
@@ -166,6 +176,16 @@ fn check(m: &ManifestView, path: &Path) -> Result<(), Error> {
 impl Release {
     /// Reads only `manifest.json` (for commands that need names and identity, not definitions).
     pub fn manifest(dir: &Path) -> Result<ManifestView, Error> {
+        let (path, bytes) = Self::manifest_bytes(dir)?;
+        let manifest: ManifestView =
+            serde_json::from_slice(&bytes).map_err(|e| invalid(&path, e))?;
+        check(&manifest, &path)?;
+        Ok(manifest)
+    }
+
+    /// The manifest's path and text, for a reader of another shape (`status` reads every
+    /// backend's).
+    pub fn manifest_bytes(dir: &Path) -> Result<(std::path::PathBuf, Vec<u8>), Error> {
         let path = dir.join("manifest.json");
         let bytes = crate::input::read(&path).map_err(|e| {
             missing(e, || {
@@ -176,16 +196,7 @@ impl Release {
                 .with_hint("point --out at a directory written by `tpf-sfn compile`")
             })
         })?;
-        let manifest: ManifestView = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(
-                "RELEASE_MANIFEST_INVALID",
-                format!("{} is not a tpf-sfn manifest", path.display()),
-            )
-            .with_source(e)
-            .with_hint(RECOMPILE)
-        })?;
-        check(&manifest, &path)?;
-        Ok(manifest)
+        Ok((path, bytes))
     }
 
     pub fn load(dir: &Path) -> Result<Self, Error> {

@@ -3,18 +3,17 @@
 use crate::stdio::outln;
 use serde_json::json;
 
-use crate::aws::release::Release;
-use crate::aws::status::{self, Query, Report};
+use crate::aws::status::{self, Query, Report, Target};
 use crate::cli::{Format, StatusArgs};
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &StatusArgs) -> CmdResult {
-    let manifest = Release::manifest(&args.out)?;
+    let target = Target::read(&args.out)?;
     let (names, wakeup_given) = crate::cmd::tables::overrides(&args.tables)?;
     let wakeup_table = if wakeup_given {
         names.wakeup.clone()
     } else {
-        manifest.wakeup_table.clone()
+        target.wakeup_table.clone()
     };
     let local = args.connection.emulator_endpoint();
     let report = crate::aws::block_on(async {
@@ -25,15 +24,16 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             .unwrap_or_else(|| "us-east-1".to_string());
         let sfn = aws_sdk_sfn::Client::new(&conf);
         let ddb = aws_sdk_dynamodb::Client::new(&conf);
+        let lambda = aws_sdk_lambda::Client::new(&conf);
         let q = Query {
-            manifest: &manifest,
+            target: &target,
             tenant: &args.tenant,
             execution: &args.execution,
             execution_table: &names.execution,
             wakeup_table: &wakeup_table,
             console_region: local.is_none().then_some(region.as_str()),
         };
-        status::status(&sfn, &ddb, &q).await
+        status::status(&sfn, &lambda, &ddb, &q).await
     })??;
     match args.format {
         Format::Text => print_text(&report),
@@ -85,9 +85,9 @@ fn print_text(r: &Report) {
         None => outln!("  TPF       no record"),
     }
     outln!(
-        "  machine   {} ({})",
-        r.driver_machine,
-        if r.driver_machine_arn.is_some() {
+        "  driver    {} ({})",
+        r.driver,
+        if r.driver_arn.is_some() {
             "deployed"
         } else {
             "not deployed"
@@ -98,7 +98,7 @@ fn print_text(r: &Report) {
     }
     for g in &r.generations {
         outln!(
-            "  driver    {}  {}{}{}",
+            "  generation {}  {}{}{}",
             g.name,
             g.status,
             g.current_state

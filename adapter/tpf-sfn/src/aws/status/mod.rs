@@ -1,5 +1,5 @@
-//! `status`: TPF's execution record next to the driver generations Step Functions ran for it,
-//! and a verdict on whether the two agree.
+//! `status`: TPF's execution record next to the driver generations the engine ran for it (Step
+//! Functions executions or Lambda durable executions), and a verdict on whether the two agree.
 //!
 //! TPF's record is authoritative; the driver is only a wakeup mechanism. So every verdict is
 //! phrased as "what the driver should be doing given TPF's record", with a fix that never edits
@@ -16,11 +16,14 @@ use tpf_wire::wakeup::{self, attr};
 use super::deploy::find_machine;
 use super::dynamo_item::from_sdk;
 use super::errors::{self, sfn as classify, Kind};
-use super::release::{Identity, ManifestView};
+use super::release::Identity;
 use crate::error::Error;
 
+mod durable;
+mod target;
 mod verdict;
 
+pub use target::{Host, Naming, Target};
 pub use verdict::verdict;
 
 const SCOPE: &str = "STATUS";
@@ -28,7 +31,7 @@ const SCOPE: &str = "STATUS";
 /// What to look up.
 #[derive(Debug, Clone)]
 pub struct Query<'a> {
-    pub manifest: &'a ManifestView,
+    pub target: &'a Target,
     pub tenant: &'a str,
     pub execution: &'a str,
     pub execution_table: &'a str,
@@ -42,6 +45,9 @@ pub struct Query<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordView {
+    /// The key the application submitted with, scoped by TPF; a gateway driver's generations
+    /// are named from it.
+    pub execution_key: String,
     pub status: String,
     pub terminal: bool,
     pub version: i64,
@@ -58,6 +64,7 @@ pub struct RecordView {
 impl RecordView {
     pub fn from_record(r: &ExecutionRecord) -> Self {
         Self {
+            execution_key: r.execution_key.clone(),
             status: r.status.as_str().to_string(),
             terminal: r.status.terminal(),
             version: r.version,
@@ -123,8 +130,10 @@ pub struct Report {
     pub tenant: String,
     pub execution: String,
     pub release: Identity,
-    pub driver_machine: String,
-    pub driver_machine_arn: Option<String>,
+    /// The state machine's or the durable driver function's name.
+    pub driver: String,
+    /// Its ARN when deployed.
+    pub driver_arn: Option<String>,
     pub record: Option<RecordView>,
     pub generations: Vec<Generation>,
     pub wakeup_pointer: Option<WakeupPointer>,
@@ -133,35 +142,99 @@ pub struct Report {
 
 pub async fn status(
     sfn: &aws_sdk_sfn::Client,
+    lambda: &aws_sdk_lambda::Client,
     ddb: &aws_sdk_dynamodb::Client,
     q: &Query<'_>,
 ) -> Result<Report, Error> {
     let record = read_record(ddb, q).await?;
-    let machine = &q.manifest.machines.driver.name;
-    let machine_arn = find_machine(sfn, machine, SCOPE).await?;
-    let generations = match &machine_arn {
-        Some(arn) => generations(sfn, arn, q).await?,
-        None => Vec::new(),
+    let names = GenerationNames::of(q, record.as_ref());
+    let (driver_arn, generations) = match q.target.host {
+        Host::StateMachine => {
+            let arn = find_machine(sfn, &q.target.driver, SCOPE).await?;
+            let generations = match &arn {
+                Some(arn) => generations(sfn, arn, &names, q).await?,
+                None => Vec::new(),
+            };
+            (arn, generations)
+        }
+        Host::DurableFunction => durable::generations(lambda, &names, q).await?,
     };
-    let wakeup_pointer = read_pointer(ddb, q).await?;
+    // Only the Action API drivers write the wakeup table's live-driver pointer; a gateway
+    // driver's registrations live in TPF's callback-binding table.
+    let wakeup_pointer = match q.target.naming {
+        Naming::Lineage => read_pointer(ddb, q).await?,
+        Naming::Gateway => None,
+    };
     let verdict = verdict(
-        &q.manifest.identity,
+        &q.target.identity,
         record.as_ref(),
-        machine_arn.is_some(),
+        driver_arn.is_some(),
         &generations,
+        &names,
         q,
     );
     Ok(Report {
         tenant: q.tenant.to_string(),
         execution: q.execution.to_string(),
-        release: q.manifest.identity.clone(),
-        driver_machine: machine.clone(),
-        driver_machine_arn: machine_arn,
+        release: q.target.identity.clone(),
+        driver: q.target.driver.clone(),
+        driver_arn,
         record,
         generations,
         wakeup_pointer,
         verdict,
     })
+}
+
+/// Which execution names are this TPF execution's driver generations.
+pub enum GenerationNames {
+    /// The execution id and its suffixes (Action API v1 drivers).
+    Lineage(String),
+    /// TPF's durable names of generations 1, 2, …: `(tenant, idempotency key)`; `None` when
+    /// TPF has no record to read the key from.
+    Gateway(Option<(String, String)>),
+}
+
+/// How many generations of one execution `status` looks for by name; TPF's host starts one per
+/// park or driver loss, so a real lineage stays far below.
+const GENERATION_LIMIT: i64 = 1000;
+
+impl GenerationNames {
+    fn of(q: &Query<'_>, record: Option<&RecordView>) -> Self {
+        match q.target.naming {
+            Naming::Lineage => Self::Lineage(q.execution.to_string()),
+            Naming::Gateway => Self::Gateway(record.and_then(|r| {
+                tpf_wire::ids::client_execution_key(
+                    &r.identity.pipeline_id,
+                    &r.identity.release_version,
+                    &r.execution_key,
+                )
+                .map(|k| (q.tenant.to_string(), k.to_string()))
+            })),
+        }
+    }
+
+    /// Whether `name` is one of the generations; with its generation when the naming says.
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            Self::Lineage(id) => is_generation_of(name, id),
+            Self::Gateway(Some(_)) => self.gateway_names().any(|n| n == name),
+            Self::Gateway(None) => false,
+        }
+    }
+
+    /// TPF's durable names, generation 1 first.
+    pub fn gateway_names(&self) -> impl Iterator<Item = String> + '_ {
+        let key = match self {
+            Self::Gateway(Some(key)) => Some(key),
+            _ => None,
+        };
+        key.into_iter().flat_map(|(tenant, key)| {
+            (1..=GENERATION_LIMIT).map_while(move |g| {
+                tpf_wire::gateway::names::durable_execution_name(Some(tenant), Some(key), g).ok()
+            })
+        })
+    }
 }
 
 async fn read_record(
@@ -274,29 +347,15 @@ pub fn is_generation_of(name: &str, id: &str) -> bool {
 async fn generations(
     sfn: &aws_sdk_sfn::Client,
     machine_arn: &str,
+    names: &GenerationNames,
     q: &Query<'_>,
 ) -> Result<Vec<Generation>, Error> {
-    let mut found = Vec::new();
-    let mut executions = sfn
-        .list_executions()
-        .state_machine_arn(machine_arn)
-        .into_paginator()
-        .items()
-        .send();
-    while let Some(e) = executions.next().await {
-        let e =
-            e.map_err(|e| errors::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions))?;
-        if is_generation_of(e.name(), q.execution) {
-            found.push((
-                e.start_date().as_nanos(),
-                e.execution_arn().to_string(),
-                e.name().to_string(),
-            ));
-        }
-    }
-    found.sort();
+    let found = match names {
+        GenerationNames::Lineage(_) => listed(sfn, machine_arn, names).await?,
+        GenerationNames::Gateway(_) => named(sfn, machine_arn, names).await?,
+    };
     let mut gens = Vec::new();
-    for (_, arn, name) in found {
+    for (arn, name) in found {
         let d = sfn
             .describe_execution()
             .execution_arn(&arn)
@@ -318,6 +377,75 @@ async fn generations(
         });
     }
     Ok(gens)
+}
+
+/// The machine's executions whose names match, oldest first: `(arn, name)`.
+async fn listed(
+    sfn: &aws_sdk_sfn::Client,
+    machine_arn: &str,
+    names: &GenerationNames,
+) -> Result<Vec<(String, String)>, Error> {
+    let mut found = Vec::new();
+    let mut executions = sfn
+        .list_executions()
+        .state_machine_arn(machine_arn)
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(e) = executions.next().await {
+        let e =
+            e.map_err(|e| errors::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions))?;
+        if names.matches(e.name()) {
+            found.push((
+                e.start_date().as_nanos(),
+                e.execution_arn().to_string(),
+                e.name().to_string(),
+            ));
+        }
+    }
+    found.sort();
+    Ok(found
+        .into_iter()
+        .map(|(_, arn, name)| (arn, name))
+        .collect())
+}
+
+/// A gateway driver's generations by their names, generation 1 up to the first that never
+/// ran: an execution's ARN is its machine's with `execution` for `stateMachine` and the name
+/// appended, so no listing of every execution the machine ever ran is needed.
+async fn named(
+    sfn: &aws_sdk_sfn::Client,
+    machine_arn: &str,
+    names: &GenerationNames,
+) -> Result<Vec<(String, String)>, Error> {
+    let Some(base) = machine_arn
+        .split_once(":stateMachine:")
+        .map(|(head, machine)| format!("{head}:execution:{machine}:"))
+    else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for name in names.gateway_names() {
+        let arn = format!("{base}{name}");
+        match sfn.describe_execution().execution_arn(&arn).send().await {
+            Ok(_) => found.push((arn, name)),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_execution_does_not_exist()) =>
+            {
+                break
+            }
+            Err(e) => {
+                return Err(errors::from_sdk(
+                    SCOPE,
+                    "DescribeExecution",
+                    e,
+                    classify::describe_execution,
+                ))
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// The most recent `StateEntered` event, through the SDK's paginator. Asks for the newest
@@ -356,7 +484,7 @@ fn status_str(s: &ExecutionStatus) -> String {
     s.as_str().to_string()
 }
 
-fn fmt_time(t: &DateTime) -> String {
+pub(crate) fn fmt_time(t: &DateTime) -> String {
     t.fmt(DateTimeFormat::DateTime)
         .unwrap_or_else(|_| t.secs().to_string())
 }
@@ -377,5 +505,19 @@ mod tests {
         for n in ["e10", "e1-x", "e1-g", "e1-gx", "e2", "e1-", "e"] {
             assert!(!is_generation_of(n, "e1"), "{n}");
         }
+    }
+
+    #[test]
+    fn the_idempotency_key_is_read_from_tpfs_scoped_key() {
+        let scoped = tpf_wire::ids::scoped_root_execution_key("p", "r1", "order:7").unwrap();
+        assert_eq!(
+            tpf_wire::ids::client_execution_key("p", "r1", &scoped),
+            Some("order:7")
+        );
+        assert_eq!(
+            tpf_wire::ids::client_execution_key("p", "r2", &scoped),
+            None
+        );
+        assert_eq!(tpf_wire::ids::client_execution_key("p", "r1", "k"), None);
     }
 }

@@ -3,7 +3,7 @@
 
 use tpf_wire::records::ExecutionStatus;
 
-use super::{Generation, Query, RecordView, Verdict};
+use super::{Generation, GenerationNames, Naming, Query, RecordView, Verdict};
 use crate::aws::release::Identity;
 
 /// The verdict: pure, from what was read.
@@ -12,8 +12,10 @@ pub fn verdict(
     record: Option<&RecordView>,
     machine_deployed: bool,
     gens: &[Generation],
+    names: &GenerationNames,
     q: &Query<'_>,
 ) -> Verdict {
+    let stop = q.target.stop_call();
     let diverged = |code, summary: String, fix: String| Verdict {
         diverged: true,
         code,
@@ -28,7 +30,7 @@ pub fn verdict(
                 q.tenant, q.execution, q.execution_table
             ),
             if gens.iter().any(Generation::live) {
-                "check --tenant and --execution; a driver without a TPF record does nothing useful: stop it (StopExecution)".to_string()
+                format!("check --tenant and --execution; a driver without a TPF record does nothing useful: stop it ({stop})")
             } else {
                 "check --tenant, --execution and the execution table (--prefix, --table execution-table=NAME); the record may also have expired by TTL".to_string()
             },
@@ -51,21 +53,30 @@ pub fn verdict(
         return diverged(
             "STATUS_MACHINE_MISSING",
             format!(
-                "the driver machine {} of release {} is not deployed",
-                q.manifest.machines.driver.name, release.release_version
+                "the {} {} of release {} is not deployed",
+                q.target.driver_kind(),
+                q.target.driver,
+                release.release_version
             ),
-            "run `tpf-sfn deploy --out DIR --role-arn ...` for this release; the sweeper then recovers its executions".to_string(),
+            match q.target.naming {
+                Naming::Lineage => "run `tpf-sfn deploy --out DIR --role-arn ...` for this release; the sweeper then recovers its executions".to_string(),
+                Naming::Gateway => "run `tpf-sfn deploy --out DIR --role-arn ...` for this release, then start the execution's next generation (run status again for its name)".to_string(),
+            },
         );
     }
     let live: Vec<&Generation> = gens.iter().filter(|g| g.live()).collect();
     if live.len() > 1 {
-        let names: Vec<&str> = live.iter().map(|g| g.name.as_str()).collect();
+        let live_names: Vec<&str> = live.iter().map(|g| g.name.as_str()).collect();
         return diverged(
             "STATUS_TWO_LIVE_GENERATIONS",
-            format!("{} driver generations are running: {}", live.len(), names.join(", ")),
             format!(
-                "stop all but the newest ({}) with StopExecution; TPF's version checks make the duplicates harmless but they double the action calls",
-                names.last().copied().unwrap_or_default()
+                "{} driver generations are running: {}",
+                live.len(),
+                live_names.join(", ")
+            ),
+            format!(
+                "stop all but the newest ({}) with {stop}; TPF's version checks make the duplicates harmless but they double the action calls",
+                live_names.last().copied().unwrap_or_default()
             ),
         );
     }
@@ -88,8 +99,15 @@ pub fn verdict(
             format!(
                 "find out from the remote worker whether step {} took effect, then re-drive with allowFailed \
                  (POST /tpf/admin/tenants/{}/executions/{}/redrive {{\"allowFailed\":true,\"expectedVersion\":{}}}); \
-                 TPF queues it again and the bridge starts its driver",
-                r.current_step_index, q.tenant, q.execution, r.version
+                 {}",
+                r.current_step_index,
+                q.tenant,
+                q.execution,
+                r.version,
+                match q.target.naming {
+                    Naming::Lineage => "TPF queues it again and the bridge starts its driver",
+                    Naming::Gateway => "TPF queues it again; a running driver polls it on, else start the next generation",
+                }
             ),
         );
     }
@@ -99,7 +117,7 @@ pub fn verdict(
                 "STATUS_DRIVER_AFTER_TERMINAL",
                 format!("TPF is {} but driver {} is still running", r.status, g.name),
                 format!(
-                    "stop {} (StopExecution); TPF's outcome is final and the driver has nothing left to wake",
+                    "stop {} ({stop}); TPF's outcome is final and the driver has nothing left to wake",
                     g.name
                 ),
             );
@@ -126,6 +144,28 @@ pub fn verdict(
             ),
             fix: None,
         },
+        (None, _) if q.target.naming == Naming::Gateway => {
+            let next = names.gateway_names().nth(gens.len());
+            diverged(
+                "STATUS_NO_LIVE_DRIVER",
+                match gens.last() {
+                    None => format!("TPF is {} but no driver generation was ever started", r.status),
+                    Some(last) => format!(
+                        "TPF is {} but the last driver {} ended {}",
+                        r.status, last.name, last.status
+                    ),
+                },
+                match next {
+                    Some(name) => format!(
+                        "the reconciler starts generation {} (`{name}`) when a driver ends while TPF's record is open; if it did not, check its event rule and dead-letter queue, or start `{name}` through the starter function with TPF's start input (generation {}, resumeExecutionId {})",
+                        gens.len() + 1,
+                        gens.len() + 1,
+                        q.execution
+                    ),
+                    None => "TPF's record holds no client key to name the next generation by; re-drive through TPF's gateway (REDRIVE)".to_string(),
+                },
+            )
+        }
         (None, None) => diverged(
             "STATUS_NO_LIVE_DRIVER",
             format!("TPF is {} but no driver generation was ever started", r.status),
