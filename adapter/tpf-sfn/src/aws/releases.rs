@@ -194,25 +194,12 @@ async fn running_durable_executions(
     lambda: &aws_sdk_lambda::Client,
     function: &str,
 ) -> Result<usize, Error> {
-    let mut running = 0;
-    let mut pages = lambda
-        .list_durable_executions_by_function()
-        .function_name(function)
-        .statuses(aws_sdk_lambda::types::ExecutionStatus::Running)
-        .into_paginator()
-        .send();
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(|e| {
-            errors::from_sdk(
-                SCOPE,
-                "ListDurableExecutionsByFunction",
-                e,
-                errors::lambda::list_durable_executions,
-            )
-        })?;
-        running += page.durable_executions().len();
-    }
-    Ok(running)
+    let running = [aws_sdk_lambda::types::ExecutionStatus::Running];
+    Ok(
+        super::status::durable::list(lambda, SCOPE, function, None, &running)
+            .await?
+            .len(),
+    )
 }
 
 /// Deletes a durable release's driver function with every published version: a parked

@@ -33,7 +33,7 @@ pub async fn generations(
     let mut found = Vec::new();
     match names {
         GenerationNames::Lineage(_) => {
-            for x in list(lambda, function, None).await? {
+            for x in list(lambda, SCOPE, function, None, &[]).await? {
                 if names.matches(x.durable_execution_name()) {
                     found.push(x);
                 }
@@ -43,7 +43,7 @@ pub async fn generations(
         // many other executions.
         GenerationNames::Gateway(_) => {
             for name in names.gateway_names() {
-                let runs = list(lambda, function, Some(&name)).await?;
+                let runs = list(lambda, SCOPE, function, Some(&name), &[]).await?;
                 if runs.is_empty() {
                     break;
                 }
@@ -82,23 +82,27 @@ pub async fn generations(
     Ok((arn, gens))
 }
 
-/// The function's durable executions, every page; with `name`, only those of that name.
-async fn list(
+/// The function's durable executions, every page; with `name`, only those of that name; with
+/// `statuses`, only those in one of them. `scope` names the command in a failure's code.
+pub async fn list(
     lambda: &aws_sdk_lambda::Client,
+    scope: &'static str,
     function: &str,
     name: Option<&str>,
+    statuses: &[aws_sdk_lambda::types::ExecutionStatus],
 ) -> Result<Vec<Execution>, Error> {
     let mut out = Vec::new();
     let mut pages = lambda
         .list_durable_executions_by_function()
         .function_name(function)
         .set_durable_execution_name(name.map(str::to_string))
+        .set_statuses((!statuses.is_empty()).then(|| statuses.to_vec()))
         .into_paginator()
         .send();
     while let Some(page) = pages.next().await {
         let page = page.map_err(|e| {
             errors::from_sdk(
-                SCOPE,
+                scope,
                 "ListDurableExecutionsByFunction",
                 e,
                 classify::list_durable_executions,

@@ -19,7 +19,7 @@ use super::errors::{self, sfn as classify, Kind};
 use super::release::Identity;
 use crate::error::Error;
 
-mod durable;
+pub mod durable;
 mod target;
 mod verdict;
 
