@@ -87,22 +87,27 @@ fn entered(id: i64, name: &str) -> HistoryEvent {
         .unwrap()
 }
 
+/// ListStateMachines answering the driver machine under `arn`.
+fn machine_listed(arn: &'static str) -> Rule {
+    mock!(aws_sdk_sfn::Client::list_state_machines).then_output(move || {
+        ListStateMachinesOutput::builder()
+            .state_machines(
+                StateMachineListItem::builder()
+                    .name(MACHINE)
+                    .state_machine_arn(arn)
+                    .r#type(StateMachineType::Standard)
+                    .creation_date(DateTime::from_secs(0))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap()
+    })
+}
+
 fn sfn_rules() -> Vec<Rule> {
     vec![
-        mock!(aws_sdk_sfn::Client::list_state_machines).then_output(|| {
-            ListStateMachinesOutput::builder()
-                .state_machines(
-                    StateMachineListItem::builder()
-                        .name(MACHINE)
-                        .state_machine_arn("arn:sm")
-                        .r#type(StateMachineType::Standard)
-                        .creation_date(DateTime::from_secs(0))
-                        .build()
-                        .unwrap(),
-                )
-                .build()
-                .unwrap()
-        }),
+        machine_listed("arn:sm"),
         mock!(aws_sdk_sfn::Client::list_executions)
             .match_requests(|r| r.next_token().is_none())
             .then_output(|| {
@@ -328,20 +333,7 @@ fn a_gateway_drivers_generations_are_found_by_tpfs_names_without_listing_the_mac
     use aws_sdk_sfn::operation::describe_execution::DescribeExecutionError;
     use aws_sdk_sfn::types::error::ExecutionDoesNotExist;
     let (g1, g2) = (gateway_name(1), gateway_name(2));
-    let machine = mock!(aws_sdk_sfn::Client::list_state_machines).then_output(|| {
-        ListStateMachinesOutput::builder()
-            .state_machines(
-                StateMachineListItem::builder()
-                    .name(MACHINE)
-                    .state_machine_arn(format!("arn:aws:states:eu-west-1:1:stateMachine:{MACHINE}"))
-                    .r#type(StateMachineType::Standard)
-                    .creation_date(DateTime::from_secs(0))
-                    .build()
-                    .unwrap(),
-            )
-            .build()
-            .unwrap()
-    });
+    let machine = machine_listed("arn:aws:states:eu-west-1:1:stateMachine:tpf-x-driver");
     let (a1, a2) = (g1.clone(), g2.clone());
     let describe = mock!(aws_sdk_sfn::Client::describe_execution)
         .match_requests(move |r| {
