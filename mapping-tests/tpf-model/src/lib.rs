@@ -26,9 +26,11 @@
 //!   correlation ids are TPF's own UUIDv3 formulas.
 //! - TPF's in-process item-continuation attempts are spaced 100 ms and 200 ms apart on a
 //!   scheduler; the model runs them at one instant.
-//! - No work queue, admission limits, circuit deferral, live awaits, payload chunking, resume
-//!   tokens or admission slots: the drivers replace the queue, and the rest does not change what
-//!   a driver observes through the Action API.
+//! - TPF's work queue and its work function's admission are modelled
+//!   (`coordinator::LocalControlPlane`, `coordinator::admission`), but the model runs one item at
+//!   a time, so the load a saturated worker or tenant quota sees is given by the caller. No
+//!   circuit deferral, live awaits, payload chunking, resume tokens or await admission slots:
+//!   they do not change what a driver observes through TPF's gateway.
 //! - The scripted worker's payloads carry no business fields, so the matrix's awaits use no
 //!   `idempotencyKeyFields` (the keys honour them; `tpf_vectors` checks it).
 

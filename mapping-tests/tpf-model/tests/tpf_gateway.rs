@@ -504,3 +504,79 @@ fn queued_work_is_taken_and_run_item_by_item_and_a_redelivery_changes_nothing() 
     assert_eq!(interactions.len(), 1);
     assert_eq!(interactions[0].execution_id, checkpoint.execution_id);
 }
+
+/// TPF's work function declines a delivered item before its claim when its executor or the
+/// tenant's transition quota is saturated: nothing is claimed or written, and the item comes
+/// back after the saturated delay to run then.
+#[test]
+fn admission_declines_without_claiming_and_the_item_runs_when_delivered_again() {
+    use std::collections::BTreeMap;
+    use tpf_model::coordinator::admission::{Admission, Delivered, Denial, WorkerLoad};
+    use tpf_model::ExecutionStore;
+
+    let mut g = gateway();
+    g.plane
+        .coordinator
+        .config_mut()
+        .admission
+        .tenant_max_in_flight = 1;
+    let submitted = ok(
+        &mut g,
+        &ActionRequest::submit(&input("order-admission")).unwrap(),
+        T0,
+    );
+    let checkpoint = submitted.checkpoint.expect("SUBMIT answers a checkpoint");
+    let items = g.plane.take_queued();
+    assert_eq!(items.len(), 1, "SUBMIT enqueues the execution");
+    let read = |g: &ModelGateway| {
+        g.plane
+            .coordinator
+            .store()
+            .get_execution(TENANT, &checkpoint.execution_id, T0)
+            .unwrap()
+            .unwrap()
+    };
+    let before = read(&g);
+
+    let saturated = [
+        WorkerLoad {
+            in_flight: 64,
+            ..WorkerLoad::default()
+        },
+        WorkerLoad {
+            in_flight: 0,
+            tenant_in_flight: BTreeMap::from([(TENANT.to_owned(), 1)]),
+        },
+    ];
+    let expected = [
+        Denial::WorkerSaturated,
+        Denial::TenantTransitionQuotaSaturated,
+    ];
+    for (load, denial) in saturated.iter().zip(expected) {
+        let d = g.plane.deliver_work_item(&items[0], load, T0).unwrap();
+        assert_eq!(
+            d,
+            Delivered::Declined(Admission::Requeue {
+                denial,
+                delay_ms: 1_000
+            })
+        );
+        assert_eq!(
+            read(&g),
+            before,
+            "a declined item claims and writes nothing"
+        );
+    }
+
+    let ran = g
+        .plane
+        .deliver_work_item(&items[0], &WorkerLoad::default(), T0 + 1_000)
+        .unwrap();
+    let Delivered::Ran(after) = ran else {
+        panic!("admitted once the load is gone: {ran:?}")
+    };
+    assert!(
+        after.version > before.version,
+        "the admitted delivery claims and runs"
+    );
+}

@@ -6,6 +6,7 @@
 //! Every operation takes `now_ms` (virtual time). Each flow is written against the store traits
 //! only, so the same code runs over the in-memory store and a DynamoDB store.
 
+pub mod admission;
 mod awaits;
 mod control_plane;
 mod items;
@@ -98,6 +99,8 @@ pub struct CoordinatorConfig {
     /// For the DLQ envelope.
     pub transport: String,
     pub platform: String,
+    /// The work function's admission before it claims (`admission.rs`).
+    pub admission: admission::AdmissionPolicy,
 }
 
 impl Default for CoordinatorConfig {
@@ -117,6 +120,7 @@ impl Default for CoordinatorConfig {
             process_applies_await_deadline: true,
             transport: "REST".to_owned(),
             platform: "UNKNOWN".to_owned(),
+            admission: admission::AdmissionPolicy::default(),
         }
     }
 }
