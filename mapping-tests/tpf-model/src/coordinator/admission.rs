@@ -118,7 +118,7 @@ impl AdmissionPolicy {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Delivered {
     /// Admitted: claimed (or refused by the claim) and run; the record it left behind.
-    Ran(ExecutionRecord),
+    Ran(Box<ExecutionRecord>),
     /// Declined before the claim: nothing read or written.
     Declined(Admission),
 }
@@ -138,7 +138,9 @@ where
     ) -> Result<Delivered, JavaError> {
         let policy = &self.coordinator.borrow().config().admission;
         match policy.admit(&item.tenant_id, load) {
-            Admission::Admitted => self.run_work_item(item, now_ms).map(Delivered::Ran),
+            Admission::Admitted => self
+                .run_work_item(item, now_ms)
+                .map(|r| Delivered::Ran(Box::new(r))),
             declined => Ok(Delivered::Declined(declined)),
         }
     }
