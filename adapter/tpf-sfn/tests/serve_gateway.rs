@@ -375,7 +375,8 @@ async fn status(addr: std::net::SocketAddr, execution_id: &str) -> String {
 /// error, and the row keeps the first callback.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bindings_on_dynamodb_answer_tpf_s_bytes_and_conflict_as_tpf_does() {
-    use tpf_sfn::aws::dynamo_store::{DynamoBindings, DynamoStore};
+    use tpf_model::gateway::Table;
+    use tpf_sfn::aws::dynamo_store::{DynamoRows, DynamoStore};
     use tpf_sfn::aws::tables::{create_all, TableNames};
     use tpf_wire::gateway::binding::attr;
 
@@ -390,7 +391,7 @@ async fn bindings_on_dynamodb_answer_tpf_s_bytes_and_conflict_as_tpf_does() {
     let coordinator = Coordinator::new(store.clone(), hosted.pipeline, hosted.worker);
     let state = Arc::new(HostState::with_bindings(
         ActionHost::new(coordinator),
-        Box::new(DynamoBindings::new(store, &table)),
+        Box::new(Table(DynamoRows::new(store, &table))),
         TOKEN.to_owned(),
         system_clock,
     ));

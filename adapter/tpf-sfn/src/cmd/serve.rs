@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use tpf_model::coordinator::local_release;
 use tpf_model::coordinator::CoordinatorConfig;
-use tpf_model::gateway::InMemoryBindings;
+use tpf_model::gateway::{InMemoryBindings, Table};
 use tpf_model::{ActionHost, Coordinator, InMemoryStore};
 
-use crate::aws::dynamo_store::{DynamoBindings, DynamoStore};
+use crate::aws::dynamo_store::{DynamoRows, DynamoStore};
 use crate::cli::{ServeArgs, StoreKind};
 use crate::cmd::tables::{runtime, table_names};
 use crate::error::Error;
@@ -68,7 +68,7 @@ pub fn run(args: &ServeArgs) -> CmdResult {
             let config = rt.block_on(args.connection.load())?;
             let client = aws_sdk_dynamodb::Client::new(&config);
             let store = DynamoStore::new(client, names, rt.handle().clone());
-            let bindings = Box::new(DynamoBindings::new(store.clone(), table));
+            let bindings = Box::new(Table(DynamoRows::new(store.clone(), table)));
             serve(&rt, args, token, hosted, store, bindings)
         }
     }

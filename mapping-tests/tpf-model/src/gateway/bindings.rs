@@ -1,8 +1,9 @@
 //! TPF's callback-binding table behind a trait (`AwsDurableCallbackBindingRepository`): every
 //! write is a put conditioned on the key being free; a taken key is re-read, an identical
-//! authority answers `false`, any other is TPF's conflict. [`InMemoryBindings`] keeps the rows
-//! in a map; a DynamoDB implementation sends the same conditional puts and reuses
-//! [`settle_taken_key`].
+//! authority answers `false`, any other is TPF's conflict. [`Table`] writes TPF's repository
+//! calls once over three row operations ([`BindingRows`]: a read by key, the newest row under a
+//! prefix, the conditional put); [`InMemoryBindings`] keeps the rows in a map, and a DynamoDB
+//! implementation sends the same operations to the table.
 
 use std::collections::BTreeMap;
 
@@ -142,10 +143,139 @@ pub fn settle_taken_key<T>(
     }
 }
 
+/// The row operations TPF's repository is written over: rows are TPF's items, keyed by their
+/// `pk` and `sk` attributes.
+pub trait BindingRows {
+    /// The row under `(pk, sk)`, read consistently.
+    fn row(&self, pk: &str, sk: &str) -> Result<Option<Item>, JavaError>;
+
+    /// The newest row under `pk` whose sort key starts with `sk_prefix` (a consistent,
+    /// descending query with `Limit 1`).
+    fn newest(&self, pk: &str, sk_prefix: &str) -> Result<Option<Item>, JavaError>;
+
+    /// A put conditioned on the item's key being free.
+    fn put_if_free(&mut self, item: Item) -> Result<Put, JavaError>;
+}
+
+/// What a conditional put did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Put {
+    Written,
+    /// The key was taken: the row read back there (`None` when it vanished in between).
+    Taken(Option<Item>),
+}
+
+/// TPF's binding repository over a table's rows.
+#[derive(Debug, Default, Clone)]
+pub struct Table<R>(pub R);
+
+impl<R: BindingRows> BindingStore for Table<R> {
+    fn register(&mut self, registration: &CallbackRegistration) -> Result<bool, JavaError> {
+        match self.0.put_if_free(registration.to_item())? {
+            Put::Written => Ok(true),
+            Put::Taken(found) => {
+                let existing = found
+                    .as_ref()
+                    .and_then(|i| CallbackRegistration::from_item(i).ok());
+                settle_taken_key(RowType::Registration, existing.as_ref(), |e| {
+                    e.same_authority(registration)
+                })
+            }
+        }
+    }
+
+    fn find_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackRegistration>, JavaError> {
+        let pk = registration_partition_key(tenant_id, execution_id);
+        self.0
+            .row(&pk, &registration_sort_key(generation)?)?
+            .as_ref()
+            .map(CallbackRegistration::from_item)
+            .transpose()
+    }
+
+    fn find_latest_registration(
+        &self,
+        tenant_id: &str,
+        execution_id: &str,
+    ) -> Result<Option<CallbackRegistration>, JavaError> {
+        let pk = registration_partition_key(tenant_id, execution_id);
+        self.0
+            .newest(&pk, prefix::REGISTRATION)?
+            .as_ref()
+            .map(CallbackRegistration::from_item)
+            .transpose()
+    }
+
+    fn bind(&mut self, binding: &CallbackBinding) -> Result<bool, JavaError> {
+        match self.0.put_if_free(binding.to_item())? {
+            Put::Written => Ok(true),
+            Put::Taken(found) => {
+                let existing = found.as_ref().and_then(CallbackBinding::decode);
+                settle_taken_key(RowType::Binding, existing.as_ref(), |e| {
+                    e.same_authority(binding)
+                })
+            }
+        }
+    }
+
+    fn find_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+        generation: i64,
+    ) -> Result<Option<CallbackBinding>, JavaError> {
+        let pk = binding_partition_key(tenant_id, interaction_id);
+        self.0
+            .row(&pk, &generation_sort_key(generation)?)?
+            .as_ref()
+            .map(CallbackBinding::from_item)
+            .transpose()
+    }
+
+    fn find_latest_binding(
+        &self,
+        tenant_id: &str,
+        interaction_id: &str,
+    ) -> Result<Option<CallbackBinding>, JavaError> {
+        let pk = binding_partition_key(tenant_id, interaction_id);
+        self.0
+            .newest(&pk, prefix::GENERATION)?
+            .as_ref()
+            .map(CallbackBinding::from_item)
+            .transpose()
+    }
+
+    fn delivered(&self, binding: &CallbackBinding) -> Result<bool, JavaError> {
+        let sk = delivered_sort_key(binding.await_identity.generation);
+        Ok(self.0.row(&binding.partition_key(), &sk)?.is_some())
+    }
+
+    fn record_delivered(
+        &mut self,
+        binding: &CallbackBinding,
+        delivery: Delivery,
+    ) -> Result<(), JavaError> {
+        let item = binding.delivery_item(
+            &delivery.provider_outcome,
+            delivery.delivered_at_epoch_ms,
+            &delivery.attempt_id,
+        );
+        // Delivery evidence is immutable: the first write stands, a second is no error.
+        self.0.put_if_free(item).map(|_| ())
+    }
+}
+
 /// The binding table in memory: TPF's items keyed `(pk, sk)`, written and read through the
 /// wire's item mapping, so a row here is a row TPF's repository reads.
+pub type InMemoryBindings = Table<MemoryRows>;
+
 #[derive(Debug, Default, Clone)]
-pub struct InMemoryBindings {
+pub struct MemoryRows {
     rows: BTreeMap<(String, String), Item>,
 }
 
@@ -163,7 +293,8 @@ impl InMemoryBindings {
 
     /// Every row's `(pk, sk, record_type)`, in key order.
     pub fn keys(&self) -> Vec<(String, String, String)> {
-        self.rows
+        self.0
+            .rows
             .iter()
             .map(|((pk, sk), item)| {
                 let t = text_attr(item, attr::RECORD_TYPE).unwrap_or_default();
@@ -174,133 +305,34 @@ impl InMemoryBindings {
 
     /// Every item, in key order (what a scan, or the table's stream, would show).
     pub fn items(&self) -> impl Iterator<Item = &Item> {
-        self.rows.values()
+        self.0.rows.values()
+    }
+}
+
+impl BindingRows for MemoryRows {
+    fn row(&self, pk: &str, sk: &str) -> Result<Option<Item>, JavaError> {
+        Ok(self.rows.get(&(pk.to_owned(), sk.to_owned())).cloned())
     }
 
-    /// The newest row under `pk` whose sort key starts with `sk_prefix` (a descending query
-    /// with `Limit 1`).
-    fn latest(&self, pk: &str, sk_prefix: &str) -> Option<&Item> {
-        self.rows
+    fn newest(&self, pk: &str, sk_prefix: &str) -> Result<Option<Item>, JavaError> {
+        Ok(self
+            .rows
             .range((pk.to_owned(), sk_prefix.to_owned())..)
             .take_while(|((p, s), _)| p == pk && s.starts_with(sk_prefix))
             .last()
-            .map(|(_, item)| item)
+            .map(|(_, item)| item.clone()))
     }
 
-    /// A conditional put: writes when the key is free, else answers the row found there.
-    fn put_if_absent(&mut self, item: Item) -> Result<(), &Item> {
+    fn put_if_free(&mut self, item: Item) -> Result<Put, JavaError> {
         let key = (
             text_attr(&item, attr::PK).unwrap_or_default().to_owned(),
             text_attr(&item, attr::SK).unwrap_or_default().to_owned(),
         );
-        if self.rows.contains_key(&key) {
-            return Err(&self.rows[&key]);
+        if let Some(found) = self.rows.get(&key) {
+            return Ok(Put::Taken(Some(found.clone())));
         }
         self.rows.insert(key, item);
-        Ok(())
-    }
-}
-
-impl BindingStore for InMemoryBindings {
-    fn register(&mut self, registration: &CallbackRegistration) -> Result<bool, JavaError> {
-        match self.put_if_absent(registration.to_item()) {
-            Ok(()) => Ok(true),
-            Err(existing) => {
-                let existing = CallbackRegistration::from_item(existing).ok();
-                settle_taken_key(RowType::Registration, existing.as_ref(), |e| {
-                    e.same_authority(registration)
-                })
-            }
-        }
-    }
-
-    fn find_registration(
-        &self,
-        tenant_id: &str,
-        execution_id: &str,
-        generation: i64,
-    ) -> Result<Option<CallbackRegistration>, JavaError> {
-        let key = (
-            registration_partition_key(tenant_id, execution_id),
-            registration_sort_key(generation)?,
-        );
-        self.rows
-            .get(&key)
-            .map(CallbackRegistration::from_item)
-            .transpose()
-    }
-
-    fn find_latest_registration(
-        &self,
-        tenant_id: &str,
-        execution_id: &str,
-    ) -> Result<Option<CallbackRegistration>, JavaError> {
-        let pk = registration_partition_key(tenant_id, execution_id);
-        self.latest(&pk, prefix::REGISTRATION)
-            .map(CallbackRegistration::from_item)
-            .transpose()
-    }
-
-    fn bind(&mut self, binding: &CallbackBinding) -> Result<bool, JavaError> {
-        match self.put_if_absent(binding.to_item()) {
-            Ok(()) => Ok(true),
-            Err(existing) => {
-                let existing = CallbackBinding::decode(existing);
-                settle_taken_key(RowType::Binding, existing.as_ref(), |e| {
-                    e.same_authority(binding)
-                })
-            }
-        }
-    }
-
-    fn find_binding(
-        &self,
-        tenant_id: &str,
-        interaction_id: &str,
-        generation: i64,
-    ) -> Result<Option<CallbackBinding>, JavaError> {
-        let key = (
-            binding_partition_key(tenant_id, interaction_id),
-            generation_sort_key(generation)?,
-        );
-        self.rows
-            .get(&key)
-            .map(CallbackBinding::from_item)
-            .transpose()
-    }
-
-    fn find_latest_binding(
-        &self,
-        tenant_id: &str,
-        interaction_id: &str,
-    ) -> Result<Option<CallbackBinding>, JavaError> {
-        let pk = binding_partition_key(tenant_id, interaction_id);
-        self.latest(&pk, prefix::GENERATION)
-            .map(CallbackBinding::from_item)
-            .transpose()
-    }
-
-    fn delivered(&self, binding: &CallbackBinding) -> Result<bool, JavaError> {
-        let key = (
-            binding.partition_key(),
-            delivered_sort_key(binding.await_identity.generation),
-        );
-        Ok(self.rows.contains_key(&key))
-    }
-
-    fn record_delivered(
-        &mut self,
-        binding: &CallbackBinding,
-        delivery: Delivery,
-    ) -> Result<(), JavaError> {
-        let item = binding.delivery_item(
-            &delivery.provider_outcome,
-            delivery.delivered_at_epoch_ms,
-            &delivery.attempt_id,
-        );
-        // Delivery evidence is immutable: the first write stands, a second is no error.
-        let _ = self.put_if_absent(item);
-        Ok(())
+        Ok(Put::Written)
     }
 }
 

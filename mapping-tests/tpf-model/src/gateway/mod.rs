@@ -9,7 +9,9 @@
 mod bindings;
 mod plane;
 
-pub use bindings::{settle_taken_key, BindingStore, Delivery, InMemoryBindings};
+pub use bindings::{
+    settle_taken_key, BindingRows, BindingStore, Delivery, InMemoryBindings, MemoryRows, Put, Table,
+};
 pub use plane::{
     Accepted, AwaitSemanticCheckpoint, ControlPlane, RedriveCall, RedriveIntent, RequestedRelease,
     AWAIT_CHECKPOINT_LIMIT,

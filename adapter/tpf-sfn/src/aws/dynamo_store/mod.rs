@@ -26,7 +26,7 @@ use tpf_wire::records::DynamoItem;
 
 use super::dynamo_item::{from_sdk, SdkItem};
 use super::tables::TableNames;
-pub use bindings::DynamoBindings;
+pub use bindings::{DynamoBindings, DynamoRows};
 use expression::{names_for, values_for, Write};
 
 /// Every store trait over DynamoDB.
