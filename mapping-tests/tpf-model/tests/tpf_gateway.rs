@@ -520,7 +520,7 @@ fn sent(
     ok(g, &ActionRequest::submit(&input(key)).unwrap(), T0);
     let items = g.plane.take_queued();
     match g.plane.begin_remote_work_item(&items[0], T0 + 1).unwrap() {
-        RemoteStart::Sent(pending, request) => (pending, request),
+        RemoteStart::Sent(sent) => *sent,
         RemoteStart::Done(r) => panic!("nothing sent: {r:?}"),
     }
 }

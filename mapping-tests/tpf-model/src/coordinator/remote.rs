@@ -91,7 +91,7 @@ pub enum RemoteStart {
     /// Not claimable, or committed without a worker call: the record it left.
     Done(ExecutionRecord),
     /// The request is sent; the call waits for its response.
-    Sent(PendingTransition, TransitionRequest),
+    Sent(Box<(PendingTransition, TransitionRequest)>),
 }
 
 /// One transition worker function instance: its nonce guard (`TransitionWorkerNonceReplayGuard`)
@@ -167,7 +167,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                     claimed,
                     transition_key,
                 };
-                Ok(RemoteStart::Sent(pending, request))
+                Ok(RemoteStart::Sent(Box::new((pending, request))))
             }
         }
     }
