@@ -89,7 +89,7 @@ impl PendingTransition {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RemoteStart {
     /// Not claimable, or committed without a worker call: the record it left.
-    Done(ExecutionRecord),
+    Done(Box<ExecutionRecord>),
     /// The request is sent; the call waits for its response.
     Sent(Box<(PendingTransition, TransitionRequest)>),
 }
@@ -129,8 +129,10 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         now_ms: i64,
     ) -> CoordinatorResult<RemoteStart> {
         match self.claim_segment(tenant_id, execution_id, now_ms)? {
-            Claim::NotClaimed(record) => Ok(RemoteStart::Done(record)),
-            Claim::Ready(segment) => Ok(RemoteStart::Done(self.commit_segment(segment, now_ms)?)),
+            Claim::NotClaimed(record) => Ok(RemoteStart::Done(Box::new(record))),
+            Claim::Ready(segment) => Ok(RemoteStart::Done(Box::new(
+                self.commit_segment(segment, now_ms)?,
+            ))),
             Claim::Command {
                 claimed,
                 transition_key,
@@ -146,7 +148,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                     await_unit_id: None,
                     item: Some(item),
                 };
-                Ok(RemoteStart::Done(self.commit_segment(segment, now_ms)?))
+                Ok(RemoteStart::Done(Box::new(
+                    self.commit_segment(segment, now_ms)?,
+                )))
             }
             Claim::Command {
                 claimed,
