@@ -64,6 +64,10 @@ pub fn setup_for(info: &ScenarioInfo) -> Setup {
             index_lag_ms: minutes(10),
             ..Setup::restaurant()
         },
+        "tpf-06-transition-response-before-ack" | "tpf-07-duplicate-transition-delivery" => Setup {
+            remote_transitions: true,
+            ..Setup::restaurant()
+        },
         _ => Setup::restaurant(),
     }
 }
@@ -173,6 +177,12 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         }
         "tpf-05-work-committed-before-ack" => {
             |w| faulted_happy_path(w, FaultPoint::WorkAfterAction, 1)
+        }
+        "tpf-06-transition-response-before-ack" => {
+            |w| transition_redelivery(w, FaultPoint::TransitionAfterAction)
+        }
+        "tpf-07-duplicate-transition-delivery" => {
+            |w| transition_redelivery(w, FaultPoint::TransitionBeforeAction)
         }
         "tpf-08-submitter-failure-before-binding" => {
             |w| faulted_happy_path(w, FaultPoint::BindBeforeProviderBinding, 1)
@@ -483,6 +493,79 @@ fn tpf_03<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
             .is_some_and(|r| r.duplicate)
     });
     ensure(duplicate, || "no SUBMIT answered duplicate".to_owned())
+}
+
+/// TPF's transition-redelivery flow: the transition worker's mapping off, the first request
+/// sent twice more, `point` armed, the mapping on; then the happy path. TPF asserts one await
+/// interaction and SUCCEEDED; here also that the duplicates ran, that the responses nobody
+/// waited for were never committed (the execution parked once, under one claim), and that a
+/// duplicate never made TPF's outcome uncertain (no `REMOTE_OUTCOME_UNKNOWN`).
+fn transition_redelivery<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+    point: FaultPoint,
+) -> Result<(), String> {
+    w.set_transition_mapping(false);
+    let execution = submit(w)?;
+    until(
+        w,
+        "the work function sends the first transition request",
+        |w| w.transition_requests() > 0,
+    )?;
+    ensure(w.copy_transition_requests(2) == 2, || {
+        "not one request to copy".to_owned()
+    })?;
+    w.arm(point);
+    w.set_transition_mapping(true);
+    parked(w, &execution, 1)?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions once parked")
+    })?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    // The failed delivery comes back after the visibility timeout, once the execution moved on.
+    until(w, "the transition-request queue drains", |w| {
+        w.transition_requests() == 0
+    })?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    ensure(w.faults().count(point) == 1, || {
+        format!("{} fired {} times", point.name(), w.faults().count(point))
+    })?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })?;
+    ensure(w.executions().len() == 1, || {
+        format!("{} TPF executions", w.executions().len())
+    })?;
+    // Two segments (to the await, after it) each answered once; the first request's other
+    // deliveries ran too (the redelivered one after the execution had moved on), and their
+    // responses stayed on the queue.
+    let (ran, _) = w.transition_runs();
+    ensure(ran >= 4, || {
+        format!("the transition worker ran {ran} requests: the duplicates did not run")
+    })?;
+    let untaken = w.untaken_transition_responses();
+    ensure(
+        !untaken.is_empty()
+            && untaken
+                .iter()
+                .all(|r| r.request_id == untaken[0].request_id),
+        || {
+            format!(
+                "{} responses left, not all the first request's",
+                untaken.len()
+            )
+        },
+    )?;
+    let log = w.coordinator().log();
+    let parks = log.count(&execution, "park");
+    ensure(parks == 1, || format!("the execution parked {parks} times"))?;
+    let unknown = log.count(&execution, "remote-outcome-unknown");
+    ensure(unknown == 0, || {
+        "REMOTE_OUTCOME_UNKNOWN recorded".to_owned()
+    })
 }
 
 fn tpf_09<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
