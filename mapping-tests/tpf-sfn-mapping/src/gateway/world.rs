@@ -1,6 +1,7 @@
 //! The gateway world: TPF's action gateway over the model (`Gateway` over
 //! `LocalControlPlane<InMemoryStore>` and `InMemoryBindings`), TPF's SQS work function on the
-//! virtual clock, the two streams derived from the model's writes, the wake-up and the
+//! virtual clock (and, where a setup asks for it, TPF's SQS transition worker with its request
+//! and response queues), the two streams derived from the model's writes, the wake-up and the
 //! reconciler (`tpf_sfn_wakeup`), the starter, TPF's fault points, and one backend's engine
 //! behind [`GatewayEngine`].
 //!
