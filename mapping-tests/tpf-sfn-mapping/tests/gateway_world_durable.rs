@@ -6,8 +6,9 @@
 
 use tpf_durable_driver::GatewayRun;
 use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
-use tpf_sfn_mapping::gateway::catalogue::{CATALOGUE, FINDINGS};
-use tpf_sfn_mapping::gateway::scenarios::run_catalogue;
+use tpf_sfn_mapping::gateway::catalogue::{scenario, CATALOGUE, FINDINGS};
+use tpf_sfn_mapping::gateway::checks::GatewayCheck;
+use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, unexpected};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway_proof::DURABLE_ENGINE_KNOWN;
 
@@ -54,4 +55,31 @@ fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {
         }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// TPF's durable driver sets no callback timeout: its callback waits until the durable
+/// execution's own timeout (TPF's template: `DurableExecutionTimeoutSeconds`, 2,592,000 s by
+/// default). The driver program with that as its park is TPF's host's gap, and fails by name.
+#[test]
+fn tpfs_host_gap_a_durable_park_without_timeout_breaks_await_deadline_while_parked() {
+    const EXECUTION_TIMEOUT_SECONDS: u64 = 2_592_000;
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let engine = DurableGatewayEngine::new(
+        &gateway_version_arn(),
+        GatewayRun {
+            longest_await_seconds: EXECUTION_TIMEOUT_SECONDS,
+        },
+        T0,
+    );
+    let report = run_scenario(info, engine, &[]);
+    assert!(!unexpected(std::slice::from_ref(&report)).is_empty());
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| v.check == GatewayCheck::AwaitDeadlineWhileParked),
+        "{:?} {:?}",
+        report.outcome,
+        report.violations
+    );
 }
