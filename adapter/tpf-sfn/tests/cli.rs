@@ -1123,8 +1123,14 @@ fn mapping_test_runs_the_gateway_world_on_the_users_driver() {
         "{t}"
     );
     assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
-    assert!(t.contains("  ok    tpf-06-transition-response-before-ack"), "{t}");
-    assert!(t.contains("  ok    tpf-07-duplicate-transition-delivery"), "{t}");
+    assert!(
+        t.contains("  ok    tpf-06-transition-response-before-ack"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  ok    tpf-07-duplicate-transition-delivery"),
+        "{t}"
+    );
     assert!(
         t.contains("  known tpf-08-submitter-failure-before-binding"),
         "{t}"
@@ -1343,8 +1349,14 @@ fn mapping_test_runs_the_gateway_world_on_the_durable_driver() {
     assert!(t.contains("await deadline 1800 s"), "{t}");
     assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
     assert!(t.contains("  ok    concurrent-awaits"), "{t}");
-    assert!(t.contains("  ok    tpf-06-transition-response-before-ack"), "{t}");
-    assert!(t.contains("  ok    tpf-07-duplicate-transition-delivery"), "{t}");
+    assert!(
+        t.contains("  ok    tpf-06-transition-response-before-ack"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  ok    tpf-07-duplicate-transition-delivery"),
+        "{t}"
+    );
     assert!(t.contains("0 failed"), "{t}");
     let o = with_config(
         "mapping-test",

@@ -3,11 +3,11 @@
 //! through `await-timeout-seconds`), run on the ASL interpreter through the gateway Task
 //! binding, against every runnable scenario of the catalogue.
 
+use serde_json::Value;
 use tpf_sfn_compiler::bundled;
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::sfn::StepFunctions;
-use serde_json::Value;
 use tpf_sfn_compiler::sfn::asl::{self, StateMachine};
+use tpf_sfn_compiler::sfn::StepFunctions;
 use tpf_sfn_mapping::gateway::catalogue::{scenario, CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for, unexpected};
@@ -124,7 +124,11 @@ fn park_without_timeout(definition: &mut Value) {
         .collect();
     assert_eq!(parks.len(), 1, "one park: {parks:?}");
     let park = states(definition).get_mut(&parks[0]).unwrap();
-    assert!(park.as_object_mut().unwrap().remove("TimeoutSeconds").is_some());
+    assert!(park
+        .as_object_mut()
+        .unwrap()
+        .remove("TimeoutSeconds")
+        .is_some());
 }
 
 /// TPF's driver parks at every await: the route's "waiting again after a park hands over"
@@ -155,8 +159,7 @@ fn tpfs_host_gap_a_step_functions_park_without_timeout_breaks_await_deadline_whi
 }
 
 #[test]
-fn tpfs_host_gap_a_step_functions_second_park_in_a_generation_breaks_one_callback_per_generation(
-) {
+fn tpfs_host_gap_a_step_functions_second_park_in_a_generation_breaks_one_callback_per_generation() {
     fails_by(
         "second-await",
         park_at_every_await,
