@@ -1081,6 +1081,16 @@ fn with_config(
         .expect("run tpf-sfn")
 }
 
+/// TPF's two transition-worker scenarios passed in `mapping-test`'s text report `t`.
+fn transition_worker_scenarios_pass(t: &str) {
+    for name in [
+        "tpf-06-transition-response-before-ack",
+        "tpf-07-duplicate-transition-delivery",
+    ] {
+        assert!(t.contains(&format!("  ok    {name}")), "{t}");
+    }
+}
+
 /// A gateway binding's configuration in `dir`: the user's own function ARNs, `extra` lines
 /// appended to `[binding.gateway]`.
 fn gateway_config(dir: &Path, extra: &str) -> String {
@@ -1123,14 +1133,7 @@ fn mapping_test_runs_the_gateway_world_on_the_users_driver() {
         "{t}"
     );
     assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
-    assert!(
-        t.contains("  ok    tpf-06-transition-response-before-ack"),
-        "{t}"
-    );
-    assert!(
-        t.contains("  ok    tpf-07-duplicate-transition-delivery"),
-        "{t}"
-    );
+    transition_worker_scenarios_pass(&t);
     assert!(
         t.contains("  known tpf-08-submitter-failure-before-binding"),
         "{t}"
@@ -1349,14 +1352,7 @@ fn mapping_test_runs_the_gateway_world_on_the_durable_driver() {
     assert!(t.contains("await deadline 1800 s"), "{t}");
     assert!(t.contains("  ok    tpf-22-await-deadline"), "{t}");
     assert!(t.contains("  ok    concurrent-awaits"), "{t}");
-    assert!(
-        t.contains("  ok    tpf-06-transition-response-before-ack"),
-        "{t}"
-    );
-    assert!(
-        t.contains("  ok    tpf-07-duplicate-transition-delivery"),
-        "{t}"
-    );
+    transition_worker_scenarios_pass(&t);
     assert!(t.contains("0 failed"), "{t}");
     let o = with_config(
         "mapping-test",

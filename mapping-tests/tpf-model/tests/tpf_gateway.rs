@@ -538,6 +538,7 @@ fn a_remote_transition_is_sent_run_by_the_transition_worker_and_committed_from_i
     assert_eq!(store(&g), 0);
     let response = g
         .plane
+        .coordinator
         .run_transition_request(&mut TransitionWorkerInstance::default(), &request, T0 + 2)
         .expect("a fresh request runs");
     assert!(pending.answered_by(&response));
@@ -565,10 +566,14 @@ fn a_duplicate_transition_request_runs_again_on_another_instance_and_commits_onc
     let mut g = gateway();
     let (pending, request) = sent(&mut g, "k-r2");
     let mut warm = TransitionWorkerInstance::default();
-    let first = g.plane.run_transition_request(&mut warm, &request, T0 + 2);
+    let first = g
+        .plane
+        .coordinator
+        .run_transition_request(&mut warm, &request, T0 + 2);
     let runs = g.plane.coordinator.worker().runs().len();
     assert!(
         g.plane
+            .coordinator
             .run_transition_request(&mut warm, &request, T0 + 3)
             .is_none(),
         "the instance that answered drops the replayed nonce"
@@ -576,6 +581,7 @@ fn a_duplicate_transition_request_runs_again_on_another_instance_and_commits_onc
     assert_eq!(g.plane.coordinator.worker().runs().len(), runs, "unrun");
     let second = g
         .plane
+        .coordinator
         .run_transition_request(&mut TransitionWorkerInstance::default(), &request, T0 + 4)
         .expect("another instance runs it again");
     assert_eq!(g.plane.coordinator.worker().runs().len(), 2 * runs);
@@ -604,6 +610,7 @@ fn a_request_past_the_signature_tolerance_is_dropped_unrun() {
     let mut instance = TransitionWorkerInstance::default();
     assert!(g
         .plane
+        .coordinator
         .run_transition_request(&mut instance, &request, late)
         .is_none());
     assert!(g.plane.coordinator.worker().runs().is_empty());
@@ -611,6 +618,7 @@ fn a_request_past_the_signature_tolerance_is_dropped_unrun() {
     let in_time = late - 1;
     assert!(g
         .plane
+        .coordinator
         .run_transition_request(&mut instance, &request, in_time)
         .is_some());
 }

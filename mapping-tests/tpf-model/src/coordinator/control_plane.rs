@@ -23,9 +23,7 @@ use serde_json::Value;
 use tpf_wire::java_error::{class, JavaError};
 use tpf_wire::records::{AwaitInteractionRecord, ExecutionRecord, ExecutionStatus};
 
-use super::remote::{
-    PendingTransition, RemoteStart, TransitionRequest, TransitionResponse, TransitionWorkerInstance,
-};
+use super::remote::{PendingTransition, RemoteStart, TransitionResponse};
 use super::{Coordinator, CoordinatorError, SubmitRequest};
 use crate::gateway::{
     Accepted, AwaitSemanticCheckpoint, ControlPlane, RedriveCall, RequestedRelease,
@@ -162,18 +160,6 @@ where
         self.coordinator_mut()
             .begin_remote_work_item(&item.tenant_id, &item.execution_id, now_ms)
             .map_err(|e| java(e, &item.execution_id))
-    }
-
-    /// TPF's transition worker function on one delivered request: the response it publishes,
-    /// or `None` when it drops the request unrun.
-    pub fn run_transition_request(
-        &mut self,
-        instance: &mut TransitionWorkerInstance,
-        request: &TransitionRequest,
-        now_ms: i64,
-    ) -> Option<TransitionResponse> {
-        self.coordinator_mut()
-            .run_transition_request(instance, request, now_ms)
     }
 
     /// The waiting work function's call ends, with its response or at its deadline without.

@@ -411,6 +411,21 @@ fn happy_path<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<String, Strin
     Ok(execution)
 }
 
+/// `point` fired `times`, and TPF holds one await interaction.
+fn fired_with_one_await<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    point: FaultPoint,
+    times: usize,
+) -> Result<(), String> {
+    ensure(w.faults().count(point) == times, || {
+        format!("{} fired {} times", point.name(), w.faults().count(point))
+    })?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })
+}
+
 /// The happy path with `point` armed `times`; the point must have fired that often.
 fn faulted_happy_path<E: GatewayEngine>(
     w: &mut GatewayWorld<E>,
@@ -421,13 +436,7 @@ fn faulted_happy_path<E: GatewayEngine>(
         w.arm(point);
     }
     let execution = happy_path(w)?;
-    ensure(w.faults().count(point) == times, || {
-        format!("{} fired {} times", point.name(), w.faults().count(point))
-    })?;
-    let interactions = w.interactions().len();
-    ensure(interactions == 1, || {
-        format!("{interactions} await interactions")
-    })?;
+    fired_with_one_await(w, point, times)?;
     match point {
         FaultPoint::SubmitBeforeTpfCommit => {
             let submits = w.trace().calls(Operation::Submit).count();
@@ -529,13 +538,7 @@ fn transition_redelivery<E: GatewayEngine>(
     })?;
     expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
     expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
-    ensure(w.faults().count(point) == 1, || {
-        format!("{} fired {} times", point.name(), w.faults().count(point))
-    })?;
-    let interactions = w.interactions().len();
-    ensure(interactions == 1, || {
-        format!("{interactions} await interactions")
-    })?;
+    fired_with_one_await(w, point, 1)?;
     ensure(w.executions().len() == 1, || {
         format!("{} TPF executions", w.executions().len())
     })?;

@@ -996,7 +996,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 false
             } else {
                 let mut instance = TransitionWorkerInstance::default();
-                let published = self.host.gateway.plane.run_transition_request(
+                let published = self.host.gateway.plane.coordinator.run_transition_request(
                     &mut instance,
                     &delivery.request,
                     now,
