@@ -163,6 +163,9 @@ pub enum Mutation {
     /// The wake-up and the reconciler start a replacement on the active release instead of the
     /// execution's own.
     ReplacementOnActiveRelease,
+    /// The work function takes the first response on the transition response queue, whatever
+    /// request it answers (TPF's caller takes only its own request id's).
+    AnyTransitionResponse,
 }
 
 /// What the wake-up did with one stream record.
@@ -1029,11 +1032,10 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         let now = self.host.now;
         let mut busy = false;
         for waiting in std::mem::take(&mut self.transitions.waiting) {
-            let taken = self
-                .transitions
-                .responses
-                .iter()
-                .position(|r| waiting.pending.answered_by(r));
+            let taken = self.transitions.responses.iter().position(|r| {
+                waiting.pending.answered_by(r)
+                    || self.mutations.contains(&Mutation::AnyTransitionResponse)
+            });
             if taken.is_none() && waiting.pending.deadline_ms > now {
                 self.transitions.waiting.push(waiting);
                 continue;
