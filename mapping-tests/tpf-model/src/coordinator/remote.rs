@@ -22,7 +22,9 @@
 //!
 //! Where the model is simpler: request ids and nonces are derived from the claim (execution,
 //! version) instead of random; signatures always verify; an item continuation's child record
-//! runs its segment in the work function.
+//! runs its segment in the work function; the waiting call does not renew its lease (TPF's
+//! segment pipeline renews it every third of the lease while the transition runs), which the
+//! default request timeout (30 s) does not outlast (the lease is 30 s).
 
 use std::collections::BTreeMap;
 

@@ -101,8 +101,9 @@ pub struct Setup {
     /// How long after an await's deadline TPF may still be applying it (the check's slack).
     pub deadline_grace_ms: i64,
     /// The pipeline's steps run on TPF's SQS transition worker (`tpf_model::coordinator::remote`):
-    /// the work function sends each segment's request and waits for its response. Off, the
-    /// work function runs them itself.
+    /// the work function sends each segment's request and waits for its response (a request
+    /// reaches the worker `work_delay_ms` after it is sent). Off, the work function runs them
+    /// itself.
     pub remote_transitions: bool,
     /// The transition-request queue's visibility timeout: a failed delivery is received again
     /// after it (TPF's template sets 5,400 s; 90 s here keeps a redelivered request within
