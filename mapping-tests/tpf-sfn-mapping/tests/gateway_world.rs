@@ -172,21 +172,29 @@ fn a_replacement_on_the_active_release_breaks_release_pinned() {
 }
 
 /// The transition-worker scenarios' own assertions catch a work function that commits a
-/// response to another request (a duplicate's, left on the response queue).
+/// response to another request (a duplicate's or a late one, left on the response queue).
 #[test]
 fn a_work_function_taking_another_requests_response_fails_the_transition_scenarios() {
-    for name in [
-        "tpf-06-transition-response-before-ack",
-        "tpf-07-duplicate-transition-delivery",
+    for (name, says) in [
+        // The resumed segment committed a duplicate's answer to the first request; its own
+        // response stayed on the queue.
+        (
+            "tpf-06-transition-response-before-ack",
+            "not all the first request's",
+        ),
+        (
+            "tpf-07-duplicate-transition-delivery",
+            "not all the first request's",
+        ),
+        // The retry committed the late first request's answer, then its own: a second park.
+        ("transition-timeout", "parked 2 times"),
     ] {
         let r = run(name, None, &[Mutation::AnyTransitionResponse]);
         assert!(
             !unexpected(std::slice::from_ref(&r)).is_empty(),
             "{name} passed"
         );
-        // The resumed segment committed a duplicate's answer to the first request, and its own
-        // response stayed on the queue.
         let e = r.outcome.as_ref().expect_err(name);
-        assert!(e.contains("not all the first request's"), "{name}: {e}");
+        assert!(e.contains(says), "{name}: {e}");
     }
 }

@@ -17,6 +17,7 @@ use super::engine::{DriverStatus, DriverView, GatewayEngine};
 use super::faults::FaultPoint;
 use super::trace::{SendResult, Stream};
 use super::world::{GatewayWorld, Mutation, Setup, WorldError, HOUR, MINUTE, TENANT};
+use tpf_model::coordinator::remote::TRANSITION_WORKER_FAILURE;
 
 type Run<E> = fn(&mut GatewayWorld<E>) -> Result<(), String>;
 
@@ -64,7 +65,9 @@ pub fn setup_for(info: &ScenarioInfo) -> Setup {
             index_lag_ms: minutes(10),
             ..Setup::restaurant()
         },
-        "tpf-06-transition-response-before-ack" | "tpf-07-duplicate-transition-delivery" => Setup {
+        "tpf-06-transition-response-before-ack"
+        | "tpf-07-duplicate-transition-delivery"
+        | "transition-timeout" => Setup {
             remote_transitions: true,
             ..Setup::restaurant()
         },
@@ -213,6 +216,7 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         "provider-history-loss" => provider_history_loss,
         "lost-answer-and-history-loss" => lost_answer_and_history_loss,
         "new-release-mid-flight" => new_release_mid_flight,
+        "transition-timeout" => transition_timeout,
         _ => return None,
     };
     Some(run)
@@ -562,6 +566,49 @@ fn transition_redelivery<E: GatewayEngine>(
             )
         },
     )?;
+    let log = w.coordinator().log();
+    let parks = log.count(&execution, "park");
+    ensure(parks == 1, || format!("the execution parked {parks} times"))?;
+    let unknown = log.count(&execution, "remote-outcome-unknown");
+    ensure(unknown == 0, || {
+        "REMOTE_OUTCOME_UNKNOWN recorded".to_owned()
+    })
+}
+
+/// The transition worker's mapping off past the work function's request timeout, until the
+/// retry sent its own request.
+fn transition_timeout<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    w.set_transition_mapping(false);
+    let execution = submit(w)?;
+    until(w, "the call times out and TPF schedules a retry", |w| {
+        w.execution_of(KEY)
+            .is_some_and(|r| r.status == ExecutionStatus::WaitRetry)
+    })?;
+    let record = w.execution_of(KEY).ok_or("no execution")?;
+    ensure(
+        record.error_code.as_deref() == Some(TRANSITION_WORKER_FAILURE),
+        || format!("the retry's error is {:?}", record.error_code),
+    )?;
+    until(w, "the retry sends its own request", |w| {
+        w.transition_requests() == 2
+    })?;
+    w.set_transition_mapping(true);
+    parked(w, &execution, 1)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })?;
+    let untaken = w.untaken_transition_responses();
+    ensure(untaken.len() == 1, || {
+        format!(
+            "{} responses left, not the first request's one",
+            untaken.len()
+        )
+    })?;
     let log = w.coordinator().log();
     let parks = log.count(&execution, "park");
     ensure(parks == 1, || format!("the execution parked {parks} times"))?;
