@@ -1008,7 +1008,7 @@ fn mapping_test_json_maps_tpfs_conformance_scenarios_to_the_gateway_world() {
     assert_eq!(rows[5]["gap"], serde_json::Value::Null);
     assert_eq!(
         rows[6]["coveredBy"],
-        serde_json::json!(["tpf-07-duplicate-transition-delivery"])
+        serde_json::json!(["tpf-07-duplicate-transition-delivery", "transition-timeout"])
     );
     assert_eq!(
         rows[21]["coveredBy"],
