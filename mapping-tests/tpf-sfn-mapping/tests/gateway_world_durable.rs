@@ -19,7 +19,7 @@ use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
 use tpf_sfn_mapping::durable::program::EngineOps;
 use tpf_sfn_mapping::gateway::catalogue::{scenario, CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
-use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for, unexpected};
+use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway_proof::DURABLE_ENGINE_KNOWN;
 use tpf_wire::gateway::start::ExecutionInput;
@@ -84,17 +84,9 @@ fn tpfs_host_gap_a_durable_park_without_timeout_breaks_await_deadline_while_park
         },
         T0,
     );
-    let report = run_scenario(info, engine, &[]);
-    assert!(!unexpected(std::slice::from_ref(&report)).is_empty());
-    assert!(
-        report
-            .violations
-            .iter()
-            .any(|v| v.check == GatewayCheck::AwaitDeadlineWhileParked),
-        "{:?} {:?}",
-        report.outcome,
-        report.violations
-    );
+    run_scenario(info, engine, &[])
+        .failed_by(GatewayCheck::AwaitDeadlineWhileParked)
+        .unwrap();
 }
 
 /// TPF's durable driver parks at every await of a generation: the driver program, run again
@@ -204,15 +196,7 @@ fn tpfs_host_gap_a_durable_second_park_in_a_generation_breaks_one_callback_per_g
         }),
         T0,
     );
-    let report = run_scenario(info, engine, &[]);
-    assert!(!unexpected(std::slice::from_ref(&report)).is_empty());
-    assert!(
-        report
-            .violations
-            .iter()
-            .any(|v| v.check == GatewayCheck::OneCallbackPerGeneration),
-        "{:?} {:?}",
-        report.outcome,
-        report.violations
-    );
+    run_scenario(info, engine, &[])
+        .failed_by(GatewayCheck::OneCallbackPerGeneration)
+        .unwrap();
 }

@@ -12,7 +12,7 @@ use tpf_wire::gateway::{ActionResponse, Operation};
 use tpf_wire::records::{interaction_attr, AttrValue, ExecutionStatus, Item};
 
 use super::catalogue::{ScenarioInfo, CATALOGUE};
-use super::checks::{evaluate, Violation, EXECUTION_ENDED_ERROR};
+use super::checks::{evaluate, GatewayCheck, Violation, EXECUTION_ENDED_ERROR};
 use super::engine::{DriverStatus, DriverView, GatewayEngine};
 use super::faults::FaultPoint;
 use super::trace::{SendResult, Stream};
@@ -33,6 +33,22 @@ pub struct ScenarioReport {
 impl ScenarioReport {
     pub fn passed(&self) -> bool {
         self.outcome.is_ok() && self.violations.is_empty()
+    }
+
+    /// `Ok` when the run failed as a catalogue run reports it and broke `check` (a driver or a
+    /// host that breaks the check's invariant), else what it did instead.
+    pub fn failed_by(&self, check: GatewayCheck) -> Result<(), String> {
+        let reported = !unexpected(std::slice::from_ref(self)).is_empty();
+        if reported && self.violations.iter().any(|v| v.check == check) {
+            return Ok(());
+        }
+        Err(format!(
+            "{} did not fail {}: {:?} {:?}",
+            self.name,
+            check.name(),
+            self.outcome,
+            self.violations
+        ))
     }
 }
 
@@ -566,10 +582,19 @@ fn transition_redelivery<E: GatewayEngine>(
             )
         },
     )?;
+    parked_once_never_unknown(w, &execution)
+}
+
+/// TPF's record of `execution` parked once and was never `REMOTE_OUTCOME_UNKNOWN`: no response
+/// but the claim's own was committed.
+fn parked_once_never_unknown<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    execution: &str,
+) -> Result<(), String> {
     let log = w.coordinator().log();
-    let parks = log.count(&execution, "park");
+    let parks = log.count(execution, "park");
     ensure(parks == 1, || format!("the execution parked {parks} times"))?;
-    let unknown = log.count(&execution, "remote-outcome-unknown");
+    let unknown = log.count(execution, "remote-outcome-unknown");
     ensure(unknown == 0, || {
         "REMOTE_OUTCOME_UNKNOWN recorded".to_owned()
     })
@@ -609,13 +634,7 @@ fn transition_timeout<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), S
             untaken.len()
         )
     })?;
-    let log = w.coordinator().log();
-    let parks = log.count(&execution, "park");
-    ensure(parks == 1, || format!("the execution parked {parks} times"))?;
-    let unknown = log.count(&execution, "remote-outcome-unknown");
-    ensure(unknown == 0, || {
-        "REMOTE_OUTCOME_UNKNOWN recorded".to_owned()
-    })
+    parked_once_never_unknown(w, &execution)
 }
 
 fn tpf_09<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
