@@ -1186,6 +1186,28 @@ fn mapping_test_runs_the_gateway_world_on_the_users_driver() {
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(t.contains("gateway RegisterCallback: answered"), "{t}");
     assert!(t.contains("+00:30:06.000 gateway Sweep"), "{t}");
+    // Where the steps run on TPF's transition worker, its requests are in the trace.
+    let o = with_config(
+        "simulate",
+        &contract,
+        &release,
+        &config,
+        &["--scenario", "tpf-07-duplicate-transition-delivery"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for what in [
+        ": sent",
+        ": failed before the action",
+        ": ran",
+        ": committed",
+    ] {
+        assert!(
+            t.lines()
+                .any(|l| l.contains(" transition request ") && l.ends_with(what)),
+            "{what}: {t}"
+        );
+    }
     let o = with_config(
         "simulate",
         &contract,

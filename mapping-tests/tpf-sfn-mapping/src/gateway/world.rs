@@ -44,7 +44,7 @@ use super::engine::{GatewayEngine, GatewayHost, InvokeError, Started};
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
     Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia, Stream, StreamEvent,
-    Trace,
+    Trace, TransitionEvent,
 };
 use super::view::ModelView;
 
@@ -305,6 +305,14 @@ fn key_of(s: Stream) -> StreamKey {
 }
 
 impl Host {
+    fn trace_transition(&mut self, request_id: &str, what: &'static str) {
+        self.trace.transitions.push(TransitionEvent {
+            at_ms: self.now,
+            request_id: request_id.to_owned(),
+            what,
+        });
+    }
+
     /// Appends the records of every write since the last call to the streams.
     fn derive_streams(&mut self) {
         let visible_at = self.now + self.setup.stream_delay_ms;
@@ -938,6 +946,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 {
                     Ok(RemoteStart::Sent(sent)) => {
                         let (pending, request) = *sent;
+                        self.host.trace_transition(&request.request_id, "sent");
                         self.transitions.requests.push(TransitionDelivery {
                             request,
                             visible_at: now + self.host.setup.work_delay_ms,
@@ -997,6 +1006,8 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 .faults
                 .fire(FaultPoint::TransitionBeforeAction, now)
             {
+                self.host
+                    .trace_transition(&delivery.request.request_id, "failed before the action");
                 false
             } else {
                 let mut instance = TransitionWorkerInstance::default();
@@ -1008,10 +1019,15 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 self.host.derive_streams();
                 match published {
                     Some(response) => {
+                        self.host.trace_transition(&response.request_id, "ran");
                         self.transitions.ran += 1;
                         self.transitions.responses.push(response);
                     }
-                    None => self.transitions.dropped += 1,
+                    None => {
+                        self.host
+                            .trace_transition(&delivery.request.request_id, "dropped");
+                        self.transitions.dropped += 1;
+                    }
                 }
                 !self
                     .host
@@ -1020,6 +1036,8 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             };
             // Past its 5 receives a request goes to the transition dead-letter queue.
             if !acknowledged && delivery.receives < WORK_MAX_RECEIVES {
+                self.host
+                    .trace_transition(&delivery.request.request_id, "redelivered");
                 delivery.visible_at = now + self.host.setup.transition_redelivery_ms;
                 self.transitions.requests.push(delivery);
             }
@@ -1043,6 +1061,13 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             }
             busy = true;
             let response = taken.map(|i| self.transitions.responses.remove(i));
+            let what = if response.is_some() {
+                "committed"
+            } else {
+                "timed out"
+            };
+            self.host
+                .trace_transition(&waiting.pending.request_id, what);
             let ran = self
                 .host
                 .gateway
