@@ -10,7 +10,8 @@
 //! holds the behaviour. Modules: [`store`] (storage SPIs and the in-memory store), [`worker`] (runtime steps and a scripted
 //! transition worker), [`coordinator`] (the flows), [`gateway`] (TPF's action gateway over a
 //! control plane and the callback-binding table; [`coordinator::LocalControlPlane`] serves it
-//! from the model), [`actions`] (Action API v1), [`transitions`] (the commit log the harness
+//! from the model; [`coordinator::remote`] is TPF's SQS transition worker, remote steps on their own
+//! queue), [`actions`] (Action API v1), [`transitions`] (the commit log the harness
 //! checks).
 //!
 //! Which TPF it models is [`CoordinatorConfig`]'s choice: the one the Action API specifies (the

@@ -580,3 +580,154 @@ fn admission_declines_without_claiming_and_the_item_runs_when_delivered_again() 
         "the admitted delivery claims and runs"
     );
 }
+
+// --- TPF's SQS transition worker: remote steps on their own queue ----------------------------
+
+/// A submitted execution's work item, claimed by a work function whose steps run remotely: the
+/// request it sent and the call waiting for the response.
+fn sent(
+    g: &mut ModelGateway,
+    key: &str,
+) -> (
+    tpf_model::coordinator::remote::PendingTransition,
+    tpf_model::coordinator::remote::TransitionRequest,
+) {
+    use tpf_model::coordinator::remote::RemoteStart;
+    ok(g, &ActionRequest::submit(&input(key)).unwrap(), T0);
+    let items = g.plane.take_queued();
+    match g.plane.begin_remote_work_item(&items[0], T0 + 1).unwrap() {
+        RemoteStart::Sent(sent) => *sent,
+        RemoteStart::Done(r) => panic!("nothing sent: {r:?}"),
+    }
+}
+
+#[test]
+fn a_remote_transition_is_sent_run_by_the_transition_worker_and_committed_from_its_response() {
+    use tpf_model::coordinator::remote::{TransitionWorkerInstance, SQS_REQUEST_TIMEOUT_MS};
+    let mut g = gateway();
+    let (pending, request) = sent(&mut g, "k-r1");
+    assert_eq!(pending.deadline_ms, T0 + 1 + SQS_REQUEST_TIMEOUT_MS);
+    assert_eq!(request.command.transition_key, pending.transition_key());
+    let store = |g: &ModelGateway| g.plane.coordinator.store().scan_interactions().len();
+    let status = |g: &ModelGateway| g.plane.coordinator.store().scan_executions()[0].status;
+    assert_eq!(status(&g).to_string(), "RUNNING", "claimed, not run");
+    assert_eq!(store(&g), 0);
+    let response = g
+        .plane
+        .coordinator
+        .run_transition_request(&mut TransitionWorkerInstance::default(), &request, T0 + 2)
+        .expect("a fresh request runs");
+    assert!(pending.answered_by(&response));
+    assert_eq!(
+        store(&g),
+        1,
+        "the await step writes its interaction where it runs"
+    );
+    assert_eq!(
+        status(&g).to_string(),
+        "RUNNING",
+        "the worker commits nothing"
+    );
+    let parked = g
+        .plane
+        .finish_remote_work_item(pending, Some(response), T0 + 3)
+        .unwrap();
+    assert_eq!(parked.status.to_string(), "WAITING_EXTERNAL");
+    assert_eq!(store(&g), 1);
+}
+
+#[test]
+fn a_duplicate_transition_request_runs_again_on_another_instance_and_commits_once() {
+    use tpf_model::coordinator::remote::TransitionWorkerInstance;
+    let mut g = gateway();
+    let (pending, request) = sent(&mut g, "k-r2");
+    let mut warm = TransitionWorkerInstance::default();
+    let first = g
+        .plane
+        .coordinator
+        .run_transition_request(&mut warm, &request, T0 + 2);
+    let runs = g.plane.coordinator.worker().runs().len();
+    assert!(
+        g.plane
+            .coordinator
+            .run_transition_request(&mut warm, &request, T0 + 3)
+            .is_none(),
+        "the instance that answered drops the replayed nonce"
+    );
+    assert_eq!(g.plane.coordinator.worker().runs().len(), runs, "unrun");
+    let second = g
+        .plane
+        .coordinator
+        .run_transition_request(&mut TransitionWorkerInstance::default(), &request, T0 + 4)
+        .expect("another instance runs it again");
+    assert_eq!(g.plane.coordinator.worker().runs().len(), 2 * runs);
+    assert!(pending.answered_by(&second), "the same request id");
+    let parked = g
+        .plane
+        .finish_remote_work_item(pending.clone(), first, T0 + 5)
+        .unwrap();
+    let again = g
+        .plane
+        .finish_remote_work_item(pending, Some(second), T0 + 6)
+        .unwrap();
+    assert_eq!(
+        again.version, parked.version,
+        "the claimed version commits once"
+    );
+    assert_eq!(g.plane.coordinator.store().scan_interactions().len(), 1);
+}
+
+#[test]
+fn a_request_past_the_signature_tolerance_is_dropped_unrun() {
+    use tpf_model::coordinator::remote::{TransitionWorkerInstance, SQS_SIGNATURE_TOLERANCE_MS};
+    let mut g = gateway();
+    let (_, request) = sent(&mut g, "k-r3");
+    let late = request.timestamp_ms + SQS_SIGNATURE_TOLERANCE_MS + 1;
+    let mut instance = TransitionWorkerInstance::default();
+    assert!(g
+        .plane
+        .coordinator
+        .run_transition_request(&mut instance, &request, late)
+        .is_none());
+    assert!(g.plane.coordinator.worker().runs().is_empty());
+    assert!(g.plane.coordinator.store().scan_interactions().is_empty());
+    let in_time = late - 1;
+    assert!(g
+        .plane
+        .coordinator
+        .run_transition_request(&mut instance, &request, in_time)
+        .is_some());
+}
+
+#[test]
+fn no_response_by_the_request_timeout_is_a_retryable_failure_not_remote_outcome_unknown() {
+    use tpf_model::coordinator::remote::{TransitionResponse, TRANSITION_WORKER_FAILURE};
+    let mut g = gateway();
+    let (pending, _) = sent(&mut g, "k-r4");
+    let other = TransitionResponse {
+        request_id: "another-request".to_owned(),
+        result: tpf_model::worker::TransitionResult::WaitingExternal { step_index: 2 },
+    };
+    assert!(
+        !pending.answered_by(&other),
+        "another request's response is put back"
+    );
+    let execution_id = pending.execution_id().to_owned();
+    let deadline = pending.deadline_ms;
+    let retry = g
+        .plane
+        .finish_remote_work_item(pending, None, deadline)
+        .unwrap();
+    assert_eq!(retry.status.to_string(), "WAIT_RETRY");
+    assert_eq!(retry.attempt, 1);
+    assert_eq!(retry.error_code.as_deref(), Some(TRANSITION_WORKER_FAILURE));
+    assert_eq!(
+        retry.error_message.as_deref(),
+        Some(
+            format!(
+                "Timed out waiting for SQS transition worker response for execution {execution_id}"
+            )
+            .as_str()
+        )
+    );
+}

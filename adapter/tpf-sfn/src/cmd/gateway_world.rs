@@ -216,7 +216,8 @@ fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {
 }
 
 /// The trace's events in time order, one line each: generations started, gateway calls,
-/// callback sends and reconciler decisions.
+/// callback sends, reconciler decisions and, where the steps run remotely, the transition
+/// worker's requests.
 fn summary(t: &Trace) -> Vec<String> {
     let mut lines: Vec<(i64, String)> = Vec::new();
     for s in &t.starts {
@@ -250,6 +251,12 @@ fn summary(t: &Trace) -> Vec<String> {
     }
     for r in &t.reconciles {
         lines.push((r.at_ms, format!("reconciler {}", r.decision)));
+    }
+    for e in &t.transitions {
+        lines.push((
+            e.at_ms,
+            format!("transition request {}: {}", e.request_id, e.what),
+        ));
     }
     lines.sort_by_key(|(at, _)| *at);
     lines

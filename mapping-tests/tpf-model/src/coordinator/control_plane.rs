@@ -23,6 +23,7 @@ use serde_json::Value;
 use tpf_wire::java_error::{class, JavaError};
 use tpf_wire::records::{AwaitInteractionRecord, ExecutionRecord, ExecutionStatus};
 
+use super::remote::{PendingTransition, RemoteStart, TransitionResponse};
 use super::{Coordinator, CoordinatorError, SubmitRequest};
 use crate::gateway::{
     Accepted, AwaitSemanticCheckpoint, ControlPlane, RedriveCall, RequestedRelease,
@@ -147,6 +148,31 @@ where
             .process_work_item(&item.tenant_id, &item.execution_id, now_ms)
             .map(|outcome| outcome.record)
             .map_err(|e| java(e, &item.execution_id))
+    }
+
+    /// TPF's work function with its steps on the SQS transition worker (`remote.rs`), on one
+    /// delivered item: the record it left, or the request it sent and the call waiting for it.
+    pub fn begin_remote_work_item(
+        &mut self,
+        item: &WorkItem,
+        now_ms: i64,
+    ) -> Result<RemoteStart, JavaError> {
+        self.coordinator_mut()
+            .begin_remote_work_item(&item.tenant_id, &item.execution_id, now_ms)
+            .map_err(|e| java(e, &item.execution_id))
+    }
+
+    /// The waiting work function's call ends, with its response or at its deadline without.
+    pub fn finish_remote_work_item(
+        &mut self,
+        pending: PendingTransition,
+        response: Option<TransitionResponse>,
+        now_ms: i64,
+    ) -> Result<ExecutionRecord, JavaError> {
+        let execution_id = pending.execution_id().to_owned();
+        self.coordinator_mut()
+            .finish_remote_work_item(pending, response, now_ms)
+            .map_err(|e| java(e, &execution_id))
     }
 
     fn semantic(

@@ -12,6 +12,7 @@ mod control_plane;
 mod items;
 mod redrive;
 mod releases;
+pub mod remote;
 mod segment;
 mod submit;
 mod sweep;

@@ -12,7 +12,7 @@ use tpf_wire::records::{
 };
 
 use super::{
-    record_identity, ClaimedSegment, Coordinator, CoordinatorError, CoordinatorResult,
+    record_identity, ClaimedSegment, Coordinator, CoordinatorError, CoordinatorResult, ItemChild,
     WorkItemOutcome, WorkItemStart, DAY_S,
 };
 
@@ -62,6 +62,42 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         execution_id: &str,
         now_ms: i64,
     ) -> CoordinatorResult<WorkItemStart> {
+        match self.claim_segment(tenant_id, execution_id, now_ms)? {
+            Claim::NotClaimed(record) => Ok(WorkItemStart::NotClaimed(record)),
+            Claim::Ready(segment) => Ok(WorkItemStart::Claimed(segment)),
+            Claim::Command {
+                claimed,
+                transition_key,
+                item,
+                command,
+            } => {
+                let result = self.worker.execute(&self.pipeline, &command);
+                let await_unit_id = match (&result, &item) {
+                    (TransitionResult::WaitingExternal { step_index }, None) => {
+                        Some(self.import_suspension(&claimed, *step_index, now_ms)?)
+                    }
+                    _ => None,
+                };
+                Ok(WorkItemStart::Claimed(ClaimedSegment {
+                    record: claimed,
+                    transition_key,
+                    result,
+                    await_unit_id,
+                    item,
+                }))
+            }
+        }
+    }
+
+    /// Claims the lease and builds the segment's transition command, without running it: the
+    /// work function runs it in process ([`Self::begin_work_item`]) or hands it to a transition
+    /// worker (`remote.rs`). A segment that needs no worker call comes back ready to commit.
+    pub(super) fn claim_segment(
+        &mut self,
+        tenant_id: &str,
+        execution_id: &str,
+        now_ms: i64,
+    ) -> CoordinatorResult<Claim> {
         let current = self.status(tenant_id, execution_id, now_ms)?;
         let Some(claimed) = self.store.claim_lease(
             tenant_id,
@@ -72,7 +108,7 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         )?
         else {
             // Not due, leased elsewhere, parked or terminal: the work item is simply handled.
-            return Ok(WorkItemStart::NotClaimed(current));
+            return Ok(Claim::NotClaimed(current));
         };
         self.log.record(now_ms, &claimed, "claim");
         let transition_key = format!(
@@ -84,45 +120,46 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             Some(child) => child.aggregate_step_index,
             None => self.pipeline.len(),
         };
-        let result = if item.as_ref().is_some_and(|c| !c.parent_waiting) {
+        let ready = |result| {
+            Ok(Claim::Ready(ClaimedSegment {
+                record: claimed.clone(),
+                transition_key: transition_key.clone(),
+                result,
+                await_unit_id: None,
+                item: item.clone(),
+            }))
+        };
+        if item.as_ref().is_some_and(|c| !c.parent_waiting) {
             // Not run: `commit_segment` ends the child (`abandon_item_child`).
-            TransitionResult::Completed {
+            return ready(TransitionResult::Completed {
                 output: Value::Null,
-            }
-        } else if item.is_none() && claimed.current_step_index >= self.pipeline.len() {
+            });
+        }
+        if item.is_none() && claimed.current_step_index >= self.pipeline.len() {
             // Released at the step count by its itemized await: the items are the result; TPF's
             // coordinator publishes them itself, without a worker call.
-            TransitionResult::Completed {
+            return ready(TransitionResult::Completed {
                 output: multi_items(&claimed.input_payload),
-            }
-        } else {
-            let payload = self.segment_input(&claimed)?;
-            let cmd = TransitionCommand {
-                tenant_id: claimed.tenant_id.clone(),
-                execution_id: claimed.execution_id.clone(),
-                identity: record_identity(&claimed),
-                current_step_index: claimed.current_step_index,
-                stop_before_step_index: stop,
-                attempt: claimed.attempt,
-                execution_version: claimed.version,
-                transition_key: transition_key.clone(),
-                payload,
-            };
-            self.worker.execute(&self.pipeline, &cmd)
+            });
+        }
+        let payload = self.segment_input(&claimed)?;
+        let command = TransitionCommand {
+            tenant_id: claimed.tenant_id.clone(),
+            execution_id: claimed.execution_id.clone(),
+            identity: record_identity(&claimed),
+            current_step_index: claimed.current_step_index,
+            stop_before_step_index: stop,
+            attempt: claimed.attempt,
+            execution_version: claimed.version,
+            transition_key: transition_key.clone(),
+            payload,
         };
-        let await_unit_id = match (&result, &item) {
-            (TransitionResult::WaitingExternal { step_index }, None) => {
-                Some(self.import_suspension(&claimed, *step_index, now_ms)?)
-            }
-            _ => None,
-        };
-        Ok(WorkItemStart::Claimed(ClaimedSegment {
-            record: claimed,
+        Ok(Claim::Command {
+            claimed,
             transition_key,
-            result,
-            await_unit_id,
             item,
-        }))
+            command,
+        })
     }
 
     /// `SegmentCommitEffects.commit`; returns the record after the commit and its follow-ups.
@@ -281,6 +318,27 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         step_index: u32,
         now_ms: i64,
     ) -> CoordinatorResult<String> {
+        let request = self.segment_input(record)?;
+        self.write_suspension(
+            &record.tenant_id,
+            &record.execution_id,
+            step_index,
+            request,
+            now_ms,
+        )
+    }
+
+    /// The await step's writes (`AwaitCoordinator` while the step runs, wherever it runs): the
+    /// unit and its interactions, each created or got by its deterministic id, so a step that
+    /// runs again (a retried segment, a duplicate transition request) re-finds them.
+    pub(super) fn write_suspension(
+        &mut self,
+        tenant_id: &str,
+        execution_id: &str,
+        step_index: u32,
+        request: Value,
+        now_ms: i64,
+    ) -> CoordinatorResult<String> {
         let step = self
             .pipeline
             .step(step_index)
@@ -289,14 +347,11 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         let await_step = step.await_step().cloned().ok_or_else(|| {
             CoordinatorError::BadRequest(format!("step {step_index} is not an await"))
         })?;
-        let tenant_id = &record.tenant_id;
-        let execution_id = &record.execution_id;
         let unit_id = ids::await_unit_id(tenant_id, execution_id, &step.step_id, step_index);
         // createInteraction: the deadline is always now + the (positive) timeout, the row lives
         // a day past it.
         let deadline = now_ms + await_step.timeout_ms;
         let ttl_epoch_s = deadline.div_euclid(1000) + DAY_S;
-        let request = self.segment_input(record)?;
         let items: Vec<Option<u32>> = match await_step.shape {
             AwaitShape::Scalar => vec![None],
             AwaitShape::Itemized { items } => (0..items).map(Some).collect(),
@@ -319,8 +374,8 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
                     &idempotency_key,
                 );
                 AwaitInteractionRecord {
-                    tenant_id: tenant_id.clone(),
-                    execution_id: execution_id.clone(),
+                    tenant_id: tenant_id.to_owned(),
+                    execution_id: execution_id.to_owned(),
                     step_id: step.step_id.clone(),
                     step_index,
                     output_type: Some(await_step.output_type.clone()),
@@ -352,9 +407,9 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
             AwaitShape::Itemized { .. } => None,
         };
         let unit = AwaitUnitRecord {
-            tenant_id: tenant_id.clone(),
+            tenant_id: tenant_id.to_owned(),
             unit_id: unit_id.clone(),
-            execution_id: execution_id.clone(),
+            execution_id: execution_id.to_owned(),
             step_id: step.step_id.clone(),
             step_index,
             cardinality: await_step.cardinality.clone(),
@@ -452,6 +507,20 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
         });
         Ok(())
     }
+}
+
+/// A claimed segment before its worker call.
+pub(super) enum Claim {
+    NotClaimed(ExecutionRecord),
+    /// Needs no worker call: commit it as it is.
+    Ready(ClaimedSegment),
+    /// The transition a worker runs.
+    Command {
+        claimed: ExecutionRecord,
+        transition_key: String,
+        item: Option<ItemChild>,
+        command: TransitionCommand,
+    },
 }
 
 /// The items of a `MULTI` input snapshot (`{"shape":"MULTI","items":[…]}`), or the payload.

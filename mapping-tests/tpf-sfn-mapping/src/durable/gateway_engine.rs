@@ -45,15 +45,21 @@ pub struct DurableGatewayEngine {
 impl DurableGatewayEngine {
     /// One published version running the gateway driver against `gateway_arn`.
     pub fn new(gateway_arn: &str, run: GatewayRun, start_ms: i64) -> Self {
-        let mut engine = Engine::new(start_ms);
-        engine.set_budgets(Some(EVENT_BUDGET), Some(INVOCATION_BUDGET));
-        let function_arn = engine.publish_version(
-            "tpf-gateway-driver",
+        Self::with_program(
             Rc::new(GatewayProgram {
                 gateway_arn: gateway_arn.to_owned(),
                 run,
             }),
-        );
+            start_ms,
+        )
+    }
+
+    /// One published version running `program` (a test's driver with one of TPF's host's
+    /// gaps, on the same engine and host).
+    pub fn with_program(program: Rc<dyn durable_interp::Program>, start_ms: i64) -> Self {
+        let mut engine = Engine::new(start_ms);
+        engine.set_budgets(Some(EVENT_BUDGET), Some(INVOCATION_BUDGET));
+        let function_arn = engine.publish_version("tpf-gateway-driver", program);
         Self {
             engine,
             function_arn,

@@ -37,24 +37,6 @@ const fn s(
     }
 }
 
-const fn not_run(
-    name: &'static str,
-    tpf: &'static [u8],
-    title: &'static str,
-    injects: &'static str,
-    gap: &'static str,
-) -> ScenarioInfo {
-    ScenarioInfo {
-        name,
-        tpf,
-        title,
-        injects,
-        asserts: "",
-        gap: Some(gap),
-        runs: false,
-    }
-}
-
 use super::checks::GatewayCheck;
 
 pub const CATALOGUE: &[ScenarioInfo] = &[
@@ -73,12 +55,12 @@ pub const CATALOGUE: &[ScenarioInfo] = &[
     s("tpf-05-work-committed-before-ack", &[5], "work action committed before SQS acknowledgement",
       "work-after-action: the action commits and the message is delivered again",
       "the redelivered item's claim is refused; one await interaction; SUCCEEDED", None),
-    not_run("tpf-06-transition-response-before-ack", &[6], "transition response published before acknowledgement",
-      "a remote step's response is published and its request delivered again",
-      "needs TPF's transition worker (remote steps on their own queue): the model runs every step inside TPF's work function"),
-    not_run("tpf-07-duplicate-transition-delivery", &[7], "duplicate transition delivery preserves uncertain-outcome semantics",
-      "a remote step's request delivered twice, one failing before the action",
-      "needs TPF's transition worker, as tpf-06"),
+    s("tpf-06-transition-response-before-ack", &[6], "transition response published before acknowledgement",
+      "the pipeline's steps on TPF's SQS transition worker; its mapping off while the first request is sent twice more; transition-after-action: a delivery runs, publishes its response and fails before its acknowledgement, so it is delivered again",
+      "the work function takes the one response carrying its request id and commits it; the others (the duplicates', the redelivery's) stay on the response queue, never committed: the execution parks once; one await interaction; SUCCEEDED", None),
+    s("tpf-07-duplicate-transition-delivery", &[7], "duplicate transition delivery preserves uncertain-outcome semantics",
+      "as tpf-06 with transition-before-action: a delivery fails before the action and is delivered again; the duplicates run",
+      "one await interaction; the execution parks once and is never REMOTE_OUTCOME_UNKNOWN (a duplicate's answer is a response like any other, and only the claim's commit writes the record); SUCCEEDED", None),
     s("tpf-08-submitter-failure-before-binding", &[8], "callback submitter failure before binding",
       "bind-before-provider-binding: the first REGISTER_CALLBACK fails before the row is written",
       "the driver registers again; BINDING GEN#…01 is written; SUCCEEDED", None),
@@ -158,6 +140,9 @@ pub const CATALOGUE: &[ScenarioInfo] = &[
       "wakeup-after-provider-callback and provider-history-unavailable: the provider accepts the send, the answer is lost, and the history read after the retried send fails",
       "one signal with its DELIVERED#1 row, and no second generation",
       Some("TPF's rule fails it today: an unreadable history counts as closed, so the wake-up starts generation 2 while generation 1 holds the signal, and writes no DELIVERED#1 (both generations end with TPF's result)")),
+    s("transition-timeout", &[7], "a transition response later than the caller's request timeout",
+      "the pipeline's steps on TPF's SQS transition worker; its mapping off until the work function's call passed its request timeout (30 s) and the retry sent a second request",
+      "the call fails with TPF's retryable TransitionWorkerFailureException (WAIT_RETRY, never REMOTE_OUTCOME_UNKNOWN: the SQS worker's timeout is not an uncertain outcome to TPF); the retry's request is answered and committed; the first request, run late, answers no one and its response stays on the queue; one await interaction; SUCCEEDED", None),
     s("new-release-mid-flight", &[17], "a replacement generation keeps its release",
       "the parked driver's release is replaced as active by another; the driver is stopped; the reconciler starts generation 2",
       "generation 2 starts and registers under the execution's own release; SUCCEEDED", None),

@@ -28,6 +28,11 @@ pub enum FaultPoint {
     WorkBeforeAction,
     /// The work function, after the action committed and before the acknowledgement.
     WorkAfterAction,
+    /// The transition worker, before the action: the request is delivered again.
+    TransitionBeforeAction,
+    /// The transition worker, after the action published its response and before the
+    /// acknowledgement: the request is delivered again.
+    TransitionAfterAction,
     /// The wake-up, before the callback send.
     WakeupBeforeProviderCallback,
     /// The wake-up, after the provider accepted the send: the answer is lost.
@@ -41,7 +46,7 @@ pub enum FaultPoint {
 }
 
 impl FaultPoint {
-    pub const ALL: [FaultPoint; 13] = [
+    pub const ALL: [FaultPoint; 15] = [
         Self::IngressBeforeProviderStart,
         Self::IngressAfterProviderStart,
         Self::SubmitBeforeTpfCommit,
@@ -50,6 +55,8 @@ impl FaultPoint {
         Self::BindAfterProviderBinding,
         Self::WorkBeforeAction,
         Self::WorkAfterAction,
+        Self::TransitionBeforeAction,
+        Self::TransitionAfterAction,
         Self::WakeupBeforeProviderCallback,
         Self::WakeupAfterProviderCallback,
         Self::CallbackApiThrottled,
@@ -68,6 +75,8 @@ impl FaultPoint {
             Self::BindAfterProviderBinding => "bind-after-provider-binding",
             Self::WorkBeforeAction => "work-before-action",
             Self::WorkAfterAction => "work-after-action",
+            Self::TransitionBeforeAction => "transition-before-action",
+            Self::TransitionAfterAction => "transition-after-action",
             Self::WakeupBeforeProviderCallback => "wakeup-before-provider-callback",
             Self::WakeupAfterProviderCallback => "wakeup-after-provider-callback",
             Self::CallbackApiThrottled => "callback-api-throttled",
@@ -169,7 +178,8 @@ mod tests {
     fn points_carry_tpfs_names_and_fail_with_tpfs_proof_exception() {
         let names: Vec<&str> = FaultPoint::ALL.iter().map(|p| p.name()).collect();
         assert_eq!(names[2], "submit-before-tpf-commit");
-        assert_eq!(names[12], "pipeline-transition");
+        assert_eq!(names[8], "transition-before-action");
+        assert_eq!(names[14], "pipeline-transition");
         let unique: std::collections::BTreeSet<_> = names.iter().collect();
         assert_eq!(unique.len(), FaultPoint::ALL.len());
         let e = FaultPoint::WorkAfterAction.error();

@@ -12,11 +12,12 @@ use tpf_wire::gateway::{ActionResponse, Operation};
 use tpf_wire::records::{interaction_attr, AttrValue, ExecutionStatus, Item};
 
 use super::catalogue::{ScenarioInfo, CATALOGUE};
-use super::checks::{evaluate, Violation, EXECUTION_ENDED_ERROR};
+use super::checks::{evaluate, GatewayCheck, Violation, EXECUTION_ENDED_ERROR};
 use super::engine::{DriverStatus, DriverView, GatewayEngine};
 use super::faults::FaultPoint;
 use super::trace::{SendResult, Stream};
 use super::world::{GatewayWorld, Mutation, Setup, WorldError, HOUR, MINUTE, TENANT};
+use tpf_model::coordinator::remote::TRANSITION_WORKER_FAILURE;
 
 type Run<E> = fn(&mut GatewayWorld<E>) -> Result<(), String>;
 
@@ -32,6 +33,22 @@ pub struct ScenarioReport {
 impl ScenarioReport {
     pub fn passed(&self) -> bool {
         self.outcome.is_ok() && self.violations.is_empty()
+    }
+
+    /// `Ok` when the run failed as a catalogue run reports it and broke `check` (a driver or a
+    /// host that breaks the check's invariant), else what it did instead.
+    pub fn failed_by(&self, check: GatewayCheck) -> Result<(), String> {
+        let reported = !unexpected(std::slice::from_ref(self)).is_empty();
+        if reported && self.violations.iter().any(|v| v.check == check) {
+            return Ok(());
+        }
+        Err(format!(
+            "{} did not fail {}: {:?} {:?}",
+            self.name,
+            check.name(),
+            self.outcome,
+            self.violations
+        ))
     }
 }
 
@@ -62,6 +79,12 @@ pub fn setup_for(info: &ScenarioInfo) -> Setup {
         ])),
         "index-lag" => Setup {
             index_lag_ms: minutes(10),
+            ..Setup::restaurant()
+        },
+        "tpf-06-transition-response-before-ack"
+        | "tpf-07-duplicate-transition-delivery"
+        | "transition-timeout" => Setup {
+            remote_transitions: true,
             ..Setup::restaurant()
         },
         _ => Setup::restaurant(),
@@ -174,6 +197,12 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         "tpf-05-work-committed-before-ack" => {
             |w| faulted_happy_path(w, FaultPoint::WorkAfterAction, 1)
         }
+        "tpf-06-transition-response-before-ack" => {
+            |w| transition_redelivery(w, FaultPoint::TransitionAfterAction)
+        }
+        "tpf-07-duplicate-transition-delivery" => {
+            |w| transition_redelivery(w, FaultPoint::TransitionBeforeAction)
+        }
         "tpf-08-submitter-failure-before-binding" => {
             |w| faulted_happy_path(w, FaultPoint::BindBeforeProviderBinding, 1)
         }
@@ -203,6 +232,7 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         "provider-history-loss" => provider_history_loss,
         "lost-answer-and-history-loss" => lost_answer_and_history_loss,
         "new-release-mid-flight" => new_release_mid_flight,
+        "transition-timeout" => transition_timeout,
         _ => return None,
     };
     Some(run)
@@ -401,6 +431,21 @@ fn happy_path<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<String, Strin
     Ok(execution)
 }
 
+/// `point` fired `times`, and TPF holds one await interaction.
+fn fired_with_one_await<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    point: FaultPoint,
+    times: usize,
+) -> Result<(), String> {
+    ensure(w.faults().count(point) == times, || {
+        format!("{} fired {} times", point.name(), w.faults().count(point))
+    })?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })
+}
+
 /// The happy path with `point` armed `times`; the point must have fired that often.
 fn faulted_happy_path<E: GatewayEngine>(
     w: &mut GatewayWorld<E>,
@@ -411,13 +456,7 @@ fn faulted_happy_path<E: GatewayEngine>(
         w.arm(point);
     }
     let execution = happy_path(w)?;
-    ensure(w.faults().count(point) == times, || {
-        format!("{} fired {} times", point.name(), w.faults().count(point))
-    })?;
-    let interactions = w.interactions().len();
-    ensure(interactions == 1, || {
-        format!("{interactions} await interactions")
-    })?;
+    fired_with_one_await(w, point, times)?;
     match point {
         FaultPoint::SubmitBeforeTpfCommit => {
             let submits = w.trace().calls(Operation::Submit).count();
@@ -483,6 +522,119 @@ fn tpf_03<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
             .is_some_and(|r| r.duplicate)
     });
     ensure(duplicate, || "no SUBMIT answered duplicate".to_owned())
+}
+
+/// TPF's transition-redelivery flow: the transition worker's mapping off, the first request
+/// sent twice more, `point` armed, the mapping on; then the happy path. TPF asserts one await
+/// interaction and SUCCEEDED; here also that the duplicates ran, that the responses nobody
+/// waited for were never committed (the execution parked once, under one claim), and that a
+/// duplicate never made TPF's outcome uncertain (no `REMOTE_OUTCOME_UNKNOWN`).
+fn transition_redelivery<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+    point: FaultPoint,
+) -> Result<(), String> {
+    w.set_transition_mapping(false);
+    let execution = submit(w)?;
+    until(
+        w,
+        "the work function sends the first transition request",
+        |w| w.transition_requests() > 0,
+    )?;
+    ensure(w.copy_transition_requests(2) == 2, || {
+        "not one request to copy".to_owned()
+    })?;
+    w.arm(point);
+    w.set_transition_mapping(true);
+    parked(w, &execution, 1)?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions once parked")
+    })?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    // The failed delivery comes back after the visibility timeout, once the execution moved on.
+    until(w, "the transition-request queue drains", |w| {
+        w.transition_requests() == 0
+    })?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    fired_with_one_await(w, point, 1)?;
+    ensure(w.executions().len() == 1, || {
+        format!("{} TPF executions", w.executions().len())
+    })?;
+    // Two segments (to the await, after it) each answered once; the first request's other
+    // deliveries ran too (the redelivered one after the execution had moved on), and their
+    // responses stayed on the queue.
+    let (ran, _) = w.transition_runs();
+    ensure(ran >= 4, || {
+        format!("the transition worker ran {ran} requests: the duplicates did not run")
+    })?;
+    let untaken = w.untaken_transition_responses();
+    ensure(
+        !untaken.is_empty()
+            && untaken
+                .iter()
+                .all(|r| r.request_id == untaken[0].request_id),
+        || {
+            format!(
+                "{} responses left, not all the first request's",
+                untaken.len()
+            )
+        },
+    )?;
+    parked_once_never_unknown(w, &execution)
+}
+
+/// TPF's record of `execution` parked once and was never `REMOTE_OUTCOME_UNKNOWN`: no response
+/// but the claim's own was committed.
+fn parked_once_never_unknown<E: GatewayEngine>(
+    w: &GatewayWorld<E>,
+    execution: &str,
+) -> Result<(), String> {
+    let log = w.coordinator().log();
+    let parks = log.count(execution, "park");
+    ensure(parks == 1, || format!("the execution parked {parks} times"))?;
+    let unknown = log.count(execution, "remote-outcome-unknown");
+    ensure(unknown == 0, || {
+        "REMOTE_OUTCOME_UNKNOWN recorded".to_owned()
+    })
+}
+
+/// The transition worker's mapping off past the work function's request timeout, until the
+/// retry sent its own request.
+fn transition_timeout<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
+    w.set_transition_mapping(false);
+    let execution = submit(w)?;
+    until(w, "the call times out and TPF schedules a retry", |w| {
+        w.execution_of(KEY)
+            .is_some_and(|r| r.status == ExecutionStatus::WaitRetry)
+    })?;
+    let record = w.execution_of(KEY).ok_or("no execution")?;
+    ensure(
+        record.error_code.as_deref() == Some(TRANSITION_WORKER_FAILURE),
+        || format!("the retry's error is {:?}", record.error_code),
+    )?;
+    until(w, "the retry sends its own request", |w| {
+        w.transition_requests() == 2
+    })?;
+    w.set_transition_mapping(true);
+    parked(w, &execution, 1)?;
+    complete(w, &execution)?;
+    world(finish(w))?;
+    expect_tpf(w, &execution, ExecutionStatus::Succeeded)?;
+    expect_driver(w, &name(KEY, 1), DriverStatus::Succeeded)?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })?;
+    let untaken = w.untaken_transition_responses();
+    ensure(untaken.len() == 1, || {
+        format!(
+            "{} responses left, not the first request's one",
+            untaken.len()
+        )
+    })?;
+    parked_once_never_unknown(w, &execution)
 }
 
 fn tpf_09<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {

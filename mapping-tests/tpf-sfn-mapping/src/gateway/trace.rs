@@ -106,6 +106,16 @@ pub struct ReconcileEvent {
     pub decision: String,
 }
 
+/// One step of a remote transition: its request's id and what happened to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransitionEvent {
+    pub at_ms: i64,
+    pub request_id: String,
+    /// `sent`, `ran`, `dropped`, `failed before the action`, `redelivered`, `committed` or
+    /// `timed out`.
+    pub what: &'static str,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
     pub invocations: Vec<Invocation>,
@@ -113,6 +123,8 @@ pub struct Trace {
     pub sends: Vec<SendEvent>,
     pub stream: Vec<StreamEvent>,
     pub reconciles: Vec<ReconcileEvent>,
+    /// The transition worker's requests, where the steps run remotely.
+    pub transitions: Vec<TransitionEvent>,
     /// The idempotency keys the application submitted through the ingress.
     pub submissions: Vec<String>,
     /// Each work item TPF's sweep put on the work queue, with the record it was for.

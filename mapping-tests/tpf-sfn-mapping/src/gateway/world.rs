@@ -1,6 +1,7 @@
 //! The gateway world: TPF's action gateway over the model (`Gateway` over
 //! `LocalControlPlane<InMemoryStore>` and `InMemoryBindings`), TPF's SQS work function on the
-//! virtual clock, the two streams derived from the model's writes, the wake-up and the
+//! virtual clock (and, where a setup asks for it, TPF's SQS transition worker with its request
+//! and response queues), the two streams derived from the model's writes, the wake-up and the
 //! reconciler (`tpf_sfn_wakeup`), the starter, TPF's fault points, and one backend's engine
 //! behind [`GatewayEngine`].
 //!
@@ -17,6 +18,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::json;
+use tpf_model::coordinator::remote::{
+    PendingTransition, RemoteStart, TransitionRequest, TransitionResponse, TransitionWorkerInstance,
+};
 use tpf_model::coordinator::{local_release, LocalControlPlane, WorkItem};
 use tpf_model::gateway::{BindingStore, Delivery as DeliveryRow, Gateway, InMemoryBindings};
 use tpf_model::worker::StepKind;
@@ -40,7 +44,7 @@ use super::engine::{GatewayEngine, GatewayHost, InvokeError, Started};
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
     Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia, Stream,
-    StreamEvent, Trace,
+    StreamEvent, Trace, TransitionEvent,
 };
 use super::view::ModelView;
 
@@ -96,6 +100,15 @@ pub struct Setup {
     pub index_lag_ms: i64,
     /// How long after an await's deadline TPF may still be applying it (the check's slack).
     pub deadline_grace_ms: i64,
+    /// The pipeline's steps run on TPF's SQS transition worker (`tpf_model::coordinator::remote`):
+    /// the work function sends each segment's request and waits for its response (a request
+    /// reaches the worker `work_delay_ms` after it is sent). Off, the work function runs them
+    /// itself.
+    pub remote_transitions: bool,
+    /// The transition-request queue's visibility timeout: a failed delivery is received again
+    /// after it (TPF's template sets 5,400 s; 90 s here keeps a redelivered request within
+    /// TPF's 2-minute signature tolerance, so it runs again, the harder case).
+    pub transition_redelivery_ms: i64,
 }
 
 impl Setup {
@@ -116,6 +129,8 @@ impl Setup {
             reconcile_max_attempts: 3,
             index_lag_ms: 0,
             deadline_grace_ms: 15 * MINUTE,
+            remote_transitions: false,
+            transition_redelivery_ms: 90 * SECOND,
         }
     }
 
@@ -149,6 +164,9 @@ pub enum Mutation {
     /// The wake-up and the reconciler start a replacement on the active release instead of the
     /// execution's own.
     ReplacementOnActiveRelease,
+    /// The work function takes the first response on the transition response queue, whatever
+    /// request it answers (TPF's caller takes only its own request id's).
+    AnyTransitionResponse,
 }
 
 /// What the wake-up did with one stream record.
@@ -200,6 +218,36 @@ struct WorkDelivery {
     item: WorkItem,
     visible_at: i64,
     receives: u32,
+}
+
+/// A request on TPF's transition-request queue.
+#[derive(Debug, Clone)]
+struct TransitionDelivery {
+    request: TransitionRequest,
+    visible_at: i64,
+    receives: u32,
+}
+
+/// A work function's call waiting for its transition response, with the work message it holds.
+#[derive(Debug, Clone)]
+struct Waiting {
+    delivery: WorkDelivery,
+    pending: PendingTransition,
+}
+
+/// TPF's transition queues and the work function calls waiting on them.
+#[derive(Debug, Clone, Default)]
+struct Transitions {
+    requests: Vec<TransitionDelivery>,
+    /// The response queue: what the transition worker published and no caller took.
+    responses: Vec<TransitionResponse>,
+    waiting: Vec<Waiting>,
+    /// The transition worker's event-source mapping is off: requests wait in the queue.
+    off: bool,
+    /// Every request the transition worker ran (one per response published).
+    ran: usize,
+    /// Deliveries the worker dropped unrun (stale or replayed).
+    dropped: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -257,6 +305,14 @@ fn key_of(s: Stream) -> StreamKey {
 }
 
 impl Host {
+    fn trace_transition(&mut self, request_id: &str, what: &'static str) {
+        self.trace.transitions.push(TransitionEvent {
+            at_ms: self.now,
+            request_id: request_id.to_owned(),
+            what,
+        });
+    }
+
     /// Appends the records of every write since the last call to the streams.
     fn derive_streams(&mut self) {
         let visible_at = self.now + self.setup.stream_delay_ms;
@@ -410,6 +466,7 @@ pub struct GatewayWorld<E> {
     work: Vec<WorkDelivery>,
     /// Work deliveries past the queue's 5 receives (its dead-letter queue).
     work_dead_letters: Vec<WorkItem>,
+    transitions: Transitions,
     status_events: Vec<StatusEvent>,
     mutations: BTreeSet<Mutation>,
 }
@@ -457,6 +514,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             },
             work: Vec::new(),
             work_dead_letters: Vec::new(),
+            transitions: Transitions::default(),
             status_events: Vec::new(),
             mutations: BTreeSet::new(),
         }
@@ -554,6 +612,47 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 .worker_mut()
                 .set_script(0, Vec::new());
         }
+    }
+
+    /// Turns the transition worker's event-source mapping off or on (requests wait in the
+    /// queue meanwhile).
+    pub fn set_transition_mapping(&mut self, on: bool) {
+        self.transitions.off = !on;
+    }
+
+    /// Sends every request waiting on the transition-request queue `copies` times more, body
+    /// for body (TPF's proof re-sends a received request); answers how many it sent.
+    pub fn copy_transition_requests(&mut self, copies: usize) -> usize {
+        let now = self.host.now;
+        let sent: Vec<TransitionDelivery> = self
+            .transitions
+            .requests
+            .iter()
+            .flat_map(|d| std::iter::repeat_n(d.request.clone(), copies))
+            .map(|request| TransitionDelivery {
+                request,
+                visible_at: now,
+                receives: 0,
+            })
+            .collect();
+        let n = sent.len();
+        self.transitions.requests.extend(sent);
+        n
+    }
+
+    /// Requests waiting on the transition-request queue.
+    pub fn transition_requests(&self) -> usize {
+        self.transitions.requests.len()
+    }
+
+    /// Responses on the response queue no caller took (answers to requests already answered).
+    pub fn untaken_transition_responses(&self) -> &[TransitionResponse] {
+        &self.transitions.responses
+    }
+
+    /// Requests the transition worker ran, and those it dropped unrun.
+    pub fn transition_runs(&self) -> (usize, usize) {
+        (self.transitions.ran, self.transitions.dropped)
     }
 
     /// Turns a stream's event-source mapping off or on (records wait in the stream meanwhile).
@@ -754,6 +853,17 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         [
             self.engine.next_timer(),
             self.work.iter().map(|w| w.visible_at).min(),
+            self.transitions
+                .requests
+                .iter()
+                .filter(|_| !self.transitions.off)
+                .map(|d| d.visible_at)
+                .min(),
+            self.transitions
+                .waiting
+                .iter()
+                .map(|w| w.pending.deadline_ms)
+                .min(),
             self.host
                 .streams
                 .queue
@@ -801,6 +911,8 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 });
             }
             busy |= self.run_due_work();
+            busy |= self.run_due_transitions();
+            busy |= self.finish_waiting_work();
             busy |= self.run_due_stream_records();
             busy |= self.run_due_status_events();
             if !busy {
@@ -838,27 +950,149 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         let busy = !due.is_empty();
         for mut delivery in due {
             delivery.receives += 1;
-            let acknowledged = if self.host.faults.fire(FaultPoint::WorkBeforeAction, now) {
-                false
-            } else {
-                let ran = self
+            if self.host.faults.fire(FaultPoint::WorkBeforeAction, now) {
+                self.settle_work(delivery, false);
+                continue;
+            }
+            let ran = if self.host.setup.remote_transitions {
+                match self
                     .host
                     .gateway
                     .plane
+                    .begin_remote_work_item(&delivery.item, now)
+                {
+                    Ok(RemoteStart::Sent(sent)) => {
+                        let (pending, request) = *sent;
+                        self.host.trace_transition(&request.request_id, "sent");
+                        self.transitions.requests.push(TransitionDelivery {
+                            request,
+                            visible_at: now + self.host.setup.work_delay_ms,
+                            receives: 0,
+                        });
+                        self.transitions.waiting.push(Waiting { delivery, pending });
+                        continue;
+                    }
+                    Ok(RemoteStart::Done(_)) => true,
+                    Err(_) => false,
+                }
+            } else {
+                self.host
+                    .gateway
+                    .plane
                     .run_work_item(&delivery.item, now)
-                    .is_ok();
-                self.host.derive_streams();
-                ran && !self.host.faults.fire(FaultPoint::WorkAfterAction, now)
+                    .is_ok()
             };
-            if acknowledged {
+            self.host.derive_streams();
+            self.settle_work(delivery, ran);
+        }
+        busy
+    }
+
+    /// The work function's call on `delivery` ended (`ran`: without an error): acknowledged,
+    /// unless `work-after-action` fires, or received again after the visibility timeout.
+    fn settle_work(&mut self, mut delivery: WorkDelivery, ran: bool) {
+        let now = self.host.now;
+        if ran && !self.host.faults.fire(FaultPoint::WorkAfterAction, now) {
+            return;
+        }
+        if delivery.receives >= WORK_MAX_RECEIVES {
+            self.work_dead_letters.push(delivery.item);
+        } else {
+            delivery.visible_at = now + self.host.setup.work_redelivery_ms;
+            self.work.push(delivery);
+        }
+    }
+
+    /// TPF's transition worker function on every request due (batch size 1, each delivery on
+    /// an instance of its own: a Lambda's duplicates may land on cold instances, where the
+    /// nonce guard knows nothing).
+    fn run_due_transitions(&mut self) -> bool {
+        if self.transitions.off {
+            return false;
+        }
+        let now = self.host.now;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.transitions.requests)
+            .into_iter()
+            .partition(|d| d.visible_at <= now);
+        self.transitions.requests = later;
+        let busy = !due.is_empty();
+        for mut delivery in due {
+            delivery.receives += 1;
+            let acknowledged = if self
+                .host
+                .faults
+                .fire(FaultPoint::TransitionBeforeAction, now)
+            {
+                self.host
+                    .trace_transition(&delivery.request.request_id, "failed before the action");
+                false
+            } else {
+                let mut instance = TransitionWorkerInstance::default();
+                let published = self.host.gateway.plane.coordinator.run_transition_request(
+                    &mut instance,
+                    &delivery.request,
+                    now,
+                );
+                self.host.derive_streams();
+                match published {
+                    Some(response) => {
+                        self.host.trace_transition(&response.request_id, "ran");
+                        self.transitions.ran += 1;
+                        self.transitions.responses.push(response);
+                    }
+                    None => {
+                        self.host
+                            .trace_transition(&delivery.request.request_id, "dropped");
+                        self.transitions.dropped += 1;
+                    }
+                }
+                !self
+                    .host
+                    .faults
+                    .fire(FaultPoint::TransitionAfterAction, now)
+            };
+            // Past its 5 receives a request goes to the transition dead-letter queue.
+            if !acknowledged && delivery.receives < WORK_MAX_RECEIVES {
+                self.host
+                    .trace_transition(&delivery.request.request_id, "redelivered");
+                delivery.visible_at = now + self.host.setup.transition_redelivery_ms;
+                self.transitions.requests.push(delivery);
+            }
+        }
+        busy
+    }
+
+    /// Every waiting work function call whose response is on the response queue takes it and
+    /// commits; one past its request timeout fails as TPF's caller does.
+    fn finish_waiting_work(&mut self) -> bool {
+        let now = self.host.now;
+        let mut busy = false;
+        for waiting in std::mem::take(&mut self.transitions.waiting) {
+            let taken = self.transitions.responses.iter().position(|r| {
+                waiting.pending.answered_by(r)
+                    || self.mutations.contains(&Mutation::AnyTransitionResponse)
+            });
+            if taken.is_none() && waiting.pending.deadline_ms > now {
+                self.transitions.waiting.push(waiting);
                 continue;
             }
-            if delivery.receives >= WORK_MAX_RECEIVES {
-                self.work_dead_letters.push(delivery.item);
+            busy = true;
+            let response = taken.map(|i| self.transitions.responses.remove(i));
+            let what = if response.is_some() {
+                "committed"
             } else {
-                delivery.visible_at = now + self.host.setup.work_redelivery_ms;
-                self.work.push(delivery);
-            }
+                "timed out"
+            };
+            self.host
+                .trace_transition(&waiting.pending.request_id, what);
+            let ran = self
+                .host
+                .gateway
+                .plane
+                .finish_remote_work_item(waiting.pending, response, now)
+                .is_ok();
+            self.host.derive_streams();
+            self.settle_work(waiting.delivery, ran);
         }
         busy
     }
