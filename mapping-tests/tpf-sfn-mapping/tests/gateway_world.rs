@@ -190,3 +190,14 @@ fn a_work_function_taking_another_requests_response_fails_the_transition_scenari
         assert!(e.contains(says), "{name}: {e}");
     }
 }
+
+/// A work function that claims before its admission declines breaks the admission scenario
+/// by its own assertion: the declined delivery wrote.
+#[test]
+fn a_work_function_that_claims_before_admission_breaks_admission_declines_without_claiming() {
+    let name = "admission-declines-without-claiming";
+    assert!(run(name, None, &[]).passed(), "the unbroken host passes");
+    let r = run(name, None, &[Mutation::ClaimBeforeAdmission]);
+    let e = r.outcome.as_ref().expect_err(name);
+    assert!(e.contains("a declined delivery claimed or wrote"), "{e}");
+}

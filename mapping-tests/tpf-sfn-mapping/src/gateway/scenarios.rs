@@ -16,7 +16,7 @@ use super::checks::{evaluate, GatewayCheck, Violation, EXECUTION_ENDED_ERROR};
 use super::engine::{DriverStatus, DriverView, GatewayEngine};
 use super::faults::FaultPoint;
 use super::trace::{SendResult, Stream};
-use super::world::{GatewayWorld, Mutation, Setup, WorldError, HOUR, MINUTE, TENANT};
+use super::world::{GatewayWorld, Mutation, Saturation, Setup, WorldError, HOUR, MINUTE, TENANT};
 use tpf_model::coordinator::remote::TRANSITION_WORKER_FAILURE;
 
 type Run<E> = fn(&mut GatewayWorld<E>) -> Result<(), String>;
@@ -79,6 +79,10 @@ pub fn setup_for(info: &ScenarioInfo) -> Setup {
         ])),
         "index-lag" => Setup {
             index_lag_ms: minutes(10),
+            ..Setup::restaurant()
+        },
+        "admission-declines-without-claiming" => Setup {
+            tenant_quota: 4,
             ..Setup::restaurant()
         },
         "tpf-06-transition-response-before-ack"
@@ -233,6 +237,7 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         "lost-answer-and-history-loss" => lost_answer_and_history_loss,
         "new-release-mid-flight" => new_release_mid_flight,
         "transition-timeout" => transition_timeout,
+        "admission-declines-without-claiming" => admission_declines_without_claiming,
         _ => return None,
     };
     Some(run)
@@ -479,6 +484,52 @@ fn faulted_happy_path<E: GatewayEngine>(
 }
 
 // --- TPF's scenarios ----------------------------------------------------------------------
+
+/// TPF's work function declines its first three deliveries (a saturated executor twice, the
+/// tenant's transition quota once): none claims or writes, each comes back after TPF's
+/// saturated delay, and the execution then runs as on the happy path.
+fn admission_declines_without_claiming<E: GatewayEngine>(
+    w: &mut GatewayWorld<E>,
+) -> Result<(), String> {
+    let injected = [
+        Saturation::Worker,
+        Saturation::Worker,
+        Saturation::TenantQuota,
+    ];
+    for s in injected {
+        w.saturate(s);
+    }
+    happy_path(w)?;
+    let declines = &w.trace().declines;
+    let denials: Vec<&str> = declines.iter().map(|d| d.denial).collect();
+    ensure(
+        denials
+            == [
+                "WORKER_SATURATED",
+                "WORKER_SATURATED",
+                "TENANT_TRANSITION_QUOTA_SATURATED",
+            ],
+        || format!("declined: {denials:?}"),
+    )?;
+    for d in declines {
+        ensure(d.requeued && d.version_before == d.version_after, || {
+            format!("a declined delivery claimed or wrote: {d:?}")
+        })?;
+    }
+    let spaced = declines
+        .windows(2)
+        .all(|p| p[1].at_ms - p[0].at_ms >= SATURATED_DELAY_MS);
+    ensure(spaced, || {
+        "a declined item came back before the saturated delay".to_owned()
+    })?;
+    let interactions = w.interactions().len();
+    ensure(interactions == 1, || {
+        format!("{interactions} await interactions")
+    })
+}
+
+/// TPF's `worker.saturated-delay` default.
+const SATURATED_DELAY_MS: i64 = 1_000;
 
 fn tpf_01<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Result<(), String> {
     w.arm(FaultPoint::IngressAfterProviderStart);

@@ -129,6 +129,22 @@ pub struct Trace {
     pub submissions: Vec<String>,
     /// Each work item TPF's sweep put on the work queue, with the record it was for.
     pub dispatches: Vec<Dispatch>,
+    /// Each delivery TPF's work function declined before its claim.
+    pub declines: Vec<Decline>,
+}
+
+/// A delivery TPF's work function's admission declined: the record's version before and after
+/// must be the same (a decline claims and writes nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decline {
+    pub at_ms: i64,
+    pub execution_id: String,
+    /// TPF's denial name.
+    pub denial: &'static str,
+    /// Sent again after the saturated delay (else dropped).
+    pub requeued: bool,
+    pub version_before: Option<i64>,
+    pub version_after: Option<i64>,
 }
 
 /// A work item entering TPF's work queue: when, and what TPF's record said was due. A retry's

@@ -15,9 +15,10 @@
 //! is admitted in process (TPF's await-completion queue adds only its delivery); the work
 //! queue's dead-letter redrive (5 receives) is counted, not consumed by anything.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::json;
+use tpf_model::coordinator::admission::{Admission, WorkerLoad};
 use tpf_model::coordinator::remote::{
     PendingTransition, RemoteStart, TransitionRequest, TransitionResponse, TransitionWorkerInstance,
 };
@@ -43,8 +44,8 @@ use tpf_wire::Identity;
 use super::engine::{GatewayEngine, GatewayHost, InvokeError, Started};
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
-    Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia, Stream,
-    StreamEvent, Trace, TransitionEvent,
+    Decline, Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia,
+    Stream, StreamEvent, Trace, TransitionEvent,
 };
 use super::view::ModelView;
 
@@ -109,6 +110,8 @@ pub struct Setup {
     /// after it (TPF's template sets 5,400 s; 90 s here keeps a redelivered request within
     /// TPF's 2-minute signature tolerance, so it runs again, the harder case).
     pub transition_redelivery_ms: i64,
+    /// `quotas.max-in-flight-transitions-per-tenant` (0: unlimited, TPF's default).
+    pub tenant_quota: u32,
 }
 
 impl Setup {
@@ -131,6 +134,7 @@ impl Setup {
             deadline_grace_ms: 15 * MINUTE,
             remote_transitions: false,
             transition_redelivery_ms: 90 * SECOND,
+            tenant_quota: 0,
         }
     }
 
@@ -167,6 +171,18 @@ pub enum Mutation {
     /// The work function takes the first response on the transition response queue, whatever
     /// request it answers (TPF's caller takes only its own request id's).
     AnyTransitionResponse,
+    /// The work function claims and runs an item before its admission declines it.
+    ClaimBeforeAdmission,
+}
+
+/// Load a scenario puts on TPF's work function for its next deliveries (the model runs one item
+/// at a time, so in-flight transitions are injected).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Saturation {
+    /// The transition executor's `max-in-flight` slots are taken.
+    Worker,
+    /// The tenant's in-flight transition quota is taken.
+    TenantQuota,
 }
 
 /// What the wake-up did with one stream record.
@@ -469,6 +485,8 @@ pub struct GatewayWorld<E> {
     transitions: Transitions,
     status_events: Vec<StatusEvent>,
     mutations: BTreeSet<Mutation>,
+    /// Saturations for the next deliveries, oldest first.
+    saturations: VecDeque<Saturation>,
 }
 
 /// Steps at one instant before the world calls it a loop.
@@ -482,11 +500,12 @@ impl<E: GatewayEngine> GatewayWorld<E> {
     /// in the work function: only the sweep applies an await's timeout).
     pub fn new(engine: E, setup: Setup) -> Self {
         let worker = ScriptedWorker::new(release("v1")).hosting(release("v2"));
-        let config = CoordinatorConfig {
+        let mut config = CoordinatorConfig {
             item_continuations: tpf_model::coordinator::ItemContinuations::InProcess,
             process_applies_await_deadline: false,
             ..CoordinatorConfig::default()
         };
+        config.admission.tenant_max_in_flight = setup.tenant_quota;
         let mut coordinator =
             Coordinator::with_config(InMemoryStore::new(), setup.pipeline.clone(), worker, config);
         for name in ["v1", "v2"] {
@@ -517,6 +536,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             transitions: Transitions::default(),
             status_events: Vec::new(),
             mutations: BTreeSet::new(),
+            saturations: VecDeque::new(),
         }
     }
 
@@ -578,6 +598,11 @@ impl<E: GatewayEngine> GatewayWorld<E> {
     }
 
     // --- acts of a scenario ------------------------------------------------------------------
+
+    /// The next delivery of TPF's work function meets `saturation` (one delivery per call).
+    pub fn saturate(&mut self, saturation: Saturation) {
+        self.saturations.push_back(saturation);
+    }
 
     pub fn mutate(&mut self, mutation: Mutation) {
         self.mutations.insert(mutation);
@@ -954,6 +979,9 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 self.settle_work(delivery, false);
                 continue;
             }
+            if !self.admitted(&delivery, now) {
+                continue;
+            }
             let ran = if self.host.setup.remote_transitions {
                 match self
                     .host
@@ -986,6 +1014,57 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             self.settle_work(delivery, ran);
         }
         busy
+    }
+
+    /// TPF's work function's admission before its claim, under the load a scenario injected. A
+    /// declined item is acknowledged; a saturation sends it again after TPF's saturated delay
+    /// as a new message (`enqueueDelayed`).
+    fn admitted(&mut self, delivery: &WorkDelivery, now: i64) -> bool {
+        let policy = self.coordinator().config().admission.clone();
+        let mut load = WorkerLoad::default();
+        match self.saturations.pop_front() {
+            Some(Saturation::Worker) => load.in_flight = policy.worker_max_in_flight,
+            Some(Saturation::TenantQuota) => {
+                load.tenant_in_flight
+                    .insert(delivery.item.tenant_id.clone(), policy.tenant_max_in_flight);
+            }
+            None => {}
+        }
+        let (denial, requeue_after) = match policy.admit(&delivery.item.tenant_id, &load) {
+            Admission::Admitted => return true,
+            Admission::Requeue { denial, delay_ms } => (denial, Some(delay_ms)),
+            Admission::Drop { denial } => (denial, None),
+        };
+        let version = |w: &Self| {
+            w.coordinator()
+                .store()
+                .get_execution(&delivery.item.tenant_id, &delivery.item.execution_id, now)
+                .ok()
+                .flatten()
+                .map(|r| r.version)
+        };
+        let version_before = version(self);
+        if self.mutations.contains(&Mutation::ClaimBeforeAdmission) {
+            let _ = self.host.gateway.plane.run_work_item(&delivery.item, now);
+            self.host.derive_streams();
+        }
+        let version_after = version(self);
+        if let Some(delay_ms) = requeue_after {
+            self.work.push(WorkDelivery {
+                item: delivery.item.clone(),
+                visible_at: now + delay_ms,
+                receives: 0,
+            });
+        }
+        self.host.trace.declines.push(Decline {
+            at_ms: now,
+            execution_id: delivery.item.execution_id.clone(),
+            denial: denial.as_str(),
+            requeued: requeue_after.is_some(),
+            version_before,
+            version_after,
+        });
+        false
     }
 
     /// The work function's call on `delivery` ended (`ran`: without an error): acknowledged,
