@@ -114,54 +114,82 @@ pub fn release(out: &Compiled) -> Value {
         props.insert("TracingConfiguration".into(), json!({"Enabled": m.tracing}));
         json!({"Type": "AWS::StepFunctions::StateMachine", "Properties": props})
     };
+    // The gateway binding's release has no sweeper: its driver SWEEPs TPF itself between polls
+    // and when a park times out (`super::sweeper`). The order is the v1 stack's.
+    let sweeper = super::sweeper(out);
     let mut resources = Map::new();
     resources.insert("DriverRole".into(), role("driver", DRIVER_POLICY_FILE));
-    resources.insert("SweeperRole".into(), role("sweeper", SWEEPER_POLICY_FILE));
+    if sweeper.is_some() {
+        resources.insert("SweeperRole".into(), role("sweeper", SWEEPER_POLICY_FILE));
+    }
     resources.insert(
         "Driver".into(),
         machine(&m.machines.driver, DRIVER_FILE, "DriverRole"),
     );
-    resources.insert(
-        "Sweeper".into(),
-        machine(super::sweeper(out), SWEEPER_FILE, "SweeperRole"),
-    );
-    resources.insert(
-        "SweeperScheduleRole".into(),
-        json!({
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
-                "Policies": [{
-                    "PolicyName": "start-sweeper",
-                    "PolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [{
-                            "Effect": "Allow",
-                            "Action": "states:StartExecution",
-                            "Resource": {"Ref": "Sweeper"}
-                        }]
-                    }
-                }]
-            }
-        }),
-    );
-    resources.insert(
-        "SweeperSchedule".into(),
-        json!({
-            "Type": "AWS::Scheduler::Schedule",
-            "Properties": {
-                "Name": schedule_name(&super::sweeper(out).name),
-                "ScheduleExpression": schedule(out),
-                "FlexibleTimeWindow": {"Mode": "OFF"},
-                "Target": {
-                    "Arn": {"Ref": "Sweeper"},
-                    "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
-                    "Input": "{}"
+    if let Some(sweeper) = sweeper {
+        resources.insert(
+            "Sweeper".into(),
+            machine(sweeper, SWEEPER_FILE, "SweeperRole"),
+        );
+        resources.insert(
+            "SweeperScheduleRole".into(),
+            json!({
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
+                    "Policies": [{
+                        "PolicyName": "start-sweeper",
+                        "PolicyDocument": {
+                            "Version": "2012-10-17",
+                            "Statement": [{
+                                "Effect": "Allow",
+                                "Action": "states:StartExecution",
+                                "Resource": {"Ref": "Sweeper"}
+                            }]
+                        }
+                    }]
                 }
-            }
-        }),
+            }),
+        );
+        resources.insert(
+            "SweeperSchedule".into(),
+            json!({
+                "Type": "AWS::Scheduler::Schedule",
+                "Properties": {
+                    "Name": schedule_name(&sweeper.name),
+                    "ScheduleExpression": schedule(sweeper),
+                    "FlexibleTimeWindow": {"Mode": "OFF"},
+                    "Target": {
+                        "Arn": {"Ref": "Sweeper"},
+                        "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
+                        "Input": "{}"
+                    }
+                }
+            }),
+        );
+    }
+    let mut outputs = Map::new();
+    outputs.insert(
+        "DriverArn".into(),
+        json!({"Description": super::driver_output_description(out), "Value": {"Ref": "Driver"}}),
     );
-    for a in stack::release_alarms() {
+    if sweeper.is_some() {
+        outputs.insert(
+            "SweeperArn".into(),
+            json!({"Description": "The release's sweeper machine", "Value": {"Ref": "Sweeper"}}),
+        );
+    }
+    outputs.insert(
+        "DriverRoleArn".into(),
+        json!({"Value": {"Fn::GetAtt": ["DriverRole", "Arn"]}}),
+    );
+    if sweeper.is_some() {
+        outputs.insert(
+            "SweeperRoleArn".into(),
+            json!({"Value": {"Fn::GetAtt": ["SweeperRole", "Arn"]}}),
+        );
+    }
+    for a in stack::release_alarms(sweeper.is_some()) {
         let target = match a.target {
             Res::Machines("sweeper") => json!({"Ref": "Sweeper"}),
             _ => json!({"Ref": "Driver"}),
@@ -170,16 +198,11 @@ pub fn release(out: &Compiled) -> Value {
     }
     json!({
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Description": description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path stack"),
+        "Description": description(out, &super::release_contents(out, "stack")),
         "Parameters": {"AlarmTopicArn": alarm_parameters()},
         "Conditions": {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}},
         "Resources": resources,
-        "Outputs": {
-            "DriverArn": {"Description": "The release's driver machine (the bridge starts it for executions pinned to this release)", "Value": {"Ref": "Driver"}},
-            "SweeperArn": {"Description": "The release's sweeper machine", "Value": {"Ref": "Sweeper"}},
-            "DriverRoleArn": {"Value": {"Fn::GetAtt": ["DriverRole", "Arn"]}},
-            "SweeperRoleArn": {"Value": {"Fn::GetAtt": ["SweeperRole", "Arn"]}}
-        }
+        "Outputs": outputs
     })
 }
 
@@ -268,7 +291,7 @@ fn gateway_host(
         "GatewayFunctionArn".into(),
         json!({
             "Type": "String",
-            "Default": "",
+            "Default": f.gateway_default(),
             "AllowedPattern": stack::GATEWAY_FUNCTION_PATTERN,
             "Description": stack::GATEWAY_FUNCTION_DESCRIPTION
         }),

@@ -113,6 +113,16 @@ impl<'a> Facts<'a> {
         format!("{}-relay", self.prefix)
     }
 
+    /// The gateway host's parameter's default: the gateway binding's numbered version, so the
+    /// wake path of a gateway configuration creates its host without being told; empty (no
+    /// host) for Action API v1's bindings.
+    pub fn gateway_default(&self) -> &'a str {
+        match &self.out.plan.binding {
+            BindingPlan::Gateway(g) => &g.function_arn,
+            _ => "",
+        }
+    }
+
     /// The gateway host's functions: `wakeup`, `reconciler`, `starter`.
     pub fn gateway_function(&self, which: &str) -> String {
         format!("{}-gateway-{which}", self.prefix)
@@ -588,8 +598,9 @@ pub fn gateway_alarms() -> Vec<Alarm> {
 }
 
 /// The release's alarms: its drivers failed or timed out (a TPF failure fails its driver by
-/// design, so the first counts TPF-failed executions too), or its sweeper failed.
-pub fn release_alarms() -> Vec<Alarm> {
+/// design, so the first counts TPF-failed executions too), or its sweeper failed (a release
+/// `with_sweeper`: Action API v1's).
+pub fn release_alarms(with_sweeper: bool) -> Vec<Alarm> {
     let machine = |id, tf_name, description, metric, role| Alarm {
         id,
         tf_name,
@@ -603,7 +614,7 @@ pub fn release_alarms() -> Vec<Alarm> {
         periods: 1,
         threshold: 1,
     };
-    vec![
+    let mut alarms = vec![
         machine(
             "DriverExecutionsFailedAlarm",
             "driver_executions_failed",
@@ -618,14 +629,17 @@ pub fn release_alarms() -> Vec<Alarm> {
             "ExecutionsTimedOut",
             "driver",
         ),
-        machine(
+    ];
+    if with_sweeper {
+        alarms.push(machine(
             "SweeperExecutionsFailedAlarm",
             "sweeper_executions_failed",
             "The sweeper failed: lost wakeups are not recovered until it runs again",
             "ExecutionsFailed",
             "sweeper",
-        ),
-    ]
+        ));
+    }
+    alarms
 }
 
 /// The bridge's and the relay's environment (`tpf_sfn_lambda::config::var`), values as the

@@ -106,61 +106,91 @@ pub fn release(out: &Compiled) -> Value {
         );
         Value::Object(r)
     };
+    // The gateway binding's release has no sweeper (`super::sweeper`): the driver alone.
+    let sweeper = super::sweeper(out);
+    let roles: &[(&str, &str)] = match sweeper {
+        Some(_) => &[
+            ("driver", DRIVER_POLICY_FILE),
+            ("sweeper", SWEEPER_POLICY_FILE),
+        ],
+        None => &[("driver", DRIVER_POLICY_FILE)],
+    };
     let mut policies = Map::new();
-    for (role, file) in [
-        ("driver", DRIVER_POLICY_FILE),
-        ("sweeper", SWEEPER_POLICY_FILE),
-    ] {
+    let mut iam_roles = Map::new();
+    let mut machines = Map::new();
+    let mut outputs = Map::new();
+    for (role, file) in roles {
         policies.insert(
-            role.into(),
+            (*role).into(),
             json!({"name": role, "role": format!("${{aws_iam_role.{role}.id}}"), "policy": tf_json(&policy(out, file))}),
         );
+        iam_roles.insert(
+            (*role).into(),
+            json!({"assume_role_policy": account_trust("states.amazonaws.com")}),
+        );
     }
-    policies.insert(
-        "sweeper_schedule".into(),
-        json!({
-            "name": "start-sweeper",
-            "role": "${aws_iam_role.sweeper_schedule.id}",
-            "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"states:StartExecution\", Resource = aws_sfn_state_machine.sweeper.arn}]})}"
-        }),
+    machines.insert(
+        "driver".into(),
+        machine(&m.machines.driver, DRIVER_FILE, "driver"),
     );
+    outputs.insert(
+        "driver_arn".into(),
+        json!({"value": "${aws_sfn_state_machine.driver.arn}"}),
+    );
+    let mut resources = Map::new();
+    if let Some(sweeper) = sweeper {
+        policies.insert(
+            "sweeper_schedule".into(),
+            json!({
+                "name": "start-sweeper",
+                "role": "${aws_iam_role.sweeper_schedule.id}",
+                "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"states:StartExecution\", Resource = aws_sfn_state_machine.sweeper.arn}]})}"
+            }),
+        );
+        iam_roles.insert(
+            "sweeper_schedule".into(),
+            json!({"assume_role_policy": account_trust("scheduler.amazonaws.com")}),
+        );
+        machines.insert("sweeper".into(), machine(sweeper, SWEEPER_FILE, "sweeper"));
+        outputs.insert(
+            "sweeper_arn".into(),
+            json!({"value": "${aws_sfn_state_machine.sweeper.arn}"}),
+        );
+    }
+    outputs.insert(
+        "driver_role_arn".into(),
+        json!({"value": "${aws_iam_role.driver.arn}"}),
+    );
+    if sweeper.is_some() {
+        outputs.insert(
+            "sweeper_role_arn".into(),
+            json!({"value": "${aws_iam_role.sweeper.arn}"}),
+        );
+    }
     let mut alarms = Map::new();
-    for a in stack::release_alarms() {
-        let target = match a.target {
-            Res::Machines("sweeper") => "aws_sfn_state_machine.sweeper.arn",
-            _ => "aws_sfn_state_machine.driver.arn",
+    for a in stack::release_alarms(sweeper.is_some()) {
+        let (target, name) = match (&a.target, sweeper) {
+            (Res::Machines("sweeper"), Some(s)) => ("aws_sfn_state_machine.sweeper.arn", &s.name),
+            _ => ("aws_sfn_state_machine.driver.arn", &m.machines.driver.name),
         };
         let mut v = alarm(&a, target);
         v["alarm_name"] = json!(format!(
             "{}-{}",
-            tf_literal(match a.target {
-                Res::Machines("sweeper") => &super::sweeper(out).name,
-                _ => &m.machines.driver.name,
-            }),
+            tf_literal(name),
             a.metric.to_ascii_lowercase()
         ));
         alarms.insert(a.tf_name.into(), v);
     }
-    json!({
-        "//": tf_literal(&description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path module")),
-        "terraform": header(),
-        "variable": {"alarm_topic_arn": alarm_topic_variable()},
-        "data": {"aws_caller_identity": {"current": {}}},
-        "resource": {
-            "aws_iam_role": {
-                "driver": {"assume_role_policy": account_trust("states.amazonaws.com")},
-                "sweeper": {"assume_role_policy": account_trust("states.amazonaws.com")},
-                "sweeper_schedule": {"assume_role_policy": account_trust("scheduler.amazonaws.com")}
-            },
-            "aws_iam_role_policy": policies,
-            "aws_sfn_state_machine": {
-                "driver": machine(&m.machines.driver, DRIVER_FILE, "driver"),
-                "sweeper": machine(super::sweeper(out), SWEEPER_FILE, "sweeper")
-            },
-            "aws_scheduler_schedule": {
+    resources.insert("aws_iam_role".into(), Value::Object(iam_roles));
+    resources.insert("aws_iam_role_policy".into(), Value::Object(policies));
+    resources.insert("aws_sfn_state_machine".into(), Value::Object(machines));
+    if let Some(sweeper) = sweeper {
+        resources.insert(
+            "aws_scheduler_schedule".into(),
+            json!({
                 "sweeper": {
-                    "name": tf_literal(&schedule_name(&super::sweeper(out).name)),
-                    "schedule_expression": schedule(out),
+                    "name": tf_literal(&schedule_name(&sweeper.name)),
+                    "schedule_expression": schedule(sweeper),
                     "flexible_time_window": {"mode": "OFF"},
                     "target": {
                         "arn": "${aws_sfn_state_machine.sweeper.arn}",
@@ -168,15 +198,17 @@ pub fn release(out: &Compiled) -> Value {
                         "input": "{}"
                     }
                 }
-            },
-            "aws_cloudwatch_metric_alarm": alarms
-        },
-        "output": {
-            "driver_arn": {"value": "${aws_sfn_state_machine.driver.arn}"},
-            "sweeper_arn": {"value": "${aws_sfn_state_machine.sweeper.arn}"},
-            "driver_role_arn": {"value": "${aws_iam_role.driver.arn}"},
-            "sweeper_role_arn": {"value": "${aws_iam_role.sweeper.arn}"}
-        }
+            }),
+        );
+    }
+    resources.insert("aws_cloudwatch_metric_alarm".into(), Value::Object(alarms));
+    json!({
+        "//": tf_literal(&description(out, &super::release_contents(out, "module"))),
+        "terraform": header(),
+        "variable": {"alarm_topic_arn": alarm_topic_variable()},
+        "data": {"aws_caller_identity": {"current": {}}},
+        "resource": resources,
+        "output": outputs
     })
 }
 
@@ -229,7 +261,7 @@ fn gateway_host(
     const COUNT: &str = "${local.gateway_host ? 1 : 0}";
     variables.insert(
         "gateway_function_arn".into(),
-        json!({"type": "string", "default": "", "description": stack::GATEWAY_FUNCTION_DESCRIPTION}),
+        json!({"type": "string", "default": tf_literal(f.gateway_default()), "description": stack::GATEWAY_FUNCTION_DESCRIPTION}),
     );
     variables.insert(
         "await_interaction_stream_arn".into(),
