@@ -37,6 +37,11 @@ fn show(o: &Output) -> String {
 
 /// Compiles the restaurant sample (queue binding: moto rejects `http:invoke`) with `config`.
 fn compile(out: &Path, config: &str) {
+    compile_with(out, config, "queue")
+}
+
+/// Compiles the restaurant sample with `binding` and `config`.
+fn compile_with(out: &Path, config: &str, binding: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
     let cfg = out.with_extension("toml");
     std::fs::write(&cfg, config).unwrap();
@@ -50,7 +55,7 @@ fn compile(out: &Path, config: &str) {
             .to_str()
             .unwrap(),
         "--binding",
-        "queue",
+        binding,
         "--config",
         cfg.to_str().unwrap(),
         "--out",
@@ -656,6 +661,72 @@ fn deploy_creates_the_sweeper_schedule_idempotently() {
             .any(|l| l.starts_with("unchanged: ") && l.ends_with("(no write calls)")),
         "{s}"
     );
+}
+
+/// A gateway-binding release (the queue transport, as the local loop runs it) deploys as its
+/// driver alone, tagged with the release's identity; asked for the sweeper's schedule it has
+/// none to create and says nothing about one; deployed again it writes nothing.
+#[tokio::test]
+async fn a_gateway_release_deploys_its_driver_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let prefix = unique("g");
+    compile_with(
+        &out,
+        &format!("name-prefix = \"{prefix}\"\n[binding.gateway]\ntransport = \"queue\"\n"),
+        "gateway",
+    );
+    let m = manifest(&out);
+    assert!(m["machines"]["sweeper"].is_null(), "{m}");
+    let sched = [
+        "--schedule-role-arn",
+        "arn:aws:iam::123456789012:role/tpf-sfn-scheduler",
+    ];
+    let o = deploy(&out, &sched);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("[1/1] driver ") && s.contains(": created"),
+        "{s}"
+    );
+    assert!(!s.contains("sweeper") && !s.contains("schedule"), "{s}");
+
+    let conf = moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&conf);
+    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
+    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
+    let tags = sfn
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    let tag = |k: &str| {
+        tags.tags()
+            .iter()
+            .find(|t| t.key() == Some(k))
+            .and_then(|t| t.value())
+            .map(str::to_owned)
+    };
+    assert_eq!(tag("tpf-sfn:role").as_deref(), Some("driver"));
+    assert_eq!(
+        tag("tpf-sfn:definition-sha256").as_deref(),
+        m["machines"]["driver"]["definitionSha256"].as_str()
+    );
+    let listed = sfn
+        .list_state_machines()
+        .send()
+        .await
+        .unwrap()
+        .state_machines()
+        .iter()
+        .filter(|sm| sm.name().starts_with(&prefix))
+        .count();
+    assert_eq!(listed, 1, "one machine for the release");
+
+    let o = deploy(&out, &sched);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
 }
 
 /// The default http binding cannot go to moto (it refuses `States.Http.*` error names): the
