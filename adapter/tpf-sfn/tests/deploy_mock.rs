@@ -694,6 +694,24 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     assert!(err.contains("\n  = detail: "), "{err}");
 }
 
+/// The gateway binding's placeholders (what `init` writes until the user sets them) are refused
+/// the same way, before any call, naming each key and the `--config` flag.
+#[test]
+fn deploy_refuses_the_gateway_bindings_placeholders() {
+    let dir = tempfile::tempdir().unwrap();
+    compiled_with(dir.path(), &["--binding", "gateway"]);
+    let (code, err, stdout) = deploy_cli(dir.path().to_str().unwrap(), &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
+    assert!(
+        err.contains("tpf-sfn.toml#binding.gateway.function-arn")
+            && err.contains("tpf-sfn.toml#binding.gateway.starter-function-arn"),
+        "{err}"
+    );
+    assert!(err.contains("`--config`"), "{err}");
+    assert!(stdout.is_empty(), "{}", String::from_utf8_lossy(&stdout));
+}
+
 /// Answers every request with an empty `ListStateMachines` page: an account with no machines.
 /// Listens on loopback; the deploy reaches it as `0.0.0.0`, an address that is not a loopback
 /// name (so it stands for AWS, where placeholders are refused) yet connects to this host only.
