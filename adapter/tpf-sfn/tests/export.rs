@@ -974,7 +974,8 @@ fn the_gateway_release_stack_is_the_driver_alone() {
 }
 
 /// The gateway's queue transport: the driver sends its requests to the queue, and its role
-/// may do that and start the next generation, nothing else (no gateway invoke of its own).
+/// may do that and start the next generation, nothing else (no gateway invoke of its own); the
+/// wake path's relay invokes the gateway for it.
 #[test]
 fn the_gateway_queue_transport_release_sends_to_its_queue_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -995,6 +996,8 @@ fn the_gateway_queue_transport_release_sends_to_its_queue_only() {
             cfg.to_str().unwrap(),
             "--emit",
             "cloudformation",
+            "--emit",
+            "terraform",
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -1012,6 +1015,63 @@ fn the_gateway_queue_transport_release_sends_to_its_queue_only() {
         .iter()
         .any(|(a, _)| a == "sqs:SendMessage"));
     assert!(unresolved_cloudformation_refs(&cf).is_empty());
+
+    // The wake path's relay carries the queue to the gateway's numbered version: it invokes
+    // that version with its role, and needs neither TPF's Action API nor its token.
+    let (_, wake) = read(&out.join("wake-path/cloudformation.json"));
+    let r = &wake["Resources"];
+    assert_eq!(r["ActionQueue"]["Properties"]["QueueName"], "tpf-gateway");
+    let env = &r["Relay"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(env["TPF_SFN_GATEWAY_FUNCTION_ARN"], GATEWAY);
+    assert!(env["TPF_SFN_ACTION_URL"].is_null(), "{env}");
+    assert!(env[action_token::PARAMETER_ENV].is_null(), "{env}");
+    for p in ["ActionUrl", action_token::CLOUDFORMATION_PARAMETER] {
+        assert!(wake["Parameters"][p].is_null(), "{p}");
+    }
+    let relay = &r["RelayRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"];
+    let actions: Vec<String> = grants(relay).into_iter().map(|(a, _)| a).collect();
+    assert!(
+        !actions
+            .iter()
+            .any(|a| a.starts_with("ssm:") || a.starts_with("kms:")),
+        "{actions:?}"
+    );
+    let invoke: Vec<Vec<Value>> = grants(relay)
+        .into_iter()
+        .filter(|(a, _)| a == "lambda:InvokeFunction")
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(invoke, [vec![serde_json::json!(GATEWAY)]]);
+    assert!(
+        actions.contains(&"states:SendTaskFailure".to_owned()),
+        "{actions:?}"
+    );
+    assert!(unresolved_cloudformation_refs(&wake).is_empty());
+    let (_, tf) = read(&out.join("wake-path/main.tf.json"));
+    let relay = &tf["resource"]["aws_lambda_function"]["relay"];
+    assert_eq!(
+        relay["environment"]["variables"]["TPF_SFN_GATEWAY_FUNCTION_ARN"],
+        GATEWAY
+    );
+    assert!(tf["variable"]["action_url"].is_null());
+    assert!(tf["resource"]["aws_iam_role_policy"]["relay_token_key"].is_null());
+    let policy: Value = serde_json::from_str(
+        tf["resource"]["aws_iam_role_policy"]["relay"]["policy"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        !grants(&policy["Statement"])
+            .iter()
+            .any(|(a, _)| a.starts_with("ssm:")),
+        "{policy}"
+    );
+    assert!(
+        unresolved_terraform_refs(&tf).is_empty(),
+        "{:?}",
+        unresolved_terraform_refs(&tf)
+    );
 }
 
 /// The gateway binding on Lambda durable functions: the gateway driver function and its

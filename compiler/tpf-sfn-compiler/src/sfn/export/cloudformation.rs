@@ -238,6 +238,7 @@ fn resolve(f: &Facts, r: &Res) -> Value {
         ]}),
         Res::BindingStream => json!({"Fn::GetAtt": ["CallbackBindingTable", "StreamArn"]}),
         Res::GatewayFunction => json!({"Ref": "GatewayFunctionArn"}),
+        Res::RelayedGateway => json!(f.relayed_gateway().unwrap_or_default()),
         Res::GatewayFailures => json!({"Fn::GetAtt": ["GatewayStreamFailures", "Arn"]}),
         Res::Everything => json!("*"),
     }
@@ -721,19 +722,24 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
 
     if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
-        parameters.insert(
-            "ActionUrl".into(),
-            json!({
-                "Type": "String",
-                "AllowedPattern": "^http://.+$",
-                "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
-            }),
-        );
-        for (name, p) in action_token::cloudformation::parameters("the relay sends") {
-            parameters.insert(name.into(), p);
+        // The gateway's queue transport: the relay invokes the gateway with its role, so it
+        // needs neither TPF's Action API URL nor its token.
+        let gateway = f.relayed_gateway();
+        if gateway.is_none() {
+            parameters.insert(
+                "ActionUrl".into(),
+                json!({
+                    "Type": "String",
+                    "AllowedPattern": "^http://.+$",
+                    "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
+                }),
+            );
+            for (name, p) in action_token::cloudformation::parameters("the relay sends") {
+                parameters.insert(name.into(), p);
+            }
+            let (name, condition) = action_token::cloudformation::key_condition();
+            conditions.insert(name.into(), condition);
         }
-        let (name, condition) = action_token::cloudformation::key_condition();
-        conditions.insert(name.into(), condition);
         parameters.insert(
             "RelaySubnetIds".into(),
             json!({"Type": "CommaDelimitedList", "Default": "", "Description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -772,8 +778,14 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayLogGroup".into(),
             log_group(&format!("/aws/lambda/{}", f.relay_function())),
         );
-        let mut relay_policy = role_policy(&f, "relay", &stack::relay_statements());
-        if let Some(s) = relay_policy["PolicyDocument"]["Statement"].as_array_mut() {
+        let mut relay_policy = match gateway {
+            Some(_) => role_policy(&f, "relay", &stack::gateway_relay_statements()),
+            None => role_policy(&f, "relay", &stack::relay_statements()),
+        };
+        if let (None, Some(s)) = (
+            gateway,
+            relay_policy["PolicyDocument"]["Statement"].as_array_mut(),
+        ) {
             s.push(action_token::cloudformation::decrypt_statement_if_keyed());
         }
         resources.insert(
@@ -791,11 +803,17 @@ pub fn wake_path(out: &Compiled) -> Value {
                 }
             }),
         );
-        let relay_env = json!({
-            env::ACTION_URL: {"Ref": "ActionUrl"},
-            env::ACTION_TOKEN_PARAMETER: {"Ref": action_token::CLOUDFORMATION_PARAMETER},
-            env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-        });
+        let relay_env = match gateway {
+            Some(arn) => json!({
+                env::GATEWAY_FUNCTION_ARN: arn,
+                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+            }),
+            None => json!({
+                env::ACTION_URL: {"Ref": "ActionUrl"},
+                env::ACTION_TOKEN_PARAMETER: {"Ref": action_token::CLOUDFORMATION_PARAMETER},
+                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+            }),
+        };
         let mut relay = function(
             &f.relay_function(),
             "relay",
@@ -832,7 +850,14 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayFunctionArn".into(),
             json!({"Value": {"Fn::GetAtt": ["Relay", "Arn"]}}),
         );
-        outputs.insert("ActionQueueUrl".into(), json!({"Description": "The queue binding's queue-url the drivers send to", "Value": {"Ref": "ActionQueue"}}));
+        let queue_key = match gateway {
+            Some(_) => "The gateway binding's queue-url (queue transport) the drivers send to",
+            None => "The queue binding's queue-url the drivers send to",
+        };
+        outputs.insert(
+            "ActionQueueUrl".into(),
+            json!({"Description": queue_key, "Value": {"Ref": "ActionQueue"}}),
+        );
         outputs.insert(
             "ActionDeadLetterQueueUrl".into(),
             json!({"Value": {"Ref": "ActionDeadLetterQueue"}}),

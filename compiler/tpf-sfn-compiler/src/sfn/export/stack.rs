@@ -81,14 +81,18 @@ pub struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     pub fn new(out: &'a Compiled) -> Self {
-        let queue = match &out.plan.binding {
-            BindingPlan::Queue { queue_url } => queue_url
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .map(str::to_owned),
+        // The relay's queue: the queue binding's, or the gateway's queue transport's.
+        let queue_url = match &out.plan.binding {
+            BindingPlan::Queue { queue_url } => Some(queue_url.as_str()),
+            BindingPlan::Gateway(g) => g.queue_url.as_deref(),
             _ => None,
         };
+        let queue = queue_url.and_then(|u| {
+            u.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .map(str::to_owned)
+        });
         let machines_log_group = match (
             &out.manifest.logging.log_group_arn,
             out.manifest.logging.level,
@@ -120,6 +124,15 @@ impl<'a> Facts<'a> {
         match &self.out.plan.binding {
             BindingPlan::Gateway(g) => &g.function_arn,
             _ => "",
+        }
+    }
+
+    /// The gateway the relay invokes when it carries the gateway binding's queue transport
+    /// (the binding's numbered version); `None`: the relay carries Action API v1's calls.
+    pub fn relayed_gateway(&self) -> Option<&'a str> {
+        match &self.out.plan.binding {
+            BindingPlan::Gateway(g) if g.queue_url.is_some() => Some(&g.function_arn),
+            _ => None,
         }
     }
 
@@ -206,6 +219,8 @@ pub enum Res {
     BindingStream,
     /// TPF's action gateway, its numbered version (a parameter).
     GatewayFunction,
+    /// The gateway the relay invokes: the gateway binding's numbered version, compiled in.
+    RelayedGateway,
     /// The wake-up's given-up records.
     GatewayFailures,
     Everything,
@@ -317,6 +332,28 @@ pub fn relay_statements() -> Vec<Statement> {
             resources: vec![Res::FunctionLogs("relay")],
         },
     ]
+}
+
+/// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
+/// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its
+/// logs. No Action API token: the gateway is invoked with the role.
+pub fn gateway_relay_statements() -> Vec<Statement> {
+    let mut statements = relay_statements();
+    statements.retain(|s| s.sid != crate::lowering::action_token::READ_SID);
+    for s in &mut statements {
+        if s.sid == "AnswerTaskTokens" {
+            s.resources = vec![Res::Machines("driver")];
+        }
+    }
+    statements.insert(
+        1,
+        Statement {
+            sid: "InvokeGateway",
+            actions: &["lambda:InvokeFunction"],
+            resources: vec![Res::RelayedGateway],
+        },
+    );
+    statements
 }
 
 /// Reading and writing TPF's callback-binding table, as TPF's wake-up role does: consistent

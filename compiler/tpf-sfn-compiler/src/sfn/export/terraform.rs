@@ -244,6 +244,7 @@ fn resolve(f: &Facts, r: &Res) -> String {
         Res::BindingTableIndexes => "${aws_dynamodb_table.callback_binding[0].arn}/index/*".into(),
         Res::BindingStream => "${aws_dynamodb_table.callback_binding[0].stream_arn}".into(),
         Res::GatewayFunction => "${var.gateway_function_arn}".into(),
+        Res::RelayedGateway => tf_literal(f.relayed_gateway().unwrap_or_default()),
         Res::GatewayFailures => "${aws_sqs_queue.gateway_stream_failures[0].arn}".into(),
         Res::Everything => "*".into(),
     }
@@ -659,37 +660,42 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
 
     if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
-        variables.insert(
-            "action_url".into(),
-            json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
-        );
-        variables.insert(
-            action_token::TERRAFORM_VARIABLE.into(),
-            json!({
-                "type": "string",
-                "description": "Name of the SSM SecureString parameter holding the bearer token the relay sends to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)",
-                "validation": {
-                    "condition": format!(
-                        "${{can(regex(\"{}\", var.{v})) && length(var.{v}) <= {}}}",
-                        action_token::NAME_PATTERN,
-                        action_token::NAME_MAX_LENGTH,
-                        v = action_token::TERRAFORM_VARIABLE
-                    ),
-                    "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
-                }
-            }),
-        );
-        variables.insert(
-            action_token::TERRAFORM_KEY_VARIABLE.into(),
-            json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
-        );
-        locals.insert(
-            "action_token_parameter_arn".into(),
-            json!(format!(
-                "arn:${{data.aws_partition.current.partition}}:ssm:${{data.aws_region.current.name}}:${{data.aws_caller_identity.current.account_id}}:parameter${{var.{}}}",
-                action_token::TERRAFORM_VARIABLE
-            )),
-        );
+        // The gateway's queue transport: the relay invokes the gateway with its role, so it
+        // needs neither TPF's Action API URL nor its token.
+        let gateway = f.relayed_gateway();
+        if gateway.is_none() {
+            variables.insert(
+                "action_url".into(),
+                json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
+            );
+            variables.insert(
+                action_token::TERRAFORM_VARIABLE.into(),
+                json!({
+                    "type": "string",
+                    "description": "Name of the SSM SecureString parameter holding the bearer token the relay sends to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)",
+                    "validation": {
+                        "condition": format!(
+                            "${{can(regex(\"{}\", var.{v})) && length(var.{v}) <= {}}}",
+                            action_token::NAME_PATTERN,
+                            action_token::NAME_MAX_LENGTH,
+                            v = action_token::TERRAFORM_VARIABLE
+                        ),
+                        "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
+                    }
+                }),
+            );
+            variables.insert(
+                action_token::TERRAFORM_KEY_VARIABLE.into(),
+                json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
+            );
+            locals.insert(
+                "action_token_parameter_arn".into(),
+                json!(format!(
+                    "arn:${{data.aws_partition.current.partition}}:ssm:${{data.aws_region.current.name}}:${{data.aws_caller_identity.current.account_id}}:parameter${{var.{}}}",
+                    action_token::TERRAFORM_VARIABLE
+                )),
+            );
+        }
         variables.insert(
             "relay_subnet_ids".into(),
             json!({"type": "list(string)", "default": [], "description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -726,27 +732,33 @@ pub fn wake_path(out: &Compiled) -> Value {
             "relay",
             json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
         );
+        let statements = match gateway {
+            Some(_) => stack::gateway_relay_statements(),
+            None => stack::relay_statements(),
+        };
         put(
             "aws_iam_role_policy",
             "relay",
-            role_policy(&f, "relay", &stack::relay_statements()),
+            role_policy(&f, "relay", &statements),
         );
-        // A customer managed key: decrypt through Parameter Store, for the token only.
-        let decrypt = action_token::decrypt_statement(
-            json!(format!("${{var.{}}}", action_token::TERRAFORM_KEY_VARIABLE)),
-            json!("ssm.${data.aws_region.current.name}.amazonaws.com"),
-            json!("${local.action_token_parameter_arn}"),
-        );
-        put(
-            "aws_iam_role_policy",
-            "relay_token_key",
-            json!({
-                "count": format!("${{var.{} == \"\" ? 0 : 1}}", action_token::TERRAFORM_KEY_VARIABLE),
-                "name": "relay-token-key",
-                "role": "${aws_iam_role.relay.id}",
-                "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
-            }),
-        );
+        if gateway.is_none() {
+            // A customer managed key: decrypt through Parameter Store, for the token only.
+            let decrypt = action_token::decrypt_statement(
+                json!(format!("${{var.{}}}", action_token::TERRAFORM_KEY_VARIABLE)),
+                json!("ssm.${data.aws_region.current.name}.amazonaws.com"),
+                json!("${local.action_token_parameter_arn}"),
+            );
+            put(
+                "aws_iam_role_policy",
+                "relay_token_key",
+                json!({
+                    "count": format!("${{var.{} == \"\" ? 0 : 1}}", action_token::TERRAFORM_KEY_VARIABLE),
+                    "name": "relay-token-key",
+                    "role": "${aws_iam_role.relay.id}",
+                    "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
+                }),
+            );
+        }
         put(
             "aws_iam_role_policy_attachment",
             "relay_vpc",
@@ -760,11 +772,17 @@ pub fn wake_path(out: &Compiled) -> Value {
             &f.relay_function(),
             "relay",
             stack::RELAY_TIMEOUT_SECONDS,
-            json!({
-                env::ACTION_URL: "${var.action_url}",
-                env::ACTION_TOKEN_PARAMETER: format!("${{var.{}}}", action_token::TERRAFORM_VARIABLE),
-                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-            }),
+            match gateway {
+                Some(arn) => json!({
+                    env::GATEWAY_FUNCTION_ARN: tf_literal(arn),
+                    env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+                }),
+                None => json!({
+                    env::ACTION_URL: "${var.action_url}",
+                    env::ACTION_TOKEN_PARAMETER: format!("${{var.{}}}", action_token::TERRAFORM_VARIABLE),
+                    env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+                }),
+            },
         );
         relay.insert(
             "dynamic".into(),
