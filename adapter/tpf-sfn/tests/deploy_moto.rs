@@ -83,6 +83,23 @@ fn manifest(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
 }
 
+/// The deployed driver machine's tags, as moto lists them.
+async fn driver_tags(m: &Value) -> std::collections::BTreeMap<String, String> {
+    let sfn = aws_sdk_sfn::Client::new(&moto_config().await);
+    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
+    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
+    let tags = sfn
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    tags.tags()
+        .iter()
+        .filter_map(|t| Some((t.key()?.to_owned(), t.value()?.to_owned())))
+        .collect()
+}
+
 #[tokio::test]
 async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
@@ -113,23 +130,12 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     );
 
     // Tags carry the pinned identity and the definition hash.
-    let conf = moto_config().await;
-    let sfn = aws_sdk_sfn::Client::new(&conf);
     let m = manifest(&out);
-    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
-    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
-    let tags = sfn
-        .list_tags_for_resource()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap();
-    let sha = tags
-        .tags()
-        .iter()
-        .find(|t| t.key() == Some("tpf-sfn:definition-sha256"))
-        .and_then(|t| t.value());
-    assert_eq!(sha, m["machines"]["driver"]["definitionSha256"].as_str());
+    let tags = driver_tags(&m).await;
+    assert_eq!(
+        tags.get("tpf-sfn:definition-sha256").map(String::as_str),
+        m["machines"]["driver"]["definitionSha256"].as_str()
+    );
 
     // A different definition for the same release is refused, naming the change.
     compile(
@@ -691,28 +697,14 @@ async fn a_gateway_release_deploys_its_driver_alone() {
     );
     assert!(!s.contains("sweeper") && !s.contains("schedule"), "{s}");
 
-    let conf = moto_config().await;
-    let sfn = aws_sdk_sfn::Client::new(&conf);
-    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
-    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
-    let tags = sfn
-        .list_tags_for_resource()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap();
-    let tag = |k: &str| {
-        tags.tags()
-            .iter()
-            .find(|t| t.key() == Some(k))
-            .and_then(|t| t.value())
-            .map(str::to_owned)
-    };
-    assert_eq!(tag("tpf-sfn:role").as_deref(), Some("driver"));
+    let tags = driver_tags(&m).await;
+    assert_eq!(tags.get("tpf-sfn:role").map(String::as_str), Some("driver"));
     assert_eq!(
-        tag("tpf-sfn:definition-sha256").as_deref(),
+        tags.get("tpf-sfn:definition-sha256").map(String::as_str),
         m["machines"]["driver"]["definitionSha256"].as_str()
     );
+    let conf = moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&conf);
     let listed = sfn
         .list_state_machines()
         .send()
