@@ -10,7 +10,8 @@ each template exists, and retires release N by deleting its stack: N+1's machine
 wake path stay. Then the same for the Lambda durable functions backend (HTTP binding): two
 release stacks, each a driver function with its spec and one published version, and its
 sweeper function. A gateway-binding release is deployed next to them on both backends: the
-driver alone. Reaches nothing but the loopback endpoint.
+driver alone; and the gateway queue transport's own wake path, whose relay invokes the gateway.
+Reaches nothing but the loopback endpoint.
 """
 import json
 import os
@@ -145,6 +146,37 @@ def gateway_release(cf, tpf_sfn, d, run, gateway, caps):
         wait(cf, stack, "CREATE_COMPLETE")
         check_resources(cf, stack, template)
     print("moto: gateway release stacks CREATE_COMPLETE on both backends (the driver alone)")
+
+
+def gateway_queue_wake_path(cf, lam, tpf_sfn, d, run, gateway, caps, stream_arn, await_stream_arn):
+    """The gateway's queue transport: its own configuration's wake path, whose relay carries the
+    queue to the gateway's numbered version (no Action API URL, no token parameter)."""
+    prefix = f"{run}q"
+    config = os.path.join(d, "gateway-queue.tpf-sfn.toml")
+    with open(config, "w") as f:
+        f.write(f'name-prefix = "{prefix}"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
+                f'function-arn = "{gateway}"\ntransport = "queue"\n'
+                f'queue-url = "https://sqs.us-east-1.amazonaws.com/123456789012/{prefix}-gateway"\n'
+                f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter"\n'
+                f'[wakeup]\ntable-name = "{prefix}_tpf_sfn_wakeup"\n')
+    _, wake = compile_release(tpf_sfn, os.path.join(d, "gateway-queue"), config, RELEASE)
+    params = json.loads(wake)["Parameters"]
+    if "ActionUrl" in params or "ActionTokenParameter" in params:
+        fail(f"the gateway relay's wake path asks for the Action API: {sorted(params)}")
+    stack = f"{prefix}-wake-path"
+    cf.create_stack(StackName=stack, TemplateBody=wake, Capabilities=caps, Parameters=[
+        {"ParameterKey": "ExecutionTableStreamArn", "ParameterValue": stream_arn},
+        {"ParameterKey": "CodeS3Bucket", "ParameterValue": f"{run}-code"},
+        {"ParameterKey": "AwaitInteractionStreamArn", "ParameterValue": await_stream_arn},
+    ])
+    wait(cf, stack, "CREATE_COMPLETE")
+    check_resources(cf, stack, wake)
+    env = lam.get_function(FunctionName=f"{prefix}-relay")["Configuration"]["Environment"]["Variables"]
+    if env.get("TPF_SFN_GATEWAY_FUNCTION_ARN") != gateway or "TPF_SFN_ACTION_URL" in env:
+        fail(f"the gateway relay's environment: {env}")
+    # GatewayFunctionArn defaulted to the binding's gateway: the host is there without being told.
+    lam.get_function(FunctionName=f"{prefix}-gateway-starter")
+    print("moto: the gateway queue transport's wake path CREATE_COMPLETE (its relay invokes the gateway)")
 
 
 def sweeper_problems(template, spec):
@@ -307,6 +339,8 @@ def main():
             fail(f"releases N and N+1 share a driver name: {drivers}")
 
         gateway_release(cf, tpf_sfn, d, run, gateway, caps)
+        gateway_queue_wake_path(cf, lam, tpf_sfn, d, run, gateway, caps, stream_arn,
+                                await_stream_arn)
         # Retiring release N: its stack goes, N+1's machines and the wake path stay.
         cf.delete_stack(StackName=f"{run}-release-n")
         wait(cf, f"{run}-release-n", "DELETE_COMPLETE")
