@@ -802,40 +802,77 @@ fn compile_durable(out: &Path, config: &str) {
     assert!(o.status.success(), "{}", show(&o));
 }
 
+/// A zip moto stores without running: any zip stands in for the real package here.
+fn stand_in_zip(dir: &Path) -> String {
+    let zip = dir.join("code.zip");
+    std::fs::write(&zip, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+    zip.display().to_string()
+}
+
+/// `tpf-sfn deploy` of the durable release in `out` on moto with `role`, `extra` arguments and
+/// the Action API token's parameter if any.
+fn deploy_durable(out: &Path, role: &str, extra: &[&str], token: Option<&str>) -> Output {
+    let endpoint = moto_endpoint();
+    let mut args = vec![
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--endpoint-url",
+        &endpoint,
+        "--role-arn",
+        role,
+    ];
+    args.extend(extra);
+    if let Some(t) = token {
+        args.extend(["--action-token-parameter", t]);
+    }
+    support::cli().args(&args).output().expect("run tpf-sfn")
+}
+
+/// The function `name` as moto's Lambda describes it.
+async fn deployed_function(
+    name: &str,
+) -> aws_sdk_lambda::operation::get_function::GetFunctionOutput {
+    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
+    lambda
+        .get_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The published versions (not `$LATEST`) of the function `name` on moto.
+async fn published_versions(name: &str) -> Vec<String> {
+    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
+    let versions = lambda
+        .list_versions_by_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    versions
+        .versions()
+        .iter()
+        .filter_map(|v| v.version())
+        .filter(|v| *v != "$LATEST")
+        .map(str::to_owned)
+        .collect()
+}
+
 #[tokio::test]
 async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_change_unless_forced()
 {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("durable");
-    let zip = dir.path().join("code.zip");
-    // moto stores the code without running it: any zip stands in for the real package here.
-    std::fs::write(&zip, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
-    let zip_s = zip.display().to_string();
+    let zip_s = stand_in_zip(dir.path());
     let prefix = unique("dd");
     let config = format!(
         "name-prefix = \"{prefix}\"\n[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://127.0.0.1:9\"\n"
     );
     compile_durable(&out, &config);
-    let endpoint = moto_endpoint();
-    let role = create_lambda_role(&endpoint, &prefix);
-    let run = |extra: &[&str], token: Option<&str>| {
-        let mut args = vec![
-            "deploy",
-            "--out",
-            out.to_str().unwrap(),
-            "--endpoint-url",
-            &endpoint,
-            "--role-arn",
-            &role,
-        ];
-        args.extend(extra);
-        if let Some(t) = token {
-            args.extend(["--action-token-parameter", t]);
-        }
-        let mut c = support::cli();
-        c.args(&args);
-        c.output().expect("run tpf-sfn")
-    };
+    let role = create_lambda_role(&moto_endpoint(), &prefix);
+    let run = |extra: &[&str], token: Option<&str>| deploy_durable(&out, &role, extra, token);
 
     let o = run(&["--dry-run"], None);
     assert!(o.status.success(), "{}", show(&o));
@@ -862,15 +899,12 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     assert!(o.status.success(), "{}", show(&o));
     let m = manifest(&out);
     let name = m["function"]["name"].as_str().unwrap();
-    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
-    let f = lambda
-        .get_function()
-        .function_name(name)
-        .send()
-        .await
+    let f = deployed_function(name).await;
+    let vars = f
+        .configuration()
+        .and_then(|c| c.environment())
+        .and_then(|e| e.variables())
         .unwrap();
-    let conf = f.configuration().unwrap();
-    let vars = conf.environment().unwrap().variables().unwrap();
     let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
     let compiled: Value =
         serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
@@ -883,18 +917,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         f.tags().unwrap()["tpf-sfn:definition-sha256"],
         m["function"]["specSha256"].as_str().unwrap()
     );
-    let versions = lambda
-        .list_versions_by_function()
-        .function_name(name)
-        .send()
-        .await
-        .unwrap();
-    let published: Vec<_> = versions
-        .versions()
-        .iter()
-        .filter_map(|v| v.version())
-        .filter(|v| *v != "$LATEST")
-        .collect();
+    let published = published_versions(name).await;
     assert_eq!(published.len(), 1, "{published:?}");
     assert!(
         stdout(&o).contains(&format!(":function:{name}:{}", published[0])),
@@ -917,18 +940,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     );
     let o = run(&["--force-replace"], Some("/tpf/action-token"));
     assert!(o.status.success(), "{}", show(&o));
-    let versions = lambda
-        .list_versions_by_function()
-        .function_name(name)
-        .send()
-        .await
-        .unwrap();
-    let published = versions
-        .versions()
-        .iter()
-        .filter(|v| v.version() != Some("$LATEST"))
-        .count();
-    assert_eq!(published, 2);
+    assert_eq!(published_versions(name).await.len(), 2);
     let o = run(&[], None);
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
 
@@ -947,4 +959,46 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         "{}",
         show(&o)
     );
+}
+
+/// A gateway-binding release on Lambda durable functions deploys as its driver function and one
+/// published version, with no Action API token (the function invokes the gateway with its
+/// role); deployed again it writes nothing.
+#[tokio::test]
+async fn a_durable_gateway_release_deploys_without_an_action_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("durable-gateway");
+    let zip_s = stand_in_zip(dir.path());
+    let prefix = unique("dg");
+    let gateway = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action-gateway:3";
+    compile_durable(
+        &out,
+        &format!(
+            "name-prefix = \"{prefix}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter\"\n"
+        ),
+    );
+    let role = create_lambda_role(&moto_endpoint(), &prefix);
+    let run = |extra: &[&str]| deploy_durable(&out, &role, extra, None);
+    let o = run(&["--code-zip", &zip_s]);
+    assert!(o.status.success(), "{}", show(&o));
+    let m = manifest(&out);
+    let name = m["function"]["name"].as_str().unwrap();
+    let f = deployed_function(name).await;
+    let vars = f
+        .configuration()
+        .and_then(|c| c.environment())
+        .and_then(|e| e.variables())
+        .unwrap();
+    let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
+    assert_eq!(spec["binding"]["kind"], "gateway", "{spec}");
+    assert_eq!(spec["binding"]["functionArn"], gateway, "{spec}");
+    assert!(
+        !vars.contains_key("TPF_SFN_ACTION_TOKEN_PARAMETER"),
+        "{vars:?}"
+    );
+    assert_eq!(published_versions(name).await.len(), 1);
+    let o = run(&[]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+    assert_eq!(published_versions(name).await.len(), 1);
 }
