@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The infrastructure-as-code exports, checked by the ecosystem's own tools:
-#   1. cfn-lint over every CloudFormation export (each example contract, with the HTTP and the
-#      queue binding's example configs; both stacks): zero errors, zero warnings; and a template
-#      broken on purpose must fail it, so the lint is seen to bite;
+#   1. cfn-lint over every CloudFormation export (each example contract, with every example
+#      config in examples/aws/: the gateway, HTTP and queue bindings; both stacks, and the Lambda
+#      durable functions release stack): zero errors, zero warnings; and a template broken on
+#      purpose must fail it, so the lint is seen to bite;
 #   2. the stacks deployed on moto's CloudFormation (scripts/iac-moto.py).
 #   scripts/iac-check.sh ZIP     (the functions' zip from scripts/lambda-package.sh)
 # Needs moto running (TPF_SFN_MOTO_ENDPOINT, as scripts/test.sh sets it) and installs nothing

@@ -9,7 +9,9 @@ zip; then creates the wake-path stack and both release stacks, checks that every
 each template exists, and retires release N by deleting its stack: N+1's machines and the
 wake path stay. Then the same for the Lambda durable functions backend (HTTP binding): two
 release stacks, each a driver function with its spec and one published version, and its
-sweeper function. Reaches nothing but the loopback endpoint.
+sweeper function. A gateway-binding release is deployed next to them on both backends: the
+driver alone; and the gateway queue transport's own wake path, whose relay invokes the gateway.
+Reaches nothing but the loopback endpoint.
 """
 import json
 import os
@@ -116,6 +118,65 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
     wait(cf, f"{run}-durable-n", "DELETE_COMPLETE")
     lam.get_function(FunctionName=functions["n1"])
     return functions
+
+
+def gateway_release(cf, tpf_sfn, d, run, gateway, caps):
+    """A gateway-binding release next to the Action API v1 ones, on the same wake path: its
+    stack is the driver and its role alone (the driver sweeps TPF itself), on both backends."""
+    config = os.path.join(d, "gateway.tpf-sfn.toml")
+    with open(config, "w") as f:
+        # Its own prefix: its machine and function names must not meet the other releases'.
+        f.write(f'name-prefix = "{run}g"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
+                f'function-arn = "{gateway}"\n'
+                f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n')
+    for backend, want, params in (
+            ("step-functions", {"DriverRole", "Driver"}, []),
+            ("lambda-durable", {"DriverRole", "Driver", "DriverVersion"},
+             [{"ParameterKey": "CodeS3Bucket", "ParameterValue": f"{run}-code"},
+              {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"}])):
+        template, _ = compile_release(tpf_sfn, os.path.join(d, f"gateway-{backend}"), config,
+                                      RELEASE, backend)
+        resources = json.loads(template)["Resources"]
+        kinds = {k for k, v in resources.items() if v["Type"] not in MOTO_SKIPS}
+        if kinds != want:
+            fail(f"the gateway release stack ({backend}) holds {sorted(kinds)}, want {sorted(want)}")
+        stack = f"{run}-gateway-{backend}"
+        cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps,
+                        Parameters=params)
+        wait(cf, stack, "CREATE_COMPLETE")
+        check_resources(cf, stack, template)
+    print("moto: gateway release stacks CREATE_COMPLETE on both backends (the driver alone)")
+
+
+def gateway_queue_wake_path(cf, lam, tpf_sfn, d, run, gateway, caps, stream_arn, await_stream_arn):
+    """The gateway's queue transport: its own configuration's wake path, whose relay carries the
+    queue to the gateway's numbered version (no Action API URL, no token parameter)."""
+    prefix = f"{run}q"
+    config = os.path.join(d, "gateway-queue.tpf-sfn.toml")
+    with open(config, "w") as f:
+        f.write(f'name-prefix = "{prefix}"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
+                f'function-arn = "{gateway}"\ntransport = "queue"\n'
+                f'queue-url = "https://sqs.us-east-1.amazonaws.com/123456789012/{prefix}-gateway"\n'
+                f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter"\n'
+                f'[wakeup]\ntable-name = "{prefix}_tpf_sfn_wakeup"\n')
+    _, wake = compile_release(tpf_sfn, os.path.join(d, "gateway-queue"), config, RELEASE)
+    params = json.loads(wake)["Parameters"]
+    if "ActionUrl" in params or "ActionTokenParameter" in params:
+        fail(f"the gateway relay's wake path asks for the Action API: {sorted(params)}")
+    stack = f"{prefix}-wake-path"
+    cf.create_stack(StackName=stack, TemplateBody=wake, Capabilities=caps, Parameters=[
+        {"ParameterKey": "ExecutionTableStreamArn", "ParameterValue": stream_arn},
+        {"ParameterKey": "CodeS3Bucket", "ParameterValue": f"{run}-code"},
+        {"ParameterKey": "AwaitInteractionStreamArn", "ParameterValue": await_stream_arn},
+    ])
+    wait(cf, stack, "CREATE_COMPLETE")
+    check_resources(cf, stack, wake)
+    env = lam.get_function(FunctionName=f"{prefix}-relay")["Configuration"]["Environment"]["Variables"]
+    if env.get("TPF_SFN_GATEWAY_FUNCTION_ARN") != gateway or "TPF_SFN_ACTION_URL" in env:
+        fail(f"the gateway relay's environment: {env}")
+    # GatewayFunctionArn defaulted to the binding's gateway: the host is there without being told.
+    lam.get_function(FunctionName=f"{prefix}-gateway-starter")
+    print("moto: the gateway queue transport's wake path CREATE_COMPLETE (its relay invokes the gateway)")
 
 
 def sweeper_problems(template, spec):
@@ -277,6 +338,9 @@ def main():
         if drivers["n"] == drivers["n1"]:
             fail(f"releases N and N+1 share a driver name: {drivers}")
 
+        gateway_release(cf, tpf_sfn, d, run, gateway, caps)
+        gateway_queue_wake_path(cf, lam, tpf_sfn, d, run, gateway, caps, stream_arn,
+                                await_stream_arn)
         # Retiring release N: its stack goes, N+1's machines and the wake path stay.
         cf.delete_stack(StackName=f"{run}-release-n")
         wait(cf, f"{run}-release-n", "DELETE_COMPLETE")

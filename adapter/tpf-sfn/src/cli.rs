@@ -420,14 +420,18 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
+    /// The bundled sample without a config file runs on `gateway`, TPF's protocol; `http`,
+    /// `lambda` or `queue` runs Action API v1's older world.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine whose driver runs the scenario.
     #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
     pub backend: Backend,
-    /// Scenario name from the derived matrix or the hand-written scenarios (see `--list`).
-    #[arg(long, default_value = "happy-path")]
-    pub scenario: String,
+    /// Scenario name (see `--list`): from the gateway world's catalogue (default
+    /// `tpf-11-completion-after-binding`, TPF's await path), or with an Action API v1 binding from
+    /// the derived matrix or the hand-written scenarios (default `happy-path`).
+    #[arg(long)]
+    pub scenario: Option<String>,
     /// Directory of hand-written scenarios (*.toml), offered next to the derived matrix
     /// (instead of the bundled sample's own).
     #[arg(long)]

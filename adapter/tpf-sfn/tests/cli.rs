@@ -364,11 +364,31 @@ fn completions_are_generated() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("tpf-sfn"));
 }
 
+/// The main job: `simulate` without arguments (and without a config file) runs the bundled
+/// sample on TPF's gateway protocol, the compiled gateway driver in the gateway world; an
+/// explicit Action API v1 binding runs the older world.
 #[test]
 fn simulate_runs_the_bundled_restaurant_sample() {
     let o = tpf_sfn(&["simulate"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = text(&o);
+    assert!(
+        t.starts_with("scenario tpf-11-completion-after-binding:"),
+        "{t}"
+    );
+    assert!(t.contains("binding gateway (lambda)"), "{t}");
+    for call in ["Submit", "RegisterCallback", "Result"] {
+        assert!(t.contains(&format!("gateway {call}: answered")), "{t}");
+    }
+    assert!(t.contains("  ok    tpf-11-completion-after-binding"), "{t}");
+    let o = tpf_sfn(&["simulate", "--list"]);
+    assert!(text(&o).contains("tpf-22-await-deadline"), "{}", text(&o));
+    assert!(!text(&o).contains("happy-path"), "{}", text(&o));
+
+    let o = tpf_sfn(&["simulate", "--binding", "http"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.starts_with("scenario happy-path:"), "{t}");
     // Today's restaurant-approval parks on its deferred-completion step.
     assert!(t.contains("→ Await: Create Pending Approval"), "{t}");
     assert!(t.contains("pinned release 2026.12.1"), "{t}");
@@ -714,11 +734,19 @@ fn inputs_that_are_not_regular_files_are_refused_by_every_command() {
     }
 }
 
-/// `simulate --format json`: the trace is a list of events, and the bundled sample's
-/// hand-written scenarios are offered and run like the matrix's.
+/// `simulate --binding http --format json` (Action API v1's world): the trace is a list of
+/// events, and the bundled sample's hand-written scenarios are offered and run like the
+/// matrix's.
 #[test]
 fn simulate_json_gives_the_trace_as_events_and_runs_hand_written_scenarios() {
-    let o = tpf_sfn(&["simulate", "--list", "--format", "json"]);
+    let o = tpf_sfn(&[
+        "simulate",
+        "--binding",
+        "http",
+        "--list",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let names: Vec<&str> = v["scenarios"]
@@ -734,6 +762,8 @@ fn simulate_json_gives_the_trace_as_events_and_runs_hand_written_scenarios() {
 
     let o = tpf_sfn(&[
         "simulate",
+        "--binding",
+        "http",
         "--scenario",
         "slow-reviewer",
         "--format",
@@ -849,6 +879,8 @@ fn mapping_test_rejects_a_hand_edited_durable_spec() {
 fn simulate_runs_the_bundled_sample_on_the_lambda_durable_backend() {
     let o = tpf_sfn(&[
         "simulate",
+        "--binding",
+        "http",
         "--backend",
         "lambda-durable",
         "--scenario",
@@ -864,9 +896,10 @@ fn simulate_runs_the_bundled_sample_on_the_lambda_durable_backend() {
     assert!(t.contains("all 19 invariant checks hold"), "{t}");
 }
 
-/// The placeholder refusal's hint is true: after `init` and filling in the keys it names in
-/// ./tpf-sfn.toml, the same `compile --emit` from the same directory, still without
-/// `--config`, reads that file and exports; the summary says which file it read.
+/// The placeholder refusal's hint is true: after `init` (which selects the gateway binding)
+/// and filling in the keys the refusal names in ./tpf-sfn.toml, the same `compile --emit` from
+/// the same directory, still without `--config`, reads that file and exports; the summary says
+/// which file it read.
 #[test]
 fn following_the_placeholder_hint_exports() {
     let dir = tempfile::tempdir().unwrap();
@@ -898,13 +931,27 @@ fn following_the_placeholder_hint_exports() {
     );
     let o = run(&["init"]);
     assert!(o.status.success(), "{}", text(&o));
+    // init selects the gateway binding: its placeholders are refused the same way, named by
+    // their keys, until they are filled in.
+    let o = run(&compile);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("set `binding.gateway.function-arn` in tpf-sfn.toml")
+            && err.contains("binding.gateway.starter-function-arn")
+            && err.contains("--config"),
+        "{err}"
+    );
     let path = dir.path().join("tpf-sfn.toml");
     let config = std::fs::read_to_string(&path)
         .unwrap()
-        .replace("https://tpf.example.com", "https://tpf.acme.io")
         .replace(
-            "arn:aws:events:us-east-1:123456789012:connection/tpf-actions/00000000-0000-0000-0000-000000000000",
-            "arn:aws:events:us-east-1:123456789012:connection/tpf-actions/5f1c3a9e-2b7d-4e10-9a4f-0c6e8d2b1a77",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-action-gateway:1",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway-acme:4",
+        )
+        .replace(
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-sfn-starter:1",
+            "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway-starter",
         );
     std::fs::write(&path, config).unwrap();
     let o = run(&compile);
@@ -915,7 +962,10 @@ fn following_the_placeholder_hint_exports() {
         text(&o)
     );
     let manifest = std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap();
-    assert!(manifest.contains("https://tpf.acme.io"), "{manifest}");
+    assert!(
+        manifest.contains("function:tpf-gateway-acme:4"),
+        "{manifest}"
+    );
     assert!(dir.path().join("out/cloudformation.json").is_file());
 }
 
@@ -955,22 +1005,42 @@ fn a_file_in_the_wrong_place_is_named_for_what_it_is() {
     );
 }
 
-/// `simulate --scenario` takes a family's name alone and suggests names for a typo.
+/// `simulate --scenario` takes a family's name alone and suggests names for a typo (Action
+/// API v1's world, whose matrix has families; the gateway world's catalogue below).
 #[test]
 fn simulate_takes_a_scenario_family_and_suggests_names() {
-    let o = tpf_sfn(&["simulate", "--scenario", "deadline-timeout"]);
+    let o = tpf_sfn(&[
+        "simulate",
+        "--binding",
+        "http",
+        "--scenario",
+        "deadline-timeout",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         text(&o).starts_with("scenario deadline-timeout/Create Pending Approval:"),
         "{}",
         text(&o)
     );
-    let o = tpf_sfn(&["simulate", "--scenario", "deadline-timout"]);
+    let o = tpf_sfn(&[
+        "simulate",
+        "--binding",
+        "http",
+        "--scenario",
+        "deadline-timout",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("error[UNKNOWN_SCENARIO]")
             && err.contains("did you mean \"deadline-timeout/Create Pending Approval\""),
+        "{err}"
+    );
+    let o = tpf_sfn(&["simulate", "--scenario", "tpf-22-await-dedline"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error[UNKNOWN_SCENARIO]") && err.contains("tpf-22-await-deadline"),
         "{err}"
     );
 }

@@ -167,7 +167,10 @@ fn offline_outputs() {
         run(names, "graph", &["graph", "contract.json"]);
         run(names, "init", &["init", "tpf-sfn.toml"]);
         run(names, "init-exists", &["init", "tpf-sfn.toml"]);
+        // From here on ./tpf-sfn.toml is init's file: the gateway binding, TPF's protocol; the
+        // `-v1` runs ask for Action API v1's older world by --binding.
         run(names, "simulate", &["simulate"]);
+        run(names, "simulate-v1", &["simulate", "--binding", "http"]);
         run(names, "simulate-list", &["simulate", "--list"]);
         run(
             names,
@@ -178,6 +181,18 @@ fn offline_outputs() {
             names,
             "mapping-test",
             &["mapping-test", "contract.json", "--release", "release.json"],
+        );
+        run(
+            names,
+            "mapping-test-v1",
+            &[
+                "mapping-test",
+                "contract.json",
+                "--release",
+                "release.json",
+                "--binding",
+                "http",
+            ],
         );
         run(
             names,

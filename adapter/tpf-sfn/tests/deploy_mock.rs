@@ -30,8 +30,13 @@ use tpf_sfn::error::Error;
 const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn";
 
 fn compiled(dir: &Path) -> Release {
+    compiled_with(dir, &["--binding", "queue"])
+}
+
+/// The restaurant sample compiled into `dir` with `extra` arguments, loaded as `deploy` loads it.
+fn compiled_with(dir: &Path, extra: &[&str]) -> Release {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
-    let code = tpf_sfn::run([
+    let mut args: Vec<std::ffi::OsString> = vec![
         "tpf-sfn".into(),
         "compile".into(),
         root.join("restaurant-approval.pipeline-contract.json")
@@ -39,13 +44,20 @@ fn compiled(dir: &Path) -> Release {
         "--release".into(),
         root.join("restaurant-approval.pipeline-release.json")
             .into_os_string(),
-        "--binding".into(),
-        "queue".into(),
         "--out".into(),
         dir.as_os_str().to_owned(),
-    ]);
+    ];
+    args.extend(extra.iter().map(Into::into));
+    let code = tpf_sfn::run(args);
     assert_eq!(code, std::process::ExitCode::SUCCESS);
     Release::load(dir).expect("load compiled release")
+}
+
+fn gateway_config() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/aws/gateway.tpf-sfn.toml")
+        .display()
+        .to_string()
 }
 
 fn arn(name: &str) -> String {
@@ -223,6 +235,44 @@ fn first_deploy_creates_both_machines_with_progress() {
         "{lines:?}"
     );
     assert!(lines[1].starts_with("[2/2] sweeper "), "{lines:?}");
+}
+
+/// A gateway-binding release is its driver alone (the driver sweeps TPF itself): one machine
+/// created, tagged with the release's identity as every release's machines are.
+#[test]
+fn a_gateway_release_deploys_its_driver_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = compiled_with(dir.path(), &["--config", &gateway_config()]);
+    assert!(release.manifest.machines.sweeper.is_none());
+    assert_eq!(release.machines.len(), 1, "{:?}", names(&release));
+    let driver = &release.machines[0];
+    assert_eq!(driver.role, "driver");
+    assert_eq!(driver.tags["tpf-sfn:role"], "driver");
+    assert_eq!(
+        driver.tags["tpf-sfn:pipeline-id"],
+        release.manifest.identity.pipeline_id
+    );
+    assert_eq!(driver.tags["tpf-sfn:definition-sha256"], driver.sha256);
+    let list = list_pages(vec![vec![]]);
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.extend(w.rules());
+    let (report, lines) = run(&client(&rules), &release, normal()).unwrap();
+    assert_eq!(w.create.num_calls(), 1);
+    assert_eq!(report.write_calls, 1);
+    assert!(
+        lines[0].starts_with("[1/1] driver ") && lines[0].ends_with(": created"),
+        "{lines:?}"
+    );
+    // Deployed again: the one machine is unchanged, nothing is written.
+    let list = list_pages(vec![names(&release)]);
+    let desc = describe(&release, |_, def| def.to_owned());
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), &release, normal()).unwrap();
+    assert_eq!(w.total(), 0);
+    assert_eq!(report.write_calls, 0);
 }
 
 #[test]
@@ -642,6 +692,24 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     );
     let (_, err, _) = deploy_cli(out, &[emulator[0], emulator[1], "--verbose"]);
     assert!(err.contains("\n  = detail: "), "{err}");
+}
+
+/// The gateway binding's placeholders (what `init` writes until the user sets them) are refused
+/// the same way, before any call, naming each key and the `--config` flag.
+#[test]
+fn deploy_refuses_the_gateway_bindings_placeholders() {
+    let dir = tempfile::tempdir().unwrap();
+    compiled_with(dir.path(), &["--binding", "gateway"]);
+    let (code, err, stdout) = deploy_cli(dir.path().to_str().unwrap(), &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
+    assert!(
+        err.contains("tpf-sfn.toml#binding.gateway.function-arn")
+            && err.contains("tpf-sfn.toml#binding.gateway.starter-function-arn"),
+        "{err}"
+    );
+    assert!(err.contains("`--config`"), "{err}");
+    assert!(stdout.is_empty(), "{}", String::from_utf8_lossy(&stdout));
 }
 
 /// Answers every request with an empty `ListStateMachines` page: an account with no machines.

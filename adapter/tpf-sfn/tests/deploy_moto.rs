@@ -37,6 +37,11 @@ fn show(o: &Output) -> String {
 
 /// Compiles the restaurant sample (queue binding: moto rejects `http:invoke`) with `config`.
 fn compile(out: &Path, config: &str) {
+    compile_with(out, config, "queue")
+}
+
+/// Compiles the restaurant sample with `binding` and `config`.
+fn compile_with(out: &Path, config: &str, binding: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
     let cfg = out.with_extension("toml");
     std::fs::write(&cfg, config).unwrap();
@@ -50,7 +55,7 @@ fn compile(out: &Path, config: &str) {
             .to_str()
             .unwrap(),
         "--binding",
-        "queue",
+        binding,
         "--config",
         cfg.to_str().unwrap(),
         "--out",
@@ -76,6 +81,23 @@ fn deploy(out: &Path, extra: &[&str]) -> Output {
 
 fn manifest(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// The deployed driver machine's tags, as moto lists them.
+async fn driver_tags(m: &Value) -> std::collections::BTreeMap<String, String> {
+    let sfn = aws_sdk_sfn::Client::new(&moto_config().await);
+    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
+    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
+    let tags = sfn
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    tags.tags()
+        .iter()
+        .filter_map(|t| Some((t.key()?.to_owned(), t.value()?.to_owned())))
+        .collect()
 }
 
 #[tokio::test]
@@ -108,23 +130,12 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     );
 
     // Tags carry the pinned identity and the definition hash.
-    let conf = moto_config().await;
-    let sfn = aws_sdk_sfn::Client::new(&conf);
     let m = manifest(&out);
-    let driver = m["machines"]["driver"]["name"].as_str().unwrap();
-    let arn = format!("arn:aws:states:us-east-1:123456789012:stateMachine:{driver}");
-    let tags = sfn
-        .list_tags_for_resource()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap();
-    let sha = tags
-        .tags()
-        .iter()
-        .find(|t| t.key() == Some("tpf-sfn:definition-sha256"))
-        .and_then(|t| t.value());
-    assert_eq!(sha, m["machines"]["driver"]["definitionSha256"].as_str());
+    let tags = driver_tags(&m).await;
+    assert_eq!(
+        tags.get("tpf-sfn:definition-sha256").map(String::as_str),
+        m["machines"]["driver"]["definitionSha256"].as_str()
+    );
 
     // A different definition for the same release is refused, naming the change.
     compile(
@@ -658,6 +669,58 @@ fn deploy_creates_the_sweeper_schedule_idempotently() {
     );
 }
 
+/// A gateway-binding release (the queue transport, as the local loop runs it) deploys as its
+/// driver alone, tagged with the release's identity; asked for the sweeper's schedule it has
+/// none to create and says nothing about one; deployed again it writes nothing.
+#[tokio::test]
+async fn a_gateway_release_deploys_its_driver_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("release");
+    let prefix = unique("g");
+    compile_with(
+        &out,
+        &format!("name-prefix = \"{prefix}\"\n[binding.gateway]\ntransport = \"queue\"\n"),
+        "gateway",
+    );
+    let m = manifest(&out);
+    assert!(m["machines"]["sweeper"].is_null(), "{m}");
+    let sched = [
+        "--schedule-role-arn",
+        "arn:aws:iam::123456789012:role/tpf-sfn-scheduler",
+    ];
+    let o = deploy(&out, &sched);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("[1/1] driver ") && s.contains(": created"),
+        "{s}"
+    );
+    assert!(!s.contains("sweeper") && !s.contains("schedule"), "{s}");
+
+    let tags = driver_tags(&m).await;
+    assert_eq!(tags.get("tpf-sfn:role").map(String::as_str), Some("driver"));
+    assert_eq!(
+        tags.get("tpf-sfn:definition-sha256").map(String::as_str),
+        m["machines"]["driver"]["definitionSha256"].as_str()
+    );
+    let conf = moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&conf);
+    let listed = sfn
+        .list_state_machines()
+        .send()
+        .await
+        .unwrap()
+        .state_machines()
+        .iter()
+        .filter(|sm| sm.name().starts_with(&prefix))
+        .count();
+    assert_eq!(listed, 1, "one machine for the release");
+
+    let o = deploy(&out, &sched);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+}
+
 /// The default http binding cannot go to moto (it refuses `States.Http.*` error names): the
 /// refusal's hint says so and points to the queue binding, instead of a generic hint.
 #[test]
@@ -739,40 +802,77 @@ fn compile_durable(out: &Path, config: &str) {
     assert!(o.status.success(), "{}", show(&o));
 }
 
+/// A zip moto stores without running: any zip stands in for the real package here.
+fn stand_in_zip(dir: &Path) -> String {
+    let zip = dir.join("code.zip");
+    std::fs::write(&zip, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+    zip.display().to_string()
+}
+
+/// `tpf-sfn deploy` of the durable release in `out` on moto with `role`, `extra` arguments and
+/// the Action API token's parameter if any.
+fn deploy_durable(out: &Path, role: &str, extra: &[&str], token: Option<&str>) -> Output {
+    let endpoint = moto_endpoint();
+    let mut args = vec![
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--endpoint-url",
+        &endpoint,
+        "--role-arn",
+        role,
+    ];
+    args.extend(extra);
+    if let Some(t) = token {
+        args.extend(["--action-token-parameter", t]);
+    }
+    support::cli().args(&args).output().expect("run tpf-sfn")
+}
+
+/// The function `name` as moto's Lambda describes it.
+async fn deployed_function(
+    name: &str,
+) -> aws_sdk_lambda::operation::get_function::GetFunctionOutput {
+    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
+    lambda
+        .get_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The published versions (not `$LATEST`) of the function `name` on moto.
+async fn published_versions(name: &str) -> Vec<String> {
+    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
+    let versions = lambda
+        .list_versions_by_function()
+        .function_name(name)
+        .send()
+        .await
+        .unwrap();
+    versions
+        .versions()
+        .iter()
+        .filter_map(|v| v.version())
+        .filter(|v| *v != "$LATEST")
+        .map(str::to_owned)
+        .collect()
+}
+
 #[tokio::test]
 async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_change_unless_forced()
 {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("durable");
-    let zip = dir.path().join("code.zip");
-    // moto stores the code without running it: any zip stands in for the real package here.
-    std::fs::write(&zip, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
-    let zip_s = zip.display().to_string();
+    let zip_s = stand_in_zip(dir.path());
     let prefix = unique("dd");
     let config = format!(
         "name-prefix = \"{prefix}\"\n[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://127.0.0.1:9\"\n"
     );
     compile_durable(&out, &config);
-    let endpoint = moto_endpoint();
-    let role = create_lambda_role(&endpoint, &prefix);
-    let run = |extra: &[&str], token: Option<&str>| {
-        let mut args = vec![
-            "deploy",
-            "--out",
-            out.to_str().unwrap(),
-            "--endpoint-url",
-            &endpoint,
-            "--role-arn",
-            &role,
-        ];
-        args.extend(extra);
-        if let Some(t) = token {
-            args.extend(["--action-token-parameter", t]);
-        }
-        let mut c = support::cli();
-        c.args(&args);
-        c.output().expect("run tpf-sfn")
-    };
+    let role = create_lambda_role(&moto_endpoint(), &prefix);
+    let run = |extra: &[&str], token: Option<&str>| deploy_durable(&out, &role, extra, token);
 
     let o = run(&["--dry-run"], None);
     assert!(o.status.success(), "{}", show(&o));
@@ -799,15 +899,12 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     assert!(o.status.success(), "{}", show(&o));
     let m = manifest(&out);
     let name = m["function"]["name"].as_str().unwrap();
-    let lambda = aws_sdk_lambda::Client::new(&moto_config().await);
-    let f = lambda
-        .get_function()
-        .function_name(name)
-        .send()
-        .await
+    let f = deployed_function(name).await;
+    let vars = f
+        .configuration()
+        .and_then(|c| c.environment())
+        .and_then(|e| e.variables())
         .unwrap();
-    let conf = f.configuration().unwrap();
-    let vars = conf.environment().unwrap().variables().unwrap();
     let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
     let compiled: Value =
         serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
@@ -820,18 +917,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         f.tags().unwrap()["tpf-sfn:definition-sha256"],
         m["function"]["specSha256"].as_str().unwrap()
     );
-    let versions = lambda
-        .list_versions_by_function()
-        .function_name(name)
-        .send()
-        .await
-        .unwrap();
-    let published: Vec<_> = versions
-        .versions()
-        .iter()
-        .filter_map(|v| v.version())
-        .filter(|v| *v != "$LATEST")
-        .collect();
+    let published = published_versions(name).await;
     assert_eq!(published.len(), 1, "{published:?}");
     assert!(
         stdout(&o).contains(&format!(":function:{name}:{}", published[0])),
@@ -854,18 +940,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     );
     let o = run(&["--force-replace"], Some("/tpf/action-token"));
     assert!(o.status.success(), "{}", show(&o));
-    let versions = lambda
-        .list_versions_by_function()
-        .function_name(name)
-        .send()
-        .await
-        .unwrap();
-    let published = versions
-        .versions()
-        .iter()
-        .filter(|v| v.version() != Some("$LATEST"))
-        .count();
-    assert_eq!(published, 2);
+    assert_eq!(published_versions(name).await.len(), 2);
     let o = run(&[], None);
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
 
@@ -884,4 +959,46 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         "{}",
         show(&o)
     );
+}
+
+/// A gateway-binding release on Lambda durable functions deploys as its driver function and one
+/// published version, with no Action API token (the function invokes the gateway with its
+/// role); deployed again it writes nothing.
+#[tokio::test]
+async fn a_durable_gateway_release_deploys_without_an_action_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("durable-gateway");
+    let zip_s = stand_in_zip(dir.path());
+    let prefix = unique("dg");
+    let gateway = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action-gateway:3";
+    compile_durable(
+        &out,
+        &format!(
+            "name-prefix = \"{prefix}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter\"\n"
+        ),
+    );
+    let role = create_lambda_role(&moto_endpoint(), &prefix);
+    let run = |extra: &[&str]| deploy_durable(&out, &role, extra, None);
+    let o = run(&["--code-zip", &zip_s]);
+    assert!(o.status.success(), "{}", show(&o));
+    let m = manifest(&out);
+    let name = m["function"]["name"].as_str().unwrap();
+    let f = deployed_function(name).await;
+    let vars = f
+        .configuration()
+        .and_then(|c| c.environment())
+        .and_then(|e| e.variables())
+        .unwrap();
+    let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
+    assert_eq!(spec["binding"]["kind"], "gateway", "{spec}");
+    assert_eq!(spec["binding"]["functionArn"], gateway, "{spec}");
+    assert!(
+        !vars.contains_key("TPF_SFN_ACTION_TOKEN_PARAMETER"),
+        "{vars:?}"
+    );
+    assert_eq!(published_versions(name).await.len(), 1);
+    let o = run(&[]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+    assert_eq!(published_versions(name).await.len(), 1);
 }

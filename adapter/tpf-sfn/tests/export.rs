@@ -838,3 +838,326 @@ fn the_wake_path_declares_the_gateway_host() {
         unresolved_terraform_refs(&tf)
     );
 }
+
+/// Every action a policy document's statements grant, with the resources of each.
+fn grants(statements: &Value) -> Vec<(String, Vec<Value>)> {
+    statements
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            let resources = match &s["Resource"] {
+                Value::Array(r) => r.clone(),
+                other => vec![other.clone()],
+            };
+            let actions = match &s["Action"] {
+                Value::Array(a) => a.iter().map(|a| a.as_str().unwrap().to_owned()).collect(),
+                Value::String(a) => vec![a.clone()],
+                _ => Vec::new(),
+            };
+            actions.into_iter().map(move |a| (a, resources.clone()))
+        })
+        .collect()
+}
+
+/// The actions of `statements` on anything but `allowed`: least privilege for a role whose
+/// every action is known.
+fn beyond(statements: &Value, allowed: &[(&str, &[&str])]) -> Vec<String> {
+    grants(statements)
+        .into_iter()
+        .filter(|(a, r)| {
+            !allowed.iter().any(|(action, resources)| {
+                a == action
+                    && r.iter()
+                        .all(|r| resources.iter().any(|x| r.as_str() == Some(x)))
+            })
+        })
+        .map(|(a, r)| format!("{a} on {r:?}"))
+        .collect()
+}
+
+const GATEWAY: &str = "arn:aws:lambda:eu-west-1:210987654321:function:tpf-action-gateway:3";
+const STARTER: &str = "arn:aws:lambda:eu-west-1:210987654321:function:tpf-gateway-starter";
+
+/// The gateway binding's release stack, both flavours: its driver alone (the driver sweeps TPF
+/// itself, so no sweeper, schedule or sweeper alarm), the driver's role with the compiled
+/// policy, which invokes exactly the numbered gateway version and the starter and nothing
+/// else, and every reference resolved.
+#[test]
+fn the_gateway_release_stack_is_the_driver_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("gateway.tpf-sfn.toml"),
+        &["--emit", "cloudformation", "--emit", "terraform"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (text, cf) = read(&dir.path().join("cloudformation.json"));
+    assert_eq!(
+        types(&cf),
+        [
+            ("DriverRole".to_owned(), "AWS::IAM::Role".to_owned()),
+            (
+                "Driver".to_owned(),
+                "AWS::StepFunctions::StateMachine".to_owned()
+            ),
+            (
+                "DriverExecutionsFailedAlarm".to_owned(),
+                "AWS::CloudWatch::Alarm".to_owned()
+            ),
+            (
+                "DriverExecutionsTimedOutAlarm".to_owned(),
+                "AWS::CloudWatch::Alarm".to_owned()
+            ),
+        ]
+    );
+    let driver = &cf["Resources"]["Driver"]["Properties"];
+    assert_eq!(
+        driver["DefinitionString"].as_str().unwrap(),
+        std::fs::read_to_string(dir.path().join("driver.asl.json")).unwrap()
+    );
+    assert!(driver["Tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["Key"] == "tpf-sfn:role" && t["Value"] == "driver"));
+    assert_eq!(driver["TracingConfiguration"]["Enabled"], false);
+    let policy = &cf["Resources"]["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"];
+    let compiled: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("driver.iam-policy.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(*policy, compiled);
+    let allowed: &[(&str, &[&str])] = &[("lambda:InvokeFunction", &[GATEWAY, STARTER])];
+    assert_eq!(beyond(&policy["Statement"], allowed), Vec::<String>::new());
+    // The check bites: the unqualified gateway, or any version of it, is beyond the grant.
+    let wide = serde_json::json!([{"Effect": "Allow", "Action": ["lambda:InvokeFunction"],
+        "Resource": [GATEWAY.rsplit_once(':').unwrap().0, format!("{}:*", GATEWAY.rsplit_once(':').unwrap().0)]}]);
+    assert_eq!(beyond(&wide, allowed).len(), 1);
+    assert!(cf["Outputs"]["SweeperArn"].is_null());
+    assert!(
+        unresolved_cloudformation_refs(&cf).is_empty(),
+        "{:?}",
+        unresolved_cloudformation_refs(&cf)
+    );
+    insta::assert_snapshot!("gateway_cloudformation", text);
+
+    let (text, tf) = read(&dir.path().join("main.tf.json"));
+    let r = &tf["resource"];
+    let kinds: Vec<(&String, Vec<&String>)> = r
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k, v.as_object().unwrap().keys().collect()))
+        .collect();
+    assert_eq!(
+        format!("{kinds:?}"),
+        r#"[("aws_iam_role", ["driver"]), ("aws_iam_role_policy", ["driver"]), ("aws_sfn_state_machine", ["driver"]), ("aws_cloudwatch_metric_alarm", ["driver_executions_failed", "driver_executions_timed_out"])]"#
+    );
+    let policy: Value = serde_json::from_str(
+        r["aws_iam_role_policy"]["driver"]["policy"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(policy, compiled);
+    assert!(
+        unresolved_terraform_refs(&tf).is_empty(),
+        "{:?}",
+        unresolved_terraform_refs(&tf)
+    );
+    insta::assert_snapshot!("gateway_terraform", text);
+    // The wake path is the shared one, with the gateway host created by default for this
+    // configuration's gateway.
+    let (_, wake) = read(&dir.path().join("wake-path/cloudformation.json"));
+    assert!(has(&wake, "GatewayStarter", "AWS::Lambda::Function"));
+}
+
+/// The gateway's queue transport: the driver sends its requests to the queue, and its role
+/// may do that and start the next generation, nothing else (no gateway invoke of its own); the
+/// wake path's relay invokes the gateway for it.
+#[test]
+fn the_gateway_queue_transport_release_sends_to_its_queue_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("gateway-queue.tpf-sfn.toml");
+    let text = std::fs::read_to_string(examples().join("aws/gateway.tpf-sfn.toml"))
+        .unwrap()
+        .replace(
+            "[binding.gateway]\n",
+            "[binding.gateway]\ntransport = \"queue\"\nqueue-url = \"https://sqs.eu-west-1.amazonaws.com/210987654321/tpf-gateway\"\n",
+        );
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.path().join("out");
+    let o = compile(
+        &out,
+        None,
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--emit",
+            "cloudformation",
+            "--emit",
+            "terraform",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, cf) = read(&out.join("cloudformation.json"));
+    let policy = &cf["Resources"]["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"];
+    let allowed: &[(&str, &[&str])] = &[
+        (
+            "sqs:SendMessage",
+            &["arn:aws:sqs:eu-west-1:210987654321:tpf-gateway"],
+        ),
+        ("lambda:InvokeFunction", &[STARTER]),
+    ];
+    assert_eq!(beyond(&policy["Statement"], allowed), Vec::<String>::new());
+    assert!(grants(&policy["Statement"])
+        .iter()
+        .any(|(a, _)| a == "sqs:SendMessage"));
+    assert!(unresolved_cloudformation_refs(&cf).is_empty());
+
+    // The wake path's relay carries the queue to the gateway's numbered version: it invokes
+    // that version with its role, and needs neither TPF's Action API nor its token.
+    let (_, wake) = read(&out.join("wake-path/cloudformation.json"));
+    let r = &wake["Resources"];
+    assert_eq!(r["ActionQueue"]["Properties"]["QueueName"], "tpf-gateway");
+    let env = &r["Relay"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(env["TPF_SFN_GATEWAY_FUNCTION_ARN"], GATEWAY);
+    assert!(env["TPF_SFN_ACTION_URL"].is_null(), "{env}");
+    assert!(env[action_token::PARAMETER_ENV].is_null(), "{env}");
+    for p in ["ActionUrl", action_token::CLOUDFORMATION_PARAMETER] {
+        assert!(wake["Parameters"][p].is_null(), "{p}");
+    }
+    let relay = &r["RelayRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"];
+    let actions: Vec<String> = grants(relay).into_iter().map(|(a, _)| a).collect();
+    assert!(
+        !actions
+            .iter()
+            .any(|a| a.starts_with("ssm:") || a.starts_with("kms:")),
+        "{actions:?}"
+    );
+    let invoke: Vec<Vec<Value>> = grants(relay)
+        .into_iter()
+        .filter(|(a, _)| a == "lambda:InvokeFunction")
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(invoke, [vec![serde_json::json!(GATEWAY)]]);
+    assert!(
+        actions.contains(&"states:SendTaskFailure".to_owned()),
+        "{actions:?}"
+    );
+    assert!(unresolved_cloudformation_refs(&wake).is_empty());
+    let (_, tf) = read(&out.join("wake-path/main.tf.json"));
+    let relay = &tf["resource"]["aws_lambda_function"]["relay"];
+    assert_eq!(
+        relay["environment"]["variables"]["TPF_SFN_GATEWAY_FUNCTION_ARN"],
+        GATEWAY
+    );
+    assert!(tf["variable"]["action_url"].is_null());
+    assert!(tf["resource"]["aws_iam_role_policy"]["relay_token_key"].is_null());
+    let policy: Value = serde_json::from_str(
+        tf["resource"]["aws_iam_role_policy"]["relay"]["policy"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        !grants(&policy["Statement"])
+            .iter()
+            .any(|(a, _)| a.starts_with("ssm:")),
+        "{policy}"
+    );
+    assert!(
+        unresolved_terraform_refs(&tf).is_empty(),
+        "{:?}",
+        unresolved_terraform_refs(&tf)
+    );
+}
+
+/// The gateway binding on Lambda durable functions: the gateway driver function and its
+/// published version; the role invokes exactly the numbered gateway version and the function's
+/// own versions (the hand-over), writes no wakeup row, and there is no sweeper.
+#[test]
+fn the_durable_gateway_release_stack_is_the_function_and_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("gateway.tpf-sfn.toml"),
+        &["--backend", "lambda-durable", "--emit", "cloudformation"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (text, cf) = read(&dir.path().join("cloudformation.json"));
+    let kinds: Vec<String> = types(&cf).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, ["DriverRole", "Driver", "DriverVersion"]);
+    assert_eq!(
+        cf["Outputs"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["DriverFunctionName", "DriverVersionArn"]
+    );
+    let statements =
+        &cf["Resources"]["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"];
+    let sids: Vec<&str> = statements
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["Sid"].as_str().unwrap())
+        .collect();
+    assert_eq!(sids, ["HandOver", "ActionGateway"]);
+    assert_eq!(
+        statements[1]["Action"],
+        serde_json::json!(["lambda:InvokeFunction"])
+    );
+    assert_eq!(statements[1]["Resource"], serde_json::json!([GATEWAY]));
+    let spec = std::fs::read_to_string(dir.path().join("driver.durable.json")).unwrap();
+    let spec: Value = serde_json::from_str(&spec).unwrap();
+    let env = &cf["Resources"]["Driver"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(
+        serde_json::from_str::<Value>(env["TPF_SFN_DURABLE_SPEC"].as_str().unwrap()).unwrap(),
+        spec
+    );
+    assert!(unresolved_cloudformation_refs(&cf).is_empty());
+    insta::assert_snapshot!("gateway_durable_cloudformation", text);
+    // Terraform is refused for this backend, as for every binding.
+    let o = compile(
+        &dir.path().join("tf"),
+        Some("gateway.tpf-sfn.toml"),
+        &["--backend", "lambda-durable", "--emit", "terraform"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("DURABLE_EXPORT_UNSUPPORTED"));
+}
+
+/// The gateway binding's placeholders are refused by the exports, naming the keys and the flag
+/// that points at the file with the real values.
+#[test]
+fn the_gateway_exports_refuse_its_placeholders() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for backend in ["step-functions", "lambda-durable"] {
+        let o = compile(
+            &out,
+            None,
+            &[
+                "--binding",
+                "gateway",
+                "--backend",
+                backend,
+                "--emit",
+                "cloudformation",
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("error[EXPORT_PLACEHOLDER]"), "{err}");
+        assert!(err.contains("binding.gateway.function-arn"), "{err}");
+        assert!(
+            err.contains("binding.gateway.starter-function-arn"),
+            "{err}"
+        );
+        assert!(err.contains("--config"), "{err}");
+        assert!(!out.exists(), "nothing written: {err}");
+    }
+}

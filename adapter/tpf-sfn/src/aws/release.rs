@@ -57,7 +57,20 @@ impl std::fmt::Display for Identity {
 #[derive(Debug, Clone, Deserialize)]
 pub struct MachinesView {
     pub driver: MachineView,
-    pub sweeper: MachineView,
+    /// Action API v1's sweeper; absent for the gateway binding, whose driver sweeps itself.
+    #[serde(default)]
+    pub sweeper: Option<MachineView>,
+}
+
+impl MachinesView {
+    /// `(role, machine)` of each machine the release has: the driver, then the sweeper if any.
+    pub fn by_role(&self) -> Vec<(&'static str, &MachineView)> {
+        let mut all = vec![("driver", &self.driver)];
+        if let Some(s) = &self.sweeper {
+            all.push(("sweeper", s));
+        }
+        all
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -150,10 +163,7 @@ fn check(m: &ManifestView, path: &Path) -> Result<(), Error> {
             return Err(invalid(format!("{field} is blank")));
         }
     }
-    for (role, name) in [
-        ("driver", &m.machines.driver.name),
-        ("sweeper", &m.machines.sweeper.name),
-    ] {
+    for (role, name) in m.machines.by_role().into_iter().map(|(r, m)| (r, &m.name)) {
         let valid = (1..=80).contains(&name.len())
             && name
                 .bytes()
@@ -202,10 +212,7 @@ impl Release {
     pub fn load(dir: &Path) -> Result<Self, Error> {
         let manifest = Self::manifest(dir)?;
         let mut machines = Vec::new();
-        for (role, m) in [
-            ("driver", &manifest.machines.driver),
-            ("sweeper", &manifest.machines.sweeper),
-        ] {
+        for (role, m) in manifest.machines.by_role() {
             // The manifest names files in its own directory; anything else is not ours.
             if m.definition.is_empty()
                 || m.definition.contains(['/', '\\'])

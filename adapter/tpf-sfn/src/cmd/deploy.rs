@@ -62,10 +62,11 @@ fn plan_and_report(args: &DeployArgs, release: &Release) -> CmdResult {
             }
         };
         let report = deploy::deploy(&sfn, release, opts, &mut progress).await?;
-        let schedule = match (&args.schedule_role_arn, report.refused()) {
-            (Some(role), false) => {
+        // The gateway binding's release has no sweeper to schedule.
+        let sweeper = release.manifest.machines.sweeper.as_ref();
+        let schedule = match (&args.schedule_role_arn, report.refused(), sweeper) {
+            (Some(role), false, Some(sweeper)) => {
                 let sch = aws_sdk_scheduler::Client::new(&conf);
-                let sweeper = &release.manifest.machines.sweeper;
                 let desired = schedule::Desired {
                     name: tpf_sfn_compiler::sfn::export::schedule_name(&sweeper.name),
                     expression: sweeper
@@ -92,14 +93,14 @@ fn plan_and_report(args: &DeployArgs, release: &Release) -> CmdResult {
     .map_err(|e| emulator_hint(e, release, &args.connection).verbose(args.verbose))?;
     let (report, schedule) = report;
     match args.format {
-        Format::Text => print_text(&report, schedule.as_ref()),
+        Format::Text => print_text(&report, schedule.as_ref(), release),
         Format::Json => outln!(
             "{}",
             json!({
                 "report": report,
                 "refused": report.refused(),
                 "schedule": schedule,
-                "sweeperSchedule": if schedule.is_some() { None } else { Some(sweeper_schedule_note(release)) },
+                "sweeperSchedule": if schedule.is_some() { None } else { sweeper_schedule_note(release) },
             })
         ),
     }
@@ -196,14 +197,16 @@ fn schedule_verb(a: &schedule::Action) -> String {
     }
 }
 
-fn sweeper_schedule_note(release: &Release) -> String {
-    format!(
+/// Why the sweeper's schedule was not deployed; `None` for a release without a sweeper.
+fn sweeper_schedule_note(release: &Release) -> Option<String> {
+    let sweeper = release.manifest.machines.sweeper.as_ref()?;
+    Some(format!(
         "the sweeper's schedule ({}) was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`",
-        release.manifest.machines.sweeper.schedule.as_deref().unwrap_or("-")
-    )
+        sweeper.schedule.as_deref().unwrap_or("-")
+    ))
 }
 
-fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
+fn print_text(report: &Report, schedule: Option<&schedule::Report>, release: &Release) {
     let verb = if report.dry_run { "plan" } else { "deploy" };
     outln!("{verb}: {}", report.identity);
     for m in &report.machines {
@@ -280,7 +283,8 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>) {
     } else {
         outln!("done: {writes} write call(s)");
     }
-    if schedule.is_none() && !report.refused() {
+    let has_sweeper = release.manifest.machines.sweeper.is_some();
+    if schedule.is_none() && !report.refused() && has_sweeper {
         outln!("  note: the sweeper's schedule was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`");
     }
 }

@@ -154,6 +154,10 @@ fn print_verdict(name: &str, v: &Verdict) {
     }
 }
 
+/// The scenario `simulate` runs without `--scenario`: TPF's await path (submit, poll, park on
+/// the callback binding, the wake-up, the result), the gateway world's happy path.
+pub const DEFAULT_SCENARIO: &str = "tpf-11-completion-after-binding";
+
 /// `simulate` on the gateway binding, or `None` when the binding is another.
 pub fn simulate<B: CliBackend>(args: &SimulateArgs, input: &Input) -> Option<CmdResult> {
     match subject::<B>(input, None, args.format) {
@@ -184,7 +188,8 @@ fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {
         return Ok(());
     }
     let all: Vec<&'static ScenarioInfo> = runnable().collect();
-    let info = *super::scenario_name::find_by(&all, |i| i.name, &args.scenario)?;
+    let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
+    let info = *super::scenario_name::find_by(&all, |i| i.name, name)?;
     let (r, trace) = s.run_one(info).map_err(unrunnable)?;
     let v = s.verdict(&r);
     let summary = summary(&trace);

@@ -25,7 +25,7 @@ const SECTIONS: &[(&str, &str)] = &[
 /// Comment lines above each key, by dotted key.
 const KEYS: &[(&str, &str)] = &[
     ("name-prefix", "Prefix of every resource name tpf-sfn creates (state machines, roles, schedules).\n1 to 20 characters of A-Z, a-z, 0-9 and `-`, so the longest generated names stay within AWS limits."),
-    ("binding.kind", "\"http\", \"lambda\" or \"queue\" (Action API v1), or \"gateway\" (TPF's action gateway)."),
+    ("binding.kind", "\"gateway\": TPF's action gateway, the protocol TPF serves. \"http\", \"lambda\" or \"queue\": Action API v1,\na legacy protocol TPF does not serve (kept for the proof's older world)."),
     ("binding.http.api-base-url", "Base URL of TPF's action API. Must be https://: Step Functions HTTP Tasks refuse plain HTTP.\nThe default is a placeholder: set it before deploying."),
     ("binding.http.connection-arn", "EventBridge connection holding the action API's credentials; HTTP Tasks authenticate through it.\nThe default is a placeholder: set it before deploying."),
     ("binding.lambda.function-arn", "Function that serves TPF's actions (arn:<partition>:lambda:<region>:<account>:function:<name>).\nThe default is a placeholder: set it before deploying."),
@@ -75,13 +75,23 @@ fn comment(out: &mut String, text: &str) {
 }
 
 impl DriverConfig {
-    /// The default configuration as commented TOML: every key, its default, what it does and
-    /// why. Parses back to [`DriverConfig::default`].
+    /// What `tpf-sfn init` writes: the defaults with the gateway binding selected, TPF's own
+    /// protocol. Without a file the embedded default stays Action API v1's `http` binding, which
+    /// only the proof's older world still runs on (`docs/runtime.md`).
+    pub fn init_default() -> DriverConfig {
+        let mut config = DriverConfig::default();
+        config.binding.kind = super::BindingKind::Gateway;
+        config
+    }
+
+    /// [`DriverConfig::init_default`] as commented TOML: every key, its value, what it does and
+    /// why. Parses back to [`DriverConfig::init_default`].
     pub fn annotated_default() -> String {
         // Serialising plain structs of strings, numbers and maps cannot fail.
-        let text = toml::to_string(&DriverConfig::default()).unwrap_or_default();
+        let text = toml::to_string(&DriverConfig::init_default()).unwrap_or_default();
         let mut out = String::from(
-            "# tpf-sfn driver configuration. Every key is optional; the values below are the defaults.\n",
+            "# tpf-sfn driver configuration. Every key is optional; the values below are the defaults,\n\
+             # except binding.kind: without a file tpf-sfn compiles Action API v1's \"http\" binding.\n",
         );
         let mut section = String::new();
         let flush_examples = |out: &mut String, section: &str| {

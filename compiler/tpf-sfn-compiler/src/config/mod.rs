@@ -420,12 +420,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn annotated_default_parses_back_to_default() {
+    fn annotated_default_parses_back_to_what_init_writes() {
         let text = DriverConfig::annotated_default();
         assert_eq!(
             DriverConfig::from_toml("default.toml", &text),
-            Ok(DriverConfig::default())
+            Ok(DriverConfig::init_default())
         );
+        // The one difference from the embedded default: init selects the gateway binding.
+        assert!(text.contains("\nkind = \"gateway\"\n"), "{text}");
+        let mut v1 = DriverConfig::init_default();
+        v1.binding.kind = BindingKind::Http;
+        assert_eq!(v1, DriverConfig::default());
     }
 
     #[test]

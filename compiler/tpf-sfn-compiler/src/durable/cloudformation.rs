@@ -1,6 +1,7 @@
 //! The durable release stack (CloudFormation): the release's driver function, its role, the
-//! published version that is the release, and the release's sweeper (a scheduled function of
-//! the same bootstrap, with its own role). Executions start on that version's ARN, never on
+//! published version that is the release, and (Action API v1's bindings) the release's sweeper
+//! (a scheduled function of the same bootstrap, with its own role). The gateway binding's stack
+//! is the gateway driver function and its version alone: that driver sweeps TPF itself. Executions start on that version's ARN, never on
 //! `$LATEST`, so a later change to the function cannot reach an execution already pinned; the
 //! stack of release N+1 is a new function next to N's.
 //!
@@ -67,10 +68,14 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
         "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}:*",
         f.name
     ));
-    let mut statements = vec![
-        json!({"Sid": "WakeupRows", "Effect": "Allow", "Action": ["dynamodb:PutItem"], "Resource": [table_arn]}),
-        json!({"Sid": "HandOver", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [own_versions]}),
-    ];
+    // The gateway driver parks on TPF's callback binding (REGISTER_CALLBACK through the
+    // gateway), never on the wakeup table, and sweeps TPF itself: no table rows, no sweeper.
+    let gateway = matches!(c.durable.spec.binding, Binding::Gateway { .. });
+    let mut statements = Vec::new();
+    if !gateway {
+        statements.push(json!({"Sid": "WakeupRows", "Effect": "Allow", "Action": ["dynamodb:PutItem"], "Resource": [table_arn]}));
+    }
+    statements.push(json!({"Sid": "HandOver", "Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [own_versions]}));
     // The sweeper reads the pointer and token rows, looks at the pointed execution, and wakes
     // or starts drivers on this release's versions only.
     let mut sweeper_statements = vec![
@@ -217,6 +222,20 @@ pub fn release(c: &Compiled) -> Result<Value, Diagnostics> {
         if let Some(o) = stack.as_object_mut() {
             o.remove("Conditions");
         }
+    }
+    if gateway {
+        // Action API v1's sweeper applies await timeouts and recovers lost wakeups and drivers
+        // from outside; the gateway driver SWEEPs TPF before every STATUS it polls and when its
+        // park's deadline passes, and the wake-path stack's reconciler replaces a driver that
+        // ended without TPF's outcome. Its release is the driver function and its version.
+        for part in ["Resources", "Outputs"] {
+            if let Some(o) = stack[part].as_object_mut() {
+                o.retain(|id, _| !id.starts_with("Sweeper"));
+            }
+        }
+        stack["Outputs"]["DriverVersionArn"]["Description"] = json!(
+            "Start this release's executions here (the wake-path stack's gateway starter and reconciler start them on it)"
+        );
     }
     Ok(stack)
 }

@@ -114,54 +114,82 @@ pub fn release(out: &Compiled) -> Value {
         props.insert("TracingConfiguration".into(), json!({"Enabled": m.tracing}));
         json!({"Type": "AWS::StepFunctions::StateMachine", "Properties": props})
     };
+    // The gateway binding's release has no sweeper: its driver SWEEPs TPF itself between polls
+    // and when a park times out (`super::sweeper`). The order is the v1 stack's.
+    let sweeper = super::sweeper(out);
     let mut resources = Map::new();
     resources.insert("DriverRole".into(), role("driver", DRIVER_POLICY_FILE));
-    resources.insert("SweeperRole".into(), role("sweeper", SWEEPER_POLICY_FILE));
+    if sweeper.is_some() {
+        resources.insert("SweeperRole".into(), role("sweeper", SWEEPER_POLICY_FILE));
+    }
     resources.insert(
         "Driver".into(),
         machine(&m.machines.driver, DRIVER_FILE, "DriverRole"),
     );
-    resources.insert(
-        "Sweeper".into(),
-        machine(super::sweeper(out), SWEEPER_FILE, "SweeperRole"),
-    );
-    resources.insert(
-        "SweeperScheduleRole".into(),
-        json!({
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
-                "Policies": [{
-                    "PolicyName": "start-sweeper",
-                    "PolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [{
-                            "Effect": "Allow",
-                            "Action": "states:StartExecution",
-                            "Resource": {"Ref": "Sweeper"}
-                        }]
-                    }
-                }]
-            }
-        }),
-    );
-    resources.insert(
-        "SweeperSchedule".into(),
-        json!({
-            "Type": "AWS::Scheduler::Schedule",
-            "Properties": {
-                "Name": schedule_name(&super::sweeper(out).name),
-                "ScheduleExpression": schedule(out),
-                "FlexibleTimeWindow": {"Mode": "OFF"},
-                "Target": {
-                    "Arn": {"Ref": "Sweeper"},
-                    "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
-                    "Input": "{}"
+    if let Some(sweeper) = sweeper {
+        resources.insert(
+            "Sweeper".into(),
+            machine(sweeper, SWEEPER_FILE, "SweeperRole"),
+        );
+        resources.insert(
+            "SweeperScheduleRole".into(),
+            json!({
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
+                    "Policies": [{
+                        "PolicyName": "start-sweeper",
+                        "PolicyDocument": {
+                            "Version": "2012-10-17",
+                            "Statement": [{
+                                "Effect": "Allow",
+                                "Action": "states:StartExecution",
+                                "Resource": {"Ref": "Sweeper"}
+                            }]
+                        }
+                    }]
                 }
-            }
-        }),
+            }),
+        );
+        resources.insert(
+            "SweeperSchedule".into(),
+            json!({
+                "Type": "AWS::Scheduler::Schedule",
+                "Properties": {
+                    "Name": schedule_name(&sweeper.name),
+                    "ScheduleExpression": schedule(sweeper),
+                    "FlexibleTimeWindow": {"Mode": "OFF"},
+                    "Target": {
+                        "Arn": {"Ref": "Sweeper"},
+                        "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
+                        "Input": "{}"
+                    }
+                }
+            }),
+        );
+    }
+    let mut outputs = Map::new();
+    outputs.insert(
+        "DriverArn".into(),
+        json!({"Description": super::driver_output_description(out), "Value": {"Ref": "Driver"}}),
     );
-    for a in stack::release_alarms() {
+    if sweeper.is_some() {
+        outputs.insert(
+            "SweeperArn".into(),
+            json!({"Description": "The release's sweeper machine", "Value": {"Ref": "Sweeper"}}),
+        );
+    }
+    outputs.insert(
+        "DriverRoleArn".into(),
+        json!({"Value": {"Fn::GetAtt": ["DriverRole", "Arn"]}}),
+    );
+    if sweeper.is_some() {
+        outputs.insert(
+            "SweeperRoleArn".into(),
+            json!({"Value": {"Fn::GetAtt": ["SweeperRole", "Arn"]}}),
+        );
+    }
+    for a in stack::release_alarms(sweeper.is_some()) {
         let target = match a.target {
             Res::Machines("sweeper") => json!({"Ref": "Sweeper"}),
             _ => json!({"Ref": "Driver"}),
@@ -170,16 +198,11 @@ pub fn release(out: &Compiled) -> Value {
     }
     json!({
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Description": description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path stack"),
+        "Description": description(out, &super::release_contents(out, "stack")),
         "Parameters": {"AlarmTopicArn": alarm_parameters()},
         "Conditions": {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}},
         "Resources": resources,
-        "Outputs": {
-            "DriverArn": {"Description": "The release's driver machine (the bridge starts it for executions pinned to this release)", "Value": {"Ref": "Driver"}},
-            "SweeperArn": {"Description": "The release's sweeper machine", "Value": {"Ref": "Sweeper"}},
-            "DriverRoleArn": {"Value": {"Fn::GetAtt": ["DriverRole", "Arn"]}},
-            "SweeperRoleArn": {"Value": {"Fn::GetAtt": ["SweeperRole", "Arn"]}}
-        }
+        "Outputs": outputs
     })
 }
 
@@ -215,6 +238,7 @@ fn resolve(f: &Facts, r: &Res) -> Value {
         ]}),
         Res::BindingStream => json!({"Fn::GetAtt": ["CallbackBindingTable", "StreamArn"]}),
         Res::GatewayFunction => json!({"Ref": "GatewayFunctionArn"}),
+        Res::RelayedGateway => json!(f.relayed_gateway().unwrap_or_default()),
         Res::GatewayFailures => json!({"Fn::GetAtt": ["GatewayStreamFailures", "Arn"]}),
         Res::Everything => json!("*"),
     }
@@ -268,7 +292,7 @@ fn gateway_host(
         "GatewayFunctionArn".into(),
         json!({
             "Type": "String",
-            "Default": "",
+            "Default": f.gateway_default(),
             "AllowedPattern": stack::GATEWAY_FUNCTION_PATTERN,
             "Description": stack::GATEWAY_FUNCTION_DESCRIPTION
         }),
@@ -698,19 +722,24 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
 
     if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
-        parameters.insert(
-            "ActionUrl".into(),
-            json!({
-                "Type": "String",
-                "AllowedPattern": "^http://.+$",
-                "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
-            }),
-        );
-        for (name, p) in action_token::cloudformation::parameters("the relay sends") {
-            parameters.insert(name.into(), p);
+        // The gateway's queue transport: the relay invokes the gateway with its role, so it
+        // needs neither TPF's Action API URL nor its token.
+        let gateway = f.relayed_gateway();
+        if gateway.is_none() {
+            parameters.insert(
+                "ActionUrl".into(),
+                json!({
+                    "Type": "String",
+                    "AllowedPattern": "^http://.+$",
+                    "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
+                }),
+            );
+            for (name, p) in action_token::cloudformation::parameters("the relay sends") {
+                parameters.insert(name.into(), p);
+            }
+            let (name, condition) = action_token::cloudformation::key_condition();
+            conditions.insert(name.into(), condition);
         }
-        let (name, condition) = action_token::cloudformation::key_condition();
-        conditions.insert(name.into(), condition);
         parameters.insert(
             "RelaySubnetIds".into(),
             json!({"Type": "CommaDelimitedList", "Default": "", "Description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -749,8 +778,14 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayLogGroup".into(),
             log_group(&format!("/aws/lambda/{}", f.relay_function())),
         );
-        let mut relay_policy = role_policy(&f, "relay", &stack::relay_statements());
-        if let Some(s) = relay_policy["PolicyDocument"]["Statement"].as_array_mut() {
+        let mut relay_policy = match gateway {
+            Some(_) => role_policy(&f, "relay", &stack::gateway_relay_statements()),
+            None => role_policy(&f, "relay", &stack::relay_statements()),
+        };
+        if let (None, Some(s)) = (
+            gateway,
+            relay_policy["PolicyDocument"]["Statement"].as_array_mut(),
+        ) {
             s.push(action_token::cloudformation::decrypt_statement_if_keyed());
         }
         resources.insert(
@@ -768,11 +803,17 @@ pub fn wake_path(out: &Compiled) -> Value {
                 }
             }),
         );
-        let relay_env = json!({
-            env::ACTION_URL: {"Ref": "ActionUrl"},
-            env::ACTION_TOKEN_PARAMETER: {"Ref": action_token::CLOUDFORMATION_PARAMETER},
-            env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-        });
+        let relay_env = match gateway {
+            Some(arn) => json!({
+                env::GATEWAY_FUNCTION_ARN: arn,
+                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+            }),
+            None => json!({
+                env::ACTION_URL: {"Ref": "ActionUrl"},
+                env::ACTION_TOKEN_PARAMETER: {"Ref": action_token::CLOUDFORMATION_PARAMETER},
+                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+            }),
+        };
         let mut relay = function(
             &f.relay_function(),
             "relay",
@@ -809,7 +850,14 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayFunctionArn".into(),
             json!({"Value": {"Fn::GetAtt": ["Relay", "Arn"]}}),
         );
-        outputs.insert("ActionQueueUrl".into(), json!({"Description": "The queue binding's queue-url the drivers send to", "Value": {"Ref": "ActionQueue"}}));
+        let queue_key = match gateway {
+            Some(_) => "The gateway binding's queue-url (queue transport) the drivers send to",
+            None => "The queue binding's queue-url the drivers send to",
+        };
+        outputs.insert(
+            "ActionQueueUrl".into(),
+            json!({"Description": queue_key, "Value": {"Ref": "ActionQueue"}}),
+        );
         outputs.insert(
             "ActionDeadLetterQueueUrl".into(),
             json!({"Value": {"Ref": "ActionDeadLetterQueue"}}),

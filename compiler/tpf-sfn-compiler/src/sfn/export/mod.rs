@@ -34,17 +34,9 @@ pub const WAKE_PATH_DIR: &str = "wake-path";
 
 /// `(file name, contents)` of both stacks of the requested flavour: the release stack, then the
 /// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
-/// still carries a placeholder: an export is for a real account.
+/// still carries a placeholder: an export is for a real account. The gateway binding's release
+/// stack is its driver alone ([`sweeper`]).
 pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
-    if out.sweeper.is_none() {
-        return Err(crate::diagnostic::Diagnostic::error(
-            "EXPORT_GATEWAY_UNSUPPORTED",
-            crate::diagnostic::Location::pointer("tpf-sfn.toml", "binding.kind"),
-            "the gateway binding's release has no stacks to export yet: its wake path (starter, wake-up, reconciler, relay) is not in the exports",
-        )
-        .with_hint("deploy the gateway driver's definition and policy from the compile output, or compile with an Action API v1 binding to export stacks")
-        .into());
-    }
     crate::lowering::export::refuse_placeholders(
         &out.manifest.binding,
         "machines that reach nothing",
@@ -73,15 +65,33 @@ pub fn schedule_name(sweeper_machine: &str) -> String {
     name
 }
 
-fn schedule(out: &Compiled) -> &str {
-    sweeper(out).schedule.as_deref().unwrap_or("rate(1 minute)")
+fn schedule(sweeper: &crate::sfn::manifest::MachineInfo) -> &str {
+    sweeper.schedule.as_deref().unwrap_or("rate(1 minute)")
 }
 
-/// The sweeper's manifest entry. [`files`] refuses a release without one (the gateway
-/// binding) before any stack is built, so the driver's entry never stands in for it there.
-fn sweeper(out: &Compiled) -> &crate::sfn::manifest::MachineInfo {
-    let m = &out.manifest.machines;
-    m.sweeper.as_ref().unwrap_or(&m.driver)
+/// The sweeper's manifest entry; `None` for the gateway binding, whose release stack is the
+/// driver alone. Action API v1's sweeper exists to apply await timeouts, recover lost wakeups
+/// and restart lost drivers from outside; a gateway driver SWEEPs TPF itself before every
+/// STATUS it polls and when its park's deadline (the contract's longest await + 1 s) passes,
+/// and the wake-path stack's reconciler replaces a driver that ended without TPF's outcome.
+fn sweeper(out: &Compiled) -> Option<&crate::sfn::manifest::MachineInfo> {
+    out.manifest.machines.sweeper.as_ref()
+}
+
+/// What the release stack (`what`: "stack" or "module") holds, for its description.
+fn release_contents(out: &Compiled, what: &str) -> String {
+    match sweeper(out) {
+        Some(_) => format!("driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path {what}"),
+        None => format!("the gateway driver, its role and its alarms (it sweeps TPF itself: no sweeper); the gateway host is the wake-path {what}"),
+    }
+}
+
+/// What the driver output says starts the driver.
+fn driver_output_description(out: &Compiled) -> &'static str {
+    match sweeper(out) {
+        Some(_) => "The release's driver machine (the bridge starts it for executions pinned to this release)",
+        None => "The release's gateway driver machine (the wake-path stack's starter starts it, named by TPF's recipe)",
+    }
 }
 
 fn file_text<'a>(out: &'a Compiled, name: &str) -> &'a str {

@@ -81,14 +81,18 @@ pub struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     pub fn new(out: &'a Compiled) -> Self {
-        let queue = match &out.plan.binding {
-            BindingPlan::Queue { queue_url } => queue_url
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .map(str::to_owned),
+        // The relay's queue: the queue binding's, or the gateway's queue transport's.
+        let queue_url = match &out.plan.binding {
+            BindingPlan::Queue { queue_url } => Some(queue_url.as_str()),
+            BindingPlan::Gateway(g) => g.queue_url.as_deref(),
             _ => None,
         };
+        let queue = queue_url.and_then(|u| {
+            u.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .map(str::to_owned)
+        });
         let machines_log_group = match (
             &out.manifest.logging.log_group_arn,
             out.manifest.logging.level,
@@ -111,6 +115,25 @@ impl<'a> Facts<'a> {
 
     pub fn relay_function(&self) -> String {
         format!("{}-relay", self.prefix)
+    }
+
+    /// The gateway host's parameter's default: the gateway binding's numbered version, so the
+    /// wake path of a gateway configuration creates its host without being told; empty (no
+    /// host) for Action API v1's bindings.
+    pub fn gateway_default(&self) -> &'a str {
+        match &self.out.plan.binding {
+            BindingPlan::Gateway(g) => &g.function_arn,
+            _ => "",
+        }
+    }
+
+    /// The gateway the relay invokes when it carries the gateway binding's queue transport
+    /// (the binding's numbered version); `None`: the relay carries Action API v1's calls.
+    pub fn relayed_gateway(&self) -> Option<&'a str> {
+        match &self.out.plan.binding {
+            BindingPlan::Gateway(g) if g.queue_url.is_some() => Some(&g.function_arn),
+            _ => None,
+        }
     }
 
     /// The gateway host's functions: `wakeup`, `reconciler`, `starter`.
@@ -196,6 +219,8 @@ pub enum Res {
     BindingStream,
     /// TPF's action gateway, its numbered version (a parameter).
     GatewayFunction,
+    /// The gateway the relay invokes: the gateway binding's numbered version, compiled in.
+    RelayedGateway,
     /// The wake-up's given-up records.
     GatewayFailures,
     Everything,
@@ -307,6 +332,28 @@ pub fn relay_statements() -> Vec<Statement> {
             resources: vec![Res::FunctionLogs("relay")],
         },
     ]
+}
+
+/// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
+/// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its
+/// logs. No Action API token: the gateway is invoked with the role.
+pub fn gateway_relay_statements() -> Vec<Statement> {
+    let mut statements = relay_statements();
+    statements.retain(|s| s.sid != crate::lowering::action_token::READ_SID);
+    for s in &mut statements {
+        if s.sid == "AnswerTaskTokens" {
+            s.resources = vec![Res::Machines("driver")];
+        }
+    }
+    statements.insert(
+        1,
+        Statement {
+            sid: "InvokeGateway",
+            actions: &["lambda:InvokeFunction"],
+            resources: vec![Res::RelayedGateway],
+        },
+    );
+    statements
 }
 
 /// Reading and writing TPF's callback-binding table, as TPF's wake-up role does: consistent
@@ -588,8 +635,9 @@ pub fn gateway_alarms() -> Vec<Alarm> {
 }
 
 /// The release's alarms: its drivers failed or timed out (a TPF failure fails its driver by
-/// design, so the first counts TPF-failed executions too), or its sweeper failed.
-pub fn release_alarms() -> Vec<Alarm> {
+/// design, so the first counts TPF-failed executions too), or its sweeper failed (a release
+/// `with_sweeper`: Action API v1's).
+pub fn release_alarms(with_sweeper: bool) -> Vec<Alarm> {
     let machine = |id, tf_name, description, metric, role| Alarm {
         id,
         tf_name,
@@ -603,7 +651,7 @@ pub fn release_alarms() -> Vec<Alarm> {
         periods: 1,
         threshold: 1,
     };
-    vec![
+    let mut alarms = vec![
         machine(
             "DriverExecutionsFailedAlarm",
             "driver_executions_failed",
@@ -618,14 +666,17 @@ pub fn release_alarms() -> Vec<Alarm> {
             "ExecutionsTimedOut",
             "driver",
         ),
-        machine(
+    ];
+    if with_sweeper {
+        alarms.push(machine(
             "SweeperExecutionsFailedAlarm",
             "sweeper_executions_failed",
             "The sweeper failed: lost wakeups are not recovered until it runs again",
             "ExecutionsFailed",
             "sweeper",
-        ),
-    ]
+        ));
+    }
+    alarms
 }
 
 /// The bridge's and the relay's environment (`tpf_sfn_lambda::config::var`), values as the

@@ -106,61 +106,91 @@ pub fn release(out: &Compiled) -> Value {
         );
         Value::Object(r)
     };
+    // The gateway binding's release has no sweeper (`super::sweeper`): the driver alone.
+    let sweeper = super::sweeper(out);
+    let roles: &[(&str, &str)] = match sweeper {
+        Some(_) => &[
+            ("driver", DRIVER_POLICY_FILE),
+            ("sweeper", SWEEPER_POLICY_FILE),
+        ],
+        None => &[("driver", DRIVER_POLICY_FILE)],
+    };
     let mut policies = Map::new();
-    for (role, file) in [
-        ("driver", DRIVER_POLICY_FILE),
-        ("sweeper", SWEEPER_POLICY_FILE),
-    ] {
+    let mut iam_roles = Map::new();
+    let mut machines = Map::new();
+    let mut outputs = Map::new();
+    for (role, file) in roles {
         policies.insert(
-            role.into(),
+            (*role).into(),
             json!({"name": role, "role": format!("${{aws_iam_role.{role}.id}}"), "policy": tf_json(&policy(out, file))}),
         );
+        iam_roles.insert(
+            (*role).into(),
+            json!({"assume_role_policy": account_trust("states.amazonaws.com")}),
+        );
     }
-    policies.insert(
-        "sweeper_schedule".into(),
-        json!({
-            "name": "start-sweeper",
-            "role": "${aws_iam_role.sweeper_schedule.id}",
-            "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"states:StartExecution\", Resource = aws_sfn_state_machine.sweeper.arn}]})}"
-        }),
+    machines.insert(
+        "driver".into(),
+        machine(&m.machines.driver, DRIVER_FILE, "driver"),
     );
+    outputs.insert(
+        "driver_arn".into(),
+        json!({"value": "${aws_sfn_state_machine.driver.arn}"}),
+    );
+    let mut resources = Map::new();
+    if let Some(sweeper) = sweeper {
+        policies.insert(
+            "sweeper_schedule".into(),
+            json!({
+                "name": "start-sweeper",
+                "role": "${aws_iam_role.sweeper_schedule.id}",
+                "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"states:StartExecution\", Resource = aws_sfn_state_machine.sweeper.arn}]})}"
+            }),
+        );
+        iam_roles.insert(
+            "sweeper_schedule".into(),
+            json!({"assume_role_policy": account_trust("scheduler.amazonaws.com")}),
+        );
+        machines.insert("sweeper".into(), machine(sweeper, SWEEPER_FILE, "sweeper"));
+        outputs.insert(
+            "sweeper_arn".into(),
+            json!({"value": "${aws_sfn_state_machine.sweeper.arn}"}),
+        );
+    }
+    outputs.insert(
+        "driver_role_arn".into(),
+        json!({"value": "${aws_iam_role.driver.arn}"}),
+    );
+    if sweeper.is_some() {
+        outputs.insert(
+            "sweeper_role_arn".into(),
+            json!({"value": "${aws_iam_role.sweeper.arn}"}),
+        );
+    }
     let mut alarms = Map::new();
-    for a in stack::release_alarms() {
-        let target = match a.target {
-            Res::Machines("sweeper") => "aws_sfn_state_machine.sweeper.arn",
-            _ => "aws_sfn_state_machine.driver.arn",
+    for a in stack::release_alarms(sweeper.is_some()) {
+        let (target, name) = match (&a.target, sweeper) {
+            (Res::Machines("sweeper"), Some(s)) => ("aws_sfn_state_machine.sweeper.arn", &s.name),
+            _ => ("aws_sfn_state_machine.driver.arn", &m.machines.driver.name),
         };
         let mut v = alarm(&a, target);
         v["alarm_name"] = json!(format!(
             "{}-{}",
-            tf_literal(match a.target {
-                Res::Machines("sweeper") => &super::sweeper(out).name,
-                _ => &m.machines.driver.name,
-            }),
+            tf_literal(name),
             a.metric.to_ascii_lowercase()
         ));
         alarms.insert(a.tf_name.into(), v);
     }
-    json!({
-        "//": tf_literal(&description(out, "driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path module")),
-        "terraform": header(),
-        "variable": {"alarm_topic_arn": alarm_topic_variable()},
-        "data": {"aws_caller_identity": {"current": {}}},
-        "resource": {
-            "aws_iam_role": {
-                "driver": {"assume_role_policy": account_trust("states.amazonaws.com")},
-                "sweeper": {"assume_role_policy": account_trust("states.amazonaws.com")},
-                "sweeper_schedule": {"assume_role_policy": account_trust("scheduler.amazonaws.com")}
-            },
-            "aws_iam_role_policy": policies,
-            "aws_sfn_state_machine": {
-                "driver": machine(&m.machines.driver, DRIVER_FILE, "driver"),
-                "sweeper": machine(super::sweeper(out), SWEEPER_FILE, "sweeper")
-            },
-            "aws_scheduler_schedule": {
+    resources.insert("aws_iam_role".into(), Value::Object(iam_roles));
+    resources.insert("aws_iam_role_policy".into(), Value::Object(policies));
+    resources.insert("aws_sfn_state_machine".into(), Value::Object(machines));
+    if let Some(sweeper) = sweeper {
+        resources.insert(
+            "aws_scheduler_schedule".into(),
+            json!({
                 "sweeper": {
-                    "name": tf_literal(&schedule_name(&super::sweeper(out).name)),
-                    "schedule_expression": schedule(out),
+                    "name": tf_literal(&schedule_name(&sweeper.name)),
+                    "schedule_expression": schedule(sweeper),
                     "flexible_time_window": {"mode": "OFF"},
                     "target": {
                         "arn": "${aws_sfn_state_machine.sweeper.arn}",
@@ -168,15 +198,17 @@ pub fn release(out: &Compiled) -> Value {
                         "input": "{}"
                     }
                 }
-            },
-            "aws_cloudwatch_metric_alarm": alarms
-        },
-        "output": {
-            "driver_arn": {"value": "${aws_sfn_state_machine.driver.arn}"},
-            "sweeper_arn": {"value": "${aws_sfn_state_machine.sweeper.arn}"},
-            "driver_role_arn": {"value": "${aws_iam_role.driver.arn}"},
-            "sweeper_role_arn": {"value": "${aws_iam_role.sweeper.arn}"}
-        }
+            }),
+        );
+    }
+    resources.insert("aws_cloudwatch_metric_alarm".into(), Value::Object(alarms));
+    json!({
+        "//": tf_literal(&description(out, &super::release_contents(out, "module"))),
+        "terraform": header(),
+        "variable": {"alarm_topic_arn": alarm_topic_variable()},
+        "data": {"aws_caller_identity": {"current": {}}},
+        "resource": resources,
+        "output": outputs
     })
 }
 
@@ -212,6 +244,7 @@ fn resolve(f: &Facts, r: &Res) -> String {
         Res::BindingTableIndexes => "${aws_dynamodb_table.callback_binding[0].arn}/index/*".into(),
         Res::BindingStream => "${aws_dynamodb_table.callback_binding[0].stream_arn}".into(),
         Res::GatewayFunction => "${var.gateway_function_arn}".into(),
+        Res::RelayedGateway => tf_literal(f.relayed_gateway().unwrap_or_default()),
         Res::GatewayFailures => "${aws_sqs_queue.gateway_stream_failures[0].arn}".into(),
         Res::Everything => "*".into(),
     }
@@ -229,7 +262,7 @@ fn gateway_host(
     const COUNT: &str = "${local.gateway_host ? 1 : 0}";
     variables.insert(
         "gateway_function_arn".into(),
-        json!({"type": "string", "default": "", "description": stack::GATEWAY_FUNCTION_DESCRIPTION}),
+        json!({"type": "string", "default": tf_literal(f.gateway_default()), "description": stack::GATEWAY_FUNCTION_DESCRIPTION}),
     );
     variables.insert(
         "await_interaction_stream_arn".into(),
@@ -627,37 +660,42 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
 
     if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
-        variables.insert(
-            "action_url".into(),
-            json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
-        );
-        variables.insert(
-            action_token::TERRAFORM_VARIABLE.into(),
-            json!({
-                "type": "string",
-                "description": "Name of the SSM SecureString parameter holding the bearer token the relay sends to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)",
-                "validation": {
-                    "condition": format!(
-                        "${{can(regex(\"{}\", var.{v})) && length(var.{v}) <= {}}}",
-                        action_token::NAME_PATTERN,
-                        action_token::NAME_MAX_LENGTH,
-                        v = action_token::TERRAFORM_VARIABLE
-                    ),
-                    "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
-                }
-            }),
-        );
-        variables.insert(
-            action_token::TERRAFORM_KEY_VARIABLE.into(),
-            json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
-        );
-        locals.insert(
-            "action_token_parameter_arn".into(),
-            json!(format!(
-                "arn:${{data.aws_partition.current.partition}}:ssm:${{data.aws_region.current.name}}:${{data.aws_caller_identity.current.account_id}}:parameter${{var.{}}}",
-                action_token::TERRAFORM_VARIABLE
-            )),
-        );
+        // The gateway's queue transport: the relay invokes the gateway with its role, so it
+        // needs neither TPF's Action API URL nor its token.
+        let gateway = f.relayed_gateway();
+        if gateway.is_none() {
+            variables.insert(
+                "action_url".into(),
+                json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
+            );
+            variables.insert(
+                action_token::TERRAFORM_VARIABLE.into(),
+                json!({
+                    "type": "string",
+                    "description": "Name of the SSM SecureString parameter holding the bearer token the relay sends to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)",
+                    "validation": {
+                        "condition": format!(
+                            "${{can(regex(\"{}\", var.{v})) && length(var.{v}) <= {}}}",
+                            action_token::NAME_PATTERN,
+                            action_token::NAME_MAX_LENGTH,
+                            v = action_token::TERRAFORM_VARIABLE
+                        ),
+                        "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
+                    }
+                }),
+            );
+            variables.insert(
+                action_token::TERRAFORM_KEY_VARIABLE.into(),
+                json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
+            );
+            locals.insert(
+                "action_token_parameter_arn".into(),
+                json!(format!(
+                    "arn:${{data.aws_partition.current.partition}}:ssm:${{data.aws_region.current.name}}:${{data.aws_caller_identity.current.account_id}}:parameter${{var.{}}}",
+                    action_token::TERRAFORM_VARIABLE
+                )),
+            );
+        }
         variables.insert(
             "relay_subnet_ids".into(),
             json!({"type": "list(string)", "default": [], "description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -694,27 +732,33 @@ pub fn wake_path(out: &Compiled) -> Value {
             "relay",
             json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
         );
+        let statements = match gateway {
+            Some(_) => stack::gateway_relay_statements(),
+            None => stack::relay_statements(),
+        };
         put(
             "aws_iam_role_policy",
             "relay",
-            role_policy(&f, "relay", &stack::relay_statements()),
+            role_policy(&f, "relay", &statements),
         );
-        // A customer managed key: decrypt through Parameter Store, for the token only.
-        let decrypt = action_token::decrypt_statement(
-            json!(format!("${{var.{}}}", action_token::TERRAFORM_KEY_VARIABLE)),
-            json!("ssm.${data.aws_region.current.name}.amazonaws.com"),
-            json!("${local.action_token_parameter_arn}"),
-        );
-        put(
-            "aws_iam_role_policy",
-            "relay_token_key",
-            json!({
-                "count": format!("${{var.{} == \"\" ? 0 : 1}}", action_token::TERRAFORM_KEY_VARIABLE),
-                "name": "relay-token-key",
-                "role": "${aws_iam_role.relay.id}",
-                "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
-            }),
-        );
+        if gateway.is_none() {
+            // A customer managed key: decrypt through Parameter Store, for the token only.
+            let decrypt = action_token::decrypt_statement(
+                json!(format!("${{var.{}}}", action_token::TERRAFORM_KEY_VARIABLE)),
+                json!("ssm.${data.aws_region.current.name}.amazonaws.com"),
+                json!("${local.action_token_parameter_arn}"),
+            );
+            put(
+                "aws_iam_role_policy",
+                "relay_token_key",
+                json!({
+                    "count": format!("${{var.{} == \"\" ? 0 : 1}}", action_token::TERRAFORM_KEY_VARIABLE),
+                    "name": "relay-token-key",
+                    "role": "${aws_iam_role.relay.id}",
+                    "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
+                }),
+            );
+        }
         put(
             "aws_iam_role_policy_attachment",
             "relay_vpc",
@@ -728,11 +772,17 @@ pub fn wake_path(out: &Compiled) -> Value {
             &f.relay_function(),
             "relay",
             stack::RELAY_TIMEOUT_SECONDS,
-            json!({
-                env::ACTION_URL: "${var.action_url}",
-                env::ACTION_TOKEN_PARAMETER: format!("${{var.{}}}", action_token::TERRAFORM_VARIABLE),
-                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-            }),
+            match gateway {
+                Some(arn) => json!({
+                    env::GATEWAY_FUNCTION_ARN: tf_literal(arn),
+                    env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+                }),
+                None => json!({
+                    env::ACTION_URL: "${var.action_url}",
+                    env::ACTION_TOKEN_PARAMETER: format!("${{var.{}}}", action_token::TERRAFORM_VARIABLE),
+                    env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+                }),
+            },
         );
         relay.insert(
             "dynamic".into(),
