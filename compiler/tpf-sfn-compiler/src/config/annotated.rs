@@ -33,7 +33,7 @@ const KEYS: &[(&str, &str)] = &[
     ("binding.gateway.function-arn", "TPF's action gateway function, qualified by a NUMBERED version\n(arn:<partition>:lambda:<region>:<account>:function:<name>:<version>); an alias or the unqualified name is refused.\nThe default is a placeholder: set it before deploying."),
     ("binding.gateway.transport", "\"lambda\": Step Functions invokes the gateway itself; \"queue\": it sends each request to queue-url and a relay\ninvokes the gateway (for a local emulator that cannot run Lambda functions)."),
     ("binding.gateway.queue-url", "SQS queue the relay reads gateway requests from (transport = \"queue\"; http://localhost URLs allowed for emulators).\nThe default is a placeholder: set it before deploying."),
-    ("binding.gateway.starter-function-arn", "Starter function the driver hands over through: it starts the next generation under TPF's execution name.\nThe default is a placeholder: set it before deploying."),
+    ("binding.gateway.starter-function-arn", "Starter function the driver hands over through: it starts the next generation under TPF's execution name\n(the wake-path stack's `GatewayStarterArn` output). The default is a placeholder: set it before deploying."),
     ("binding.gateway.await-timeout-seconds", "Await timeout of a contract await that carries none (August 2026's contracts); the driver parks at most\nthe longest await timeout + 1 s, then sweeps so TPF applies it."),
     ("wakeup.table-name", "Adapter-owned DynamoDB table for task tokens and the live-driver pointer."),
     ("wakeup.lease-wait-seconds", "Seconds to wait when TPF reports the execution leased by another caller (TPF `lease-ms`)."),
