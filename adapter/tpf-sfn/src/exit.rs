@@ -17,6 +17,9 @@ pub enum Failure {
     Input(Diagnostics),
     /// A file, a socket or a service failed: a coded error, exit 2.
     Error(Error),
+    /// A coded error already said inside the command's own JSON document (one document per
+    /// run): exit 2, nothing more printed.
+    SaidInOutput,
 }
 
 impl Failure {
@@ -27,7 +30,7 @@ impl Failure {
     pub fn status(&self) -> u8 {
         match self {
             Failure::Findings => 1,
-            Failure::Input(_) | Failure::Error(_) => 2,
+            Failure::Input(_) | Failure::Error(_) | Failure::SaidInOutput => 2,
         }
     }
 
@@ -35,12 +38,7 @@ impl Failure {
     /// (`{"error": …}`, `{"diagnostics": […]}`) for `--format json` while stdout takes writes,
     /// the text report on stderr otherwise.
     fn print(&self, format: Format) {
-        let json = match self {
-            Failure::Input(d) if !d.0.is_empty() => Some(serde_json::json!({ "diagnostics": d.0 })),
-            Failure::Error(e) => Some(e.to_json()),
-            _ => None,
-        };
-        match json {
+        match self.to_json() {
             Some(json) if format == Format::Json && stdio::stdout_works() => outln!("{json}"),
             _ => {
                 if let Some(text) = self.report() {
@@ -50,10 +48,19 @@ impl Failure {
         }
     }
 
+    /// The failure as `--format json` says it: `{"error": …}` or `{"diagnostics": […]}`.
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        match self {
+            Failure::Input(d) if !d.0.is_empty() => Some(serde_json::json!({ "diagnostics": d.0 })),
+            Failure::Error(e) => Some(e.to_json()),
+            _ => None,
+        }
+    }
+
     /// What the user reads on stderr, if anything is left to say.
     pub fn report(&self) -> Option<String> {
         match self {
-            Failure::Findings => None,
+            Failure::Findings | Failure::SaidInOutput => None,
             Failure::Input(d) if d.0.is_empty() => None,
             Failure::Input(d) => Some(d.to_string()),
             Failure::Error(e) => Some(e.report().to_string()),

@@ -772,3 +772,49 @@ fn a_dry_run_with_placeholders_shows_the_plan_then_the_refusal() {
     );
     assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
 }
+
+/// The same dry run with `--format json` prints one JSON document: the plan, with the
+/// placeholder refusal's diagnostics in it; the exit is still the refusal's. With the plan itself
+/// failing (nothing listens), the one document is the refusal with the plan's failure.
+#[test]
+fn a_json_dry_run_with_placeholders_is_one_document_with_the_refusal_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_default(dir.path());
+    let out = dir.path().to_str().unwrap();
+    let endpoint = empty_account();
+    let json = ["--dry-run", "--format", "json"];
+    let (code, err, stdout) = deploy_cli(
+        out,
+        &[json[0], json[1], json[2], "--endpoint-url", &endpoint],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "one JSON document ({e}): {}",
+            String::from_utf8_lossy(&stdout)
+        )
+    });
+    assert_eq!(doc["diagnostics"][0]["code"], "DEPLOY_PLACEHOLDER", "{doc}");
+    assert!(doc["report"]["machines"].is_array(), "the plan: {doc}");
+    assert!(err.is_empty(), "nothing on stderr: {err}");
+
+    let (code, err, stdout) = deploy_cli(
+        out,
+        &[
+            json[0],
+            json[1],
+            json[2],
+            "--endpoint-url",
+            "http://0.0.0.0:9",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "one JSON document ({e}): {}",
+            String::from_utf8_lossy(&stdout)
+        )
+    });
+    assert_eq!(doc["diagnostics"][0]["code"], "DEPLOY_PLACEHOLDER", "{doc}");
+    assert_eq!(doc["planError"]["code"], "DEPLOY_UNREACHABLE", "{doc}");
+}

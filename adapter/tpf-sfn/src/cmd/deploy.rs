@@ -21,32 +21,61 @@ pub fn run(args: &DeployArgs) -> CmdResult {
     }
     let release = Release::load(&args.out)?;
     let refusal = refuse_placeholders(&release, &args.connection);
-    refused_around_the_plan(refusal, args.dry_run, || plan_and_report(args, &release))
+    refused_around_the_plan(refusal, args.dry_run, args.format, |refusal| {
+        plan_and_report(args, &release, refusal)
+    })
 }
 
 /// A placeholder refusal, said before any call (no credentials or network are needed to be
 /// told), except on a dry run: that shows the plan first, then the refusal, as `terraform plan`
-/// does, and ends with the refusal's exit even when the plan itself failed.
+/// does, and ends with the refusal's exit even when the plan itself failed. With
+/// `--format json` the run prints one document: the plan's, with the refusal's own JSON
+/// (`{"diagnostics": […]}` or `{"error": …}`) merged in (`plan` receives it), or the refusal's
+/// with the plan's own failure as `planError`.
 pub(super) fn refused_around_the_plan(
     refusal: CmdResult,
     dry_run: bool,
-    plan: impl FnOnce() -> CmdResult,
+    format: Format,
+    plan: impl FnOnce(Option<serde_json::Value>) -> CmdResult,
 ) -> CmdResult {
-    if !dry_run || refusal.is_ok() {
-        refusal?;
-        return plan();
+    let refusal = match refusal {
+        Err(refusal) if dry_run => refusal,
+        refusal => {
+            refusal?;
+            return plan(None);
+        }
+    };
+    if format == Format::Json {
+        let said = refusal.to_json();
+        return match plan(said.clone()) {
+            Ok(()) | Err(Failure::Findings) => Err(Failure::SaidInOutput),
+            Err(failed) => {
+                let mut doc = said.unwrap_or_else(|| json!({}));
+                doc["planError"] = failed
+                    .to_json()
+                    .and_then(|j| j.get("error").cloned())
+                    .unwrap_or(serde_json::Value::Null);
+                outln!("{doc}");
+                Err(Failure::SaidInOutput)
+            }
+        };
     }
-    if let Err(failure) = plan() {
+    if let Err(failure) = plan(None) {
         if let Some(text) = failure.report() {
             errln!("{text}");
         }
     }
-    refusal
+    Err(refusal)
 }
 
 /// Plans the release against the account and carries the plan out unless `--dry-run`, printing
 /// the report.
-fn plan_and_report(args: &DeployArgs, release: &Release) -> CmdResult {
+/// `refusal`: the placeholder refusal a JSON dry run says inside its one document.
+fn plan_and_report(
+    args: &DeployArgs,
+    release: &Release,
+    refusal: Option<serde_json::Value>,
+) -> CmdResult {
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         dry_run: args.dry_run,
@@ -94,21 +123,32 @@ fn plan_and_report(args: &DeployArgs, release: &Release) -> CmdResult {
     let (report, schedule) = report;
     match args.format {
         Format::Text => print_text(&report, schedule.as_ref(), release),
-        Format::Json => outln!(
-            "{}",
-            json!({
+        Format::Json => {
+            let doc = json!({
                 "report": report,
                 "refused": report.refused(),
                 "schedule": schedule,
                 "sweeperSchedule": if schedule.is_some() { None } else { sweeper_schedule_note(release) },
-            })
-        ),
+            });
+            outln!("{}", with_refusal(doc, refusal));
+        }
     }
     if report.refused() {
         Err(Failure::Findings)
     } else {
         Ok(())
     }
+}
+
+/// A JSON dry run's document with the placeholder refusal's keys merged in.
+pub(super) fn with_refusal(
+    mut doc: serde_json::Value,
+    refusal: Option<serde_json::Value>,
+) -> serde_json::Value {
+    if let (Some(serde_json::Value::Object(said)), Some(doc)) = (refusal, doc.as_object_mut()) {
+        doc.extend(said);
+    }
+    doc
 }
 
 /// The release's manifest when it is a `--backend lambda-durable` one.

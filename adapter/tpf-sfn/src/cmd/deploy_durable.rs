@@ -14,14 +14,19 @@ pub fn run(args: &DeployArgs, manifest: serde_json::Value) -> CmdResult {
         &release.manifest.binding.parameters,
         &args.connection,
     );
-    super::deploy::refused_around_the_plan(refusal, args.dry_run, || {
-        plan_and_report(args, &release)
+    super::deploy::refused_around_the_plan(refusal, args.dry_run, args.format, |refusal| {
+        plan_and_report(args, &release, refusal)
     })
 }
 
 /// Plans the driver function against the account and carries the plan out unless `--dry-run`,
 /// printing the report.
-fn plan_and_report(args: &DeployArgs, release: &DurableRelease) -> CmdResult {
+/// `refusal`: the placeholder refusal a JSON dry run says inside its one document.
+fn plan_and_report(
+    args: &DeployArgs,
+    release: &DurableRelease,
+    refusal: Option<serde_json::Value>,
+) -> CmdResult {
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         code_zip: args.code_zip.as_deref(),
@@ -45,7 +50,13 @@ fn plan_and_report(args: &DeployArgs, release: &DurableRelease) -> CmdResult {
     .map_err(|e| e.verbose(args.verbose))?;
     match args.format {
         Format::Text => print_text(&report),
-        Format::Json => outln!("{}", json!({"report": report, "refused": report.refused()})),
+        Format::Json => outln!(
+            "{}",
+            super::deploy::with_refusal(
+                json!({"report": report, "refused": report.refused()}),
+                refusal
+            )
+        ),
     }
     if report.refused() {
         Err(Failure::Findings)
