@@ -98,6 +98,9 @@ async fn gateway_driver_parks_is_woken_by_the_wakeup_and_succeeds() {
 
     let interaction = lp.pending(&id).await.expect("pending interaction");
     lp.complete(&interaction).await;
+    // A duplicate completion is admitted once by TPF and must not wake the driver twice.
+    let dup = lp.complete(&interaction).await;
+    assert_eq!(dup["duplicate"], true, "{dup}");
     assert_eq!(lp.wait_ended(&arn).await, "SUCCEEDED", "{}", lp.logs());
     let record = lp.record(&id).await;
     assert_eq!(record["status"], "SUCCEEDED", "{record}");
