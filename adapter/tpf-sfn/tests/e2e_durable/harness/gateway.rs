@@ -421,7 +421,7 @@ impl Pump {
         let task = tokio::spawn(async move {
             let mut readers: Vec<StreamReader> = Vec::new();
             for table in &tables {
-                readers.push(StreamReader::open(&ddb, &streams, table).await);
+                readers.push(StreamReader::open(&ddb, table).await);
             }
             loop {
                 for reader in &mut readers {
@@ -494,11 +494,7 @@ struct StreamReader {
 }
 
 impl StreamReader {
-    async fn open(
-        ddb: &aws_sdk_dynamodb::Client,
-        _streams: &aws_sdk_dynamodbstreams::Client,
-        table: &str,
-    ) -> StreamReader {
+    async fn open(ddb: &aws_sdk_dynamodb::Client, table: &str) -> StreamReader {
         let described = ddb
             .describe_table()
             .table_name(table)
