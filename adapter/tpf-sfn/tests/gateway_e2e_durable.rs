@@ -350,3 +350,75 @@ async fn gateway_driver_retry_exhaustion_then_redrive_runs_generation_2_to_the_e
     );
     assert_eq!(lp.shim.started().len(), 2, "two generations");
 }
+
+/// The production plan's sequential awaits (and a second await in one generation): a
+/// contract with three awaits in a row. Each generation parks once; at the next await it
+/// hands over to generation + 1 (TPF's replacement input, TPF's name) instead of registering
+/// again; each generation registers once and is woken once; the last ends with TPF's output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_driver_hands_over_at_each_further_await() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        contract: Some("multi-await.pipeline-contract.json"),
+        wakeup: true,
+        ..GatewayOptions::default()
+    })
+    .await;
+    let input = lp.input("loan-1");
+    let first = lp.start_generation(&input).await;
+    let id = lp.execution_id().await;
+    let mut arns = vec![first];
+    for generation in 1..=3 {
+        let arn = arns.last().unwrap().clone();
+        let registration = lp.wait_registered(&id, &arn, generation).await;
+        assert_eq!(registration["generation"], generation.to_string());
+        let interaction = lp.pending(&id).await.expect("pending interaction");
+        lp.complete(&interaction).await;
+        if generation < 3 {
+            assert_eq!(lp.wait_ended(&arn).await, "SUCCEEDED", "{}", lp.logs());
+            let output: Value =
+                serde_json::from_str(lp.execution(&arn).await["Result"].as_str().unwrap()).unwrap();
+            let next = durable_execution_name(Some(TENANT), Some(&id), generation + 1).unwrap();
+            assert_eq!(output["handedOverTo"], next.as_str(), "{output}");
+            assert_eq!(output["nextGeneration"], generation + 1);
+            arns.push(lp.wait_started(&next).await);
+        }
+        let delivered = lp.wait_delivered(&interaction, generation).await;
+        assert_eq!(delivered["provider_outcome"], "CALLBACK_ACCEPTED");
+    }
+    assert_eq!(
+        lp.wait_ended(arns.last().unwrap()).await,
+        "SUCCEEDED",
+        "{}",
+        lp.logs()
+    );
+    assert_eq!(lp.record(&id).await["status"], "SUCCEEDED");
+    let last = lp.execution(arns.last().unwrap()).await;
+    let output: Value = serde_json::from_str(last["Result"].as_str().unwrap()).unwrap();
+    assert_eq!(output["generation"], 3);
+    for arn in &arns {
+        let history = lp.history(arn).await;
+        assert_eq!(count(&history, "CallbackSucceeded"), 1, "each woken once");
+    }
+    let ops = lp.operations(&arns[0]).await;
+    println!("generation 1: {} operations: {:?}", ops.len(), names(&ops));
+    assert_eq!(names(&ops).last(), Some(&"hand-over-tpf-execution"));
+    let sent = assert_gateway_accepted_everything(&lp);
+    assert_eq!(
+        sent.iter()
+            .filter(|o| **o == Operation::RegisterCallback)
+            .count(),
+        3,
+        "one registration per generation: {sent:?}"
+    );
+    // Generations 2 and 3 started with TPF's replacement input, on the version that ran the
+    // generation before (the emulator's runtime reports it as `function-arn`).
+    let started = lp.shim.started();
+    assert_eq!(started.len(), 3, "three generations");
+    for (i, s) in started.iter().enumerate().skip(1) {
+        assert_eq!(s.input["generation"], i as i64 + 1, "{:?}", s.input);
+        assert_eq!(s.input["idempotencyKey"], id.as_str());
+        assert_eq!(s.input["resumeExecutionId"], id.as_str());
+        assert_eq!(s.input["inputJson"], "{}");
+        assert_eq!(s.function, harness::shim::INVOKED_FUNCTION_ARN);
+    }
+}

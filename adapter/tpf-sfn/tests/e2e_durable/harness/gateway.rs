@@ -45,6 +45,9 @@ const MACHINE_ARN: &str = "arn:aws:states:us-east-1:123456789012:stateMachine:";
 
 #[derive(Default)]
 pub struct GatewayOptions {
+    /// Another example contract, of August's form (no release descriptor: its release is its
+    /// contract version, as in TPF), instead of today's Restaurant Approval.
+    pub contract: Option<&'static str>,
     /// The await's deadline in seconds instead of the contract's 30 minutes: the contract is
     /// today's Restaurant Approval with that one value changed, rehashed by TPF's recipe (and
     /// its release descriptor pinned to the new version), so the compiled park timeout and
@@ -120,23 +123,38 @@ impl GatewayLoop {
         let dir = tempfile::tempdir().expect("tempdir");
 
         let examples = root().join("examples/contracts");
-        let mut contract = std::fs::read(examples.join(CONTRACT)).expect("contract");
-        let mut release = std::fs::read(examples.join(RELEASE)).expect("release");
-        if let Some(seconds) = options.deadline_seconds {
-            (contract, release) = with_deadline(&contract, &release, seconds);
-        }
-        let contract_file = dir.path().join(CONTRACT);
-        let release_file = dir.path().join(RELEASE);
-        std::fs::write(&contract_file, &contract).expect("contract");
-        std::fs::write(&release_file, &release).expect("release");
-
         let function = format!("{id}-driver");
         let gateway_arn = format!("{ACCOUNT}{id}-gateway:1");
         let config_text = format!(
             "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway_arn}\"\n\
              starter-function-arn = \"{ACCOUNT}{id}-starter:1\"\n"
         );
-        let compiled = compile_durable((CONTRACT, &contract), (RELEASE, &release), &config_text);
+        let (contract_file, releases, compiled) = match options.contract {
+            Some(name) => {
+                let contract = std::fs::read(examples.join(name)).expect("contract");
+                let file = dir.path().join(name);
+                std::fs::write(&file, &contract).expect("contract");
+                let compiled = compile_durable((name, &contract), None, &config_text);
+                (file, Vec::new(), compiled)
+            }
+            None => {
+                let mut contract = std::fs::read(examples.join(CONTRACT)).expect("contract");
+                let mut release = std::fs::read(examples.join(RELEASE)).expect("release");
+                if let Some(seconds) = options.deadline_seconds {
+                    (contract, release) = with_deadline(&contract, &release, seconds);
+                }
+                let file = dir.path().join(CONTRACT);
+                let release_file = dir.path().join(RELEASE);
+                std::fs::write(&file, &contract).expect("contract");
+                std::fs::write(&release_file, &release).expect("release");
+                let compiled = compile_durable(
+                    (CONTRACT, &contract),
+                    Some((RELEASE, &release)),
+                    &config_text,
+                );
+                (file, vec![release_file], compiled)
+            }
+        };
         let spec = compiled.durable.spec.clone();
         let Binding::Gateway {
             function_arn,
@@ -154,12 +172,22 @@ impl GatewayLoop {
         let watch_port = free_port();
         let shim = Shim::start(
             dex,
-            BTreeMap::from([(
-                function.clone(),
-                Deployed {
-                    lambda_endpoint: format!("http://127.0.0.1:{watch_port}"),
-                },
-            )]),
+            BTreeMap::from([
+                (
+                    function.clone(),
+                    Deployed {
+                        lambda_endpoint: format!("http://127.0.0.1:{watch_port}"),
+                    },
+                ),
+                // What `cargo lambda watch` reports as the invoked function ARN: a hand-over
+                // starts the next generation on the version that runs it.
+                (
+                    super::shim::INVOKED_FUNCTION_ARN.to_owned(),
+                    Deployed {
+                        lambda_endpoint: format!("http://127.0.0.1:{watch_port}"),
+                    },
+                ),
+            ]),
             Some(GatewayRoute {
                 function_arn: gateway_arn.clone(),
                 serve: addr,
@@ -218,7 +246,7 @@ impl GatewayLoop {
         };
         let script = base.dir.path().join("script.toml");
         write_script(&script, &options.script);
-        base.spawn_serve(&contract_file, &[release_file], &script, &[]);
+        base.spawn_serve(&contract_file, &releases, &script, &[]);
         base.spawn_dex(&tools);
         base.spawn_watch(&tools, 0, watch_port);
         base.wait_listening(addr, "serve").await;
@@ -374,6 +402,23 @@ impl GatewayLoop {
             interaction,
         ))
         .await
+    }
+
+    /// Waits until the wake-up wrote `interaction`'s DELIVERED row of `generation`; the row.
+    pub async fn wait_delivered(
+        &self,
+        interaction: &str,
+        generation: i64,
+    ) -> BTreeMap<String, String> {
+        let sk = tpf_wire::gateway::names::delivered_sort_key(generation);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Some(row) = self.binding_rows(interaction).await.remove(&sk) {
+                return row;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no {sk} for {interaction}\n{}", self.logs());
     }
 
     /// What the wake-up did, batch by batch.

@@ -689,7 +689,7 @@ impl Loop {
             self.prefix,
             wakeup::TABLE
         );
-        let compiled = compile_durable((CONTRACT, &contract), (RELEASE, &release), &config);
+        let compiled = compile_durable((CONTRACT, &contract), Some((RELEASE, &release)), &config);
         let mut spec: Value = serde_json::from_str(&compiled.durable.spec_text).expect("spec json");
         assert_eq!(
             spec["identity"]["releaseVersion"],
@@ -827,14 +827,14 @@ fn tpf_sfn() -> Command {
 /// config text `config`.
 pub fn compile_durable(
     contract: (&str, &[u8]),
-    release: (&str, &[u8]),
+    release: Option<(&str, &[u8])>,
     config: &str,
 ) -> tpf_sfn_compiler::durable::Compiled {
     tpf_sfn_compiler::compile::compile(
         &Input {
             contract_file: contract.0,
             contract: contract.1,
-            release: Some(release),
+            release,
             config: Some(("tpf-sfn.toml", config)),
             binding: None,
             allow_unverified_hash: false,

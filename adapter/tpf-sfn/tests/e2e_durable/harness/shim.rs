@@ -34,6 +34,11 @@ use tokio::net::TcpStream;
 
 use super::AbortOnDrop;
 
+/// The invoked function ARN `cargo lambda watch` hands the function (`function-arn`, a
+/// literal): a test that lets a function start executions on its own version lists it with
+/// that version's runtime.
+pub const INVOKED_FUNCTION_ARN: &str = "function-arn";
+
 /// One function version this test deployed: where the emulator invokes it.
 #[derive(Clone, Debug)]
 pub struct Deployed {
