@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use aws_lambda_events::event::dynamodb::Event as StreamEvent;
 use aws_sdk_dynamodb::types::AttributeValue as Ddb;
-use aws_sdk_dynamodbstreams::types::{AttributeValue, ShardIteratorType};
+use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use aws_sdk_sfn::types::ExecutionStatus as SfnStatus;
 use serde_json::{json, Value};
+use support::streams::lambda_record;
 use tpf_sfn::aws::tables::{create_all, create_all_with, TableNames};
 use tpf_sfn_lambda::gateway::wakeup_batch;
 use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
@@ -354,42 +355,11 @@ impl World {
                     .send()
                     .await
                     .unwrap();
-                for r in got.records() {
-                    let d = r.dynamodb().unwrap();
-                    let image = |m: &HashMap<String, AttributeValue>| -> Value {
-                        m.iter().map(|(k, v)| (k.clone(), attribute(v))).collect()
-                    };
-                    out.push(json!({
-                        "eventID": r.event_id(),
-                        "eventName": r.event_name().map(|e| e.as_str()),
-                        "eventSource": "aws:dynamodb",
-                        "awsRegion": "us-east-1",
-                        "eventSourceARN": arn,
-                        "dynamodb": {
-                            "Keys": d.keys().map(image),
-                            "NewImage": d.new_image().map(image),
-                            "SequenceNumber": d.sequence_number(),
-                            "SizeBytes": d.size_bytes().unwrap_or(0),
-                            "ApproximateCreationDateTime": 0.0,
-                            "StreamViewType": "NEW_AND_OLD_IMAGES"
-                        }
-                    }));
-                }
+                out.extend(got.records().iter().map(|r| lambda_record(r, &arn)));
             }
             out
         });
         serde_json::from_value(json!({ "Records": records })).expect("a Lambda DynamoDB event")
-    }
-}
-
-fn attribute(v: &AttributeValue) -> Value {
-    match v {
-        AttributeValue::S(s) => json!({"S": s}),
-        AttributeValue::N(n) => json!({"N": n}),
-        AttributeValue::Bool(b) => json!({"BOOL": b}),
-        AttributeValue::Null(b) => json!({"NULL": b}),
-        AttributeValue::Ss(v) => json!({"SS": v}),
-        other => panic!("TPF's rows hold no {other:?}"),
     }
 }
 

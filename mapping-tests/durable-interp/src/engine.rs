@@ -121,6 +121,10 @@ pub struct Execution {
     pub error: Option<Failed>,
 }
 
+/// The code `SendDurableExecutionCallbackSuccess` and `…Failure` answer for a callback that
+/// is no longer open: completed, failed, timed out, or its execution ended.
+pub const CALLBACK_CLOSED: &str = "CallbackTimeoutException";
+
 /// A refused API call, with the service's error code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
@@ -358,9 +362,12 @@ impl Engine {
         let open = self.executions[exec].status == ExecutionStatus::Running
             && self.executions[exec].ops[op].status == OpStatus::Started;
         if !open {
+            // AWS's API reference: "The callback ID token has either expired or the callback
+            // associated with the token has already been closed" (HTTP 400), whether it
+            // succeeded, failed, timed out or its execution ended.
             return Err(ApiError {
-                code: "InvalidParameterValueException",
-                message: format!("callback {callback_id} is already closed"),
+                code: CALLBACK_CLOSED,
+                message: format!("callback {callback_id} has already been closed"),
             });
         }
         Ok((exec, op))

@@ -25,7 +25,7 @@ pub use context::{
 };
 pub use engine::{
     ApiError, Effects, Engine, Execution, ExecutionStatus, Program, Started, StepCall, StepError,
-    StepHandler,
+    StepHandler, CALLBACK_CLOSED,
 };
 pub use history::{error, event, Event, OpStatus, OpType, Operation};
 

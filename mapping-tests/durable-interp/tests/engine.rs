@@ -177,7 +177,7 @@ fn a_completed_callback_resumes_the_execution_once() {
     assert_eq!(x.result, Some(json!({"woken": {"by": "bridge"}})));
     assert_eq!(h.runs.get("park (submitter)"), Some(&1));
     let again = e.send_callback_success(&id, json!({})).unwrap_err();
-    assert_eq!(again.code, "InvalidParameterValueException");
+    assert_eq!(again.code, "CallbackTimeoutException");
     assert_eq!(
         e.send_callback_success("nope", json!({})).unwrap_err().code,
         "ResourceNotFoundException"
@@ -207,7 +207,7 @@ fn a_callback_nobody_completes_times_out() {
     let failed = e
         .send_callback_failure(&h.callbacks[0], "late")
         .unwrap_err();
-    assert_eq!(failed.code, "InvalidParameterValueException");
+    assert_eq!(failed.code, "CallbackTimeoutException");
 }
 
 #[test]

@@ -1,13 +1,17 @@
 //! The gateway world on Lambda durable functions: the gateway driver
 //! (`tpf_durable_driver::gateway`) on the replay engine, its park timeout the scenario
 //! pipeline's longest await, against every runnable scenario of the catalogue. Every scenario
-//! passes and keeps every check, except the [`KNOWN`] differences of the replay engine,
-//! each of which must still fail exactly as listed (so fixing one makes this test say so).
+//! passes and keeps every check, except the protocol's findings, which fail by their own
+//! assertion as on every engine.
+//!
+//! The replay engine refuses a send to a closed callback as the service does
+//! (`CallbackTimeoutException`), and TPF's wake-up counts that as gone: a mutant engine that
+//! answers another code shows the scenarios that depend on it failing.
 
 use std::rc::Rc;
 
 use durable_interp::engine::Failed;
-use durable_interp::{poll, Context, Program, Stop};
+use durable_interp::{poll, Context, Program, Stop, CALLBACK_CLOSED};
 use serde_json::Value;
 use tpf_durable_driver::gateway::calls::{
     CallbackEnd, GatewayFailure, PollEnd, Registration, StatePoll,
@@ -17,57 +21,148 @@ use tpf_durable_driver::ops::WriteFailed;
 use tpf_durable_driver::{drive_gateway, GatewayEnd, GatewayOps, GatewayRun};
 use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
 use tpf_sfn_mapping::durable::program::EngineOps;
-use tpf_sfn_mapping::gateway::catalogue::{scenario, CATALOGUE, FINDINGS};
+use tpf_sfn_mapping::gateway::catalogue::{self, scenario, CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
+use tpf_sfn_mapping::gateway::engine::{
+    DriverView, EngineError, GatewayEngine, GatewayHost, ProviderRefusal, Started,
+};
 use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
-use tpf_sfn_mapping::sfn::gateway_proof::DURABLE_ENGINE_KNOWN;
+use tpf_sfn_mapping::sfn::gateway_proof::{durable_verdict, Verdict};
+use tpf_sfn_wakeup::bridge::WakeEngine;
+use tpf_sfn_wakeup::provider::ProviderState;
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{ActionRequest, ActionResponse, Mapper};
 
-/// Where the replay engine is not yet the service, and what the scenario then reports
-/// (`gateway_proof::DURABLE_ENGINE_KNOWN` says why, for `mapping-test` too).
-const KNOWN: [(&str, &str); 3] = DURABLE_ENGINE_KNOWN;
+fn engine(s: &Setup) -> DurableGatewayEngine {
+    let longest_await_seconds =
+        u64::try_from((s.longest_await_timeout_ms().max(1) + 999) / 1000).unwrap_or(u64::MAX);
+    DurableGatewayEngine::new(
+        &gateway_version_arn(),
+        GatewayRun {
+            longest_await_seconds,
+        },
+        T0,
+    )
+}
 
 #[test]
 fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {
-    let reports = run_catalogue(|s: &Setup| {
-        let longest_await_seconds =
-            u64::try_from((s.longest_await_timeout_ms().max(1) + 999) / 1000).unwrap_or(u64::MAX);
-        DurableGatewayEngine::new(
-            &gateway_version_arn(),
-            GatewayRun {
-                longest_await_seconds,
-            },
-            T0,
-        )
-    });
+    let reports = run_catalogue(engine);
     assert_eq!(reports.len(), CATALOGUE.iter().filter(|s| s.runs).count());
     let mut broken = Vec::new();
     for r in &reports {
         // The protocol's findings fail by their own assertion on every engine.
-        let known = KNOWN.iter().any(|(name, _)| *name == r.name);
-        if let Some(f) = FINDINGS.iter().find(|f| !known && f.scenario == r.name) {
+        if let Some(f) = FINDINGS.iter().find(|f| f.scenario == r.name) {
             let says = r.outcome.as_ref().err();
             assert!(
                 says.is_some_and(|e| e.contains(f.fails_with)),
                 "{}: a finding that no longer fails as declared: {says:?}",
                 r.name
             );
+            assert!(
+                matches!(durable_verdict(r), Verdict::KnownFailure { .. }),
+                "{}",
+                r.name
+            );
             continue;
         }
-        match KNOWN.iter().find(|(name, _)| *name == r.name) {
-            Some((_, says)) => {
-                let e = r.outcome.as_ref().expect_err(r.name);
-                assert!(e.contains(says), "{}: {e}", r.name);
-            }
-            None if !r.passed() || !r.violations.is_empty() => {
-                broken.push(format!("{}: {:?} {:?}", r.name, r.outcome, r.violations))
-            }
-            None => {}
+        if !r.passed() || !r.violations.is_empty() {
+            broken.push(format!("{}: {:?} {:?}", r.name, r.outcome, r.violations));
         }
+        assert_eq!(durable_verdict(r), Verdict::Passed, "{}", r.name);
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The replay engine with one difference: a closed callback is refused with
+/// `InvalidParameterValueException`, which TPF's wake-up does not count as gone (what the
+/// engine answered before it followed the service).
+struct NotGone(DurableGatewayEngine);
+
+impl GatewayEngine for NotGone {
+    fn kind(&self) -> WakeEngine {
+        self.0.kind()
+    }
+    fn start(&mut self, name: &str, input_json: &str, now_ms: i64) -> Result<Started, EngineError> {
+        self.0.start(name, input_json, now_ms)
+    }
+    fn send_callback_success(
+        &mut self,
+        callback_id: &str,
+        result_json: &str,
+        now_ms: i64,
+    ) -> Result<(), ProviderRefusal> {
+        self.0
+            .send_callback_success(callback_id, result_json, now_ms)
+            .map_err(|r| match r.code.as_str() {
+                CALLBACK_CLOSED => ProviderRefusal {
+                    code: "InvalidParameterValueException".into(),
+                    message: r.message,
+                },
+                _ => r,
+            })
+    }
+    fn send_callback_failure(
+        &mut self,
+        callback_id: &str,
+        error: &str,
+        cause: &str,
+        now_ms: i64,
+    ) -> Result<(), ProviderRefusal> {
+        self.0
+            .send_callback_failure(callback_id, error, cause, now_ms)
+    }
+    fn stop(&mut self, execution_arn: &str, now_ms: i64) -> Result<(), ProviderRefusal> {
+        self.0.stop(execution_arn, now_ms)
+    }
+    fn driver(&self, execution_arn: &str) -> Option<DriverView> {
+        self.0.driver(execution_arn)
+    }
+    fn drivers(&self) -> Vec<DriverView> {
+        self.0.drivers()
+    }
+    fn callback_state(&self, callback_id: &str) -> ProviderState {
+        self.0.callback_state(callback_id)
+    }
+    fn take_status_changes(&mut self) -> Vec<String> {
+        self.0.take_status_changes()
+    }
+    fn run_until_idle(&mut self, host: &mut dyn GatewayHost) -> Result<(), EngineError> {
+        self.0.run_until_idle(host)
+    }
+    fn next_timer(&self) -> Option<i64> {
+        self.0.next_timer()
+    }
+    fn advance_to(&mut self, now_ms: i64) {
+        self.0.advance_to(now_ms)
+    }
+}
+
+/// Mutant: the closed callback's answer not counted as gone. tpf-13 then writes no
+/// DELIVERED#1 (the wake-up retries the send instead of reading the history), and the
+/// history-loss scenario never reads the history, so its injected failure never fires.
+#[test]
+fn a_closed_callback_answer_not_counted_as_gone_fails_tpf_13_and_the_history_loss() {
+    for (name, says) in [
+        (
+            "tpf-13-callback-accepted-before-response-loss",
+            "DELIVERED#1",
+        ),
+        ("provider-history-loss", "the history read failed 0 times"),
+    ] {
+        let info = catalogue::scenario(name).expect(name);
+        let setup = tpf_sfn_mapping::gateway::scenarios::setup_for(info);
+        let good = run_scenario(info, engine(&setup), &[]);
+        assert!(good.passed(), "{name}: {:?}", good.outcome);
+        let bad = run_scenario(info, NotGone(engine(&setup)), &[]);
+        let e = bad.outcome.as_ref().expect_err(name);
+        assert!(e.contains(says), "{name}: {e}");
+        assert!(
+            matches!(durable_verdict(&bad), Verdict::Failed { .. }),
+            "{name}"
+        );
+    }
 }
 
 /// TPF's durable driver sets no callback timeout: its callback waits until the durable

@@ -16,8 +16,17 @@ use tpf_wire::gateway::start::ExecutionInput;
 use crate::aws::errors::{self, Kind};
 use crate::error::Error;
 
-/// The engine of a driver execution, by its ARN's service (`states` or `lambda`).
+/// The engine of a driver execution, by its ARN's service (`states` or `lambda`). An id that
+/// is no ARN at all is a durable execution's: AWS's durable execution emulator names its
+/// executions `<uuid>/<uuid>` (the bridge's rule too: not a Step Functions ARN). An ARN of any
+/// other service, or a blank id, is neither.
 pub fn engine_of(execution_arn: &str) -> Option<WakeEngine> {
+    if execution_arn.trim().is_empty() {
+        return None;
+    }
+    if !execution_arn.starts_with("arn:") {
+        return Some(WakeEngine::Durable);
+    }
     match execution_arn.split(':').nth(2) {
         Some("states") => Some(WakeEngine::StepFunctions),
         Some("lambda") => Some(WakeEngine::Durable),
@@ -28,7 +37,7 @@ pub fn engine_of(execution_arn: &str) -> Option<WakeEngine> {
 fn unknown_engine(execution_arn: &str) -> Error {
     Error::new(
         "GATEWAY_HOST_PROVIDER_ARN",
-        format!("`{execution_arn}` is neither a Step Functions nor a Lambda durable execution ARN"),
+        format!("`{execution_arn}` is neither a Step Functions nor a Lambda durable execution"),
     )
     .with_hint("the registration's providerExecutionArn names the driver execution: look at who registered it")
 }
@@ -339,7 +348,12 @@ mod tests {
             Some(WakeEngine::Durable)
         );
         assert_eq!(engine_of("arn:aws:sqs:us-east-1:1:q"), None);
-        assert_eq!(engine_of("token"), None);
+        assert_eq!(engine_of(" "), None);
+        // The durable execution emulator's ids.
+        assert_eq!(
+            engine_of("6f1c2d9e-0d1b-4b8e-9c55-0c1e1a4c9f00/1d7e0c2a-5b3f-4c86-a0e1-2f9d8b7c6a54"),
+            Some(WakeEngine::Durable)
+        );
     }
 
     #[test]

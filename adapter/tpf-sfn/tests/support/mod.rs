@@ -82,3 +82,4 @@ pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
 
 pub mod host;
 pub mod http;
+pub mod streams;

@@ -47,26 +47,6 @@ pub const SUBMITTER_RETRY: [(&str, &str); 2] = [
     ),
 ];
 
-/// Where the replay engine is not yet the service, and what the scenario then reports. The
-/// engine refuses a send to a completed or stopped callback with
-/// `InvalidParameterValueException`, which TPF's wake-up does not count as a gone callback
-/// (`ResourceNotFoundException`, `CallbackTimeoutException`), so the wake-up retries the send
-/// instead of classifying the callback by the execution's history:
-/// - `tpf-13`: no DELIVERED row is written;
-/// - `provider-history-loss`: the history is never read (the reconciler's replacement
-///   generation completes the execution), so the scenario's injected history failure never
-///   fires;
-/// - `lost-answer-and-history-loss` (a finding of the protocol on every engine): here it fails
-///   before the finding's own assertion, for the same reason as `tpf-13`.
-pub const DURABLE_ENGINE_KNOWN: [(&str, &str); 3] = [
-    (
-        "tpf-13-callback-accepted-before-response-loss",
-        "DELIVERED#1",
-    ),
-    ("provider-history-loss", "the history read failed 0 times"),
-    ("lost-answer-and-history-loss", "DELIVERED#1"),
-];
-
 /// The engine a gateway subject runs on, with its compiled driver.
 #[derive(Debug, Clone)]
 pub enum GatewayDriver {
@@ -224,23 +204,10 @@ impl GatewaySubject {
     }
 }
 
-/// The verdict on a report of the durable driver: the replay engine's declared differences
-/// known, then as [`verdict`] (whose Step Functions retry differences do not apply).
+/// The verdict on a report of the durable driver: as [`verdict`], except that the Step
+/// Functions retry differences do not apply (the durable submitter retries under the same
+/// callback id, as TPF's does).
 pub fn durable_verdict(r: &ScenarioReport) -> Verdict {
-    if let Some((_, says)) = DURABLE_ENGINE_KNOWN.iter().find(|(n, _)| *n == r.name) {
-        return match &r.outcome {
-            Err(e) if e.contains(says) => Verdict::KnownFailure {
-                reason: format!(
-                    "the replay engine refuses a send to a closed callback with a code TPF's wake-up does not count as gone (docs/gateway.md): {e}"
-                ),
-            },
-            _ if r.passed() => Verdict::Passed,
-            _ => Verdict::Failed {
-                checks: r.violations.iter().map(|v| v.check.name()).collect(),
-                assertion: r.outcome.clone().err(),
-            },
-        };
-    }
     if SUBMITTER_RETRY.iter().any(|(n, _)| *n == r.name) {
         return if r.passed() {
             Verdict::Passed

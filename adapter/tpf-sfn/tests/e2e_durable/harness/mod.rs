@@ -6,6 +6,11 @@
 //!
 //! Between the bridge (and the function) and the emulator sits the test shim (`shim.rs`): it
 //! fills the emulator's gaps, each named there.
+//!
+//! [`Emulated`] is what every durable loop shares (the processes, `serve`'s HTTP API, the
+//! emulator's reads); [`Loop`] is the Action API v1 loop on it, `gateway.rs` the gateway
+//! protocol's. Two test binaries share this harness, each using its part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener};
@@ -26,6 +31,7 @@ use tpf_wire::wakeup::{self, attr};
 use crate::support;
 use crate::support::http::request;
 
+pub mod gateway;
 pub mod shim;
 
 pub const TOKEN: &str = "e2e-token";
@@ -43,24 +49,24 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn root() -> PathBuf {
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("ephemeral port")
         .port()
 }
 
-fn utf8(p: &Path) -> &str {
+pub fn utf8(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
 /// The emulator and cargo-lambda, installed by `scripts/dex.sh` into `.tools/dex`. Never
 /// skipped: the install runs here if it did not run before, and a failure fails the test.
-fn tools() -> &'static PathBuf {
+pub fn tools() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = Command::new("bash")
@@ -80,7 +86,7 @@ fn tools() -> &'static PathBuf {
 /// The `tpf-sfn-lambda` bootstrap: the one `TPF_SFN_LAMBDA_BOOTSTRAP` names (the test command
 /// builds the shipped zip's binary first and points here, so the tests run what ships), else
 /// built once per test run with the cargo that runs the tests.
-fn bootstrap() -> &'static PathBuf {
+pub fn bootstrap() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(given) = std::env::var_os("TPF_SFN_LAMBDA_BOOTSTRAP").filter(|v| !v.is_empty())
@@ -140,19 +146,411 @@ pub struct Options {
     pub serve: Vec<&'static str>,
 }
 
-pub struct Loop {
+/// What every durable loop runs: `serve` on moto's DynamoDB, the emulator, the shim in front
+/// of it, the functions' runtimes; their logs in one temporary folder.
+pub struct Emulated {
     pub endpoint: String,
     pub ddb: aws_sdk_dynamodb::Client,
-    dir: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
     pub prefix: String,
-    pub subject: Subject,
-    pub scenario: Scenario,
-    pub releases: Vec<Release>,
     pub addr: SocketAddr,
     pub dex: SocketAddr,
     pub shim: shim::Shim,
-    children: BTreeMap<String, Reaped>,
+    pub children: BTreeMap<String, Reaped>,
+}
+
+pub struct Loop {
+    base: Emulated,
+    pub subject: Subject,
+    pub scenario: Scenario,
+    pub releases: Vec<Release>,
     durable_functions: String,
+}
+
+impl std::ops::Deref for Loop {
+    type Target = Emulated;
+    fn deref(&self) -> &Emulated {
+        &self.base
+    }
+}
+
+impl std::ops::DerefMut for Loop {
+    fn deref_mut(&mut self) -> &mut Emulated {
+        &mut self.base
+    }
+}
+
+/// A fresh moto table set under a unique prefix (`tables create`): the prefix's id and the
+/// prefix.
+pub fn tables() -> (String, String) {
+    let endpoint = support::moto_endpoint();
+    let id = support::unique("dur");
+    let prefix = format!("{}_", id.replace('-', "_"));
+    run(&[
+        "tables",
+        "create",
+        "--prefix",
+        &prefix,
+        "--endpoint-url",
+        &endpoint,
+        "--region",
+        "us-east-1",
+    ]);
+    (id, prefix)
+}
+
+impl Emulated {
+    pub async fn wait_listening(&self, addr: SocketAddr, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if std::net::TcpStream::connect(addr).is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{what} never listened on {addr}\n{}", self.logs());
+    }
+
+    pub fn log(&self, which: &str) -> std::fs::File {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("{which}.log")))
+            .expect("log file")
+    }
+
+    /// `serve` on moto's tables under this loop's prefix, running `releases`' pipeline with the
+    /// failure script at `script`, plus `extra` flags.
+    pub fn spawn_serve(
+        &mut self,
+        contract: &Path,
+        releases: &[PathBuf],
+        script: &Path,
+        extra: &[&'static str],
+    ) {
+        let mut args: Vec<String> = vec![
+            "serve".into(),
+            "--pipeline-contract".into(),
+            utf8(contract).into(),
+            "--listen".into(),
+            self.addr.to_string(),
+            "--store".into(),
+            "dynamodb".into(),
+            "--prefix".into(),
+            self.prefix.clone(),
+            "--activate-tenant".into(),
+            TENANT.into(),
+            "--script".into(),
+            utf8(script).into(),
+            "--retry-delay-ms".into(),
+            "200".into(),
+            "--retry-multiplier".into(),
+            "1".into(),
+        ];
+        for r in releases {
+            args.extend(["--release".into(), utf8(r).into()]);
+        }
+        args.extend(extra.iter().map(|x| x.to_string()));
+        args.extend(self.connection());
+        let child = tpf_sfn()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(self.log("serve"))
+            .spawn()
+            .expect("spawn serve");
+        self.children.insert("serve".into(), Reaped(child));
+    }
+
+    pub fn connection(&self) -> Vec<String> {
+        vec![
+            "--endpoint-url".into(),
+            self.endpoint.clone(),
+            "--region".into(),
+            "us-east-1".into(),
+        ]
+    }
+
+    pub fn spawn_dex(&mut self, tools: &Path) {
+        let child = Command::new("python3")
+            .arg(tools.join("bin/dex-local-runner"))
+            .args(["start-server", "--host", "127.0.0.1"])
+            .args(["--port", &self.dex.port().to_string()])
+            .args(["--log-level", "WARNING"])
+            .args(["--execution-timeout", "900"])
+            .env("PYTHONPATH", tools)
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .stdout(Stdio::null())
+            .stderr(self.log("dex"))
+            .spawn()
+            .expect("spawn dex-local-runner");
+        self.children.insert("dex".into(), Reaped(child));
+    }
+
+    /// Release `i`'s Lambda runtime API (`cargo lambda watch`), which the emulator invokes.
+    pub fn spawn_watch(&mut self, tools: &Path, i: usize, port: u16) {
+        let watch = Command::new(tools.join("bin/cargo-lambda"))
+            .args(["lambda", "watch", "--only-lambda-apis", "--ignore-changes"])
+            .args(["-A", "127.0.0.1", "-P", &port.to_string()])
+            .current_dir(root().join("adapter/tpf-sfn-lambda"))
+            .stdout(Stdio::null())
+            .stderr(self.log(&format!("watch-{i}")))
+            .spawn()
+            .expect("spawn cargo lambda watch");
+        self.children.insert(format!("watch-{i}"), Reaped(watch));
+    }
+
+    /// Function `i`: the bootstrap polling its runtime API as `function`'s published version,
+    /// with the durable driver spec `spec` and `env` in its environment, as Lambda runs it.
+    pub fn start_bootstrap(
+        &mut self,
+        bootstrap: &Path,
+        i: usize,
+        port: u16,
+        function: &str,
+        spec: &str,
+        env: &[(&str, &str)],
+    ) {
+        let mut command = Command::new(bootstrap);
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("_HANDLER", "bootstrap")
+            .env("TPF_SFN_HANDLER", "durable-driver")
+            .env("TPF_SFN_DURABLE_SPEC", spec)
+            .env(
+                "AWS_LAMBDA_RUNTIME_API",
+                format!("http://127.0.0.1:{port}/.rt"),
+            )
+            .env("AWS_LAMBDA_FUNCTION_NAME", function)
+            .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
+            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128")
+            .env("AWS_ENDPOINT_URL_LAMBDA", &self.shim.url)
+            .env("AWS_ENDPOINT_URL_DYNAMODB", &self.endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let function = command
+            .stdout(self.log(&format!("function-{i}")))
+            .stderr(self.log(&format!("function-{i}")))
+            .spawn()
+            .expect("spawn the durable driver function");
+        self.children
+            .insert(format!("function-{i}"), Reaped(function));
+    }
+
+    /// SIGKILL, as a crash would.
+    pub fn kill(&mut self, which: &str) {
+        drop(self.children.remove(which).expect("running child"));
+    }
+
+    /// Waits until `which`'s log satisfies `done`; returns the log.
+    pub async fn wait_log(&self, which: &str, done: impl Fn(&str) -> bool) -> String {
+        let path = self.dir.path().join(format!("{which}.log"));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let log = std::fs::read_to_string(&path).unwrap_or_default();
+            if done(&log) {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{which}'s log never showed it\n{}", self.logs());
+    }
+
+    pub fn logs(&self) -> String {
+        let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".log"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(self.dir.path().join(f)).unwrap_or_default();
+                // The tail is what explains a failure.
+                let tail: String = text
+                    .lines()
+                    .rev()
+                    .take(60)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                format!("--- {f}\n{tail}\n")
+            })
+            .collect()
+    }
+
+    pub async fn record(&self, id: &str) -> Value {
+        request(
+            self.addr,
+            "GET",
+            &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
+            Some(TOKEN),
+            None,
+        )
+        .await
+        .body
+    }
+
+    pub async fn pending(&self, id: &str) -> Option<String> {
+        let r = request(
+            self.addr,
+            "GET",
+            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
+            Some(TOKEN),
+            None,
+        )
+        .await;
+        r.body
+            .as_array()?
+            .iter()
+            .find(|i| i["executionId"] == id)
+            .and_then(|i| i["interactionId"].as_str())
+            .map(str::to_owned)
+    }
+
+    pub async fn complete(&self, interaction: &str) -> Value {
+        let body = json!({
+            "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
+        })
+        .to_string();
+        let r = request(
+            self.addr,
+            "POST",
+            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
+            Some(TOKEN),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.raw);
+        r.body
+    }
+
+    pub async fn post_admin(&self, path: &str, body: &str) -> Value {
+        let r = request(
+            self.addr,
+            "POST",
+            &format!("/tpf/admin/tenants/{TENANT}/{path}"),
+            Some(TOKEN),
+            Some(body),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{path}: {}", r.raw);
+        r.body
+    }
+
+    // --- the emulator's durable executions
+
+    pub async fn dex_get(&self, path: &str) -> Value {
+        let r = request(self.dex, "GET", path, None, None).await;
+        assert!(r.status < 300, "GET {path}: {}", r.raw);
+        r.body
+    }
+
+    pub fn encoded(arn: &str) -> String {
+        arn.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    }
+
+    /// `GetDurableExecution`.
+    pub async fn execution(&self, arn: &str) -> Value {
+        self.dex_get(&format!(
+            "/2025-12-01/durable-executions/{}",
+            Self::encoded(arn)
+        ))
+        .await
+    }
+
+    /// `GetDurableExecutionHistory`: every event, in order.
+    pub async fn history(&self, arn: &str) -> Vec<Value> {
+        let body = self
+            .dex_get(&format!(
+                "/2025-12-01/durable-executions/{}/history?MaxItems=1000&IncludeExecutionData=true",
+                Self::encoded(arn)
+            ))
+            .await;
+        body["Events"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The durable execution named `name`, once the bridge (or a hand-over) started it.
+    pub async fn wait_started(&self, name: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Some(arn) = self.shim.arn(name) {
+                return arn;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no durable execution {name} was started\n{}", self.logs());
+    }
+
+    /// Waits until the durable execution `arn` ended; returns its status.
+    pub async fn wait_ended(&self, arn: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(180);
+        while Instant::now() < deadline {
+            let e = self.execution(arn).await;
+            match e["Status"].as_str() {
+                Some("RUNNING") | None => {}
+                Some(s) => return s.to_owned(),
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let events: Vec<String> = self
+            .history(arn)
+            .await
+            .iter()
+            .map(|e| format!("{} {}", e["EventType"], e["Name"]))
+            .collect();
+        panic!(
+            "{arn} never ended; its history: {events:#?}\n{}",
+            self.logs()
+        );
+    }
+
+    /// The names of the operations the execution checkpointed, in the order they started
+    /// (one per operation: a step's retries and a callback's inner parts are not counted).
+    pub async fn operations(&self, arn: &str) -> Vec<(String, String)> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for e in self.history(arn).await {
+            let (Some(id), Some(kind)) = (e["Id"].as_str(), e["EventType"].as_str()) else {
+                continue;
+            };
+            if kind.starts_with("Execution") || e.get("ParentId").is_some_and(|p| !p.is_null()) {
+                continue;
+            }
+            if kind.ends_with("Started") && seen.insert(id.to_owned()) {
+                out.push((
+                    kind.trim_end_matches("Started").to_owned(),
+                    e["Name"].as_str().unwrap_or_default().to_owned(),
+                ));
+            }
+        }
+        out
+    }
 }
 
 impl Loop {
@@ -161,18 +559,7 @@ impl Loop {
         let bootstrap = bootstrap().clone();
         let endpoint = support::moto_endpoint();
         let config = support::moto_config().await;
-        let id = support::unique("dur");
-        let prefix = format!("{}_", id.replace('-', "_"));
-        run(&[
-            "tables",
-            "create",
-            "--prefix",
-            &prefix,
-            "--endpoint-url",
-            &endpoint,
-            "--region",
-            "us-east-1",
-        ]);
+        let (id, prefix) = tables();
 
         let dir = tempfile::tempdir().expect("tempdir");
         let cfg = dir.path().join("tpf-sfn.toml");
@@ -228,7 +615,7 @@ impl Loop {
                 )
             })
             .collect();
-        let shim = shim::Shim::start(dex, functions).await;
+        let shim = shim::Shim::start(dex, functions, None).await;
         let durable_functions = json!(releases
             .iter()
             .map(|r| (
@@ -239,53 +626,43 @@ impl Loop {
         .to_string();
 
         let mut this = Loop {
-            endpoint,
-            ddb: aws_sdk_dynamodb::Client::new(&config),
-            dir,
-            prefix,
+            base: Emulated {
+                endpoint,
+                ddb: aws_sdk_dynamodb::Client::new(&config),
+                dir,
+                prefix,
+                addr,
+                dex,
+                shim,
+                children: BTreeMap::new(),
+            },
             subject,
             scenario,
             releases,
-            addr,
-            dex,
-            shim,
-            children: BTreeMap::new(),
             durable_functions,
         };
         this.write_script();
-        this.spawn_serve(&contract, &options.serve);
-        this.spawn_dex(&tools);
+        let script = this.dir.path().join("script.toml");
+        let files: Vec<PathBuf> = this.releases.iter().map(|r| r.file.clone()).collect();
+        this.base
+            .spawn_serve(&contract, &files, &script, &options.serve);
+        this.base.spawn_dex(&tools);
         for (i, port) in watch_ports.iter().enumerate() {
-            this.spawn_watch(&tools, i, *port);
+            this.base.spawn_watch(&tools, i, *port);
         }
         this.wait_listening(addr, "serve").await;
         this.wait_listening(dex, "dex-local-runner").await;
         for (i, port) in watch_ports.iter().enumerate() {
             let a: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
             this.wait_listening(a, &format!("watch-{i}")).await;
-            this.start_bootstrap(&bootstrap, i, *port);
+            let spec = this.spec(i).to_string();
+            let function = this.releases[i].function.clone();
+            let env = [("TPF_SFN_ACTION_TOKEN", TOKEN)];
+            this.base
+                .start_bootstrap(&bootstrap, i, *port, &function, &spec, &env);
         }
         this.spawn("bridge");
         this
-    }
-
-    async fn wait_listening(&self, addr: SocketAddr, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if std::net::TcpStream::connect(addr).is_ok() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{what} never listened on {addr}\n{}", self.logs());
-    }
-
-    fn log(&self, which: &str) -> std::fs::File {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.path().join(format!("{which}.log")))
-            .expect("log file")
     }
 
     fn write_script(&self) {
@@ -295,118 +672,7 @@ impl Loop {
             .iter()
             .map(|w| json!({ "step": w.step, "outcomes": w.outcomes }))
             .collect();
-        let text = toml::to_string(&json!({ "steps": steps })).expect("script toml");
-        std::fs::write(self.dir.path().join("script.toml"), text).expect("script");
-    }
-
-    fn spawn_serve(&mut self, contract: &Path, extra: &[&'static str]) {
-        let mut args: Vec<String> = vec![
-            "serve".into(),
-            "--pipeline-contract".into(),
-            utf8(contract).into(),
-            "--listen".into(),
-            self.addr.to_string(),
-            "--store".into(),
-            "dynamodb".into(),
-            "--prefix".into(),
-            self.prefix.clone(),
-            "--activate-tenant".into(),
-            TENANT.into(),
-            "--script".into(),
-            utf8(&self.dir.path().join("script.toml")).into(),
-            "--retry-delay-ms".into(),
-            "200".into(),
-            "--retry-multiplier".into(),
-            "1".into(),
-        ];
-        for r in &self.releases {
-            args.extend(["--release".into(), utf8(&r.file).into()]);
-        }
-        args.extend(extra.iter().map(|x| x.to_string()));
-        args.extend(self.connection());
-        let child = tpf_sfn()
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(self.log("serve"))
-            .spawn()
-            .expect("spawn serve");
-        self.children.insert("serve".into(), Reaped(child));
-    }
-
-    fn connection(&self) -> Vec<String> {
-        vec![
-            "--endpoint-url".into(),
-            self.endpoint.clone(),
-            "--region".into(),
-            "us-east-1".into(),
-        ]
-    }
-
-    fn spawn_dex(&mut self, tools: &Path) {
-        let child = Command::new("python3")
-            .arg(tools.join("bin/dex-local-runner"))
-            .args(["start-server", "--host", "127.0.0.1"])
-            .args(["--port", &self.dex.port().to_string()])
-            .args(["--log-level", "WARNING"])
-            .args(["--execution-timeout", "900"])
-            .env("PYTHONPATH", tools)
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-            .stdout(Stdio::null())
-            .stderr(self.log("dex"))
-            .spawn()
-            .expect("spawn dex-local-runner");
-        self.children.insert("dex".into(), Reaped(child));
-    }
-
-    /// Release `i`'s Lambda runtime API (`cargo lambda watch`), which the emulator invokes.
-    fn spawn_watch(&mut self, tools: &Path, i: usize, port: u16) {
-        let watch = Command::new(tools.join("bin/cargo-lambda"))
-            .args(["lambda", "watch", "--only-lambda-apis", "--ignore-changes"])
-            .args(["-A", "127.0.0.1", "-P", &port.to_string()])
-            .current_dir(root().join("adapter/tpf-sfn-lambda"))
-            .stdout(Stdio::null())
-            .stderr(self.log(&format!("watch-{i}")))
-            .spawn()
-            .expect("spawn cargo lambda watch");
-        self.children.insert(format!("watch-{i}"), Reaped(watch));
-    }
-
-    /// Release `i`'s function: the bootstrap polling its runtime API, with the release's spec in
-    /// its environment, as Lambda runs a published version.
-    fn start_bootstrap(&mut self, bootstrap: &Path, i: usize, port: u16) {
-        let spec = self.spec(i).to_string();
-        let function = Command::new(bootstrap)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("_HANDLER", "bootstrap")
-            .env("TPF_SFN_HANDLER", "durable-driver")
-            .env("TPF_SFN_DURABLE_SPEC", spec)
-            .env("TPF_SFN_ACTION_TOKEN", TOKEN)
-            .env(
-                "AWS_LAMBDA_RUNTIME_API",
-                format!("http://127.0.0.1:{port}/.rt"),
-            )
-            .env("AWS_LAMBDA_FUNCTION_NAME", &self.releases[i].function)
-            .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
-            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128")
-            .env("AWS_ENDPOINT_URL_LAMBDA", &self.shim.url)
-            .env("AWS_ENDPOINT_URL_DYNAMODB", &self.endpoint)
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-            .stdout(self.log(&format!("function-{i}")))
-            .stderr(self.log(&format!("function-{i}")))
-            .spawn()
-            .expect("spawn the durable driver function");
-        self.children
-            .insert(format!("function-{i}"), Reaped(function));
+        write_script(&self.dir.path().join("script.toml"), &steps);
     }
 
     /// Release `i`'s durable driver spec, as `compile --backend lambda-durable` lowers it (short
@@ -423,18 +689,7 @@ impl Loop {
             self.prefix,
             wakeup::TABLE
         );
-        let compiled = tpf_sfn_compiler::compile::compile(
-            &Input {
-                contract_file: CONTRACT,
-                contract: &contract,
-                release: Some((RELEASE, &release)),
-                config: Some(("tpf-sfn.toml", &config)),
-                binding: None,
-                allow_unverified_hash: false,
-            },
-            tpf_sfn_compiler::durable::LambdaDurable,
-        )
-        .expect("durable compile");
+        let compiled = compile_durable((CONTRACT, &contract), Some((RELEASE, &release)), &config);
         let mut spec: Value = serde_json::from_str(&compiled.durable.spec_text).expect("spec json");
         assert_eq!(
             spec["identity"]["releaseVersion"],
@@ -508,54 +763,6 @@ impl Loop {
         self.children.insert("bridge".into(), Reaped(child));
     }
 
-    /// SIGKILL, as a crash would.
-    pub fn kill(&mut self, which: &str) {
-        drop(self.children.remove(which).expect("running child"));
-    }
-
-    /// Waits until `which`'s log satisfies `done`; returns the log.
-    pub async fn wait_log(&self, which: &str, done: impl Fn(&str) -> bool) -> String {
-        let path = self.dir.path().join(format!("{which}.log"));
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            let log = std::fs::read_to_string(&path).unwrap_or_default();
-            if done(&log) {
-                return log;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{which}'s log never showed it\n{}", self.logs());
-    }
-
-    pub fn logs(&self) -> String {
-        let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".log"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-            .iter()
-            .map(|f| {
-                let text = std::fs::read_to_string(self.dir.path().join(f)).unwrap_or_default();
-                // The tail is what explains a failure.
-                let tail: String = text
-                    .lines()
-                    .rev()
-                    .take(60)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                format!("--- {f}\n{tail}\n")
-            })
-            .collect()
-    }
-
     pub fn pipeline_id(&self) -> &str {
         &self.subject.plan.identity.pipeline_id
     }
@@ -566,65 +773,6 @@ impl Loop {
         let r = support::http::submit(self.addr, TOKEN, TENANT, self.pipeline_id(), key).await;
         assert_eq!(r.status, 200, "{}", r.raw);
         r.body["executionId"].as_str().expect("id").to_owned()
-    }
-
-    pub async fn record(&self, id: &str) -> Value {
-        request(
-            self.addr,
-            "GET",
-            &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
-            Some(TOKEN),
-            None,
-        )
-        .await
-        .body
-    }
-
-    pub async fn pending(&self, id: &str) -> Option<String> {
-        let r = request(
-            self.addr,
-            "GET",
-            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
-            Some(TOKEN),
-            None,
-        )
-        .await;
-        r.body
-            .as_array()?
-            .iter()
-            .find(|i| i["executionId"] == id)
-            .and_then(|i| i["interactionId"].as_str())
-            .map(str::to_owned)
-    }
-
-    pub async fn complete(&self, interaction: &str) -> Value {
-        let body = json!({
-            "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
-        })
-        .to_string();
-        let r = request(
-            self.addr,
-            "POST",
-            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
-            Some(TOKEN),
-            Some(&body),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{}", r.raw);
-        r.body
-    }
-
-    pub async fn post_admin(&self, path: &str, body: &str) -> Value {
-        let r = request(
-            self.addr,
-            "POST",
-            &format!("/tpf/admin/tenants/{TENANT}/{path}"),
-            Some(TOKEN),
-            Some(body),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{path}: {}", r.raw);
-        r.body
     }
 
     // --- the wakeup table
@@ -651,58 +799,6 @@ impl Loop {
         })
     }
 
-    // --- the emulator's durable executions
-
-    async fn dex_get(&self, path: &str) -> Value {
-        let r = request(self.dex, "GET", path, None, None).await;
-        assert!(r.status < 300, "GET {path}: {}", r.raw);
-        r.body
-    }
-
-    fn encoded(arn: &str) -> String {
-        arn.bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect()
-    }
-
-    /// `GetDurableExecution`.
-    pub async fn execution(&self, arn: &str) -> Value {
-        self.dex_get(&format!(
-            "/2025-12-01/durable-executions/{}",
-            Self::encoded(arn)
-        ))
-        .await
-    }
-
-    /// `GetDurableExecutionHistory`: every event, in order.
-    pub async fn history(&self, arn: &str) -> Vec<Value> {
-        let body = self
-            .dex_get(&format!(
-                "/2025-12-01/durable-executions/{}/history?MaxItems=1000&IncludeExecutionData=true",
-                Self::encoded(arn)
-            ))
-            .await;
-        body["Events"].as_array().cloned().unwrap_or_default()
-    }
-
-    /// The durable execution named `name`, once the bridge (or a hand-over) started it.
-    pub async fn wait_started(&self, name: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if let Some(arn) = self.shim.arn(name) {
-                return arn;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("no durable execution {name} was started\n{}", self.logs());
-    }
-
     /// Waits until the driver parked: TPF's record is WAITING_EXTERNAL and the token row holds
     /// a callback id of this execution. Returns the token row.
     pub async fn wait_parked(&self, id: &str, arn: &str) -> BTreeMap<String, String> {
@@ -719,57 +815,39 @@ impl Loop {
         }
         panic!("{id} never parked on {arn}\n{}", self.logs());
     }
-
-    /// Waits until the durable execution `arn` ended; returns its status.
-    pub async fn wait_ended(&self, arn: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(180);
-        while Instant::now() < deadline {
-            let e = self.execution(arn).await;
-            match e["Status"].as_str() {
-                Some("RUNNING") | None => {}
-                Some(s) => return s.to_owned(),
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        let events: Vec<String> = self
-            .history(arn)
-            .await
-            .iter()
-            .map(|e| format!("{} {}", e["EventType"], e["Name"]))
-            .collect();
-        panic!(
-            "{arn} never ended; its history: {events:#?}\n{}",
-            self.logs()
-        );
-    }
-
-    /// The names of the operations the execution checkpointed, in the order they started
-    /// (one per operation: a step's retries and a callback's inner parts are not counted).
-    pub async fn operations(&self, arn: &str) -> Vec<(String, String)> {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut out = Vec::new();
-        for e in self.history(arn).await {
-            let (Some(id), Some(kind)) = (e["Id"].as_str(), e["EventType"].as_str()) else {
-                continue;
-            };
-            if kind.starts_with("Execution") || e.get("ParentId").is_some_and(|p| !p.is_null()) {
-                continue;
-            }
-            if kind.ends_with("Started") && seen.insert(id.to_owned()) {
-                out.push((
-                    kind.trim_end_matches("Started").to_owned(),
-                    e["Name"].as_str().unwrap_or_default().to_owned(),
-                ));
-            }
-        }
-        out
-    }
 }
 
 fn tpf_sfn() -> Command {
     let mut c = support::cli();
     c.env("TPF_SFN_TOKEN", TOKEN);
     c
+}
+
+/// `compile --backend lambda-durable` of a contract and release (file name, bytes) under the
+/// config text `config`.
+pub fn compile_durable(
+    contract: (&str, &[u8]),
+    release: Option<(&str, &[u8])>,
+    config: &str,
+) -> tpf_sfn_compiler::durable::Compiled {
+    tpf_sfn_compiler::compile::compile(
+        &Input {
+            contract_file: contract.0,
+            contract: contract.1,
+            release,
+            config: Some(("tpf-sfn.toml", config)),
+            binding: None,
+            allow_unverified_hash: false,
+        },
+        tpf_sfn_compiler::durable::LambdaDurable,
+    )
+    .expect("durable compile")
+}
+
+/// A `serve --script` file: per step, outcomes by attempt.
+pub fn write_script(path: &Path, steps: &[Value]) {
+    let text = toml::to_string(&json!({ "steps": steps })).expect("script toml");
+    std::fs::write(path, text).expect("script");
 }
 
 fn run(args: &[&str]) {

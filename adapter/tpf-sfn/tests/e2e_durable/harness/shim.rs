@@ -1,7 +1,7 @@
-//! TEST SHIM: the Lambda endpoint the bridge and the durable function talk to, in front of the
-//! durable execution emulator. It is not part of the product and fakes no result: it fills
-//! three gaps of the emulator, each a documented deviation (`docs/runtime.md`, "Lambda durable
-//! functions"):
+//! TEST SHIM: the Lambda endpoint the bridge, the gateway host and the durable function talk
+//! to, in front of the durable execution emulator. It is not part of the product and fakes no
+//! result: it fills four gaps of the emulator, each a documented deviation (`docs/runtime.md`,
+//! "Lambda durable functions"):
 //!
 //! 1. The emulator has no `Invoke` route. An `Invoke` with a durable execution name becomes the
 //!    emulator's own start call, for the function version this test deployed under that name
@@ -11,6 +11,12 @@
 //!    Lambda does.
 //! 3. The emulator's error answers name their type in the body only. The shim copies it into
 //!    `x-amzn-ErrorType`, where the SDK reads it, so "already done" answers classify as on AWS.
+//!
+//! 4. The emulator runs no function but the durable ones. A synchronous `Invoke` of TPF's
+//!    action gateway (the numbered version the driver's spec names) is answered by `serve`'s
+//!    gateway route, which answers as Lambda's Invoke does: the response bytes, or the
+//!    function error's document with `X-Amz-Function-Error`. Lambda authorizes the caller
+//!    by IAM; `serve` by its bearer token, which the shim adds.
 //!
 //! Everything else (checkpoints, state, callbacks, history) is passed through untouched.
 
@@ -28,11 +34,34 @@ use tokio::net::TcpStream;
 
 use super::AbortOnDrop;
 
+/// The invoked function ARN `cargo lambda watch` hands the function (`function-arn`, a
+/// literal): a test that lets a function start executions on its own version lists it with
+/// that version's runtime.
+pub const INVOKED_FUNCTION_ARN: &str = "function-arn";
+
 /// One function version this test deployed: where the emulator invokes it.
 #[derive(Clone, Debug)]
 pub struct Deployed {
     /// The `cargo lambda watch` runtime endpoint that serves this version.
     pub lambda_endpoint: String,
+}
+
+/// TPF's action gateway as the shim answers its invokes: the function version's ARN and the
+/// `serve` that answers for it.
+#[derive(Clone, Debug)]
+pub struct GatewayRoute {
+    pub function_arn: String,
+    pub serve: SocketAddr,
+    pub token: String,
+}
+
+/// One invoke of TPF's gateway: the request's bytes, the response's, and the function error
+/// Lambda's Invoke reported (`X-Amz-Function-Error`).
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub request: String,
+    pub response: String,
+    pub function_error: Option<String>,
 }
 
 /// A start the shim passed on.
@@ -48,12 +77,15 @@ pub struct Started {
 struct Inner {
     started: Vec<Started>,
     by_name: HashMap<(String, String), String>,
+    /// Every gateway invoke answered, in order.
+    gateway: Vec<Exchange>,
 }
 
 #[derive(Clone)]
 struct Shared {
     dex: SocketAddr,
     functions: Arc<BTreeMap<String, Deployed>>,
+    gateway: Option<GatewayRoute>,
     inner: Arc<Mutex<Inner>>,
 }
 
@@ -64,7 +96,11 @@ pub struct Shim {
 }
 
 impl Shim {
-    pub async fn start(dex: SocketAddr, functions: BTreeMap<String, Deployed>) -> Shim {
+    pub async fn start(
+        dex: SocketAddr,
+        functions: BTreeMap<String, Deployed>,
+        gateway: Option<GatewayRoute>,
+    ) -> Shim {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind shim");
@@ -72,6 +108,7 @@ impl Shim {
         let shared = Shared {
             dex,
             functions: Arc::new(functions),
+            gateway,
             inner: Arc::default(),
         };
         let app = axum::Router::new()
@@ -90,6 +127,11 @@ impl Shim {
     /// Every start passed on, in order.
     pub fn started(&self) -> Vec<Started> {
         self.shared.inner.lock().unwrap().started.clone()
+    }
+
+    /// Every invoke of TPF's gateway, in order.
+    pub fn gateway_exchanges(&self) -> Vec<Exchange> {
+        self.shared.inner.lock().unwrap().gateway.clone()
     }
 
     /// The durable execution ARN of execution `name`, once started.
@@ -132,7 +174,10 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
                 && functions == "functions"
                 && invocations == "invocations" =>
         {
-            start(&shared, function, &parts.headers, &body).await
+            match &shared.gateway {
+                Some(g) if g.function_arn == *function => invoke_gateway(&shared, g, body).await,
+                _ => start(&shared, function, &parts.headers, &body).await,
+            }
         }
         _ => proxy(shared.dex, &parts.method, &parts.uri, &parts.headers, body).await,
     }
@@ -253,6 +298,55 @@ async fn start(
         .header("X-Amz-Executed-Version", "$LATEST")
         .body(Body::empty())
         .expect("invoke response")
+}
+
+/// A synchronous invoke of TPF's gateway, answered by `serve`'s gateway route as Lambda
+/// answers it: 200 with the payload, `X-Amz-Function-Error` copied when the function failed.
+async fn invoke_gateway(shared: &Shared, route: &GatewayRoute, body: Bytes) -> Response<Body> {
+    let request = String::from_utf8_lossy(&body).into_owned();
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    if let Ok(v) = HeaderValue::from_str(&format!("Bearer {}", route.token)) {
+        headers.insert("authorization", v);
+    }
+    let uri: Uri = tpf_wire::gateway::invoke::PATH.parse().expect("uri");
+    let answer = proxy(route.serve, &Method::POST, &uri, &headers, body).await;
+    let status = answer.status();
+    let (parts, body) = answer.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let function_error = parts
+        .headers
+        .get(tpf_wire::gateway::invoke::FUNCTION_ERROR_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    shared.inner.lock().unwrap().gateway.push(Exchange {
+        request,
+        response: String::from_utf8_lossy(&bytes).into_owned(),
+        function_error: function_error.clone(),
+    });
+    if status != StatusCode::OK {
+        // Lambda's Invoke answers a function that could not run as a service error.
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "ServiceException",
+            &format!(
+                "the gateway route answered HTTP {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ),
+        );
+    }
+    let mut out = Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .header("X-Amz-Executed-Version", "1");
+    if let Some(v) = function_error {
+        out = out.header(tpf_wire::gateway::invoke::FUNCTION_ERROR_HEADER, v);
+    }
+    out.body(Body::from(bytes)).expect("invoke response")
 }
 
 /// Passes a request to the emulator; an error answer gets its type in `x-amzn-ErrorType`.

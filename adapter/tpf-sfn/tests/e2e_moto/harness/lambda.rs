@@ -18,13 +18,14 @@ use std::time::Duration;
 
 use aws_lambda_events::event::dynamodb::Event as StreamEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
-use aws_sdk_dynamodbstreams::types::{AttributeValue, Record, ShardIteratorType};
+use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
 use serde_json::{json, Map, Value};
 use tpf_sfn::bridge::RecordHandler;
 use tpf_sfn::relay::http::ActionHost;
 use tpf_sfn::relay::TaskRelay;
 
 use super::AbortOnDrop;
+use crate::support::streams::lambda_record;
 
 /// What the mappings delivered, for assertions.
 #[derive(Debug, Default, Clone)]
@@ -54,59 +55,6 @@ pub type Shared = Arc<Mutex<Deliveries>>;
 
 /// Positions of the stream mappings, `stream#shard` → last sequence number the function took.
 pub type Positions = Arc<Mutex<HashMap<String, String>>>;
-
-/// DynamoDB JSON of one attribute value, as the Streams API and Lambda events carry it.
-fn attribute(v: &AttributeValue) -> Value {
-    match v {
-        AttributeValue::S(s) => json!({"S": s}),
-        AttributeValue::N(n) => json!({"N": n}),
-        AttributeValue::Bool(b) => json!({"BOOL": b}),
-        AttributeValue::Null(b) => json!({"NULL": b}),
-        AttributeValue::Ss(v) => json!({"SS": v}),
-        AttributeValue::Ns(v) => json!({"NS": v}),
-        AttributeValue::L(v) => json!({"L": v.iter().map(attribute).collect::<Vec<_>>()}),
-        AttributeValue::M(m) => json!({"M": image(m)}),
-        other => panic!("TPF's tables and the wakeup table hold no {other:?}"),
-    }
-}
-
-fn image(m: &HashMap<String, AttributeValue>) -> Value {
-    Value::Object(m.iter().map(|(k, v)| (k.clone(), attribute(v))).collect())
-}
-
-/// One stream record as Lambda's event carries it: the Streams API record plus its source.
-pub fn lambda_record(record: &Record, stream_arn: &str) -> Value {
-    let mut dynamodb = Map::new();
-    if let Some(d) = record.dynamodb() {
-        if let Some(t) = d.approximate_creation_date_time() {
-            dynamodb.insert("ApproximateCreationDateTime".into(), json!(t.secs() as f64));
-        }
-        if let Some(k) = d.keys() {
-            dynamodb.insert("Keys".into(), image(k));
-        }
-        if let Some(n) = d.new_image() {
-            dynamodb.insert("NewImage".into(), image(n));
-        }
-        if let Some(o) = d.old_image() {
-            dynamodb.insert("OldImage".into(), image(o));
-        }
-        dynamodb.insert("SequenceNumber".into(), json!(d.sequence_number()));
-        dynamodb.insert("SizeBytes".into(), json!(d.size_bytes().unwrap_or(0)));
-        dynamodb.insert(
-            "StreamViewType".into(),
-            json!(d.stream_view_type().map(|v| v.as_str())),
-        );
-    }
-    json!({
-        "eventID": record.event_id(),
-        "eventName": record.event_name().map(|e| e.as_str()),
-        "eventVersion": record.event_version(),
-        "eventSource": "aws:dynamodb",
-        "awsRegion": record.aws_region(),
-        "dynamodb": dynamodb,
-        "eventSourceARN": stream_arn
-    })
-}
 
 /// The stream mapping of one table: invokes `handler` with batches of up to 100 records.
 pub fn stream_mapping(
