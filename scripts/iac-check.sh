@@ -36,7 +36,7 @@ for contract in examples/contracts/*.pipeline-contract.json; do
     templates+=("$dir/cloudformation.json" "$dir/wake-path/cloudformation.json")
     # The Lambda durable functions backend's release stack, from the same inputs.
     if ! "$tpf_sfn" compile "$contract" --config "$config" --out "$dir-durable" \
-      --backend lambda-durable --emit cloudformation >/dev/null 2>"$out/err"; then
+      --backend lambda-durable --emit cloudformation --emit terraform >/dev/null 2>"$out/err"; then
       grep -q 'error\[' "$out/err" || { echo "$contract: durable rejected without a coded error" >&2; cat "$out/err" >&2; exit 1; }
       echo "refused as expected, with a coded error: $name [lambda-durable] ($(grep -m1 -o 'error\[[A-Z_]*\]' "$out/err" | tr -d '[]' | sed 's/^error//'))"
       continue

@@ -160,15 +160,14 @@ fn compile_for_lambda_durable_writes_the_spec_and_refuses_what_it_cannot_spell()
     let o = tpf_sfn(&[&args[..], &["--check"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 
-    // Terraform has no spelling of this backend here; the queue binding has no durable form;
-    // the embedded default's placeholder endpoint is not exported. Each is coded, exit 2,
-    // and nothing is written.
+    // The queue binding has no durable form; the embedded default's placeholder endpoint is
+    // exported in neither flavour. Each is coded, exit 2, and nothing is written.
     for (extra, code) in [
-        (&["--emit", "terraform"][..], "DURABLE_EXPORT_UNSUPPORTED"),
         (&["--binding", "queue"][..], "DURABLE_BINDING_UNSUPPORTED"),
         (&["--emit", "cloudformation"][..], "EXPORT_PLACEHOLDER"),
+        (&["--emit", "terraform"][..], "EXPORT_PLACEHOLDER"),
     ] {
-        let fresh = dir.path().join(code);
+        let fresh = dir.path().join(extra.concat());
         let fresh_s = fresh.display().to_string();
         let o = tpf_sfn(
             &[

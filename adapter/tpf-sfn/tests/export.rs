@@ -40,6 +40,21 @@ fn compile(out: &Path, config: Option<&str>, extra: &[&str]) -> Output {
     tpf_sfn(&args)
 }
 
+/// Compiles the restaurant sample with the config file `config` and `extra`, emitting both
+/// flavours.
+fn compile_both(out: &Path, config: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "--config",
+        config.to_str().unwrap(),
+        "--emit",
+        "cloudformation",
+        "--emit",
+        "terraform",
+    ];
+    args.extend(extra);
+    compile(out, None, &args)
+}
+
 fn read(path: &Path) -> (String, Value) {
     let text = std::fs::read_to_string(path).unwrap();
     let value = serde_json::from_str(&text).expect("export is JSON");
@@ -265,12 +280,7 @@ fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
         action_token::least_privilege_problems(relay_statements, &arn),
         Vec::<String>::new()
     );
-    let mut wide = relay_statements.clone();
-    for s in &mut wide {
-        if s["Sid"] == action_token::READ_SID {
-            s["Resource"] = serde_json::json!(["*"]);
-        }
-    }
+    let wide = action_token::with_wildcard_read(relay_statements);
     assert_eq!(
         action_token::least_privilege_problems(&wide, &arn).len(),
         1,
@@ -988,18 +998,7 @@ fn the_gateway_queue_transport_release_sends_to_its_queue_only() {
         );
     std::fs::write(&cfg, text).unwrap();
     let out = dir.path().join("out");
-    let o = compile(
-        &out,
-        None,
-        &[
-            "--config",
-            cfg.to_str().unwrap(),
-            "--emit",
-            "cloudformation",
-            "--emit",
-            "terraform",
-        ],
-    );
+    let o = compile_both(&out, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_, cf) = read(&out.join("cloudformation.json"));
     let policy = &cf["Resources"]["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"];
@@ -1120,14 +1119,333 @@ fn the_durable_gateway_release_stack_is_the_function_and_its_version() {
     );
     assert!(unresolved_cloudformation_refs(&cf).is_empty());
     insta::assert_snapshot!("gateway_durable_cloudformation", text);
-    // Terraform is refused for this backend, as for every binding.
-    let o = compile(
-        &dir.path().join("tf"),
-        Some("gateway.tpf-sfn.toml"),
-        &["--backend", "lambda-durable", "--emit", "terraform"],
+}
+
+/// A durable release compiled with `config` (an `examples/aws/` file's name, or a config's
+/// text for a file of its own) in both flavours: the CloudFormation template and the Terraform
+/// module.
+fn durable_both(dir: &Path, config: &str) -> (Value, String, Value) {
+    let file = if config.contains('\n') {
+        let file = dir.join("durable.tpf-sfn.toml");
+        std::fs::write(&file, config).unwrap();
+        file
+    } else {
+        examples().join("aws").join(config)
+    };
+    let out = dir.join("out");
+    let o = compile_both(&out, &file, &["--backend", "lambda-durable"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, cf) = read(&out.join("cloudformation.json"));
+    let (text, tf) = read(&out.join("main.tf.json"));
+    (cf, text, tf)
+}
+
+const LAMBDA_CONFIG: &str = "name-prefix = \"tpf\"\n[binding]\nkind = \"lambda\"\n[binding.lambda]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-actions\"\n";
+
+/// A value of either flavour in one spelling: CloudFormation's `Fn::Sub` and `Ref`s, and
+/// Terraform's interpolations, become the same `<partition>`, `<region>`, `<account>`,
+/// `<token-parameter>`, `<token-key>` and `<driver-version>` markers.
+fn neutral(v: &Value, locals: &Value) -> Value {
+    const SAME: &[(&str, &str)] = &[
+        ("${AWS::Partition}", "<partition>"),
+        ("${AWS::Region}", "<region>"),
+        ("${AWS::AccountId}", "<account>"),
+        ("${ActionTokenParameter}", "<token-parameter>"),
+        ("${data.aws_partition.current.partition}", "<partition>"),
+        ("${data.aws_region.current.name}", "<region>"),
+        (
+            "${data.aws_caller_identity.current.account_id}",
+            "<account>",
+        ),
+        ("${var.action_token_parameter}", "<token-parameter>"),
+        ("${var.action_token_kms_key_arn}", "<token-key>"),
+        (
+            "${aws_lambda_function.driver.qualified_arn}",
+            "<driver-version>",
+        ),
+        ("$${", "${"),
+    ];
+    let text = |s: &str| {
+        let mut s = s.to_owned();
+        if let Some(arn) = locals["action_token_parameter_arn"].as_str() {
+            s = s.replace("${local.action_token_parameter_arn}", arn);
+        }
+        for (from, to) in SAME {
+            s = s.replace(from, to);
+        }
+        Value::String(s)
+    };
+    match v {
+        Value::String(s) => text(s),
+        Value::Object(o) if o.len() == 1 && o.contains_key("Fn::Sub") => {
+            text(o["Fn::Sub"].as_str().unwrap())
+        }
+        Value::Object(o) if o.len() == 1 && o.contains_key("Ref") => Value::String(
+            match o["Ref"].as_str().unwrap() {
+                "ActionTokenParameter" => "<token-parameter>",
+                "ActionTokenKmsKeyArn" => "<token-key>",
+                "DriverVersion" => "<driver-version>",
+                other => panic!("unexpected Ref {other}"),
+            }
+            .to_owned(),
+        ),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), neutral(v, locals)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|v| neutral(v, locals)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Every statement a role grants, by role (`driver`, `sweeper`): CloudFormation's inline policy
+/// (a conditional statement by its granting branch).
+fn cf_statements(cf: &Value, role: &str) -> Vec<Value> {
+    let id = format!("{}{}Role", role[..1].to_uppercase(), &role[1..]);
+    cf["Resources"][&id]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.get("Fn::If").map_or(s, |b| &b[1]).clone())
+        .collect()
+}
+
+/// The same from Terraform: the role's policy, then the key's policy created with a key.
+fn tf_statements(tf: &Value, role: &str) -> Vec<Value> {
+    let policies = &tf["resource"]["aws_iam_role_policy"];
+    [role.to_owned(), format!("{role}_token_key")]
+        .iter()
+        .filter(|p| policies[p.as_str()].is_object())
+        .flat_map(|p| {
+            let doc: Value =
+                serde_json::from_str(policies[p.as_str()]["policy"].as_str().unwrap()).unwrap();
+            doc["Statement"].as_array().unwrap().clone()
+        })
+        .collect()
+}
+
+/// `CamelCase` → `snake_case`, how the Terraform flavour names CloudFormation's outputs.
+fn snake(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The two flavours of one durable release stack hold the same facts: the same functions with
+/// the same settings, environment, tags and durable configuration; the same roles with the same
+/// managed policy and the same statements; the same schedule; the same outputs. Checked for
+/// each binding the backend supports, and seen to fail on a changed statement.
+#[test]
+fn the_durable_release_stack_is_the_same_in_terraform() {
+    for config in ["gateway.tpf-sfn.toml", "http.tpf-sfn.toml", LAMBDA_CONFIG] {
+        let dir = tempfile::tempdir().unwrap();
+        let (cf, _, tf) = durable_both(dir.path(), config);
+        let locals = tf["locals"].clone();
+        let n = |v: &Value| neutral(v, &locals);
+        let r = &cf["Resources"];
+        let t = &tf["resource"];
+        let aws = &tf["terraform"]["required_providers"]["aws"];
+        assert_eq!(
+            aws["version"], ">= 6.25.0",
+            "the provider that added durable_config"
+        );
+        assert!(
+            unresolved_terraform_refs(&tf).is_empty(),
+            "{config}: {:?}",
+            unresolved_terraform_refs(&tf)
+        );
+        assert!(unresolved_cloudformation_refs(&cf).is_empty());
+        let sweeper = r["Sweeper"].is_object();
+        assert_eq!(sweeper, config != "gateway.tpf-sfn.toml", "{config}");
+        // Every CloudFormation resource has its Terraform counterparts, and nothing more.
+        let mut expected: Vec<(&str, String)> = Vec::new();
+        for (id, res) in r.as_object().unwrap() {
+            let role = snake(id.trim_end_matches("Role"));
+            match res["Type"].as_str().unwrap() {
+                "AWS::IAM::Role" => {
+                    expected.push(("aws_iam_role", role.clone()));
+                    expected.push(("aws_iam_role_policy", role.clone()));
+                    if res["Properties"]["ManagedPolicyArns"].is_array() {
+                        expected.push(("aws_iam_role_policy_attachment", role.clone()));
+                    }
+                    if cf["Conditions"]["HasActionTokenKmsKey"].is_object()
+                        && role != "sweeper_schedule"
+                    {
+                        expected.push(("aws_iam_role_policy", format!("{role}_token_key")));
+                    }
+                }
+                "AWS::Lambda::Function" => expected.push(("aws_lambda_function", snake(id))),
+                // Terraform publishes the function itself.
+                "AWS::Lambda::Version" => {
+                    assert_eq!(t["aws_lambda_function"]["driver"]["publish"], true)
+                }
+                "AWS::Scheduler::Schedule" => {
+                    expected.push(("aws_scheduler_schedule", "sweeper".into()))
+                }
+                other => panic!("{config}: no Terraform counterpart for {other}"),
+            }
+        }
+        let mut have: Vec<(&str, String)> = t
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(ty, rs)| {
+                rs.as_object()
+                    .unwrap()
+                    .keys()
+                    .map(move |k| (ty.as_str(), k.clone()))
+            })
+            .collect();
+        expected.sort();
+        have.sort();
+        assert_eq!(have, expected, "{config}");
+        let mut roles = vec!["driver"];
+        if sweeper {
+            roles.push("sweeper");
+        }
+        for role in &roles {
+            let cf_fn = &r[format!("{}{}", role[..1].to_uppercase(), &role[1..])]["Properties"];
+            let tf_fn = &t["aws_lambda_function"][*role];
+            for (c, f) in [
+                ("FunctionName", "function_name"),
+                ("Description", "description"),
+                ("Runtime", "runtime"),
+                ("Handler", "handler"),
+                ("Architectures", "architectures"),
+                ("MemorySize", "memory_size"),
+                ("Timeout", "timeout"),
+            ] {
+                assert_eq!(n(&cf_fn[c]), n(&tf_fn[f]), "{config} {role} {c}");
+            }
+            assert_eq!(
+                n(&cf_fn["Environment"]["Variables"]),
+                n(&tf_fn["environment"]["variables"]),
+                "{config} {role}"
+            );
+            let tags: serde_json::Map<String, Value> = cf_fn["Tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| (t["Key"].as_str().unwrap().to_owned(), t["Value"].clone()))
+                .collect();
+            assert_eq!(Value::Object(tags), tf_fn["tags"], "{config} {role}");
+            assert_eq!(
+                cf_fn["DurableConfig"]["ExecutionTimeout"],
+                tf_fn["durable_config"]["execution_timeout"],
+                "{config} {role}"
+            );
+            assert_eq!(
+                cf_fn["DurableConfig"]["RetentionPeriodInDays"],
+                tf_fn["durable_config"]["retention_period"],
+                "{config} {role}"
+            );
+            assert_eq!(
+                n(
+                    &r[format!("{}{}Role", role[..1].to_uppercase(), &role[1..])]["Properties"]
+                        ["ManagedPolicyArns"][0]
+                ),
+                n(&t["aws_iam_role_policy_attachment"][*role]["policy_arn"]),
+                "{config} {role}"
+            );
+            let cf_st: Vec<Value> = cf_statements(&cf, role).iter().map(n).collect();
+            let tf_st: Vec<Value> = tf_statements(&tf, role).iter().map(n).collect();
+            assert_eq!(cf_st, tf_st, "{config} {role}");
+            // The comparison bites: one more resource on one side is a difference.
+            let mut wider = tf_st.clone();
+            wider[0]["Resource"]
+                .as_array_mut()
+                .unwrap()
+                .push(Value::String("*".into()));
+            assert_ne!(cf_st, wider);
+        }
+        if sweeper {
+            let s = &r["SweeperSchedule"]["Properties"];
+            let ts = &t["aws_scheduler_schedule"]["sweeper"];
+            assert_eq!(s["ScheduleExpression"], ts["schedule_expression"]);
+            assert_eq!(s["Description"], ts["description"]);
+            assert_eq!(s["Target"]["Input"], ts["target"]["input"]);
+            assert_eq!(
+                s["Target"]["RetryPolicy"]["MaximumRetryAttempts"],
+                ts["target"]["retry_policy"]["maximum_retry_attempts"]
+            );
+        }
+        let cf_outputs: Vec<String> = cf["Outputs"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| snake(k))
+            .collect();
+        let tf_outputs: Vec<String> = tf["output"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(cf_outputs, tf_outputs, "{config}");
+        assert_eq!(
+            cf["Outputs"]["DriverVersionArn"]["Description"],
+            tf["output"]["driver_version_arn"]["description"]
+        );
+    }
+}
+
+/// The gateway binding's durable release in Terraform: least privilege (exactly the numbered
+/// gateway version and the function's own versions), snapshot.
+#[test]
+fn the_durable_gateway_release_module_invokes_the_gateway_version_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, tf) = durable_both(dir.path(), "gateway.tpf-sfn.toml");
+    let statements = Value::Array(tf_statements(&tf, "driver"));
+    let own = "arn:${data.aws_partition.current.partition}:lambda:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:function:tpf-restaurantapproval-9a71d4d252-durable:*";
+    let allowed: &[(&str, &[&str])] = &[("lambda:InvokeFunction", &[GATEWAY, own])];
+    assert_eq!(beyond(&statements, allowed), Vec::<String>::new());
+    // The check bites: the unqualified gateway is beyond the grant.
+    let mut wide = statements.clone();
+    wide[1]["Resource"] = serde_json::json!([GATEWAY.rsplit_once(':').unwrap().0]);
+    assert_eq!(beyond(&wide, allowed).len(), 1);
+    assert!(tf["resource"]["aws_lambda_function"]["sweeper"].is_null());
+    assert!(tf["variable"]["action_token_parameter"].is_null());
+    insta::assert_snapshot!("gateway_durable_terraform", text);
+}
+
+/// The HTTP binding's durable release in Terraform: both functions read the token parameter
+/// only, and decrypt it through Parameter Store only with a customer managed key; snapshot.
+#[test]
+fn the_durable_http_release_module_reads_the_token_parameter_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, tf) = durable_both(dir.path(), "http.tpf-sfn.toml");
+    let arn = Value::String(action_token::terraform::PARAMETER_ARN.into());
+    for role in ["driver", "sweeper"] {
+        let statements = tf_statements(&tf, role);
+        assert_eq!(
+            action_token::least_privilege_problems(&statements, &arn),
+            Vec::<String>::new(),
+            "{role}"
+        );
+        let wide = action_token::with_wildcard_read(&statements);
+        assert!(!action_token::least_privilege_problems(&wide, &arn).is_empty());
+        let key = &tf["resource"]["aws_iam_role_policy"][format!("{role}_token_key")];
+        assert_eq!(
+            key["count"],
+            "${var.action_token_kms_key_arn == \"\" ? 0 : 1}"
+        );
+        assert_eq!(
+            tf["resource"]["aws_lambda_function"][role]["environment"]["variables"]
+                [action_token::PARAMETER_ENV],
+            action_token::terraform::PARAMETER_NAME
+        );
+    }
+    assert_eq!(
+        tf["resource"]["aws_lambda_function"]["sweeper"]["environment"]["variables"]
+            ["TPF_SFN_DURABLE_FUNCTION"],
+        "${aws_lambda_function.driver.qualified_arn}"
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("DURABLE_EXPORT_UNSUPPORTED"));
+    assert!(
+        !text.contains("$LATEST"),
+        "a release module never points at $LATEST"
+    );
+    insta::assert_snapshot!("http_durable_terraform", text);
 }
 
 /// The gateway binding's placeholders are refused by the exports, naming the keys and the flag

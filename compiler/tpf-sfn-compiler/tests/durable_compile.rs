@@ -187,12 +187,7 @@ fn the_release_stack_publishes_one_version_and_carries_the_spec() {
                     "{role}"
                 );
                 // The check bites: the same role reading every parameter is reported.
-                let mut wide = statements.clone();
-                for s in &mut wide {
-                    if s["Sid"] == action_token::READ_SID {
-                        s["Resource"] = serde_json::json!(["*"]);
-                    }
-                }
+                let wide = action_token::with_wildcard_read(statements);
                 assert!(!action_token::least_privilege_problems(&wide, &arn).is_empty());
             }
         }

@@ -1,5 +1,6 @@
 //! The Lambda durable functions lowering: one release's [`DurableSpec`] for the driver function,
-//! its operation budget, and the stack that publishes one function version per release.
+//! its operation budget, and the stack that publishes one function version per release
+//! (`stack.rs`, spelled by `cloudformation.rs` and `terraform.rs`).
 //!
 //! Sibling of `crate::sfn`: it lowers the same `DriverPlan` with the same neutral parts
 //! (`crate::lowering`), and nothing here names a state.
@@ -7,6 +8,8 @@
 mod budget;
 pub mod cloudformation;
 pub mod manifest;
+pub mod stack;
+pub mod terraform;
 
 use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec, TransportRetry, Wakeup};
 
@@ -79,30 +82,18 @@ impl Lowering for LambdaDurable {
     }
 }
 
-/// `(file name, contents)` of the export of flavour `kind`: the release stack in
-/// CloudFormation; Terraform is refused.
+/// `(file name, contents)` of the export of flavour `kind`: the release stack (`stack.rs`) in
+/// CloudFormation or Terraform.
 pub fn export(c: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
-    match kind {
-        Kind::CloudFormation => {
-            let stack = cloudformation::release(c)?;
-            Ok(vec![(
-                kind.file_name().to_string(),
-                cloudformation::render(&stack),
-            )])
-        }
-        Kind::Terraform => Err(Diagnostics(vec![terraform_unsupported()])),
-    }
-}
-
-/// The refusal of `--emit terraform` for this backend: its release stack is spelled in
-/// CloudFormation only.
-pub fn terraform_unsupported() -> Diagnostic {
-    Diagnostic::error(
-        "DURABLE_EXPORT_UNSUPPORTED",
-        Location::default(),
-        "the lambda-durable backend exports CloudFormation only",
-    )
-    .with_hint("use --emit cloudformation, or --backend step-functions for Terraform")
+    let release = stack::release(c)?;
+    let rendered = match kind {
+        Kind::CloudFormation => cloudformation::render_release(&release),
+        Kind::Terraform => terraform::render_release(&release),
+    };
+    Ok(vec![(
+        kind.file_name().to_string(),
+        crate::lowering::json_file(&rendered),
+    )])
 }
 
 /// The gateway binding: the function runs the gateway driver, invoking TPF's action gateway

@@ -152,6 +152,77 @@ pub mod cloudformation {
     }
 }
 
+/// The Terraform spelling both modules share (the wake path's relay, a durable release's
+/// functions).
+pub mod terraform {
+    use super::*;
+    use crate::lowering::terraform::{arn_prefix, REGION};
+
+    /// The local holding the parameter's ARN, and how policies refer to it.
+    pub const PARAMETER_ARN_LOCAL: &str = "action_token_parameter_arn";
+    pub const PARAMETER_ARN: &str = "${local.action_token_parameter_arn}";
+    /// How the functions' environment names the parameter.
+    pub const PARAMETER_NAME: &str = "${var.action_token_parameter}";
+
+    /// The two variables: the name (required, validated as CloudFormation's pattern checks it)
+    /// and the customer managed key (empty for the AWS managed key). `who` names the callers
+    /// with their verb ("the relay sends").
+    pub fn variables(who: &str) -> [(&'static str, Value); 2] {
+        [
+            (
+                TERRAFORM_VARIABLE,
+                json!({
+                    "type": "string",
+                    "description": format!("Name of the SSM SecureString parameter holding the bearer token {who} to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)"),
+                    "validation": {
+                        "condition": format!(
+                            "${{can(regex(\"{NAME_PATTERN}\", var.{v})) && length(var.{v}) <= {NAME_MAX_LENGTH}}}",
+                            v = TERRAFORM_VARIABLE
+                        ),
+                        "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
+                    }
+                }),
+            ),
+            (
+                TERRAFORM_KEY_VARIABLE,
+                json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
+            ),
+        ]
+    }
+
+    /// The local [`PARAMETER_ARN`] refers to.
+    pub fn parameter_arn_local() -> (&'static str, Value) {
+        (
+            PARAMETER_ARN_LOCAL,
+            json!(format!(
+                "{}parameter${{var.{TERRAFORM_VARIABLE}}}",
+                arn_prefix("ssm")
+            )),
+        )
+    }
+
+    /// The read statement: `ssm:GetParameter` on the parameter's ARN, nothing else.
+    pub fn read_statement() -> Value {
+        json!({"Sid": READ_SID, "Effect": "Allow", "Action": ["ssm:GetParameter"], "Resource": [PARAMETER_ARN]})
+    }
+
+    /// The role policy `name` of role resource `role` granting the key's decrypt, created only
+    /// when a customer managed key is given: decrypt through Parameter Store, for the token only.
+    pub fn key_policy(name: &str, role: &str) -> Value {
+        let decrypt = super::decrypt_statement(
+            json!(format!("${{var.{TERRAFORM_KEY_VARIABLE}}}")),
+            json!(format!("ssm.{REGION}.amazonaws.com")),
+            json!(PARAMETER_ARN),
+        );
+        json!({
+            "count": format!("${{var.{TERRAFORM_KEY_VARIABLE} == \"\" ? 0 : 1}}"),
+            "name": name,
+            "role": format!("${{aws_iam_role.{role}.id}}"),
+            "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
+        })
+    }
+}
+
 /// Every statement of a template's or a Terraform policy's documents that grants an `ssm:` or
 /// `kms:` action on anything but the token parameter (or, for `kms:`, without the Parameter
 /// Store conditions). `expected_arn` is the parameter's ARN as the document spells it.
@@ -204,6 +275,18 @@ pub fn least_privilege_problems(statements: &[Value], expected_arn: &Value) -> V
         problems.push("no statement grants ssm:GetParameter on the token parameter".into());
     }
     problems
+}
+
+/// `statements` with the token's read widened to every parameter: the mutant the tests show
+/// [`least_privilege_problems`] reporting.
+pub fn with_wildcard_read(statements: &[Value]) -> Vec<Value> {
+    let mut wide = statements.to_vec();
+    for s in &mut wide {
+        if s["Sid"] == READ_SID {
+            s["Resource"] = json!(["*"]);
+        }
+    }
+    wide
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! tags carry (`hash.rs`), the manifest's backend-neutral parts and the tags every deployed
 //! resource of a release carries (`manifest.rs`), the IAM trust policies of the roles a release
 //! stack creates (`iam.rs`), the Lambda runtime the functions' `bootstrap` targets
-//! (`runtime.rs`), what every export refuses (`export.rs`) and how the exports name the
-//! Action API token's SSM parameter (`action_token.rs`).
+//! (`runtime.rs`), what every export refuses (`export.rs`), how the exports name the
+//! Action API token's SSM parameter (`action_token.rs`) and the Terraform spelling every
+//! backend's export shares (`terraform.rs`).
 //!
 //! Nothing here names an engine's state, error or resource type: that is each backend's own
 //! module (`crate::sfn`, `crate::durable`).
@@ -16,6 +17,7 @@ pub mod iam;
 pub mod manifest;
 pub mod names;
 pub mod runtime;
+pub mod terraform;
 
 /// A release's JSON file as the compiler writes it: pretty-printed, newline-terminated.
 pub fn json_file<T: serde::Serialize>(value: &T) -> String {

@@ -48,7 +48,8 @@ pub fn slug(text: &str, max: usize) -> String {
 pub mod role {
     /// A Step Functions release's driver machine.
     pub const DRIVER: &str = "driver";
-    /// A Step Functions release's sweeper machine.
+    /// A release's sweeper: a Step Functions release's sweeper machine, or an Action API v1
+    /// durable release's scheduled sweeper function (another service's names: they never meet).
     pub const SWEEPER: &str = "sweeper";
     /// A Lambda durable functions release's driver function.
     pub const DURABLE: &str = "durable";

@@ -6,8 +6,11 @@ use serde_json::{json, Map, Value};
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
 use crate::lowering::action_token;
-use crate::lowering::iam::{trust, trust_in_account};
+use crate::lowering::iam::trust;
 use crate::lowering::runtime;
+use crate::lowering::terraform::{
+    self as tf, account_trust, alarm_topic_variable, json_literal as tf_json, literal as tf_literal,
+};
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 use crate::sfn::Compiled;
@@ -17,32 +20,8 @@ use tpf_sfn_wakeup::reconcile::event as tpf_sfn_wakeup_event;
 /// The provider version that added `aws_scheduler_schedule`, the newest resource used here.
 pub const AWS_PROVIDER: &str = ">= 4.41.0";
 
-/// Terraform interpolates `${...}` and `%{...}` in every string; compiled text must stay literal.
-fn tf_literal(s: &str) -> String {
-    s.replace("${", "$${").replace("%{", "%%{")
-}
-
-fn tf_json(v: &Value) -> String {
-    tf_literal(&v.to_string())
-}
-
-/// The deploying account, as Terraform reads it.
-const ACCOUNT_ID: &str = "${data.aws_caller_identity.current.account_id}";
-
-/// A trust policy limited to the deploying account: the policy's text is a literal except for
-/// the account, which Terraform fills in.
-fn account_trust(service: &str) -> String {
-    // A marker with nothing `tf_literal` escapes stands in for the interpolation.
-    const MARKER: &str = "TPF_SFN_ACCOUNT_ID_MARKER";
-    tf_json(&trust_in_account(service, json!(MARKER))).replace(MARKER, ACCOUNT_ID)
-}
-
 fn header() -> Value {
-    json!({"required_providers": {"aws": {"source": "hashicorp/aws", "version": AWS_PROVIDER}}})
-}
-
-fn alarm_topic_variable() -> Value {
-    json!({"type": "string", "default": "", "description": "SNS topic the alarms notify; empty for none"})
+    tf::header(AWS_PROVIDER)
 }
 
 fn alarm(a: &Alarm, target: &str) -> Value {
@@ -234,7 +213,7 @@ fn resolve(f: &Facts, r: &Res) -> String {
             "${{local.function_arn_prefix}}{}",
             tf_literal(&f.durable_function_pattern())
         ),
-        Res::ActionTokenParameter => "${local.action_token_parameter_arn}".into(),
+        Res::ActionTokenParameter => action_token::terraform::PARAMETER_ARN.into(),
         Res::DriverExecutions => format!(
             "${{local.execution_arn_prefix}}{}:*",
             tf_literal(&f.machine_pattern("driver"))
@@ -512,15 +491,15 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
     locals.insert(
         "machine_arn_prefix".into(),
-        json!("arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:stateMachine:"),
+        json!(format!("{}stateMachine:", tf::arn_prefix("states"))),
     );
     locals.insert(
         "function_arn_prefix".into(),
-        json!("arn:${data.aws_partition.current.partition}:lambda:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:function:"),
+        json!(format!("{}function:", tf::arn_prefix("lambda"))),
     );
     locals.insert(
         "execution_arn_prefix".into(),
-        json!("arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:execution:"),
+        json!(format!("{}execution:", tf::arn_prefix("states"))),
     );
     locals.insert(
         "gateway_host".into(),
@@ -668,33 +647,11 @@ pub fn wake_path(out: &Compiled) -> Value {
                 "action_url".into(),
                 json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
             );
-            variables.insert(
-                action_token::TERRAFORM_VARIABLE.into(),
-                json!({
-                    "type": "string",
-                    "description": "Name of the SSM SecureString parameter holding the bearer token the relay sends to TPF's Action API (read at run time: rotate it with put-parameter --overwrite)",
-                    "validation": {
-                        "condition": format!(
-                            "${{can(regex(\"{}\", var.{v})) && length(var.{v}) <= {}}}",
-                            action_token::NAME_PATTERN,
-                            action_token::NAME_MAX_LENGTH,
-                            v = action_token::TERRAFORM_VARIABLE
-                        ),
-                        "error_message": "The token parameter is the full path of an SSM parameter, starting with /."
-                    }
-                }),
-            );
-            variables.insert(
-                action_token::TERRAFORM_KEY_VARIABLE.into(),
-                json!({"type": "string", "default": "", "description": "ARN of the customer managed KMS key the token parameter is encrypted with; empty for the AWS managed key (alias/aws/ssm), which needs no grant"}),
-            );
-            locals.insert(
-                "action_token_parameter_arn".into(),
-                json!(format!(
-                    "arn:${{data.aws_partition.current.partition}}:ssm:${{data.aws_region.current.name}}:${{data.aws_caller_identity.current.account_id}}:parameter${{var.{}}}",
-                    action_token::TERRAFORM_VARIABLE
-                )),
-            );
+            for (name, v) in action_token::terraform::variables("the relay sends") {
+                variables.insert(name.into(), v);
+            }
+            let (name, arn) = action_token::terraform::parameter_arn_local();
+            locals.insert(name.into(), arn);
         }
         variables.insert(
             "relay_subnet_ids".into(),
@@ -742,21 +699,10 @@ pub fn wake_path(out: &Compiled) -> Value {
             role_policy(&f, "relay", &statements),
         );
         if gateway.is_none() {
-            // A customer managed key: decrypt through Parameter Store, for the token only.
-            let decrypt = action_token::decrypt_statement(
-                json!(format!("${{var.{}}}", action_token::TERRAFORM_KEY_VARIABLE)),
-                json!("ssm.${data.aws_region.current.name}.amazonaws.com"),
-                json!("${local.action_token_parameter_arn}"),
-            );
             put(
                 "aws_iam_role_policy",
                 "relay_token_key",
-                json!({
-                    "count": format!("${{var.{} == \"\" ? 0 : 1}}", action_token::TERRAFORM_KEY_VARIABLE),
-                    "name": "relay-token-key",
-                    "role": "${aws_iam_role.relay.id}",
-                    "policy": json!({"Version": "2012-10-17", "Statement": [decrypt]}).to_string()
-                }),
+                action_token::terraform::key_policy("relay-token-key", "relay"),
             );
         }
         put(
@@ -765,7 +711,7 @@ pub fn wake_path(out: &Compiled) -> Value {
             json!({
                 "count": "${length(var.relay_subnet_ids) > 0 ? 1 : 0}",
                 "role": "${aws_iam_role.relay.name}",
-                "policy_arn": "arn:${data.aws_partition.current.partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
+                "policy_arn": format!("arn:{}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole", tf::PARTITION)
             }),
         );
         let mut relay = function(
@@ -779,7 +725,7 @@ pub fn wake_path(out: &Compiled) -> Value {
                 }),
                 None => json!({
                     env::ACTION_URL: "${var.action_url}",
-                    env::ACTION_TOKEN_PARAMETER: format!("${{var.{}}}", action_token::TERRAFORM_VARIABLE),
+                    env::ACTION_TOKEN_PARAMETER: action_token::terraform::PARAMETER_NAME,
                     env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
                 }),
             },
@@ -829,11 +775,7 @@ pub fn wake_path(out: &Compiled) -> Value {
         "//": tf_literal(&wake_path_description(out)),
         "terraform": header(),
         "variable": variables,
-        "data": {
-            "aws_partition": {"current": {}},
-            "aws_region": {"current": {}},
-            "aws_caller_identity": {"current": {}}
-        },
+        "data": tf::account_data(),
         "locals": locals,
         "resource": resources,
         "output": outputs
