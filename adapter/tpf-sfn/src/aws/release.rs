@@ -57,7 +57,18 @@ impl std::fmt::Display for Identity {
 #[derive(Debug, Clone, Deserialize)]
 pub struct MachinesView {
     pub driver: MachineView,
-    pub sweeper: MachineView,
+    /// Absent for the gateway binding: its driver sweeps TPF itself (`withoutSweeper`).
+    #[serde(default)]
+    pub sweeper: Option<MachineView>,
+}
+
+impl MachinesView {
+    /// Each machine the release has, with its role.
+    pub fn all(&self) -> Vec<(&'static str, &MachineView)> {
+        let mut all = vec![("driver", &self.driver)];
+        all.extend(self.sweeper.as_ref().map(|s| ("sweeper", s)));
+        all
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -140,10 +151,7 @@ fn check(m: &ManifestView, path: &Path) -> Result<(), Error> {
             return Err(invalid(format!("{field} is blank")));
         }
     }
-    for (role, name) in [
-        ("driver", &m.machines.driver.name),
-        ("sweeper", &m.machines.sweeper.name),
-    ] {
+    for (role, name) in m.machines.all().into_iter().map(|(r, v)| (r, &v.name)) {
         let valid = (1..=80).contains(&name.len())
             && name
                 .bytes()
@@ -191,10 +199,7 @@ impl Release {
     pub fn load(dir: &Path) -> Result<Self, Error> {
         let manifest = Self::manifest(dir)?;
         let mut machines = Vec::new();
-        for (role, m) in [
-            ("driver", &manifest.machines.driver),
-            ("sweeper", &manifest.machines.sweeper),
-        ] {
+        for (role, m) in manifest.machines.all() {
             // The manifest names files in its own directory; anything else is not ours.
             if m.definition.is_empty()
                 || m.definition.contains(['/', '\\'])

@@ -62,10 +62,10 @@ fn plan_and_report(args: &DeployArgs, release: &Release) -> CmdResult {
             }
         };
         let report = deploy::deploy(&sfn, release, opts, &mut progress).await?;
-        let schedule = match (&args.schedule_role_arn, report.refused()) {
-            (Some(role), false) => {
+        let sweeper = release.manifest.machines.sweeper.as_ref();
+        let schedule = match (&args.schedule_role_arn, report.refused(), sweeper) {
+            (Some(role), false, Some(sweeper)) => {
                 let sch = aws_sdk_scheduler::Client::new(&conf);
-                let sweeper = &release.manifest.machines.sweeper;
                 let desired = schedule::Desired {
                     name: tpf_sfn_compiler::sfn::export::schedule_name(&sweeper.name),
                     expression: sweeper
@@ -197,10 +197,13 @@ fn schedule_verb(a: &schedule::Action) -> String {
 }
 
 fn sweeper_schedule_note(release: &Release) -> String {
-    format!(
-        "the sweeper's schedule ({}) was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`",
-        release.manifest.machines.sweeper.schedule.as_deref().unwrap_or("-")
-    )
+    match &release.manifest.machines.sweeper {
+        Some(sweeper) => format!(
+            "the sweeper's schedule ({}) was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`",
+            sweeper.schedule.as_deref().unwrap_or("-")
+        ),
+        None => "the release has no sweeper: its driver sweeps TPF itself (gateway binding)".to_owned(),
+    }
 }
 
 fn print_text(report: &Report, schedule: Option<&schedule::Report>) {

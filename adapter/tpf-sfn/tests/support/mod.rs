@@ -80,5 +80,6 @@ pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
     addr
 }
 
+pub mod gateway_loop;
 pub mod host;
 pub mod http;

@@ -1,0 +1,284 @@
+//! The gateway driver end to end on moto's Step Functions interpreter: today's Restaurant
+//! Approval compiled with the gateway binding and the queue transport, deployed, started by
+//! TPF's ingress under TPF's execution names; the relay carries every request to `serve`'s
+//! gateway route (TPF's gateway over the model, TPF's records in DynamoDB, TPF's work function
+//! in process); the gateway wake-up answers the parked driver with `SendTaskSuccess` from the
+//! real stream records of TPF's await-interaction table; the reconciler sees every driver that
+//! ended. Each test is one of TPF's conformance scenarios (`docs/mapping.md`) and asserts on
+//! TPF's record, the binding table's rows, moto's execution history, and that TPF's gateway
+//! reader accepts every request the driver sent.
+
+mod support;
+
+use aws_sdk_sfn::types::ExecutionStatus;
+use serde_json::Value;
+use support::gateway_loop::{states, text, GatewayLoop, GatewayOptions, TENANT};
+use tpf_wire::gateway::start::ExecutionInput;
+use tpf_wire::gateway::{ActionRequest, Operation};
+
+fn operations(requests: &[ActionRequest]) -> Vec<Operation> {
+    requests.iter().map(|r| r.operation).collect()
+}
+
+/// TPF's durable execution name: `tpf-` and 48 lowercase hex digits.
+fn assert_tpf_name(arn: &str) {
+    let name = arn.rsplit(':').next().unwrap_or_default();
+    assert!(
+        name.len() == 52
+            && name.starts_with("tpf-")
+            && name[4..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "{name}"
+    );
+}
+
+/// The history's events of one type, by its name (`TaskTimedOut`, `TaskFailed`, …).
+async fn count(lp: &GatewayLoop, arn: &str, kind: &str) -> usize {
+    lp.history(arn)
+        .await
+        .iter()
+        .filter(|e| e.r#type().as_str() == kind)
+        .count()
+}
+
+/// TPF-11 (completion after binding): the driver submits, parks on its registration, the
+/// completion's stream record wakes it through the wake-up, and it ends with TPF's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn happy_path_parks_is_woken_from_the_stream_and_ends_with_tpfs_result() {
+    let lp = GatewayLoop::start(GatewayOptions::default()).await;
+    let input = lp.input("order-1");
+    let arn = lp.start_driver(&input).await;
+    assert_tpf_name(&arn);
+    // TPF's ingress started again is the same generation (TPF-01's rule).
+    assert_eq!(lp.start_driver(&input).await, arn);
+
+    let id = lp.execution_id(&arn).await;
+    lp.wait_parked(&arn, &id).await;
+    let registration = lp.registration(&id, 1).await.expect("REGISTRATION#…01");
+    assert_eq!(text(&registration, "record_type"), "REGISTRATION");
+    assert_eq!(text(&registration, "provider_execution_arn"), arn);
+    assert_eq!(
+        text(&registration, "provider_execution_name"),
+        input.durable_execution_name()
+    );
+    assert_eq!(text(&registration, "generation"), "1");
+
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let (status, ended) = lp.wait_ended(&arn).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    let record = lp.wait_record(&id, "SUCCEEDED").await;
+
+    // TPF's AwsDurableExecutionOutput.
+    let output = &ended["output"];
+    assert_eq!(output["tenantId"], TENANT, "{output}");
+    assert_eq!(output["executionId"], id.as_str(), "{output}");
+    assert_eq!(output["generation"], 1, "{output}");
+    assert_eq!(output["releaseVersion"], lp.release_version.as_str());
+    assert!(output["resultJson"].is_string(), "{output}");
+    assert!(record["status"] == "SUCCEEDED", "{record}");
+
+    // The wake-up's rows: the BINDING of generation 1, then its delivery evidence.
+    let binding = lp.binding(&interaction, 1).await.expect("BINDING GEN#…01");
+    assert_eq!(text(&binding, "binding_status"), "OPEN");
+    assert_eq!(text(&binding, "execution_id"), id);
+    let delivery = lp.delivery(&interaction, 1).await.expect("DELIVERED#1");
+    assert_eq!(text(&delivery, "provider_outcome"), "CALLBACK_ACCEPTED");
+    assert_eq!(
+        text(&delivery, "provider_callback_id"),
+        text(&registration, "provider_callback_id")
+    );
+    let rows = lp.binding_rows().await;
+    assert_eq!(
+        rows.len(),
+        3,
+        "one registration, binding, delivery: {rows:?}"
+    );
+
+    // moto's history: parked once, woken once (no timeout), never a failed task.
+    let entered = lp.entered(&arn).await;
+    assert_eq!(entered.iter().filter(|s| *s == states::PARK).count(), 1);
+    assert_eq!(entered.iter().filter(|s| *s == states::WOKEN).count(), 1);
+    assert!(!entered.iter().any(|s| s == states::DEADLINE_PASSED));
+    assert_eq!(count(&lp, &arn, "TaskFailed").await, 0);
+    assert_eq!(count(&lp, &arn, "TaskTimedOut").await, 0);
+
+    // Every request TPF's gateway reader accepts, in the driver's order.
+    let ops = operations(&lp.requests(&arn).await);
+    assert_eq!(ops.first(), Some(&Operation::Submit), "{ops:?}");
+    assert_eq!(
+        ops.iter()
+            .filter(|o| **o == Operation::RegisterCallback)
+            .count(),
+        1,
+        "{ops:?}"
+    );
+    assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
+    assert_eq!(ops.iter().filter(|o| **o == Operation::Submit).count(), 1);
+    // The reconciler had nothing to do.
+    assert!(lp.reconciled.lock().unwrap().is_empty());
+}
+
+/// TPF-22 (AWS schedules the await deadline, TPF admits the timeout): nobody completes the
+/// await; the park times out at the deadline + 1 s, the driver sweeps, TPF times the await out
+/// and the driver fails with TPF's text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn await_timeout_park_times_out_sweeps_and_fails_with_tpfs_status() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        await_seconds: Some(3),
+        ..GatewayOptions::default()
+    })
+    .await;
+    let arn = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&arn).await;
+    let (status, ended) = lp.wait_ended(&arn).await;
+    assert_eq!(status, ExecutionStatus::Failed, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["error"], "TPF.ExecutionEnded", "{ended}");
+    assert_eq!(
+        ended["cause"], "TPF execution ended with status FAILED",
+        "{ended}"
+    );
+    let record = lp.wait_record(&id, "FAILED").await;
+    assert_eq!(record["errorCode"], "AWAIT_TIMEOUT", "{record}");
+
+    // Registered once; the registration's record bound the pending await (TPF's wake-up
+    // binds the first checkpoint to the registration's generation); nothing was delivered.
+    assert!(lp.registration(&id, 1).await.is_some());
+    let mut kinds: Vec<String> = lp.binding_rows().await.into_iter().map(|r| r.2).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["BINDING", "REGISTRATION"]);
+
+    // The park's timeout, then the sweep that let TPF apply its deadline.
+    assert_eq!(count(&lp, &arn, "TaskTimedOut").await, 1);
+    let entered = lp.entered(&arn).await;
+    let after = entered
+        .iter()
+        .position(|s| s == states::DEADLINE_PASSED)
+        .expect("the deadline route");
+    assert_eq!(entered[after + 1], states::SWEEP, "{entered:?}");
+    assert_eq!(
+        entered.last().map(String::as_str),
+        Some(states::ENDED_FAILED)
+    );
+    let ops = operations(&lp.requests(&arn).await);
+    assert!(!ops.contains(&Operation::Result), "{ops:?}");
+
+    // The ended driver reaches the reconciler, which leaves a FAILED execution alone.
+    let seen = support::gateway_loop::poll(30, || async {
+        let r = lp.reconciled.lock().unwrap().clone();
+        (!r.is_empty()).then_some(r)
+    })
+    .await
+    .expect("the reconciler saw the failed driver");
+    assert_eq!(seen[0].0, arn);
+    assert!(seen[0].1.starts_with("nothing"), "{seen:?}");
+}
+
+/// TPF-21 (retry exhaustion keeps TPF's DLQ and re-drive authority): the first step fails on
+/// every attempt; TPF gives up, generation 1 fails with TPF's text; an operator re-drives in
+/// TPF and generation 2 starts from TPF's replacement input, named by TPF's recipe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_exhaustion_then_redrive_ends_in_generation_2() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        script: Some(
+            "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\"fail-retryable:TransientError\", \
+             \"fail-retryable:TransientError\", \"fail-retryable:TransientError\", \
+             \"fail-retryable:TransientError\", \"complete\"]\n",
+        ),
+        ..GatewayOptions::default()
+    })
+    .await;
+    let first = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&first).await;
+    let (status, ended) = lp.wait_ended(&first).await;
+    assert_eq!(status, ExecutionStatus::Failed, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["error"], "TPF.ExecutionEnded", "{ended}");
+    assert_eq!(ended["cause"], "TPF execution ended with status FAILED");
+    let failed = lp.wait_record(&id, "FAILED").await;
+    assert!(
+        failed["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("TransientError")),
+        "{failed}"
+    );
+    // The driver polled through TPF's retries without parking.
+    assert!(lp.registration(&id, 1).await.is_none());
+    assert!(!lp.entered(&first).await.iter().any(|s| s == states::PARK));
+
+    let redrive = lp.redrive(&id).await;
+    assert_eq!(redrive["status"], "QUEUED", "{redrive}");
+    let version = redrive["version"].as_i64().expect("version");
+    let next = ExecutionInput::resume_execution(TENANT, &id, 1, lp.release()).expect("resume");
+    assert_eq!(next.generation, 2);
+    let second = lp.start_driver(&next).await;
+    assert_tpf_name(&second);
+    assert_ne!(second, first);
+
+    lp.wait_parked(&second, &id).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let (status, ended) = lp.wait_ended(&second).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["output"]["generation"], 2, "{ended}");
+    assert_eq!(ended["output"]["executionId"], id.as_str());
+    let done = lp.wait_record(&id, "SUCCEEDED").await;
+    assert!(done["version"].as_i64().unwrap_or(0) > version, "{done}");
+
+    // Generation 2 resumed (no SUBMIT) and registered and was delivered under its generation.
+    let ops = operations(&lp.requests(&second).await);
+    assert!(!ops.contains(&Operation::Submit), "{ops:?}");
+    assert_eq!(
+        lp.entered(&second).await.first().map(String::as_str),
+        Some(states::START)
+    );
+    assert!(lp
+        .entered(&second)
+        .await
+        .iter()
+        .any(|s| s == states::RESUME));
+    assert!(lp.registration(&id, 1).await.is_none());
+    assert!(lp.registration(&id, 2).await.is_some());
+    assert!(lp.binding(&interaction, 2).await.is_some());
+    let delivery = lp.delivery(&interaction, 2).await.expect("DELIVERED#2");
+    assert_eq!(text(&delivery, "provider_outcome"), "CALLBACK_ACCEPTED");
+    for arn in [&first, &second] {
+        lp.requests(arn).await;
+        assert_eq!(count(&lp, arn, "TaskFailed").await, 0);
+    }
+}
+
+/// TPF-19 (missed stream record): the wake-up is off for the whole run, so no signal is ever
+/// sent; the completion still ends the driver as TPF's record ends, through the park's timeout
+/// (the await's deadline + 1 s) and the polls after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        await_seconds: Some(12),
+        no_wakeup: true,
+        ..GatewayOptions::default()
+    })
+    .await;
+    let arn = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&arn).await;
+    lp.wait_parked(&arn, &id).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    let admitted = lp.complete(&interaction).await;
+    assert_ne!(admitted["duplicate"], Value::Bool(true), "{admitted}");
+
+    let (status, ended) = lp.wait_ended(&arn).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    let record = lp.wait_record(&id, "SUCCEEDED").await;
+    assert_eq!(ended["output"]["executionId"], id.as_str(), "{record}");
+
+    // No wake-up: no BINDING, no DELIVERY; the park ended by its timeout, not a signal.
+    let rows = lp.binding_rows().await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].2, "REGISTRATION");
+    assert_eq!(count(&lp, &arn, "TaskTimedOut").await, 1);
+    let entered = lp.entered(&arn).await;
+    assert!(entered.iter().any(|s| s == states::DEADLINE_PASSED));
+    assert!(!entered.iter().any(|s| s == states::WOKEN));
+    let ops = operations(&lp.requests(&arn).await);
+    assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
+}
