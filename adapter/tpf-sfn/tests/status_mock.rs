@@ -41,7 +41,7 @@ fn manifest() -> ManifestView {
         },
         machines: MachinesView {
             driver: machine(MACHINE),
-            sweeper: machine("tpf-x-sweeper"),
+            sweeper: Some(machine("tpf-x-sweeper")),
         },
         wakeup_table: "tpf_sfn_wakeup".into(),
         logging: LoggingView {
