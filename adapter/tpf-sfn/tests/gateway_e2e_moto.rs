@@ -282,3 +282,191 @@ async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
     let ops = operations(&lp.requests(&arn).await);
     assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
 }
+
+/// `tpf-sfn dev` with a config whose binding is the gateway wires the gateway loop: the gateway
+/// driver deployed without a sweeper, the gateway relay, the wake-up and the reconciler. The
+/// start it prints (TPF's ingress: StartExecution under TPF's name) runs an order through the
+/// printed control-plane calls to SUCCEEDED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
+    use std::io::BufRead;
+    use support::gateway_loop::{cli, free_port, poll, Reaped, TOKEN};
+
+    let endpoint = support::moto_endpoint();
+    let config = support::moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&config);
+    let id = support::unique("gwdev");
+    let prefix = format!("{}_", id.replace('-', "_"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = dir.path().join("tpf-sfn.toml");
+    std::fs::write(
+        &cfg,
+        "[binding]\nkind = \"gateway\"\n[binding.gateway]\n\
+         function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:tpf-action:3\"\n",
+    )
+    .expect("config");
+    let out = dir.path().join("out");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let log = dir.path().join("dev.log");
+    let mut child = cli()
+        .arg("dev")
+        .args(["--config", cfg.to_str().expect("utf-8")])
+        .args(["--endpoint-url", &endpoint, "--region", "us-east-1"])
+        .args([
+            "--prefix",
+            &prefix,
+            "--name-prefix",
+            &id,
+            "--listen",
+            &listen,
+        ])
+        .args(["--tenant", TENANT, "--out", out.to_str().expect("utf-8")])
+        .args(["--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("spawn tpf-sfn dev");
+    let stdout = child.stdout.take().expect("stdout");
+    let _dev = Reaped(child);
+    let mut line = String::new();
+    let read = std::io::BufReader::new(stdout).read_line(&mut line);
+    let logs = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        read.is_ok_and(|n| n > 0),
+        "dev printed no summary:\n{}",
+        logs()
+    );
+    let summary: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(summary["protocol"], "gateway", "{summary}");
+    let roles: Vec<&str> = summary["machines"]
+        .as_array()
+        .expect("machines")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        ["driver"],
+        "the gateway driver sweeps itself: {summary}"
+    );
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("manifest.json")).expect("manifest"),
+    )
+    .expect("manifest json");
+    assert_eq!(manifest["binding"]["kind"], "gateway", "{manifest}");
+
+    // The printed start, as printed.
+    let start = &summary["start"];
+    let name = start["name"].as_str().expect("name");
+    let input = ExecutionInput::read(start["input"].as_str().expect("input")).expect("TPF's input");
+    assert_eq!(input.durable_execution_name(), name);
+    assert_eq!(input.generation, 1);
+    let arn = sfn
+        .start_execution()
+        .state_machine_arn(start["stateMachineArn"].as_str().expect("machine"))
+        .name(name)
+        .input(start["input"].as_str().expect("input"))
+        .send()
+        .await
+        .expect("start the driver")
+        .execution_arn()
+        .to_owned();
+    assert_tpf_name(&arn);
+
+    // The printed control-plane calls: the pending interaction, its completion.
+    let addr: std::net::SocketAddr = listen.parse().expect("addr");
+    let pending = |addr| async move {
+        let r = support::http::request(
+            addr,
+            "GET",
+            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
+            Some(TOKEN),
+            None,
+        )
+        .await;
+        r.body.as_array()?.first()?["interactionId"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    let interaction = poll(120, || async {
+        let history = sfn
+            .get_execution_history()
+            .execution_arn(&arn)
+            .max_results(1000)
+            .send()
+            .await
+            .ok()?;
+        let parked = history
+            .events()
+            .iter()
+            .filter_map(|e| e.state_entered_event_details())
+            .last()
+            .is_some_and(|d| d.name() == states::PARK);
+        if parked {
+            pending(addr).await
+        } else {
+            None
+        }
+    })
+    .await
+    .unwrap_or_else(|| panic!("the driver never parked\n{}", logs()));
+    let body = serde_json::json!({
+        "interactionId": interaction, "responsePayload": {"decision": "accepted"}
+    })
+    .to_string();
+    let r = support::http::request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
+        Some(TOKEN),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    let done = poll(120, || async {
+        let d = sfn
+            .describe_execution()
+            .execution_arn(&arn)
+            .send()
+            .await
+            .ok()?;
+        (d.status() != &ExecutionStatus::Running)
+            .then(|| (d.status().clone(), d.output().map(str::to_owned)))
+    })
+    .await
+    .unwrap_or_else(|| panic!("the driver never ended\n{}", logs()));
+    assert_eq!(
+        done.0,
+        ExecutionStatus::Succeeded,
+        "{:?}\n{}",
+        done.1,
+        logs()
+    );
+    let output: Value = serde_json::from_str(&done.1.unwrap_or_default()).expect("output");
+    assert_eq!(output["generation"], 1, "{output}");
+    // The wake-up, not the park's 30-minute timeout, resumed it: its delivery evidence.
+    let names = tpf_sfn::aws::tables::TableNames::with_prefix(&prefix);
+    let delivered = aws_sdk_dynamodb::Client::new(&config)
+        .get_item()
+        .table_name(&names.callback_binding)
+        .key(
+            "pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(
+                tpf_wire::gateway::names::binding_partition_key(TENANT, &interaction),
+            ),
+        )
+        .key(
+            "sk",
+            aws_sdk_dynamodb::types::AttributeValue::S(
+                tpf_wire::gateway::names::delivered_sort_key(1),
+            ),
+        )
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("get DELIVERED#1");
+    let row = delivered
+        .item()
+        .unwrap_or_else(|| panic!("no DELIVERED#1\n{}", logs()));
+    assert_eq!(text(row, "provider_outcome"), "CALLBACK_ACCEPTED");
+}

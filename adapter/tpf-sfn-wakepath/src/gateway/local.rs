@@ -5,7 +5,9 @@
 //!   callback-binding table shard by shard and hands each record's new image to the wake-up
 //!   function's own per-record work ([`Wakeup::on_record`]). A retried record stops its shard
 //!   and is read again on the next pass, with every record after it, as a mapping resumes at
-//!   the lowest batch item failure. Positions live in the process: after a restart the streams
+//!   the lowest batch item failure; after [`MAX_RETRIES`] retries it is passed over, as the
+//!   mapping's retry bound sends it to its on-failure destination (TPF's template: 5 retries),
+//!   so one record cannot hold its shard forever. Positions live in the process: after a restart the streams
 //!   are read from their oldest record again, which the wake-up answers the same way (a
 //!   delivered await has its DELIVERY row, a bound one its BINDING).
 //! - [`StatusChanges`]: lists the release drivers' executions and hands each one that ended to
@@ -31,6 +33,9 @@ const SCOPE: &str = "GATEWAY_LOCAL";
 /// Most records one GetRecords returns to a mapping (Lambda's batch size bound).
 const BATCH: i32 = 100;
 
+/// Retries of one record before it is passed over (TPF's template's `MaximumRetryAttempts`).
+pub const MAX_RETRIES: u32 = 5;
+
 /// What one pass over the streams did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct StreamPass {
@@ -40,6 +45,8 @@ pub struct StreamPass {
     pub replaced: usize,
     /// Records left to be read again, each with why.
     pub retried: Vec<String>,
+    /// Records passed over after their last retry, each with why.
+    pub passed_over: Vec<String>,
 }
 
 /// The wake-up's stream mappings, polled.
@@ -49,6 +56,8 @@ pub struct StreamMapping {
     tables: Vec<String>,
     /// `stream#shard` → the last sequence number the wake-up acknowledged.
     positions: HashMap<String, String>,
+    /// `stream#shard` → the record being retried and its retries so far.
+    retries: HashMap<String, (String, u32)>,
 }
 
 impl StreamMapping {
@@ -60,6 +69,7 @@ impl StreamMapping {
             streams: aws_sdk_dynamodbstreams::Client::new(config),
             tables,
             positions: HashMap::new(),
+            retries: HashMap::new(),
         }
     }
 
@@ -177,7 +187,19 @@ impl StreamMapping {
                     Ok((Disposition::Retry(reason), _)) => format!("{reason:?}"),
                     Err(e) => e.report().to_string(),
                 };
+                let retries = match self.retries.get(&key) {
+                    Some((seq, n)) if *seq == sequence => n + 1,
+                    _ => 1,
+                };
+                if retries > MAX_RETRIES {
+                    pass.passed_over.push(format!("{sequence}: {why}"));
+                    self.retries.remove(&key);
+                    self.positions.insert(key.clone(), sequence);
+                    continue;
+                }
                 // The shard waits for this record, as a mapping's retries do.
+                self.retries
+                    .insert(key.clone(), (sequence.clone(), retries));
                 pass.retried.push(format!("{sequence}: {why}"));
                 return Ok(());
             }

@@ -58,7 +58,7 @@ pub struct GatewayOptions {
 }
 
 /// A child process killed and reaped when dropped, also on panic.
-struct Reaped(Child);
+pub struct Reaped(pub Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -98,7 +98,7 @@ pub struct GatewayLoop {
     pub reconciled: Arc<Mutex<Vec<(String, String)>>>,
 }
 
-fn cli() -> Command {
+pub fn cli() -> Command {
     let mut c = super::cli();
     c.env("TPF_SFN_TOKEN", TOKEN);
     c
@@ -717,7 +717,7 @@ pub fn text(row: &HashMap<String, AttributeValue>, name: &str) -> String {
         .unwrap_or_default()
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("ephemeral port")
