@@ -399,8 +399,8 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
         let parked = history
             .events()
             .iter()
-            .filter_map(|e| e.state_entered_event_details())
-            .last()
+            .rev()
+            .find_map(|e| e.state_entered_event_details())
             .is_some_and(|d| d.name() == states::PARK);
         if parked {
             pending(addr).await
