@@ -410,19 +410,7 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
     })
     .await
     .unwrap_or_else(|| panic!("the driver never parked\n{}", logs()));
-    let body = serde_json::json!({
-        "interactionId": interaction, "responsePayload": {"decision": "accepted"}
-    })
-    .to_string();
-    let r = support::http::request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
-        Some(TOKEN),
-        Some(&body),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.raw);
+    support::http::complete_interaction(addr, TOKEN, TENANT, &interaction).await;
     let done = poll(120, || async {
         let d = sfn
             .describe_execution()

@@ -94,38 +94,11 @@ impl StreamMapping {
                     )
                     .with_hint("create the tables with `tpf-sfn tables create`")
                 })?;
-            for shard in self.shards(&arn).await? {
+            for shard in crate::bridge::streams::shards(&self.streams, SCOPE, &arn).await? {
                 self.read_shard(wakeup, &arn, &shard, &mut pass).await?;
             }
         }
         Ok(pass)
-    }
-
-    async fn shards(&self, arn: &str) -> Result<Vec<String>, Error> {
-        let mut shards = Vec::new();
-        let mut start: Option<String> = None;
-        loop {
-            let out = self
-                .streams
-                .describe_stream()
-                .stream_arn(arn)
-                .set_exclusive_start_shard_id(start.take())
-                .send()
-                .await
-                .map_err(|e| errors::from_sdk(SCOPE, "DescribeStream", e, |_| None))?;
-            let Some(d) = out.stream_description() else {
-                return Ok(shards);
-            };
-            shards.extend(
-                d.shards()
-                    .iter()
-                    .filter_map(|s| s.shard_id().map(str::to_owned)),
-            );
-            match d.last_evaluated_shard_id() {
-                Some(last) => start = Some(last.to_owned()),
-                None => return Ok(shards),
-            }
-        }
     }
 
     async fn read_shard<I: Invoker>(

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,6 +32,7 @@ use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
 use tpf_wire::gateway::ActionRequest;
 
 use super::http::request;
+pub use super::{free_port, Reaped};
 
 pub const TOKEN: &str = "gateway-e2e-token";
 pub const TENANT: &str = "t1";
@@ -55,16 +56,6 @@ pub struct GatewayOptions {
     pub script: Option<&'static str>,
     /// Leave the gateway wake-up off for the whole run (TPF's missed-stream-record injection).
     pub no_wakeup: bool,
-}
-
-/// A child process killed and reaped when dropped, also on panic.
-pub struct Reaped(pub Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// A background task that ends with the test.
@@ -559,15 +550,7 @@ impl GatewayLoop {
 
     /// TPF's `ExecutionStatusDto` for `id`.
     pub async fn record(&self, id: &str) -> Value {
-        request(
-            self.addr,
-            "GET",
-            &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
-            Some(TOKEN),
-            None,
-        )
-        .await
-        .body
+        super::http::execution_record(self.addr, TOKEN, TENANT, id).await
     }
 
     /// Waits until TPF's record of `id` has `status`.
@@ -581,37 +564,11 @@ impl GatewayLoop {
     }
 
     pub async fn pending(&self, id: &str) -> Option<String> {
-        let r = request(
-            self.addr,
-            "GET",
-            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
-            Some(TOKEN),
-            None,
-        )
-        .await;
-        r.body
-            .as_array()?
-            .iter()
-            .find(|i| i["executionId"] == id)
-            .and_then(|i| i["interactionId"].as_str())
-            .map(str::to_owned)
+        super::http::pending_interaction(self.addr, TOKEN, TENANT, id).await
     }
 
     pub async fn complete(&self, interaction: &str) -> Value {
-        let body = json!({
-            "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
-        })
-        .to_string();
-        let r = request(
-            self.addr,
-            "POST",
-            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
-            Some(TOKEN),
-            Some(&body),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{}", r.raw);
-        r.body
+        super::http::complete_interaction(self.addr, TOKEN, TENANT, interaction).await
     }
 
     pub async fn redrive(&self, id: &str) -> Value {
@@ -715,11 +672,4 @@ pub fn text(row: &HashMap<String, AttributeValue>, name: &str) -> String {
         .and_then(|v| v.as_s().ok().or_else(|| v.as_n().ok()))
         .cloned()
         .unwrap_or_default()
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("ephemeral port")
-        .port()
 }

@@ -80,6 +80,24 @@ pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
     addr
 }
 
+/// A child process killed and reaped when dropped, also on panic.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free loopback port (bound, then released) for a server a test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("ephemeral port")
+        .port()
+}
+
 pub mod gateway_loop;
 pub mod host;
 pub mod http;
