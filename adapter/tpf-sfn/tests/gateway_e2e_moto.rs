@@ -289,8 +289,7 @@ async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
 /// printed control-plane calls to SUCCEEDED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
-    use std::io::BufRead;
-    use support::gateway_loop::{cli, free_port, poll, Reaped, TOKEN};
+    use support::gateway_loop::{cli, free_port, poll, TOKEN};
 
     let endpoint = support::moto_endpoint();
     let config = support::moto_config().await;
@@ -308,8 +307,8 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
     let out = dir.path().join("out");
     let listen = format!("127.0.0.1:{}", free_port());
     let log = dir.path().join("dev.log");
-    let mut child = cli()
-        .arg("dev")
+    let mut dev = cli();
+    dev.arg("dev")
         .args(["--config", cfg.to_str().expect("utf-8")])
         .args(["--endpoint-url", &endpoint, "--region", "us-east-1"])
         .args([
@@ -321,22 +320,9 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
             &listen,
         ])
         .args(["--tenant", TENANT, "--out", out.to_str().expect("utf-8")])
-        .args(["--format", "json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("spawn tpf-sfn dev");
-    let stdout = child.stdout.take().expect("stdout");
-    let _dev = Reaped(child);
-    let mut line = String::new();
-    let read = std::io::BufReader::new(stdout).read_line(&mut line);
+        .args(["--format", "json"]);
+    let (_dev, summary) = support::start_dev(dev, &log);
     let logs = || std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        read.is_ok_and(|n| n > 0),
-        "dev printed no summary:\n{}",
-        logs()
-    );
-    let summary: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(summary["protocol"], "gateway", "{summary}");
     let roles: Vec<&str> = summary["machines"]
         .as_array()

@@ -357,6 +357,66 @@ mod tests {
         assert!(out.contains("tok123  (kept for tpf-sfn-dev"), "{out}");
     }
 
+    /// With the gateway protocol the summary names the gateway's pieces and starts a driver
+    /// as TPF's ingress does: the driver machine, TPF's execution name for the printed key, TPF's
+    /// input; no bridge and no `status` line.
+    #[test]
+    fn the_gateway_loop_prints_the_ingress_start_under_tpfs_name() {
+        let args = dev_args(&[
+            "--endpoint-url",
+            "http://127.0.0.1:5599",
+            "--region",
+            "us-east-1",
+            "--tenant",
+            "t1",
+        ]);
+        let p = Provisioned {
+            identity: tpf_wire::Identity {
+                pipeline_id: "p".into(),
+                contract_version: "c".into(),
+                release_version: "r".into(),
+            },
+            tables: vec![("tpf_execution".into(), true)],
+            queue_url: "http://q".into(),
+            machines: vec![(
+                "driver",
+                "arn:aws:states:us-east-1:1:stateMachine:d".into(),
+                "created".into(),
+            )],
+            driver_arn_prefix: "arn:aws:states:us-east-1:1:stateMachine:".into(),
+            contract: "c.json".into(),
+            release: None,
+            gateway: true,
+        };
+        let out = text(
+            &args,
+            &TableNames::default(),
+            &p,
+            "kept",
+            "tok123",
+            "o-5eed",
+        );
+        let name = tpf_wire::gateway::names::durable_execution_name(Some("t1"), Some("o-5eed"), 1)
+            .unwrap();
+        assert!(
+            out.contains(&format!(
+                "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true aws stepfunctions start-execution --endpoint-url http://127.0.0.1:5599 --region us-east-1 \\\n    --state-machine-arn arn:aws:states:us-east-1:1:stateMachine:d --name {name}"
+            )),
+            "{out}"
+        );
+        let (printed, input) = gateway_start(&args, &p, "o-5eed");
+        assert_eq!(printed, name);
+        let read = tpf_wire::gateway::start::ExecutionInput::read(&input).unwrap();
+        assert_eq!((read.tenant_id.as_str(), read.generation), ("t1", 1));
+        assert!(out.contains(&format!("--input '{input}'")), "{out}");
+        assert!(out.contains("/tpf/gateway/v1/invoke"), "{out}");
+        assert!(out.contains("/interactions/complete"), "{out}");
+        assert!(
+            !out.contains("bridge") && !out.contains("tpf-sfn status"),
+            "{out}"
+        );
+    }
+
     fn dev_args(extra: &[&str]) -> DevArgs {
         let args = ["tpf-sfn", "dev"].iter().chain(extra);
         match crate::cli::Cli::parse_from(args).command {
