@@ -12,7 +12,7 @@ mod support;
 
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::Value;
-use support::gateway_loop::{states, text, GatewayLoop, GatewayOptions, TENANT};
+use support::gateway_loop::{collapse, states, text, GatewayLoop, GatewayOptions, TENANT};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{ActionRequest, Operation};
 
@@ -116,6 +116,16 @@ async fn happy_path_parks_is_woken_from_the_stream_and_ends_with_tpfs_result() {
     );
     assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
     assert_eq!(ops.iter().filter(|o| **o == Operation::Submit).count(), 1);
+    // Our interpreter's run of the same scenario on the same driver makes the same calls;
+    // its run of another scenario (the deadline passing) does not.
+    assert_eq!(
+        collapse(ops.clone()),
+        lp.interpreter_operations("tpf-11-completion-after-binding")
+    );
+    assert_ne!(
+        collapse(ops),
+        lp.interpreter_operations("tpf-22-await-deadline")
+    );
     // The reconciler had nothing to do.
     assert!(lp.reconciled.lock().unwrap().is_empty());
 }
@@ -163,6 +173,10 @@ async fn await_timeout_park_times_out_sweeps_and_fails_with_tpfs_status() {
     );
     let ops = operations(&lp.requests(&arn).await);
     assert!(!ops.contains(&Operation::Result), "{ops:?}");
+    assert_eq!(
+        collapse(ops),
+        lp.interpreter_operations("tpf-22-await-deadline")
+    );
 
     // The ended driver reaches the reconciler, which leaves a FAILED execution alone.
     let seen = support::gateway_loop::poll(30, || async {
@@ -246,6 +260,13 @@ async fn retry_exhaustion_then_redrive_ends_in_generation_2() {
         lp.requests(arn).await;
         assert_eq!(count(&lp, arn, "TaskFailed").await, 0);
     }
+    // Both generations' calls, in order, as our interpreter's run of the same scenario.
+    let mut both = operations(&lp.requests(&first).await);
+    both.extend(ops);
+    assert_eq!(
+        collapse(both),
+        lp.interpreter_operations("tpf-21-retry-exhaustion-redrive")
+    );
 }
 
 /// TPF-19 (missed stream record): the wake-up is off for the whole run, so no signal is ever
@@ -281,6 +302,10 @@ async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
     assert!(!entered.iter().any(|s| s == states::WOKEN));
     let ops = operations(&lp.requests(&arn).await);
     assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
+    assert_eq!(
+        collapse(ops),
+        lp.interpreter_operations("tpf-19-missed-stream-record")
+    );
 }
 
 /// `tpf-sfn dev` with a config whose binding is the gateway wires the gateway loop: the gateway

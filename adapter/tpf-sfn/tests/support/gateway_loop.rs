@@ -29,7 +29,7 @@ use tpf_sfn_wakepath::gateway::reconciler::{Reconciled, Reconciler};
 use tpf_sfn_wakepath::gateway::starter::Starter;
 use tpf_sfn_wakepath::gateway::wakeup::{system_now_ms, Wakeup};
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
-use tpf_wire::gateway::ActionRequest;
+use tpf_wire::gateway::{ActionRequest, Operation};
 
 use super::http::request;
 pub use super::{free_port, Reaped};
@@ -85,6 +85,8 @@ pub struct GatewayLoop {
     pub addr: SocketAddr,
     children: Vec<Reaped>,
     tasks: Vec<Aborted>,
+    /// The configuration compiled, for our interpreter's run of the same driver.
+    config_text: String,
     /// What the reconciler answered, per ended driver execution.
     pub reconciled: Arc<Mutex<Vec<(String, String)>>>,
 }
@@ -193,14 +195,11 @@ impl GatewayLoop {
             ),
         };
         let cfg = dir.path().join("tpf-sfn.toml");
-        std::fs::write(
-            &cfg,
-            format!(
-                "name-prefix = \"{id}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\n\
-                 function-arn = \"{GATEWAY_ARN}\"\ntransport = \"queue\"\nqueue-url = \"{queue_url}\"\n"
-            ),
-        )
-        .expect("config");
+        let config_text = format!(
+            "name-prefix = \"{id}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\n\
+             function-arn = \"{GATEWAY_ARN}\"\ntransport = \"queue\"\nqueue-url = \"{queue_url}\"\n"
+        );
+        std::fs::write(&cfg, &config_text).expect("config");
         let out = dir.path().join("release");
         run(&[
             "compile",
@@ -239,6 +238,7 @@ impl GatewayLoop {
             addr,
             children: Vec::new(),
             tasks: Vec::new(),
+            config_text,
             reconciled: Arc::default(),
             config,
             dir,
@@ -640,6 +640,37 @@ impl GatewayLoop {
         .await
     }
 
+    /// The driver's gateway operations in our interpreter's run of TPF's scenario `name` (the
+    /// gateway world, the driver compiled with the same configuration on our Step Functions
+    /// engine), poll cycles collapsed; the run must pass its own assertions and checks. The
+    /// world times its scenarios against the contract's own 30-minute deadline (its work
+    /// function takes minutes), so the driver is compiled from today's Restaurant Approval as
+    /// published; a shortened deadline changes the park's timeout, not the calls.
+    pub fn interpreter_operations(&self, name: &str) -> Vec<Operation> {
+        use tpf_sfn_compiler::compile::Input;
+        use tpf_sfn_compiler::config::BindingKind;
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+        let contract = std::fs::read(examples.join(CONTRACT)).expect("contract");
+        let release = std::fs::read(examples.join(RELEASE)).expect("release");
+        let subject = tpf_sfn_mapping::sfn::gateway_proof::subject(
+            &Input {
+                contract_file: CONTRACT,
+                contract: &contract,
+                release: Some((RELEASE, &release)),
+                config: Some(("tpf-sfn.toml", &self.config_text)),
+                binding: Some(BindingKind::Gateway),
+                allow_unverified_hash: false,
+            },
+            None,
+        )
+        .expect("compiles")
+        .expect("the gateway binding");
+        let info = tpf_sfn_mapping::gateway::catalogue::scenario(name).expect("TPF's scenario");
+        let (report, trace) = subject.run_one(info).expect("the engine runs the driver");
+        assert!(report.passed(), "{name} in our interpreter: {report:?}");
+        collapse(trace.invocations.iter().filter_map(|i| i.operation))
+    }
+
     /// Every row of the binding table, as (pk, sk, record_type).
     pub async fn binding_rows(&self) -> Vec<(String, String, String)> {
         let items = self
@@ -672,4 +703,33 @@ pub fn text(row: &HashMap<String, AttributeValue>, name: &str) -> String {
         .and_then(|v| v.as_s().ok().or_else(|| v.as_n().ok()))
         .cloned()
         .unwrap_or_default()
+}
+
+/// A driver's operations with every SWEEP, STATUS poll that repeats the one before it
+/// dropped: how many polls a wait takes depends on timing (moto's clock, the world's work
+/// delay), what the driver does between them does not. Operations other drivers' pieces
+/// send (the wake-up's and reconciler's reads) are left out.
+pub fn collapse(ops: impl IntoIterator<Item = Operation>) -> Vec<Operation> {
+    let mut out: Vec<Operation> = Vec::new();
+    for op in ops {
+        if !matches!(
+            op,
+            Operation::Submit
+                | Operation::Sweep
+                | Operation::Status
+                | Operation::RegisterCallback
+                | Operation::Result
+        ) {
+            continue;
+        }
+        let repeat = op == Operation::Status
+            && out.len() >= 3
+            && out[out.len() - 3..] == [Operation::Sweep, Operation::Status, Operation::Sweep];
+        if repeat {
+            out.pop();
+            continue;
+        }
+        out.push(op);
+    }
+    out
 }
