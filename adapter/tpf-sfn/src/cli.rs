@@ -660,9 +660,16 @@ pub struct DevArgs {
     pub release: Option<PathBuf>,
     /// Driver configuration (TOML). Without it ./tpf-sfn.toml if there is one (the file `init`
     /// writes), else the embedded defaults. dev sets its binding to `queue` (the relay carries
-    /// the driver's calls), its queue URL, wakeup table and name prefix; the rest is kept.
+    /// the driver's calls), its queue URL, wakeup table and name prefix; the rest is kept. With
+    /// the gateway protocol it keeps `[binding.gateway]` and sets its transport to `queue`.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The driver protocol the loop runs: `gateway` (TPF's action gateway: the gateway driver,
+    /// the gateway relay, the gateway wake-up and reconciler) or `action-api` (Action API v1:
+    /// the bridge and the relay). Default: `gateway` when the config's `[binding] kind` is
+    /// `gateway`, else `action-api`.
+    #[arg(long, value_enum)]
+    pub protocol: Option<RelayProtocol>,
     /// Where the compiled release is written.
     #[arg(long, default_value = "tpf-sfn-dev")]
     pub out: PathBuf,

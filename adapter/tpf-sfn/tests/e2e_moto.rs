@@ -561,26 +561,9 @@ fn normalisation_drops_only_no_op_early_wakes() {
 /// Starts `tpf-sfn dev --format json` (its logs to `log`) and returns it with its one-line
 /// summary.
 fn start_dev(args: &[&str], log: &std::path::Path) -> (harness::Reaped, serde_json::Value) {
-    use std::io::BufRead;
-    let mut child = harness::tpf_sfn()
-        .arg("dev")
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(log).expect("log"))
-        .spawn()
-        .expect("spawn tpf-sfn dev");
-    let stdout = child.stdout.take().expect("stdout");
-    let child = harness::Reaped(child);
-    let mut line = String::new();
-    let read = std::io::BufReader::new(stdout).read_line(&mut line);
-    if read.map_or(true, |n| n == 0) {
-        panic!(
-            "dev printed no summary:\n{}",
-            std::fs::read_to_string(log).unwrap_or_default()
-        );
-    }
-    let summary = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-    (child, summary)
+    let mut dev = harness::tpf_sfn();
+    dev.arg("dev").args(args);
+    support::start_dev(dev, log)
 }
 
 /// `tpf-sfn dev` provisions everything and runs host, bridge and relay: an order goes from

@@ -833,3 +833,43 @@ fn the_starter_starts_by_tpfs_name_and_counts_an_existing_one_as_started() {
     assert_eq!(e.code(), "GATEWAY_HOST_START_INPUT");
     assert_eq!(driver_executions(&w, &machine).len(), 1);
 }
+
+/// `dev`'s local stream mapping on moto's stream: a record the wake-up retries (an await row
+/// whose execution never registered) holds its shard for each pass, and after the template's
+/// five retries is passed over, as Lambda's mapping hands it to its on-failure destination;
+/// the shard then reads on.
+#[test]
+fn the_local_stream_mapping_retries_a_record_five_times_then_passes_it_over() {
+    use tpf_sfn_wakepath::gateway::local::{StreamMapping, MAX_RETRIES};
+    let w = World::new("gw-local");
+    let mut interaction = tpf_wire::records::Item::new();
+    for (k, v) in [
+        ("tenant_id", TENANT),
+        ("interaction_id", "i1"),
+        ("execution_id", "e1"),
+        ("correlation_id", "corr-1"),
+        ("status", "COMPLETED"),
+    ] {
+        interaction.insert(k.into(), tpf_wire::records::AttrValue::S(v.into()));
+    }
+    w.put(&w.names.await_interaction, &interaction);
+    let wakeup = w.wakeup(Tpf::with(vec![checkpoint("e1", "i1", "COMPLETED")], None));
+    let mut mapping = StreamMapping::new(&w.config, vec![w.names.await_interaction.clone()]);
+    for n in 0..=MAX_RETRIES {
+        let pass = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+        assert_eq!(pass.records, 1, "pass {n}: {pass:?}");
+        if n < MAX_RETRIES {
+            assert_eq!(pass.retried.len(), 1, "pass {n}: {pass:?}");
+            assert!(pass.passed_over.is_empty(), "pass {n}: {pass:?}");
+        } else {
+            assert!(pass.retried.is_empty(), "{pass:?}");
+            assert_eq!(pass.passed_over.len(), 1, "{pass:?}");
+            assert!(
+                pass.passed_over[0].contains("RegistrationMissing"),
+                "{pass:?}"
+            );
+        }
+    }
+    let pass = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+    assert_eq!(pass.records, 0, "the shard reads on past it: {pass:?}");
+}

@@ -40,3 +40,25 @@ pub fn from_sdk(item: &SdkItem) -> Item {
         })
         .collect()
 }
+
+/// A DynamoDB Streams image as TPF's rows are read, by the same rule as [`from_sdk`] (the
+/// Streams SDK has its own attribute type).
+pub fn from_stream_image(
+    image: &HashMap<String, aws_sdk_dynamodbstreams::types::AttributeValue>,
+) -> Item {
+    use aws_sdk_dynamodbstreams::types::AttributeValue as V;
+    image
+        .iter()
+        .filter_map(|(k, v)| {
+            let value = match v {
+                V::S(s) => AttrValue::S(s.clone()),
+                V::N(n) => AttrValue::N(n.clone()),
+                V::Bool(b) => AttrValue::Bool(*b),
+                V::Ss(set) => AttrValue::Ss(set.iter().cloned().collect()),
+                V::Null(_) => AttrValue::Null,
+                _ => return None,
+            };
+            Some((k.clone(), value))
+        })
+        .collect()
+}

@@ -13,7 +13,7 @@
 pub mod durable;
 pub mod images;
 mod records;
-mod streams;
+pub(crate) mod streams;
 
 pub use images::Image;
 pub(crate) use records::{read_row, read_token, row_text};

@@ -89,35 +89,8 @@ impl Bridge {
             })
     }
 
-    /// Every shard, following `LastEvaluatedShardId` by hand: the DynamoDB Streams SDK has no
-    /// paginator for DescribeStream.
     pub(super) async fn shards(&self, stream_arn: &str) -> Result<Vec<String>, Error> {
-        let mut shards = Vec::new();
-        let mut start: Option<String> = None;
-        loop {
-            let out = self
-                .streams
-                .describe_stream()
-                .stream_arn(stream_arn)
-                .set_exclusive_start_shard_id(start.take())
-                .send()
-                .await
-                .map_err(|e| failed("DescribeStream", e))?;
-            let Some(description) = out.stream_description() else {
-                return Ok(shards);
-            };
-            // Parents are listed before children, so reading in order keeps per-key order.
-            shards.extend(
-                description
-                    .shards()
-                    .iter()
-                    .filter_map(|s| s.shard_id().map(str::to_owned)),
-            );
-            match description.last_evaluated_shard_id() {
-                Some(last) => start = Some(last.to_owned()),
-                None => return Ok(shards),
-            }
-        }
+        shards(&self.streams, super::SCOPE, stream_arn).await
     }
 
     fn checkpoint_key(stream_arn: &str, shard_id: &str) -> [(String, DdbValue); 2] {
@@ -282,5 +255,39 @@ impl Bridge {
             .map_err(|e| failed("GetShardIterator", e))?
             .shard_iterator()
             .map(str::to_owned))
+    }
+}
+
+/// Every shard of `stream_arn`, following `LastEvaluatedShardId` by hand: the DynamoDB Streams
+/// SDK has no paginator for DescribeStream. A failure is coded under `scope`.
+pub(crate) async fn shards(
+    streams: &aws_sdk_dynamodbstreams::Client,
+    scope: &str,
+    stream_arn: &str,
+) -> Result<Vec<String>, Error> {
+    let mut shards = Vec::new();
+    let mut start: Option<String> = None;
+    loop {
+        let out = streams
+            .describe_stream()
+            .stream_arn(stream_arn)
+            .set_exclusive_start_shard_id(start.take())
+            .send()
+            .await
+            .map_err(|e| crate::aws::errors::from_sdk(scope, "DescribeStream", e, |_| None))?;
+        let Some(description) = out.stream_description() else {
+            return Ok(shards);
+        };
+        // Parents are listed before children, so reading in order keeps per-key order.
+        shards.extend(
+            description
+                .shards()
+                .iter()
+                .filter_map(|s| s.shard_id().map(str::to_owned)),
+        );
+        match description.last_evaluated_shard_id() {
+            Some(last) => start = Some(last.to_owned()),
+            None => return Ok(shards),
+        }
     }
 }

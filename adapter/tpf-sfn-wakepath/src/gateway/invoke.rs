@@ -141,8 +141,14 @@ pub struct HttpInvoker {
 impl HttpInvoker {
     /// `url` is `serve`'s base URL (`http://host:port`).
     pub fn new(url: &str, timeout: Duration) -> Result<Self, Error> {
+        Self::with_token(url, None, timeout)
+    }
+
+    /// The same, with `serve`'s bearer token: `serve` guards the gateway route as it guards
+    /// the others, where Lambda's Invoke is guarded by IAM.
+    pub fn with_token(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, Error> {
         Ok(Self {
-            host: HttpActionHost::new(url, None, timeout)?,
+            host: HttpActionHost::new(url, token, timeout)?,
         })
     }
 }

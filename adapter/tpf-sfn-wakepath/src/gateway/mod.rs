@@ -11,10 +11,12 @@
 //! - [`provider`]: the callback send, the callback's and the driver's state, a driver's input;
 //! - [`starter`]: starting a driver generation by TPF's recipe (TPF's ingress);
 //! - [`wakeup`]: one stream record of TPF's await-interaction table or of the binding table;
-//! - [`reconciler`]: one driver status-change event.
+//! - [`reconciler`]: one driver status-change event;
+//! - [`local`]: the streams and the status changes polled by a process (the local loop).
 
 pub mod bindings;
 pub mod invoke;
+pub mod local;
 pub mod provider;
 pub mod reads;
 pub mod reconciler;

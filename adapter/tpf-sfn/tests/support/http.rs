@@ -102,3 +102,68 @@ pub async fn submit(
     )
     .await
 }
+
+/// TPF's `ExecutionStatusDto` for execution `id`.
+pub async fn execution_record(
+    addr: std::net::SocketAddr,
+    token: &str,
+    tenant: &str,
+    id: &str,
+) -> Value {
+    request(
+        addr,
+        "GET",
+        &format!("/tpf/control-plane/tenants/{tenant}/executions/{id}"),
+        Some(token),
+        None,
+    )
+    .await
+    .body
+}
+
+/// The pending interaction of execution `id`, if TPF has one.
+pub async fn pending_interaction(
+    addr: std::net::SocketAddr,
+    token: &str,
+    tenant: &str,
+    id: &str,
+) -> Option<String> {
+    let r = request(
+        addr,
+        "GET",
+        &format!("/tpf/control-plane/tenants/{tenant}/interactions/pending"),
+        Some(token),
+        None,
+    )
+    .await;
+    r.body
+        .as_array()?
+        .iter()
+        .find(|i| i["executionId"] == id)
+        .and_then(|i| i["interactionId"].as_str())
+        .map(str::to_owned)
+}
+
+/// Completes `interaction` with the chef's acceptance; returns the response body (a refusal
+/// fails the test).
+pub async fn complete_interaction(
+    addr: std::net::SocketAddr,
+    token: &str,
+    tenant: &str,
+    interaction: &str,
+) -> Value {
+    let body = serde_json::json!({
+        "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
+    })
+    .to_string();
+    let r = request(
+        addr,
+        "POST",
+        &format!("/tpf/control-plane/tenants/{tenant}/interactions/complete"),
+        Some(token),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    r.body
+}

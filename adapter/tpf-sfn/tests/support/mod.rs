@@ -80,6 +80,48 @@ pub async fn spawn_host<S: tpf_sfn::host::HostStore>(
     addr
 }
 
+/// A child process killed and reaped when dropped, also on panic.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free loopback port (bound, then released) for a server a test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("ephemeral port")
+        .port()
+}
+
+/// Runs `dev` (a `tpf-sfn dev … --format json` command, its logs to `log`) and returns it
+/// with its one-line summary.
+pub fn start_dev(mut dev: Command, log: &std::path::Path) -> (Reaped, serde_json::Value) {
+    use std::io::BufRead;
+    let mut child = dev
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(log).expect("log"))
+        .spawn()
+        .expect("spawn tpf-sfn dev");
+    let stdout = child.stdout.take().expect("stdout");
+    let child = Reaped(child);
+    let mut line = String::new();
+    let read = std::io::BufReader::new(stdout).read_line(&mut line);
+    if read.map_or(true, |n| n == 0) {
+        panic!(
+            "dev printed no summary:\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+    let summary = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    (child, summary)
+}
+
+pub mod gateway_loop;
 pub mod host;
 pub mod http;
 pub mod streams;

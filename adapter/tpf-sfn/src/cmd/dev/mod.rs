@@ -2,8 +2,14 @@
 //! the action queue, the compiled and deployed release), then runs `serve`, `bridge` and `relay`
 //! in this process, each on its own thread with its own runtime, exactly as the separate
 //! commands would run them. The first of the three to stop ends the command.
+//!
+//! With the gateway protocol (`--protocol gateway`, or a config whose binding is the gateway)
+//! the driver is the gateway driver with the queue transport, the relay carries its requests
+//! to `serve`'s gateway route, and the bridge's place is taken by the gateway wake-up and the
+//! reconciler (`gateway.rs`).
 
 use crate::stdio::errln;
+mod gateway;
 mod provision;
 mod summary;
 
@@ -60,7 +66,11 @@ pub fn run(args: &DevArgs) -> CmdResult {
     };
     let relay = RelayArgs {
         queue_url: provisioned.queue_url.clone(),
-        protocol: RelayProtocol::ActionApi,
+        protocol: if provisioned.gateway {
+            RelayProtocol::Gateway
+        } else {
+            RelayProtocol::ActionApi
+        },
         gateway_function_arn: None,
         action_url: format!("http://{}", args.listen),
         token: Some(token.clone()),
@@ -71,9 +81,24 @@ pub fn run(args: &DevArgs) -> CmdResult {
         idle_interval_ms: args.idle_interval_ms,
         connection: args.connection.clone(),
     };
+    let gateway_wake = provisioned.gateway.then(|| gateway::GatewayWake {
+        connection: args.connection.clone(),
+        names: names.clone(),
+        host: format!("http://{}", args.listen),
+        token: token.clone(),
+        machines: tpf_sfn_wakepath::bridge::Machines {
+            arn_prefix: provisioned.driver_arn_prefix.clone(),
+            name_prefix: args.name_prefix.clone(),
+        },
+        driver_arn: provisioned.driver_arn(),
+        idle_interval_ms: args.idle_interval_ms,
+    });
     start("serve", &tx, move || super::serve::run(&serve))?;
     wait_listening(&args.listen, &rx)?;
-    start("bridge", &tx, move || super::bridge::run(&bridge))?;
+    match gateway_wake {
+        Some(w) => start("wake-up", &tx, move || gateway::run(&w))?,
+        None => start("bridge", &tx, move || super::bridge::run(&bridge))?,
+    }
     start("relay", &tx, move || super::relay::run(&relay))?;
     summary(args, &names, &provisioned, &token, token_origin);
 

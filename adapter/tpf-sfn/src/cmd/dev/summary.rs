@@ -44,6 +44,11 @@ pub(super) fn summary(
                 "idempotencyKey": key,
                 "token": {"from": origin, "value": if shown_token.is_empty() { None } else { Some(shown_token) }},
                 "out": args.out.display().to_string(),
+                "protocol": if p.gateway { "gateway" } else { "action-api" },
+                "start": p.gateway.then(|| {
+                    let (name, input) = gateway_start(args, p, &key);
+                    json!({"stateMachineArn": p.driver_arn(), "name": name, "input": input})
+                }),
             })
         ),
         Format::Text => out!("{}", text(args, names, p, origin, shown_token, &key)),
@@ -91,21 +96,41 @@ fn text(
         let _ = writeln!(out, "  {role:<8} {arn}  ({word})");
     }
     let _ = writeln!(out, "  compiled {}", args.out.display());
-    let _ = writeln!(
-        out,
-        "  host     {host}  Action API v1 + control plane, DynamoDB store, tenant `{}` active",
-        args.tenant
-    );
-    let _ = writeln!(
-        out,
-        "  bridge   streams of {} and {} -> starts and wakes drivers",
-        names.execution, names.wakeup
-    );
-    let _ = writeln!(
-        out,
-        "  relay    {} -> {host} -> SendTaskSuccess/Failure",
-        p.queue_url
-    );
+    if p.gateway {
+        let _ = writeln!(
+            out,
+            "  host     {host}  TPF's gateway (POST {}) + control plane, DynamoDB store, tenant `{}` active",
+            tpf_wire::gateway::invoke::PATH,
+            args.tenant
+        );
+        let _ = writeln!(
+            out,
+            "  wake-up  streams of {} and {} -> SendTaskSuccess to the parked driver; reconciler on the driver's ended executions",
+            names.await_interaction, names.callback_binding
+        );
+        let _ = writeln!(
+            out,
+            "  relay    {} -> {host}{} -> SendTaskSuccess/Failure",
+            p.queue_url,
+            tpf_wire::gateway::invoke::PATH
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  host     {host}  Action API v1 + control plane, DynamoDB store, tenant `{}` active",
+            args.tenant
+        );
+        let _ = writeln!(
+            out,
+            "  bridge   streams of {} and {} -> starts and wakes drivers",
+            names.execution, names.wakeup
+        );
+        let _ = writeln!(
+            out,
+            "  relay    {} -> {host} -> SendTaskSuccess/Failure",
+            p.queue_url
+        );
+    }
     if shown_token.is_empty() {
         let _ = writeln!(out, "  token    from {origin}");
     } else {
@@ -118,7 +143,21 @@ fn text(
     }
     let _ = writeln!(out, "  schedule none: the sweeper is deployed but not scheduled here; start it by hand to sweep");
     let _ = writeln!(out, "try:");
-    let _ = writeln!(
+    if p.gateway {
+        let (name, input) = gateway_start(args, p, key);
+        let _ = writeln!(
+            out,
+            "  # start a driver as TPF's ingress does: StartExecution under TPF's name for the key (AWS CLI)"
+        );
+        let _ = writeln!(
+            out,
+            "  {}aws stepfunctions start-execution{} \\\n    --state-machine-arn {} --name {name} \\\n    --input '{input}'",
+            credentials(args),
+            connection_flags(args),
+            p.driver_arn()
+        );
+    } else {
+        let _ = writeln!(
  out,
                 "  curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n    -d '{{\"pipelineId\":\"{}\",\"inputShape\":\"UNI\",\"inputPayload\":{{\"orderId\":\"o-1\"}},\"idempotencyKey\":\"{key}\",\"outputStreaming\":false}}' \\\n    {host}/tpf/control-plane/tenants/{}/executions",
                 if shown_token.is_empty() { "$TPF_SFN_TOKEN" } else { shown_token },
@@ -126,6 +165,7 @@ fn text(
                 args.tenant,
                 key = key,
             );
+    }
     let bearer = if shown_token.is_empty() {
         "$TPF_SFN_TOKEN"
     } else {
@@ -153,8 +193,14 @@ fn text(
         out,
         "  # tpf-sfn on PATH: `cargo install --path adapter/tpf-sfn` (or `cargo run -q -p tpf-sfn --`)"
     );
-    let _ = writeln!(out, "{}", status_line(args, &table));
-    let _ = writeln!(out, "Ctrl-C stops host, bridge and relay.");
+    if !p.gateway {
+        let _ = writeln!(out, "{}", status_line(args, &table));
+    }
+    let _ = writeln!(
+        out,
+        "Ctrl-C stops host, {} and relay.",
+        if p.gateway { "wake-up" } else { "bridge" }
+    );
     out
 }
 
@@ -177,27 +223,40 @@ fn fresh_key() -> String {
 /// local emulator also the credentials it takes (any will do) and no instance metadata, which a
 /// fresh shell would otherwise go looking for.
 fn status_line(args: &DevArgs, table: &str) -> String {
+    let note = if args.connection.emulator_endpoint().is_some() {
+        "  # a local emulator takes any credentials; these keep the call off instance metadata"
+    } else {
+        "  # with the AWS credentials dev ran with (environment or profile)"
+    };
+    format!(
+        "{note}\n  {}tpf-sfn status --out {} --tenant {} --execution <executionId>{table}{}",
+        credentials(args),
+        args.out.display(),
+        args.tenant,
+        connection_flags(args)
+    )
+}
+
+/// Against a local emulator, the credentials it takes (any will do) and no instance metadata,
+/// which a fresh shell would otherwise go looking for; against AWS nothing (the caller's own
+/// chain applies).
+fn credentials(args: &DevArgs) -> &'static str {
+    if args.connection.emulator_endpoint().is_some() {
+        "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true "
+    } else {
+        ""
+    }
+}
+
+/// The endpoint, the region dev used (its flag or its environment) and the profile, as flags.
+fn connection_flags(args: &DevArgs) -> String {
     let c = &args.connection;
     let region = c.region.clone().or_else(|| {
         ["AWS_REGION", "AWS_DEFAULT_REGION"]
             .iter()
             .find_map(|v| std::env::var(v).ok().filter(|r| !r.is_empty()))
     });
-    let mut line = String::from("  ");
-    let mut note = "  # with the AWS credentials dev ran with (environment or profile)";
-    if c.emulator_endpoint().is_some() {
-        line.push_str(
-            "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true ",
-        );
-        note =
-            "  # a local emulator takes any credentials; these keep the call off instance metadata";
-    }
-    let _ = write!(
-        line,
-        "tpf-sfn status --out {} --tenant {} --execution <executionId>{table}",
-        args.out.display(),
-        args.tenant
-    );
+    let mut line = String::new();
     for (flag, value) in [
         ("--endpoint-url", c.endpoint_url.as_deref()),
         ("--region", region.as_deref()),
@@ -207,7 +266,30 @@ fn status_line(args: &DevArgs, table: &str) -> String {
             let _ = write!(line, " {flag} {v}");
         }
     }
-    format!("{note}\n{line}")
+    line
+}
+
+/// Generation 1 of an order under `key`, as TPF's ingress starts it: the driver execution's
+/// name (TPF's recipe) and its input (`AwsDurableExecutionInput`).
+fn gateway_start(args: &DevArgs, p: &Provisioned, key: &str) -> (String, String) {
+    let identity = &p.identity;
+    let input = tpf_wire::gateway::start::ExecutionInput::new(
+        Some(&args.tenant),
+        Some(key),
+        tpf_wire::gateway::start::ReleaseIdentity {
+            pipeline_id: Some(&identity.pipeline_id),
+            contract_version: Some(&identity.contract_version),
+            release_version: Some(&identity.release_version),
+        },
+        Some(r#"{"orderId":"o-1"}"#),
+        None,
+        1,
+    );
+    match input {
+        Ok(input) => (input.durable_execution_name(), input.to_json()),
+        // A blank tenant is refused by TPF's rules; the summary still prints.
+        Err(e) => (String::new(), format!("(no input: {})", e.message)),
+    }
 }
 
 #[cfg(test)]
@@ -242,6 +324,7 @@ mod tests {
             driver_arn_prefix: String::new(),
             contract: "c.json".into(),
             release: None,
+            gateway: false,
         };
         let out = text(
             &args,
@@ -272,6 +355,66 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("tok123  (kept for tpf-sfn-dev"), "{out}");
+    }
+
+    /// With the gateway protocol the summary names the gateway's pieces and starts a driver
+    /// as TPF's ingress does: the driver machine, TPF's execution name for the printed key, TPF's
+    /// input; no bridge and no `status` line.
+    #[test]
+    fn the_gateway_loop_prints_the_ingress_start_under_tpfs_name() {
+        let args = dev_args(&[
+            "--endpoint-url",
+            "http://127.0.0.1:5599",
+            "--region",
+            "us-east-1",
+            "--tenant",
+            "t1",
+        ]);
+        let p = Provisioned {
+            identity: tpf_wire::Identity {
+                pipeline_id: "p".into(),
+                contract_version: "c".into(),
+                release_version: "r".into(),
+            },
+            tables: vec![("tpf_execution".into(), true)],
+            queue_url: "http://q".into(),
+            machines: vec![(
+                "driver",
+                "arn:aws:states:us-east-1:1:stateMachine:d".into(),
+                "created".into(),
+            )],
+            driver_arn_prefix: "arn:aws:states:us-east-1:1:stateMachine:".into(),
+            contract: "c.json".into(),
+            release: None,
+            gateway: true,
+        };
+        let out = text(
+            &args,
+            &TableNames::default(),
+            &p,
+            "kept",
+            "tok123",
+            "o-5eed",
+        );
+        let name = tpf_wire::gateway::names::durable_execution_name(Some("t1"), Some("o-5eed"), 1)
+            .unwrap();
+        assert!(
+            out.contains(&format!(
+                "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true aws stepfunctions start-execution --endpoint-url http://127.0.0.1:5599 --region us-east-1 \\\n    --state-machine-arn arn:aws:states:us-east-1:1:stateMachine:d --name {name}"
+            )),
+            "{out}"
+        );
+        let (printed, input) = gateway_start(&args, &p, "o-5eed");
+        assert_eq!(printed, name);
+        let read = tpf_wire::gateway::start::ExecutionInput::read(&input).unwrap();
+        assert_eq!((read.tenant_id.as_str(), read.generation), ("t1", 1));
+        assert!(out.contains(&format!("--input '{input}'")), "{out}");
+        assert!(out.contains("/tpf/gateway/v1/invoke"), "{out}");
+        assert!(out.contains("/interactions/complete"), "{out}");
+        assert!(
+            !out.contains("bridge") && !out.contains("tpf-sfn status"),
+            "{out}"
+        );
     }
 
     fn dev_args(extra: &[&str]) -> DevArgs {

@@ -1,8 +1,7 @@
 //! Child processes and ports: running `tpf-sfn`, reaping what a test started.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use crate::support;
@@ -26,12 +25,7 @@ pub(super) fn run(args: &[&str]) -> Output {
     o
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("ephemeral port")
-        .port()
-}
+pub use crate::support::{free_port, Reaped};
 
 pub fn utf8(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -50,16 +44,6 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     None
-}
-
-/// A child process killed and reaped when dropped, also on panic.
-pub struct Reaped(pub Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// A background task that ends with the test.

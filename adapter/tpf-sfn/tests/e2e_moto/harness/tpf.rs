@@ -54,15 +54,7 @@ impl Loop {
 
 /// TPF's `ExecutionStatusDto` for `id`, from the host at `addr`.
 pub async fn record(addr: SocketAddr, id: &str) -> Value {
-    request(
-        addr,
-        "GET",
-        &format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}"),
-        Some(TOKEN),
-        None,
-    )
-    .await
-    .body
+    support::http::execution_record(addr, TOKEN, TENANT, id).await
 }
 
 /// Submits an order to the host at `addr`; returns TPF's execution id.
@@ -73,35 +65,9 @@ pub async fn submit(addr: SocketAddr, pipeline_id: &str, key: &str) -> String {
 }
 
 pub async fn pending_interaction(addr: SocketAddr, id: &str) -> Option<String> {
-    let r = request(
-        addr,
-        "GET",
-        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
-    r.body
-        .as_array()?
-        .iter()
-        .find(|i| i["executionId"] == id)
-        .and_then(|i| i["interactionId"].as_str())
-        .map(str::to_owned)
+    support::http::pending_interaction(addr, TOKEN, TENANT, id).await
 }
 
 pub async fn complete_interaction(addr: SocketAddr, interaction: &str) -> Value {
-    let body = json!({
-        "interactionId": interaction, "responsePayload": {"decision": "accepted"}, "actor": "chef"
-    })
-    .to_string();
-    let r = request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/interactions/complete"),
-        Some(TOKEN),
-        Some(&body),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.raw);
-    r.body
+    support::http::complete_interaction(addr, TOKEN, TENANT, interaction).await
 }

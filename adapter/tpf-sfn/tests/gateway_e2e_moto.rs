@@ -1,0 +1,471 @@
+//! The gateway driver end to end on moto's Step Functions interpreter: today's Restaurant
+//! Approval compiled with the gateway binding and the queue transport, deployed, started by
+//! TPF's ingress under TPF's execution names; the relay carries every request to `serve`'s
+//! gateway route (TPF's gateway over the model, TPF's records in DynamoDB, TPF's work function
+//! in process); the gateway wake-up answers the parked driver with `SendTaskSuccess` from the
+//! real stream records of TPF's await-interaction table; the reconciler sees every driver that
+//! ended. Each test is one of TPF's conformance scenarios (`docs/mapping.md`) and asserts on
+//! TPF's record, the binding table's rows, moto's execution history, and that TPF's gateway
+//! reader accepts every request the driver sent.
+
+mod support;
+
+use aws_sdk_sfn::types::ExecutionStatus;
+use serde_json::Value;
+use support::gateway_loop::{collapse, states, text, GatewayLoop, GatewayOptions, TENANT};
+use tpf_wire::gateway::start::ExecutionInput;
+use tpf_wire::gateway::{ActionRequest, Operation};
+
+fn operations(requests: &[ActionRequest]) -> Vec<Operation> {
+    requests.iter().map(|r| r.operation).collect()
+}
+
+/// TPF's durable execution name: `tpf-` and 48 lowercase hex digits.
+fn assert_tpf_name(arn: &str) {
+    let name = arn.rsplit(':').next().unwrap_or_default();
+    assert!(
+        name.len() == 52
+            && name.starts_with("tpf-")
+            && name[4..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "{name}"
+    );
+}
+
+/// The history's events of one type, by its name (`TaskTimedOut`, `TaskFailed`, …).
+async fn count(lp: &GatewayLoop, arn: &str, kind: &str) -> usize {
+    lp.history(arn)
+        .await
+        .iter()
+        .filter(|e| e.r#type().as_str() == kind)
+        .count()
+}
+
+/// TPF-11 (completion after binding): the driver submits, parks on its registration, the
+/// completion's stream record wakes it through the wake-up, and it ends with TPF's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn happy_path_parks_is_woken_from_the_stream_and_ends_with_tpfs_result() {
+    let lp = GatewayLoop::start(GatewayOptions::default()).await;
+    let input = lp.input("order-1");
+    let arn = lp.start_driver(&input).await;
+    assert_tpf_name(&arn);
+    // TPF's ingress started again is the same generation (TPF-01's rule).
+    assert_eq!(lp.start_driver(&input).await, arn);
+
+    let id = lp.execution_id(&arn).await;
+    lp.wait_parked(&arn, &id).await;
+    let registration = lp.registration(&id, 1).await.expect("REGISTRATION#…01");
+    assert_eq!(text(&registration, "record_type"), "REGISTRATION");
+    assert_eq!(text(&registration, "provider_execution_arn"), arn);
+    assert_eq!(
+        text(&registration, "provider_execution_name"),
+        input.durable_execution_name()
+    );
+    assert_eq!(text(&registration, "generation"), "1");
+
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let (status, ended) = lp.wait_ended(&arn).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    let record = lp.wait_record(&id, "SUCCEEDED").await;
+
+    // TPF's AwsDurableExecutionOutput.
+    let output = &ended["output"];
+    assert_eq!(output["tenantId"], TENANT, "{output}");
+    assert_eq!(output["executionId"], id.as_str(), "{output}");
+    assert_eq!(output["generation"], 1, "{output}");
+    assert_eq!(output["releaseVersion"], lp.release_version.as_str());
+    assert!(output["resultJson"].is_string(), "{output}");
+    assert!(record["status"] == "SUCCEEDED", "{record}");
+
+    // The wake-up's rows: the BINDING of generation 1, then its delivery evidence.
+    let binding = lp.binding(&interaction, 1).await.expect("BINDING GEN#…01");
+    assert_eq!(text(&binding, "binding_status"), "OPEN");
+    assert_eq!(text(&binding, "execution_id"), id);
+    let delivery = lp.delivery(&interaction, 1).await.expect("DELIVERED#1");
+    assert_eq!(text(&delivery, "provider_outcome"), "CALLBACK_ACCEPTED");
+    assert_eq!(
+        text(&delivery, "provider_callback_id"),
+        text(&registration, "provider_callback_id")
+    );
+    let rows = lp.binding_rows().await;
+    assert_eq!(
+        rows.len(),
+        3,
+        "one registration, binding, delivery: {rows:?}"
+    );
+
+    // moto's history: parked once, woken once (no timeout), never a failed task.
+    let entered = lp.entered(&arn).await;
+    assert_eq!(entered.iter().filter(|s| *s == states::PARK).count(), 1);
+    assert_eq!(entered.iter().filter(|s| *s == states::WOKEN).count(), 1);
+    assert!(!entered.iter().any(|s| s == states::DEADLINE_PASSED));
+    assert_eq!(count(&lp, &arn, "TaskFailed").await, 0);
+    assert_eq!(count(&lp, &arn, "TaskTimedOut").await, 0);
+
+    // Every request TPF's gateway reader accepts, in the driver's order.
+    let ops = operations(&lp.requests(&arn).await);
+    assert_eq!(ops.first(), Some(&Operation::Submit), "{ops:?}");
+    assert_eq!(
+        ops.iter()
+            .filter(|o| **o == Operation::RegisterCallback)
+            .count(),
+        1,
+        "{ops:?}"
+    );
+    assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
+    assert_eq!(ops.iter().filter(|o| **o == Operation::Submit).count(), 1);
+    // Our interpreter's run of the same scenario on the same driver makes the same calls;
+    // its run of another scenario (the deadline passing) does not.
+    assert_eq!(
+        collapse(ops.clone()),
+        lp.interpreter_operations("tpf-11-completion-after-binding")
+    );
+    assert_ne!(
+        collapse(ops),
+        lp.interpreter_operations("tpf-22-await-deadline")
+    );
+    // The reconciler had nothing to do.
+    assert!(lp.reconciled.lock().unwrap().is_empty());
+}
+
+/// TPF-22 (AWS schedules the await deadline, TPF admits the timeout): nobody completes the
+/// await; the park times out at the deadline + 1 s, the driver sweeps, TPF times the await out
+/// and the driver fails with TPF's text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn await_timeout_park_times_out_sweeps_and_fails_with_tpfs_status() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        await_seconds: Some(3),
+        ..GatewayOptions::default()
+    })
+    .await;
+    let arn = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&arn).await;
+    let (status, ended) = lp.wait_ended(&arn).await;
+    assert_eq!(status, ExecutionStatus::Failed, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["error"], "TPF.ExecutionEnded", "{ended}");
+    assert_eq!(
+        ended["cause"], "TPF execution ended with status FAILED",
+        "{ended}"
+    );
+    let record = lp.wait_record(&id, "FAILED").await;
+    assert_eq!(record["errorCode"], "AWAIT_TIMEOUT", "{record}");
+
+    // Registered once; the registration's record bound the pending await (TPF's wake-up
+    // binds the first checkpoint to the registration's generation); nothing was delivered.
+    assert!(lp.registration(&id, 1).await.is_some());
+    let mut kinds: Vec<String> = lp.binding_rows().await.into_iter().map(|r| r.2).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["BINDING", "REGISTRATION"]);
+
+    // The park's timeout, then the sweep that let TPF apply its deadline.
+    assert_eq!(count(&lp, &arn, "TaskTimedOut").await, 1);
+    let entered = lp.entered(&arn).await;
+    let after = entered
+        .iter()
+        .position(|s| s == states::DEADLINE_PASSED)
+        .expect("the deadline route");
+    assert_eq!(entered[after + 1], states::SWEEP, "{entered:?}");
+    assert_eq!(
+        entered.last().map(String::as_str),
+        Some(states::ENDED_FAILED)
+    );
+    let ops = operations(&lp.requests(&arn).await);
+    assert!(!ops.contains(&Operation::Result), "{ops:?}");
+    assert_eq!(
+        collapse(ops),
+        lp.interpreter_operations("tpf-22-await-deadline")
+    );
+
+    // The ended driver reaches the reconciler, which leaves a FAILED execution alone.
+    let seen = support::gateway_loop::poll(30, || async {
+        let r = lp.reconciled.lock().unwrap().clone();
+        (!r.is_empty()).then_some(r)
+    })
+    .await
+    .expect("the reconciler saw the failed driver");
+    assert_eq!(seen[0].0, arn);
+    assert!(seen[0].1.starts_with("nothing"), "{seen:?}");
+}
+
+/// TPF-21 (retry exhaustion keeps TPF's DLQ and re-drive authority): the first step fails on
+/// every attempt; TPF gives up, generation 1 fails with TPF's text; an operator re-drives in
+/// TPF and generation 2 starts from TPF's replacement input, named by TPF's recipe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_exhaustion_then_redrive_ends_in_generation_2() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        script: Some(
+            "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\"fail-retryable:TransientError\", \
+             \"fail-retryable:TransientError\", \"fail-retryable:TransientError\", \
+             \"fail-retryable:TransientError\", \"complete\"]\n",
+        ),
+        ..GatewayOptions::default()
+    })
+    .await;
+    let first = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&first).await;
+    let (status, ended) = lp.wait_ended(&first).await;
+    assert_eq!(status, ExecutionStatus::Failed, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["error"], "TPF.ExecutionEnded", "{ended}");
+    assert_eq!(ended["cause"], "TPF execution ended with status FAILED");
+    let failed = lp.wait_record(&id, "FAILED").await;
+    assert!(
+        failed["errorMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("TransientError")),
+        "{failed}"
+    );
+    // The driver polled through TPF's retries without parking.
+    assert!(lp.registration(&id, 1).await.is_none());
+    assert!(!lp.entered(&first).await.iter().any(|s| s == states::PARK));
+
+    let redrive = lp.redrive(&id).await;
+    assert_eq!(redrive["status"], "QUEUED", "{redrive}");
+    let version = redrive["version"].as_i64().expect("version");
+    let next = ExecutionInput::resume_execution(TENANT, &id, 1, lp.release()).expect("resume");
+    assert_eq!(next.generation, 2);
+    let second = lp.start_driver(&next).await;
+    assert_tpf_name(&second);
+    assert_ne!(second, first);
+
+    lp.wait_parked(&second, &id).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let (status, ended) = lp.wait_ended(&second).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["output"]["generation"], 2, "{ended}");
+    assert_eq!(ended["output"]["executionId"], id.as_str());
+    let done = lp.wait_record(&id, "SUCCEEDED").await;
+    assert!(done["version"].as_i64().unwrap_or(0) > version, "{done}");
+
+    // Generation 2 resumed (no SUBMIT) and registered and was delivered under its generation.
+    let ops = operations(&lp.requests(&second).await);
+    assert!(!ops.contains(&Operation::Submit), "{ops:?}");
+    assert_eq!(
+        lp.entered(&second).await.first().map(String::as_str),
+        Some(states::START)
+    );
+    assert!(lp
+        .entered(&second)
+        .await
+        .iter()
+        .any(|s| s == states::RESUME));
+    assert!(lp.registration(&id, 1).await.is_none());
+    assert!(lp.registration(&id, 2).await.is_some());
+    assert!(lp.binding(&interaction, 2).await.is_some());
+    let delivery = lp.delivery(&interaction, 2).await.expect("DELIVERED#2");
+    assert_eq!(text(&delivery, "provider_outcome"), "CALLBACK_ACCEPTED");
+    for arn in [&first, &second] {
+        lp.requests(arn).await;
+        assert_eq!(count(&lp, arn, "TaskFailed").await, 0);
+    }
+    // Both generations' calls, in order, as our interpreter's run of the same scenario.
+    let mut both = operations(&lp.requests(&first).await);
+    both.extend(ops);
+    assert_eq!(
+        collapse(both),
+        lp.interpreter_operations("tpf-21-retry-exhaustion-redrive")
+    );
+}
+
+/// TPF-19 (missed stream record): the wake-up is off for the whole run, so no signal is ever
+/// sent; the completion still ends the driver as TPF's record ends, through the park's timeout
+/// (the await's deadline + 1 s) and the polls after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        await_seconds: Some(12),
+        no_wakeup: true,
+        ..GatewayOptions::default()
+    })
+    .await;
+    let arn = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&arn).await;
+    lp.wait_parked(&arn, &id).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    let admitted = lp.complete(&interaction).await;
+    assert_ne!(admitted["duplicate"], Value::Bool(true), "{admitted}");
+
+    let (status, ended) = lp.wait_ended(&arn).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    let record = lp.wait_record(&id, "SUCCEEDED").await;
+    assert_eq!(ended["output"]["executionId"], id.as_str(), "{record}");
+
+    // No wake-up: no BINDING, no DELIVERY; the park ended by its timeout, not a signal.
+    let rows = lp.binding_rows().await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].2, "REGISTRATION");
+    assert_eq!(count(&lp, &arn, "TaskTimedOut").await, 1);
+    let entered = lp.entered(&arn).await;
+    assert!(entered.iter().any(|s| s == states::DEADLINE_PASSED));
+    assert!(!entered.iter().any(|s| s == states::WOKEN));
+    let ops = operations(&lp.requests(&arn).await);
+    assert_eq!(ops.last(), Some(&Operation::Result), "{ops:?}");
+    assert_eq!(
+        collapse(ops),
+        lp.interpreter_operations("tpf-19-missed-stream-record")
+    );
+}
+
+/// `tpf-sfn dev` with a config whose binding is the gateway wires the gateway loop: the gateway
+/// driver deployed without a sweeper, the gateway relay, the wake-up and the reconciler. The
+/// start it prints (TPF's ingress: StartExecution under TPF's name) runs an order through the
+/// printed control-plane calls to SUCCEEDED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
+    use support::gateway_loop::{cli, free_port, poll, TOKEN};
+
+    let endpoint = support::moto_endpoint();
+    let config = support::moto_config().await;
+    let sfn = aws_sdk_sfn::Client::new(&config);
+    let id = support::unique("gwdev");
+    let prefix = format!("{}_", id.replace('-', "_"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = dir.path().join("tpf-sfn.toml");
+    std::fs::write(
+        &cfg,
+        "[binding]\nkind = \"gateway\"\n[binding.gateway]\n\
+         function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:tpf-action:3\"\n",
+    )
+    .expect("config");
+    let out = dir.path().join("out");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let log = dir.path().join("dev.log");
+    let mut dev = cli();
+    dev.arg("dev")
+        .args(["--config", cfg.to_str().expect("utf-8")])
+        .args(["--endpoint-url", &endpoint, "--region", "us-east-1"])
+        .args([
+            "--prefix",
+            &prefix,
+            "--name-prefix",
+            &id,
+            "--listen",
+            &listen,
+        ])
+        .args(["--tenant", TENANT, "--out", out.to_str().expect("utf-8")])
+        .args(["--format", "json"]);
+    let (_dev, summary) = support::start_dev(dev, &log);
+    let logs = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(summary["protocol"], "gateway", "{summary}");
+    let roles: Vec<&str> = summary["machines"]
+        .as_array()
+        .expect("machines")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        ["driver"],
+        "the gateway driver sweeps itself: {summary}"
+    );
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("manifest.json")).expect("manifest"),
+    )
+    .expect("manifest json");
+    assert_eq!(manifest["binding"]["kind"], "gateway", "{manifest}");
+
+    // The printed start, as printed.
+    let start = &summary["start"];
+    let name = start["name"].as_str().expect("name");
+    let input = ExecutionInput::read(start["input"].as_str().expect("input")).expect("TPF's input");
+    assert_eq!(input.durable_execution_name(), name);
+    assert_eq!(input.generation, 1);
+    let arn = sfn
+        .start_execution()
+        .state_machine_arn(start["stateMachineArn"].as_str().expect("machine"))
+        .name(name)
+        .input(start["input"].as_str().expect("input"))
+        .send()
+        .await
+        .expect("start the driver")
+        .execution_arn()
+        .to_owned();
+    assert_tpf_name(&arn);
+
+    // The printed control-plane calls: the pending interaction, its completion.
+    let addr: std::net::SocketAddr = listen.parse().expect("addr");
+    let pending = |addr| async move {
+        let r = support::http::request(
+            addr,
+            "GET",
+            &format!("/tpf/control-plane/tenants/{TENANT}/interactions/pending"),
+            Some(TOKEN),
+            None,
+        )
+        .await;
+        r.body.as_array()?.first()?["interactionId"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    let interaction = poll(120, || async {
+        let history = sfn
+            .get_execution_history()
+            .execution_arn(&arn)
+            .max_results(1000)
+            .send()
+            .await
+            .ok()?;
+        let parked = history
+            .events()
+            .iter()
+            .rev()
+            .find_map(|e| e.state_entered_event_details())
+            .is_some_and(|d| d.name() == states::PARK);
+        if parked {
+            pending(addr).await
+        } else {
+            None
+        }
+    })
+    .await
+    .unwrap_or_else(|| panic!("the driver never parked\n{}", logs()));
+    support::http::complete_interaction(addr, TOKEN, TENANT, &interaction).await;
+    let done = poll(120, || async {
+        let d = sfn
+            .describe_execution()
+            .execution_arn(&arn)
+            .send()
+            .await
+            .ok()?;
+        (d.status() != &ExecutionStatus::Running)
+            .then(|| (d.status().clone(), d.output().map(str::to_owned)))
+    })
+    .await
+    .unwrap_or_else(|| panic!("the driver never ended\n{}", logs()));
+    assert_eq!(
+        done.0,
+        ExecutionStatus::Succeeded,
+        "{:?}\n{}",
+        done.1,
+        logs()
+    );
+    let output: Value = serde_json::from_str(&done.1.unwrap_or_default()).expect("output");
+    assert_eq!(output["generation"], 1, "{output}");
+    // The wake-up, not the park's 30-minute timeout, resumed it: its delivery evidence.
+    let names = tpf_sfn::aws::tables::TableNames::with_prefix(&prefix);
+    let delivered = aws_sdk_dynamodb::Client::new(&config)
+        .get_item()
+        .table_name(&names.callback_binding)
+        .key(
+            "pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(
+                tpf_wire::gateway::names::binding_partition_key(TENANT, &interaction),
+            ),
+        )
+        .key(
+            "sk",
+            aws_sdk_dynamodb::types::AttributeValue::S(
+                tpf_wire::gateway::names::delivered_sort_key(1),
+            ),
+        )
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("get DELIVERED#1");
+    let row = delivered
+        .item()
+        .unwrap_or_else(|| panic!("no DELIVERED#1\n{}", logs()));
+    assert_eq!(text(row, "provider_outcome"), "CALLBACK_ACCEPTED");
+}
