@@ -7,9 +7,7 @@
 //! execution's side (its status and the operations its history checkpointed), and prints the
 //! operation counts; the happy path prints the wake latency on the emulator.
 
-#[path = "e2e_durable/harness/mod.rs"]
 mod harness;
-mod support;
 
 use std::time::{Duration, Instant};
 
