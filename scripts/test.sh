@@ -106,7 +106,8 @@ clippy_driver="$(dirname "$(rustup which cargo 2>/dev/null || command -v cargo)"
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 # clippy-driver's arguments, as `cargo clippy -- -D warnings` passes them.
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-cargo test --workspace --all-targets --no-run --quiet
+# Not --quiet: the longest build of the run names each crate as it compiles.
+cargo test --workspace --all-targets --no-run
 # The main job's build (README): the command line without the AWS SDK.
 cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
 
