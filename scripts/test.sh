@@ -70,12 +70,6 @@ fi
 step "format"
 cargo fmt --all -- --check
 
-step "lint"
-echo "cargo clippy over every crate and target, then the command line without its aws feature (no output unless a warning)"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-# The main job's build (README): the command line without the AWS SDK.
-cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
-
 step "AWS emulator (moto) on 127.0.0.1"
 export TPF_SFN_MOTO_ENDPOINT
 TPF_SFN_MOTO_ENDPOINT=$(scripts/moto.sh start)
@@ -99,6 +93,23 @@ TPF_SFN_LAMBDA_BOOTSTRAP="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/x86_64-unkn
 
 step "snapshot check: a snapshot no test produces is reported"
 scripts/unreferenced-snapshots.sh --self-test
+
+# The lint is clippy's lints run while the workspace's crates are compiled for the tests
+# (clippy-driver as the workspace's rustc wrapper, what `cargo clippy` itself does for a check),
+# so the dependencies are compiled once, for the tests, instead of once more for a check.
+# The same lints, -D warnings, over every crate and target (--all-targets: benches and
+# examples too). The tests below run with the same wrapper, so nothing is compiled twice.
+step "lint: every crate and target compiled for the tests with clippy's lints, then the command line without its aws feature"
+clippy_driver="$(dirname "$(rustup which cargo 2>/dev/null || command -v cargo)")/clippy-driver"
+[ -x "$clippy_driver" ] || clippy_driver=$(command -v clippy-driver) ||
+  { echo "clippy-driver not found: rustup component add clippy" >&2; exit 1; }
+export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
+# clippy-driver's arguments, as `cargo clippy -- -D warnings` passes them.
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+# Not --quiet: the longest build of the run names each crate as it compiles.
+cargo test --workspace --all-targets --no-run
+# The main job's build (README): the command line without the AWS SDK.
+cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
 
 # Not a counted step: its tests are counted one by one.
 current=""

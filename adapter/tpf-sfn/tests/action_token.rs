@@ -2,7 +2,7 @@
 //! client: the read, a rotation picked up when the cache window ends (on a clock the test
 //! moves, never a sleep), and one more read when TPF refuses the token.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 //! The AWS commands point at a loopback port nothing listens on, so they end at their first
 //! call; the commands that would serve for ever are given inputs that make them stop.
 
-mod support;
+use crate::support;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

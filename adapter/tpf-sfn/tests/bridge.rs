@@ -2,7 +2,7 @@
 //! driver once, checkpoints hold across passes, a replay counts as already done, and a token
 //! registered for a record that is not parked is woken (here: an unknown token, already done).
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,6 +1,6 @@
 //! The CLI as a user runs it: exit codes, files written, drift detection, coded errors.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

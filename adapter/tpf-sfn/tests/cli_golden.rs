@@ -5,14 +5,15 @@
 //!
 //! Commands run in a scratch directory with relative paths, so no snapshot names a path of
 //! the machine that wrote it; the emulator's endpoint reaches the AWS commands through the
-//! environment they inherit, not through their arguments. Offline commands get it too and
+//! environment a launcher gives them, not through their arguments. Offline commands get it too and
 //! never use it.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use clap::CommandFactory;
 use insta_cmd::assert_cmd_snapshot;
@@ -21,20 +22,27 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts")
 }
 
-/// The binary in `dir`. Its environment is this process's, set by [`static_environment`]:
-/// what a command is given explicitly would be recorded in every snapshot.
+/// The binary in `dir`, run through [`launcher`]: the command as the snapshots record it is
+/// `tpf-sfn` and its arguments only.
 fn tpf_sfn(dir: &Path) -> Command {
-    static_environment();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tpf-sfn"));
+    let mut c = Command::new(launcher());
     c.current_dir(dir);
     c
 }
 
-/// Static credentials and region, never instance metadata, the user's profiles or a token;
-/// the endpoint is moto's. Every test of this file sets the same values.
-fn static_environment() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
+/// A script named `tpf-sfn` that runs the built binary with static credentials and region,
+/// never instance metadata, the user's profiles or a token, and moto's endpoint. The
+/// environment is the launcher's rather than the command's, because what a command is given
+/// explicitly is recorded in every snapshot (moto's port with it); and not this process's,
+/// which every other test of the binary shares.
+fn launcher() -> &'static Path {
+    static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
+    LAUNCHER.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("cli-golden-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let endpoint = support::moto_endpoint();
+        let mut script = String::from("#!/bin/sh\n");
         for (key, value) in [
             ("AWS_ACCESS_KEY_ID", "testing"),
             ("AWS_SECRET_ACCESS_KEY", "testing"),
@@ -42,13 +50,39 @@ fn static_environment() {
             ("AWS_EC2_METADATA_DISABLED", "true"),
             ("AWS_CONFIG_FILE", "/dev/null"),
             ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null"),
+            ("AWS_ENDPOINT_URL", &endpoint),
         ] {
-            std::env::set_var(key, value);
+            assert!(!value.contains('\''), "{key} holds a quote: {value}");
+            script.push_str(&format!("export {key}='{value}'\n"));
         }
-        std::env::set_var("AWS_ENDPOINT_URL", support::moto_endpoint());
-        std::env::remove_var("AWS_PROFILE");
-        std::env::remove_var("TPF_SFN_TOKEN");
-    });
+        let binary = env!("CARGO_BIN_EXE_tpf-sfn");
+        assert!(
+            !binary.contains('\''),
+            "the binary's path holds a quote: {binary}"
+        );
+        script.push_str(&format!(
+            "unset AWS_PROFILE TPF_SFN_TOKEN\nexec '{binary}' \"$@\"\n"
+        ));
+        let path = dir.join("tpf-sfn");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        // A process another test forked while the script was open for writing holds it open
+        // until its own exec, and running the script meanwhile fails with "text file busy".
+        for attempt in 0.. {
+            match Command::new(&path).arg("--version").output() {
+                Ok(out) => {
+                    assert!(out.status.success(), "{path:?} --version: {out:?}");
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempt < 100 => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => panic!("run {path:?}: {e}"),
+            }
+        }
+        path
+    })
 }
 
 /// A scratch directory holding the restaurant sample under short names.

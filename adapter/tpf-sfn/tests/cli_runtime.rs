@@ -1,7 +1,7 @@
 //! The runtime commands as a user runs them: `tables create` on moto, `serve` on a socket,
 //! `bridge --once`, and their coded failures.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

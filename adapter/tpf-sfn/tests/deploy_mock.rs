@@ -1,7 +1,7 @@
 //! `deploy` call sequences and error classification against mocked Step Functions clients
 //! (aws-smithy-mocks): no network, every path deterministic.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `deploy` and `status` as a user runs them: the real binary against moto on 127.0.0.1.
 //! Every machine, table and queue name is unique to the test, so tests share one moto.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The DynamoDB store on moto: the same conformance cases as the in-memory store, the
 //! restaurant coordinator trace, and `tables create`'s idempotence.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -7,9 +7,8 @@
 //! execution's side (its status and the operations its history checkpointed), and prints the
 //! operation counts; the happy path prints the wake latency on the emulator.
 
-#[path = "e2e_durable/harness/mod.rs"]
-mod harness;
-mod support;
+/// Shared with the gateway driver's tests (`gateway_e2e_durable`).
+pub(crate) mod harness;
 
 use std::time::{Duration, Instant};
 

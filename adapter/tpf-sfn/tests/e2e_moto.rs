@@ -4,9 +4,8 @@
 //! moto's execution history, then runs the same scenario in our interpreter and fails when the
 //! two disagree on the sequence of driver states.
 
-#[path = "e2e_moto/harness/mod.rs"]
 mod harness;
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! and they match their snapshots for the restaurant sample. cfn-lint and moto's CloudFormation
 //! check the same files again in the test command (scripts/iac-check.sh).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

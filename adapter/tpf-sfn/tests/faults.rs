@@ -2,7 +2,7 @@
 //! and blocking files, absurd numbers. Each answer is a coded error or a bounded 503, never a
 //! hang or a panic (exit 101).
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -9,9 +9,8 @@
 //! asserts TPF's record, the binding table's rows, the emulator's history and operations, the
 //! execution names, and that TPF's gateway refused no request the driver sent.
 
-#[path = "e2e_durable/harness/mod.rs"]
-mod harness;
-mod support;
+use crate::e2e_durable::harness;
+use crate::support;
 
 use harness::gateway::{GatewayLoop, GatewayOptions};
 use harness::TENANT;

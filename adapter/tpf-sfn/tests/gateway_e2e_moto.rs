@@ -8,7 +8,7 @@
 //! TPF's record, the binding table's rows, moto's execution history, and that TPF's gateway
 //! reader accepts every request the driver sent.
 
-mod support;
+use crate::support;
 
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::Value;

@@ -8,7 +8,7 @@
 //! facts each test sets, and keeps every request it was sent so the test can check that TPF's
 //! gateway would accept it.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

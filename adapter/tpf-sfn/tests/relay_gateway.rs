@@ -5,7 +5,7 @@
 //! as the task's error (the Java class name) and cause, nothing for a parking call that
 //! succeeded.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `tpf-sfn serve` in process: a restaurant execution driven over real HTTP on 127.0.0.1, auth,
 //! error codes, tenant isolation, and the OpenAPI document against the route table.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

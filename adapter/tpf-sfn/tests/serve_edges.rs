@@ -2,7 +2,7 @@
 //! client that never finishes its headers. Every refusal is coded JSON, the same on both
 //! stores, and documented in `docs/openapi.json`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -278,7 +278,6 @@ async fn a_store_that_is_down_is_a_coded_503() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = closed.local_addr().expect("addr").port();
     drop(closed);
-    std::env::set_var("AWS_EC2_METADATA_DISABLED", "true");
     let config = aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(format!("http://127.0.0.1:{port}"))
         .region(Region::new("us-east-1"))

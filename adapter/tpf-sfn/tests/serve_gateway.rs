@@ -3,7 +3,7 @@
 //! gateway writes out, its exceptions as Lambda's function errors), and TPF's work function run
 //! in process (a SUBMIT runs without any further call).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

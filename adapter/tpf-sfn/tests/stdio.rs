@@ -2,7 +2,7 @@
 //! device, and a reader that went away. Each ends with its coded exit and never with a panic
 //! (exit 101, "panicked").
 
-mod support;
+use crate::support;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! records every write our store sends, shows that none of them removes a row, and states each
 //! loss as moto's: an execution whose creation moto acknowledged and whose row is gone.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,7 +1,7 @@
 //! The decisions take whatever a stream or an event bus hands them: any image, any event,
 //! without a panic; and a binding they ask for is always the image's own identity.
 
-mod host;
+use crate::host;
 
 use host::*;
 use proptest::prelude::*;

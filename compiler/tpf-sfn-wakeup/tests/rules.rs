@@ -4,7 +4,7 @@
 //! the COMPLETED check, retry rather than retire, ...) reaches the baseline's outcome instead
 //! and fails its case.
 
-mod host;
+use crate::host;
 
 use host::*;
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! `HostView` and the runner performs their effects as an adapter does. Where the provider's
 //! classification matters, a scenario runs on both backends' (`ENGINES`).
 
-mod host;
+use crate::host;
 
 use host::*;
 use tpf_sfn_wakeup::provider::{durable_event as ev, DriverState};

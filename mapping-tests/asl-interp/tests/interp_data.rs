@@ -1,7 +1,7 @@
 //! Data flow: Parameters, context object, intrinsics, ResultSelector/ResultPath/OutputPath,
 //! Choice operators.
 
-mod common;
+use crate::common;
 
 use asl_interp::*;
 use common::*;

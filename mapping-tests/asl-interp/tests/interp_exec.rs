@@ -1,7 +1,7 @@
 //! Executions: name idempotency, nested starts, redrive, the history quota, Map and Parallel,
 //! and the exact history of a small Task machine.
 
-mod common;
+use crate::common;
 
 use asl_interp::*;
 use common::*;

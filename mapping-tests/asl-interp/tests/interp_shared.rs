@@ -1,7 +1,7 @@
 //! Definitions registered through `create_state_machine_shared` (compiled once per thread and
 //! shared by every engine) behave exactly as ones registered with `create_state_machine`.
 
-mod common;
+use crate::common;
 
 use asl_interp::*;
 use common::*;

@@ -1,6 +1,6 @@
 //! Virtual time: Wait, retry backoff and jitter, task timeouts, heartbeats, callbacks.
 
-mod common;
+use crate::common;
 
 use asl_interp::*;
 use common::*;

@@ -1,6 +1,6 @@
 //! Action API v1 (`docs/action-api.md`) over the reference coordinator.
 
-mod tpf_support;
+use crate::tpf_support;
 
 use serde_json::Value;
 use tpf_model::{ActionHost, InMemoryStore, PipelineDef, StepDef};

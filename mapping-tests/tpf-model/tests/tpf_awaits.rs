@@ -1,6 +1,6 @@
 //! Itemized awaits, await timeouts through the sweep, late completions.
 
-mod tpf_support;
+use crate::tpf_support;
 
 use serde_json::json;
 use tpf_model::coordinator::ItemContinuations;

@@ -1,7 +1,7 @@
 //! Retry/backoff, terminal failure + DLQ envelope, and re-drive (`ExecutionFailureHandler`,
 //! `ExecutionRedrivePlan`).
 
-mod tpf_support;
+use crate::tpf_support;
 
 use tpf_model::{CoordinatorError, StepOutcome};
 use tpf_support::*;

@@ -2,7 +2,7 @@
 //! sends, built with TPF's factories and sent as JSON, answered by the model's coordinator
 //! through TPF's control-plane calls, with the callback-binding table in memory.
 
-mod tpf_support;
+use crate::tpf_support;
 
 use serde_json::json;
 use tpf_model::coordinator::LocalControlPlane;

@@ -1,6 +1,6 @@
 //! Restaurant-approval flows through the reference coordinator.
 
-mod tpf_support;
+use crate::tpf_support;
 
 use serde_json::json;
 use tpf_model::coordinator::local_release;

@@ -9,6 +9,7 @@
 //! no runner declares, fails loudly.
 //! Where the project and a vector disagree, the project is wrong.
 
+#[path = "tpf_vectors_host/mod.rs"]
 mod tpf_vectors_host;
 
 use std::collections::BTreeMap;

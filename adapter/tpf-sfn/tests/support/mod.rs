@@ -27,9 +27,9 @@ pub fn moto_endpoint() -> String {
 }
 
 /// SDK config for moto: explicit endpoint, region and static credentials, never the default
-/// chain (which could reach instance metadata).
+/// chain (which could reach instance metadata). Nothing here sets a variable of this process:
+/// every test of the binary shares its environment.
 pub async fn moto_config() -> aws_config::SdkConfig {
-    std::env::set_var("AWS_EC2_METADATA_DISABLED", "true");
     aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(moto_endpoint())
         .region(Region::new("us-east-1"))
