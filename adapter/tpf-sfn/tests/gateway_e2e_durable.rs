@@ -10,7 +10,6 @@
 //! execution names, and that TPF's gateway refused no request the driver sent.
 
 use crate::e2e_durable::harness;
-use crate::support;
 
 use harness::gateway::{GatewayLoop, GatewayOptions};
 use harness::TENANT;
