@@ -160,7 +160,8 @@ pub struct CompileArgs {
     /// Output directory for this release's files.
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
-    /// Action binding; overrides the config file.
+    /// Action binding; overrides the config file. Without either, `gateway` (TPF's action
+    /// gateway); `http`, `lambda` and `queue` are Action API v1's legacy bindings.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine the driver runs on: Step Functions state machines, or a Lambda durable
@@ -377,6 +378,8 @@ pub struct MappingTestArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
+    /// Without either, `gateway`, whose proof is the gateway world's catalogue; `http`, `lambda`
+    /// or `queue` runs Action API v1's matrix.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine whose driver is proven: the compiled state machines, or the durable driver
@@ -420,8 +423,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
-    /// The bundled sample without a config file runs on `gateway`, TPF's protocol; `http`,
-    /// `lambda` or `queue` runs Action API v1's older world.
+    /// Without either, `gateway`, TPF's protocol; `http`, `lambda` or `queue` runs Action API
+    /// v1's older world.
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine whose driver runs the scenario.

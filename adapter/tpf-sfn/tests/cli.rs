@@ -56,7 +56,16 @@ fn compile_writes_all_outputs_then_check_passes() {
     let out = dir.path().join("release");
     let out_s = out.display().to_string();
     let (contract, release) = restaurant();
-    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
+    let o = tpf_sfn(&[
+        "compile",
+        "--binding",
+        "http",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out_s,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     for f in [
         "driver.asl.json",
@@ -82,6 +91,8 @@ fn compile_writes_all_outputs_then_check_passes() {
 
     let o = tpf_sfn(&[
         "compile",
+        "--binding",
+        "http",
         &contract,
         "--release",
         &release,
@@ -195,9 +206,18 @@ fn check_reports_drift_with_a_diff_and_exit_1() {
     let out_s = dir.path().display().to_string();
     let (contract, release) = restaurant();
     assert_eq!(
-        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s])
-            .status
-            .code(),
+        tpf_sfn(&[
+            "compile",
+            "--binding",
+            "http",
+            &contract,
+            "--release",
+            &release,
+            "--out",
+            &out_s
+        ])
+        .status
+        .code(),
         Some(0)
     );
     let path = dir.path().join("driver.asl.json");
@@ -209,6 +229,8 @@ fn check_reports_drift_with_a_diff_and_exit_1() {
 
     let o = tpf_sfn(&[
         "compile",
+        "--binding",
+        "http",
         &contract,
         "--release",
         &release,
@@ -324,7 +346,7 @@ fn validate_accepts_compiled_output_and_flags_broken_definitions() {
 #[test]
 fn graph_draws_contracts_and_asl() {
     let (contract, _) = restaurant();
-    let o = tpf_sfn(&["graph", &contract]);
+    let o = tpf_sfn(&["graph", "--binding", "http", &contract]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.starts_with("flowchart TD"));
@@ -406,6 +428,8 @@ fn mapping_test_is_a_ci_gate_with_snapshots() {
     let (contract, release) = restaurant();
     let o = tpf_sfn(&[
         "mapping-test",
+        "--binding",
+        "http",
         &contract,
         "--release",
         &release,
@@ -417,6 +441,8 @@ fn mapping_test_is_a_ci_gate_with_snapshots() {
 
     let o = tpf_sfn(&[
         "mapping-test",
+        "--binding",
+        "http",
         &contract,
         "--release",
         &release,
@@ -429,6 +455,8 @@ fn mapping_test_is_a_ci_gate_with_snapshots() {
     std::fs::write(snaps.join("happy-path.trace"), "stale\n").unwrap();
     let o = tpf_sfn(&[
         "mapping-test",
+        "--binding",
+        "http",
         &contract,
         "--release",
         &release,
@@ -439,7 +467,7 @@ fn mapping_test_is_a_ci_gate_with_snapshots() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("snapshot differs: happy-path.trace"));
 
-    let o = tpf_sfn(&["mapping-test", &contract, "--check"]);
+    let o = tpf_sfn(&["mapping-test", "--binding", "http", &contract, "--check"]);
     assert_eq!(
         o.status.code(),
         Some(2),
@@ -453,9 +481,18 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
     let (contract, release) = restaurant();
     let out = dir.path().display().to_string();
     assert_eq!(
-        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
-            .status
-            .code(),
+        tpf_sfn(&[
+            "compile",
+            "--binding",
+            "http",
+            &contract,
+            "--release",
+            &release,
+            "--out",
+            &out
+        ])
+        .status
+        .code(),
         Some(0)
     );
     let path = dir.path().join("driver.asl.json");
@@ -465,7 +502,12 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
         serde_json::json!({"Type": "Wait", "Seconds": 30, "Next": "Process work item"});
     std::fs::write(&path, serde_json::to_string_pretty(&driver).unwrap()).unwrap();
 
-    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
+    let o = mapping_test_driver(
+        &contract,
+        &release,
+        &path.display().to_string(),
+        &["--binding", "http"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(
@@ -478,7 +520,7 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
         &contract,
         &release,
         &path.display().to_string(),
-        &["--format", "json"],
+        &["--binding", "http", "--format", "json"],
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], false);
@@ -493,9 +535,18 @@ fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
     let (contract, release) = restaurant();
     let out = dir.path().display().to_string();
     assert_eq!(
-        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
-            .status
-            .code(),
+        tpf_sfn(&[
+            "compile",
+            "--binding",
+            "http",
+            &contract,
+            "--release",
+            &release,
+            "--out",
+            &out
+        ])
+        .status
+        .code(),
         Some(0)
     );
     let compiled: serde_json::Value =
@@ -517,7 +568,7 @@ fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
     let o = tpf_sfn(&["validate", &file, "--driver-profile"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("ASL_LOOP_UNPACED"), "{}", text(&o));
-    let o = mapping_test_driver(&contract, &release, &file, &[]);
+    let o = mapping_test_driver(&contract, &release, &file, &["--binding", "http"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("FAIL static-checks"), "{t}");
@@ -533,7 +584,12 @@ fn mapping_test_gives_a_verdict_on_a_runaway_driver() {
     }
     let path = dir.path().join("sleepy.asl.json");
     std::fs::write(&path, serde_json::to_string_pretty(&sleepy).unwrap()).unwrap();
-    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
+    let o = mapping_test_driver(
+        &contract,
+        &release,
+        &path.display().to_string(),
+        &["--binding", "http"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("FAIL lease-held-elsewhere"), "{t}");
@@ -549,7 +605,16 @@ fn validate_proves_compiled_output_and_takes_map_bounds_for_foreign_ones() {
     let dir = tempfile::tempdir().unwrap();
     let (contract, release) = restaurant();
     let out = dir.path().display().to_string();
-    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out]);
+    let o = tpf_sfn(&[
+        "compile",
+        "--binding",
+        "http",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = tpf_sfn(&["validate", &out]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -591,7 +656,7 @@ fn a_compile_whose_rename_fails_keeps_the_old_output_and_leaves_no_temporary() {
     let out = dir.path().join("release");
     let out_s = out.display().to_string();
     let (contract, release) = restaurant();
-    let o = tpf_sfn(&["compile", &contract, "--out", &out_s]);
+    let o = tpf_sfn(&["compile", "--binding", "http", &contract, "--out", &out_s]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let before: Vec<(String, Vec<u8>)> = ["driver.asl.json", "sweeper.asl.json"]
         .iter()
@@ -601,7 +666,16 @@ fn a_compile_whose_rename_fails_keeps_the_old_output_and_leaves_no_temporary() {
     std::fs::remove_file(out.join("manifest.json")).unwrap();
     std::fs::create_dir_all(out.join("manifest.json/keep")).unwrap();
     // With a release the identity (and so every definition) differs from the first output.
-    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
+    let o = tpf_sfn(&[
+        "compile",
+        "--binding",
+        "http",
+        &contract,
+        "--release",
+        &release,
+        "--out",
+        &out_s,
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("error[IO_WRITE]"), "{}", text(&o));
     for (f, bytes) in &before {
@@ -784,11 +858,13 @@ fn simulate_json_gives_the_trace_as_events_and_runs_hand_written_scenarios() {
     }
     // A contract of one's own offers only its matrix, unless --scenarios names a directory.
     let (contract, _) = restaurant();
-    let o = tpf_sfn(&["simulate", &contract, "--list"]);
+    let o = tpf_sfn(&["simulate", "--binding", "http", &contract, "--list"]);
     assert!(!text(&o).contains("slow-reviewer"), "{}", text(&o));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mapping-tests/scenarios");
     let o = tpf_sfn(&[
         "simulate",
+        "--binding",
+        "http",
         &contract,
         "--list",
         "--scenarios",
@@ -802,6 +878,8 @@ fn mapping_test_proves_the_lambda_durable_backend() {
     let (contract, release) = restaurant();
     let o = tpf_sfn(&[
         "mapping-test",
+        "--binding",
+        "http",
         &contract,
         "--release",
         &release,
@@ -817,6 +895,8 @@ fn mapping_test_proves_the_lambda_durable_backend() {
     // A Step Functions definition is no durable driver: a usage error, nothing runs.
     let o = tpf_sfn(&[
         "mapping-test",
+        "--binding",
+        "http",
         &contract,
         "--backend",
         "lambda-durable",
@@ -825,7 +905,14 @@ fn mapping_test_proves_the_lambda_durable_backend() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("USAGE"), "{}", text(&o));
-    let o = tpf_sfn(&["mapping-test", &contract, "--spec", "s.json"]);
+    let o = tpf_sfn(&[
+        "mapping-test",
+        "--binding",
+        "http",
+        &contract,
+        "--spec",
+        "s.json",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("USAGE"), "{}", text(&o));
 }
@@ -852,6 +939,8 @@ fn mapping_test_rejects_a_hand_edited_durable_spec() {
     let p = path.display().to_string();
     let args = [
         "mapping-test",
+        "--binding",
+        "http",
         &contract,
         "--backend",
         "lambda-durable",
@@ -920,18 +1009,21 @@ fn following_the_placeholder_hint_exports() {
         "--emit",
         "cloudformation",
     ];
+    // Without a file, the embedded default: the gateway binding, its placeholder ARNs refused,
+    // each named by its key with the way to set it.
     let o = run(&compile);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("error[EXPORT_PLACEHOLDER]")
-            && err.contains("set `binding.http.api-base-url` in tpf-sfn.toml (`tpf-sfn init` writes one; `compile` reads ./tpf-sfn.toml"),
+            && err.contains("set `binding.gateway.function-arn` in tpf-sfn.toml (`tpf-sfn init` writes one; `compile` reads ./tpf-sfn.toml")
+            && err.contains("binding.gateway.starter-function-arn")
+            && err.contains("--config"),
         "{err}"
     );
     let o = run(&["init"]);
     assert!(o.status.success(), "{}", text(&o));
-    // init selects the gateway binding: its placeholders are refused the same way, named by
-    // their keys, until they are filled in.
+    // init writes the same defaults: refused the same way until they are filled in.
     let o = run(&compile);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);

@@ -178,10 +178,11 @@ fn offline_outputs() {
             &[&compile[..], &["--out", "out", "--check"]].concat(),
         );
         let driver = d.join("out/driver.asl.json");
-        let edited = std::fs::read_to_string(&driver).unwrap().replacen(
-            "\"IntervalSeconds\": 2",
-            "\"IntervalSeconds\": 3",
-            1,
+        let committed = std::fs::read_to_string(&driver).unwrap();
+        let edited = committed.replacen("\"IntervalSeconds\": 5", "\"IntervalSeconds\": 3", 1);
+        assert_ne!(
+            edited, committed,
+            "the edit must change the committed driver"
         );
         std::fs::write(&driver, edited).unwrap();
         run(

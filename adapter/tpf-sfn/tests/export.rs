@@ -477,8 +477,13 @@ fn exports_refuse_placeholders_and_compile_warns_about_them() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("error[EXPORT_PLACEHOLDER]"), "{err}");
-    assert!(err.contains("binding.http.api-base-url"), "{err}");
-    assert!(err.contains("binding.http.connection-arn"), "{err}");
+    // The embedded default is the gateway binding: its two ARNs, each named with `--config`.
+    assert!(err.contains("binding.gateway.function-arn"), "{err}");
+    assert!(
+        err.contains("binding.gateway.starter-function-arn"),
+        "{err}"
+    );
+    assert!(err.contains("--config"), "{err}");
     assert!(!out.exists(), "nothing written: {err}");
 
     // A plain compile still works on the embedded default, and says what it baked in.

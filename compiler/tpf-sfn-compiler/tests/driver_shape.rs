@@ -75,6 +75,8 @@ fn restaurant_has_a_named_await_state_and_every_action_carries_the_pinned_identi
                 "restaurant-approval.pipeline-release.json",
                 RESTAURANT_RELEASE.as_bytes(),
             )),
+            // The v1 driver's shape: one named state per await.
+            binding: Some(BindingKind::Http),
             ..Input::default()
         },
         StepFunctions,

@@ -35,7 +35,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let input = proof::august_restaurant_input();
+    let input = proof::august_restaurant_v1_input();
     let subject: sfn::Subject = proof::subject(&input, None).expect("restaurant compiles");
     let scenarios = proof::scenarios(&subject, Vec::new());
 
@@ -129,6 +129,8 @@ fn long_matrix(steps: usize) {
     let input = Input {
         contract_file: "long.pipeline-contract.json",
         contract: &bytes,
+        // The v1 proof's matrix, as `mapping-test --binding http` runs it.
+        binding: Some(tpf_sfn_compiler::config::BindingKind::Http),
         ..Input::default()
     };
     let mut scenarios = 0;

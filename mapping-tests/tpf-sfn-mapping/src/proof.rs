@@ -15,6 +15,17 @@ use crate::subject::Subject;
 
 pub use crate::subject::next_release_descriptor;
 pub use tpf_sfn_compiler::bundled::{august_restaurant_input, restaurant_input};
+use tpf_sfn_compiler::config::BindingKind;
+
+/// August 2026's restaurant-approval on Action API v1's `http` binding, named explicitly: the
+/// subject of the v1 proof's own tests. The embedded default is the gateway binding, whose
+/// drivers are proven in the gateway world.
+pub fn august_restaurant_v1_input() -> Input<'static> {
+    Input {
+        binding: Some(BindingKind::Http),
+        ..august_restaurant_input()
+    }
+}
 
 /// The engine a proof runs the driver on: the compiler's one list of backends.
 pub use tpf_sfn_compiler::backend::Backend;

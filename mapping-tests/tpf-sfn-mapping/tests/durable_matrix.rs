@@ -134,7 +134,7 @@ fn restaurant_durable_traces_per_scenario() {
     let mut set = SnapshotSet::new(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/durable-traces/restaurant"),
     );
-    let subject: Subject = proof::subject(&proof::august_restaurant_input(), None).unwrap();
+    let subject: Subject = proof::subject(&proof::august_restaurant_v1_input(), None).unwrap();
     let mut scenarios = proof::scenarios(&subject, hand_written());
     // The rollover trace is a hundred identical iterations; the metrics line of the matrix
     // report and the invariant checks pin its shape.
@@ -153,7 +153,7 @@ fn restaurant_durable_traces_per_scenario() {
 
 #[test]
 fn a_durable_run_is_the_same_every_time() {
-    let subject: Subject = proof::subject(&proof::august_restaurant_input(), None).unwrap();
+    let subject: Subject = proof::subject(&proof::august_restaurant_v1_input(), None).unwrap();
     let scenarios = proof::scenarios(&subject, Vec::new());
     let a: Vec<String> = proof::prove(&subject, &scenarios, 1)
         .into_iter()
@@ -168,7 +168,7 @@ fn a_durable_run_is_the_same_every_time() {
 
 #[test]
 fn the_durable_metrics_are_counted() {
-    let subject: Subject = proof::subject(&proof::august_restaurant_input(), None).unwrap();
+    let subject: Subject = proof::subject(&proof::august_restaurant_v1_input(), None).unwrap();
     let sc = proof::scenarios(&subject, Vec::new());
     let happy = sc.iter().find(|s| s.name == "happy-path").unwrap();
     let r = proof::run_one(&subject, happy, proof::SEED);
@@ -200,7 +200,7 @@ fn proving_on_the_durable_backend_compiles_no_state_machine() {
     let config = "[transport-retry]\nmax-attempts = 20\n\n[history]\nevent-budget = 1000\n";
     let input = Input {
         config: Some(("tight.tpf-sfn.toml", config)),
-        ..proof::august_restaurant_input()
+        ..proof::august_restaurant_v1_input()
     };
     let refused = proof::subject::<Machines>(&input, None).expect_err("Step Functions refuses");
     assert!(

@@ -15,7 +15,7 @@ use tpf_sfn_mapping::scenario::{matrix, Scenario};
 use tpf_wire::records::ExecutionStatus;
 
 fn subject() -> Subject {
-    proof::subject(&proof::august_restaurant_input(), None).expect("restaurant compiles")
+    proof::subject(&proof::august_restaurant_v1_input(), None).expect("restaurant compiles")
 }
 
 /// What a broken driver gets wrong.

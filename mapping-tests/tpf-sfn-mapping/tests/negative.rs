@@ -8,7 +8,7 @@ use tpf_sfn_mapping::scenario::{matrix, Scenario};
 use tpf_sfn_mapping::sfn::Subject;
 
 fn subject() -> Subject {
-    let input = proof::august_restaurant_input();
+    let input = proof::august_restaurant_v1_input();
     proof::subject(&input, None).expect("restaurant compiles")
 }
 

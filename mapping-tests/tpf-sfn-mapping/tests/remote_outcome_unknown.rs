@@ -11,7 +11,8 @@ use tpf_durable_driver::ops::{ActionCall, CallOutcome, GenerationRow, Ops, ParkR
 use tpf_durable_driver::{drive, DriverInput, End};
 use tpf_model::store::{CreateExecutionCommand, ExecutionStore, InMemoryStore};
 use tpf_sfn_compiler::bundled::restaurant_input;
-use tpf_sfn_compiler::compile::compile;
+use tpf_sfn_compiler::compile::{compile, Input};
+use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::durable::LambdaDurable;
 use tpf_sfn_compiler::sfn::StepFunctions;
 use tpf_wire::action::{driver_error, ProcessWorkItemResponse};
@@ -65,9 +66,17 @@ fn answer() -> ProcessWorkItemResponse {
     }
 }
 
+/// The v1 drivers, named explicitly: the embedded default is the gateway binding.
+fn v1_input() -> Input<'static> {
+    Input {
+        binding: Some(BindingKind::Http),
+        ..restaurant_input()
+    }
+}
+
 #[test]
 fn the_state_machine_stops_on_it_with_its_own_error() {
-    let out = compile(&restaurant_input(), StepFunctions).unwrap_or_else(|d| panic!("{d}"));
+    let out = compile(&v1_input(), StepFunctions).unwrap_or_else(|d| panic!("{d}"));
     let mut engine = Engine::new(NOW, 1);
     let machine = engine
         .create_state_machine("driver", out.driver.clone())
@@ -153,7 +162,7 @@ impl Ops for Answering {
 
 #[test]
 fn the_durable_driver_stops_on_it_with_the_same_error() {
-    let out = compile(&restaurant_input(), LambdaDurable).unwrap_or_else(|d| panic!("{d}"));
+    let out = compile(&v1_input(), LambdaDurable).unwrap_or_else(|d| panic!("{d}"));
     let ops = Answering {
         calls: Cell::new(0),
         other: RefCell::new(Vec::new()),

@@ -12,7 +12,7 @@ use tpf_sfn_mapping::scenario::matrix;
 use tpf_sfn_mapping::sfn::Subject;
 
 fn subject() -> Subject {
-    proof::subject(&proof::august_restaurant_input(), None).expect("restaurant compiles")
+    proof::subject(&proof::august_restaurant_v1_input(), None).expect("restaurant compiles")
 }
 
 fn broken(edit: impl FnOnce(&mut Value)) -> Subject {

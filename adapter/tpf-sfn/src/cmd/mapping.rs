@@ -286,18 +286,6 @@ fn load_scenarios(dir: &Path) -> Result<Vec<Scenario>, Failure> {
     Ok(out)
 }
 
-/// The binding `simulate` compiles with: `--binding`, else the config file's, else for the
-/// bundled sample the gateway binding, so the first command a newcomer runs shows TPF's own
-/// protocol. A user's contract without a file keeps the compiler's embedded default, as
-/// `compile` and `mapping-test` do.
-fn simulated_binding(args: &SimulateArgs, files: &InputFiles) -> Option<crate::cli::Binding> {
-    match (args.binding, &files.config, &args.contract) {
-        (Some(b), _, _) => Some(b),
-        (None, None, None) => Some(crate::cli::Binding::Gateway),
-        _ => None,
-    }
-}
-
 pub fn simulate(args: &SimulateArgs) -> CmdResult {
     let files = match &args.contract {
         Some(c) => InputFiles::read(c, args.release.as_ref(), args.config.as_ref())?,
@@ -317,7 +305,7 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
             f
         }
     };
-    let input = files.input(simulated_binding(args, &files), args.allow_unverified_hash);
+    let input = files.input(args.binding, args.allow_unverified_hash);
     // The bundled sample comes with its hand-written scenarios; a user's contract with theirs.
     let extra = match (&args.scenarios, &args.contract) {
         (Some(dir), _) => load_scenarios(dir)?,

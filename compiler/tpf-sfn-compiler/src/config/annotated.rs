@@ -75,23 +75,14 @@ fn comment(out: &mut String, text: &str) {
 }
 
 impl DriverConfig {
-    /// What `tpf-sfn init` writes: the defaults with the gateway binding selected, TPF's own
-    /// protocol. Without a file the embedded default stays Action API v1's `http` binding, which
-    /// only the proof's older world still runs on (`docs/runtime.md`).
-    pub fn init_default() -> DriverConfig {
-        let mut config = DriverConfig::default();
-        config.binding.kind = super::BindingKind::Gateway;
-        config
-    }
-
-    /// [`DriverConfig::init_default`] as commented TOML: every key, its value, what it does and
-    /// why. Parses back to [`DriverConfig::init_default`].
+    /// What `tpf-sfn init` writes: the defaults, every key commented with what it does and why.
+    /// Parses back to [`DriverConfig::default`], the same configuration as no file at all.
     pub fn annotated_default() -> String {
         // Serialising plain structs of strings, numbers and maps cannot fail.
-        let text = toml::to_string(&DriverConfig::init_default()).unwrap_or_default();
+        let text = toml::to_string(&DriverConfig::default()).unwrap_or_default();
         let mut out = String::from(
             "# tpf-sfn driver configuration. Every key is optional; the values below are the defaults,\n\
-             # except binding.kind: without a file tpf-sfn compiles Action API v1's \"http\" binding.\n",
+             # the configuration tpf-sfn compiles without a file.\n",
         );
         let mut section = String::new();
         let flush_examples = |out: &mut String, section: &str| {

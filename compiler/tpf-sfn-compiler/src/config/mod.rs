@@ -87,9 +87,11 @@ pub struct BindingConfig {
 }
 
 impl Default for BindingConfig {
+    /// TPF's action gateway: the protocol TPF serves. The Action API v1 bindings are chosen only
+    /// explicitly (`--binding` or `binding.kind`).
     fn default() -> Self {
         BindingConfig {
-            kind: BindingKind::Http,
+            kind: BindingKind::Gateway,
             http: HttpBinding::default(),
             lambda: LambdaBinding::default(),
             queue: QueueBinding::default(),
@@ -420,17 +422,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn annotated_default_parses_back_to_what_init_writes() {
+    fn annotated_default_parses_back_to_the_embedded_default() {
         let text = DriverConfig::annotated_default();
         assert_eq!(
             DriverConfig::from_toml("default.toml", &text),
-            Ok(DriverConfig::init_default())
+            Ok(DriverConfig::default())
         );
-        // The one difference from the embedded default: init selects the gateway binding.
+        // Both select TPF's action gateway: Action API v1 is reached only by naming it.
         assert!(text.contains("\nkind = \"gateway\"\n"), "{text}");
-        let mut v1 = DriverConfig::init_default();
-        v1.binding.kind = BindingKind::Http;
-        assert_eq!(v1, DriverConfig::default());
+        assert_eq!(DriverConfig::default().binding.kind, BindingKind::Gateway);
     }
 
     #[test]

@@ -140,9 +140,13 @@ mod tests {
 
     #[test]
     fn defaults_and_documentation_hosts_are_placeholders() {
-        let d = DriverConfig::default();
-        let keys: Vec<&str> = d.placeholders().iter().map(|(k, _)| *k).collect();
-        assert_eq!(keys, [API_BASE_URL, CONNECTION_ARN]);
+        // The embedded default is the gateway binding's; the http binding's, named.
+        let keys =
+            |c: &DriverConfig| -> Vec<&str> { c.placeholders().iter().map(|(k, _)| *k).collect() };
+        let mut d = DriverConfig::default();
+        assert_eq!(keys(&d), [GATEWAY_FUNCTION_ARN, STARTER_FUNCTION_ARN]);
+        d.binding.kind = BindingKind::Http;
+        assert_eq!(keys(&d), [API_BASE_URL, CONNECTION_ARN]);
         assert!(is_placeholder(
             API_BASE_URL,
             "https://actions.example.org/base"
@@ -151,7 +155,7 @@ mod tests {
         assert!(!is_placeholder(API_BASE_URL, "https://tpf.acme.io"));
         assert!(!is_placeholder(API_BASE_URL, "https://notexample.com"));
 
-        let mut real = DriverConfig::default();
+        let mut real = d;
         real.binding.http.api_base_url = "https://tpf.acme.io".into();
         real.binding.http.connection_arn =
             "arn:aws:events:eu-west-1:210987654321:connection/tpf/1".into();
@@ -168,8 +172,6 @@ mod tests {
 
         // The gateway binding's three endpoints, the queue only on the queue transport.
         real.binding.kind = BindingKind::Gateway;
-        let keys =
-            |c: &DriverConfig| -> Vec<&str> { c.placeholders().iter().map(|(k, _)| *k).collect() };
         assert_eq!(keys(&real), [GATEWAY_FUNCTION_ARN, STARTER_FUNCTION_ARN]);
         real.binding.gateway.transport = GatewayTransport::Queue;
         assert_eq!(
