@@ -524,6 +524,12 @@ fn mapping_test_rejects_a_hand_edited_driver_that_polls() {
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["passed"], false);
+
+    // The same Action API driver without its binding meets the gateway default: refused at once
+    // by name, not run in a world that never answers it.
+    let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("GATEWAY_DRIVER_MISMATCH"), "{}", text(&o));
 }
 
 /// A driver whose retry branch skips its Wait asks TPF again at once, for ever: `validate` and

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use tpf_durable_driver::GatewayRun;
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::diagnostic::Diagnostics;
+use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics, Location};
 use tpf_sfn_compiler::durable::LambdaDurable;
 use tpf_sfn_compiler::plan::{BindingPlan, GatewayPlan};
 use tpf_sfn_compiler::sfn::asl::{self, StateMachine};
@@ -79,7 +79,10 @@ pub fn subject(
         return Ok(None);
     };
     let (file, bytes) = match driver {
-        Some(d) => (d.file, d.bytes),
+        Some(d) => {
+            brought_for_the_gateway(&d, g)?;
+            (d.file, d.bytes)
+        }
         None => (
             out.sfn.machines.driver.clone(),
             serde_json::to_vec(&out.driver).unwrap_or_default(),
@@ -128,6 +131,32 @@ pub fn durable_subject(input: &Input) -> Result<Option<GatewaySubject>, Diagnost
 
 /// The driver's text with the user's gateway function (keeping the qualifier it invokes, which
 /// a check judges) and starter function addressed as the world's.
+/// A brought driver runs in the gateway world only if it reaches the binding's gateway: it names
+/// the gateway function (or, on the queue transport, its queue). A driver compiled with an
+/// Action API binding names neither, and would poll a world that never answers it.
+fn brought_for_the_gateway(d: &DriverFile, g: &GatewayPlan) -> Result<(), Diagnostics> {
+    let text = String::from_utf8_lossy(&d.bytes);
+    let function = g
+        .function_arn
+        .rsplit_once(':')
+        .map_or(g.function_arn.as_str(), |(name, _)| name);
+    let reaches =
+        text.contains(function) || g.queue_url.as_deref().is_some_and(|q| text.contains(q));
+    if reaches {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        "GATEWAY_DRIVER_MISMATCH",
+        Location::file(&d.file),
+        format!(
+            "the driver names neither the gateway binding's function ({}) nor its queue: it was compiled with another binding or config",
+            g.function_arn
+        ),
+    )
+    .with_hint("pass the config (or `--binding`) the driver was compiled with; the gateway world runs only a gateway driver")
+    .into())
+}
+
 fn in_world(text: &str, g: &GatewayPlan) -> String {
     let function = match g.function_arn.rsplit_once(':') {
         Some((name, qualifier)) if name.contains(":function:") && !qualifier.is_empty() => name,
