@@ -623,9 +623,12 @@ fn a_refused_definition_prints_one_line_and_keeps_the_echo_for_verbose() {
 
 fn compile_default(out: &Path) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
+    // The http binding's placeholders (an endpoint and a connection): the Action API binding
+    // these tests are about, named since the embedded default became the gateway.
     let o = support::cli()
         .arg("compile")
         .arg(root.join("restaurant-approval.pipeline-contract.json"))
+        .args(["--binding", "http"])
         .arg("--out")
         .arg(out)
         .output()
@@ -653,7 +656,7 @@ fn deploy_cli(out: &str, extra: &[&str]) -> (Option<i32>, String, Vec<u8>) {
     )
 }
 
-/// `deploy` of a release compiled with the embedded default's placeholder endpoint and
+/// `deploy` of a release compiled with the http binding's placeholder endpoint and
 /// connection is refused against AWS, before any call (no endpoint, no credentials, no network
 /// here), naming the tpf-sfn.toml keys to set. Against a local emulator it goes ahead.
 #[test]

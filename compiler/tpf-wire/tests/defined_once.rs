@@ -111,7 +111,7 @@ fn record_attributes() -> Vec<&'static str> {
 const ELSEWHERE: &[(&str, &str, &str)] = &[
     (
         "error_message",
-        "compiler/tpf-sfn-compiler/src/sfn/export/terraform.rs",
+        "compiler/tpf-sfn-compiler/src/lowering/action_token.rs",
         "Terraform's validation block key, not TPF's row",
     ),
     (
