@@ -5,6 +5,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::Backend;
+
 use crate::aws::release::{invalid, Identity, Release};
 use crate::error::Error;
 
@@ -40,8 +43,6 @@ pub struct Target {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Shape {
-    #[serde(default)]
-    backend: Option<String>,
     identity: Identity,
     #[serde(default)]
     machines: Option<Machines>,
@@ -71,9 +72,12 @@ struct Binding {
 impl Target {
     pub fn read(dir: &Path) -> Result<Self, Error> {
         let (path, bytes) = Release::manifest_bytes(dir)?;
-        let shape: Shape = serde_json::from_slice(&bytes).map_err(|e| invalid(&path, e))?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| invalid(&path, e))?;
+        let backend = Backend::of_manifest(&value);
+        let shape: Shape = serde_json::from_value(value).map_err(|e| invalid(&path, e))?;
         let naming = match shape.binding.as_ref().map(|b| b.kind.as_str()) {
-            Some("gateway") => Naming::Gateway,
+            Some(kind) if kind == BindingKind::Gateway.as_str() => Naming::Gateway,
             _ => Naming::Lineage,
         };
         let missing = |what: &str| {
@@ -85,12 +89,12 @@ impl Target {
                 "run `tpf-sfn compile ... --out DIR` again; never edit compiled files by hand",
             )
         };
-        let (host, driver) = match shape.backend.as_deref() {
-            Some("lambda-durable") => (
+        let (host, driver) = match backend {
+            Some(Backend::LambdaDurable) => (
                 Host::DurableFunction,
                 shape.function.ok_or_else(|| missing("`function`"))?.name,
             ),
-            _ => (
+            Some(Backend::StepFunctions) => (
                 Host::StateMachine,
                 shape
                     .machines
@@ -98,6 +102,7 @@ impl Target {
                     .driver
                     .name,
             ),
+            None => return Err(missing("backend this tpf-sfn knows")),
         };
         if driver.trim().is_empty() {
             return Err(missing("driver name"));
@@ -125,5 +130,52 @@ impl Target {
             Host::StateMachine => "driver machine",
             Host::DurableFunction => "durable driver function",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(manifest: serde_json::Value) -> Result<Target, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+        Target::read(dir.path())
+    }
+
+    fn manifest(backend: Option<&str>, kind: &str) -> serde_json::Value {
+        let mut m = serde_json::json!({
+            "identity": {"pipelineId": "p", "contractVersion": "c", "releaseVersion": "r"},
+            "machines": {"driver": {"name": "tpf-p-driver"}},
+            "function": {"name": "tpf-p-durable"},
+            "binding": {"kind": kind},
+            "wakeupTable": "tpf_sfn_wakeup",
+        });
+        if let Some(b) = backend {
+            m["backend"] = b.into();
+        }
+        m
+    }
+
+    #[test]
+    fn the_backend_and_the_binding_choose_the_host_and_the_names() {
+        let sfn = read(manifest(None, "http")).unwrap();
+        assert_eq!(
+            (sfn.host, sfn.naming),
+            (Host::StateMachine, Naming::Lineage)
+        );
+        assert_eq!(sfn.driver, "tpf-p-driver");
+        let durable = read(manifest(Some("lambda-durable"), "gateway")).unwrap();
+        assert_eq!(
+            (durable.host, durable.naming),
+            (Host::DurableFunction, Naming::Gateway)
+        );
+        assert_eq!(durable.driver, "tpf-p-durable");
+    }
+
+    #[test]
+    fn a_backend_this_tpf_sfn_does_not_know_is_refused() {
+        let e = read(manifest(Some("cloud-workflows"), "gateway")).unwrap_err();
+        assert_eq!(e.code(), "RELEASE_MANIFEST_INVALID", "{e}");
     }
 }
