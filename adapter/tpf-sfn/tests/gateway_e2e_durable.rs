@@ -18,6 +18,7 @@ use tpf_sfn_wakepath::gateway::invoke::{Invoked, Invoker, LambdaInvoker};
 use tpf_sfn_wakepath::gateway::provider::Sent;
 use tpf_sfn_wakeup::provider::ProviderState;
 use tpf_sfn_wakeup::wake::SendOutcome;
+use tpf_wire::gateway::host::POLL_WAITS_SECONDS;
 use tpf_wire::gateway::names::{delivered_sort_key, durable_execution_name, generation_sort_key};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{ActionRequest, DriverCheckpoint, ExecutionCheckpoint, Operation};
@@ -157,13 +158,16 @@ async fn gateway_driver_parks_is_woken_by_the_wakeup_and_succeeds() {
 /// FAILED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_driver_applies_the_await_deadline_while_parked() {
+    // Twice TPF's first poll wait: a driver whose first STATUS comes before TPF's work reaches
+    // the await sees it at the next poll, with half the deadline left to park.
+    let deadline = 2 * POLL_WAITS_SECONDS[0];
     let lp = GatewayLoop::start(GatewayOptions {
-        deadline_seconds: Some(10),
+        deadline_seconds: Some(deadline),
         wakeup: true,
         ..GatewayOptions::default()
     })
     .await;
-    assert_eq!(lp.longest_await_seconds, 10);
+    assert_eq!(lp.longest_await_seconds, deadline);
     let input = lp.input("order-1");
     let arn = lp.start_generation(&input).await;
     let id = lp.execution_id().await;

@@ -13,6 +13,7 @@ use crate::support;
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::Value;
 use support::gateway_loop::{collapse, states, text, GatewayLoop, GatewayOptions, TENANT};
+use tpf_wire::gateway::host::POLL_WAITS_SECONDS;
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{ActionRequest, Operation};
 
@@ -135,8 +136,11 @@ async fn happy_path_parks_is_woken_from_the_stream_and_ends_with_tpfs_result() {
 /// and the driver fails with TPF's text.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn await_timeout_park_times_out_sweeps_and_fails_with_tpfs_status() {
+    // Twice TPF's first poll wait: a driver whose first STATUS comes before TPF's work reaches
+    // the await sees it at the next poll, with half the deadline left to park. A shorter
+    // deadline lets that driver's second SWEEP time the await out before it ever parks.
     let lp = GatewayLoop::start(GatewayOptions {
-        await_seconds: Some(3),
+        await_seconds: Some(2 * POLL_WAITS_SECONDS[0]),
         ..GatewayOptions::default()
     })
     .await;
