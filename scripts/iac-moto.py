@@ -122,7 +122,8 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
 
 def gateway_release(cf, tpf_sfn, d, run, gateway, caps):
     """A gateway-binding release next to the Action API v1 ones, on the same wake path: its
-    stack is the driver and its role alone (the driver sweeps TPF itself), on both backends."""
+    stack is the driver and its role alone (the driver sweeps TPF itself), on both backends;
+    the durable driver function's log group too (its alarms are among MOTO_SKIPS)."""
     config = os.path.join(d, "gateway.tpf-sfn.toml")
     with open(config, "w") as f:
         # Its own prefix: its machine and function names must not meet the other releases'.
@@ -131,7 +132,7 @@ def gateway_release(cf, tpf_sfn, d, run, gateway, caps):
                 f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n')
     for backend, want, params in (
             ("step-functions", {"DriverRole", "Driver"}, []),
-            ("lambda-durable", {"DriverRole", "Driver", "DriverVersion"},
+            ("lambda-durable", {"DriverRole", "DriverLogGroup", "Driver", "DriverVersion"},
              [{"ParameterKey": "CodeS3Bucket", "ParameterValue": f"{run}-code"},
               {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"}])):
         template, _ = compile_release(tpf_sfn, os.path.join(d, f"gateway-{backend}"), config,
