@@ -163,6 +163,58 @@ fn a_replacement_on_the_active_release_breaks_release_pinned() {
     fails_by(&r, GatewayCheck::ReleasePinned);
 }
 
+#[test]
+fn a_status_on_another_release_breaks_release_pinned() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        Some(DoubleMutant::StatusOnAnotherRelease),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::ReleasePinned);
+    assert!(r
+        .violations
+        .iter()
+        .any(|v| v.detail.contains("STATUS") && v.detail.contains(double::ANOTHER_RELEASE)));
+}
+
+#[test]
+fn a_generation_that_runs_on_after_its_hand_over_breaks_single_live_generation() {
+    let r = run("second-await", Some(DoubleMutant::RunOnAfterHandOver), &[]);
+    fails_by(&r, GatewayCheck::SingleLiveGeneration);
+}
+
+/// TPF's scenario 15 starts a second generation as TPF's operator while the first is parked:
+/// the race the generation fence resolves, not the host's own double start.
+#[test]
+fn an_operators_racing_generation_is_not_a_second_live_generation() {
+    let r = run("tpf-15-generation-race", None, &[]);
+    assert!(r.passed(), "{r:?}");
+    assert!(!r
+        .violations
+        .iter()
+        .any(|v| v.check == GatewayCheck::SingleLiveGeneration));
+}
+
+#[test]
+fn a_driver_that_redrives_breaks_redrive_by_operator_only() {
+    let r = run(
+        "tpf-21-retry-exhaustion-redrive",
+        Some(DoubleMutant::RedriveOnFailure),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::RedriveByOperatorOnly);
+}
+
+#[test]
+fn hourly_polls_break_retries_queued_when_due() {
+    let r = run(
+        "tpf-21-retry-exhaustion-redrive",
+        Some(DoubleMutant::HourlyPolls),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::RetriesQueuedWhenDue);
+}
+
 /// The transition-worker scenarios' own assertions catch a work function that commits a
 /// response to another request (a duplicate's or a late one, left on the response queue).
 #[test]
