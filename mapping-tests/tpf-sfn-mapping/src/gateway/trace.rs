@@ -166,3 +166,25 @@ impl Trace {
             .filter(move |i| i.operation == Some(operation))
     }
 }
+
+/// `+HH:MM:SS.mmm` since the scenario started.
+pub fn clock(ms: i64) -> String {
+    Clock(ms).to_string()
+}
+
+/// [`clock`] written in place, so a rendered line costs no string of its own.
+pub(crate) struct Clock(pub(crate) i64);
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.max(0);
+        write!(
+            f,
+            "+{:02}:{:02}:{:02}.{:03}",
+            ms / 3_600_000,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        )
+    }
+}
