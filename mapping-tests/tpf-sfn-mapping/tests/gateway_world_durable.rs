@@ -317,7 +317,6 @@ impl Program for Mutant {
             let ops = MutantOps {
                 ops: EngineOps {
                     ctx,
-                    table: String::new(),
                     gateway_arn: gateway_version_arn(),
                 },
                 prefix: format!("run-{run}-"),
