@@ -202,6 +202,10 @@ enum Break {
     StatusOnAnotherRelease,
     /// After TPF's FAILED, the driver sends REDRIVE.
     RedriveOnFailure,
+    /// The driver polls SWEEP + STATUS in its own steps, waiting this many seconds between
+    /// polls, and never hands over (the shipped driver's wait for TPF's state is one condition
+    /// on TPF's ladder, handing over when its checks run out).
+    PollEvery(u64),
 }
 
 const ANOTHER_RELEASE: &str = "sha256:another-release";
@@ -219,6 +223,40 @@ struct MutantOps<'c, 'a> {
 }
 
 impl MutantOps<'_, '_> {
+    /// SWEEP + STATUS, then a wait of `seconds`, until TPF's status is no longer in progress.
+    async fn poll_every(
+        &self,
+        name: &str,
+        poll: &StatePoll,
+        seconds: u64,
+    ) -> Result<PollEnd, Stop> {
+        for round in 0.. {
+            let step = |what: &str| format!("{}{name}-{what}-{round}", self.prefix);
+            let _ = self
+                .ops
+                .gateway(&step("sweep"), &poll.sweep, &TPF_STEP)
+                .await?;
+            match self
+                .ops
+                .gateway(&step("status"), &poll.status, &TPF_STEP)
+                .await?
+            {
+                Err(f) => return Ok(PollEnd::CheckFailed(f)),
+                Ok(r) => {
+                    let status = r.execution_status.unwrap_or_default();
+                    let in_progress = [TpfStatus::Queued, TpfStatus::Running, TpfStatus::WaitRetry]
+                        .iter()
+                        .any(|s| s.as_str() == status);
+                    if !in_progress {
+                        return Ok(PollEnd::Settled(status));
+                    }
+                }
+            }
+            self.ops.ctx.wait(&step("wait"), seconds)?;
+        }
+        unreachable!("the rounds end with TPF's status")
+    }
+
     /// REDRIVE of the execution STATUS asks about, as TPF's operator would send it.
     fn redrive(status: &ActionRequest) -> ActionRequest {
         let execution = ExecutionCheckpoint::new(
@@ -255,6 +293,9 @@ impl GatewayOps for MutantOps<'_, '_> {
     }
 
     async fn wait_for_state(&self, name: &str, poll: &StatePoll) -> Result<PollEnd, Stop> {
+        if let Break::PollEvery(seconds) = self.breaks {
+            return self.poll_every(name, poll, seconds).await;
+        }
         let mut poll = poll.clone();
         if self.breaks == Break::StatusOnAnotherRelease {
             poll.status.release_version = Some(ANOTHER_RELEASE.to_owned());
@@ -389,5 +430,65 @@ fn a_durable_driver_that_redrives_breaks_redrive_by_operator_only() {
         "tpf-21-retry-exhaustion-redrive",
         Break::RedriveOnFailure,
         GatewayCheck::RedriveByOperatorOnly,
+    );
+}
+
+#[test]
+fn hourly_durable_polls_break_retries_queued_when_due() {
+    mutant_fails_by(
+        "tpf-21-retry-exhaustion-redrive",
+        Break::PollEvery(3_600),
+        GatewayCheck::RetriesQueuedWhenDue,
+    );
+}
+
+/// TPF's work claimed a day after the submission: the shipped driver hands over when its
+/// condition's checks run out and every generation stays far under the service's 3,000
+/// operations; a driver that polls in its own steps every 5 s and never hands over is failed
+/// by the engine at the cap within two hours, and `history-within-budget` names it.
+#[test]
+fn a_durable_generation_that_never_hands_over_breaks_history_within_budget() {
+    use tpf_sfn_mapping::gateway::checks::check;
+    use tpf_sfn_mapping::gateway::world::GatewayWorld;
+
+    const DAY_MS: i64 = 24 * 3_600_000;
+    let run = |engine: DurableGatewayEngine, for_ms: i64| {
+        let setup = Setup {
+            work_delay_ms: DAY_MS,
+            ..Setup::restaurant()
+        };
+        let mut w = GatewayWorld::new(engine, setup);
+        w.ingress("order-1").unwrap();
+        w.run_for(for_ms).unwrap();
+        let generations = w.engine.drivers().len();
+        (check(&w, GatewayCheck::HistoryWithinBudget), generations)
+    };
+    let longest_await_seconds =
+        u64::try_from(Setup::restaurant().longest_await_timeout_ms() / 1000).unwrap();
+    let gateway_run = || GatewayRun {
+        longest_await_seconds,
+    };
+    let (kept, generations) = run(
+        DurableGatewayEngine::new(&gateway_version_arn(), gateway_run(), T0),
+        DAY_MS,
+    );
+    assert!(kept.is_empty(), "{kept:?}");
+    assert!(generations > 1, "the shipped driver handed over");
+    let (broken, _) = run(
+        DurableGatewayEngine::with_program(
+            Rc::new(Mutant {
+                run: gateway_run(),
+                breaks: Break::PollEvery(5),
+            }),
+            T0,
+        ),
+        2 * 3_600_000,
+    );
+    assert!(
+        broken
+            .iter()
+            .any(|v| v.check == GatewayCheck::HistoryWithinBudget
+                && v.detail.contains("failed it at its cap")),
+        "{broken:?}"
     );
 }
