@@ -780,6 +780,26 @@ fn mapping_test_proves_the_lambda_durable_backend() {
     assert_eq!(v["binding"], "gateway");
     assert_eq!(v["passed"], true);
     assert_eq!(v["tpfConformance"].as_array().unwrap().len(), 22);
+    // The checks every scenario was held to, each with what it proves.
+    let checks: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "release-pinned",
+        "single-live-generation",
+        "history-within-budget",
+        "retries-queued-when-due",
+        "redrive-by-operator-only",
+        "delivery-evidence",
+    ] {
+        assert!(checks.contains(&name), "{checks:?}");
+    }
+    assert!(v["checks"][0]["invariant"]
+        .as_str()
+        .is_some_and(|i| !i.is_empty()));
 
     let o = tpf_sfn(&[
         "mapping-test",

@@ -10,6 +10,7 @@ use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::sfn::StepFunctions;
 use tpf_sfn_mapping::gateway::catalogue::{ScenarioInfo, CATALOGUE};
+use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::engine::EngineError;
 use tpf_sfn_mapping::gateway::scenarios::ScenarioReport;
 use tpf_sfn_mapping::gateway::trace::clock;
@@ -114,8 +115,9 @@ fn run_catalogue<B: CliBackend>(args: &MappingTestArgs, s: &GatewaySubject) -> C
                 print_verdict(r.name, v);
             }
             outln!(
-                "{} scenarios of the gateway world: {} passed, {} known failure(s), {} failed",
+                "{} scenarios of the gateway world × {} checks: {} passed, {} known failure(s), {} failed",
                 verdicts.len(),
+                GatewayCheck::ALL.len(),
                 verdicts.len() - failed - known,
                 known,
                 failed
@@ -135,6 +137,10 @@ fn run_catalogue<B: CliBackend>(args: &MappingTestArgs, s: &GatewaySubject) -> C
                 "scenarios": verdicts
                     .iter()
                     .map(|(r, v)| json!({ "name": r.name, "result": v }))
+                    .collect::<Vec<_>>(),
+                "checks": GatewayCheck::ALL
+                    .iter()
+                    .map(|c| json!({ "name": c.name(), "invariant": c.invariant() }))
                     .collect::<Vec<_>>(),
                 "tpfConformance": gateway_proof::conformance_json_by(&reports, |r| s.verdict(r)),
                 "passed": failed == 0,
