@@ -215,6 +215,16 @@ fn hourly_polls_break_retries_queued_when_due() {
     fails_by(&r, GatewayCheck::RetriesQueuedWhenDue);
 }
 
+#[test]
+fn polls_without_a_wait_break_calls_paced_by_tpf() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        Some(DoubleMutant::TightPolls),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::CallsPacedByTpf);
+}
+
 /// The transition-worker scenarios' own assertions catch a work function that commits a
 /// response to another request (a duplicate's or a late one, left on the response queue).
 #[test]

@@ -283,26 +283,38 @@ fn a_step_functions_generation_without_its_budget_hand_over_breaks_history_withi
     );
 }
 
-/// The poll loop's Wait at an hour, whatever the ladder's rung.
-fn hourly_polls(definition: &mut Value) {
-    let mut waits = 0;
-    for state in states(definition).values_mut() {
-        if state["Type"] == "Wait" {
-            let wait = state.as_object_mut().unwrap();
-            assert!(wait.remove("SecondsPath").is_some());
-            wait.insert("Seconds".into(), Value::from(3_600));
-            waits += 1;
+/// The poll loop's Wait at `seconds`, whatever the ladder's rung.
+fn polls_every(seconds: u64) -> impl Fn(&mut Value) {
+    move |definition: &mut Value| {
+        let mut waits = 0;
+        for state in states(definition).values_mut() {
+            if state["Type"] == "Wait" {
+                let wait = state.as_object_mut().unwrap();
+                assert!(wait.remove("SecondsPath").is_some());
+                wait.insert("Seconds".into(), Value::from(seconds));
+                waits += 1;
+            }
         }
+        assert_eq!(waits, 1, "one poll wait");
     }
-    assert_eq!(waits, 1, "one poll wait");
 }
 
 #[test]
 fn step_functions_hourly_polls_break_retries_queued_when_due() {
     fails_by(
         "tpf-21-retry-exhaustion-redrive",
-        hourly_polls,
+        polls_every(3_600),
         GatewayCheck::RetriesQueuedWhenDue,
+    );
+}
+
+/// A poll loop that does not wait asks TPF again at once, until the engine's budget stops it.
+#[test]
+fn step_functions_polls_without_a_wait_break_calls_paced_by_tpf() {
+    fails_by(
+        "tpf-11-completion-after-binding",
+        polls_every(0),
+        GatewayCheck::CallsPacedByTpf,
     );
 }
 

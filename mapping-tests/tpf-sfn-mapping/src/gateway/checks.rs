@@ -34,10 +34,11 @@ pub enum GatewayCheck {
     HistoryWithinBudget,
     RetriesQueuedWhenDue,
     RedriveByOperatorOnly,
+    CallsPacedByTpf,
 }
 
 impl GatewayCheck {
-    pub const ALL: [GatewayCheck; 13] = [
+    pub const ALL: [GatewayCheck; 14] = [
         Self::OneExecutionPerSubmission,
         Self::RequestsTpfReads,
         Self::NumberedVersion,
@@ -51,6 +52,7 @@ impl GatewayCheck {
         Self::HistoryWithinBudget,
         Self::RetriesQueuedWhenDue,
         Self::RedriveByOperatorOnly,
+        Self::CallsPacedByTpf,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +70,7 @@ impl GatewayCheck {
             Self::HistoryWithinBudget => "history-within-budget",
             Self::RetriesQueuedWhenDue => "retries-queued-when-due",
             Self::RedriveByOperatorOnly => "redrive-by-operator-only",
+            Self::CallsPacedByTpf => "calls-paced-by-tpf",
         }
     }
 
@@ -87,6 +90,7 @@ impl GatewayCheck {
             Self::HistoryWithinBudget => "no driver generation writes more history than its release was proven to (Step Functions: the compiled event budget, under the service's 25,000 events; Lambda durable functions: the service's 3,000 operations), nor is failed at the provider's cap",
             Self::RetriesQueuedWhenDue => "a retry enters TPF's work queue no earlier than the nextDue TPF set and at most one poll interval (300 s) after it: the driver's SWEEP keeps TPF's schedule, and only TPF's sweep queues work",
             Self::RedriveByOperatorOnly => "a driver never sends REDRIVE: re-driving an execution TPF ended is its operator's decision",
+            Self::CallsPacedByTpf => "a generation asks STATUS again at least a second after an answer that said the same, unless it parked in between: a poll waits its rung of the ladder",
         }
     }
 }
@@ -127,6 +131,7 @@ pub fn check<E: GatewayEngine>(w: &GatewayWorld<E>, c: GatewayCheck) -> Vec<Viol
         GatewayCheck::HistoryWithinBudget => history(w),
         GatewayCheck::RetriesQueuedWhenDue => retries_when_due(w),
         GatewayCheck::RedriveByOperatorOnly => redrive_by_operator(w),
+        GatewayCheck::CallsPacedByTpf => paced(w),
     };
     details
         .into_iter()
@@ -594,4 +599,50 @@ fn redrive_by_operator<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
         .calls(Operation::Redrive)
         .map(|c| format!("at {}: a driver sent {}", c.at_ms, c.request))
         .collect()
+}
+
+/// The least time between two STATUS answers that said the same, with no park between them.
+pub const LEAST_POLL_MS: i64 = 1_000;
+
+fn paced<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    // Per generation: the last STATUS answer (when, what), cleared by a park.
+    let mut last: BTreeMap<(String, i64), (i64, String)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for call in &w.trace().invocations {
+        let Ok(r) = ActionRequest::read(&call.request) else {
+            continue;
+        };
+        let key = (r.execution_id.clone().unwrap_or_default(), r.generation);
+        match r.operation {
+            Operation::RegisterCallback => {
+                last.remove(&key);
+            }
+            Operation::Status => {
+                let Some(status) = call
+                    .answer
+                    .as_ref()
+                    .ok()
+                    .and_then(|t| ActionResponse::read(t).ok())
+                    .and_then(|a| a.execution_status)
+                else {
+                    continue;
+                };
+                if let Some((at, before)) = last.get(&key) {
+                    if *before == status && call.at_ms - at < LEAST_POLL_MS {
+                        out.push(format!(
+                            "generation {} of {} asked STATUS at {} and again {} ms later, both {status}",
+                            key.1,
+                            key.0,
+                            at,
+                            call.at_ms - at
+                        ));
+                    }
+                }
+                last.insert(key, (call.at_ms, status));
+            }
+            _ => {}
+        }
+    }
+    out.truncate(10);
+    out
 }

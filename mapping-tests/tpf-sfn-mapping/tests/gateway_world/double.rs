@@ -53,6 +53,8 @@ pub enum DoubleMutant {
     RedriveOnFailure,
     /// The poll ladder waits an hour at every rung.
     HourlyPolls,
+    /// The poll ladder's first three rungs wait nothing.
+    TightPolls,
 }
 
 /// The release a [`DoubleMutant::StatusOnAnotherRelease`] STATUS names.
@@ -390,6 +392,8 @@ impl TestDoubleEngine {
             _ => {
                 let wait_s = if self.is(DoubleMutant::HourlyPolls) {
                     3_600
+                } else if self.is(DoubleMutant::TightPolls) && rung < 3 {
+                    0
                 } else {
                     LADDER_S[rung.min(LADDER_S.len() - 1)]
                 };
