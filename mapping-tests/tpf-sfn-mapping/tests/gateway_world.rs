@@ -10,7 +10,7 @@ use double::{DoubleMutant, TestDoubleEngine};
 use tpf_sfn_mapping::gateway::catalogue::{conformance, scenario, tpf_title, CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::scenarios::{
-    run_catalogue, run_scenario, setup_for, unexpected, ScenarioReport,
+    run_catalogue, run_in, run_scenario, setup_for, unexpected, ScenarioReport,
 };
 use tpf_sfn_mapping::gateway::world::Mutation;
 
@@ -223,6 +223,17 @@ fn polls_without_a_wait_break_calls_paced_by_tpf() {
         &[],
     );
     fails_by(&r, GatewayCheck::CallsPacedByTpf);
+}
+
+/// A park of 5 s on a minute's await deadline (the scenario's pipeline given a one-minute
+/// await, so the hand-overs it causes last a minute).
+#[test]
+fn a_park_that_times_out_early_breaks_parks_without_polling() {
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let setup = setup_for(info).with_await_timeout_ms(60_000);
+    let engine = double(&setup, Some(DoubleMutant::ShortParkTimeout));
+    let (r, _) = run_in(info, setup, engine, &[]);
+    fails_by(&r, GatewayCheck::ParksWithoutPolling);
 }
 
 /// The transition-worker scenarios' own assertions catch a work function that commits a

@@ -492,3 +492,22 @@ fn a_durable_generation_that_never_hands_over_breaks_history_within_budget() {
         "{broken:?}"
     );
 }
+
+/// The durable driver's callback times out 5 s after it parks: it polls TPF long before any
+/// await's deadline, unsignalled.
+#[test]
+fn a_durable_park_that_times_out_early_breaks_parks_without_polling() {
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+    // On a minute's await deadline, so the hand-overs the early timeouts cause last a minute.
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let setup = setup_for(info).with_await_timeout_ms(60_000);
+    let engine = DurableGatewayEngine::new(
+        &gateway_version_arn(),
+        GatewayRun {
+            longest_await_seconds: 4,
+        },
+        T0,
+    );
+    let (r, _) = run_in(info, setup, engine, &[]);
+    r.failed_by(GatewayCheck::ParksWithoutPolling).unwrap();
+}

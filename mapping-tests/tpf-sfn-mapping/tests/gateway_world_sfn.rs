@@ -399,3 +399,31 @@ fn a_step_functions_driver_that_redrives_breaks_redrive_by_operator_only() {
         GatewayCheck::RedriveByOperatorOnly,
     );
 }
+
+/// The compiled park with a 5 s timeout: the driver polls TPF long before any await's
+/// deadline, unsignalled.
+fn park_times_out_early(definition: &mut Value) {
+    let mut parks = 0;
+    for state in states(definition).values_mut() {
+        let is_park = state["Catch"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["ErrorEquals"] == serde_json::json!(["States.Timeout"]))
+        });
+        if is_park {
+            state["TimeoutSeconds"] = Value::from(5);
+            parks += 1;
+        }
+    }
+    assert_eq!(parks, 1, "one park");
+}
+
+/// On a minute's await deadline, so the hand-overs the early timeouts cause last a minute.
+#[test]
+fn a_step_functions_park_that_times_out_early_breaks_parks_without_polling() {
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let setup = setup_for(info).with_await_timeout_ms(60_000);
+    let engine = mutated_engine("lambda", park_times_out_early)(&setup);
+    let (r, _) = run_in(info, setup, engine, &[]);
+    r.failed_by(GatewayCheck::ParksWithoutPolling).unwrap();
+}

@@ -35,10 +35,11 @@ pub enum GatewayCheck {
     RetriesQueuedWhenDue,
     RedriveByOperatorOnly,
     CallsPacedByTpf,
+    ParksWithoutPolling,
 }
 
 impl GatewayCheck {
-    pub const ALL: [GatewayCheck; 14] = [
+    pub const ALL: [GatewayCheck; 15] = [
         Self::OneExecutionPerSubmission,
         Self::RequestsTpfReads,
         Self::NumberedVersion,
@@ -53,6 +54,7 @@ impl GatewayCheck {
         Self::RetriesQueuedWhenDue,
         Self::RedriveByOperatorOnly,
         Self::CallsPacedByTpf,
+        Self::ParksWithoutPolling,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +73,7 @@ impl GatewayCheck {
             Self::RetriesQueuedWhenDue => "retries-queued-when-due",
             Self::RedriveByOperatorOnly => "redrive-by-operator-only",
             Self::CallsPacedByTpf => "calls-paced-by-tpf",
+            Self::ParksWithoutPolling => "parks-without-polling",
         }
     }
 
@@ -91,6 +94,7 @@ impl GatewayCheck {
             Self::RetriesQueuedWhenDue => "a retry enters TPF's work queue no earlier than the nextDue TPF set and at most one poll interval (300 s) after it: the driver's SWEEP keeps TPF's schedule, and only TPF's sweep queues work",
             Self::RedriveByOperatorOnly => "a driver never sends REDRIVE: re-driving an execution TPF ended is its operator's decision",
             Self::CallsPacedByTpf => "a generation asks STATUS again at least a second after an answer that said the same, unless it parked in between: a poll waits its rung of the ladder",
+            Self::ParksWithoutPolling => "a generation that registered its callback sends nothing to TPF until the wake-up signals the callback or the contract's longest await deadline has passed",
         }
     }
 }
@@ -132,6 +136,7 @@ pub fn check<E: GatewayEngine>(w: &GatewayWorld<E>, c: GatewayCheck) -> Vec<Viol
         GatewayCheck::RetriesQueuedWhenDue => retries_when_due(w),
         GatewayCheck::RedriveByOperatorOnly => redrive_by_operator(w),
         GatewayCheck::CallsPacedByTpf => paced(w),
+        GatewayCheck::ParksWithoutPolling => parked_quietly(w),
     };
     details
         .into_iter()
@@ -644,5 +649,45 @@ fn paced<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
         }
     }
     out.truncate(10);
+    out
+}
+
+fn parked_quietly<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    let longest = w.setup().longest_await_timeout_ms();
+    let trace = w.trace();
+    // Per generation: where it parked (when, on which callback) since its last call.
+    let mut parks: BTreeMap<(String, i64), (i64, String)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for call in &trace.invocations {
+        let Ok(r) = ActionRequest::read(&call.request) else {
+            continue;
+        };
+        let key = (r.execution_id.clone().unwrap_or_default(), r.generation);
+        if let Some((at, callback)) = parks.remove(&key) {
+            // A signal may reach the callback before its registration is answered (the
+            // driver holds it); a provider's close of the callback wakes it too.
+            let woken =
+                trace.sends.iter().any(|s| {
+                    s.callback_id == callback && s.result.received() && s.at_ms <= call.at_ms
+                }) || trace
+                    .closed_callbacks
+                    .iter()
+                    .any(|(closed_at, id)| *id == callback && *closed_at <= call.at_ms);
+            if !woken && call.at_ms < at + longest {
+                out.push(format!(
+                    "generation {} of {} parked on its callback at {at} and sent {} {} ms later, unsignalled, before the longest await deadline ({longest} ms)",
+                    key.1,
+                    key.0,
+                    r.operation,
+                    call.at_ms - at
+                ));
+            }
+        }
+        if r.operation == Operation::RegisterCallback && call.answer.is_ok() {
+            if let Some(callback) = r.provider_callback_id {
+                parks.insert(key, (call.at_ms, callback));
+            }
+        }
+    }
     out
 }

@@ -131,6 +131,9 @@ pub struct Trace {
     pub dispatches: Vec<Dispatch>,
     /// Each delivery TPF's work function declined before its claim.
     pub declines: Vec<Decline>,
+    /// Callbacks the provider closed with a failure (a scenario's close, e.g. a task timeout):
+    /// when, and the callback id.
+    pub closed_callbacks: Vec<(i64, String)>,
 }
 
 /// A delivery TPF's work function's admission declined: the record's version before and after

@@ -55,6 +55,8 @@ pub enum DoubleMutant {
     HourlyPolls,
     /// The poll ladder's first three rungs wait nothing.
     TightPolls,
+    /// The park times out after 5 s, long before any await's deadline.
+    ShortParkTimeout,
 }
 
 /// The release a [`DoubleMutant::StatusOnAnotherRelease`] STATUS names.
@@ -464,7 +466,11 @@ impl TestDoubleEngine {
         )
         .map_err(|e| InvokeError::Function((&e).into()))
         .and_then(|r| self.call(host, &r));
-        let timeout = (!self.is(DoubleMutant::NoParkTimeout)).then_some(self.park_timeout_ms);
+        let timeout = if self.is(DoubleMutant::ShortParkTimeout) {
+            Some(5_000)
+        } else {
+            (!self.is(DoubleMutant::NoParkTimeout)).then_some(self.park_timeout_ms)
+        };
         let x = &mut self.execs[i];
         match answer {
             Ok(_) => {
