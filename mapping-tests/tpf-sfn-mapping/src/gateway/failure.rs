@@ -95,6 +95,7 @@ mod tests {
     use std::error::Error as _;
 
     use super::*;
+    use crate::gateway::engine::EngineError;
 
     #[test]
     fn an_unmet_condition_says_what_the_world_showed_and_what_was_expected() {
@@ -124,10 +125,13 @@ mod tests {
         let source = e.source().and_then(|s| s.downcast_ref::<ProviderRefusal>());
         assert_eq!(source, Some(&refusal));
 
-        let stopped = WorldError::Budget("10000 steps at one instant".to_owned());
+        let engine = EngineError("no such state".to_owned());
+        let stopped = WorldError::from(engine.clone());
         let e: ScenarioFailure = stopped.clone().into();
         let source = e.source().and_then(|s| s.downcast_ref::<WorldError>());
         assert_eq!(source, Some(&stopped));
-        assert_eq!(e.to_string(), stopped.to_string());
+        let root = source.and_then(|s| s.source()?.downcast_ref::<EngineError>());
+        assert_eq!(root, Some(&engine));
+        assert_eq!(e.to_string(), "engine: no such state");
     }
 }

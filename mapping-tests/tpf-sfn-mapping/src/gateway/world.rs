@@ -41,7 +41,9 @@ use tpf_wire::java_error::JavaError;
 use tpf_wire::records::{AwaitInteractionRecord, DynamoItem, ExecutionRecord, Item};
 use tpf_wire::Identity;
 
-use super::engine::{GatewayEngine, GatewayHost, InvokeError, ProviderRefusal, Started};
+use super::engine::{
+    EngineError, GatewayEngine, GatewayHost, InvokeError, ProviderRefusal, Started,
+};
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
     Decline, Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia,
@@ -211,23 +213,15 @@ impl RecordOutcome {
 }
 
 /// Why the world stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorldError {
-    Engine(String),
+    /// The engine failed (a budget it stopped at, a driver it cannot run).
+    #[error("engine: {0}")]
+    Engine(#[from] EngineError),
     /// The world ran out of steps at one instant (something loops without time passing).
-    Budget(String),
+    #[error("budget: more than {steps} steps at {at_ms}")]
+    Budget { steps: usize, at_ms: i64 },
 }
-
-impl std::fmt::Display for WorldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Engine(m) => write!(f, "engine: {m}"),
-            Self::Budget(m) => write!(f, "budget: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for WorldError {}
 
 /// Why TPF's await-completion function did not admit a completion the world made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -918,9 +912,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             let before = self.host.trace.invocations.len();
             let now = self.host.now;
             self.engine.advance_to(now);
-            self.engine
-                .run_until_idle(&mut self.host)
-                .map_err(|e| WorldError::Engine(e.0))?;
+            self.engine.run_until_idle(&mut self.host)?;
             self.host.derive_streams();
             let mut busy = self.host.trace.invocations.len() != before;
             for (via, input) in std::mem::take(&mut self.host.pending_starts) {
@@ -953,10 +945,10 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 return Ok(());
             }
         }
-        Err(WorldError::Budget(format!(
-            "more than {STEPS_PER_INSTANT} steps at {}",
-            self.host.now
-        )))
+        Err(WorldError::Budget {
+            steps: STEPS_PER_INSTANT,
+            at_ms: self.host.now,
+        })
     }
 
     /// Records what TPF's record said when its work item was queued (the trace's dispatches).
