@@ -59,7 +59,7 @@ fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {
         if let Some(f) = FINDINGS.iter().find(|f| f.scenario == r.name) {
             let says = r.outcome.as_ref().err();
             assert!(
-                says.is_some_and(|e| e.contains(f.fails_with)),
+                says.is_some_and(|e| e.to_string().contains(f.fails_with)),
                 "{}: a finding that no longer fails as declared: {says:?}",
                 r.name
             );
@@ -160,7 +160,7 @@ fn a_closed_callback_answer_not_counted_as_gone_fails_tpf_13_and_the_history_los
         assert!(good.passed(), "{name}: {:?}", good.outcome);
         let bad = run_scenario(info, NotGone(engine(&setup)), &[]);
         let e = bad.outcome.as_ref().expect_err(name);
-        assert!(e.contains(says), "{name}: {e}");
+        assert!(e.to_string().contains(says), "{name}: {e}");
         assert!(
             matches!(durable_verdict(&bad), Verdict::Failed { .. }),
             "{name}"

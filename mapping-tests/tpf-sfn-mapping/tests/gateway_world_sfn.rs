@@ -92,7 +92,11 @@ fn every_runnable_scenario_passes_every_check_on_step_functions() {
             match SUBMITTER_RETRY.iter().find(|(name, _)| *name == r.name) {
                 Some((_, expectation)) => {
                     let e = r.outcome.as_ref().expect_err(r.name);
-                    assert!(e.contains(expectation), "{transport}: {}: {e}", r.name);
+                    assert!(
+                        e.to_string().contains(expectation),
+                        "{transport}: {}: {e}",
+                        r.name
+                    );
                 }
                 None if !r.passed() => failed.push(format!("{}: {:?}", r.name, r.outcome)),
                 None => {}

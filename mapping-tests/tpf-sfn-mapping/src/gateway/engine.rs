@@ -64,7 +64,8 @@ impl Started {
 
 /// A provider's refusal of a call the world made, with the provider's own error code
 /// (`TaskDoesNotExist`, `ResourceNotFoundException`, `ThrottlingException`, …).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
 pub struct ProviderRefusal {
     pub code: String,
     pub message: String,

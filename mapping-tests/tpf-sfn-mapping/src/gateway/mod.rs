@@ -12,11 +12,13 @@
 //! - `catalogue`: the scenarios by TPF's conformance ids and the plan's cases, with what each
 //!   injects and asserts, and which of TPF's 22 each covers;
 //! - `scenarios`: their runs, and the runner;
+//! - `failure`: why a scenario's own assertions failed;
 //! - `checks`: the invariants every run is held to.
 
 pub mod catalogue;
 pub mod checks;
 pub mod engine;
+pub mod failure;
 pub mod faults;
 pub mod scenarios;
 pub mod trace;

@@ -4,7 +4,7 @@ use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::Operation;
 use tpf_wire::records::ExecutionStatus;
 
-use super::engine::{InvokeError, Started};
+use super::engine::{EngineError, InvokeError, Started};
 
 /// One invoke of the gateway by a driver.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct StartEvent {
     pub via: StartVia,
     pub name: String,
     pub input: ExecutionInput,
-    pub outcome: Result<Started, String>,
+    pub outcome: Result<Started, EngineError>,
 }
 
 /// What became of one callback send the wake-up decided.

@@ -22,7 +22,7 @@ use tpf_model::coordinator::admission::{Admission, WorkerLoad};
 use tpf_model::coordinator::remote::{
     PendingTransition, RemoteStart, TransitionRequest, TransitionResponse, TransitionWorkerInstance,
 };
-use tpf_model::coordinator::{local_release, LocalControlPlane, WorkItem};
+use tpf_model::coordinator::{local_release, CoordinatorError, LocalControlPlane, WorkItem};
 use tpf_model::gateway::{BindingStore, Delivery as DeliveryRow, Gateway, InMemoryBindings};
 use tpf_model::worker::StepKind;
 use tpf_model::{
@@ -41,7 +41,9 @@ use tpf_wire::java_error::JavaError;
 use tpf_wire::records::{AwaitInteractionRecord, DynamoItem, ExecutionRecord, Item};
 use tpf_wire::Identity;
 
-use super::engine::{GatewayEngine, GatewayHost, InvokeError, Started};
+use super::engine::{
+    EngineError, GatewayEngine, GatewayHost, InvokeError, ProviderRefusal, Started,
+};
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
     Decline, Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia,
@@ -211,23 +213,25 @@ impl RecordOutcome {
 }
 
 /// Why the world stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorldError {
-    Engine(String),
+    /// The engine failed (a budget it stopped at, a driver it cannot run).
+    #[error("engine: {0}")]
+    Engine(#[from] EngineError),
     /// The world ran out of steps at one instant (something loops without time passing).
-    Budget(String),
+    #[error("budget: more than {steps} steps at {at_ms}")]
+    Budget { steps: usize, at_ms: i64 },
 }
 
-impl std::fmt::Display for WorldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Engine(m) => write!(f, "engine: {m}"),
-            Self::Budget(m) => write!(f, "budget: {m}"),
-        }
-    }
+/// Why TPF's await-completion function did not admit a completion the world made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompletionError {
+    /// TPF refused to list the execution's awaits or to complete the await.
+    #[error("TPF refused the completion: {0}")]
+    Refused(#[from] CoordinatorError),
+    #[error("execution {0} has no open await")]
+    NoOpenAwait(String),
 }
-
-impl std::error::Error for WorldError {}
 
 #[derive(Debug, Clone)]
 struct WorkDelivery {
@@ -363,27 +367,24 @@ impl Host {
 
     /// The execution's first open await, completed as TPF's await-completion function admits
     /// it.
-    fn complete_first_open(&mut self, execution_id: &str) -> Result<(), String> {
+    fn complete_first_open(&mut self, execution_id: &str) -> Result<(), CompletionError> {
         let now = self.now;
         let coordinator = &mut self.gateway.plane.coordinator;
         let open = coordinator
-            .await_interactions(TENANT, execution_id, now)
-            .map_err(|e| e.to_string())?
+            .await_interactions(TENANT, execution_id, now)?
             .into_iter()
             .find(|i| !i.status.terminal())
-            .ok_or_else(|| format!("execution {execution_id} has no open await"))?;
-        coordinator
-            .complete_await(
-                &AwaitCompletion {
-                    tenant_id: TENANT.to_owned(),
-                    interaction_id: Some(open.interaction_id),
-                    correlation_id: None,
-                    response_payload: json!({ "decision": "approved" }),
-                    actor: Some("restaurant".to_owned()),
-                },
-                now,
-            )
-            .map_err(|e| e.to_string())?;
+            .ok_or_else(|| CompletionError::NoOpenAwait(execution_id.to_owned()))?;
+        coordinator.complete_await(
+            &AwaitCompletion {
+                tenant_id: TENANT.to_owned(),
+                interaction_id: Some(open.interaction_id),
+                correlation_id: None,
+                response_payload: json!({ "decision": "approved" }),
+                actor: Some("restaurant".to_owned()),
+            },
+            now,
+        )?;
         self.derive_streams();
         Ok(())
     }
@@ -736,7 +737,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
 
     /// TPF's await-completion function admits a completion of the execution's first open
     /// await.
-    pub fn complete(&mut self, execution_id: &str) -> Result<(), String> {
+    pub fn complete(&mut self, execution_id: &str) -> Result<(), CompletionError> {
         self.host.complete_first_open(execution_id)
     }
 
@@ -785,20 +786,17 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             .expect("v1 and v2 are registered");
     }
 
-    pub fn stop_driver(&mut self, execution_arn: &str) -> Result<(), String> {
+    pub fn stop_driver(&mut self, execution_arn: &str) -> Result<(), ProviderRefusal> {
         let now = self.host.now;
-        self.engine
-            .stop(execution_arn, now)
-            .map_err(|r| format!("{}: {}", r.code, r.message))
+        self.engine.stop(execution_arn, now)
     }
 
     /// Closes a callback with a failure (the provider's close of a callback, e.g. a task
     /// timeout).
-    pub fn fail_callback(&mut self, callback_id: &str, error: &str) -> Result<(), String> {
+    pub fn fail_callback(&mut self, callback_id: &str, error: &str) -> Result<(), ProviderRefusal> {
         let now = self.host.now;
         self.engine
-            .send_callback_failure(callback_id, error, "the callback was closed", now)
-            .map_err(|r| format!("{}: {}", r.code, r.message))?;
+            .send_callback_failure(callback_id, error, "the callback was closed", now)?;
         self.host
             .trace
             .closed_callbacks
@@ -914,9 +912,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             let before = self.host.trace.invocations.len();
             let now = self.host.now;
             self.engine.advance_to(now);
-            self.engine
-                .run_until_idle(&mut self.host)
-                .map_err(|e| WorldError::Engine(e.0))?;
+            self.engine.run_until_idle(&mut self.host)?;
             self.host.derive_streams();
             let mut busy = self.host.trace.invocations.len() != before;
             for (via, input) in std::mem::take(&mut self.host.pending_starts) {
@@ -949,10 +945,10 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 return Ok(());
             }
         }
-        Err(WorldError::Budget(format!(
-            "more than {STEPS_PER_INSTANT} steps at {}",
-            self.host.now
-        )))
+        Err(WorldError::Budget {
+            steps: STEPS_PER_INSTANT,
+            at_ms: self.host.now,
+        })
     }
 
     /// Records what TPF's record said when its work item was queued (the trace's dispatches).
@@ -1263,10 +1259,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         }
         let name = input.durable_execution_name();
         let now = self.host.now;
-        let outcome = self
-            .engine
-            .start(&name, &input.to_json(), now)
-            .map_err(|e| e.0);
+        let outcome = self.engine.start(&name, &input.to_json(), now);
         self.host.trace.starts.push(StartEvent {
             at_ms: now,
             via,
@@ -1279,8 +1272,8 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 durable_execution_name: name,
                 status_code: STARTED_STATUS,
             }),
-            Err(m) => Err(FunctionError {
-                error_message: m,
+            Err(e) => Err(FunctionError {
+                error_message: e.0,
                 error_type: "java.lang.IllegalStateException".to_owned(),
             }),
         }

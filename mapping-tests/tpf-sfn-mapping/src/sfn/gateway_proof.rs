@@ -260,7 +260,7 @@ pub fn durable_verdict(r: &ScenarioReport) -> Verdict {
         } else {
             Verdict::Failed {
                 checks: r.violations.iter().map(|v| v.check.name()).collect(),
-                assertion: r.outcome.clone().err(),
+                assertion: r.assertion(),
             }
         };
     }
@@ -289,12 +289,12 @@ pub fn verdict(r: &ScenarioReport) -> Verdict {
     let checks: Vec<&'static str> = r.violations.iter().map(|v| v.check.name()).collect();
     let failed = || Verdict::Failed {
         checks: checks.clone(),
-        assertion: r.outcome.clone().err(),
+        assertion: r.assertion(),
     };
     if let Some(f) = FINDINGS.iter().find(|f| f.scenario == r.name) {
         return match &r.outcome {
             Err(e)
-                if e.contains(f.fails_with)
+                if e.to_string().contains(f.fails_with)
                     && r.violations.iter().all(|v| f.breaks.contains(&v.check)) =>
             {
                 Verdict::KnownFailure {
@@ -306,11 +306,13 @@ pub fn verdict(r: &ScenarioReport) -> Verdict {
     }
     if let Some((_, expectation)) = SUBMITTER_RETRY.iter().find(|(n, _)| *n == r.name) {
         return match &r.outcome {
-            Err(e) if e.contains(expectation) && r.violations.is_empty() => Verdict::KnownFailure {
-                reason: format!(
-                    "a Step Functions task retries with a new token (docs/runtime.md): {e}"
-                ),
-            },
+            Err(e) if e.to_string().contains(expectation) && r.violations.is_empty() => {
+                Verdict::KnownFailure {
+                    reason: format!(
+                        "a Step Functions task retries with a new token (docs/runtime.md): {e}"
+                    ),
+                }
+            }
             Ok(()) if r.violations.is_empty() => Verdict::Passed,
             _ => failed(),
         };
@@ -368,6 +370,7 @@ pub fn conformance_json_by(
 mod tests {
     use super::*;
     use crate::gateway::checks::{GatewayCheck, Violation};
+    use crate::gateway::failure::ScenarioFailure;
 
     fn report(
         name: &'static str,
@@ -376,7 +379,11 @@ mod tests {
     ) -> ScenarioReport {
         ScenarioReport {
             name,
-            outcome: outcome.map_err(str::to_owned),
+            // What the world showed, as a scenario's own assertion reports it.
+            outcome: outcome.map_err(|shown| ScenarioFailure::Unmet {
+                expected: "another world".into(),
+                shown: shown.to_owned(),
+            }),
             violations: broke
                 .iter()
                 .map(|c| Violation {
@@ -402,7 +409,7 @@ mod tests {
             verdict(&other),
             Verdict::Failed {
                 checks: vec!["generation-fence"],
-                assertion: Some(f.fails_with.to_owned()),
+                assertion: Some(format!("{}; expected another world", f.fails_with)),
             }
         );
         let (retry, expectation) = SUBMITTER_RETRY[0];
