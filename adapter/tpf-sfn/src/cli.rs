@@ -73,7 +73,8 @@ pub enum Command {
     /// Run the queue relay: SQS task-token messages of the queue binding → Action API calls → SendTaskSuccess/Failure.
     Relay(RelayArgs),
     /// The whole loop in one command, against an endpoint (e.g. moto): create tables and the
-    /// action queue, compile (queue binding) and deploy, then run host, bridge and relay.
+    /// gateway queue, compile (gateway binding, queue transport) and deploy, then run the host
+    /// (TPF's gateway), the gateway wake-up and the relay.
     Dev(DevArgs),
     /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
     Deploy(DeployArgs),
@@ -662,17 +663,11 @@ pub struct DevArgs {
     #[arg(long)]
     pub release: Option<PathBuf>,
     /// Driver configuration (TOML). Without it ./tpf-sfn.toml if there is one (the file `init`
-    /// writes), else the embedded defaults. dev sets its binding to `queue` (the relay carries
-    /// the driver's calls), its queue URL, wakeup table and name prefix; the rest is kept. With
-    /// the gateway protocol it keeps `[binding.gateway]` and sets its transport to `queue`.
+    /// writes), else the embedded defaults. dev sets its binding to the gateway with the queue
+    /// transport (the relay carries the driver's gateway requests to the host), its queue URL and
+    /// the name prefix; the rest of `[binding.gateway]` and of the file is kept.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The driver protocol the loop runs: `gateway` (TPF's action gateway: the gateway driver,
-    /// the gateway relay, the gateway wake-up and reconciler) or `action-api` (Action API v1:
-    /// the bridge and the relay). Default: `gateway` when the config's `[binding] kind` is
-    /// `gateway`, else `action-api`.
-    #[arg(long, value_enum)]
-    pub protocol: Option<RelayProtocol>,
     /// Where the compiled release is written.
     #[arg(long, default_value = "tpf-sfn-dev")]
     pub out: PathBuf,
@@ -681,7 +676,7 @@ pub struct DevArgs {
     /// function on AWS's durable execution emulator.
     #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
     pub backend: Backend,
-    /// Prefix of the machine names and of the action queue's name.
+    /// Prefix of the machine names and of the gateway queue's name.
     #[arg(long, default_value = "tpf-dev")]
     pub name_prefix: String,
     /// Address the action host listens on.
@@ -694,7 +689,7 @@ pub struct DevArgs {
     /// Generate a new token even if --out keeps one.
     #[arg(long)]
     pub new_token: bool,
-    /// Longest pause of the bridge and the relay while idle (they back off from their busy
+    /// Longest pause of the wake-up and the relay while idle (they back off from their busy
     /// intervals up to this when nothing happens).
     #[arg(long, default_value_t = 2000)]
     pub idle_interval_ms: u64,

@@ -25,7 +25,7 @@ pub(super) fn run(args: &[&str]) -> Output {
     o
 }
 
-pub use crate::support::{free_port, Reaped};
+pub use crate::support::free_port;
 
 pub fn utf8(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
