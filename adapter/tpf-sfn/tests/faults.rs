@@ -219,12 +219,6 @@ fn aws_commands(out: &str, dev_out: &str, contract: &str) -> Vec<Vec<String>> {
             "t",
         ]),
         s(&[
-            "bridge",
-            "--machine-arn-prefix",
-            "arn:aws:states:us-east-1:123456789012:stateMachine:",
-            "--once",
-        ]),
-        s(&[
             "relay",
             "--queue-url",
             "http://127.0.0.1:9/q",

@@ -69,7 +69,7 @@ pub fn run(args: &DevArgs) -> CmdResult {
         names: names.clone(),
         host: format!("http://{}", args.listen),
         token: token.clone(),
-        machines: tpf_sfn_wakepath::bridge::Machines {
+        machines: tpf_sfn_wakepath::drivers::Machines {
             arn_prefix: provisioned.driver_arn_prefix.clone(),
             name_prefix: args.name_prefix.clone(),
         },
