@@ -323,18 +323,18 @@ mod tests {
     #[test]
     fn the_token_is_a_checked_parameter_name_or_a_local_value_never_both() {
         let parameter = env(&[(var::ACTION_TOKEN_PARAMETER, "/tpf/action-token")])
-            .action_token(var::TOKEN, &sdk())
+            .action_token(var::ACTION_TOKEN, &sdk())
             .unwrap();
         assert!(
             matches!(&parameter, ActionToken::Parameter(p) if p.name() == "/tpf/action-token"),
             "{parameter:?}"
         );
         assert!(matches!(
-            env(&[(var::TOKEN, "t")]).action_token(var::TOKEN, &sdk()),
+            env(&[(var::ACTION_TOKEN, "t")]).action_token(var::ACTION_TOKEN, &sdk()),
             Ok(ActionToken::Local(_))
         ));
         assert!(matches!(
-            env(&[]).action_token(var::TOKEN, &sdk()),
+            env(&[]).action_token(var::ACTION_TOKEN, &sdk()),
             Ok(ActionToken::None)
         ));
         for bad in ["tpf/action-token", "/tpf//x", "/aws/x"] {
