@@ -44,8 +44,10 @@ cp "$binary" "$stage/bootstrap"
 chmod 755 "$stage/bootstrap"
 mkdir -p "$(dirname "$out")"
 rm -f "$out"
+# Absolute, so the zip lands where asked whether OUT was given relative or absolute.
+out_abs="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
 # Python's zipfile keeps the executable bit Lambda needs; no zip tool required.
-(cd "$stage" && python3 - "$OLDPWD/$out" <<'PY'
+(cd "$stage" && python3 - "$out_abs" <<'PY'
 import os, sys, zipfile
 info = zipfile.ZipInfo("bootstrap", date_time=(1980, 1, 1, 0, 0, 0))
 info.external_attr = (0o100755 & 0xFFFF) << 16

@@ -27,6 +27,9 @@ step() {
 
 finish() {
   local rc=$?
+  # A run that ends early does not leave the background Lambda build behind.
+  [ -z "${lambda_pid:-}" ] || kill -- "-$lambda_pid" 2>/dev/null || true
+  [ -z "${emulators_pid:-}" ] || kill -- "-$emulators_pid" 2>/dev/null || true
   scripts/moto.sh stop >/dev/null 2>&1 || true
   if [ "$rc" -eq 0 ]; then
     [ -z "$current" ] || passed=$((passed + 1))
@@ -70,26 +73,32 @@ fi
 step "format"
 cargo fmt --all -- --check
 
-step "AWS emulator (moto) on 127.0.0.1"
-export TPF_SFN_MOTO_ENDPOINT
-TPF_SFN_MOTO_ENDPOINT=$(scripts/moto.sh start)
+step "emulators: moto on 127.0.0.1, the durable execution emulator and cargo-lambda (installed in the background)"
+# Installing them is mostly waiting on the package registries, so it runs beside the builds
+# below; the tests wait for it. Its own process group, so a run that ends early stops it.
+setsid bash -c 'set -e; scripts/moto.sh start >"$1"; scripts/dex.sh install' _ "$work/moto-endpoint" \
+  >"$work/emulators.log" 2>&1 &
+emulators_pid=$!
 # AWS clients in tests get an explicit endpoint, region and static credentials; these keep any
 # code path that still consults the default chain on loopback with fake credentials.
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 
-step "durable execution emulator (dex-local-runner) and cargo-lambda"
-scripts/dex.sh install
-
-step "Lambda functions: built for provided.al2023 (glibc 2.34), profile lambda-check"
-# Built before the tests: the durable end-to-end tests run this very bootstrap instead of
-# building a debug one of their own (which compiled the AWS SDK once more). The profile is
-# `lambda-check`: the shipped zip's code, target and glibc, optimised less than `lambda`, whose
-# release build of the AWS SDK was the longest step of a first run. What ships keeps `lambda`.
+# The Lambda functions' zip, built for provided.al2023 (glibc 2.34) in the background while the
+# test build below runs: the two builds share no compiled unit (another target, another
+# profile, their own locks), and each leaves one core idle for long stretches (a large crate
+# compiles on one), so together they take less than one after the other. The tests wait for it:
+# the durable end-to-end tests run this very bootstrap instead of building a debug one of
+# their own. The profile is `lambda-check`: the shipped zip's code, target and glibc,
+# unoptimised; what ships keeps `lambda`.
 export LAMBDA_PROFILE=lambda-check
-lambda_zip=$(scripts/lambda-package.sh)
+lambda_zip="${CARGO_TARGET_DIR:-target}/lambda/tpf-sfn-lambda.zip"
+lambda_log="$work/lambda-build.log"
+# Its own process group (setsid), so a run that ends early stops the whole build.
+setsid scripts/lambda-package.sh "$lambda_zip" >/dev/null 2>"$lambda_log" &
+lambda_pid=$!
 export TPF_SFN_LAMBDA_BOOTSTRAP
-TPF_SFN_LAMBDA_BOOTSTRAP="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/x86_64-unknown-linux-gnu/$LAMBDA_PROFILE/tpf-sfn-lambda"
+TPF_SFN_LAMBDA_BOOTSTRAP="$(mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)/x86_64-unknown-linux-gnu/$LAMBDA_PROFILE/tpf-sfn-lambda"
 
 step "snapshot check: a snapshot no test produces is reported"
 scripts/unreferenced-snapshots.sh --self-test
@@ -110,6 +119,26 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --workspace --all-targets --no-run
 # The main job's build (README): the command line without the AWS SDK.
 cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
+
+step "emulators ready (started before the builds)"
+if ! wait "$emulators_pid"; then
+  cat "$work/emulators.log" >&2
+  echo "installing or starting the emulators failed; the output is above" >&2
+  exit 1
+fi
+emulators_pid=""
+export TPF_SFN_MOTO_ENDPOINT
+TPF_SFN_MOTO_ENDPOINT=$(cat "$work/moto-endpoint")
+echo "moto at $TPF_SFN_MOTO_ENDPOINT"
+
+step "Lambda functions: built for provided.al2023 (glibc 2.34), profile lambda-check (started before the test build)"
+if ! wait "$lambda_pid"; then
+  cat "$lambda_log" >&2
+  echo "the Lambda build failed; its output is above" >&2
+  exit 1
+fi
+lambda_pid=""
+grep -E '^ *Finished' "$lambda_log" || true
 
 # Not a counted step: its tests are counted one by one.
 current=""

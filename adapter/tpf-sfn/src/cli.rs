@@ -374,30 +374,18 @@ pub struct MappingTestArgs {
     /// else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
-    /// Without either, `gateway`, whose proof is the gateway world's catalogue; `http`, `lambda`
-    /// or `queue` runs Action API v1's matrix.
+    /// Action binding to compile with; overrides the config file. Without either, `gateway`.
+    /// Only the gateway is proven: `http`, `lambda` and `queue` are Action API v1's, retired
+    /// (ACTION_API_V1_RETIRED).
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
-    /// The engine whose driver is proven: the compiled state machines, or the durable driver
-    /// program on a replay engine.
+    /// The engine whose gateway driver is proven: the compiled state machine, or the durable
+    /// driver program on a replay engine.
     #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
     pub backend: Backend,
     /// Prove this driver definition (compiled earlier, or post-processed, e.g. by CDK) instead of compiling one (step-functions only).
     #[arg(long)]
     pub driver: Option<PathBuf>,
-    /// Prove this durable driver spec (driver.durable.json, compiled earlier or edited) instead of compiling one (lambda-durable only).
-    #[arg(long)]
-    pub spec: Option<PathBuf>,
-    /// Directory of hand-written scenarios (*.toml), run next to the derived matrix.
-    #[arg(long)]
-    pub scenarios: Option<PathBuf>,
-    /// Directory of trace snapshots: written, or compared with --check.
-    #[arg(long)]
-    pub snapshots: Option<PathBuf>,
-    /// Fail when a trace differs from its snapshot (needs --snapshots); writes nothing.
-    #[arg(long)]
-    pub check: bool,
     /// Accept a contract whose contractHash does not match its content (a warning instead of
     /// the CONTRACT_HASH_MISMATCH error).
     #[arg(long)]
@@ -408,8 +396,7 @@ pub struct MappingTestArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// The pipeline contract; the bundled restaurant-approval sample (with its hand-written
-    /// scenarios) when omitted.
+    /// The pipeline contract; the bundled restaurant-approval sample when omitted.
     pub contract: Option<PathBuf>,
     /// pipeline-release.json the driver is pinned to; without it the release version is the
     /// contract version, as in TPF.
@@ -419,23 +406,18 @@ pub struct SimulateArgs {
     /// else the embedded defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Action binding to compile with (http, lambda, queue or gateway); overrides the config file.
-    /// Without either, `gateway`, TPF's protocol; `http`, `lambda` or `queue` runs Action API
-    /// v1's older world.
+    /// Action binding to compile with; overrides the config file. Without either, `gateway`,
+    /// TPF's protocol: `http`, `lambda` and `queue` are Action API v1's, retired
+    /// (ACTION_API_V1_RETIRED).
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine whose driver runs the scenario.
     #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
     pub backend: Backend,
-    /// Scenario name (see `--list`): from the gateway world's catalogue (default
-    /// `tpf-11-completion-after-binding`, TPF's await path), or with an Action API v1 binding from
-    /// the derived matrix or the hand-written scenarios (default `happy-path`).
+    /// Scenario name (see `--list`) from the gateway world's catalogue; default
+    /// `tpf-11-completion-after-binding`, TPF's await path.
     #[arg(long)]
     pub scenario: Option<String>,
-    /// Directory of hand-written scenarios (*.toml), offered next to the derived matrix
-    /// (instead of the bundled sample's own).
-    #[arg(long)]
-    pub scenarios: Option<PathBuf>,
     /// List the scenario names and exit.
     #[arg(long)]
     pub list: bool,
@@ -492,7 +474,7 @@ pub enum RelayProtocol {
     // value would switch the command's help to its long form.)
     Gateway,
     // Action API v1, retired: still parsed, so that asking for it gets a coded error
-    // (`ACTION_API_RETIRED`) rather than clap's "invalid value".
+    // (`ACTION_API_V1_RETIRED`) rather than clap's "invalid value".
     #[value(hide = true)]
     ActionApi,
 }

@@ -203,9 +203,13 @@ fn offline_outputs() {
         run(names, "init", &["init", "tpf-sfn.toml"]);
         run(names, "init-exists", &["init", "tpf-sfn.toml"]);
         // From here on ./tpf-sfn.toml is init's file: the gateway binding, TPF's protocol; the
-        // `-v1` runs ask for Action API v1's older world by --binding.
+        // `-v1-retired` runs name an Action API v1 binding, and are refused.
         run(names, "simulate", &["simulate"]);
-        run(names, "simulate-v1", &["simulate", "--binding", "http"]);
+        run(
+            names,
+            "simulate-v1-retired",
+            &["simulate", "--binding", "http"],
+        );
         run(names, "simulate-list", &["simulate", "--list"]);
         run(
             names,
@@ -219,7 +223,7 @@ fn offline_outputs() {
         );
         run(
             names,
-            "mapping-test-v1",
+            "mapping-test-v1-retired",
             &[
                 "mapping-test",
                 "contract.json",
@@ -245,11 +249,6 @@ fn offline_outputs() {
             names,
             "simulate-lambda-durable",
             &["simulate", "--backend", "lambda-durable"],
-        );
-        run(
-            names,
-            "mapping-test-check-without-snapshots",
-            &["mapping-test", "contract.json", "--check"],
         );
         run(
             names,

@@ -84,7 +84,7 @@ fn action_api_v1_relay_and_bridge_are_refused() {
         .expect("run");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("error[ACTION_API_RETIRED]"),
+        text(&o).contains("error[ACTION_API_V1_RETIRED]"),
         "{}",
         text(&o)
     );

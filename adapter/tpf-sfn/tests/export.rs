@@ -849,7 +849,42 @@ fn the_durable_gateway_release_stack_is_the_function_and_its_version() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (text, cf) = read(&dir.path().join("cloudformation.json"));
     let kinds: Vec<String> = types(&cf).into_iter().map(|(k, _)| k).collect();
-    assert_eq!(kinds, ["DriverRole", "Driver", "DriverVersion"]);
+    assert_eq!(
+        kinds,
+        [
+            "DriverRole",
+            "DriverLogGroup",
+            "Driver",
+            "DriverExecutionsFailedAlarm",
+            "DriverExecutionsTimedOutAlarm",
+            "DriverVersion"
+        ]
+    );
+    // The driver's logs go to the group the stack made first, kept for the stack's days.
+    let name = cf["Resources"]["Driver"]["Properties"]["FunctionName"]
+        .as_str()
+        .unwrap();
+    let group = &cf["Resources"]["DriverLogGroup"]["Properties"];
+    assert_eq!(group["LogGroupName"], format!("/aws/lambda/{name}"));
+    assert_eq!(group["RetentionInDays"]["Ref"], "LogRetentionInDays");
+    assert_eq!(cf["Resources"]["Driver"]["DependsOn"], "DriverLogGroup");
+    // The durable execution metrics Lambda publishes for the driver function.
+    for (alarm, metric) in [
+        ("DriverExecutionsFailedAlarm", "DurableExecutionFailed"),
+        ("DriverExecutionsTimedOutAlarm", "DurableExecutionTimedOut"),
+    ] {
+        let p = &cf["Resources"][alarm]["Properties"];
+        assert_eq!(p["Namespace"], "AWS/Lambda", "{alarm}");
+        assert_eq!(p["MetricName"], metric, "{alarm}");
+        assert_eq!(
+            p["Dimensions"],
+            serde_json::json!([{"Name": "FunctionName", "Value": {"Ref": "Driver"}}])
+        );
+        assert_eq!(
+            p["AlarmActions"]["Fn::If"][0], "HasAlarmTopic",
+            "notifies the topic only when one is given"
+        );
+    }
     assert_eq!(
         cf["Outputs"]
             .as_object()
@@ -1047,6 +1082,46 @@ fn the_durable_release_stack_is_the_same_in_terraform() {
                 }
                 "AWS::Scheduler::Schedule" => {
                     expected.push(("aws_scheduler_schedule", "sweeper".into()))
+                }
+                "AWS::Logs::LogGroup" => {
+                    let function = snake(id.trim_end_matches("LogGroup"));
+                    let group = &t["aws_cloudwatch_log_group"][&function];
+                    assert_eq!(
+                        n(&res["Properties"]["LogGroupName"]),
+                        n(&group["name"]),
+                        "{config} {id}"
+                    );
+                    assert_eq!(group["retention_in_days"], "${var.log_retention_in_days}");
+                    assert!(
+                        t["aws_lambda_function"][&function]["depends_on"]
+                            .as_array()
+                            .unwrap()
+                            .contains(&Value::String(format!(
+                                "aws_cloudwatch_log_group.{function}"
+                            ))),
+                        "{config}: the function waits for its log group"
+                    );
+                    expected.push(("aws_cloudwatch_log_group", function));
+                }
+                "AWS::CloudWatch::Alarm" => {
+                    let name = snake(id.trim_end_matches("Alarm"));
+                    let (p, a) = (&res["Properties"], &t["aws_cloudwatch_metric_alarm"][&name]);
+                    for (cf_key, tf_key) in [
+                        ("AlarmDescription", "alarm_description"),
+                        ("Namespace", "namespace"),
+                        ("MetricName", "metric_name"),
+                        ("Statistic", "statistic"),
+                        ("Period", "period"),
+                        ("EvaluationPeriods", "evaluation_periods"),
+                        ("Threshold", "threshold"),
+                    ] {
+                        assert_eq!(p[cf_key], a[tf_key], "{config} {id} {cf_key}");
+                    }
+                    assert_eq!(
+                        a["dimensions"]["FunctionName"],
+                        "${aws_lambda_function.driver.function_name}"
+                    );
+                    expected.push(("aws_cloudwatch_metric_alarm", name));
                 }
                 other => panic!("{config}: no Terraform counterpart for {other}"),
             }

@@ -1,7 +1,7 @@
 //! `cargo bench -p tpf-sfn-mapping --bench matrix`
 //!
 //! Prints figures; asserts nothing about speed: the full scenario matrix for the restaurant
-//! contract (on both backends), simulated driver executions per second, the full matrix of a 2,000-step contract
+//! contract (Action API v1's world on Step Functions), simulated driver executions per second, the full matrix of a 2,000-step contract
 //! (generated here), and the parked driver's cost next to a polling driver's on the same
 //! scenario.
 
@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_mapping::{durable, proof, sfn};
+use tpf_sfn_mapping::{proof, sfn};
 
 // The allocator the command line uses, so the figures are the ones `tpf-sfn mapping-test` sees.
 #[global_allocator]
@@ -47,20 +47,6 @@ fn main() {
     println!(
         "full matrix ({} scenarios × {} checks): median {:.1} ms, min {:.1} ms (10 runs)",
         scenarios.len(),
-        tpf_sfn_mapping::invariants::CHECKS.len(),
-        ms(times[5]),
-        ms(times[0])
-    );
-
-    let durable: durable::Subject = proof::subject(&input, None).expect("restaurant compiles");
-    let durable_scenarios = proof::scenarios(&durable, Vec::new());
-    let times = timed(10, || {
-        let reports = proof::prove(&durable, &durable_scenarios, proof::SEED);
-        assert!(reports.iter().all(|r| r.passed()));
-    });
-    println!(
-        "full matrix on lambda-durable ({} scenarios × {} checks, the replay engine): median {:.1} ms, min {:.1} ms (10 runs)",
-        durable_scenarios.len(),
         tpf_sfn_mapping::invariants::CHECKS.len(),
         ms(times[5]),
         ms(times[0])

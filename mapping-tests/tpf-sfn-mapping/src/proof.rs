@@ -1,8 +1,8 @@
 //! The mapping proof as one call, for any backend: build the subject (compile, or take the
 //! user's program), derive the scenario matrix, run the static checks and stop at their verdict,
 //! else run every scenario and evaluate every invariant, and report. What differs per engine is
-//! a [`BackendProof`]: `crate::sfn::Machines` for Step Functions, `crate::durable::Driver` for
-//! Lambda durable functions.
+//! a [`BackendProof`]: `crate::sfn::Machines` for Step Functions (Action API v1's world, kept
+//! only for the adapter's v1 end-to-end tests until they are retired).
 
 use serde::Serialize;
 use tpf_sfn_compiler::compile::Input;

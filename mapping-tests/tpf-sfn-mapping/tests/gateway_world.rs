@@ -10,7 +10,7 @@ use double::{DoubleMutant, TestDoubleEngine};
 use tpf_sfn_mapping::gateway::catalogue::{conformance, scenario, tpf_title, CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::scenarios::{
-    run_catalogue, run_scenario, setup_for, unexpected, ScenarioReport,
+    run_catalogue, run_in, run_scenario, setup_for, unexpected, ScenarioReport,
 };
 use tpf_sfn_mapping::gateway::world::Mutation;
 
@@ -161,6 +161,79 @@ fn a_replacement_on_the_active_release_breaks_release_pinned() {
         &[Mutation::ReplacementOnActiveRelease],
     );
     fails_by(&r, GatewayCheck::ReleasePinned);
+}
+
+#[test]
+fn a_status_on_another_release_breaks_release_pinned() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        Some(DoubleMutant::StatusOnAnotherRelease),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::ReleasePinned);
+    assert!(r
+        .violations
+        .iter()
+        .any(|v| v.detail.contains("STATUS") && v.detail.contains(double::ANOTHER_RELEASE)));
+}
+
+#[test]
+fn a_generation_that_runs_on_after_its_hand_over_breaks_single_live_generation() {
+    let r = run("second-await", Some(DoubleMutant::RunOnAfterHandOver), &[]);
+    fails_by(&r, GatewayCheck::SingleLiveGeneration);
+}
+
+/// TPF's scenario 15 starts a second generation as TPF's operator while the first is parked:
+/// the race the generation fence resolves, not the host's own double start.
+#[test]
+fn an_operators_racing_generation_is_not_a_second_live_generation() {
+    let r = run("tpf-15-generation-race", None, &[]);
+    assert!(r.passed(), "{r:?}");
+    assert!(!r
+        .violations
+        .iter()
+        .any(|v| v.check == GatewayCheck::SingleLiveGeneration));
+}
+
+#[test]
+fn a_driver_that_redrives_breaks_redrive_by_operator_only() {
+    let r = run(
+        "tpf-21-retry-exhaustion-redrive",
+        Some(DoubleMutant::RedriveOnFailure),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::RedriveByOperatorOnly);
+}
+
+#[test]
+fn hourly_polls_break_retries_queued_when_due() {
+    let r = run(
+        "tpf-21-retry-exhaustion-redrive",
+        Some(DoubleMutant::HourlyPolls),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::RetriesQueuedWhenDue);
+}
+
+#[test]
+fn polls_without_a_wait_break_calls_paced_by_tpf() {
+    let r = run(
+        "tpf-11-completion-after-binding",
+        Some(DoubleMutant::TightPolls),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::CallsPacedByTpf);
+}
+
+/// A park of 5 s on a minute's await deadline (the scenario's pipeline given a one-minute
+/// await, so the hand-overs it causes last a minute).
+#[test]
+fn a_park_that_times_out_early_breaks_parks_without_polling() {
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let setup = setup_for(info).with_await_timeout_ms(60_000);
+    let engine = double(&setup, Some(DoubleMutant::ShortParkTimeout));
+    let (r, _) = run_in(info, setup, engine, &[]);
+    fails_by(&r, GatewayCheck::ParksWithoutPolling);
 }
 
 /// The transition-worker scenarios' own assertions catch a work function that commits a

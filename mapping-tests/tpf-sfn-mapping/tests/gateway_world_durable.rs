@@ -16,7 +16,7 @@ use serde_json::Value;
 use tpf_durable_driver::gateway::calls::{
     CallbackEnd, GatewayFailure, PollEnd, Registration, StatePoll,
 };
-use tpf_durable_driver::gateway::policy::StepRetry;
+use tpf_durable_driver::gateway::policy::{StepRetry, TPF_STEP};
 use tpf_durable_driver::ops::WriteFailed;
 use tpf_durable_driver::{drive_gateway, GatewayEnd, GatewayOps, GatewayRun};
 use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
@@ -32,7 +32,10 @@ use tpf_sfn_mapping::sfn::gateway_proof::{durable_verdict, Verdict};
 use tpf_sfn_wakeup::bridge::WakeEngine;
 use tpf_sfn_wakeup::provider::ProviderState;
 use tpf_wire::gateway::start::ExecutionInput;
-use tpf_wire::gateway::{ActionRequest, ActionResponse, Mapper};
+use tpf_wire::gateway::{
+    ActionRequest, ActionResponse, DriverCheckpoint, ExecutionCheckpoint, Mapper,
+};
+use tpf_wire::records::ExecutionStatus as TpfStatus;
 
 fn engine(s: &Setup) -> DurableGatewayEngine {
     let longest_await_seconds =
@@ -184,22 +187,92 @@ fn tpfs_host_gap_a_durable_park_without_timeout_breaks_await_deadline_while_park
         .unwrap();
 }
 
-/// TPF's durable driver parks at every await of a generation: the driver program, run again
-/// in the same generation where it would hand over (from the checkpoint, under its own
-/// execution name, its operations renamed so the replay tells the runs apart). Each run parks
-/// once; the second registers a second callback in the generation.
-struct ParkAtEveryAwait {
-    run: GatewayRun,
+/// How a mutant durable driver breaks the flow (the shipped `drive_gateway` under an `Ops`
+/// wrapper, run by [`Mutant`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Break {
+    /// TPF's durable driver parks at every await of a generation: where the driver would hand
+    /// over, it runs again in the same generation (from the checkpoint, under its own
+    /// execution name, its operations renamed so the replay tells the runs apart) and starts
+    /// nothing. Each run parks once; the second registers a second callback in the generation.
+    ParkAtEveryAwait,
+    /// The driver hands over, then runs on in its own generation.
+    RunOnAfterHandOver,
+    /// STATUS names a release other than the execution's.
+    StatusOnAnotherRelease,
+    /// After TPF's FAILED, the driver sends REDRIVE.
+    RedriveOnFailure,
+    /// The driver polls SWEEP + STATUS in its own steps, waiting this many seconds between
+    /// polls, and never hands over (the shipped driver's wait for TPF's state is one condition
+    /// on TPF's ladder, handing over when its checks run out).
+    PollEvery(u64),
 }
 
-/// The engine's operations under a run's prefix; a hand-over starts nothing (the run goes on
-/// in this generation instead).
-struct SameGeneration<'c, 'a> {
+const ANOTHER_RELEASE: &str = "sha256:another-release";
+
+struct Mutant {
+    run: GatewayRun,
+    breaks: Break,
+}
+
+/// The engine's operations under a run's prefix, broken as `breaks` says.
+struct MutantOps<'c, 'a> {
     ops: EngineOps<'c, 'a>,
     prefix: String,
+    breaks: Break,
 }
 
-impl GatewayOps for SameGeneration<'_, '_> {
+impl MutantOps<'_, '_> {
+    /// SWEEP + STATUS, then a wait of `seconds`, until TPF's status is no longer in progress.
+    async fn poll_every(
+        &self,
+        name: &str,
+        poll: &StatePoll,
+        seconds: u64,
+    ) -> Result<PollEnd, Stop> {
+        for round in 0.. {
+            let step = |what: &str| format!("{}{name}-{what}-{round}", self.prefix);
+            let _ = self
+                .ops
+                .gateway(&step("sweep"), &poll.sweep, &TPF_STEP)
+                .await?;
+            match self
+                .ops
+                .gateway(&step("status"), &poll.status, &TPF_STEP)
+                .await?
+            {
+                Err(f) => return Ok(PollEnd::CheckFailed(f)),
+                Ok(r) => {
+                    let status = r.execution_status.unwrap_or_default();
+                    let in_progress = [TpfStatus::Queued, TpfStatus::Running, TpfStatus::WaitRetry]
+                        .iter()
+                        .any(|s| s.as_str() == status);
+                    if !in_progress {
+                        return Ok(PollEnd::Settled(status));
+                    }
+                }
+            }
+            self.ops.ctx.wait(&step("wait"), seconds)?;
+        }
+        unreachable!("the rounds end with TPF's status")
+    }
+
+    /// REDRIVE of the execution STATUS asks about, as TPF's operator would send it.
+    fn redrive(status: &ActionRequest) -> ActionRequest {
+        let execution = ExecutionCheckpoint::new(
+            Some(&status.tenant_id),
+            status.execution_id.as_deref(),
+            status.pipeline_id.as_deref(),
+            status.contract_version.as_deref(),
+            status.release_version.as_deref(),
+        )
+        .unwrap();
+        let driver = DriverCheckpoint::new(execution, status.generation).unwrap();
+        ActionRequest::redrive(&driver, 0, Some("driver")).unwrap()
+    }
+}
+
+impl GatewayOps for MutantOps<'_, '_> {
     type Stop = Stop;
 
     async fn checkpoint(&self, name: &str, value: &Value) -> Result<Value, Stop> {
@@ -220,9 +293,29 @@ impl GatewayOps for SameGeneration<'_, '_> {
     }
 
     async fn wait_for_state(&self, name: &str, poll: &StatePoll) -> Result<PollEnd, Stop> {
-        self.ops
-            .wait_for_state(&format!("{}{name}", self.prefix), poll)
-            .await
+        if let Break::PollEvery(seconds) = self.breaks {
+            return self.poll_every(name, poll, seconds).await;
+        }
+        let mut poll = poll.clone();
+        if self.breaks == Break::StatusOnAnotherRelease {
+            poll.status.release_version = Some(ANOTHER_RELEASE.to_owned());
+        }
+        let name = format!("{}{name}", self.prefix);
+        let end = self.ops.wait_for_state(&name, &poll).await?;
+        if self.breaks == Break::RedriveOnFailure
+            && end == PollEnd::Settled(TpfStatus::Failed.as_str().to_owned())
+        {
+            // Whatever TPF answers, the request was sent.
+            let _ = self
+                .ops
+                .gateway(
+                    &format!("{name}-redrive"),
+                    &Self::redrive(&poll.status),
+                    &TPF_STEP,
+                )
+                .await?;
+        }
+        Ok(end)
     }
 
     async fn await_callback(
@@ -242,27 +335,36 @@ impl GatewayOps for SameGeneration<'_, '_> {
 
     async fn start_generation(
         &self,
-        _name: &str,
-        _next: &ExecutionInput,
+        name: &str,
+        next: &ExecutionInput,
     ) -> Result<Result<(), WriteFailed>, Stop> {
-        Ok(Ok(()))
+        if self.breaks == Break::ParkAtEveryAwait {
+            return Ok(Ok(()));
+        }
+        self.ops
+            .start_generation(&format!("{}{name}", self.prefix), next)
+            .await
     }
 }
 
-impl Program for ParkAtEveryAwait {
+impl Program for Mutant {
     fn invoke(&self, ctx: &Context<'_>, input: &Value) -> Result<Result<Value, Failed>, Stop> {
         let mut input = ExecutionInput::read_value(input, Mapper::Durable).expect("a start input");
+        let runs_on = matches!(
+            self.breaks,
+            Break::ParkAtEveryAwait | Break::RunOnAfterHandOver
+        );
         for run in 0.. {
-            let ops = SameGeneration {
+            let ops = MutantOps {
                 ops: EngineOps {
                     ctx,
-                    table: String::new(),
                     gateway_arn: gateway_version_arn(),
                 },
                 prefix: format!("run-{run}-"),
+                breaks: self.breaks,
             };
             match poll::ready(drive_gateway(&ops, &self.run, &input))?? {
-                Ok(GatewayEnd::HandedOver(h)) => {
+                Ok(GatewayEnd::HandedOver(h)) if runs_on => {
                     input.resume_execution_id = Some(h.execution_id);
                 }
                 Ok(end) => return Ok(Ok(serde_json::to_value(end).unwrap_or(Value::Null))),
@@ -278,20 +380,134 @@ impl Program for ParkAtEveryAwait {
     }
 }
 
-#[test]
-fn tpfs_host_gap_a_durable_second_park_in_a_generation_breaks_one_callback_per_generation() {
-    let info = scenario("second-await").unwrap();
+/// `name` on the mutant driver: it fails, and by `check`.
+fn mutant_fails_by(name: &str, breaks: Break, check: GatewayCheck) {
+    let info = scenario(name).unwrap();
     let setup = setup_for(info);
     let longest_await_seconds = u64::try_from(setup.longest_await_timeout_ms() / 1000).unwrap();
     let engine = DurableGatewayEngine::with_program(
-        Rc::new(ParkAtEveryAwait {
+        Rc::new(Mutant {
             run: GatewayRun {
                 longest_await_seconds,
             },
+            breaks,
         }),
         T0,
     );
-    run_scenario(info, engine, &[])
-        .failed_by(GatewayCheck::OneCallbackPerGeneration)
-        .unwrap();
+    run_scenario(info, engine, &[]).failed_by(check).unwrap();
+}
+
+#[test]
+fn tpfs_host_gap_a_durable_second_park_in_a_generation_breaks_one_callback_per_generation() {
+    mutant_fails_by(
+        "second-await",
+        Break::ParkAtEveryAwait,
+        GatewayCheck::OneCallbackPerGeneration,
+    );
+}
+
+#[test]
+fn a_durable_generation_that_runs_on_after_its_hand_over_breaks_single_live_generation() {
+    mutant_fails_by(
+        "second-await",
+        Break::RunOnAfterHandOver,
+        GatewayCheck::SingleLiveGeneration,
+    );
+}
+
+#[test]
+fn a_durable_status_on_another_release_breaks_release_pinned() {
+    mutant_fails_by(
+        "tpf-11-completion-after-binding",
+        Break::StatusOnAnotherRelease,
+        GatewayCheck::ReleasePinned,
+    );
+}
+
+#[test]
+fn a_durable_driver_that_redrives_breaks_redrive_by_operator_only() {
+    mutant_fails_by(
+        "tpf-21-retry-exhaustion-redrive",
+        Break::RedriveOnFailure,
+        GatewayCheck::RedriveByOperatorOnly,
+    );
+}
+
+#[test]
+fn hourly_durable_polls_break_retries_queued_when_due() {
+    mutant_fails_by(
+        "tpf-21-retry-exhaustion-redrive",
+        Break::PollEvery(3_600),
+        GatewayCheck::RetriesQueuedWhenDue,
+    );
+}
+
+/// TPF's work claimed a day after the submission: the shipped driver hands over when its
+/// condition's checks run out and every generation stays far under the service's 3,000
+/// operations; a driver that polls in its own steps every 5 s and never hands over is failed
+/// by the engine at the cap within two hours, and `history-within-budget` names it.
+#[test]
+fn a_durable_generation_that_never_hands_over_breaks_history_within_budget() {
+    use tpf_sfn_mapping::gateway::checks::check;
+    use tpf_sfn_mapping::gateway::world::GatewayWorld;
+
+    const DAY_MS: i64 = 24 * 3_600_000;
+    let run = |engine: DurableGatewayEngine, for_ms: i64| {
+        let setup = Setup {
+            work_delay_ms: DAY_MS,
+            ..Setup::restaurant()
+        };
+        let mut w = GatewayWorld::new(engine, setup);
+        w.ingress("order-1").unwrap();
+        w.run_for(for_ms).unwrap();
+        let generations = w.engine.drivers().len();
+        (check(&w, GatewayCheck::HistoryWithinBudget), generations)
+    };
+    let longest_await_seconds =
+        u64::try_from(Setup::restaurant().longest_await_timeout_ms() / 1000).unwrap();
+    let gateway_run = || GatewayRun {
+        longest_await_seconds,
+    };
+    let (kept, generations) = run(
+        DurableGatewayEngine::new(&gateway_version_arn(), gateway_run(), T0),
+        DAY_MS,
+    );
+    assert!(kept.is_empty(), "{kept:?}");
+    assert!(generations > 1, "the shipped driver handed over");
+    let (broken, _) = run(
+        DurableGatewayEngine::with_program(
+            Rc::new(Mutant {
+                run: gateway_run(),
+                breaks: Break::PollEvery(5),
+            }),
+            T0,
+        ),
+        2 * 3_600_000,
+    );
+    assert!(
+        broken
+            .iter()
+            .any(|v| v.check == GatewayCheck::HistoryWithinBudget
+                && v.detail.contains("failed it at its cap")),
+        "{broken:?}"
+    );
+}
+
+/// The durable driver's callback times out 5 s after it parks: it polls TPF long before any
+/// await's deadline, unsignalled.
+#[test]
+fn a_durable_park_that_times_out_early_breaks_parks_without_polling() {
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+    // On a minute's await deadline, so the hand-overs the early timeouts cause last a minute.
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let setup = setup_for(info).with_await_timeout_ms(60_000);
+    let engine = DurableGatewayEngine::new(
+        &gateway_version_arn(),
+        GatewayRun {
+            longest_await_seconds: 4,
+        },
+        T0,
+    );
+    let (r, _) = run_in(info, setup, engine, &[]);
+    r.failed_by(GatewayCheck::ParksWithoutPolling).unwrap();
 }

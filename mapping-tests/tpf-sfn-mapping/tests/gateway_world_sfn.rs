@@ -26,12 +26,22 @@ fn mutated_engine<'a>(
     transport: &'a str,
     mutate: impl Fn(&mut Value) + 'a,
 ) -> impl FnMut(&Setup) -> SfnGatewayEngine + 'a {
+    budgeted_engine(transport, "", mutate)
+}
+
+/// The engine over the driver compiled with `extra` config (a `[history]` table), changed by
+/// `mutate`, each generation held to the compiled event budget.
+fn budgeted_engine<'a>(
+    transport: &'a str,
+    extra: &'a str,
+    mutate: impl Fn(&mut Value) + 'a,
+) -> impl FnMut(&Setup) -> SfnGatewayEngine + 'a {
     move |s: &Setup| {
         let await_seconds = (s.longest_await_timeout_ms().max(1) + 999) / 1000;
         let toml = format!(
             "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{}\"\n\
              transport = \"{transport}\"\nqueue-url = \"http://localhost:4566/000000000000/tpf-gateway\"\n\
-             starter-function-arn = \"{STARTER}\"\nawait-timeout-seconds = {await_seconds}\n",
+             starter-function-arn = \"{STARTER}\"\nawait-timeout-seconds = {await_seconds}\n{extra}",
             gateway_version_arn()
         );
         let out = compile(
@@ -49,7 +59,9 @@ fn mutated_engine<'a>(
         let mut definition = serde_json::to_value(&out.driver).unwrap();
         mutate(&mut definition);
         let driver: StateMachine = asl::from_value("driver.asl.json", definition).unwrap();
-        SfnGatewayEngine::new(&out.sfn.machines.driver, driver, functions, T0).unwrap()
+        SfnGatewayEngine::new(&out.sfn.machines.driver, driver, functions, T0)
+            .unwrap()
+            .with_proven_history(u64::from(out.sfn.budget.event_budget))
     }
 }
 
@@ -189,4 +201,229 @@ fn tpfs_host_gap_a_step_functions_second_park_in_a_generation_breaks_one_callbac
         park_at_every_await,
         GatewayCheck::OneCallbackPerGeneration,
     );
+}
+
+/// STATUS names another release than the execution's: its `releaseVersion` a literal instead
+/// of the checkpoint's.
+fn status_on_another_release(definition: &mut Value) {
+    fn rewrite(v: &mut Value) -> usize {
+        match v {
+            Value::Object(m) if m.get("operation") == Some(&Value::from("STATUS")) => {
+                let had = m.remove("releaseVersion.$").is_some();
+                m.insert("releaseVersion".into(), Value::from(ANOTHER_RELEASE));
+                usize::from(had)
+            }
+            Value::Object(m) => m.values_mut().map(rewrite).sum(),
+            Value::Array(a) => a.iter_mut().map(rewrite).sum(),
+            _ => 0,
+        }
+    }
+    assert_eq!(rewrite(definition), 1, "one STATUS request");
+}
+
+const ANOTHER_RELEASE: &str = "sha256:another-release";
+
+#[test]
+fn a_step_functions_status_on_another_release_breaks_release_pinned() {
+    fails_by(
+        "tpf-11-completion-after-binding",
+        status_on_another_release,
+        GatewayCheck::ReleasePinned,
+    );
+}
+
+/// The route without its history-budget choice: the generation polls on past the iterations
+/// the compiler sized for its event budget.
+fn no_budget_hand_over(definition: &mut Value) {
+    let mut removed = 0;
+    for state in states(definition).values_mut() {
+        if let Some(choices) = state["Choices"].as_array_mut() {
+            let before = choices.len();
+            choices.retain(|c| c.get("NumericGreaterThanEquals").is_none());
+            removed += before - choices.len();
+        }
+    }
+    assert_eq!(removed, 1, "one budget choice");
+}
+
+/// TPF's work claimed a day after the submission: the driver polls all day at the ladder's
+/// longest wait. Compiled with the smallest event budget the config takes, the driver hands
+/// over and every generation stays under it; without its budget choice, one generation
+/// writes past it, and `history-within-budget` names it.
+#[test]
+fn a_step_functions_generation_without_its_budget_hand_over_breaks_history_within_budget() {
+    use tpf_sfn_mapping::gateway::checks::check;
+    use tpf_sfn_mapping::gateway::engine::GatewayEngine;
+    use tpf_sfn_mapping::gateway::world::GatewayWorld;
+
+    const HISTORY: &str = "[history]\nevent-budget = 1000\n";
+    const DAY_MS: i64 = 24 * 3_600_000;
+    let run = |mutate: fn(&mut Value)| {
+        let setup = Setup {
+            work_delay_ms: DAY_MS,
+            ..Setup::restaurant()
+        };
+        let engine = budgeted_engine("lambda", HISTORY, mutate)(&setup);
+        let mut w = GatewayWorld::new(engine, setup);
+        w.ingress("order-1").unwrap();
+        w.run_for(DAY_MS).unwrap();
+        let generations = w.engine.drivers().len();
+        (check(&w, GatewayCheck::HistoryWithinBudget), generations)
+    };
+    let (kept, generations) = run(|_| {});
+    assert!(kept.is_empty(), "{kept:?}");
+    assert!(generations > 1, "the compiled driver handed over");
+    let (broken, generations) = run(no_budget_hand_over);
+    assert_eq!(generations, 1);
+    assert!(
+        broken.iter().any(
+            |v| v.check == GatewayCheck::HistoryWithinBudget && v.detail.contains("limit 1000")
+        ),
+        "{broken:?}"
+    );
+}
+
+/// The poll loop's Wait at `seconds`, whatever the ladder's rung.
+fn polls_every(seconds: u64) -> impl Fn(&mut Value) {
+    move |definition: &mut Value| {
+        let mut waits = 0;
+        for state in states(definition).values_mut() {
+            if state["Type"] == "Wait" {
+                let wait = state.as_object_mut().unwrap();
+                assert!(wait.remove("SecondsPath").is_some());
+                wait.insert("Seconds".into(), Value::from(seconds));
+                waits += 1;
+            }
+        }
+        assert_eq!(waits, 1, "one poll wait");
+    }
+}
+
+#[test]
+fn step_functions_hourly_polls_break_retries_queued_when_due() {
+    fails_by(
+        "tpf-21-retry-exhaustion-redrive",
+        polls_every(3_600),
+        GatewayCheck::RetriesQueuedWhenDue,
+    );
+}
+
+/// A poll loop that does not wait asks TPF again at once, until the engine's budget stops it.
+#[test]
+fn step_functions_polls_without_a_wait_break_calls_paced_by_tpf() {
+    fails_by(
+        "tpf-11-completion-after-binding",
+        polls_every(0),
+        GatewayCheck::CallsPacedByTpf,
+    );
+}
+
+/// The hand-over Task goes back to the poll loop's Wait instead of ending the generation.
+fn run_on_after_hand_over(definition: &mut Value) {
+    let wait = states(definition)
+        .iter()
+        .find(|(_, s)| s["Type"] == "Wait")
+        .map(|(n, _)| n.clone())
+        .unwrap();
+    let handed_over: Vec<String> = states(definition)
+        .iter()
+        .filter(|(_, s)| {
+            s["Type"] == "Pass"
+                && s["Parameters"]
+                    .as_object()
+                    .is_some_and(|p| p.keys().any(|k| k.starts_with("handedOverTo")))
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
+    assert_eq!(handed_over.len(), 1, "one hand-over output");
+    let mut rerouted = 0;
+    for state in states(definition).values_mut() {
+        if state["Type"] == "Task" && state["Next"] == handed_over[0].as_str() {
+            state["Next"] = Value::from(wait.as_str());
+            rerouted += 1;
+        }
+    }
+    assert_eq!(rerouted, 1, "one hand-over Task");
+}
+
+#[test]
+fn a_step_functions_generation_that_runs_on_after_its_hand_over_breaks_single_live_generation() {
+    fails_by(
+        "second-await",
+        run_on_after_hand_over,
+        GatewayCheck::SingleLiveGeneration,
+    );
+}
+
+/// TPF's FAILED routed through a REDRIVE the driver sends (the STATUS Task's request, as
+/// REDRIVE with an expected version and a reason) before the driver ends.
+fn redrive_on_failure(definition: &mut Value) {
+    fn as_redrive(v: &mut Value) -> usize {
+        match v {
+            Value::Object(m) if m.get("operation") == Some(&Value::from("STATUS")) => {
+                m.insert("operation".into(), Value::from("REDRIVE"));
+                m.insert("expectedVersion".into(), Value::from(0));
+                m.insert("reason".into(), Value::from("driver"));
+                1
+            }
+            Value::Object(m) => m.values_mut().map(as_redrive).sum(),
+            Value::Array(a) => a.iter_mut().map(as_redrive).sum(),
+            _ => 0,
+        }
+    }
+    let (status, mut redrive) = states(definition)
+        .iter()
+        .find(|(_, s)| s["Type"] == "Task" && s["Parameters"].to_string().contains("\"STATUS\""))
+        .map(|(n, s)| (n.clone(), s.clone()))
+        .unwrap();
+    assert_eq!(as_redrive(&mut redrive), 1, "{status}: one request");
+    let mut ended = None;
+    for state in states(definition).values_mut() {
+        for choice in state["Choices"].as_array_mut().into_iter().flatten() {
+            if choice["StringEquals"] == "FAILED" {
+                ended = Some(choice["Next"].clone());
+                choice["Next"] = Value::from("Redrive");
+            }
+        }
+    }
+    redrive["ResultPath"] = Value::Null;
+    redrive["Next"] = ended.expect("a FAILED route");
+    states(definition).insert("Redrive".into(), redrive);
+}
+
+#[test]
+fn a_step_functions_driver_that_redrives_breaks_redrive_by_operator_only() {
+    fails_by(
+        "tpf-21-retry-exhaustion-redrive",
+        redrive_on_failure,
+        GatewayCheck::RedriveByOperatorOnly,
+    );
+}
+
+/// The compiled park with a 5 s timeout: the driver polls TPF long before any await's
+/// deadline, unsignalled.
+fn park_times_out_early(definition: &mut Value) {
+    let mut parks = 0;
+    for state in states(definition).values_mut() {
+        let is_park = state["Catch"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["ErrorEquals"] == serde_json::json!(["States.Timeout"]))
+        });
+        if is_park {
+            state["TimeoutSeconds"] = Value::from(5);
+            parks += 1;
+        }
+    }
+    assert_eq!(parks, 1, "one park");
+}
+
+/// On a minute's await deadline, so the hand-overs the early timeouts cause last a minute.
+#[test]
+fn a_step_functions_park_that_times_out_early_breaks_parks_without_polling() {
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+    let info = scenario("tpf-22-await-deadline").unwrap();
+    let setup = setup_for(info).with_await_timeout_ms(60_000);
+    let engine = mutated_engine("lambda", park_times_out_early)(&setup);
+    let (r, _) = run_in(info, setup, engine, &[]);
+    r.failed_by(GatewayCheck::ParksWithoutPolling).unwrap();
 }

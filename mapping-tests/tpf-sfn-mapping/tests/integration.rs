@@ -5,8 +5,6 @@
 
 mod big_contracts;
 mod durable_gateway;
-mod durable_matrix;
-mod durable_negative;
 mod gateway_driver_requests;
 mod gateway_world;
 mod gateway_world_durable;

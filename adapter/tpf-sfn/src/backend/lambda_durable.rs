@@ -1,19 +1,16 @@
 //! The Lambda durable functions backend's part of the commands.
 
-use std::path::Path;
-
-use tpf_durable_driver::DurableSpec;
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::diagnostic::Diagnostics;
 use tpf_sfn_compiler::durable::Compiled;
-use tpf_sfn_mapping::durable::{Driver, Subject};
-use tpf_sfn_mapping::proof::Backend;
-use tpf_sfn_mapping::scenario::Metrics;
+use tpf_sfn_mapping::sfn::gateway_proof::{self, GatewaySubject};
+use tpf_sfn_mapping::sfn::DriverFile;
 
 use super::step_functions::unverified;
 use super::CliBackend;
-use crate::cli::MappingTestArgs;
+use crate::cli::Backend;
 use crate::error::Error;
 use crate::exit::Failure;
-use crate::input::read;
 
 pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
     let m = &out.manifest;
@@ -39,98 +36,38 @@ pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
     lines
 }
 
-/// The durable driver program on the replay engine.
+/// The durable gateway driver program on the replay engine.
 pub(super) struct LambdaDurable;
 
 impl CliBackend for LambdaDurable {
-    type Proof = Driver;
+    const NAME: Backend = Backend::LambdaDurable;
 
-    fn check_usage(args: &MappingTestArgs) -> Result<(), Failure> {
-        if args.driver.is_some() {
-            return Err(Error::new(
-                "USAGE",
-                "--driver takes a Step Functions definition; the lambda-durable backend proves a durable driver spec",
-            )
-            .with_hint("pass --spec driver.durable.json, or --backend step-functions")
-            .into());
+    fn check_usage(driver: Option<&std::path::Path>) -> Result<(), Failure> {
+        match driver {
+            Some(_) => Err(no_driver()),
+            None => Ok(()),
         }
-        Ok(())
-    }
-
-    fn replacement(args: &MappingTestArgs) -> Result<Option<DurableSpec>, Failure> {
-        args.spec.as_deref().map(read_spec).transpose()
-    }
-
-    fn program_label(args: &MappingTestArgs) -> String {
-        format!(
-            "backend {}, spec {}",
-            Backend::LambdaDurable.as_str(),
-            args.spec
-                .as_ref()
-                .map_or("compiled".to_string(), |p| p.display().to_string())
-        )
-    }
-
-    const JSON_NAMES_BACKEND: bool = true;
-    const STATICALLY_JUDGED: &'static str = "the durable driver's spec";
-
-    fn report_figures(m: &Metrics) -> String {
-        format!(
-            "{:>5} operations {:>4} invocations",
-            m.operations, m.invocations
-        )
-    }
-
-    fn runs_on(subject: &Subject) -> String {
-        format!("durable driver function {}", subject.program.function)
     }
 
     fn gateway_subject(
-        input: &tpf_sfn_compiler::compile::Input,
-        driver: Option<tpf_sfn_mapping::sfn::DriverFile>,
-    ) -> Result<
-        Result<
-            Option<tpf_sfn_mapping::sfn::gateway_proof::GatewaySubject>,
-            tpf_sfn_compiler::diagnostic::Diagnostics,
-        >,
-        Failure,
-    > {
+        input: &Input,
+        driver: Option<DriverFile>,
+    ) -> Result<Result<Option<GatewaySubject>, Diagnostics>, Failure> {
         if driver.is_some() {
-            let hint = "drop --driver: the durable driver is the program the function runs, proven as compiled";
-            return Err(Error::new(
-                "USAGE",
-                "--driver brings a Step Functions definition; the Lambda durable functions gateway driver has none",
-            )
-            .with_hint(hint)
-            .into());
+            return Err(no_driver());
         }
-        Ok(tpf_sfn_mapping::sfn::gateway_proof::durable_subject(input))
-    }
-
-    fn totals(m: &Metrics, simulated: &str) -> String {
-        format!(
-            "{} operations, {} invocations ({} replayed operations), {} history events, {} action calls, {} generation(s), {simulated} simulated",
-            m.operations,
-            m.invocations,
-            m.replayed_operations,
-            m.history_events,
-            m.action_calls,
-            m.generations,
-        )
+        Ok(gateway_proof::durable_subject(input))
     }
 }
 
-/// A durable driver spec the user passes: the function's own format, every field known.
-fn read_spec(path: &Path) -> Result<DurableSpec, Failure> {
-    let bytes = read(path)?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        Error::new(
-            "DURABLE_SPEC_INVALID",
-            format!("{} is not a durable driver spec: {e}", path.display()),
-        )
-        .with_hint(
-            "pass the driver.durable.json that `tpf-sfn compile --backend lambda-durable` writes",
-        )
-        .into()
-    })
+/// `--driver` with the durable backend: a usage error.
+fn no_driver() -> Failure {
+    let hint =
+        "drop --driver: the durable driver is the program the function runs, proven as compiled";
+    Error::new(
+        "USAGE",
+        "--driver brings a Step Functions definition; the Lambda durable functions gateway driver has none",
+    )
+    .with_hint(hint)
+    .into()
 }

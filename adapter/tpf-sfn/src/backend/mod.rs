@@ -7,11 +7,8 @@ mod lambda_durable;
 mod step_functions;
 
 use tpf_sfn_compiler::compile::Compiled;
-use tpf_sfn_mapping::proof::BackendProof;
-use tpf_sfn_mapping::scenario::Metrics;
-use tpf_sfn_mapping::subject::Subject;
 
-use crate::cli::{Backend, MappingTestArgs};
+use crate::cli::Backend;
 use crate::exit::Failure;
 use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_compiler::diagnostic::Diagnostics;
@@ -27,38 +24,14 @@ pub fn compile_summary(out: &Compiled) -> Vec<String> {
     }
 }
 
-/// One backend's part of `mapping-test` and `simulate`: the program the user may bring, and
-/// the words its reports use.
+/// One backend's part of `mapping-test` and `simulate`: its gateway driver, placed in the
+/// gateway world.
 pub trait CliBackend {
-    /// The backend's part of the proof.
-    type Proof: BackendProof;
+    /// The backend's name, as `--backend` takes it.
+    const NAME: Backend;
 
-    /// Refuses the flag that brings the other backend's program.
-    fn check_usage(args: &MappingTestArgs) -> Result<(), Failure>;
-
-    /// Reads the program the user brings instead of the compiled one, if any.
-    fn replacement(
-        args: &MappingTestArgs,
-    ) -> Result<Option<<Self::Proof as BackendProof>::Replacement>, Failure>;
-
-    /// What `mapping-test`'s first line says about the program after the binding.
-    fn program_label(args: &MappingTestArgs) -> String;
-
-    /// Whether `mapping-test --format json` names the backend: the Step Functions report
-    /// predates the field and keeps its shape.
-    const JSON_NAMES_BACKEND: bool;
-
-    /// What the static checks judge, as the stopped proof names it.
-    const STATICALLY_JUDGED: &'static str;
-
-    /// A scenario report's figures in `mapping-test`'s table.
-    fn report_figures(m: &Metrics) -> String;
-
-    /// What `simulate` says ran the scenario, before the binding.
-    fn runs_on(subject: &Subject<Self::Proof>) -> String;
-
-    /// `simulate`'s closing line of figures.
-    fn totals(m: &Metrics, simulated: &str) -> String;
+    /// Refuses a flag this backend does not take, before any file is read.
+    fn check_usage(driver: Option<&std::path::Path>) -> Result<(), Failure>;
 
     /// The user's gateway driver for this backend, placed in the gateway world (`driver`: a
     /// hand-edited one to prove instead of the compiled one); `Ok(None)` when the binding is

@@ -1,14 +1,14 @@
 //! The Step Functions backend's part of the commands.
 
+use tpf_sfn_compiler::compile::Input;
+use tpf_sfn_compiler::diagnostic::Diagnostics;
 use tpf_sfn_compiler::sfn::Compiled;
-use tpf_sfn_mapping::scenario::Metrics;
-use tpf_sfn_mapping::sfn::{DriverFile, Machines, Subject};
+use tpf_sfn_mapping::sfn::gateway_proof::{self, GatewaySubject};
+use tpf_sfn_mapping::sfn::DriverFile;
 
 use super::CliBackend;
-use crate::cli::MappingTestArgs;
-use crate::error::Error;
+use crate::cli::Backend;
 use crate::exit::Failure;
-use crate::input::read;
 
 pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
     let m = &out.manifest;
@@ -54,74 +54,20 @@ pub(super) fn unverified(verified: bool) -> &'static str {
     }
 }
 
-/// The compiled state machines on the ASL interpreter.
+/// The compiled state machine on the ASL interpreter.
 pub(super) struct StepFunctions;
 
 impl CliBackend for StepFunctions {
-    type Proof = Machines;
+    const NAME: Backend = Backend::StepFunctions;
 
-    fn check_usage(args: &MappingTestArgs) -> Result<(), Failure> {
-        if args.spec.is_some() {
-            return Err(Error::new(
-                "USAGE",
-                "--spec takes a durable driver spec; the step-functions backend proves a state machine",
-            )
-            .with_hint("pass --backend lambda-durable, or --driver driver.asl.json")
-            .into());
-        }
+    fn check_usage(_: Option<&std::path::Path>) -> Result<(), Failure> {
         Ok(())
     }
 
-    fn replacement(args: &MappingTestArgs) -> Result<Option<DriverFile>, Failure> {
-        match &args.driver {
-            Some(p) => Ok(Some(DriverFile {
-                file: p.display().to_string(),
-                bytes: read(p)?,
-            })),
-            None => Ok(None),
-        }
-    }
-
-    fn program_label(args: &MappingTestArgs) -> String {
-        format!(
-            "driver {}",
-            args.driver
-                .as_ref()
-                .map_or("compiled".to_string(), |p| p.display().to_string())
-        )
-    }
-
-    const JSON_NAMES_BACKEND: bool = false;
-    const STATICALLY_JUDGED: &'static str = "the driver";
-
-    fn report_figures(m: &Metrics) -> String {
-        format!(
-            "{:>5} transitions {:>6} events",
-            m.state_transitions, m.history_events
-        )
-    }
-
-    fn runs_on(subject: &Subject) -> String {
-        format!("driver {}", subject.program.sfn.machines.driver)
-    }
-
     fn gateway_subject(
-        input: &tpf_sfn_compiler::compile::Input,
-        driver: Option<tpf_sfn_mapping::sfn::DriverFile>,
-    ) -> Result<
-        Result<
-            Option<tpf_sfn_mapping::sfn::gateway_proof::GatewaySubject>,
-            tpf_sfn_compiler::diagnostic::Diagnostics,
-        >,
-        Failure,
-    > {
-        Ok(tpf_sfn_mapping::sfn::gateway_proof::subject(input, driver))
-    }
-
-    fn totals(m: &Metrics, simulated: &str) -> String {
-        format!(
-            "{} state transitions, {} history events, {} action calls, {} generation(s), {simulated} simulated",
-            m.state_transitions, m.history_events, m.action_calls, m.generations,
-        )
+        input: &Input,
+        driver: Option<DriverFile>,
+    ) -> Result<Result<Option<GatewaySubject>, Diagnostics>, Failure> {
+        Ok(gateway_proof::subject(input, driver))
     }
 }

@@ -1,19 +1,21 @@
-//! `mapping-test` and `simulate` with the gateway binding: the user's compiled Step Functions
-//! driver in the gateway world, against the catalogue named by TPF's conformance scenarios,
-//! every scenario's pipeline given the user's contract's await deadline.
+//! `mapping-test` and `simulate`: the user's compiled gateway driver (Step Functions, or Lambda
+//! durable functions) in the gateway world, against the catalogue named by TPF's conformance
+//! scenarios, every scenario's pipeline given the user's contract's await deadline. Another
+//! binding is Action API v1's, retired: `ACTION_API_V1_RETIRED`.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::plan::BindingPlan;
+use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::sfn::StepFunctions;
 use tpf_sfn_mapping::gateway::catalogue::{ScenarioInfo, CATALOGUE};
+use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::engine::EngineError;
 use tpf_sfn_mapping::gateway::scenarios::ScenarioReport;
+use tpf_sfn_mapping::gateway::trace::clock;
 use tpf_sfn_mapping::gateway::trace::Trace;
 use tpf_sfn_mapping::gateway::world::T0;
-use tpf_sfn_mapping::harness::trace::clock;
 use tpf_sfn_mapping::sfn::gateway_proof::{self, GatewaySubject, Verdict};
 use tpf_sfn_mapping::sfn::DriverFile;
 
@@ -25,18 +27,18 @@ use crate::input::read;
 use crate::report;
 use crate::stdio::outln;
 
-/// The gateway subject when `input`'s binding is the gateway, on backend `B`; `None` for the
-/// other bindings and for an input that does not compile (the backend's proof reports its
-/// diagnostics).
+/// The gateway subject of `input` on backend `B`. A binding other than the gateway is Action
+/// API v1's, retired (refused before the backend compiles: the durable backend has no queue
+/// binding to say so with); an input that does not compile gets its diagnostics.
 fn subject<B: CliBackend>(
     input: &Input,
     driver: Option<&PathBuf>,
     format: Format,
-) -> Result<Option<GatewaySubject>, Failure> {
-    let gateway = compile(input, StepFunctions)
-        .is_ok_and(|out| matches!(out.plan.binding, BindingPlan::Gateway(_)));
-    if !gateway {
-        return Ok(None);
+) -> Result<GatewaySubject, Failure> {
+    B::check_usage(driver.map(PathBuf::as_path))?;
+    let binding = compile(input, StepFunctions).map(|out| out.plan.binding.kind());
+    if let Some(kind) = binding.ok().filter(|k| *k != BindingKind::Gateway) {
+        return Err(v1_retired(input, kind));
     }
     let driver = match driver {
         Some(p) => Some(DriverFile {
@@ -46,12 +48,31 @@ fn subject<B: CliBackend>(
         None => None,
     };
     match B::gateway_subject(input, driver)? {
-        Ok(s) => Ok(s),
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err(v1_retired(input, BindingKind::Http)),
         Err(d) => {
             report::diagnostics(format, &d.0);
             Err(Failure::Input(Default::default()))
         }
     }
+}
+
+/// The refusal of an Action API v1 binding, naming it and where it came from.
+fn v1_retired(input: &Input, kind: BindingKind) -> Failure {
+    let from = if input.binding.is_some() {
+        "--binding"
+    } else {
+        "the config file's binding.kind"
+    };
+    Error::new(
+        "ACTION_API_V1_RETIRED",
+        format!(
+            "{from} is `{}`, an Action API v1 binding: Action API v1 is retired, and TPF's action gateway is the protocol a driver speaks",
+            kind.as_str()
+        ),
+    )
+    .with_hint("drop --binding, or set binding.kind = \"gateway\" with its [binding.gateway] table (`tpf-sfn init` writes one)")
+    .into()
 }
 
 fn unrunnable(e: EngineError) -> Failure {
@@ -64,24 +85,13 @@ fn unrunnable(e: EngineError) -> Failure {
     .into()
 }
 
-/// `mapping-test` on the gateway binding, or `None` when the binding is another.
-pub fn mapping_test<B: CliBackend>(args: &MappingTestArgs, input: &Input) -> Option<CmdResult> {
-    match subject::<B>(input, args.driver.as_ref(), args.format) {
-        Ok(None) => None,
-        Ok(Some(s)) => Some(run_catalogue(args, &s)),
-        Err(f) => Some(Err(f)),
-    }
+/// `mapping-test`: the gateway world's catalogue on the user's driver.
+pub fn mapping_test<B: CliBackend>(args: &MappingTestArgs, input: &Input) -> CmdResult {
+    let s = subject::<B>(input, args.driver.as_ref(), args.format)?;
+    run_catalogue::<B>(args, &s)
 }
 
-fn run_catalogue(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
-    if args.snapshots.is_some() || args.scenarios.is_some() {
-        return Err(Error::new(
-            "USAGE",
-            "--snapshots and --scenarios belong to the Action API v1 proof; the gateway binding runs the gateway world's catalogue",
-        )
-        .with_hint("drop them, or run the proof with binding.kind = \"http\", \"lambda\" or \"queue\"")
-        .into());
-    }
+fn run_catalogue<B: CliBackend>(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
     let reports = s.run_catalogue().map_err(unrunnable)?;
     let verdicts: Vec<(&ScenarioReport, Verdict)> =
         reports.iter().map(|r| (r, s.verdict(r))).collect();
@@ -105,8 +115,9 @@ fn run_catalogue(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
                 print_verdict(r.name, v);
             }
             outln!(
-                "{} scenarios of the gateway world: {} passed, {} known failure(s), {} failed",
+                "{} scenarios of the gateway world × {} checks: {} passed, {} known failure(s), {} failed",
                 verdicts.len(),
+                GatewayCheck::ALL.len(),
                 verdicts.len() - failed - known,
                 known,
                 failed
@@ -120,11 +131,16 @@ fn run_catalogue(args: &MappingTestArgs, s: &GatewaySubject) -> CmdResult {
                     "releaseVersion": s.identity.release_version,
                 },
                 "binding": "gateway",
+                "backend": B::NAME.as_str(),
                 "transport": s.transport,
                 "awaitTimeoutSeconds": s.await_timeout_ms / 1000,
                 "scenarios": verdicts
                     .iter()
                     .map(|(r, v)| json!({ "name": r.name, "result": v }))
+                    .collect::<Vec<_>>(),
+                "checks": GatewayCheck::ALL
+                    .iter()
+                    .map(|c| json!({ "name": c.name(), "invariant": c.invariant() }))
                     .collect::<Vec<_>>(),
                 "tpfConformance": gateway_proof::conformance_json_by(&reports, |r| s.verdict(r)),
                 "passed": failed == 0,
@@ -158,13 +174,10 @@ fn print_verdict(name: &str, v: &Verdict) {
 /// the callback binding, the wake-up, the result), the gateway world's happy path.
 pub const DEFAULT_SCENARIO: &str = "tpf-11-completion-after-binding";
 
-/// `simulate` on the gateway binding, or `None` when the binding is another.
-pub fn simulate<B: CliBackend>(args: &SimulateArgs, input: &Input) -> Option<CmdResult> {
-    match subject::<B>(input, None, args.format) {
-        Ok(None) => None,
-        Ok(Some(s)) => Some(simulate_one(args, &s)),
-        Err(f) => Some(Err(f)),
-    }
+/// `simulate`: one scenario of the gateway world on the user's driver.
+pub fn simulate<B: CliBackend>(args: &SimulateArgs, input: &Input) -> CmdResult {
+    let s = subject::<B>(input, None, args.format)?;
+    simulate_one(args, &s)
 }
 
 fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {

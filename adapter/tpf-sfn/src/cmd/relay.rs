@@ -16,7 +16,7 @@ use crate::relay::{MessageHandler, Relay};
 pub fn run(args: &RelayArgs) -> CmdResult {
     if args.protocol == RelayProtocol::ActionApi {
         return Err(Error::new(
-            "ACTION_API_RETIRED",
+            "ACTION_API_V1_RETIRED",
             "`relay --protocol action-api` is retired: TPF does not serve Action API v1, and no \
              driver tpf-sfn deploys calls it",
         )

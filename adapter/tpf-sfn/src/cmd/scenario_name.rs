@@ -1,20 +1,13 @@
-//! `simulate --scenario NAME`: the scenario a name means. Scenario names are
-//! `family/step` (`deadline-timeout/Await Restaurant Decision`), so a family's name alone, or
-//! any other unambiguous start of a name, picks its one scenario; a name that matches nothing
-//! gets the nearest names as "did you mean".
-
-use tpf_sfn_mapping::scenario::Scenario;
+//! `simulate --scenario NAME`: the scenario a name means. An unambiguous start of a name
+//! (`tpf-22`) picks its one scenario; a name that matches nothing gets the nearest names as
+//! "did you mean".
 
 use crate::error::Error;
 
 /// How many names an error offers.
 const SHOWN: usize = 5;
 
-pub fn find<'a>(all: &'a [Scenario], name: &str) -> Result<&'a Scenario, Error> {
-    find_by(all, |s| s.name.as_str(), name)
-}
-
-/// [`find`] over any named items (the gateway world's catalogue too).
+/// The item of `all` whose name (`name_of`) `name` means.
 pub fn find_by<'a, T>(
     all: &'a [T],
     name_of: impl Fn(&T) -> &str,
@@ -62,14 +55,13 @@ pub fn find_by<'a, T>(
     Err(Error::new("UNKNOWN_SCENARIO", format!("no scenario named {name:?}")).with_hint(hint))
 }
 
-/// How alike a typed name is to a scenario's name, or to its family (the part before `/`), on
-/// the scale of Jaro-Winkler similarity (1 = equal).
+/// How alike a typed name is to a scenario's name, on the scale of Jaro-Winkler similarity
+/// (1 = equal).
 fn closeness(typed: &str, name: &str) -> f64 {
-    let family = name.split('/').next().unwrap_or(name);
-    strsim::jaro_winkler(typed, name).max(strsim::jaro_winkler(typed, family))
+    strsim::jaro_winkler(typed, name)
 }
 
-/// Names as a user types them: quoted, since most hold spaces; the first few only.
+/// Names as a user types them: quoted; the first few only.
 fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
     let mut shown: Vec<String> = names
@@ -87,59 +79,48 @@ fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
 mod tests {
     use super::*;
 
-    fn scenarios(names: &[&str]) -> Vec<Scenario> {
-        names
-            .iter()
-            .map(|n| serde_json::from_value(serde_json::json!({ "name": n })).unwrap())
-            .collect()
-    }
-
     const NAMES: &[&str] = &[
-        "happy-path",
-        "deadline-timeout/Await Restaurant Decision",
-        "late-completion/Await Restaurant Decision",
-        "retry-exhausted/Validate Order",
-        "retry-exhausted/Charge Card",
+        "tpf-01-lost-ingress-response",
+        "tpf-21-retry-exhaustion-redrive",
+        "tpf-22-await-deadline",
+        "second-await",
+        "sequential-awaits",
     ];
 
+    fn find<'a>(all: &'a [&'a str], name: &str) -> Result<&'a &'a str, Error> {
+        find_by(all, |s| s, name)
+    }
+
     #[test]
-    fn a_family_alone_or_any_unambiguous_start_picks_its_scenario() {
-        let all = scenarios(NAMES);
-        for typed in [
-            "deadline-timeout",
-            "deadline",
-            "late-completion/Await",
-            NAMES[0],
-        ] {
-            let found = find(&all, typed).unwrap();
-            assert!(found.name.starts_with(typed), "{typed} → {}", found.name);
+    fn any_unambiguous_start_picks_its_scenario() {
+        for typed in ["tpf-01", "tpf-22", "second", NAMES[4]] {
+            let found = find(NAMES, typed).unwrap();
+            assert!(found.starts_with(typed), "{typed} → {found}");
         }
     }
 
     #[test]
     fn a_start_shared_by_several_names_them() {
-        let all = scenarios(NAMES);
-        let e = find(&all, "retry-exhausted").unwrap_err();
+        let e = find(NAMES, "tpf-2").unwrap_err();
         assert_eq!(e.code(), "SCENARIO_AMBIGUOUS");
         let hint = e.hint().unwrap();
         assert!(
-            hint.contains("\"retry-exhausted/Validate Order\"")
-                && hint.contains("\"retry-exhausted/Charge Card\""),
+            hint.contains("\"tpf-21-retry-exhaustion-redrive\"")
+                && hint.contains("\"tpf-22-await-deadline\""),
             "{hint}"
         );
     }
 
     #[test]
     fn a_typo_gets_did_you_mean() {
-        let all = scenarios(NAMES);
-        let e = find(&all, "deadline-timout").unwrap_err();
+        let e = find(NAMES, "tpf-22-await-dedline").unwrap_err();
         assert_eq!(e.code(), "UNKNOWN_SCENARIO");
         let hint = e.hint().unwrap();
         assert!(
-            hint.starts_with("did you mean \"deadline-timeout/Await Restaurant Decision\""),
+            hint.starts_with("did you mean \"tpf-22-await-deadline\""),
             "{hint}"
         );
-        let e = find(&all, "zzz").unwrap_err();
+        let e = find(NAMES, "zzz").unwrap_err();
         assert!(
             e.hint()
                 .unwrap()

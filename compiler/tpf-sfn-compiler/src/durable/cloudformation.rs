@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 use super::stack::{self, EnvValue, Function, Release, Res};
 use crate::lowering::action_token;
 use crate::lowering::iam::{trust, trust_in_account};
+use crate::lowering::monitoring::cloudformation as monitoring;
 use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
 
 pub use super::stack::{env, EXECUTION_TIMEOUT_SECONDS, RETENTION_DAYS, SWEEP_ID};
@@ -52,6 +53,7 @@ pub fn render_release(r: &Release) -> Value {
         "CodeS3Key".into(),
         json!({"Type": "String", "Description": "Key of the tpf-sfn-lambda zip"}),
     );
+    monitoring::declare(&mut parameters, &mut conditions);
     if r.action_token {
         for (name, p) in action_token::cloudformation::parameters(r.token_senders()) {
             parameters.insert(name.into(), p);
@@ -67,9 +69,19 @@ pub fn render_release(r: &Release) -> Value {
     let mut resources = Map::new();
     resources.insert("DriverRole".into(), lambda_role(&r.driver, r.action_token));
     resources.insert(
-        "Driver".into(),
-        json!({"Type": "AWS::Lambda::Function", "Properties": function(&r.driver, "DriverRole", &tags)}),
+        "DriverLogGroup".into(),
+        monitoring::log_group(json!(stack::log_group_name(&r.driver.name))),
     );
+    resources.insert(
+        "Driver".into(),
+        json!({"Type": "AWS::Lambda::Function", "DependsOn": "DriverLogGroup", "Properties": function(&r.driver, "DriverRole", &tags)}),
+    );
+    for a in stack::release_alarms() {
+        let target = match a.target {
+            stack::Watched::Driver => json!({"Ref": "Driver"}),
+        };
+        resources.insert(a.id.into(), monitoring::alarm(&a, target));
+    }
     resources.insert(
         "DriverVersion".into(),
         json!({
@@ -88,8 +100,12 @@ pub fn render_release(r: &Release) -> Value {
             lambda_role(&s.function, r.action_token),
         );
         resources.insert(
+            "SweeperLogGroup".into(),
+            monitoring::log_group(json!(stack::log_group_name(&s.function.name))),
+        );
+        resources.insert(
             "Sweeper".into(),
-            json!({"Type": "AWS::Lambda::Function", "Properties": function(&s.function, "SweeperRole", &tags)}),
+            json!({"Type": "AWS::Lambda::Function", "DependsOn": "SweeperLogGroup", "Properties": function(&s.function, "SweeperRole", &tags)}),
         );
         resources.insert(
             "SweeperScheduleRole".into(),
@@ -133,9 +149,7 @@ pub fn render_release(r: &Release) -> Value {
     stack.insert("AWSTemplateFormatVersion".into(), json!("2010-09-09"));
     stack.insert("Description".into(), json!(r.description));
     stack.insert("Parameters".into(), Value::Object(parameters));
-    if !conditions.is_empty() {
-        stack.insert("Conditions".into(), Value::Object(conditions));
-    }
+    stack.insert("Conditions".into(), Value::Object(conditions));
     stack.insert("Resources".into(), Value::Object(resources));
     stack.insert("Outputs".into(), Value::Object(outputs));
     Value::Object(stack)

@@ -1,7 +1,7 @@
 //! The durable release stack as facts both flavours spell (`cloudformation.rs`,
-//! `terraform.rs`): the release's driver function, its role, the published version that is the
-//! release, and (Action API v1's bindings) the release's sweeper, a scheduled function of the
-//! same bootstrap with its own role. The gateway binding's stack is the gateway driver function
+//! `terraform.rs`): the release's driver function, its role, its log group, the published
+//! version that is the release, its alarms, and (Action API v1's bindings) the release's
+//! sweeper, a scheduled function of the same bootstrap with its own role. The gateway binding's stack is the gateway driver function
 //! and its version alone: that driver sweeps TPF itself. Executions start on that version's ARN,
 //! never on `$LATEST`, so a later change to the function cannot reach an execution already
 //! pinned; the stack of release N+1 is a new function next to N's.
@@ -277,6 +277,57 @@ pub fn release(c: &Compiled) -> Result<Release, Diagnostics> {
         action_token,
         sweeper,
     })
+}
+
+/// What a release's alarm watches, spelled by each flavour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watched {
+    /// The release's driver function (the durable executions' metrics are per function).
+    Driver,
+}
+
+/// One CloudWatch alarm of the release stack.
+pub type Alarm = crate::lowering::monitoring::Alarm<Watched>;
+
+/// The release's alarms, on the durable execution metrics Lambda publishes per function
+/// (namespace `AWS/Lambda`): a driver that failed, and one that ran out its execution timeout.
+/// A TPF failure fails its driver with TPF's status, so the first also counts what TPF failed;
+/// either way TPF's record says what happened (`tpf-sfn status`), and a driver that ended
+/// while TPF still waits on it is replaced by the gateway host's reconciler.
+pub fn release_alarms() -> Vec<Alarm> {
+    let driver = |id, tf_name, description, metric| Alarm {
+        id,
+        tf_name,
+        description,
+        namespace: "AWS/Lambda",
+        metric,
+        dimension: "FunctionName",
+        target: Watched::Driver,
+        statistic: "Sum",
+        period: 300,
+        periods: 1,
+        threshold: 1,
+    };
+    vec![
+        driver(
+            "DriverExecutionsFailedAlarm",
+            "driver_executions_failed",
+            "A durable execution of this release's driver failed: a TPF failure (its status is the error) or a driver error; read TPF's record with tpf-sfn status",
+            "DurableExecutionFailed",
+        ),
+        driver(
+            "DriverExecutionsTimedOutAlarm",
+            "driver_executions_timed_out",
+            "A durable execution of this release's driver ran out its execution timeout; TPF's record is untouched, read it with tpf-sfn status",
+            "DurableExecutionTimedOut",
+        ),
+    ]
+}
+
+/// The log group Lambda writes a function's logs to, which the stack creates first so that
+/// its retention applies.
+pub fn log_group_name(function: &str) -> String {
+    format!("/aws/lambda/{function}")
 }
 
 /// The sweeper function's name: the driver's recipe with the sweeper's role.

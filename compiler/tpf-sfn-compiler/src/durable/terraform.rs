@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use super::stack::{self, EnvValue, Function, Release, Res};
 use crate::lowering::action_token;
 use crate::lowering::iam::trust;
+use crate::lowering::monitoring::terraform as monitoring;
 use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, LAMBDA_ZIP};
 use crate::lowering::terraform::{self as tf, account_trust, json_literal, literal};
 
@@ -44,6 +45,11 @@ pub fn render_release(r: &Release) -> Value {
         "lambda_zip".into(),
         json!({"type": "string", "default": LAMBDA_ZIP, "description": "The tpf-sfn-lambda zip (scripts/lambda-package.sh builds it)"}),
     );
+    variables.insert(
+        "log_retention_in_days".into(),
+        monitoring::retention_variable(),
+    );
+    variables.insert("alarm_topic_arn".into(), monitoring::topic_variable());
     let mut locals = Map::new();
     if r.action_token {
         for (name, v) in action_token::terraform::variables(r.token_senders()) {
@@ -103,7 +109,22 @@ pub fn render_release(r: &Release) -> Value {
                 action_token::terraform::key_policy(&format!("{id}-token-key"), id),
             );
         }
+        put(
+            "aws_cloudwatch_log_group",
+            id,
+            monitoring::log_group(&literal(&stack::log_group_name(&f.name))),
+        );
         put("aws_lambda_function", id, function(id, f, &tags));
+    }
+    for a in stack::release_alarms() {
+        let target = match a.target {
+            stack::Watched::Driver => "aws_lambda_function.driver.function_name",
+        };
+        put(
+            "aws_cloudwatch_metric_alarm",
+            a.tf_name,
+            monitoring::alarm(&a, target),
+        );
     }
     let mut outputs = Map::new();
     outputs.insert(
@@ -199,7 +220,8 @@ fn function(id: &str, f: &Function, tags: &Map<String, Value>) -> Value {
         "depends_on".into(),
         json!([
             format!("aws_iam_role_policy.{id}"),
-            format!("aws_iam_role_policy_attachment.{id}")
+            format!("aws_iam_role_policy_attachment.{id}"),
+            format!("aws_cloudwatch_log_group.{id}")
         ]),
     );
     Value::Object(p)

@@ -4,8 +4,9 @@
 //! resource of a release carries (`manifest.rs`), the IAM trust policies of the roles a release
 //! stack creates (`iam.rs`), the Lambda runtime the functions' `bootstrap` targets
 //! (`runtime.rs`), what every export refuses (`export.rs`), how the exports name the
-//! Action API token's SSM parameter (`action_token.rs`) and the Terraform spelling every
-//! backend's export shares (`terraform.rs`).
+//! Action API token's SSM parameter (`action_token.rs`), the alarms and log retention every
+//! stack declares (`monitoring.rs`) and the Terraform spelling every backend's export shares
+//! (`terraform.rs`).
 //!
 //! Nothing here names an engine's state, error or resource type: that is each backend's own
 //! module (`crate::sfn`, `crate::durable`).
@@ -15,6 +16,7 @@ pub mod export;
 pub mod hash;
 pub mod iam;
 pub mod manifest;
+pub mod monitoring;
 pub mod names;
 pub mod runtime;
 pub mod terraform;

@@ -49,11 +49,6 @@ pub fn header(version: &str) -> Value {
     json!({"required_providers": {"aws": {"source": "hashicorp/aws", "version": version}}})
 }
 
-/// The variable naming the SNS topic the module's alarms notify.
-pub fn alarm_topic_variable() -> Value {
-    json!({"type": "string", "default": "", "description": "SNS topic the alarms notify; empty for none"})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,6 @@ impl Program for GatewayProgram {
         };
         let ops = EngineOps {
             ctx,
-            table: String::new(),
             gateway_arn: self.gateway_arn.clone(),
         };
         Ok(

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use durable_interp::{
-    ApiError, Effects, Engine, Execution, ExecutionStatus, StepCall, StepError, StepHandler,
+    error, ApiError, Effects, Engine, Execution, ExecutionStatus, StepCall, StepError, StepHandler,
+    OPERATION_CAP,
 };
 use serde_json::Value;
 use tpf_durable_driver::GatewayRun;
@@ -17,7 +18,8 @@ use tpf_sfn_wakeup::provider::{durable_callback_state, DurableEvent, ProviderSta
 
 use super::gateway::{gateway_step, GatewayProgram};
 use crate::gateway::engine::{
-    DriverStatus, DriverView, EngineError, GatewayEngine, GatewayHost, ProviderRefusal, Started,
+    DriverStatus, DriverView, EngineError, GatewayEngine, GatewayHost, HistorySize,
+    ProviderRefusal, Started,
 };
 
 /// History events (all drivers) and invocations after which the engine stops: far above any
@@ -102,6 +104,15 @@ fn view(x: &Execution) -> DriverView {
         error: x.error.as_ref().map(|f| (f.error.clone(), f.cause.clone())),
         started_at_ms: x.start_ms,
         ended_at_ms: x.end_ms,
+        history: HistorySize {
+            written: x.operations_billed,
+            limit: OPERATION_CAP,
+            unit: "operations",
+            capped: x.status == ExecutionStatus::Failed
+                && x.error
+                    .as_ref()
+                    .is_some_and(|e| e.error == error::OPERATION_LIMIT),
+        },
     }
 }
 

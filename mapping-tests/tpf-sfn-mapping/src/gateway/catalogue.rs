@@ -165,7 +165,10 @@ pub struct Finding {
 pub const FINDINGS: &[Finding] = &[Finding {
     scenario: "lost-answer-and-history-loss",
     fails_with: "a redundant generation",
-    breaks: &[GatewayCheck::DeliveryEvidence],
+    breaks: &[
+        GatewayCheck::DeliveryEvidence,
+        GatewayCheck::SingleLiveGeneration,
+    ],
 }];
 
 /// The catalogue's scenario of that name.

@@ -12,6 +12,7 @@ use tpf_wire::java_text::jackson_compact;
 use tpf_wire::records::{ExecutionRecord, ExecutionStatus};
 
 use super::engine::{DriverStatus, DriverView, GatewayEngine};
+use super::trace::StartVia;
 use super::world::{GatewayWorld, TENANT};
 
 /// The error a gateway driver fails with when TPF's execution ended without success.
@@ -29,10 +30,16 @@ pub enum GatewayCheck {
     GenerationFence,
     DeliveryEvidence,
     ReleasePinned,
+    SingleLiveGeneration,
+    HistoryWithinBudget,
+    RetriesQueuedWhenDue,
+    RedriveByOperatorOnly,
+    CallsPacedByTpf,
+    ParksWithoutPolling,
 }
 
 impl GatewayCheck {
-    pub const ALL: [GatewayCheck; 9] = [
+    pub const ALL: [GatewayCheck; 15] = [
         Self::OneExecutionPerSubmission,
         Self::RequestsTpfReads,
         Self::NumberedVersion,
@@ -42,6 +49,12 @@ impl GatewayCheck {
         Self::GenerationFence,
         Self::DeliveryEvidence,
         Self::ReleasePinned,
+        Self::SingleLiveGeneration,
+        Self::HistoryWithinBudget,
+        Self::RetriesQueuedWhenDue,
+        Self::RedriveByOperatorOnly,
+        Self::CallsPacedByTpf,
+        Self::ParksWithoutPolling,
     ];
 
     pub fn name(self) -> &'static str {
@@ -55,6 +68,12 @@ impl GatewayCheck {
             Self::GenerationFence => "generation-fence",
             Self::DeliveryEvidence => "delivery-evidence",
             Self::ReleasePinned => "release-pinned",
+            Self::SingleLiveGeneration => "single-live-generation",
+            Self::HistoryWithinBudget => "history-within-budget",
+            Self::RetriesQueuedWhenDue => "retries-queued-when-due",
+            Self::RedriveByOperatorOnly => "redrive-by-operator-only",
+            Self::CallsPacedByTpf => "calls-paced-by-tpf",
+            Self::ParksWithoutPolling => "parks-without-polling",
         }
     }
 
@@ -69,7 +88,13 @@ impl GatewayCheck {
             Self::OneCallbackPerGeneration => "a generation registers one callback: never two REGISTER_CALLBACK of one (tenant, execution, generation) with different callback ids",
             Self::GenerationFence => "the wake-up never sends to a generation older than the interaction's newest binding",
             Self::DeliveryEvidence => "each callback receives at most one signal, and each received signal has its DELIVERED#<generation> row",
-            Self::ReleasePinned => "every generation of an execution starts and registers under the release TPF pinned on it",
+            Self::ReleasePinned => "every generation of an execution starts under the release TPF pinned on it, and every request it sends for the execution names that release",
+            Self::SingleLiveGeneration => "at no instant do two driver generations of one TPF execution run: a hand-over starts the next generation as its own ends, and a replacement starts only after the driver it replaces ended",
+            Self::HistoryWithinBudget => "no driver generation writes more history than its release was proven to (Step Functions: the compiled event budget, under the service's 25,000 events; Lambda durable functions: the service's 3,000 operations), nor is failed at the provider's cap",
+            Self::RetriesQueuedWhenDue => "a retry enters TPF's work queue no earlier than the nextDue TPF set and at most one poll interval (300 s) after it: the driver's SWEEP keeps TPF's schedule, and only TPF's sweep queues work",
+            Self::RedriveByOperatorOnly => "a driver never sends REDRIVE: re-driving an execution TPF ended is its operator's decision",
+            Self::CallsPacedByTpf => "a generation asks STATUS again at least a second after an answer that said the same, unless it parked in between: a poll waits its rung of the ladder",
+            Self::ParksWithoutPolling => "a generation that registered its callback sends nothing to TPF until the wake-up signals the callback or the contract's longest await deadline has passed",
         }
     }
 }
@@ -106,6 +131,12 @@ pub fn check<E: GatewayEngine>(w: &GatewayWorld<E>, c: GatewayCheck) -> Vec<Viol
         GatewayCheck::GenerationFence => fence(w),
         GatewayCheck::DeliveryEvidence => evidence(w),
         GatewayCheck::ReleasePinned => pinned(w),
+        GatewayCheck::SingleLiveGeneration => single_live(w),
+        GatewayCheck::HistoryWithinBudget => history(w),
+        GatewayCheck::RetriesQueuedWhenDue => retries_when_due(w),
+        GatewayCheck::RedriveByOperatorOnly => redrive_by_operator(w),
+        GatewayCheck::CallsPacedByTpf => paced(w),
+        GatewayCheck::ParksWithoutPolling => parked_quietly(w),
     };
     details
         .into_iter()
@@ -445,25 +476,217 @@ fn pinned<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
             ));
         }
     }
-    for call in w.trace().calls(Operation::RegisterCallback) {
+    // Every request naming one of TPF's executions (all but SUBMIT, which creates the pin).
+    for call in &w.trace().invocations {
         let Ok(r) = ActionRequest::read(&call.request) else {
             continue;
         };
         let Some(record) = r.execution_id.as_deref().and_then(|e| records.get(e)) else {
             continue;
         };
-        let registered = (
+        let named = (
             r.pipeline_id.clone().unwrap_or_default(),
             r.contract_version.clone().unwrap_or_default(),
             r.release_version.clone().unwrap_or_default(),
         );
-        if r.tenant_id == TENANT && registered != pin(record) {
+        if r.tenant_id == TENANT && named != pin(record) {
             out.push(format!(
-                "generation {} of {} registered under {registered:?}, TPF pinned {:?}",
+                "at {}: {} of generation {} of {} named {named:?}, TPF pinned {:?}",
+                call.at_ms,
+                r.operation,
                 r.generation,
                 record.execution_id,
                 pin(record)
             ));
+        }
+    }
+    out
+}
+
+/// Each TPF execution's drivers, live from their start to their end (or now): no driver the
+/// host started (the ingress, a hand-over, the wake-up, the reconciler) may overlap another of
+/// its execution by a millisecond. A hand-over's start is applied when the engine hands control
+/// back, at the instant the handing generation ended. A start by TPF's operator may race a live
+/// generation (TPF's scenario 15 does): the generation fence keeps the older one from being
+/// signalled, and `generation-fence` checks it.
+fn single_live<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    let now = w.now();
+    let by_operator: BTreeSet<&str> = w
+        .trace()
+        .starts
+        .iter()
+        .filter(|s| s.via == StartVia::Operator)
+        .map(|s| s.name.as_str())
+        .collect();
+    let mut by_execution: BTreeMap<String, Vec<DriverView>> = BTreeMap::new();
+    for d in w.engine.drivers() {
+        if let Some(e) = execution_of_driver(w, &d) {
+            by_execution.entry(e).or_default().push(d);
+        }
+    }
+    let mut out = Vec::new();
+    for (execution, drivers) in &by_execution {
+        for (i, a) in drivers.iter().enumerate() {
+            for b in &drivers[i + 1..] {
+                let later = if b.started_at_ms >= a.started_at_ms {
+                    b
+                } else {
+                    a
+                };
+                if by_operator.contains(later.name.as_str()) {
+                    continue;
+                }
+                let from = a.started_at_ms.max(b.started_at_ms);
+                let to = a
+                    .ended_at_ms
+                    .unwrap_or(now)
+                    .min(b.ended_at_ms.unwrap_or(now));
+                if to > from {
+                    out.push(format!(
+                        "drivers {} and {} of {execution} both ran for {} ms from {from}",
+                        a.name,
+                        b.name,
+                        to - from
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn history<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    w.engine
+        .drivers()
+        .into_iter()
+        .filter(|d| d.history.written > d.history.limit || d.history.capped)
+        .map(|d| {
+            let h = d.history;
+            format!(
+                "driver {} wrote {} {} (limit {}){}",
+                d.name,
+                h.written,
+                h.unit,
+                h.limit,
+                if h.capped {
+                    ", and the provider failed it at its cap"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
+}
+
+/// The longest wait of TPF's poll ladder: a due retry waits at most this for a driver's SWEEP.
+pub const LONGEST_POLL_MS: i64 = 300_000;
+
+fn retries_when_due<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    w.trace()
+        .dispatches
+        .iter()
+        .filter(|d| d.status == ExecutionStatus::WaitRetry)
+        .filter(|d| !(0..=LONGEST_POLL_MS).contains(&(d.at_ms - d.next_due_ms)))
+        .map(|d| {
+            format!(
+                "a retry of {} was queued at {}, {} ms after its nextDue {}",
+                d.execution_id,
+                d.at_ms,
+                d.at_ms - d.next_due_ms,
+                d.next_due_ms
+            )
+        })
+        .collect()
+}
+
+fn redrive_by_operator<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    w.trace()
+        .calls(Operation::Redrive)
+        .map(|c| format!("at {}: a driver sent {}", c.at_ms, c.request))
+        .collect()
+}
+
+/// The least time between two STATUS answers that said the same, with no park between them.
+pub const LEAST_POLL_MS: i64 = 1_000;
+
+fn paced<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    // Per generation: the last STATUS answer (when, what), cleared by a park.
+    let mut last: BTreeMap<(String, i64), (i64, String)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for call in &w.trace().invocations {
+        let Ok(r) = ActionRequest::read(&call.request) else {
+            continue;
+        };
+        let key = (r.execution_id.clone().unwrap_or_default(), r.generation);
+        match r.operation {
+            Operation::RegisterCallback => {
+                last.remove(&key);
+            }
+            Operation::Status => {
+                let Some(status) = call
+                    .answer
+                    .as_ref()
+                    .ok()
+                    .and_then(|t| ActionResponse::read(t).ok())
+                    .and_then(|a| a.execution_status)
+                else {
+                    continue;
+                };
+                if let Some((at, before)) = last.get(&key) {
+                    if *before == status && call.at_ms - at < LEAST_POLL_MS {
+                        out.push(format!(
+                            "generation {} of {} asked STATUS at {} and again {} ms later, both {status}",
+                            key.1,
+                            key.0,
+                            at,
+                            call.at_ms - at
+                        ));
+                    }
+                }
+                last.insert(key, (call.at_ms, status));
+            }
+            _ => {}
+        }
+    }
+    out.truncate(10);
+    out
+}
+
+fn parked_quietly<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
+    let longest = w.setup().longest_await_timeout_ms();
+    let trace = w.trace();
+    // Per generation: where it parked (when, on which callback) since its last call.
+    let mut parks: BTreeMap<(String, i64), (i64, String)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for call in &trace.invocations {
+        let Ok(r) = ActionRequest::read(&call.request) else {
+            continue;
+        };
+        let key = (r.execution_id.clone().unwrap_or_default(), r.generation);
+        if let Some((at, callback)) = parks.remove(&key) {
+            // A signal may reach the callback before its registration is answered (the
+            // driver holds it); a provider's close of the callback wakes it too.
+            let woken =
+                trace.sends.iter().any(|s| {
+                    s.callback_id == callback && s.result.received() && s.at_ms <= call.at_ms
+                }) || trace
+                    .closed_callbacks
+                    .iter()
+                    .any(|(closed_at, id)| *id == callback && *closed_at <= call.at_ms);
+            if !woken && call.at_ms < at + longest {
+                out.push(format!(
+                    "generation {} of {} parked on its callback at {at} and sent {} {} ms later, unsignalled, before the longest await deadline ({longest} ms)",
+                    key.1,
+                    key.0,
+                    r.operation,
+                    call.at_ms - at
+                ));
+            }
+        }
+        if r.operation == Operation::RegisterCallback && call.answer.is_ok() {
+            if let Some(callback) = r.provider_callback_id {
+                parks.insert(key, (call.at_ms, callback));
+            }
         }
     }
     out

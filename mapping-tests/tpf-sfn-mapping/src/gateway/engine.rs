@@ -107,6 +107,23 @@ pub struct DriverView {
     pub error: Option<(String, String)>,
     pub started_at_ms: i64,
     pub ended_at_ms: Option<i64>,
+    /// What the execution wrote against the provider's history limit: Step Functions' history
+    /// events, Lambda durable functions' billed operations.
+    pub history: HistorySize,
+}
+
+/// One driver execution's history against the most it may write: the bound its release was
+/// proven to (the compiled driver's event budget, when the engine was told it) or else the
+/// provider's own cap, and whether the provider failed it at that cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistorySize {
+    /// History events (Step Functions) or billed operations (Lambda durable functions).
+    pub written: u64,
+    pub limit: u64,
+    /// What `written` and `limit` count, for a violation's text.
+    pub unit: &'static str,
+    /// The provider failed the execution at its cap.
+    pub capped: bool,
 }
 
 /// A failure of the engine itself (a budget it stopped at, a driver it cannot run): the

@@ -131,6 +131,9 @@ pub struct Trace {
     pub dispatches: Vec<Dispatch>,
     /// Each delivery TPF's work function declined before its claim.
     pub declines: Vec<Decline>,
+    /// Callbacks the provider closed with a failure (a scenario's close, e.g. a task timeout):
+    /// when, and the callback id.
+    pub closed_callbacks: Vec<(i64, String)>,
 }
 
 /// A delivery TPF's work function's admission declined: the record's version before and after
@@ -164,5 +167,27 @@ impl Trace {
         self.invocations
             .iter()
             .filter(move |i| i.operation == Some(operation))
+    }
+}
+
+/// `+HH:MM:SS.mmm` since the scenario started.
+pub fn clock(ms: i64) -> String {
+    Clock(ms).to_string()
+}
+
+/// [`clock`] written in place, so a rendered line costs no string of its own.
+pub(crate) struct Clock(pub(crate) i64);
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.max(0);
+        write!(
+            f,
+            "+{:02}:{:02}:{:02}.{:03}",
+            ms / 3_600_000,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        )
     }
 }

@@ -798,7 +798,12 @@ impl<E: GatewayEngine> GatewayWorld<E> {
         let now = self.host.now;
         self.engine
             .send_callback_failure(callback_id, error, "the callback was closed", now)
-            .map_err(|r| format!("{}: {}", r.code, r.message))
+            .map_err(|r| format!("{}: {}", r.code, r.message))?;
+        self.host
+            .trace
+            .closed_callbacks
+            .push((now, callback_id.to_owned()));
+        Ok(())
     }
 
     /// Hands `image` to the wake-up now, as its stream would deliver it; answers the

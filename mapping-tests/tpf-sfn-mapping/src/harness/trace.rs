@@ -258,24 +258,5 @@ impl Trace {
     }
 }
 
-/// `+HH:MM:SS.mmm` since the scenario started.
-pub fn clock(ms: i64) -> String {
-    Clock(ms).to_string()
-}
-
-/// [`clock`] written in place, so a rendered line costs no string of its own.
-struct Clock(i64);
-
-impl std::fmt::Display for Clock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = self.0.max(0);
-        write!(
-            f,
-            "+{:02}:{:02}:{:02}.{:03}",
-            ms / 3_600_000,
-            ms / 60_000 % 60,
-            ms / 1000 % 60,
-            ms % 1000
-        )
-    }
-}
+pub use crate::gateway::trace::clock;
+use crate::gateway::trace::Clock;

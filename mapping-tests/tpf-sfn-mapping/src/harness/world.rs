@@ -3,8 +3,7 @@
 //! sweeper — all on one virtual clock. The loop that runs them (settle, advance the clock, feed
 //! the bridge, carry out its decisions) is written once here; what an engine does its own way
 //! (run its handlers, read its history into the trace, start and wake a driver, sweep) is its
-//! [`WorldEngine`]: `crate::sfn::world` for the ASL interpreter, `crate::durable::world` for the
-//! replay engine.
+//! [`WorldEngine`]: `crate::sfn::world` for the ASL interpreter.
 
 use std::collections::BTreeMap;
 

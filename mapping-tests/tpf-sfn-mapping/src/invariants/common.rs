@@ -1,7 +1,7 @@
 //! The checks every backend shares: they read the trace (driver events, action calls, TPF's
 //! record changes) and TPF itself, and learn what a driver event means from a [`Reading`] of the
-//! backend that wrote it. Each backend's checks (`crate::sfn::checks`,
-//! `crate::durable::checks`) call these with their own readings.
+//! backend that wrote it. A backend's checks (`crate::sfn::checks`) call these
+//! with their own readings.
 
 use std::collections::{BTreeMap, BTreeSet};
 

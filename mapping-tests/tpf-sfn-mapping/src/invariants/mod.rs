@@ -6,8 +6,7 @@
 //! - `common`: the checks that read only the trace and TPF, for every backend, each told what a
 //!   backend's events mean by its [`common::Reading`].
 //!
-//! Each backend's reading of the table is its own: `crate::sfn::checks`,
-//! `crate::durable::checks`.
+//! A backend's reading of the table is its own: `crate::sfn::checks`.
 
 pub(crate) mod common;
 mod table;

@@ -2,7 +2,7 @@
 //! scenario's actions fired when their conditions hold, the clock advanced to the horizon or to
 //! quiescence, and the expectations checked. What an engine answers its own way (its world, its
 //! budgets, whether a driver failed or still runs, the operator's acts on drivers, the metrics)
-//! is its [`Runner`]: `crate::sfn::run`, `crate::durable::run`.
+//! is its [`Runner`]: `crate::sfn::run`.
 
 use std::fmt;
 use std::sync::Arc;

@@ -10,12 +10,17 @@ use tpf_sfn_wakeup::provider::{sfn_callback_state, ProviderState};
 
 use super::gateway::{GatewayFunctions, GatewayTasks};
 use crate::gateway::engine::{
-    DriverStatus, DriverView, EngineError, GatewayEngine, GatewayHost, ProviderRefusal, Started,
+    DriverStatus, DriverView, EngineError, GatewayEngine, GatewayHost, HistorySize,
+    ProviderRefusal, Started,
 };
 
 /// History events one scenario may write across its executions before the engine stops: a
 /// driver that never ends gets a verdict instead of running forever.
 const EVENT_BUDGET: usize = 200_000;
+
+/// The most history events Step Functions lets one Standard execution write: it fails the
+/// execution at this count.
+pub const HISTORY_CAP: u64 = 25_000;
 
 pub struct SfnGatewayEngine {
     engine: Engine,
@@ -26,6 +31,9 @@ pub struct SfnGatewayEngine {
     target_ms: i64,
     /// Every execution, in start order, with the status last reported as a change.
     executions: Vec<(String, Option<ExecutionStatus>)>,
+    /// The history events one generation was proven to stay under (the compiled driver's
+    /// `history.event-budget`), else Step Functions' cap.
+    history_limit: u64,
 }
 
 impl SfnGatewayEngine {
@@ -48,7 +56,15 @@ impl SfnGatewayEngine {
             functions,
             target_ms: start_ms,
             executions: Vec::new(),
+            history_limit: HISTORY_CAP,
         })
+    }
+
+    /// Holds every generation to `events`, the bound the compiled driver was proven to (its
+    /// `history.event-budget`), rather than to Step Functions' cap.
+    pub fn with_proven_history(mut self, events: u64) -> Self {
+        self.history_limit = events.min(HISTORY_CAP);
+        self
     }
 }
 
@@ -170,6 +186,12 @@ impl GatewayEngine for SfnGatewayEngine {
             error: d.error.map(|e| (e, d.cause.unwrap_or_default())),
             started_at_ms: d.start_ms,
             ended_at_ms: d.stop_ms,
+            history: HistorySize {
+                written: self.engine.history(execution_arn).len() as u64,
+                limit: self.history_limit,
+                unit: "history events",
+                capped: false,
+            },
         })
     }
 

@@ -50,8 +50,13 @@ pub const SUBMITTER_RETRY: [(&str, &str); 2] = [
 /// The engine a gateway subject runs on, with its compiled driver.
 #[derive(Debug, Clone)]
 pub enum GatewayDriver {
-    /// The compiled (or brought) state machine, its function addresses the world's.
-    StepFunctions { driver: Box<StateMachine> },
+    /// The compiled (or brought) state machine, its function addresses the world's, and the
+    /// history events one generation was proven to stay under (the config's
+    /// `history.event-budget`).
+    StepFunctions {
+        driver: Box<StateMachine>,
+        event_budget: u32,
+    },
     /// The durable gateway driver program, with its park timeout's base.
     LambdaDurable { longest_await_seconds: u64 },
 }
@@ -96,6 +101,7 @@ pub fn subject(
         machine_name: out.sfn.machines.driver.clone(),
         driver: GatewayDriver::StepFunctions {
             driver: Box::new(driver),
+            event_budget: out.sfn.budget.event_budget,
         },
         await_timeout_ms: i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
         transport: if g.queue_url.is_some() {
@@ -167,12 +173,19 @@ fn in_world(text: &str, g: &GatewayPlan) -> String {
 }
 
 impl GatewaySubject {
-    fn sfn_engine(&self, driver: &StateMachine) -> Result<SfnGatewayEngine, EngineError> {
+    fn sfn_engine(
+        &self,
+        driver: &StateMachine,
+        event_budget: u32,
+    ) -> Result<SfnGatewayEngine, EngineError> {
         let functions = GatewayFunctions {
             gateway_arn: gateway_version_arn(),
             starter_arn: STARTER.into(),
         };
-        SfnGatewayEngine::new(&self.machine_name, driver.clone(), functions, T0)
+        Ok(
+            SfnGatewayEngine::new(&self.machine_name, driver.clone(), functions, T0)?
+                .with_proven_history(u64::from(event_budget)),
+        )
     }
 
     fn durable_engine(longest_await_seconds: u64) -> DurableGatewayEngine {
@@ -188,9 +201,12 @@ impl GatewaySubject {
     /// Every runnable scenario of the catalogue.
     pub fn run_catalogue(&self) -> Result<Vec<ScenarioReport>, EngineError> {
         match &self.driver {
-            GatewayDriver::StepFunctions { driver } => {
-                try_run_catalogue(self.await_timeout_ms, |_: &Setup| self.sfn_engine(driver))
-            }
+            GatewayDriver::StepFunctions {
+                driver,
+                event_budget,
+            } => try_run_catalogue(self.await_timeout_ms, |_: &Setup| {
+                self.sfn_engine(driver, *event_budget)
+            }),
             GatewayDriver::LambdaDurable {
                 longest_await_seconds,
             } => try_run_catalogue(self.await_timeout_ms, |_: &Setup| {
@@ -205,9 +221,10 @@ impl GatewaySubject {
         info: &'static ScenarioInfo,
     ) -> Result<(ScenarioReport, Trace), EngineError> {
         match &self.driver {
-            GatewayDriver::StepFunctions { driver } => {
-                Ok(self.run_on(info, self.sfn_engine(driver)?))
-            }
+            GatewayDriver::StepFunctions {
+                driver,
+                event_budget,
+            } => Ok(self.run_on(info, self.sfn_engine(driver, *event_budget)?)),
             GatewayDriver::LambdaDurable {
                 longest_await_seconds,
             } => Ok(self.run_on(info, Self::durable_engine(*longest_await_seconds))),

@@ -10,7 +10,7 @@
 
 use serde_json::json;
 use tpf_sfn_mapping::gateway::engine::{
-    DriverStatus, DriverView, EngineError, GatewayEngine, GatewayHost, InvokeError,
+    DriverStatus, DriverView, EngineError, GatewayEngine, GatewayHost, HistorySize, InvokeError,
     ProviderRefusal, Started,
 };
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, GATEWAY_FUNCTION};
@@ -45,7 +45,22 @@ pub enum DoubleMutant {
     SucceedOnFailure,
     /// Each SUBMIT attempt sends a new idempotency key.
     NewKeyPerSubmitAttempt,
+    /// STATUS names a release other than the execution's.
+    StatusOnAnotherRelease,
+    /// A generation that hands over goes on polling instead of ending.
+    RunOnAfterHandOver,
+    /// A driver re-drives the execution TPF failed.
+    RedriveOnFailure,
+    /// The poll ladder waits an hour at every rung.
+    HourlyPolls,
+    /// The poll ladder's first three rungs wait nothing.
+    TightPolls,
+    /// The park times out after 5 s, long before any await's deadline.
+    ShortParkTimeout,
 }
+
+/// The release a [`DoubleMutant::StatusOnAnotherRelease`] STATUS names.
+pub const ANOTHER_RELEASE: &str = "sha256:another-release";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
@@ -181,6 +196,14 @@ impl TestDoubleEngine {
         let mut text = request.to_json();
         if self.is(DoubleMutant::LowercaseOperation) && request.operation == Operation::Status {
             text = text.replace("\"STATUS\"", "\"status\"");
+        }
+        if self.is(DoubleMutant::StatusOnAnotherRelease) && request.operation == Operation::Status {
+            if let Some(release) = &request.release_version {
+                text = text.replace(
+                    &format!("\"releaseVersion\":\"{release}\""),
+                    &format!("\"releaseVersion\":\"{ANOTHER_RELEASE}\""),
+                );
+            }
         }
         let arn = if self.is(DoubleMutant::UnqualifiedArn) {
             GATEWAY_FUNCTION.to_owned()
@@ -329,6 +352,12 @@ impl TestDoubleEngine {
                 }
             }
             "FAILED" | "DLQ" | "REMOTE_OUTCOME_UNKNOWN" => {
+                if self.is(DoubleMutant::RedriveOnFailure) {
+                    // Whatever TPF answers, the request was sent.
+                    let _ = ActionRequest::redrive(&checkpoint, 0, Some("driver"))
+                        .map_err(|e| InvokeError::Function((&e).into()))
+                        .and_then(|r| self.call(host, &r));
+                }
                 let succeed = self.is(DoubleMutant::SucceedOnFailure);
                 let x = &mut self.execs[i];
                 if succeed {
@@ -363,9 +392,16 @@ impl TestDoubleEngine {
                 }
             }
             _ => {
+                let wait_s = if self.is(DoubleMutant::HourlyPolls) {
+                    3_600
+                } else if self.is(DoubleMutant::TightPolls) && rung < 3 {
+                    0
+                } else {
+                    LADDER_S[rung.min(LADDER_S.len() - 1)]
+                };
                 let x = &mut self.execs[i];
                 x.phase = Phase::Poll { rung: rung + 1 };
-                x.due = Some(now + LADDER_S[rung.min(LADDER_S.len() - 1)] * 1_000);
+                x.due = Some(now + wait_s * 1_000);
             }
         }
     }
@@ -389,8 +425,13 @@ impl TestDoubleEngine {
                 release_version: Some(&e.release_version),
             },
         );
+        let run_on = self.is(DoubleMutant::RunOnAfterHandOver);
         let x = &mut self.execs[i];
         match next.map(|n| host.start(&n)) {
+            Ok(Ok(_)) if run_on => {
+                x.phase = Phase::Poll { rung: 0 };
+                x.due = Some(now + LADDER_S[0] * 1_000);
+            }
             Ok(Ok(started)) => {
                 x.output = Some(
                     json!({ "handedOverTo": started.durable_execution_name, "generation": checkpoint.generation + 1 })
@@ -425,7 +466,11 @@ impl TestDoubleEngine {
         )
         .map_err(|e| InvokeError::Function((&e).into()))
         .and_then(|r| self.call(host, &r));
-        let timeout = (!self.is(DoubleMutant::NoParkTimeout)).then_some(self.park_timeout_ms);
+        let timeout = if self.is(DoubleMutant::ShortParkTimeout) {
+            Some(5_000)
+        } else {
+            (!self.is(DoubleMutant::NoParkTimeout)).then_some(self.park_timeout_ms)
+        };
         let x = &mut self.execs[i];
         match answer {
             Ok(_) => {
@@ -583,6 +628,13 @@ impl GatewayEngine for TestDoubleEngine {
                 error: e.error.clone(),
                 started_at_ms: e.started_at,
                 ended_at_ms: e.ended_at,
+                // The double keeps a Lambda durable functions history: the service's cap.
+                history: HistorySize {
+                    written: e.history.len() as u64,
+                    limit: durable_interp::OPERATION_CAP,
+                    unit: "events",
+                    capped: false,
+                },
             })
             .collect()
     }

@@ -22,45 +22,10 @@ fn machines_arn(pattern: &str) -> Value {
     ))
 }
 
-fn alarm_actions() -> Value {
-    json!({"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]})
-}
-
-fn alarm_parameters() -> Value {
-    json!({
-        "Type": "String",
-        "Default": "",
-        "AllowedPattern": "^$|^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:.+$",
-        "Description": "SNS topic the alarms notify; empty for none"
-    })
-}
-
-fn retention_parameter() -> Value {
-    json!({
-        "Type": "Number",
-        "Default": stack::DEFAULT_LOG_RETENTION_DAYS,
-        "AllowedValues": stack::LOG_RETENTION_DAYS,
-        "Description": "Days CloudWatch Logs keeps the functions' and machines' logs"
-    })
-}
+use crate::lowering::monitoring::cloudformation as monitoring;
 
 fn alarm(a: &Alarm, target: Value) -> Value {
-    json!({
-        "Type": "AWS::CloudWatch::Alarm",
-        "Properties": {
-            "AlarmDescription": a.description,
-            "Namespace": a.namespace,
-            "MetricName": a.metric,
-            "Dimensions": [{"Name": a.dimension, "Value": target}],
-            "Statistic": a.statistic,
-            "Period": a.period,
-            "EvaluationPeriods": a.periods,
-            "Threshold": a.threshold,
-            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-            "TreatMissingData": "notBreaching",
-            "AlarmActions": alarm_actions()
-        }
-    })
+    monitoring::alarm(a, target)
 }
 
 /// The release stack: both machines, one role each, the sweeper's schedule, the alarms.
@@ -194,8 +159,8 @@ pub fn release(out: &Compiled) -> Value {
     json!({
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": description(out, &super::release_contents(out, "stack")),
-        "Parameters": {"AlarmTopicArn": alarm_parameters()},
-        "Conditions": {"HasAlarmTopic": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}},
+        "Parameters": {monitoring::TOPIC_PARAMETER: monitoring::topic_parameter()},
+        "Conditions": {monitoring::TOPIC_CONDITION: monitoring::topic_condition()},
         "Resources": resources,
         "Outputs": outputs
     })
@@ -525,7 +490,7 @@ fn role_policy(f: &Facts, name: &str, statements: &[Statement]) -> Value {
 fn log_group(name: &str) -> Value {
     json!({
         "Type": "AWS::Logs::LogGroup",
-        "Properties": {"LogGroupName": name, "RetentionInDays": {"Ref": "LogRetentionInDays"}}
+        "Properties": {"LogGroupName": name, "RetentionInDays": {"Ref": monitoring::RETENTION_PARAMETER}}
     })
 }
 
@@ -577,13 +542,8 @@ pub fn wake_path(out: &Compiled) -> Value {
         "CodeS3Key".into(),
         json!({"Type": "String", "Default": runtime::LAMBDA_ZIP, "Description": "Key of the functions' zip in CodeS3Bucket"}),
     );
-    parameters.insert("LogRetentionInDays".into(), retention_parameter());
-    parameters.insert("AlarmTopicArn".into(), alarm_parameters());
     let mut conditions = Map::new();
-    conditions.insert(
-        "HasAlarmTopic".into(),
-        json!({"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]}]}),
-    );
+    monitoring::declare(&mut parameters, &mut conditions);
 
     let mut resources = Map::new();
     if let Some(machines_log_group) = &f.machines_log_group {

@@ -47,12 +47,7 @@ pub const GATEWAY_FUNCTION_PATTERN: &str =
 pub const AWAIT_STREAM_PATTERN: &str =
     "^$|^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]+/stream/.+$";
 pub const QUEUE_BATCH_SIZE: u64 = 10;
-pub const DEFAULT_LOG_RETENTION_DAYS: u64 = 30;
-/// CloudWatch Logs' accepted retention values.
-pub const LOG_RETENTION_DAYS: &[u64] = &[
-    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
-    3288, 3653,
-];
+pub use crate::lowering::monitoring::{DEFAULT_LOG_RETENTION_DAYS, LOG_RETENTION_DAYS};
 
 /// The facts of one compiled release both stacks are made of.
 pub struct Facts<'a> {
@@ -407,22 +402,8 @@ pub fn gateway_host_functions() -> [HostFunction; 3] {
     ]
 }
 
-/// One CloudWatch alarm: `metric` of `namespace` for the resource `dimension` names,
-/// `statistic` over `period` seconds, alarming at `threshold` or more in `periods` periods.
-pub struct Alarm {
-    /// Logical id (CloudFormation) and, in snake case, resource name (Terraform).
-    pub id: &'static str,
-    pub tf_name: &'static str,
-    pub description: &'static str,
-    pub namespace: &'static str,
-    pub metric: &'static str,
-    pub dimension: &'static str,
-    pub target: Res,
-    pub statistic: &'static str,
-    pub period: u64,
-    pub periods: u64,
-    pub threshold: u64,
-}
+/// One CloudWatch alarm on a resource of these stacks.
+pub type Alarm = crate::lowering::monitoring::Alarm<Res>;
 
 /// The relay's alarms (with the gateway's queue transport): its errors, and anything in its
 /// dead-letter queue.

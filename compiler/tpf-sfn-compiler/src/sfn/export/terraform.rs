@@ -6,9 +6,10 @@ use serde_json::{json, Map, Value};
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
 use crate::lowering::iam::trust;
+use crate::lowering::monitoring::terraform as monitoring;
 use crate::lowering::runtime;
 use crate::lowering::terraform::{
-    self as tf, account_trust, alarm_topic_variable, json_literal as tf_json, literal as tf_literal,
+    self as tf, account_trust, json_literal as tf_json, literal as tf_literal,
 };
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
@@ -24,20 +25,7 @@ fn header() -> Value {
 }
 
 fn alarm(a: &Alarm, target: &str) -> Value {
-    json!({
-        "alarm_name": format!("${{{target}}}-{}", a.tf_name.replace('_', "-")),
-        "alarm_description": a.description,
-        "namespace": a.namespace,
-        "metric_name": a.metric,
-        "dimensions": {a.dimension: format!("${{{target}}}")},
-        "statistic": a.statistic,
-        "period": a.period,
-        "evaluation_periods": a.periods,
-        "threshold": a.threshold,
-        "comparison_operator": "GreaterThanOrEqualToThreshold",
-        "treat_missing_data": "notBreaching",
-        "alarm_actions": "${var.alarm_topic_arn == \"\" ? [] : [var.alarm_topic_arn]}"
-    })
+    monitoring::alarm(a, target)
 }
 
 /// The release module: both machines, one role each, the sweeper's schedule, the alarms.
@@ -183,7 +171,7 @@ pub fn release(out: &Compiled) -> Value {
     json!({
         "//": tf_literal(&description(out, &super::release_contents(out, "module"))),
         "terraform": header(),
-        "variable": {"alarm_topic_arn": alarm_topic_variable()},
+        "variable": {"alarm_topic_arn": monitoring::topic_variable()},
         "data": {"aws_caller_identity": {"current": {}}},
         "resource": resources,
         "output": outputs
@@ -467,7 +455,7 @@ fn function(name: &str, handler: &str, timeout: u64, vars: Value) -> Map<String,
 }
 
 fn log_group(name: &str) -> Value {
-    json!({"name": tf_literal(name), "retention_in_days": "${var.log_retention_in_days}"})
+    monitoring::log_group(&tf_literal(name))
 }
 
 /// The wake-path module, shared by every release of the configuration.
@@ -497,9 +485,9 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
     variables.insert(
         "log_retention_in_days".into(),
-        json!({"type": "number", "default": stack::DEFAULT_LOG_RETENTION_DAYS, "description": "Days CloudWatch Logs keeps the functions' and machines' logs"}),
+        monitoring::retention_variable(),
     );
-    variables.insert("alarm_topic_arn".into(), alarm_topic_variable());
+    variables.insert("alarm_topic_arn".into(), monitoring::topic_variable());
     variables.insert(
         "durable_functions".into(),
         json!({"type": "string", "default": "", "description": stack::DURABLE_FUNCTIONS_DESCRIPTION}),
