@@ -74,7 +74,7 @@ fn has(template: &Value, logical: &str, ty: &str) -> bool {
     template["Resources"][logical]["Type"] == ty
 }
 
-/// An Action API v1 binding compiles (the proof's older world still runs it) but is not
+/// An Action API v1 binding still compiles (the compiler's v1 lowering stays) but is not
 /// exported on either backend: its wake path is retired, so nothing would start or wake its
 /// drivers. Refused with a code, nothing written; the gateway binding on the same config is
 /// exported (the refusal is the binding's, not the config's).

@@ -147,7 +147,7 @@ fn the_release_stack_publishes_one_version_and_carries_the_spec() {
         .is_none());
 }
 
-/// Action API v1's bindings compile (the proof's older world still runs them) but are not
+/// Action API v1's bindings still compile (the compiler's v1 lowering stays) but are not
 /// exported: their wake path is retired.
 #[test]
 fn an_action_api_v1_release_stack_is_refused() {
