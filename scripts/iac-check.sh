@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The infrastructure-as-code exports, checked by the ecosystem's own tools:
 #   1. cfn-lint over every CloudFormation export (each example contract, with every example
-#      config in examples/aws/: the gateway, HTTP and queue bindings; both stacks, and the Lambda
-#      durable functions release stack): zero errors, zero warnings; and a template broken on
+#      config in examples/aws/: the gateway binding with either transport; both stacks, and the
+#      Lambda durable functions release stack): zero errors, zero warnings; and a template broken on
 #      purpose must fail it, so the lint is seen to bite;
 #   2. the stacks deployed on moto's CloudFormation (scripts/iac-moto.py).
 #   scripts/iac-check.sh ZIP     (the functions' zip from scripts/lambda-package.sh)
@@ -52,12 +52,12 @@ broken="$out/broken.json"
 python3 - "${templates[1]}" "$broken" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
-del t["Resources"]["Bridge"]["Properties"]["Role"]
-t["Resources"]["WakeupTable"]["Properties"]["BillingMode"] = "ON_DEMAND"
+del t["Resources"]["Relay"]["Properties"]["Role"]
+t["Resources"]["CallbackBindingTable"]["Properties"]["BillingMode"] = "ON_DEMAND"
 json.dump(t, open(sys.argv[2], "w"))
 PY
 if python3 .tools/moto/bin/cfn-lint -- "$broken" >/dev/null; then
-  echo "cfn-lint passed a template without the bridge's role: the lint cannot fail" >&2
+  echo "cfn-lint passed a template without the relay's role: the lint cannot fail" >&2
   exit 1
 fi
 echo "cfn-lint refuses a broken wake-path template"

@@ -3,15 +3,14 @@
 
   PYTHONPATH=.tools/moto scripts/iac-moto.py ENDPOINT TPF_SFN ZIP
 
-Compiles the restaurant sample (queue binding) twice, as releases N and N+1, with a config for
-this emulator; creates TPF's execution table (stream on) and the bucket holding the functions'
-zip; then creates the wake-path stack and both release stacks, checks that every resource of
-each template exists, and retires release N by deleting its stack: N+1's machines and the
-wake path stay. Then the same for the Lambda durable functions backend (HTTP binding): two
-release stacks, each a driver function with its spec and one published version, and its
-sweeper function. A gateway-binding release is deployed next to them on both backends: the
-driver alone; and the gateway queue transport's own wake path, whose relay invokes the gateway.
-Reaches nothing but the loopback endpoint.
+Compiles the restaurant sample with the gateway binding and its queue transport twice, as
+releases N and N+1, with a config for this emulator; creates TPF's await-interaction table
+(stream on) and the bucket holding the functions' zip; then creates the wake-path stack (the
+gateway host and the relay) and both release stacks (each the driver alone), checks that every
+resource of each template exists, and retires release N by deleting its stack: N+1's machine and
+the wake path stay. Then the same for the Lambda durable functions backend: two release stacks,
+each a driver function with its spec and one published version. Action API v1's stacks are no
+longer exported (EXPORT_ACTION_API_RETIRED). Reaches nothing but the loopback endpoint.
 """
 import json
 import os
@@ -64,30 +63,33 @@ def compile_release(tpf_sfn, out, config, release_file, backend="step-functions"
     return release, wake
 
 
-def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
+def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file, gateway):
     """Both releases as durable driver functions: each its own function, its spec in the
-    environment, one published version; retiring N leaves N+1 untouched."""
+    environment, one published version, no sweeper (the gateway driver sweeps TPF itself);
+    retiring N leaves N+1 untouched."""
     config = os.path.join(d, "durable.tpf-sfn.toml")
     with open(config, "w") as f:
-        f.write(f'name-prefix = "{run}d"\n[binding]\nkind = "http"\n[binding.http]\n'
-                f'api-base-url = "https://127.0.0.1:9"\n'
-                f'[wakeup]\ntable-name = "{run}_tpf_sfn_wakeup"\n')
+        f.write(f'name-prefix = "{run}d"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
+                f'function-arn = "{gateway}"\n'
+                f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n')
     caps = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"]
     params = [{"ParameterKey": "CodeS3Bucket", "ParameterValue": bucket},
-              {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"},
-              {"ParameterKey": "ActionTokenParameter", "ParameterValue": "/tpf/action-token"}]
+              {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"}]
     functions = {}
     for tag, release_file in (("n", RELEASE), ("n1", next_file)):
         out = os.path.join(d, f"durable-{tag}")
         template, _ = compile_release(tpf_sfn, out, config, release_file, "lambda-durable")
         with open(os.path.join(out, "driver.durable.json")) as f:
             spec = json.load(f)
+        resources = json.loads(template)["Resources"]
+        if "Sweeper" in resources or "ActionTokenParameter" in json.loads(template).get("Parameters", {}):
+            fail(f"the gateway durable release stack carries Action API v1 pieces: {sorted(resources)}")
         stack = f"{run}-durable-{tag}"
         cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps,
                         Parameters=params)
         wait(cf, stack, "CREATE_COMPLETE")
-        have = check_resources(cf, stack, template)
-        name = json.loads(template)["Resources"]["Driver"]["Properties"]["FunctionName"]
+        check_resources(cf, stack, template)
+        name = resources["Driver"]["Properties"]["FunctionName"]
         conf = lam.get_function(FunctionName=name)["Configuration"]
         env = conf.get("Environment", {}).get("Variables", {})
         if json.loads(env.get("TPF_SFN_DURABLE_SPEC", "null")) != spec:
@@ -98,19 +100,6 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
                     lam.list_versions_by_function(FunctionName=name)["Versions"]]
         if not any(v != "$LATEST" for v in versions):
             fail(f"{name}: no published version ({versions}): executions would run $LATEST")
-        problems = sweeper_problems(template, spec)
-        if problems:
-            fail(f"{stack}: {'; '.join(problems)}")
-        if not have["Sweeper"]["PhysicalResourceId"]:
-            fail(f"{stack}: no sweeper function")
-        # The check bites: the same template recovering on $LATEST, or without the driver's
-        # spec, is refused.
-        for key, value in (("TPF_SFN_DURABLE_FUNCTION", "$LATEST"),
-                           ("TPF_SFN_DURABLE_SPEC", "{}")):
-            broken = json.loads(template)
-            broken["Resources"]["Sweeper"]["Properties"]["Environment"]["Variables"][key] = value
-            if not sweeper_problems(json.dumps(broken), spec):
-                fail(f"the sweeper check passed a template with {key} = {value!r}")
         functions[tag] = name
     if functions["n"] == functions["n1"]:
         fail(f"durable releases N and N+1 share a function: {functions}")
@@ -118,84 +107,6 @@ def durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file):
     wait(cf, f"{run}-durable-n", "DELETE_COMPLETE")
     lam.get_function(FunctionName=functions["n1"])
     return functions
-
-
-def gateway_release(cf, tpf_sfn, d, run, gateway, caps):
-    """A gateway-binding release next to the Action API v1 ones, on the same wake path: its
-    stack is the driver and its role alone (the driver sweeps TPF itself), on both backends;
-    the durable driver function's log group too (its alarms are among MOTO_SKIPS)."""
-    config = os.path.join(d, "gateway.tpf-sfn.toml")
-    with open(config, "w") as f:
-        # Its own prefix: its machine and function names must not meet the other releases'.
-        f.write(f'name-prefix = "{run}g"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
-                f'function-arn = "{gateway}"\n'
-                f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n')
-    for backend, want, params in (
-            ("step-functions", {"DriverRole", "Driver"}, []),
-            ("lambda-durable", {"DriverRole", "DriverLogGroup", "Driver", "DriverVersion"},
-             [{"ParameterKey": "CodeS3Bucket", "ParameterValue": f"{run}-code"},
-              {"ParameterKey": "CodeS3Key", "ParameterValue": "tpf-sfn-lambda.zip"}])):
-        template, _ = compile_release(tpf_sfn, os.path.join(d, f"gateway-{backend}"), config,
-                                      RELEASE, backend)
-        resources = json.loads(template)["Resources"]
-        kinds = {k for k, v in resources.items() if v["Type"] not in MOTO_SKIPS}
-        if kinds != want:
-            fail(f"the gateway release stack ({backend}) holds {sorted(kinds)}, want {sorted(want)}")
-        stack = f"{run}-gateway-{backend}"
-        cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps,
-                        Parameters=params)
-        wait(cf, stack, "CREATE_COMPLETE")
-        check_resources(cf, stack, template)
-    print("moto: gateway release stacks CREATE_COMPLETE on both backends (the driver alone)")
-
-
-def gateway_queue_wake_path(cf, lam, tpf_sfn, d, run, gateway, caps, stream_arn, await_stream_arn):
-    """The gateway's queue transport: its own configuration's wake path, whose relay carries the
-    queue to the gateway's numbered version (no Action API URL, no token parameter)."""
-    prefix = f"{run}q"
-    config = os.path.join(d, "gateway-queue.tpf-sfn.toml")
-    with open(config, "w") as f:
-        f.write(f'name-prefix = "{prefix}"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
-                f'function-arn = "{gateway}"\ntransport = "queue"\n'
-                f'queue-url = "https://sqs.us-east-1.amazonaws.com/123456789012/{prefix}-gateway"\n'
-                f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter"\n'
-                f'[wakeup]\ntable-name = "{prefix}_tpf_sfn_wakeup"\n')
-    _, wake = compile_release(tpf_sfn, os.path.join(d, "gateway-queue"), config, RELEASE)
-    params = json.loads(wake)["Parameters"]
-    if "ActionUrl" in params or "ActionTokenParameter" in params:
-        fail(f"the gateway relay's wake path asks for the Action API: {sorted(params)}")
-    stack = f"{prefix}-wake-path"
-    cf.create_stack(StackName=stack, TemplateBody=wake, Capabilities=caps, Parameters=[
-        {"ParameterKey": "ExecutionTableStreamArn", "ParameterValue": stream_arn},
-        {"ParameterKey": "CodeS3Bucket", "ParameterValue": f"{run}-code"},
-        {"ParameterKey": "AwaitInteractionStreamArn", "ParameterValue": await_stream_arn},
-    ])
-    wait(cf, stack, "CREATE_COMPLETE")
-    check_resources(cf, stack, wake)
-    env = lam.get_function(FunctionName=f"{prefix}-relay")["Configuration"]["Environment"]["Variables"]
-    if env.get("TPF_SFN_GATEWAY_FUNCTION_ARN") != gateway or "TPF_SFN_ACTION_URL" in env:
-        fail(f"the gateway relay's environment: {env}")
-    # GatewayFunctionArn defaulted to the binding's gateway: the host is there without being told.
-    lam.get_function(FunctionName=f"{prefix}-gateway-starter")
-    print("moto: the gateway queue transport's wake path CREATE_COMPLETE (its relay invokes the gateway)")
-
-
-def sweeper_problems(template, spec):
-    """What is wrong with a durable release template's sweeper: it must run the same code with
-    its own handler and the driver's spec, and recover drivers on this release's published
-    version (the version's Ref, its ARN on AWS), never on $LATEST. moto's CloudFormation
-    resolves a Lambda version's Ref to an object its Lambda API then cannot serialise
-    (GetFunction answers 500), so the settings are read from the template."""
-    env = json.loads(template)["Resources"]["Sweeper"]["Properties"]["Environment"]["Variables"]
-    problems = []
-    if env.get("TPF_SFN_HANDLER") != "durable-sweeper":
-        problems.append(f"sweeper handler {env.get('TPF_SFN_HANDLER')}")
-    if json.loads(env.get("TPF_SFN_DURABLE_SPEC", "null")) != spec:
-        problems.append("the sweeper's spec is not the driver's")
-    if env.get("TPF_SFN_DURABLE_FUNCTION") != {"Ref": "DriverVersion"}:
-        problems.append(f"the sweeper recovers on {env.get('TPF_SFN_DURABLE_FUNCTION')}, "
-                        f"not the release's published version")
-    return problems
 
 
 # Types moto's CloudFormation accepts but does not create (it has no CloudFormation model for
@@ -221,19 +132,9 @@ def main():
     endpoint, tpf_sfn, zip_path = sys.argv[1:4]
     kw = dict(endpoint_url=endpoint, region_name="us-east-1",
               aws_access_key_id="testing", aws_secret_access_key="testing")
-    cf, ddb, s3, lam, sqs, sfn, logs = (boto3.client(s, **kw) for s in (
-        "cloudformation", "dynamodb", "s3", "lambda", "sqs", "stepfunctions", "logs"))
+    cf, ddb, s3, lam, sqs, logs = (boto3.client(s, **kw) for s in (
+        "cloudformation", "dynamodb", "s3", "lambda", "sqs", "logs"))
     run = f"iac{os.getpid()}"
-    exec_table = f"{run}_tpf_execution"
-    stream_arn = ddb.create_table(
-        TableName=exec_table,
-        KeySchema=[{"AttributeName": "tenant_id", "KeyType": "HASH"},
-                   {"AttributeName": "execution_id", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "tenant_id", "AttributeType": "S"},
-                              {"AttributeName": "execution_id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )["TableDescription"]["LatestStreamArn"]
     # TPF's await-interaction table, whose stream the gateway host's wake-up reads.
     await_stream_arn = ddb.create_table(
         TableName=f"{run}_tpf_await_interaction",
@@ -251,12 +152,13 @@ def main():
         s3.put_object(Bucket=bucket, Key="tpf-sfn-lambda.zip", Body=f.read())
 
     with tempfile.TemporaryDirectory() as d:
-        queue = f"{run}-actions"
+        queue = f"{run}-gateway"
         config = os.path.join(d, "tpf-sfn.toml")
         with open(config, "w") as f:
-            f.write(f'name-prefix = "{run}"\n[binding]\nkind = "queue"\n[binding.queue]\n'
+            f.write(f'name-prefix = "{run}"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
+                    f'function-arn = "{gateway}"\ntransport = "queue"\n'
                     f'queue-url = "{endpoint}/123456789012/{queue}"\n'
-                    f'[wakeup]\ntable-name = "{run}_tpf_sfn_wakeup"\n')
+                    f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n')
         with open(RELEASE) as f:
             descriptor = json.load(f)
         descriptor["releaseVersion"] = "2026.12.2"
@@ -267,38 +169,36 @@ def main():
         release_next, wake_next = compile_release(tpf_sfn, os.path.join(d, "n1"), config, next_file)
         if wake != wake_next:
             fail("the wake-path template differs between releases")
+        params = json.loads(wake)["Parameters"]
+        for retired in ("ExecutionTableStreamArn", "ActionUrl", "ActionTokenParameter"):
+            if retired in params:
+                fail(f"the wake path still asks for Action API v1's {retired}: {sorted(params)}")
 
         caps = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"]
+        # GatewayFunctionArn defaults to the binding's gateway: the host is there without being told.
         cf.create_stack(StackName=f"{run}-wake-path", TemplateBody=wake, Capabilities=caps,
                         Parameters=[
-                            {"ParameterKey": "ExecutionTableStreamArn", "ParameterValue": stream_arn},
                             {"ParameterKey": "CodeS3Bucket", "ParameterValue": bucket},
-                            {"ParameterKey": "ActionUrl", "ParameterValue": "http://127.0.0.1:9"},
-                            {"ParameterKey": "ActionTokenParameter",
-                             "ParameterValue": "/tpf/action-token"},
-                            {"ParameterKey": "GatewayFunctionArn", "ParameterValue": gateway},
                             {"ParameterKey": "AwaitInteractionStreamArn", "ParameterValue": await_stream_arn},
                         ])
         wait(cf, f"{run}-wake-path", "CREATE_COMPLETE")
         check_resources(cf, f"{run}-wake-path", wake)
-        table = ddb.describe_table(TableName=f"{run}_tpf_sfn_wakeup")["Table"]
-        if table.get("StreamSpecification", {}).get("StreamViewType") != "NEW_AND_OLD_IMAGES":
-            fail(f"wakeup table has no NEW_AND_OLD_IMAGES stream: {table}")
-        # moto's CloudFormation does not apply a table's TimeToLiveSpecification (the export
-        # test and cfn-lint check the property); the stream it does.
-        for fn, mappings in ((f"{run}-bridge", 2), (f"{run}-relay", 1),
-                             (f"{run}-gateway-wakeup", 2), (f"{run}-gateway-reconciler", 0),
-                             (f"{run}-gateway-starter", 0)):
+        for fn, mappings in ((f"{run}-relay", 1), (f"{run}-gateway-wakeup", 2),
+                             (f"{run}-gateway-reconciler", 0), (f"{run}-gateway-starter", 0)):
             conf = lam.get_function(FunctionName=fn)["Configuration"]
             if conf["Runtime"] != "provided.al2023":
                 fail(f"{fn}: runtime {conf['Runtime']}")
             found = lam.list_event_source_mappings(FunctionName=fn)["EventSourceMappings"]
             if len(found) != mappings:
                 fail(f"{fn}: {len(found)} event source mappings, want {mappings}")
-        sources = {m["EventSourceArn"] for m in
-                   lam.list_event_source_mappings(FunctionName=f"{run}-bridge")["EventSourceMappings"]}
-        if stream_arn not in sources:
-            fail(f"the bridge does not read TPF's execution table stream: {sources}")
+        try:
+            lam.get_function(FunctionName=f"{run}-bridge")
+            fail("the wake path still deploys Action API v1's bridge")
+        except lam.exceptions.ResourceNotFoundException:
+            pass
+        env = lam.get_function(FunctionName=f"{run}-relay")["Configuration"]["Environment"]["Variables"]
+        if env.get("TPF_SFN_GATEWAY_FUNCTION_ARN") != gateway or "TPF_SFN_ACTION_URL" in env:
+            fail(f"the relay's environment: {env}")
         # The gateway host: the wake-up reads TPF's await-interaction stream and the binding
         # table's, which the stack made as TPF's template does.
         sources = {m["EventSourceArn"]: m for m in
@@ -319,15 +219,18 @@ def main():
         sqs.get_queue_url(QueueName=f"{queue}-dlq")
         groups = {g["logGroupName"] for p in logs.get_paginator("describe_log_groups").paginate()
                   for g in p["logGroups"]}
-        for g in (f"/aws/lambda/{run}-bridge", f"/aws/lambda/{run}-relay"):
-            if g not in groups:
-                fail(f"log group {g} missing")
+        if f"/aws/lambda/{run}-relay" not in groups:
+            fail(f"log group /aws/lambda/{run}-relay missing")
 
         # moto's CloudFormation keeps state machines in its non-executing Step Functions
         # backend, which the Step Functions API of the executing one does not list: the stack's
         # physical ids are the evidence here.
         drivers = {}
         for tag, template in (("n", release_n), ("n1", release_next)):
+            kinds = {k for k, v in json.loads(template)["Resources"].items()
+                     if v["Type"] not in MOTO_SKIPS}
+            if kinds != {"DriverRole", "Driver"}:
+                fail(f"the release stack holds {sorted(kinds)}, want the driver and its role alone")
             stack = f"{run}-release-{tag}"
             cf.create_stack(StackName=stack, TemplateBody=template, Capabilities=caps)
             wait(cf, stack, "CREATE_COMPLETE")
@@ -339,18 +242,15 @@ def main():
         if drivers["n"] == drivers["n1"]:
             fail(f"releases N and N+1 share a driver name: {drivers}")
 
-        gateway_release(cf, tpf_sfn, d, run, gateway, caps)
-        gateway_queue_wake_path(cf, lam, tpf_sfn, d, run, gateway, caps, stream_arn,
-                                await_stream_arn)
-        # Retiring release N: its stack goes, N+1's machines and the wake path stay.
+        # Retiring release N: its stack goes, N+1's machine and the wake path stay.
         cf.delete_stack(StackName=f"{run}-release-n")
         wait(cf, f"{run}-release-n", "DELETE_COMPLETE")
         kept = check_resources(cf, f"{run}-release-n1", release_next)
         if not kept["Driver"]["PhysicalResourceId"].endswith(drivers["n1"]):
             fail(f"release N+1's driver after retiring N: {kept['Driver']}")
         check_resources(cf, f"{run}-wake-path", wake)
-        lam.get_function(FunctionName=f"{run}-bridge")
-        durable = durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file)
+        lam.get_function(FunctionName=f"{run}-gateway-starter")
+        durable = durable_releases(cf, lam, tpf_sfn, d, run, bucket, next_file, gateway)
         print(f"moto: durable release stacks CREATE_COMPLETE, one function and published "
               f"version per release ({', '.join(durable.values())}); release N retired")
         print(f"moto: wake-path stack and two release stacks CREATE_COMPLETE "

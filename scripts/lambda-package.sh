@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the wake path's Lambda functions (bridge and relay, one binary) for Lambda's
+# Builds the Lambda functions (the gateway host, the relay, the durable driver: one binary) for Lambda's
 # `provided.al2023` runtime and zips it as Lambda takes it: a `bootstrap` at the zip's root.
 #
 #   scripts/lambda-package.sh [OUT.zip]     default: target/lambda/tpf-sfn-lambda.zip

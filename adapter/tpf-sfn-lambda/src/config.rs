@@ -1,22 +1,16 @@
 //! The functions' settings, from their environment (the exported stacks set every one).
 
-use std::time::Duration;
-
 use tpf_sfn_wakepath::action_token::{ActionToken, ParameterToken};
-use tpf_sfn_wakepath::aws::tables::TableNames;
-use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::gateway::invoke::is_numbered_version;
-use tpf_sfn_wakepath::relay::http::HttpActionHost;
 
 /// Which handler the binary runs: Lambda passes the function's `Handler` setting as `_HANDLER`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handler {
-    Bridge,
+    /// The gateway binding's queue transport (`relay`).
     Relay,
     /// A release's durable driver function (`durable-driver`).
     DurableDriver,
-    /// A release's scheduled durable sweeper (`durable-sweeper`).
-    DurableSweeper,
     /// The gateway host's wake-up on TPF's await-interaction and binding table streams.
     GatewayWakeup,
     /// The gateway host's reconciler on the drivers' status-change events.
@@ -94,30 +88,23 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             .get(var::TPF_HANDLER)
             .or_else(|| self.get(var::HANDLER));
         match chosen.as_deref() {
-            Some("bridge") => Ok(Handler::Bridge),
             Some("relay") => Ok(Handler::Relay),
             Some("durable-driver") => Ok(Handler::DurableDriver),
-            Some("durable-sweeper") => Ok(Handler::DurableSweeper),
+            // Action API v1's wake path: TPF does not serve Action API v1.
+            Some(retired @ ("bridge" | "durable-sweeper")) => Err(ConfigError(format!(
+                "the function's Handler is `{retired}`, Action API v1's wake path, which is retired \
+                 (TPF does not serve Action API v1); deploy the gateway binding's wake-path stack"
+            ))),
             Some(var::handler::WAKEUP) => Ok(Handler::GatewayWakeup),
             Some(var::handler::RECONCILER) => Ok(Handler::GatewayReconciler),
             Some(var::handler::STARTER) => Ok(Handler::GatewayStarter),
             other => Err(ConfigError(format!(
-                "the function's Handler is {other:?}; it must be `bridge`, `relay`, `durable-driver`, `durable-sweeper`, `{}`, `{}` or `{}`",
+                "the function's Handler is {other:?}; it must be `relay`, `durable-driver`, `{}`, `{}` or `{}`",
                 var::handler::WAKEUP,
                 var::handler::RECONCILER,
                 var::handler::STARTER
             ))),
         }
-    }
-
-    /// The bridge's tables and machines.
-    pub fn bridge(&self) -> Result<(TableNames, Machines), ConfigError> {
-        let tables = TableNames {
-            execution: self.required(var::EXECUTION_TABLE)?,
-            wakeup: self.required(var::WAKEUP_TABLE)?,
-            ..TableNames::default()
-        };
-        Ok((tables, self.machines()?))
     }
 
     /// Where the release's driver machines are.
@@ -170,7 +157,7 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
         })
     }
 
-    /// The releases the bridge starts as durable functions (none when unset).
+    /// The releases the gateway host starts as durable functions (none when unset).
     pub fn durable_functions(&self) -> Result<DurableFunctions, ConfigError> {
         match self.get(var::DURABLE_FUNCTIONS) {
             None => Ok(DurableFunctions::default()),
@@ -179,37 +166,17 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
         }
     }
 
-    /// The durable sweeper's: the release's qualified function ARN, and sweep-once's `limit`.
-    pub fn durable_sweeper(&self) -> Result<(String, usize), ConfigError> {
-        let function = self.required(var::DURABLE_FUNCTION)?;
-        // A version, not `$LATEST` or an unqualified name: recoveries stay on the release.
-        if !is_numbered_version(&function) {
-            return Err(ConfigError(format!(
-                "{} is `{function}`; it must be a published version's ARN (`...:function:<name>:<version>`)",
-                var::DURABLE_FUNCTION
-            )));
-        }
-        let limit = self.required(var::SWEEP_LIMIT)?;
-        let limit = limit
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| {
-                ConfigError(format!(
-                    "{} is `{limit}`; it must be a number from 1 to 1000",
-                    var::SWEEP_LIMIT
-                ))
-            })?;
-        Ok((function, limit))
-    }
-
-    /// The gateway the relay invokes when it carries the gateway binding's queue transport:
-    /// the ARN of the gateway function's numbered version; `None` for the Action API's relay.
-    pub fn gateway_function(&self) -> Result<Option<String>, ConfigError> {
+    /// The gateway the relay invokes (it carries the gateway binding's queue transport): the
+    /// ARN of the gateway function's numbered version. Without it the relay would be Action API
+    /// v1's, which is retired.
+    pub fn gateway_function(&self) -> Result<String, ConfigError> {
         match self.get(var::GATEWAY_FUNCTION_ARN) {
-            None => Ok(None),
-            Some(arn) if numbered_version(&arn) => Ok(Some(arn)),
+            None => Err(ConfigError(format!(
+                "{} is not set: the relay carries the gateway binding's queue transport only \
+                 (Action API v1's relay is retired; TPF does not serve Action API v1)",
+                var::GATEWAY_FUNCTION_ARN
+            ))),
+            Some(arn) if numbered_version(&arn) => Ok(arn),
             Some(arn) => Err(ConfigError(format!(
                 "{} is `{arn}`; it must be the ARN of a published version \
                  (arn:aws:lambda:<region>:<account>:function:<name>:<version>)",
@@ -219,8 +186,8 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
     }
 
     /// The Action API token: read at run time from the SSM parameter the stack names, or, in a
-    /// local run only, the fixed token in `local` (the relay's `TPF_SFN_TOKEN`, the durable
-    /// functions' `TPF_SFN_ACTION_TOKEN`). Both at once is refused: which one is meant?
+    /// local run only, the fixed token in `local` (the durable functions'
+    /// `TPF_SFN_ACTION_TOKEN`). Both at once is refused: which one is meant?
     pub fn action_token(
         &self,
         local: &str,
@@ -238,28 +205,6 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
                 }),
             (None, local) => Ok(local.into()),
         }
-    }
-
-    /// The relay's client for the action host.
-    pub fn relay(&self, config: &aws_config::SdkConfig) -> Result<HttpActionHost, ConfigError> {
-        let url = self.required(var::ACTION_URL)?;
-        let timeout = match self.get(var::ACTION_TIMEOUT_SECONDS) {
-            None => 30,
-            Some(s) => s
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| {
-                    ConfigError(format!(
-                        "{} is `{s}`; it must be a positive number of seconds",
-                        var::ACTION_TIMEOUT_SECONDS
-                    ))
-                })?,
-        };
-        let token = self.action_token(var::TOKEN, config)?;
-        HttpActionHost::new(&url, token, Duration::from_secs(timeout))
-            .map_err(|e| ConfigError(format!("{}: {e}", var::ACTION_URL)))
     }
 }
 
@@ -297,10 +242,6 @@ mod tests {
 
     #[test]
     fn the_handler_setting_picks_the_function() {
-        assert_eq!(
-            env(&[("_HANDLER", "bridge")]).handler(),
-            Ok(Handler::Bridge)
-        );
         assert_eq!(env(&[("_HANDLER", "relay")]).handler(), Ok(Handler::Relay));
         assert_eq!(
             env(&[("_HANDLER", "durable-driver")]).handler(),
@@ -315,41 +256,14 @@ mod tests {
             .handler(),
             Ok(Handler::DurableDriver)
         );
-        assert_eq!(
-            env(&[(var::TPF_HANDLER, "durable-sweeper")]).handler(),
-            Ok(Handler::DurableSweeper)
-        );
+        // Action API v1's wake path is retired: its handlers say so.
+        for retired in ["bridge", "durable-sweeper"] {
+            let e = env(&[("_HANDLER", retired)]).handler().unwrap_err();
+            assert!(e.0.contains("Action API v1"), "{retired}: {e}");
+        }
         let e = env(&[("_HANDLER", "main")]).handler().unwrap_err();
         assert!(e.to_string().starts_with("error[LAMBDA_CONFIG]"), "{e}");
         assert!(env(&[]).handler().is_err());
-    }
-
-    #[test]
-    fn bridge_settings_are_required_and_checked() {
-        let full = [
-            (var::EXECUTION_TABLE, "x_exec"),
-            (var::WAKEUP_TABLE, "x_wake"),
-            (
-                var::MACHINE_ARN_PREFIX,
-                "arn:aws:states:eu-west-1:123456789012:stateMachine:",
-            ),
-            (var::NAME_PREFIX, "tpf"),
-        ];
-        let (tables, machines) = env(&full).bridge().unwrap();
-        assert_eq!(
-            (tables.execution.as_str(), tables.wakeup.as_str()),
-            ("x_exec", "x_wake")
-        );
-        assert_eq!(machines.name_prefix, "tpf");
-        for i in 0..full.len() {
-            let mut missing = full.to_vec();
-            let (name, _) = missing.remove(i);
-            let e = env(&missing).bridge().unwrap_err();
-            assert!(e.0.contains(name), "{e}");
-        }
-        let mut bad = full.to_vec();
-        bad[2].1 = "arn:aws:states:eu-west-1:123456789012:";
-        assert!(env(&bad).bridge().unwrap_err().0.contains(":stateMachine:"));
     }
 
     #[test]
@@ -385,40 +299,14 @@ mod tests {
     }
 
     #[test]
-    fn the_sweeper_needs_a_published_version_and_a_limit() {
-        let arn = "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:7";
-        assert_eq!(
-            env(&[(var::DURABLE_FUNCTION, arn), (var::SWEEP_LIMIT, "100")]).durable_sweeper(),
-            Ok((arn.to_string(), 100))
-        );
-        for (function, limit) in [
-            (
-                "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p",
-                "100",
-            ),
-            (
-                "arn:aws:lambda:eu-west-1:123456789012:function:tpf-p:$LATEST",
-                "100",
-            ),
-            (arn, "0"),
-            (arn, "1001"),
-            (arn, "many"),
-        ] {
-            let e = env(&[(var::DURABLE_FUNCTION, function), (var::SWEEP_LIMIT, limit)])
-                .durable_sweeper()
-                .unwrap_err();
-            assert!(e.0.contains("TPF_SFN_"), "{function} {limit}: {e}");
-        }
-        assert!(env(&[(var::SWEEP_LIMIT, "1")]).durable_sweeper().is_err());
-    }
-
-    #[test]
     fn the_gateway_relay_needs_a_numbered_version() {
-        assert_eq!(env(&[]).gateway_function(), Ok(None));
+        // Without a gateway there is nothing to relay to: Action API v1's relay is retired.
+        let e = env(&[]).gateway_function().unwrap_err();
+        assert!(e.0.contains("Action API v1"), "{e}");
         let arn = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action:7";
         assert_eq!(
             env(&[(var::GATEWAY_FUNCTION_ARN, arn)]).gateway_function(),
-            Ok(Some(arn.to_owned()))
+            Ok(arn.to_owned())
         );
         for bad in [
             "arn:aws:lambda:us-east-1:123456789012:function:tpf-action",
@@ -433,48 +321,25 @@ mod tests {
     }
 
     #[test]
-    fn relay_settings_are_required_and_checked() {
-        assert!(env(&[(var::ACTION_URL, "http://tpf.internal:8080")])
-            .relay(&sdk())
-            .is_ok());
-        assert!(env(&[])
-            .relay(&sdk())
-            .unwrap_err()
-            .0
-            .contains(var::ACTION_URL));
-        assert!(env(&[(var::ACTION_URL, "https://tpf")])
-            .relay(&sdk())
-            .is_err());
-        let e = env(&[
-            (var::ACTION_URL, "http://tpf"),
-            (var::ACTION_TIMEOUT_SECONDS, "0"),
-        ])
-        .relay(&sdk())
-        .unwrap_err();
-        assert!(e.0.contains(var::ACTION_TIMEOUT_SECONDS), "{e}");
-    }
-
-    #[test]
     fn the_token_is_a_checked_parameter_name_or_a_local_value_never_both() {
-        let url = (var::ACTION_URL, "http://tpf");
         let parameter = env(&[(var::ACTION_TOKEN_PARAMETER, "/tpf/action-token")])
-            .action_token(var::TOKEN, &sdk())
+            .action_token(var::ACTION_TOKEN, &sdk())
             .unwrap();
         assert!(
             matches!(&parameter, ActionToken::Parameter(p) if p.name() == "/tpf/action-token"),
             "{parameter:?}"
         );
         assert!(matches!(
-            env(&[(var::TOKEN, "t")]).action_token(var::TOKEN, &sdk()),
+            env(&[(var::ACTION_TOKEN, "t")]).action_token(var::ACTION_TOKEN, &sdk()),
             Ok(ActionToken::Local(_))
         ));
         assert!(matches!(
-            env(&[]).action_token(var::TOKEN, &sdk()),
+            env(&[]).action_token(var::ACTION_TOKEN, &sdk()),
             Ok(ActionToken::None)
         ));
         for bad in ["tpf/action-token", "/tpf//x", "/aws/x"] {
-            let e = env(&[url, (var::ACTION_TOKEN_PARAMETER, bad)])
-                .relay(&sdk())
+            let e = env(&[(var::ACTION_TOKEN_PARAMETER, bad)])
+                .action_token(var::ACTION_TOKEN, &sdk())
                 .unwrap_err();
             assert!(e.0.contains("error[ACTION_TOKEN_PARAMETER]"), "{bad}: {e}");
         }

@@ -1,8 +1,11 @@
-//! The Lambda functions' `bootstrap`: one binary, seven handlers (the function's `Handler`
-//! setting, or `TPF_SFN_HANDLER`, picks `bridge`, `relay`, `durable-driver`,
-//! `durable-sweeper`, or the gateway host's `gateway-wakeup`, `gateway-reconciler` and
-//! `gateway-starter`), on Lambda's runtime API through `lambda_runtime` (the durable driver
+//! The Lambda functions' `bootstrap`: one binary, five handlers (the function's `Handler`
+//! setting, or `TPF_SFN_HANDLER`, picks `relay`, `durable-driver`, or the gateway host's
+//! `gateway-wakeup`, `gateway-reconciler` and `gateway-starter`), on Lambda's runtime API through `lambda_runtime` (the durable driver
 //! through the durable execution SDK's wrapper of it).
+
+// The handlers' futures nest deeply inside `main`'s (the AWS SDK's and the durable SDK's); the
+// compiler's default limit stops short of laying them out.
+#![recursion_limit = "256"]
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::sqs::SqsEvent;
@@ -10,11 +13,8 @@ use lambda_runtime::{service_fn, LambdaEvent};
 use serde_json::Value;
 use tpf_sfn_lambda::config::{Env, Handler};
 use tpf_sfn_lambda::durable::Driver;
-use tpf_sfn_lambda::sweeper::{output, sweep_key, Sweeper};
-use tpf_sfn_wakepath::bridge::RecordHandler;
 use tpf_sfn_wakepath::gateway::reconciler::Reconciler;
 use tpf_sfn_wakepath::relay::gateway::{GatewayRelay, LambdaGateway};
-use tpf_sfn_wakepath::relay::{MessageHandler, TaskRelay};
 
 type Error = lambda_runtime::Error;
 
@@ -25,54 +25,11 @@ async fn main() -> Result<(), Error> {
     // The function's role, region and endpoint come from Lambda's environment.
     let config = aws_config::load_from_env().await;
     match handler {
-        Handler::Bridge => {
-            let (tables, machines) = env.bridge()?;
-            let records = RecordHandler::new(&config, tables, machines).with_durable(
-                aws_sdk_lambda::Client::new(&config),
-                env.durable_functions()?,
-            );
-            let records = &records;
-            lambda_runtime::run(service_fn(move |event: LambdaEvent<Event>| async move {
-                let batch = tpf_sfn_lambda::bridge::handle(records, &event.payload).await?;
-                let r = &batch.report;
-                eprintln!(
-                    "bridge: {} records, {} drivers started, {} woken, {} already done, {} refused{}",
-                    r.records,
-                    r.started,
-                    r.woken,
-                    r.already_done,
-                    r.refused.len(),
-                    batch
-                        .failure
-                        .as_deref()
-                        .map(|f| format!("; stopped at a failed record, retried: {f}"))
-                        .unwrap_or_default()
-                );
-                for refused in &r.refused {
-                    eprintln!("bridge: driver start refused for {refused}");
-                }
-                Ok::<_, Error>(batch.response)
-            }))
-            .await
-        }
         Handler::DurableDriver => {
             let driver = std::sync::Arc::new(Driver::new(&env, &config)?);
             aws_durable_execution_sdk::run(move |input: Value, ctx| {
                 tpf_sfn_lambda::durable::handle(driver.clone(), input, ctx)
             })
-            .await
-        }
-        Handler::DurableSweeper => {
-            let sweeper = Sweeper::new(&env, &config)?;
-            let sweeper = &sweeper;
-            lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-                let key = sweep_key(&event.payload, &event.context.request_id);
-                let report = sweeper
-                    .run(&key)
-                    .await
-                    .map_err(|e| e.report().to_string())?;
-                Ok::<_, Error>(output(&report))
-            }))
             .await
         }
         Handler::GatewayWakeup => {
@@ -123,21 +80,19 @@ async fn main() -> Result<(), Error> {
             .await
         }
         Handler::Relay => {
+            // The gateway binding's queue transport: invoke the gateway function.
             let sfn = aws_sdk_sfn::Client::new(&config);
-            match env.gateway_function()? {
-                // The gateway binding's queue transport: invoke the gateway function.
-                Some(arn) => {
-                    let lambda = LambdaGateway::new(aws_sdk_lambda::Client::new(&config), arn);
-                    relay(GatewayRelay::new(sfn, lambda)).await
-                }
-                None => relay(TaskRelay::new(sfn, env.relay(&config)?)).await,
-            }
+            let lambda = LambdaGateway::new(
+                aws_sdk_lambda::Client::new(&config),
+                env.gateway_function()?,
+            );
+            relay(GatewayRelay::new(sfn, lambda)).await
         }
     }
 }
 
-/// Runs the relay handler over `handler`'s kind of message.
-async fn relay<H: MessageHandler + Sync>(handler: H) -> Result<(), Error> {
+/// Runs the relay handler over the gateway relay's messages.
+async fn relay<H: tpf_sfn_wakepath::relay::MessageHandler + Sync>(handler: H) -> Result<(), Error> {
     let relay = &handler;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let batch = tpf_sfn_lambda::relay::handle(relay, &event.payload).await;

@@ -1,6 +1,5 @@
-//! The relay handler: a batch of the queue binding's SQS messages (the Action API's, or the
-//! gateway binding's queue transport) in, the ids of those whose task token could not be
-//! answered out (partial batch failures).
+//! The relay handler: a batch of the gateway binding's queue transport's SQS messages in, the
+//! ids of those whose task token could not be answered out (partial batch failures).
 //!
 //! Lambda's event source mapping deletes every message the response does not name, so a
 //! message is reported failed exactly when the process relay would leave it in the queue: its

@@ -1,8 +1,9 @@
-//! The wake path on AWS, shared by the command line (`tpf-sfn bridge`, `relay`, `status`, …)
-//! and the Lambda functions' bootstrap (`tpf-sfn-lambda`): the bridge (TPF record changes to
-//! driver starts and wakeups), the relay (the queue binding's Action API calls and their task
-//! tokens' answers), the durable sweeper, the Action API token read from SSM at run time, and what they stand on — the adapter's error type,
-//! the classification of AWS failures and TPF's table layout.
+//! The wake path on AWS, shared by the command line (`tpf-sfn relay`, `dev`, `status`, …) and
+//! the Lambda functions' bootstrap (`tpf-sfn-lambda`): the gateway host (wake-up, reconciler,
+//! starter), the relay (the gateway binding's queue transport and its task tokens' answers),
+//! where drivers run, the durable driver function's Action API v1 client pieces (its
+//! `sweep-once` call, the token read from SSM at run time), and what they stand on — the
+//! adapter's error type, the classification of AWS failures and TPF's table layout.
 //!
 //! Its own crate so that the functions' zip links neither the command line nor the proof.
 //! Everything that links the AWS SDK is behind the `aws` feature (on by default): without it the
@@ -12,7 +13,7 @@
 pub mod action_token;
 pub mod aws;
 #[cfg(feature = "aws")]
-pub mod bridge;
+pub mod drivers;
 pub mod error;
 #[cfg(feature = "aws")]
 pub mod gateway;

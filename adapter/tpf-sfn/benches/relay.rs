@@ -1,23 +1,20 @@
-//! Relay throughput on moto: action messages through SQS → `Relay` → the reference action host
-//! (in process, memory store) over HTTP → SendTaskSuccess → DeleteMessage.
+//! Relay throughput on moto: the gateway binding's queue transport through SQS → `Relay` →
+//! `serve`'s gateway route (in process, memory store) over HTTP → SendTaskSuccess →
+//! DeleteMessage.
 //!
 //! `cargo bench -p tpf-sfn --bench relay` (starts moto with scripts/moto.sh unless
-//! TPF_SFN_MOTO_ENDPOINT names one). Each message is a real process-work-item for a submitted
-//! restaurant execution: the host runs its first segment and parks it at the await. The task
-//! tokens are not moto's, so every answer comes back `InvalidToken` ("already done"), which
-//! costs moto the same lookup a live token does.
+//! TPF_SFN_MOTO_ENDPOINT names one). Each message is a gateway SUBMIT of a new restaurant
+//! execution: TPF's work function runs its first segment in process and parks it at the await.
+//! The task tokens are not moto's, so every answer comes back `InvalidToken` ("already done"),
+//! which costs moto the same lookup a live token does.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tpf_model::coordinator::local_release;
-use tpf_model::{ActionHost, Coordinator, InMemoryStore};
-use tpf_sfn::host::pipeline;
-use tpf_sfn::host::{system_clock, HostState};
+use tpf_sfn::relay::gateway::GatewayRelay;
 use tpf_sfn::relay::http::HttpActionHost;
 use tpf_sfn::relay::Relay;
 
@@ -35,32 +32,7 @@ fn main() {
 }
 
 async fn bench() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/contracts/restaurant-approval.pipeline-contract.json"
-    );
-    let bytes = std::fs::read(path).expect("contract");
-    let hosted = pipeline::load(path, &bytes, &[], None, 30 * 60 * 1000).expect("pipeline");
-    let identity = hosted.identity.clone();
-    let mut coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
-    let now = system_clock();
-    coordinator
-        .register_release(&local_release(TENANT, &identity, now))
-        .expect("register");
-    coordinator
-        .activate_release(
-            TENANT,
-            &identity.pipeline_id,
-            &identity.release_version,
-            now,
-        )
-        .expect("activate");
-    let addr = support::spawn_host(Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        TOKEN.to_owned(),
-        system_clock,
-    )))
-    .await;
+    let addr = support::spawn_host(support::host::activated(TENANT, TOKEN)).await;
 
     let config = support::moto_config().await;
     let sqs = aws_sdk_sqs::Client::new(&config);
@@ -80,22 +52,16 @@ async fn bench() {
         Duration::from_secs(30),
     )
     .expect("action url");
-    let mut relay = Relay::new(sqs.clone(), sfn, queue_url.clone(), host);
+    let mut relay =
+        Relay::with_handler(sqs.clone(), queue_url.clone(), GatewayRelay::new(sfn, host));
     relay.wait_seconds = 0;
 
-    println!("relay throughput on moto ({MESSAGES} messages per round, action host in process)");
+    println!("relay throughput on moto ({MESSAGES} messages per round, gateway host in process)");
     for concurrency in [1, 10] {
         relay.concurrency = concurrency;
         let mut rates = Vec::new();
         for round in 0..ROUNDS {
-            enqueue(
-                addr,
-                &sqs,
-                &queue_url,
-                &identity,
-                &format!("c{concurrency}r{round}"),
-            )
-            .await;
+            enqueue(&sqs, &queue_url, &format!("c{concurrency}r{round}")).await;
             let started = Instant::now();
             let mut done = 0;
             while done < MESSAGES {
@@ -119,33 +85,19 @@ async fn bench() {
     }
 }
 
-/// Submits `MESSAGES` executions and queues one process-work-item message for each.
-async fn enqueue(
-    addr: std::net::SocketAddr,
-    sqs: &aws_sdk_sqs::Client,
-    queue_url: &str,
-    identity: &tpf_wire::Identity,
-    tag: &str,
-) {
-    let mut bodies = Vec::with_capacity(MESSAGES);
-    for i in 0..MESSAGES {
-        let key = format!("{tag}-{i}");
-        let r = support::http::submit(addr, TOKEN, TENANT, &identity.pipeline_id, &key).await;
-        let execution = r.body["executionId"].as_str().expect("executionId");
-        bodies.push(
+/// Queues `MESSAGES` gateway SUBMITs, each of a new execution.
+async fn enqueue(sqs: &aws_sdk_sqs::Client, queue_url: &str, tag: &str) {
+    let bodies: Vec<String> = (0..MESSAGES)
+        .map(|i| {
+            let key = format!("{tag}-{i}");
             json!({
-                "action": "process-work-item", "tenantId": TENANT, "executionId": execution,
+                "gatewayRequest": support::host::gateway_submit(TENANT, &key),
                 "taskToken": format!("bench-{key}"),
-                "request": {
-                    "pipelineId": identity.pipeline_id,
-                    "contractVersion": identity.contract_version,
-                    "releaseVersion": identity.release_version,
-                    "idempotencyKey": format!("{execution}:g0:i0"),
-                }
+                "park": false,
             })
-            .to_string(),
-        );
-    }
+            .to_string()
+        })
+        .collect();
     for (n, chunk) in bodies.chunks(10).enumerate() {
         let entries = chunk
             .iter()

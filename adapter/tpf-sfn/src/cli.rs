@@ -68,12 +68,11 @@ pub enum Command {
     },
     /// Run the reference action host: Action API v1 plus TPF's control-plane and admin routes.
     Serve(ServeArgs),
-    /// Run the wakeup bridge: DynamoDB Streams of TPF's execution table and the wakeup table → driver starts and wakeups.
-    Bridge(BridgeArgs),
-    /// Run the queue relay: SQS task-token messages of the queue binding → Action API calls → SendTaskSuccess/Failure.
+    /// Run the queue relay: the gateway binding's queue transport → TPF's action gateway → SendTaskSuccess/Failure.
     Relay(RelayArgs),
     /// The whole loop in one command, against an endpoint (e.g. moto): create tables and the
-    /// action queue, compile (queue binding) and deploy, then run host, bridge and relay.
+    /// gateway queue, compile (gateway binding, queue transport) and deploy, then run the host
+    /// (TPF's gateway), the gateway wake-up and the relay.
     Dev(DevArgs),
     /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
     Deploy(DeployArgs),
@@ -110,7 +109,6 @@ impl Command {
                 command: TablesCommand::Create(_),
             } => "tables create",
             Command::Serve(_) => "serve",
-            Command::Bridge(_) => "bridge",
             Command::Relay(_) => "relay",
             Command::Dev(_) => "dev",
             Command::Deploy(_) => "deploy",
@@ -139,7 +137,6 @@ impl Command {
             Command::Graph(_)
             | Command::Init(_)
             | Command::Serve(_)
-            | Command::Bridge(_)
             | Command::Relay(_)
             | Command::Completions { .. } => Format::Text,
         }
@@ -473,11 +470,13 @@ pub struct TablesCreateArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RelayProtocol {
-    // `{"action", "tenantId", "executionId", "request", "taskToken"}`: Action API v1. (Plain
-    // comments: a documented value would switch the command's help to its long form.)
-    ActionApi,
-    // `{gatewayRequest, taskToken, park}`: TPF's action gateway.
+    // `{gatewayRequest, taskToken, park}`: TPF's action gateway. (Plain comments: a documented
+    // value would switch the command's help to its long form.)
     Gateway,
+    // Action API v1, retired: still parsed, so that asking for it gets a coded error
+    // (`ACTION_API_V1_RETIRED`) rather than clap's "invalid value".
+    #[value(hide = true)]
+    ActionApi,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -563,54 +562,20 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct BridgeArgs {
-    /// Driver machine ARN prefix, e.g. `arn:aws:states:us-east-1:123456789012:stateMachine:`;
-    /// the machine name is the compiler's deterministic driver name for the pinned release.
-    #[arg(long)]
-    pub machine_arn_prefix: String,
-    /// The compiler's `name_prefix` the drivers were compiled with.
-    #[arg(long, default_value = "tpf")]
-    pub name_prefix: String,
-    /// Pause between passes.
-    #[arg(long, default_value_t = 1000)]
-    pub interval_ms: u64,
-    /// Longest pause while idle: after a pass with no records the pause doubles from
-    /// --interval-ms up to this (the default, --interval-ms, means no back-off).
-    #[arg(long)]
-    pub idle_interval_ms: Option<u64>,
-    /// One pass over both streams, then exit (non-zero if it failed).
-    #[arg(long)]
-    pub once: bool,
-    /// The releases deployed as Lambda durable functions, as a JSON object
-    /// `{"<pipelineId>@<releaseVersion>": "<qualified function ARN>"}`: their drivers are
-    /// started by invoking that version with the lineage as the durable execution name. Other
-    /// releases run on their Step Functions machines.
-    #[arg(long)]
-    pub durable_functions: Option<String>,
-    /// Lambda's endpoint, when it differs from --endpoint-url (durable starts and callbacks).
-    #[arg(long)]
-    pub lambda_endpoint_url: Option<String>,
-    #[command(flatten)]
-    pub tables: TableArgs,
-    #[command(flatten)]
-    pub connection: Connection,
-}
-
-#[derive(Debug, clap::Args)]
 pub struct RelayArgs {
-    /// The queue the drivers send their action messages to.
+    /// The queue the drivers send their gateway requests to (the gateway binding's queue
+    /// transport).
     #[arg(long)]
     pub queue_url: String,
-    /// What the drivers' messages ask for: an Action API v1 call, or an invoke of TPF's action
-    /// gateway (the gateway binding's queue transport).
-    #[arg(long, value_enum, default_value_t = RelayProtocol::ActionApi)]
+    /// What the drivers' messages ask for: an invoke of TPF's action gateway. (Action API v1,
+    /// which TPF does not serve, is retired.)
+    #[arg(long, value_enum, default_value_t = RelayProtocol::Gateway)]
     pub protocol: RelayProtocol,
-    /// Base URL of the action host (TPF), plain http; with `--protocol gateway`, of `tpf-sfn
-    /// serve`, whose gateway route answers as Lambda's Invoke.
+    /// Base URL of `tpf-sfn serve`, plain http, whose gateway route answers as Lambda's Invoke.
     #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub action_url: String,
-    /// With `--protocol gateway`: invoke the gateway as this Lambda function (the ARN of its
-    /// numbered version) instead of over `--action-url`.
+    /// Invoke the gateway as this Lambda function (the ARN of its numbered version) instead of
+    /// over `--action-url`.
     #[arg(long)]
     pub gateway_function_arn: Option<String>,
     /// Bearer token for the action host; otherwise the TPF_SFN_TOKEN environment variable.
@@ -644,17 +609,11 @@ pub struct DevArgs {
     #[arg(long)]
     pub release: Option<PathBuf>,
     /// Driver configuration (TOML). Without it ./tpf-sfn.toml if there is one (the file `init`
-    /// writes), else the embedded defaults. dev sets its binding to `queue` (the relay carries
-    /// the driver's calls), its queue URL, wakeup table and name prefix; the rest is kept. With
-    /// the gateway protocol it keeps `[binding.gateway]` and sets its transport to `queue`.
+    /// writes), else the embedded defaults. dev sets its binding to the gateway with the queue
+    /// transport (the relay carries the driver's gateway requests to the host), its queue URL and
+    /// the name prefix; the rest of `[binding.gateway]` and of the file is kept.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The driver protocol the loop runs: `gateway` (TPF's action gateway: the gateway driver,
-    /// the gateway relay, the gateway wake-up and reconciler) or `action-api` (Action API v1:
-    /// the bridge and the relay). Default: `gateway` when the config's `[binding] kind` is
-    /// `gateway`, else `action-api`.
-    #[arg(long, value_enum)]
-    pub protocol: Option<RelayProtocol>,
     /// Where the compiled release is written.
     #[arg(long, default_value = "tpf-sfn-dev")]
     pub out: PathBuf,
@@ -663,7 +622,7 @@ pub struct DevArgs {
     /// function on AWS's durable execution emulator.
     #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
     pub backend: Backend,
-    /// Prefix of the machine names and of the action queue's name.
+    /// Prefix of the machine names and of the gateway queue's name.
     #[arg(long, default_value = "tpf-dev")]
     pub name_prefix: String,
     /// Address the action host listens on.
@@ -676,7 +635,7 @@ pub struct DevArgs {
     /// Generate a new token even if --out keeps one.
     #[arg(long)]
     pub new_token: bool,
-    /// Longest pause of the bridge and the relay while idle (they back off from their busy
+    /// Longest pause of the wake-up and the relay while idle (they back off from their busy
     /// intervals up to this when nothing happens).
     #[arg(long, default_value_t = 2000)]
     pub idle_interval_ms: u64,

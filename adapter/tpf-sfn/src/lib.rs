@@ -22,7 +22,7 @@ pub mod usage;
 // Lambda functions link without this one.
 pub use tpf_sfn_wakepath::error;
 #[cfg(feature = "aws")]
-pub use tpf_sfn_wakepath::{bridge, relay, sweep};
+pub use tpf_sfn_wakepath::relay;
 
 use std::process::ExitCode;
 
@@ -58,8 +58,6 @@ fn dispatch(command: &Command) -> exit::CmdResult {
         #[cfg(feature = "aws")]
         Command::Serve(a) => cmd::serve::run(a),
         #[cfg(feature = "aws")]
-        Command::Bridge(a) => cmd::bridge::run(a),
-        #[cfg(feature = "aws")]
         Command::Relay(a) => cmd::relay::run(a),
         #[cfg(feature = "aws")]
         Command::Dev(a) => cmd::dev::run(a),
@@ -76,7 +74,6 @@ fn dispatch(command: &Command) -> exit::CmdResult {
         #[cfg(not(feature = "aws"))]
         Command::Tables { .. }
         | Command::Serve(_)
-        | Command::Bridge(_)
         | Command::Relay(_)
         | Command::Dev(_)
         | Command::Deploy(_)

@@ -83,16 +83,6 @@ fn base(command: &str, dir: &Path, out: &Path) -> (Vec<String>, Vec<(String, Str
                 ("--activate-tenant", "t".into()),
             ]),
         ),
-        "bridge" => (
-            vec![],
-            aws(vec![
-                (
-                    "--machine-arn-prefix",
-                    "arn:aws:states:us-east-1:123456789012:stateMachine:".into(),
-                ),
-                ("--once", String::new()),
-            ]),
-        ),
         "relay" => (
             vec![],
             aws(vec![

@@ -67,39 +67,44 @@ fn tables_create_creates_then_reports_existing_tables() {
         .all(|t| t["created"] == false));
 }
 
+/// Action API v1's wake path is retired: its relay protocol is refused with a code before any
+/// AWS call (the endpoint refuses every connection), and its bridge is no command.
 #[test]
-fn bridge_once_reads_both_streams_and_exits() {
-    let endpoint = support::moto_endpoint();
-    let prefix = format!("clibridge{}_", std::process::id());
-    let conn = ["--endpoint-url", endpoint.as_str(), "--region", "us-east-1"];
+fn action_api_v1_relay_and_bridge_are_refused() {
     let o = tpf_sfn()
-        .args(["tables", "create", "--prefix", &prefix])
-        .args(conn)
-        .output()
-        .expect("run");
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let o = tpf_sfn()
-        .args(["bridge", "--once", "--prefix", &prefix])
+        .args(["relay", "--protocol", "action-api", "--once"])
+        .args(["--queue-url", "http://127.0.0.1:9/123456789012/q"])
         .args([
-            "--machine-arn-prefix",
-            "arn:aws:states:us-east-1:123456789012:stateMachine:",
+            "--endpoint-url",
+            "http://127.0.0.1:9",
+            "--region",
+            "us-east-1",
         ])
-        .args(conn)
-        .output()
-        .expect("run");
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(text(&o).contains("0 drivers started"), "{}", text(&o));
-    let o = tpf_sfn()
-        .args(["bridge", "--once", "--prefix", "absent_"])
-        .args([
-            "--machine-arn-prefix",
-            "arn:aws:states:us-east-1:123456789012:stateMachine:",
-        ])
-        .args(conn)
         .output()
         .expect("run");
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("BRIDGE"), "{}", text(&o));
+    assert!(
+        text(&o).contains("error[ACTION_API_V1_RETIRED]"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("--protocol gateway"), "{}", text(&o));
+    assert!(!text(&o).contains("RELAY_"), "no AWS call: {}", text(&o));
+    // The gateway protocol on the same flags goes as far as the queue.
+    let o = tpf_sfn()
+        .args(["relay", "--protocol", "gateway", "--once"])
+        .args(["--queue-url", "http://127.0.0.1:9/123456789012/q"])
+        .args([
+            "--endpoint-url",
+            "http://127.0.0.1:9",
+            "--region",
+            "us-east-1",
+        ])
+        .output()
+        .expect("run");
+    assert!(text(&o).contains("RELAY_"), "{}", text(&o));
+    let o = tpf_sfn().args(["bridge", "--once"]).output().expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 #[test]

@@ -74,282 +74,79 @@ fn has(template: &Value, logical: &str, ty: &str) -> bool {
     template["Resources"][logical]["Type"] == ty
 }
 
+/// An Action API v1 binding still compiles (the compiler's v1 lowering stays) but is not
+/// exported on either backend: its wake path is retired, so nothing would start or wake its
+/// drivers. Refused with a code, nothing written; the gateway binding on the same config is
+/// exported (the refusal is the binding's, not the config's).
 #[test]
-fn cloudformation_release_stack_is_one_role_per_machine_and_resolves() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = compile(
-        dir.path(),
-        Some("http.tpf-sfn.toml"),
-        &["--emit", "cloudformation"],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (text, cf) = read(&dir.path().join("cloudformation.json"));
-    assert_eq!(cf["AWSTemplateFormatVersion"], "2010-09-09");
-    let kinds: Vec<String> = types(&cf).into_iter().map(|(_, t)| t).collect();
-    assert_eq!(
-        kinds,
-        [
-            "AWS::IAM::Role",
-            "AWS::IAM::Role",
-            "AWS::StepFunctions::StateMachine",
-            "AWS::StepFunctions::StateMachine",
-            "AWS::IAM::Role",
-            "AWS::Scheduler::Schedule",
-            "AWS::CloudWatch::Alarm",
-            "AWS::CloudWatch::Alarm",
-            "AWS::CloudWatch::Alarm",
-        ]
-    );
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("manifest.json")).unwrap())
-            .unwrap();
-    let driver = &cf["Resources"]["Driver"]["Properties"];
-    assert_eq!(
-        driver["StateMachineName"],
-        manifest["machines"]["driver"]["name"]
-    );
-    assert_eq!(
-        driver["DefinitionString"].as_str().unwrap(),
-        std::fs::read_to_string(dir.path().join("driver.asl.json")).unwrap()
-    );
-    // Each machine runs as its own role with its own compiled policy.
-    assert_eq!(driver["RoleArn"]["Fn::GetAtt"][0], "DriverRole");
-    assert_eq!(
-        cf["Resources"]["Sweeper"]["Properties"]["RoleArn"]["Fn::GetAtt"][0],
-        "SweeperRole"
-    );
-    let driver_policy: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("driver.iam-policy.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        cf["Resources"]["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"],
-        driver_policy
-    );
-    assert_eq!(
-        cf["Resources"]["SweeperSchedule"]["Properties"]["ScheduleExpression"],
-        "rate(1 minute)"
-    );
-    let alarms: Vec<&Value> = cf["Resources"]
-        .as_object()
-        .unwrap()
-        .values()
-        .filter(|r| r["Type"] == "AWS::CloudWatch::Alarm")
-        .map(|r| &r["Properties"]["MetricName"])
-        .collect();
-    assert_eq!(
-        alarms,
-        ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsFailed"]
-    );
-    assert!(
-        unresolved_cloudformation_refs(&cf).is_empty(),
-        "{:?}",
-        unresolved_cloudformation_refs(&cf)
-    );
-    insta::assert_snapshot!("restaurant_cloudformation", text);
-}
-
-#[test]
-fn cloudformation_wake_path_stack_holds_everything_the_wake_path_needs() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = compile(
-        dir.path(),
-        Some("queue.tpf-sfn.toml"),
-        &["--emit", "cloudformation"],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (text, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
-    for (logical, ty) in [
-        ("WakeupTable", "AWS::DynamoDB::Table"),
-        ("Bridge", "AWS::Lambda::Function"),
-        ("BridgeRole", "AWS::IAM::Role"),
-        ("BridgeLogGroup", "AWS::Logs::LogGroup"),
-        ("ExecutionStreamMapping", "AWS::Lambda::EventSourceMapping"),
-        ("WakeupStreamMapping", "AWS::Lambda::EventSourceMapping"),
-        ("BridgeFailures", "AWS::SQS::Queue"),
-        ("Relay", "AWS::Lambda::Function"),
-        ("RelayRole", "AWS::IAM::Role"),
-        ("RelayLogGroup", "AWS::Logs::LogGroup"),
-        ("ActionQueue", "AWS::SQS::Queue"),
-        ("ActionDeadLetterQueue", "AWS::SQS::Queue"),
-        ("ActionQueueMapping", "AWS::Lambda::EventSourceMapping"),
-        ("BridgeErrorsAlarm", "AWS::CloudWatch::Alarm"),
-        ("BridgeIteratorAgeAlarm", "AWS::CloudWatch::Alarm"),
-        ("BridgeFailuresAlarm", "AWS::CloudWatch::Alarm"),
-        ("RelayErrorsAlarm", "AWS::CloudWatch::Alarm"),
-        ("ActionDeadLetterAlarm", "AWS::CloudWatch::Alarm"),
+fn an_action_api_v1_binding_is_not_exported() {
+    for (binding, backend) in [
+        ("http", "step-functions"),
+        ("lambda", "step-functions"),
+        ("queue", "step-functions"),
+        ("http", "lambda-durable"),
+        ("lambda", "lambda-durable"),
     ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = compile(
+            &out,
+            Some("gateway-queue.tpf-sfn.toml"),
+            &[
+                "--binding",
+                binding,
+                "--backend",
+                backend,
+                "--emit",
+                "cloudformation",
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{binding} {backend}: {err}");
         assert!(
-            has(&cf, logical, ty),
-            "{logical} ({ty}) missing: {:?}",
-            types(&cf)
+            err.contains("error[EXPORT_ACTION_API_RETIRED]"),
+            "{binding} {backend}: {err}"
+        );
+        assert!(err.contains("gateway"), "the hint names the way: {err}");
+        assert!(!out.join("cloudformation.json").exists(), "{err}");
+        let plain = compile(
+            &out,
+            Some("gateway-queue.tpf-sfn.toml"),
+            &["--binding", binding, "--backend", backend],
+        );
+        assert!(
+            plain.status.success(),
+            "{binding} {backend} still compiles: {}",
+            String::from_utf8_lossy(&plain.stderr)
         );
     }
-    let r = &cf["Resources"];
-    let table = &r["WakeupTable"]["Properties"];
-    assert_eq!(table["TableName"], "tpf_sfn_wakeup");
-    assert_eq!(
-        table["StreamSpecification"]["StreamViewType"],
-        "NEW_AND_OLD_IMAGES"
-    );
-    assert_eq!(table["TimeToLiveSpecification"]["Enabled"], true);
-    // Live task tokens outlive the stack and can be restored.
-    assert_eq!(r["WakeupTable"]["DeletionPolicy"], "Retain");
-    assert_eq!(r["WakeupTable"]["UpdateReplacePolicy"], "Retain");
-    assert_eq!(
-        table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
-        true
-    );
-    // TPF owns its execution table: its stream is a parameter, mapped like the wakeup table's.
-    assert_eq!(
-        r["ExecutionStreamMapping"]["Properties"]["EventSourceArn"]["Ref"],
-        "ExecutionTableStreamArn"
-    );
-    for mapping in [
-        "ExecutionStreamMapping",
-        "WakeupStreamMapping",
-        "ActionQueueMapping",
-    ] {
-        assert_eq!(
-            r[mapping]["Properties"]["FunctionResponseTypes"][0], "ReportBatchItemFailures",
-            "{mapping}"
-        );
-    }
-    assert_eq!(r["Bridge"]["Properties"]["Runtime"], "provided.al2023");
-    assert_eq!(r["Relay"]["Properties"]["Handler"], "relay");
-    // The queue the drivers send to is the one the configuration names.
-    assert_eq!(r["ActionQueue"]["Properties"]["QueueName"], "tpf-actions");
-    let dlq = &r["ActionQueue"]["Properties"]["RedrivePolicy"];
-    assert_eq!(
-        dlq["deadLetterTargetArn"]["Fn::GetAtt"][0],
-        "ActionDeadLetterQueue"
-    );
-    for p in [
-        "ExecutionTableStreamArn",
-        "CodeS3Bucket",
-        "ActionUrl",
-        "ActionTokenParameter",
-        "ActionTokenKmsKeyArn",
-        "DurableFunctions",
-    ] {
-        assert!(cf["Parameters"][p].is_object(), "parameter {p}");
-    }
-    // Releases on the Lambda durable functions backend: the bridge learns which from its
-    // setting, and may start and wake this configuration's durable functions' versions only.
-    assert_eq!(
-        r["Bridge"]["Properties"]["Environment"]["Variables"]["TPF_SFN_DURABLE_FUNCTIONS"],
-        serde_json::json!({"Ref": "DurableFunctions"})
-    );
-    let statements = r["BridgeRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
-        .as_array()
-        .expect("bridge statements");
-    for (sid, action) in [
-        ("StartDurableDrivers", "lambda:InvokeFunction"),
-        (
-            "WakeDurableDrivers",
-            "lambda:SendDurableExecutionCallbackSuccess",
-        ),
-    ] {
-        let st = statements
-            .iter()
-            .find(|s| s["Sid"] == sid)
-            .unwrap_or_else(|| panic!("no {sid} statement"));
-        assert_eq!(st["Action"], serde_json::json!([action]));
-        let resource = st["Resource"].to_string();
-        assert!(resource.contains(":function:tpf-*-durable:*"), "{resource}");
-    }
-    // The relay reads the Action API token from SSM at run time: the stack holds the
-    // parameter's name, never a token, and the relay may read that parameter only.
-    assert!(cf["Parameters"].get("ActionToken").is_none());
-    assert_eq!(
-        cf["Parameters"]["ActionTokenParameter"]["AllowedPattern"],
-        action_token::NAME_PATTERN
-    );
-    let relay_vars = &r["Relay"]["Properties"]["Environment"]["Variables"];
-    assert_eq!(
-        relay_vars["TPF_SFN_ACTION_TOKEN_PARAMETER"],
-        serde_json::json!({"Ref": "ActionTokenParameter"})
-    );
-    assert!(relay_vars.get("TPF_SFN_TOKEN").is_none(), "{relay_vars}");
-    let relay_statements = r["RelayRole"]["Properties"]["Policies"][0]["PolicyDocument"]
-        ["Statement"]
-        .as_array()
-        .expect("relay statements");
-    let arn = action_token::cloudformation::parameter_arn();
-    assert_eq!(
-        action_token::least_privilege_problems(relay_statements, &arn),
-        Vec::<String>::new()
-    );
-    let wide = action_token::with_wildcard_read(relay_statements);
-    assert_eq!(
-        action_token::least_privilege_problems(&wide, &arn).len(),
-        1,
-        "a wildcard read is reported"
-    );
-    assert!(cf["Outputs"]["ActionQueueUrl"].is_object());
-    assert!(
-        unresolved_cloudformation_refs(&cf).is_empty(),
-        "{:?}",
-        unresolved_cloudformation_refs(&cf)
-    );
-    insta::assert_snapshot!("restaurant_wake_path_cloudformation", text);
-
-    // The wake path depends on the configuration only: another release, the same bytes.
-    let other = tempfile::tempdir().unwrap();
-    let release: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            examples().join("contracts/restaurant-approval.pipeline-release.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let mut next = release.clone();
-    next["releaseVersion"] = Value::String("2026.12.1".into());
-    let next_file = other.path().join("next.pipeline-release.json");
-    std::fs::write(&next_file, next.to_string()).unwrap();
-    let c = examples().join("contracts/restaurant-approval.pipeline-contract.json");
-    let cfg = examples().join("aws/queue.tpf-sfn.toml");
-    let out = other.path().join("out");
-    let o = tpf_sfn(&[
-        "compile",
-        c.to_str().unwrap(),
-        "--release",
-        next_file.to_str().unwrap(),
-        "--config",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--emit",
-        "cloudformation",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(
-        std::fs::read_to_string(out.join("wake-path/cloudformation.json")).unwrap(),
-        text,
-        "the wake path is the same for every release"
-    );
-    let (_, next_stack) = read(&out.join("cloudformation.json"));
-    let (_, this_stack) = read(&dir.path().join("cloudformation.json"));
-    assert_ne!(
-        next_stack["Resources"]["Driver"]["Properties"]["StateMachineName"],
-        this_stack["Resources"]["Driver"]["Properties"]["StateMachineName"],
-        "each release its own machines, side by side"
-    );
-}
-
-#[test]
-fn http_binding_wake_path_has_no_relay() {
     let dir = tempfile::tempdir().unwrap();
     let o = compile(
         dir.path(),
-        Some("http.tpf-sfn.toml"),
+        Some("gateway-queue.tpf-sfn.toml"),
+        &["--emit", "cloudformation"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The gateway driver that invokes the gateway itself needs no relay; no wake-path stack holds
+/// Action API v1's bridge or wakeup table any more.
+#[test]
+fn a_lambda_transport_wake_path_has_no_relay_and_no_bridge() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("gateway.tpf-sfn.toml"),
         &["--emit", "cloudformation"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
-    assert!(has(&cf, "Bridge", "AWS::Lambda::Function"));
-    assert!(cf["Resources"]["Relay"].is_null());
+    for gone in ["Bridge", "WakeupTable", "BridgeFailures", "Relay"] {
+        assert!(cf["Resources"][gone].is_null(), "{gone}");
+    }
     assert!(cf["Parameters"]["ActionUrl"].is_null());
+    assert!(cf["Parameters"]["ExecutionTableStreamArn"].is_null());
+    assert!(has(&cf, "GatewayWakeup", "AWS::Lambda::Function"));
     assert!(unresolved_cloudformation_refs(&cf).is_empty());
 }
 
@@ -358,7 +155,7 @@ fn terraform_exports_pin_the_provider_and_resolve() {
     let dir = tempfile::tempdir().unwrap();
     let o = compile(
         dir.path(),
-        Some("queue.tpf-sfn.toml"),
+        Some("gateway-queue.tpf-sfn.toml"),
         &["--emit", "terraform"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -384,9 +181,9 @@ fn terraform_exports_pin_the_provider_and_resolve() {
             "aws_iam_role",
             "aws_iam_role_policy",
             "aws_sfn_state_machine",
-            "aws_scheduler_schedule",
             "aws_cloudwatch_metric_alarm"
-        ]
+        ],
+        "the gateway driver alone: no sweeper, no schedule"
     );
     let driver = &tf["resource"]["aws_sfn_state_machine"]["driver"];
     assert_eq!(driver["role_arn"], "${aws_iam_role.driver.arn}");
@@ -395,68 +192,25 @@ fn terraform_exports_pin_the_provider_and_resolve() {
     // The same wake path as the CloudFormation flavour.
     let res = &wake["resource"];
     for (ty, name) in [
-        ("aws_dynamodb_table", "wakeup"),
-        ("aws_lambda_function", "bridge"),
         ("aws_lambda_function", "relay"),
-        ("aws_lambda_event_source_mapping", "execution_stream"),
-        ("aws_lambda_event_source_mapping", "wakeup_stream"),
         ("aws_lambda_event_source_mapping", "action_queue"),
         ("aws_sqs_queue", "action"),
         ("aws_sqs_queue", "action_dead_letters"),
-        ("aws_sqs_queue", "bridge_failures"),
-        ("aws_cloudwatch_log_group", "bridge"),
         ("aws_cloudwatch_log_group", "relay"),
-        ("aws_cloudwatch_metric_alarm", "bridge_iterator_age"),
         ("aws_cloudwatch_metric_alarm", "action_dead_letters"),
     ] {
         assert!(res[ty][name].is_object(), "{ty}.{name}");
     }
-    // The Terraform flavour: the parameter's name, checked by the variable's validation; the
-    // relay's policy reads that parameter only; the key's grant only with a key.
+    // No Action API v1 piece: no wakeup table, no bridge, no token for the relay (it invokes
+    // the gateway with its role).
+    assert!(res["aws_dynamodb_table"]["wakeup"].is_null());
+    assert!(res["aws_lambda_function"]["bridge"].is_null());
     let relay_vars = &res["aws_lambda_function"]["relay"]["environment"]["variables"];
-    assert_eq!(
-        relay_vars["TPF_SFN_ACTION_TOKEN_PARAMETER"],
-        "${var.action_token_parameter}"
-    );
-    assert!(relay_vars.get("TPF_SFN_TOKEN").is_none(), "{relay_vars}");
     assert!(
-        wake["variable"]["action_token_parameter"]["validation"]["condition"]
-            .as_str()
-            .unwrap()
-            .contains(action_token::NAME_PATTERN)
+        relay_vars.get("TPF_SFN_ACTION_TOKEN_PARAMETER").is_none(),
+        "{relay_vars}"
     );
-    let policy: Value = serde_json::from_str(
-        res["aws_iam_role_policy"]["relay"]["policy"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
-    let arn = Value::String("${local.action_token_parameter_arn}".into());
-    assert_eq!(
-        action_token::least_privilege_problems(policy["Statement"].as_array().unwrap(), &arn),
-        Vec::<String>::new()
-    );
-    let key_policy: Value = serde_json::from_str(
-        res["aws_iam_role_policy"]["relay_token_key"]["policy"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        action_token::least_privilege_problems(
-            &[
-                policy["Statement"].as_array().unwrap().clone(),
-                key_policy["Statement"].as_array().unwrap().clone()
-            ]
-            .concat(),
-            &arn
-        ),
-        Vec::<String>::new()
-    );
-    let wakeup = &res["aws_dynamodb_table"]["wakeup"];
-    assert_eq!(wakeup["stream_view_type"], "NEW_AND_OLD_IMAGES");
-    assert_eq!(wakeup["point_in_time_recovery"]["enabled"], true);
-    assert_eq!(wakeup["lifecycle"]["prevent_destroy"], true);
+    assert!(wake["variable"]["action_token_parameter"].is_null());
     // Broken references are caught by the same check.
     let mut broken = tf.clone();
     broken["resource"]["aws_sfn_state_machine"]["driver"]["role_arn"] =
@@ -507,7 +261,7 @@ fn exports_refuse_placeholders_and_compile_warns_about_them() {
         "{report}"
     );
     // With real values: no placeholder warning, only the release's form.
-    let o = compile(&out, Some("http.tpf-sfn.toml"), &["--format", "json"]);
+    let o = compile(&out, Some("gateway.tpf-sfn.toml"), &["--format", "json"]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let codes: Vec<&Value> = report["warnings"]
         .as_array()
@@ -521,7 +275,7 @@ fn exports_refuse_placeholders_and_compile_warns_about_them() {
 #[test]
 fn check_covers_the_exports_and_both_can_be_emitted() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = Some("queue.tpf-sfn.toml");
+    let cfg = Some("gateway-queue.tpf-sfn.toml");
     let both = ["--emit", "cloudformation", "--emit", "terraform"];
     assert!(compile(dir.path(), cfg, &both).status.success());
     for f in [
@@ -556,11 +310,11 @@ fn check_covers_the_exports_and_both_can_be_emitted() {
 #[test]
 fn a_recompile_removes_the_exports_it_no_longer_produces() {
     let dir = tempfile::tempdir().unwrap();
-    let queue = Some("queue.tpf-sfn.toml");
+    let queue = Some("gateway-queue.tpf-sfn.toml");
     let o = compile(dir.path(), queue, &["--emit", "cloudformation"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(dir.path().join("cloudformation.json").exists());
-    let http = Some("http.tpf-sfn.toml");
+    let http = Some("gateway.tpf-sfn.toml");
     let o = compile(dir.path(), http, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for stale in [
@@ -584,7 +338,7 @@ fn a_recompile_removes_the_exports_it_no_longer_produces() {
 fn a_closed_stdout_ends_compile_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let c = examples().join("contracts/restaurant-approval.pipeline-contract.json");
-    let cfg = examples().join("aws/queue.tpf-sfn.toml");
+    let cfg = examples().join("aws/gateway-queue.tpf-sfn.toml");
     let mut child = support::cli()
         .arg("compile")
         .arg(&c)
@@ -620,7 +374,7 @@ fn the_wake_path_declares_the_gateway_host() {
     let dir = tempfile::tempdir().unwrap();
     let o = compile(
         dir.path(),
-        Some("queue.tpf-sfn.toml"),
+        Some("gateway-queue.tpf-sfn.toml"),
         &["--emit", "cloudformation", "--emit", "terraform"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -651,9 +405,12 @@ fn the_wake_path_declares_the_gateway_host() {
         assert!(has(&cf, logical, ty), "{logical} ({ty}): {:?}", types(&cf));
         assert_eq!(r[logical]["Condition"], "HasGateway", "{logical}");
     }
-    // Without a gateway the stack is what it was: the bridge's resources carry no condition.
-    assert!(r["Bridge"]["Condition"].is_null());
-    assert_eq!(cf["Parameters"]["GatewayFunctionArn"]["Default"], "");
+    // A gateway configuration's wake path creates its host without being told: the
+    // parameter's default is the binding's numbered version (empty still means no host).
+    assert_eq!(
+        cf["Parameters"]["GatewayFunctionArn"]["Default"],
+        "arn:aws:lambda:eu-west-1:210987654321:function:tpf-action-gateway:3"
+    );
     let pattern = cf["Parameters"]["GatewayFunctionArn"]["AllowedPattern"]
         .as_str()
         .unwrap();
@@ -1180,8 +937,6 @@ fn durable_both(dir: &Path, config: &str) -> (Value, String, Value) {
     (cf, text, tf)
 }
 
-const LAMBDA_CONFIG: &str = "name-prefix = \"tpf\"\n[binding]\nkind = \"lambda\"\n[binding.lambda]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-actions\"\n";
-
 /// A value of either flavour in one spelling: CloudFormation's `Fn::Sub` and `Ref`s, and
 /// Terraform's interpolations, become the same `<partition>`, `<region>`, `<account>`,
 /// `<token-parameter>`, `<token-key>` and `<driver-version>` markers.
@@ -1280,10 +1035,10 @@ fn snake(s: &str) -> String {
 /// The two flavours of one durable release stack hold the same facts: the same functions with
 /// the same settings, environment, tags and durable configuration; the same roles with the same
 /// managed policy and the same statements; the same schedule; the same outputs. Checked for
-/// each binding the backend supports, and seen to fail on a changed statement.
+/// the gateway binding (the one exported), and seen to fail on a changed statement.
 #[test]
 fn the_durable_release_stack_is_the_same_in_terraform() {
-    for config in ["gateway.tpf-sfn.toml", "http.tpf-sfn.toml", LAMBDA_CONFIG] {
+    for config in ["gateway.tpf-sfn.toml"] {
         let dir = tempfile::tempdir().unwrap();
         let (cf, _, tf) = durable_both(dir.path(), config);
         let locals = tf["locals"].clone();
@@ -1487,75 +1242,4 @@ fn the_durable_gateway_release_module_invokes_the_gateway_version_only() {
     assert!(tf["resource"]["aws_lambda_function"]["sweeper"].is_null());
     assert!(tf["variable"]["action_token_parameter"].is_null());
     insta::assert_snapshot!("gateway_durable_terraform", text);
-}
-
-/// The HTTP binding's durable release in Terraform: both functions read the token parameter
-/// only, and decrypt it through Parameter Store only with a customer managed key; snapshot.
-#[test]
-fn the_durable_http_release_module_reads_the_token_parameter_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, text, tf) = durable_both(dir.path(), "http.tpf-sfn.toml");
-    let arn = Value::String(action_token::terraform::PARAMETER_ARN.into());
-    for role in ["driver", "sweeper"] {
-        let statements = tf_statements(&tf, role);
-        assert_eq!(
-            action_token::least_privilege_problems(&statements, &arn),
-            Vec::<String>::new(),
-            "{role}"
-        );
-        let wide = action_token::with_wildcard_read(&statements);
-        assert!(!action_token::least_privilege_problems(&wide, &arn).is_empty());
-        let key = &tf["resource"]["aws_iam_role_policy"][format!("{role}_token_key")];
-        assert_eq!(
-            key["count"],
-            "${var.action_token_kms_key_arn == \"\" ? 0 : 1}"
-        );
-        assert_eq!(
-            tf["resource"]["aws_lambda_function"][role]["environment"]["variables"]
-                [action_token::PARAMETER_ENV],
-            action_token::terraform::PARAMETER_NAME
-        );
-    }
-    assert_eq!(
-        tf["resource"]["aws_lambda_function"]["sweeper"]["environment"]["variables"]
-            ["TPF_SFN_DURABLE_FUNCTION"],
-        "${aws_lambda_function.driver.qualified_arn}"
-    );
-    assert!(
-        !text.contains("$LATEST"),
-        "a release module never points at $LATEST"
-    );
-    insta::assert_snapshot!("http_durable_terraform", text);
-}
-
-/// The gateway binding's placeholders are refused by the exports, naming the keys and the flag
-/// that points at the file with the real values.
-#[test]
-fn the_gateway_exports_refuse_its_placeholders() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    for backend in ["step-functions", "lambda-durable"] {
-        let o = compile(
-            &out,
-            None,
-            &[
-                "--binding",
-                "gateway",
-                "--backend",
-                backend,
-                "--emit",
-                "cloudformation",
-            ],
-        );
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains("error[EXPORT_PLACEHOLDER]"), "{err}");
-        assert!(err.contains("binding.gateway.function-arn"), "{err}");
-        assert!(
-            err.contains("binding.gateway.starter-function-arn"),
-            "{err}"
-        );
-        assert!(err.contains("--config"), "{err}");
-        assert!(!out.exists(), "nothing written: {err}");
-    }
 }

@@ -219,12 +219,6 @@ fn aws_commands(out: &str, dev_out: &str, contract: &str) -> Vec<Vec<String>> {
             "t",
         ]),
         s(&[
-            "bridge",
-            "--machine-arn-prefix",
-            "arn:aws:states:us-east-1:123456789012:stateMachine:",
-            "--once",
-        ]),
-        s(&[
             "relay",
             "--queue-url",
             "http://127.0.0.1:9/q",
@@ -528,35 +522,6 @@ async fn a_tenant_with_surrounding_whitespace_is_refused_on_every_route() {
         let r = request(addr, method, path, Some(TOKEN), body).await;
         assert_eq!(r.status, 400, "{path}: {}", r.raw);
         assert_eq!(r.body["code"], "BAD_REQUEST", "{path}: {}", r.raw);
-    }
-}
-
-/// `sweep-once`'s limit is from 1 to 1,000: zero and a limit that would read the whole table
-/// are coded 400s, while the bounds themselves are served.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sweep_once_takes_a_limit_in_range() {
-    let (addr, _) = memory_host(&[]).await;
-    let max = tpf_sfn::host::limits::MAX_SWEEP_LIMIT;
-    for (limit, want) in [
-        (0, 400),
-        (max + 1, 400),
-        (usize::MAX, 400),
-        (1, 200),
-        (max, 200),
-    ] {
-        let body = json!({ "limit": limit }).to_string();
-        let r = request(
-            addr,
-            "POST",
-            "/tpf/actions/v1/sweep-once",
-            Some(TOKEN),
-            Some(&body),
-        )
-        .await;
-        assert_eq!(r.status, want, "limit {limit}: {}", r.raw);
-        if want == 400 {
-            assert_eq!(r.body["code"], "BAD_REQUEST", "limit {limit}: {}", r.raw);
-        }
     }
 }
 

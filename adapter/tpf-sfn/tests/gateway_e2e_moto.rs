@@ -312,12 +312,13 @@ async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
     );
 }
 
-/// `tpf-sfn dev` with a config whose binding is the gateway wires the gateway loop: the gateway
-/// driver deployed without a sweeper, the gateway relay, the wake-up and the reconciler. The
-/// start it prints (TPF's ingress: StartExecution under TPF's name) runs an order through the
-/// printed control-plane calls to SUCCEEDED.
+/// `tpf-sfn dev` provisions everything and wires the gateway loop: the gateway driver deployed
+/// without a sweeper (the config's gateway settings kept, its transport the queue), the gateway
+/// relay, the wake-up and the reconciler. The start it prints (TPF's ingress: StartExecution
+/// under TPF's name) runs an order through the printed control-plane calls to SUCCEEDED. A
+/// second start finds everything in place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
+async fn dev_runs_the_gateway_loop_in_one_command() {
     use support::gateway_loop::{cli, free_port, poll, TOKEN};
 
     let endpoint = support::moto_endpoint();
@@ -350,9 +351,18 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
         ])
         .args(["--tenant", TENANT, "--out", out.to_str().expect("utf-8")])
         .args(["--format", "json"]);
-    let (_dev, summary) = support::start_dev(dev, &log);
+    let args: Vec<std::ffi::OsString> = dev.get_args().map(ToOwned::to_owned).collect();
+    let (dev, summary) = support::start_dev(dev, &log);
     let logs = || std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(summary["protocol"], "gateway", "{summary}");
+    let tables = summary["tables"].as_array().expect("tables");
+    assert_eq!(tables.len(), 10, "{summary}");
+    assert!(tables.iter().all(|t| t["created"] == true), "{summary}");
+    assert_eq!(summary["token"]["from"], "TPF_SFN_TOKEN");
+    assert!(
+        summary["token"]["value"].is_null(),
+        "a chosen token is never printed"
+    );
     let roles: Vec<&str> = summary["machines"]
         .as_array()
         .expect("machines")
@@ -369,6 +379,11 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
     )
     .expect("manifest json");
     assert_eq!(manifest["binding"]["kind"], "gateway", "{manifest}");
+    assert_eq!(
+        manifest["binding"]["parameters"]["gatewayFunctionArn"],
+        "arn:aws:lambda:us-east-1:123456789012:function:tpf-action:3",
+        "the config's gateway settings are kept: {manifest}"
+    );
 
     // The printed start, as printed.
     let start = &summary["start"];
@@ -472,4 +487,70 @@ async fn dev_with_the_gateway_binding_runs_the_gateway_loop() {
         .item()
         .unwrap_or_else(|| panic!("no DELIVERED#1\n{}", logs()));
     assert_eq!(text(row, "provider_outcome"), "CALLBACK_ACCEPTED");
+    // TPF's record ended too.
+    let id = output["executionId"].as_str().expect("executionId");
+    let record = support::http::execution_record(addr, TOKEN, TENANT, id).await;
+    assert_eq!(record["status"], "SUCCEEDED", "{record}");
+    drop(dev);
+
+    // Idempotent: the second start creates nothing and leaves the machine unchanged.
+    let mut again = cli();
+    again.arg("dev").args(&args[1..]);
+    let (_dev, again) = support::start_dev(again, &log);
+    let tables = again["tables"].as_array().expect("tables");
+    assert!(tables.iter().all(|t| t["created"] == false), "{again}");
+    for m in again["machines"].as_array().expect("machines") {
+        assert_eq!(m["action"], "unchanged", "{again}");
+    }
+}
+
+/// Runs `tpf-sfn dev` with `args` (plus `--out` in a fresh directory) where it must refuse:
+/// exit 2, nothing written. Returns its stderr.
+fn dev_refusal(args: &[&str], endpoint: Option<&str>) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let mut cmd = support::gateway_loop::cli();
+    cmd.arg("dev")
+        .args(args)
+        .args(["--out", out.to_str().expect("utf-8")]);
+    match endpoint {
+        Some(url) => cmd.args(["--endpoint-url", url, "--region", "us-east-1"]),
+        None => cmd.env_remove("AWS_ENDPOINT_URL"),
+    };
+    let o = cmd.output().expect("run");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!out.exists(), "nothing written: {err}");
+    err
+}
+
+/// A bad contract stops dev with the compiler's coded diagnostic before any AWS call: the
+/// endpoint here refuses every connection, and the error is still the contract's.
+#[test]
+fn dev_with_a_bad_contract_fails_before_creating_anything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let contract = dir.path().join("bad.pipeline-contract.json");
+    std::fs::write(&contract, "{\"schemaVersion\": 1}").expect("contract");
+    let err = dev_refusal(
+        &[contract.to_str().expect("utf-8")],
+        Some("http://127.0.0.1:9"),
+    );
+    assert!(err.contains("error[CONTRACT_"), "{err}");
+    assert!(!err.contains("DYNAMODB"), "no AWS call was made: {err}");
+}
+
+/// An address someone else listens on is refused up front, not mistaken for the host.
+#[test]
+fn dev_refuses_a_listen_address_in_use() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let listen = taken.local_addr().expect("addr").to_string();
+    let err = dev_refusal(&["--listen", &listen], Some("http://127.0.0.1:9"));
+    assert!(err.contains("error[LISTEN]"), "{err}");
+}
+
+/// Without an emulator endpoint, dev needs a real role; it says so before touching anything.
+#[test]
+fn dev_without_endpoint_or_role_is_refused_with_a_code() {
+    let err = dev_refusal(&[], None);
+    assert!(err.contains("DEV_ROLE"), "{err}");
 }

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use support::streams::lambda_record;
 use tpf_sfn::aws::tables::{create_all, create_all_with, TableNames};
 use tpf_sfn_lambda::gateway::wakeup_batch;
-use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::error::Error;
 use tpf_sfn_wakepath::gateway::bindings::BindingTable;
 use tpf_sfn_wakepath::gateway::invoke::{Invoked, Invoker};

@@ -7,7 +7,6 @@ mod support;
 
 mod action_token;
 mod bad_input_sweep;
-mod bridge;
 mod cli;
 mod cli_golden;
 mod cli_runtime;
@@ -16,7 +15,6 @@ mod deploy_moto;
 mod docs_drift;
 mod dynamo_store;
 mod e2e_durable;
-mod e2e_moto;
 mod export;
 mod faults;
 mod gateway_e2e_durable;

@@ -1,5 +1,6 @@
-//! `tpf-sfn serve` in process: a restaurant execution driven over real HTTP on 127.0.0.1, auth,
-//! error codes, tenant isolation, and the OpenAPI document against the route table.
+//! `tpf-sfn serve` in process: a restaurant execution driven over real HTTP on 127.0.0.1 (TPF's
+//! gateway runs it, TPF's work function in process, the control plane completes and reads it),
+//! auth, error codes, tenant isolation, and the OpenAPI document against the route table.
 
 use crate::support;
 
@@ -14,26 +15,92 @@ use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::host::pipeline::{self, HostedPipeline};
 use tpf_sfn::host::routes::ROUTES;
-use tpf_sfn::host::{system_clock, HostState, HostStore};
+use tpf_sfn::host::{system_clock, work, HostState, HostStore};
+use tpf_wire::gateway::invoke;
 
 const TOKEN: &str = "test-token";
 const TENANT: &str = "restaurant-demo";
 
-async fn start() -> (std::net::SocketAddr, HostedPipeline) {
+/// A served host and its state (the tests run its work function by hand).
+struct Host<S: HostStore> {
+    addr: std::net::SocketAddr,
+    state: Arc<HostState<S>>,
+}
+
+async fn start() -> (Host<InMemoryStore>, HostedPipeline) {
     start_with(InMemoryStore::new()).await
 }
 
-async fn start_with<S: HostStore>(store: S) -> (std::net::SocketAddr, HostedPipeline) {
+async fn start_with<S: HostStore>(store: S) -> (Host<S>, HostedPipeline) {
     let hosted = restaurant();
     let again = restaurant();
     let coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
-    let addr = support::spawn_host(Arc::new(HostState::new(
+    let state = Arc::new(HostState::new(
         ActionHost::new(coordinator),
         TOKEN.to_owned(),
         system_clock,
-    )))
+    ));
+    let addr = support::spawn_host(state.clone()).await;
+    (Host { addr, state }, again)
+}
+
+/// A gateway SUBMIT of order `key` (TPF's ingress): the execution's id and whether it was a
+/// duplicate.
+async fn gateway_submit(addr: std::net::SocketAddr, key: &str) -> (String, bool) {
+    let body = support::host::gateway_submit(TENANT, key).to_string();
+    let r = request(addr, "POST", invoke::PATH, Some(TOKEN), Some(&body)).await;
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert!(!function_error(&r), "{}", r.raw);
+    let id = r.body["checkpoint"]["executionId"]
+        .as_str()
+        .expect("checkpoint")
+        .to_owned();
+    (id, r.body["duplicate"] == true)
+}
+
+/// Whether Lambda's Invoke would have said the function threw (`X-Amz-Function-Error`).
+fn function_error(r: &support::http::Response) -> bool {
+    let head = r.raw.split("\r\n\r\n").next().unwrap_or_default();
+    head.to_ascii_lowercase()
+        .contains(&invoke::FUNCTION_ERROR_HEADER.to_ascii_lowercase())
+}
+
+/// A driver's SWEEP of execution `id`, as it makes one before each STATUS: TPF's sweep queues
+/// its due work for the work function.
+async fn sweep(addr: std::net::SocketAddr, id: &str) {
+    let mut body = support::host::gateway_submit(TENANT, "unused");
+    body["operation"] = json!("SWEEP");
+    body["executionId"] = json!(id);
+    body["idempotencyKey"] = Value::Null;
+    body["inputJson"] = Value::Null;
+    let r = request(
+        addr,
+        "POST",
+        invoke::PATH,
+        Some(TOKEN),
+        Some(&body.to_string()),
+    )
     .await;
-    (addr, again)
+    assert!(r.status == 200 && !function_error(&r), "{}", r.raw);
+}
+
+/// Sweeps and runs TPF's work function until execution `id` is in `status` (the control
+/// plane's view).
+async fn work_until<S: HostStore>(host: &Host<S>, id: &str, status: &str) -> Value {
+    let path = format!("/tpf/control-plane/tenants/{TENANT}/executions/{id}");
+    let mut last = Value::Null;
+    for _ in 0..50 {
+        sweep(host.addr, id).await;
+        let _ = work::run_once(host.state.clone()).await;
+        last = request(host.addr, "GET", &path, Some(TOKEN), None)
+            .await
+            .body;
+        if last["status"] == status {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{id} never reached {status}: {last}");
 }
 
 fn descriptor(hosted: &HostedPipeline) -> String {
@@ -50,27 +117,10 @@ fn descriptor(hosted: &HostedPipeline) -> String {
     .to_string()
 }
 
-fn identity_body(hosted: &HostedPipeline, release: &str) -> String {
-    json!({
-        "pipelineId": hosted.identity.pipeline_id,
-        "contractVersion": hosted.identity.contract_version,
-        "releaseVersion": release,
-        "idempotencyKey": "lineage:g0:i0",
-    })
-    .to_string()
-}
-
-fn keys(value: &Value) -> BTreeSet<String> {
-    value
-        .as_object()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restaurant_execution_over_http_parks_completes_and_succeeds() {
-    let (addr, hosted) = start().await;
-    drive_restaurant(addr, hosted).await;
+    let (host, hosted) = start().await;
+    drive_restaurant(host, hosted).await;
 }
 
 /// `--store dynamodb`: the same flow with every coordinator call blocking on DynamoDB (moto)
@@ -81,11 +131,12 @@ async fn restaurant_execution_over_http_on_the_dynamodb_store() {
     let names = TableNames::with_prefix(&format!("serve{}_", std::process::id()));
     create_all(&client, &names).await.expect("tables");
     let store = DynamoStore::new(client, names, tokio::runtime::Handle::current());
-    let (addr, hosted) = start_with(store).await;
-    drive_restaurant(addr, hosted).await;
+    let (host, hosted) = start_with(store).await;
+    drive_restaurant(host, hosted).await;
 }
 
-async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
+async fn drive_restaurant<S: HostStore>(host: Host<S>, hosted: HostedPipeline) {
+    let addr = host.addr;
     let pipeline_id = hosted.identity.pipeline_id.clone();
     let release = hosted.identity.release_version.clone();
     let admin = format!("/tpf/admin/tenants/{TENANT}/pipelines/{pipeline_id}/releases");
@@ -156,51 +207,12 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
     assert_eq!(again.body["executionId"], id.as_str());
     assert_eq!(again.body["duplicate"], true);
 
-    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
-    let parked = request(
-        addr,
-        "POST",
-        &pwi,
-        Some(TOKEN),
-        Some(&identity_body(&hosted, &release)),
-    )
-    .await;
-    assert_eq!(parked.status, 200, "{}", parked.raw);
-    assert_eq!(parked.body["status"], "WAITING_EXTERNAL");
-    assert_eq!(parked.body["claimed"], true);
-    assert_eq!(parked.body["version"], 2);
-    let expected: BTreeSet<String> = [
-        "tenantId",
-        "executionId",
-        "status",
-        "version",
-        "currentStepIndex",
-        "attempt",
-        "nextDueAt",
-        "await",
-        "errorCode",
-        "claimed",
-        "driver",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    assert_eq!(keys(&parked.body), expected, "every key present");
-    assert!(parked.body["nextDueAt"].is_null());
-    assert!(parked.body["errorCode"].is_null());
-    let await_keys: BTreeSet<String> = [
-        "unitId",
-        "stepIndex",
-        "stepName",
-        "deadlineAt",
-        "wakeInSeconds",
-        "expiresAtEpochSeconds",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    assert_eq!(keys(&parked.body["await"]), await_keys);
-    assert!(parked.body["await"]["deadlineAt"].is_string());
+    // TPF's ingress starts a driver, whose SUBMIT through the gateway TPF's work function runs.
+    let (id, duplicate) = gateway_submit(addr, "order-2").await;
+    assert!(!duplicate);
+    assert_eq!(gateway_submit(addr, "order-2").await, (id.clone(), true));
+    let parked = work_until(&host, &id, "WAITING_EXTERNAL").await;
+    assert_eq!(parked["executionId"], id.as_str());
 
     let pending = request(
         addr,
@@ -211,10 +223,14 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
     )
     .await;
     assert_eq!(pending.status, 200, "{}", pending.raw);
+    // TPF's sweep queued both orders' due work: the control plane's submission parks too.
     let rows = pending.body.as_array().expect("array").clone();
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["executionId"], id.as_str());
-    let interaction_id = rows[0]["interactionId"]
+    assert_eq!(rows.len(), 2, "{}", pending.raw);
+    let row = rows
+        .iter()
+        .find(|r| r["executionId"] == id.as_str())
+        .expect("the gateway's execution is pending");
+    let interaction_id = row["interactionId"]
         .as_str()
         .expect("interaction")
         .to_owned();
@@ -253,19 +269,7 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
     .await;
     assert_eq!(dup.body["duplicate"], true);
 
-    let finished = request(
-        addr,
-        "POST",
-        &pwi,
-        Some(TOKEN),
-        Some(&identity_body(&hosted, &release)),
-    )
-    .await;
-    assert_eq!(finished.status, 200, "{}", finished.raw);
-    assert_eq!(finished.body["status"], "SUCCEEDED");
-    assert_eq!(finished.body["version"], 5);
-    assert_eq!(keys(&finished.body), expected);
-    assert!(finished.body["await"].is_null());
+    work_until(&host, &id, "SUCCEEDED").await;
 
     let status = request(
         addr,
@@ -277,7 +281,6 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
     .await;
     assert_eq!(status.status, 200);
     assert_eq!(status.body["status"], "SUCCEEDED");
-    assert_eq!(status.body["version"], 5);
     let result = request(
         addr,
         "GET",
@@ -303,18 +306,6 @@ async fn drive_restaurant(addr: std::net::SocketAddr, hosted: HostedPipeline) {
         redrive.raw
     );
     assert_eq!(redrive.body["code"], "CONFLICT");
-
-    let sweep = request(
-        addr,
-        "POST",
-        "/tpf/actions/v1/sweep-once",
-        Some(TOKEN),
-        Some(r#"{"limit": 10}"#),
-    )
-    .await;
-    assert_eq!(sweep.status, 200, "{}", sweep.raw);
-    assert_eq!(sweep.body["due"], json!([]));
-    assert_eq!(sweep.body["timedOutAwaits"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -323,7 +314,8 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded() {
 }
 
 async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow() {
-    let (addr, hosted) = start().await;
+    let (host, hosted) = start().await;
+    let addr = host.addr;
     let pipeline_id = hosted.identity.pipeline_id.clone();
     let release = hosted.identity.release_version.clone();
     let admin = format!("/tpf/admin/tenants/{TENANT}/pipelines/{pipeline_id}/releases");
@@ -360,11 +352,14 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow()
         .as_str()
         .expect("id")
         .to_owned();
-    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
-    let body = identity_body(&hosted, &release);
+    let status_of = |tenant: &str, execution: &str| {
+        json!({"operation": "STATUS", "tenantId": tenant, "executionId": execution, "generation": 1})
+            .to_string()
+    };
+    let body = status_of(TENANT, &id);
 
     for token in [None, Some("wrong"), Some("test-token-longer")] {
-        let denied = request(addr, "POST", &pwi, token, Some(&body)).await;
+        let denied = request(addr, "POST", invoke::PATH, token, Some(&body)).await;
         assert_eq!(denied.status, 401, "{token:?}");
         assert_eq!(denied.body["code"], "UNAUTHORIZED");
     }
@@ -391,31 +386,37 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow()
         }
     }
 
-    let mismatch = request(
+    // With the token, the gateway answers; an execution it does not have is TPF's not-found
+    // exception, as Lambda's Invoke reports a function error.
+    let answered = request(addr, "POST", invoke::PATH, Some(TOKEN), Some(&body)).await;
+    assert_eq!(answered.status, 200, "{}", answered.raw);
+    assert!(!function_error(&answered), "{}", answered.raw);
+    let not_found = request(
         addr,
         "POST",
-        &pwi,
+        invoke::PATH,
         Some(TOKEN),
-        Some(&identity_body(&hosted, "other-release")),
+        Some(&status_of(TENANT, "nope")),
     )
     .await;
-    assert_eq!(mismatch.status, 409, "{}", mismatch.raw);
-    assert_eq!(mismatch.body["code"], "RELEASE_IDENTITY_MISMATCH");
-    assert!(mismatch.body["message"].is_string());
-
-    let missing = format!("/tpf/actions/v1/tenants/{TENANT}/executions/nope/process-work-item");
-    let not_found = request(addr, "POST", &missing, Some(TOKEN), Some(&body)).await;
-    assert_eq!(not_found.status, 404);
-    assert_eq!(not_found.body["code"], "EXECUTION_NOT_FOUND");
+    assert!(function_error(&not_found), "{}", not_found.raw);
+    assert_eq!(
+        not_found.body["errorType"], "jakarta.ws.rs.NotFoundException",
+        "{}",
+        not_found.raw
+    );
 
     // Another tenant sees nothing of this one's execution, nor its release.
-    let other = format!("/tpf/actions/v1/tenants/other-tenant/executions/{id}/process-work-item");
-    assert_eq!(
-        request(addr, "POST", &other, Some(TOKEN), Some(&body))
-            .await
-            .status,
-        404
-    );
+    let other = request(
+        addr,
+        "POST",
+        invoke::PATH,
+        Some(TOKEN),
+        Some(&status_of("other-tenant", &id)),
+    )
+    .await;
+    assert!(function_error(&other), "{}", other.raw);
+    assert_eq!(other.body["errorType"], "jakarta.ws.rs.NotFoundException");
     let other_status = request(
         addr,
         "GET",
@@ -445,10 +446,11 @@ async fn auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow()
     .await;
     assert_eq!(other_pending.body, json!([]));
 
+    // A body that is not JSON never reaches the gateway function, as Lambda refuses it.
+    let not_json = request(addr, "POST", invoke::PATH, Some(TOKEN), Some("{not json")).await;
+    assert_eq!(not_json.status, 400, "{}", not_json.raw);
+    assert_eq!(not_json.body["code"], "INVALID_REQUEST_CONTENT");
     for (method, path, bad) in [
-        ("POST", pwi.as_str(), "{not json"),
-        ("POST", pwi.as_str(), r#"{"pipelineId": 1}"#),
-        ("POST", "/tpf/actions/v1/sweep-once", "[]"),
         (
             "POST",
             &format!("{cp}/executions") as &str,
@@ -525,7 +527,8 @@ async fn scripted_failure_then_admin_redrive_flow() {
         TOKEN.to_owned(),
         system_clock,
     ));
-    let addr = support::spawn_host(state).await;
+    let addr = support::spawn_host(state.clone()).await;
+    let host = Host { addr, state };
     let again = restaurant();
     let admin = format!(
         "/tpf/admin/tenants/{TENANT}/pipelines/{}/releases",
@@ -547,33 +550,9 @@ async fn scripted_failure_then_admin_redrive_flow() {
         None,
     )
     .await;
-    let submit =
-        json!({"pipelineId": identity.pipeline_id, "inputShape": "UNI", "inputPayload": {"o": 1}})
-            .to_string();
-    let id = request(
-        addr,
-        "POST",
-        &format!("/tpf/control-plane/tenants/{TENANT}/executions"),
-        Some(TOKEN),
-        Some(&submit),
-    )
-    .await
-    .body["executionId"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let pwi = format!("/tpf/actions/v1/tenants/{TENANT}/executions/{id}/process-work-item");
-    let failed = request(
-        addr,
-        "POST",
-        &pwi,
-        Some(TOKEN),
-        Some(&identity_body(&again, &identity.release_version)),
-    )
-    .await;
-    assert_eq!(failed.status, 200, "{}", failed.raw);
-    assert_eq!(failed.body["status"], "FAILED");
-    assert!(failed.body["errorCode"].is_string());
+    let (id, _) = gateway_submit(addr, "order-failing").await;
+    let failed = work_until(&host, &id, "FAILED").await;
+    assert!(failed["errorCode"].is_string(), "{failed}");
     let redrive = format!("/tpf/admin/tenants/{TENANT}/executions/{id}/redrive");
     let refused = request(addr, "POST", &redrive, Some(TOKEN), None).await;
     assert_eq!(
@@ -707,8 +686,8 @@ async fn openapi_drift(doc: &Value) -> (Vec<String>, usize) {
     let log = Arc::new(std::sync::Mutex::new(Vec::<Exchange>::new()));
     RECORDED
         .scope(log.clone(), async {
-            let (addr, hosted) = start().await;
-            drive_restaurant(addr, hosted).await;
+            let (host, hosted) = start().await;
+            drive_restaurant(host, hosted).await;
             auth_identity_not_found_tenant_isolation_and_bad_input_are_coded_flow().await;
             scripted_failure_then_admin_redrive_flow().await;
         })

@@ -25,6 +25,7 @@ fn contracts() -> Vec<PathBuf> {
 
 const REAL_HTTP: &str =
     "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal.acme.io\"\n";
+const REAL_GATEWAY: &str = "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-action:3\"\nstarter-function-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-gateway-starter\"\n";
 const REAL_LAMBDA: &str = "[binding]\nkind = \"lambda\"\n[binding.lambda]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-actions\"\n";
 
 fn compile(
@@ -115,82 +116,47 @@ fn every_example_compiles_to_a_spec_the_function_reads_back() {
 
 #[test]
 fn the_release_stack_publishes_one_version_and_carries_the_spec() {
+    let c = compile(&restaurant(), Some(REAL_GATEWAY), None).unwrap();
+    let stack = cloudformation::release(&c).unwrap();
+    let r = &stack["Resources"];
+    let f = &r["Driver"]["Properties"];
+    assert_eq!(f["FunctionName"], c.manifest.function.name.as_str());
+    assert_eq!(
+        f["Environment"]["Variables"][cloudformation::env::SPEC],
+        c.durable.spec_text.as_str()
+    );
+    assert_eq!(
+        f["Environment"]["Variables"][cloudformation::env::HANDLER],
+        "durable-driver"
+    );
+    assert!(f["DurableConfig"]["ExecutionTimeout"].as_u64().unwrap() <= 31_622_400);
+    assert_eq!(r["DriverVersion"]["Type"], "AWS::Lambda::Version");
+    assert_eq!(
+        stack["Outputs"]["DriverVersionArn"]["Value"]["Ref"],
+        "DriverVersion"
+    );
+    let text = stack.to_string();
+    assert!(
+        !text.contains("$LATEST"),
+        "a release stack never points at $LATEST"
+    );
+    // The gateway is invoked with the role: no Action API token anywhere.
+    assert!(stack["Parameters"].get("ActionToken").is_none());
+    assert!(stack["Parameters"]
+        .get(action_token::CLOUDFORMATION_PARAMETER)
+        .is_none());
+}
+
+/// Action API v1's bindings still compile (the compiler's v1 lowering stays) but are not
+/// exported: their wake path is retired.
+#[test]
+fn an_action_api_v1_release_stack_is_refused() {
     for config in [REAL_HTTP, REAL_LAMBDA] {
         let c = compile(&restaurant(), Some(config), None).unwrap();
-        let stack = cloudformation::release(&c).unwrap();
-        let r = &stack["Resources"];
-        let f = &r["Driver"]["Properties"];
-        assert_eq!(f["FunctionName"], c.manifest.function.name.as_str());
-        assert_eq!(
-            f["Environment"]["Variables"][cloudformation::env::SPEC],
-            c.durable.spec_text.as_str()
-        );
-        assert_eq!(
-            f["Environment"]["Variables"][cloudformation::env::HANDLER],
-            "durable-driver"
-        );
-        assert!(f["DurableConfig"]["ExecutionTimeout"].as_u64().unwrap() <= 31_622_400);
-        assert_eq!(r["DriverVersion"]["Type"], "AWS::Lambda::Version");
-        assert_eq!(
-            stack["Outputs"]["DriverVersionArn"]["Value"]["Ref"],
-            "DriverVersion"
-        );
-        let text = stack.to_string();
-        assert!(
-            !text.contains("$LATEST"),
-            "a release stack never points at $LATEST"
-        );
-        // The only DynamoDB write is the wakeup table; TPF's tables are never touched.
-        let statements = r["DriverRole"]["Properties"]["Policies"][0]["PolicyDocument"]
-            ["Statement"]
-            .as_array()
-            .unwrap()
-            .clone();
-        for s in &statements {
-            // The customer managed key's grant, present only when its ARN is given.
-            let s = s.get("Fn::If").map_or(s, |branches| &branches[1]);
-            for a in s["Action"].as_array().unwrap() {
-                if a.as_str().unwrap().starts_with("dynamodb:") {
-                    assert!(
-                        s["Resource"]
-                            .to_string()
-                            .contains(&format!("table/{}", c.manifest.wakeup_table)),
-                        "{s}"
-                    );
-                }
-            }
-        }
-        // The token is read at run time from SSM: the stack names the parameter, never a token.
-        assert!(stack["Parameters"].get("ActionToken").is_none());
-        let token_param = stack["Parameters"].get(action_token::CLOUDFORMATION_PARAMETER);
-        assert_eq!(token_param.is_some(), config == REAL_HTTP);
-        if token_param.is_some() {
-            for (function, role) in [("Driver", "DriverRole"), ("Sweeper", "SweeperRole")] {
-                let vars = &r[function]["Properties"]["Environment"]["Variables"];
-                assert_eq!(
-                    vars[cloudformation::env::ACTION_TOKEN_PARAMETER],
-                    serde_json::json!({"Ref": action_token::CLOUDFORMATION_PARAMETER}),
-                    "{function}"
-                );
-                assert!(
-                    vars.get(cloudformation::env::ACTION_TOKEN).is_none(),
-                    "{function}"
-                );
-                let statements = r[role]["Properties"]["Policies"][0]["PolicyDocument"]
-                    ["Statement"]
-                    .as_array()
-                    .unwrap();
-                let arn = action_token::cloudformation::parameter_arn();
-                assert_eq!(
-                    action_token::least_privilege_problems(statements, &arn),
-                    Vec::<String>::new(),
-                    "{role}"
-                );
-                // The check bites: the same role reading every parameter is reported.
-                let wide = action_token::with_wildcard_read(statements);
-                assert!(!action_token::least_privilege_problems(&wide, &arn).is_empty());
-            }
-        }
+        let refused = cloudformation::release(&c).unwrap_err();
+        assert_eq!(refused.0.len(), 1, "{config}");
+        assert_eq!(refused.0[0].code, "EXPORT_ACTION_API_RETIRED", "{config}");
+        assert!(refused.0[0].hint.contains("gateway"), "{config}");
     }
 }
 
@@ -249,6 +215,7 @@ fn restaurant_outputs() {
     for (name, text) in &c.files {
         insta::assert_snapshot!(format!("durable-restaurant-{name}"), text);
     }
-    let stack = cloudformation::render(&cloudformation::release(&c).unwrap());
-    insta::assert_snapshot!("durable-restaurant-cloudformation.json", stack);
+    let gateway = compile(&restaurant(), Some(REAL_GATEWAY), None).unwrap();
+    let stack = cloudformation::render(&cloudformation::release(&gateway).unwrap());
+    insta::assert_snapshot!("durable-restaurant-gateway-cloudformation.json", stack);
 }

@@ -94,7 +94,7 @@ impl StreamMapping {
                     )
                     .with_hint("create the tables with `tpf-sfn tables create`")
                 })?;
-            for shard in crate::bridge::streams::shards(&self.streams, SCOPE, &arn).await? {
+            for shard in crate::drivers::streams::shards(&self.streams, SCOPE, &arn).await? {
                 self.read_shard(wakeup, &arn, &shard, &mut pass).await?;
             }
         }

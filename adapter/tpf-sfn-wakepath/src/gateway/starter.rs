@@ -10,8 +10,8 @@ use serde_json::Value;
 use tpf_wire::gateway::start::{ExecutionInput, StartResponse, STARTED_STATUS};
 
 use crate::aws::errors::{self, Kind};
-use crate::bridge::durable::{self, Acted};
-use crate::bridge::{DurableFunctions, Machines};
+use crate::drivers::durable::{self, Acted};
+use crate::drivers::{DurableFunctions, Machines};
 use crate::error::Error;
 
 /// Where each release's driver runs.

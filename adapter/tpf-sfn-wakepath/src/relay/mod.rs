@@ -1,15 +1,10 @@
-//! `tpf-sfn relay`: the queue binding's worker. The driver sends
-//! `{"action", "tenantId", "executionId", "request", "taskToken"}` with
-//! `sqs:sendMessage.waitForTaskToken`; the relay calls the action host over HTTP and answers the
-//! token with `SendTaskSuccess(response)` or `SendTaskFailure(error)`.
+//! `tpf-sfn relay`: the gateway binding's queue transport. The driver sends
+//! `{gatewayRequest, taskToken, park}` with `sqs:sendMessage.waitForTaskToken`; the relay
+//! invokes TPF's action gateway ([`gateway::GatewayRelay`]) and answers the token as that invoke
+//! would have ended (`SendTaskSuccess(response)` or `SendTaskFailure(error)`).
 //!
-//! The gateway binding's queue transport is the same loop with another message
-//! ([`gateway::GatewayRelay`]: `{gatewayRequest, taskToken, park}`, the gateway invoked,
-//! the token answered as that invoke would have ended).
-//!
-//! The per-message work ([`TaskRelay`], [`gateway::GatewayRelay`], both a [`MessageHandler`])
-//! is shared with the Lambda handler (`tpf-sfn-lambda`), where the event source mapping
-//! receives and deletes instead.
+//! The per-message work (a [`MessageHandler`]) is shared with the Lambda handler
+//! (`tpf-sfn-lambda`), where the event source mapping receives and deletes instead.
 //!
 //! Delivery is at least once. A message is deleted only after its token was answered, so a
 //! crash between the two redelivers it; the repeated call carries the same `idempotencyKey` and
@@ -25,8 +20,6 @@ use futures_util::stream::{self, StreamExt};
 
 use crate::aws::errors;
 use crate::error::Error;
-use envelope::{ActionKind, Envelope};
-use http::{ActionHost, Reply};
 
 /// Step Functions' limits on `SendTaskFailure`'s `error` and `cause`.
 const MAX_ERROR: usize = 256;
@@ -36,12 +29,6 @@ const MAX_CAUSE: usize = 32_768;
 const SCOPE: &str = "RELAY";
 
 pub use tpf_sfn_wakeup::relay::Answer;
-
-/// The relay's decision for one call: the wake path's one copy (`tpf_sfn_wakeup::relay`), which
-/// the mapping proof runs too.
-pub fn answer_for(reply: Result<Reply, http::Unreachable>) -> Answer {
-    tpf_sfn_wakeup::relay::answer(reply)
-}
 
 /// What happened to one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,12 +118,6 @@ pub trait MessageHandler {
         -> impl std::future::Future<Output = Result<Handled, Error>> + Send;
 }
 
-/// The Action API's message ([`envelope::Envelope`]): the action host called over HTTP.
-pub struct TaskRelay<A> {
-    tokens: Tokens,
-    action: A,
-}
-
 /// Answers task tokens.
 pub(crate) struct Tokens {
     sfn: aws_sdk_sfn::Client,
@@ -187,15 +168,6 @@ fn clip(s: &str, max: usize) -> String {
     s[..end].to_owned()
 }
 
-impl<A: ActionHost> TaskRelay<A> {
-    pub fn new(sfn: aws_sdk_sfn::Client, action: A) -> Self {
-        TaskRelay {
-            tokens: Tokens { sfn },
-            action,
-        }
-    }
-}
-
 impl Tokens {
     /// Sends `answer` for `token`. `Ok(true)` when Step Functions had already closed the token.
     async fn answer(&self, token: &str, answer: &Answer) -> Result<bool, Error> {
@@ -225,37 +197,6 @@ impl Tokens {
             Err(None) => Ok(true),
             Err(Some(e)) => Err(e),
         }
-    }
-}
-
-impl<A: ActionHost + Sync> MessageHandler for TaskRelay<A> {
-    async fn relay(&self, body: &str) -> Result<Handled, Error> {
-        let envelope = match Envelope::parse(body) {
-            Ok(e) => e,
-            Err(m) => return Ok(Handled::Malformed(m.to_string())),
-        };
-        let request = envelope.request.to_string();
-        let answer = answer_for(self.action.post(&envelope.path(), &request).await);
-        let closed = self.tokens.answer(&envelope.task_token, &answer).await?;
-        let subject = match &envelope.action {
-            ActionKind::ProcessWorkItem {
-                tenant_id,
-                execution_id,
-            } => format!("execution {tenant_id}/{execution_id}"),
-            ActionKind::SweepOnce => "sweep-once".to_owned(),
-        };
-        Ok(Handled::of(answer, subject, closed))
-    }
-}
-
-impl<A: ActionHost + Sync> Relay<TaskRelay<A>> {
-    pub fn new(
-        sqs: aws_sdk_sqs::Client,
-        sfn: aws_sdk_sfn::Client,
-        queue_url: impl Into<String>,
-        action: A,
-    ) -> Self {
-        Relay::with_handler(sqs, queue_url, TaskRelay::new(sfn, action))
     }
 }
 

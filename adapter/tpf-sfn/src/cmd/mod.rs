@@ -1,5 +1,3 @@
-#[cfg(feature = "aws")]
-pub mod bridge;
 pub mod compile;
 #[cfg(feature = "aws")]
 pub mod deploy;

@@ -1,4 +1,5 @@
-//! `tpf-sfn relay`: the queue relay, long-polling until interrupted (or one pass with `--once`).
+//! `tpf-sfn relay`: the gateway binding's queue transport, long-polling until interrupted (or
+//! one pass with `--once`).
 
 use crate::stdio::errln;
 use std::time::Duration;
@@ -13,6 +14,19 @@ use crate::relay::http::HttpActionHost;
 use crate::relay::{MessageHandler, Relay};
 
 pub fn run(args: &RelayArgs) -> CmdResult {
+    if args.protocol == RelayProtocol::ActionApi {
+        return Err(Error::new(
+            "ACTION_API_V1_RETIRED",
+            "`relay --protocol action-api` is retired: TPF does not serve Action API v1, and no \
+             driver tpf-sfn deploys calls it",
+        )
+        .with_location("--protocol")
+        .with_hint(
+            "compile the driver with the gateway binding's queue transport (`[binding] kind = \
+             \"gateway\"`, `transport = \"queue\"`) and run `relay --protocol gateway`",
+        )
+        .into());
+    }
     let token = args
         .token
         .clone()
@@ -23,24 +37,13 @@ pub fn run(args: &RelayArgs) -> CmdResult {
         token,
         Duration::from_secs(args.action_timeout_seconds),
     )?;
-    if args.protocol == RelayProtocol::ActionApi && args.gateway_function_arn.is_some() {
-        return Err(Error::new(
-            "RELAY_PROTOCOL",
-            "--gateway-function-arn names a gateway, but the relay carries Action API messages",
-        )
-        .with_hint("add `--protocol gateway`, or drop --gateway-function-arn")
-        .into());
-    }
     let rt = runtime()?;
     rt.block_on(async {
         let config = args.connection.load().await?;
         let sqs = aws_sdk_sqs::Client::new(&config);
         let sfn = aws_sdk_sfn::Client::new(&config);
-        match (args.protocol, &args.gateway_function_arn) {
-            (RelayProtocol::ActionApi, _) => {
-                poll(args, Relay::new(sqs, sfn, args.queue_url.clone(), host)).await
-            }
-            (RelayProtocol::Gateway, None) => {
+        match &args.gateway_function_arn {
+            None => {
                 let handler = GatewayRelay::new(sfn, host);
                 poll(
                     args,
@@ -48,7 +51,7 @@ pub fn run(args: &RelayArgs) -> CmdResult {
                 )
                 .await
             }
-            (RelayProtocol::Gateway, Some(arn)) => {
+            Some(arn) => {
                 let lambda = LambdaGateway::new(aws_sdk_lambda::Client::new(&config), arn);
                 let handler = GatewayRelay::new(sfn, lambda);
                 poll(

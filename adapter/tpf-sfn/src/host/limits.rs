@@ -28,10 +28,6 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// so half-open requests cannot hold connections.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The largest `sweep-once` limit: ten times TPF's default `sweep-limit` (100). TPF reads up to
-/// three candidates per unit of limit, so the bound keeps one sweep's reads and answer small.
-pub const MAX_SWEEP_LIMIT: usize = 1000;
-
 /// How long a client may take to send its whole body once its headers are in: a client with the
 /// token that trickles its body would otherwise hold its connection and handler for ever.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);

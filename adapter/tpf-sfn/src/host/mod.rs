@@ -180,8 +180,6 @@ pub fn router<S: HostStore>(state: Arc<HostState<S>>) -> Router {
             MethodFilter::POST
         };
         let route = match id {
-            RouteId::ProcessWorkItem => on(filter, handlers::process_work_item::<S>),
-            RouteId::SweepOnce => on(filter, handlers::sweep_once::<S>),
             RouteId::Submit => on(filter, handlers::submit::<S>),
             RouteId::Status => on(filter, handlers::status::<S>),
             RouteId::Result => on(filter, handlers::result::<S>),

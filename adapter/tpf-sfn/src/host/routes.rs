@@ -6,8 +6,6 @@ use tpf_wire::gateway::invoke;
 /// Which handler a route runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteId {
-    ProcessWorkItem,
-    SweepOnce,
     Submit,
     Status,
     Result,
@@ -24,12 +22,6 @@ pub enum RouteId {
 /// (HTTP method, path in OpenAPI/axum `{param}` syntax, handler).
 pub const ROUTES: &[(&str, &str, RouteId)] = &[
     ("POST", invoke::PATH, RouteId::GatewayInvoke),
-    (
-        "POST",
-        "/tpf/actions/v1/tenants/{tenantId}/executions/{executionId}/process-work-item",
-        RouteId::ProcessWorkItem,
-    ),
-    ("POST", "/tpf/actions/v1/sweep-once", RouteId::SweepOnce),
     (
         "POST",
         "/tpf/control-plane/tenants/{tenantId}/executions",

@@ -19,7 +19,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sfn::types::{ExecutionStatus, HistoryEvent};
 use serde_json::{json, Value};
 use tpf_sfn::aws::tables::TableNames;
-use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::gateway::bindings::BindingTable;
 use tpf_sfn_wakepath::gateway::invoke::HttpInvoker;
 use tpf_sfn_wakepath::gateway::local::{StatusChanges, StreamMapping};

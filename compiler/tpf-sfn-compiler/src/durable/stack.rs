@@ -147,8 +147,10 @@ impl Release {
 
 const INVOKE: &[&str] = &["lambda:InvokeFunction"];
 
-/// The release stack, or `EXPORT_PLACEHOLDER` while the binding still names a placeholder.
+/// The release stack; `EXPORT_ACTION_API_RETIRED` for an Action API v1 binding, or
+/// `EXPORT_PLACEHOLDER` while the binding still names a placeholder.
 pub fn release(c: &Compiled) -> Result<Release, Diagnostics> {
+    crate::lowering::export::refuse_action_api(&c.manifest.binding)?;
     crate::lowering::export::refuse_placeholders(
         &c.manifest.binding,
         "a function that reaches nothing",

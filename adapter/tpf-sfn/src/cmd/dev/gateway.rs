@@ -7,7 +7,7 @@
 use crate::stdio::errln;
 use std::time::Duration;
 
-use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::gateway::bindings::BindingTable;
 use tpf_sfn_wakepath::gateway::invoke::HttpInvoker;
 use tpf_sfn_wakepath::gateway::local::{StatusChanges, StreamMapping};

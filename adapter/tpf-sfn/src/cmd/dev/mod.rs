@@ -1,12 +1,10 @@
-//! `tpf-sfn dev`: the whole local loop in one command. It provisions what the loop needs (tables,
-//! the action queue, the compiled and deployed release), then runs `serve`, `bridge` and `relay`
-//! in this process, each on its own thread with its own runtime, exactly as the separate
-//! commands would run them. The first of the three to stop ends the command.
-//!
-//! With the gateway protocol (`--protocol gateway`, or a config whose binding is the gateway)
-//! the driver is the gateway driver with the queue transport, the relay carries its requests
-//! to `serve`'s gateway route, and the bridge's place is taken by the gateway wake-up and the
-//! reconciler (`gateway.rs`).
+//! `tpf-sfn dev`: the whole local loop in one command, on TPF's action gateway. It provisions
+//! what the loop needs (tables, the gateway queue, the compiled and deployed release: the
+//! gateway driver with the queue transport), then runs `serve` (TPF's gateway route and control
+//! plane), the gateway wake-up with the reconciler (`gateway.rs`) and `relay --protocol gateway`
+//! (the queue to the gateway route: moto cannot run a Lambda function) in this process, each on
+//! its own thread with its own runtime, exactly as the separate commands would run them. The
+//! first of the three to stop ends the command.
 
 use crate::stdio::errln;
 mod gateway;
@@ -18,7 +16,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::cli::{Backend, BridgeArgs, DevArgs, RelayArgs, RelayProtocol, ServeArgs, StoreKind};
+use crate::cli::{Backend, DevArgs, RelayArgs, RelayProtocol, ServeArgs, StoreKind};
 use crate::cmd::serve::listen_error;
 use crate::cmd::tables::table_names;
 use crate::error::Error;
@@ -53,24 +51,9 @@ pub fn run(args: &DevArgs) -> CmdResult {
         tables: args.tables.clone(),
         connection: args.connection.clone(),
     };
-    let bridge = BridgeArgs {
-        machine_arn_prefix: provisioned.driver_arn_prefix.clone(),
-        name_prefix: args.name_prefix.clone(),
-        interval_ms: 250,
-        idle_interval_ms: Some(args.idle_interval_ms),
-        once: false,
-        durable_functions: None,
-        lambda_endpoint_url: None,
-        tables: args.tables.clone(),
-        connection: args.connection.clone(),
-    };
     let relay = RelayArgs {
         queue_url: provisioned.queue_url.clone(),
-        protocol: if provisioned.gateway {
-            RelayProtocol::Gateway
-        } else {
-            RelayProtocol::ActionApi
-        },
+        protocol: RelayProtocol::Gateway,
         gateway_function_arn: None,
         action_url: format!("http://{}", args.listen),
         token: Some(token.clone()),
@@ -81,24 +64,21 @@ pub fn run(args: &DevArgs) -> CmdResult {
         idle_interval_ms: args.idle_interval_ms,
         connection: args.connection.clone(),
     };
-    let gateway_wake = provisioned.gateway.then(|| gateway::GatewayWake {
+    let wake = gateway::GatewayWake {
         connection: args.connection.clone(),
         names: names.clone(),
         host: format!("http://{}", args.listen),
         token: token.clone(),
-        machines: tpf_sfn_wakepath::bridge::Machines {
+        machines: tpf_sfn_wakepath::drivers::Machines {
             arn_prefix: provisioned.driver_arn_prefix.clone(),
             name_prefix: args.name_prefix.clone(),
         },
         driver_arn: provisioned.driver_arn(),
         idle_interval_ms: args.idle_interval_ms,
-    });
+    };
     start("serve", &tx, move || super::serve::run(&serve))?;
     wait_listening(&args.listen, &rx)?;
-    match gateway_wake {
-        Some(w) => start("wake-up", &tx, move || gateway::run(&w))?,
-        None => start("bridge", &tx, move || super::bridge::run(&bridge))?,
-    }
+    start("wake-up", &tx, move || gateway::run(&wake))?;
     start("relay", &tx, move || super::relay::run(&relay))?;
     summary(args, &names, &provisioned, &token, token_origin);
 
@@ -232,7 +212,7 @@ fn keep_token(out: &Path, token: &str) {
 }
 
 /// The local loop runs the driver as Step Functions machines. On the durable backend it would
-/// run the driver function on AWS's durable execution emulator, with the bridge starting and
+/// run the driver function on AWS's durable execution emulator, with the wake-up starting and
 /// waking it through the emulator's Lambda endpoint: neither is built into `dev` yet, so the
 /// flag is refused before anything is read or created rather than quietly running the other
 /// backend.
@@ -242,7 +222,7 @@ fn refuse_durable(backend: Backend) -> Result<(), Error> {
         Backend::LambdaDurable => Err(Error::new(
             "DEV_BACKEND_UNSUPPORTED",
             "`dev --backend lambda-durable` is not built: the local loop cannot yet run the durable \
-             driver function on the durable execution emulator or point the bridge at the \
+             driver function on the durable execution emulator or point the wake-up at the \
              emulator's Lambda endpoint",
         )
         .with_location("--backend")

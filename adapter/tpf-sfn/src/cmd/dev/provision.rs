@@ -1,6 +1,5 @@
-//! What `dev` sets up before it runs anything: the tables, the action queue, the compiled
-//! release (the queue binding, or the gateway binding with its queue transport) and its
-//! deployed machines.
+//! What `dev` sets up before it runs anything: the tables, the gateway queue, the compiled
+//! release (the gateway binding with its queue transport) and its deployed machine.
 
 use crate::stdio::errln;
 use std::path::PathBuf;
@@ -15,7 +14,7 @@ use crate::aws::deploy::{self, Options};
 use crate::aws::errors::{self, Kind};
 use crate::aws::release::Release;
 use crate::aws::tables::{create_all, TableNames};
-use crate::cli::{DevArgs, RelayProtocol};
+use crate::cli::DevArgs;
 use crate::cmd::inputs::{config_path, read_config};
 use crate::cmd::tables::runtime;
 use crate::error::Error;
@@ -35,8 +34,6 @@ pub(super) struct Provisioned {
     pub(super) driver_arn_prefix: String,
     pub(super) contract: PathBuf,
     pub(super) release: Option<PathBuf>,
-    /// The loop runs TPF's gateway protocol (else Action API v1).
-    pub(super) gateway: bool,
 }
 
 impl Provisioned {
@@ -50,29 +47,10 @@ impl Provisioned {
     }
 }
 
-/// The protocol the loop runs: the flag, else the config's binding.
-fn gateway_protocol(args: &DevArgs, config: &toml::Table) -> bool {
-    match args.protocol {
-        Some(p) => p == RelayProtocol::Gateway,
-        None => {
-            config
-                .get("binding")
-                .and_then(|b| b.get("kind"))
-                .and_then(|k| k.as_str())
-                == Some("gateway")
-        }
-    }
-}
-
-/// The user's config with what the loop needs set: the queue binding and its URL (with the
-/// gateway protocol: the gateway binding's queue transport and its URL, the gateway function's
-/// ARN kept), the wakeup table the bridge reads, and the name prefix machine names derive
-/// from. Also whether the loop runs the gateway protocol.
-fn dev_config(
-    args: &DevArgs,
-    queue_url: &str,
-    names: &TableNames,
-) -> Result<(String, String, bool), Failure> {
+/// The user's config with what the loop needs set: the gateway binding with the queue transport
+/// and its URL (the rest of `[binding.gateway]`, such as the gateway function's ARN, kept) and
+/// the name prefix machine names derive from.
+fn dev_config(args: &DevArgs, queue_url: &str) -> Result<(String, String), Failure> {
     // The same rule as `compile`'s: `--config`, else the `./tpf-sfn.toml` `init` writes.
     let (file, text) = match config_path(args.config.as_ref()) {
         Some(p) => read_config(&p)?,
@@ -83,37 +61,19 @@ fn dev_config(
             .with_hint("fix the TOML at the place named; `tpf-sfn init` writes a valid file")
     })?;
     table.insert("name-prefix".into(), args.name_prefix.clone().into());
-    let gateway = gateway_protocol(args, &table);
+    let mut settings = table
+        .get("binding")
+        .and_then(|b| b.get("gateway"))
+        .and_then(|g| g.as_table())
+        .cloned()
+        .unwrap_or_default();
+    settings.insert("transport".into(), "queue".into());
+    settings.insert("queue-url".into(), queue_url.into());
     let mut binding = toml::Table::new();
-    if gateway {
-        let mut settings = table
-            .get("binding")
-            .and_then(|b| b.get("gateway"))
-            .and_then(|g| g.as_table())
-            .cloned()
-            .unwrap_or_default();
-        settings.insert("transport".into(), "queue".into());
-        settings.insert("queue-url".into(), queue_url.into());
-        binding.insert("kind".into(), "gateway".into());
-        binding.insert("gateway".into(), settings.into());
-    } else {
-        let mut queue = toml::Table::new();
-        queue.insert("queue-url".into(), queue_url.into());
-        binding.insert("kind".into(), "queue".into());
-        binding.insert("queue".into(), queue.into());
-    }
+    binding.insert("kind".into(), "gateway".into());
+    binding.insert("gateway".into(), settings.into());
     table.insert("binding".into(), binding.into());
-    let wakeup = table
-        .entry("wakeup")
-        .or_insert_with(|| toml::Table::new().into());
-    if let Some(w) = wakeup.as_table_mut() {
-        w.insert("table-name".into(), names.wakeup.clone().into());
-    }
-    Ok((
-        format!("{file} (+ dev settings)"),
-        table.to_string(),
-        gateway,
-    ))
+    Ok((format!("{file} (+ dev settings)"), table.to_string()))
 }
 
 pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure> {
@@ -148,18 +108,14 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
         ),
     };
 
-    let compile_with = |config_file: &str, config_text: &str, gateway: bool| {
+    let compile_with = |config_file: &str, config_text: &str| {
         compile(
             &Input {
                 contract_file: &contract_file,
                 contract: &contract_bytes,
                 release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
                 config: Some((config_file, config_text)),
-                binding: Some(if gateway {
-                    BindingKind::Gateway
-                } else {
-                    BindingKind::Queue
-                }),
+                binding: Some(BindingKind::Gateway),
                 allow_unverified_hash: false,
             },
             tpf_sfn_compiler::sfn::StepFunctions,
@@ -171,12 +127,11 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
     };
     // The queue's URL is only known once it exists; a placeholder lets bad inputs fail before
     // anything is created.
-    let (file, text, gateway) = dev_config(
+    let (file, text) = dev_config(
         args,
         "https://sqs.us-east-1.amazonaws.com/123456789012/placeholder",
-        names,
     )?;
-    compile_with(&file, &text, gateway)?;
+    compile_with(&file, &text)?;
     // The host's failure script is read by `serve` once the loop starts; a bad one must be
     // refused now, before the first table, queue or machine exists.
     if let Some(path) = &args.script {
@@ -222,8 +177,8 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
             )
         })?;
 
-    let (config_file, config_text, _) = dev_config(args, &queue_url, names)?;
-    let out = compile_with(&config_file, &config_text, gateway)?;
+    let (config_file, config_text) = dev_config(args, &queue_url)?;
+    let out = compile_with(&config_file, &config_text)?;
     let mut files = out.files.clone();
     // The host reads the contract (and release) from files; bundled inputs get written out.
     let (contract, release_path) = match &args.contract {
@@ -295,7 +250,6 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
         driver_arn_prefix,
         contract,
         release: release_path,
-        gateway,
     })
 }
 

@@ -29,6 +29,8 @@ pub(super) fn summary(
     } else {
         ""
     };
+    let (name, input) = gateway_start(args, p, &key);
+    let start = json!({"stateMachineArn": p.driver_arn(), "name": name, "input": input});
     match args.format {
         Format::Json => outln!(
             "{}",
@@ -44,11 +46,8 @@ pub(super) fn summary(
                 "idempotencyKey": key,
                 "token": {"from": origin, "value": if shown_token.is_empty() { None } else { Some(shown_token) }},
                 "out": args.out.display().to_string(),
-                "protocol": if p.gateway { "gateway" } else { "action-api" },
-                "start": p.gateway.then(|| {
-                    let (name, input) = gateway_start(args, p, &key);
-                    json!({"stateMachineArn": p.driver_arn(), "name": name, "input": input})
-                }),
+                "protocol": "gateway",
+                "start": start,
             })
         ),
         Format::Text => out!("{}", text(args, names, p, origin, shown_token, &key)),
@@ -89,48 +88,30 @@ fn text(
     );
     let _ = writeln!(
         out,
-        "  queue    {}  (the driver's action calls)",
+        "  queue    {}  (the driver's gateway requests)",
         p.queue_url
     );
     for (role, arn, word) in &p.machines {
         let _ = writeln!(out, "  {role:<8} {arn}  ({word})");
     }
     let _ = writeln!(out, "  compiled {}", args.out.display());
-    if p.gateway {
-        let _ = writeln!(
-            out,
-            "  host     {host}  TPF's gateway (POST {}) + control plane, DynamoDB store, tenant `{}` active",
-            tpf_wire::gateway::invoke::PATH,
-            args.tenant
-        );
-        let _ = writeln!(
-            out,
-            "  wake-up  streams of {} and {} -> SendTaskSuccess to the parked driver; reconciler on the driver's ended executions",
-            names.await_interaction, names.callback_binding
-        );
-        let _ = writeln!(
-            out,
-            "  relay    {} -> {host}{} -> SendTaskSuccess/Failure",
-            p.queue_url,
-            tpf_wire::gateway::invoke::PATH
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "  host     {host}  Action API v1 + control plane, DynamoDB store, tenant `{}` active",
-            args.tenant
-        );
-        let _ = writeln!(
-            out,
-            "  bridge   streams of {} and {} -> starts and wakes drivers",
-            names.execution, names.wakeup
-        );
-        let _ = writeln!(
-            out,
-            "  relay    {} -> {host} -> SendTaskSuccess/Failure",
-            p.queue_url
-        );
-    }
+    let _ = writeln!(
+        out,
+        "  host     {host}  TPF's gateway (POST {}) + control plane, DynamoDB store, tenant `{}` active",
+        tpf_wire::gateway::invoke::PATH,
+        args.tenant
+    );
+    let _ = writeln!(
+        out,
+        "  wake-up  streams of {} and {} -> SendTaskSuccess to the parked driver; reconciler on the driver's ended executions",
+        names.await_interaction, names.callback_binding
+    );
+    let _ = writeln!(
+        out,
+        "  relay    {} -> {host}{} -> SendTaskSuccess/Failure",
+        p.queue_url,
+        tpf_wire::gateway::invoke::PATH
+    );
     if shown_token.is_empty() {
         let _ = writeln!(out, "  token    from {origin}");
     } else {
@@ -141,31 +122,19 @@ fn text(
                     args.out.display()
                 );
     }
-    let _ = writeln!(out, "  schedule none: the sweeper is deployed but not scheduled here; start it by hand to sweep");
     let _ = writeln!(out, "try:");
-    if p.gateway {
-        let (name, input) = gateway_start(args, p, key);
-        let _ = writeln!(
-            out,
-            "  # start a driver as TPF's ingress does: StartExecution under TPF's name for the key (AWS CLI)"
-        );
-        let _ = writeln!(
-            out,
-            "  {}aws stepfunctions start-execution{} \\\n    --state-machine-arn {} --name {name} \\\n    --input '{input}'",
-            credentials(args),
-            connection_flags(args),
-            p.driver_arn()
-        );
-    } else {
-        let _ = writeln!(
- out,
-                "  curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n    -d '{{\"pipelineId\":\"{}\",\"inputShape\":\"UNI\",\"inputPayload\":{{\"orderId\":\"o-1\"}},\"idempotencyKey\":\"{key}\",\"outputStreaming\":false}}' \\\n    {host}/tpf/control-plane/tenants/{}/executions",
-                if shown_token.is_empty() { "$TPF_SFN_TOKEN" } else { shown_token },
-                p.identity.pipeline_id,
-                args.tenant,
-                key = key,
-            );
-    }
+    let (name, input) = gateway_start(args, p, key);
+    let _ = writeln!(
+        out,
+        "  # start a driver as TPF's ingress does: StartExecution under TPF's name for the key (AWS CLI)"
+    );
+    let _ = writeln!(
+        out,
+        "  {}aws stepfunctions start-execution{} \\\n    --state-machine-arn {} --name {name} \\\n    --input '{input}'",
+        credentials(args),
+        connection_flags(args),
+        p.driver_arn()
+    );
     let bearer = if shown_token.is_empty() {
         "$TPF_SFN_TOKEN"
     } else {
@@ -188,19 +157,7 @@ fn text(
         out,
         "  curl -s -H 'Authorization: Bearer {bearer}' {cp}/executions/<executionId>"
     );
-    let table = crate::cmd::tables::flags(&args.tables);
-    let _ = writeln!(
-        out,
-        "  # tpf-sfn on PATH: `cargo install --path adapter/tpf-sfn` (or `cargo run -q -p tpf-sfn --`)"
-    );
-    if !p.gateway {
-        let _ = writeln!(out, "{}", status_line(args, &table));
-    }
-    let _ = writeln!(
-        out,
-        "Ctrl-C stops host, {} and relay.",
-        if p.gateway { "wake-up" } else { "bridge" }
-    );
+    let _ = writeln!(out, "Ctrl-C stops host, wake-up and relay.");
     out
 }
 
@@ -216,25 +173,6 @@ fn fresh_key() -> String {
         bytes = nanos.to_be_bytes();
     }
     format!("o-{}", hex::encode(bytes))
-}
-
-/// The `tpf-sfn status` line, complete enough to run as printed in another shell: the
-/// endpoint, the region dev used (its flag or its environment) and the profile; against a
-/// local emulator also the credentials it takes (any will do) and no instance metadata, which a
-/// fresh shell would otherwise go looking for.
-fn status_line(args: &DevArgs, table: &str) -> String {
-    let note = if args.connection.emulator_endpoint().is_some() {
-        "  # a local emulator takes any credentials; these keep the call off instance metadata"
-    } else {
-        "  # with the AWS credentials dev ran with (environment or profile)"
-    };
-    format!(
-        "{note}\n  {}tpf-sfn status --out {} --tenant {} --execution <executionId>{table}{}",
-        credentials(args),
-        args.out.display(),
-        args.tenant,
-        connection_flags(args)
-    )
 }
 
 /// Against a local emulator, the credentials it takes (any will do) and no instance metadata,
@@ -298,38 +236,12 @@ mod tests {
     use clap::Parser;
 
     #[test]
-    fn after_the_submit_come_the_pending_and_complete_calls_with_the_token() {
-        let args = match crate::cli::Cli::parse_from([
-            "tpf-sfn",
-            "dev",
-            "--endpoint-url",
-            "http://127.0.0.1:5599",
-            "--tenant",
-            "t1",
-        ])
-        .command
-        {
-            crate::cli::Command::Dev(a) => a,
-            _ => unreachable!("dev parses as dev"),
-        };
-        let p = Provisioned {
-            identity: tpf_wire::Identity {
-                pipeline_id: "p".into(),
-                contract_version: "c".into(),
-                release_version: "r".into(),
-            },
-            tables: vec![("tpf_execution".into(), true)],
-            queue_url: "http://q".into(),
-            machines: Vec::new(),
-            driver_arn_prefix: String::new(),
-            contract: "c.json".into(),
-            release: None,
-            gateway: false,
-        };
+    fn after_the_start_come_the_pending_and_complete_calls_with_the_token() {
+        let args = dev_args(&["--endpoint-url", "http://127.0.0.1:5599", "--tenant", "t1"]);
         let out = text(
             &args,
             &TableNames::default(),
-            &p,
+            &provisioned(),
             "kept",
             "tok123",
             "o-5eed",
@@ -338,39 +250,24 @@ mod tests {
             out.find(needle)
                 .unwrap_or_else(|| panic!("{needle} missing from:\n{out}"))
         };
-        let submit = at("/tpf/control-plane/tenants/t1/executions\n");
+        let start = at("aws stepfunctions start-execution");
         let pending = at("-H 'Authorization: Bearer tok123' http://127.0.0.1:8080/tpf/control-plane/tenants/t1/interactions/pending");
         let complete = at("/tpf/control-plane/tenants/t1/interactions/complete");
-        let status = at("AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true tpf-sfn status --out tpf-sfn-dev --tenant t1");
+        let record =
+            at("http://127.0.0.1:8080/tpf/control-plane/tenants/t1/executions/<executionId>");
         assert!(
-            submit < pending && pending < complete && complete < status,
+            start < pending && pending < complete && complete < record,
             "{out}"
         );
         assert!(
             out.contains("\"interactionId\":\"<interactionId>\""),
             "{out}"
         );
-        assert!(
-            out.contains("cargo install --path adapter/tpf-sfn"),
-            "{out}"
-        );
         assert!(out.contains("tok123  (kept for tpf-sfn-dev"), "{out}");
     }
 
-    /// With the gateway protocol the summary names the gateway's pieces and starts a driver
-    /// as TPF's ingress does: the driver machine, TPF's execution name for the printed key, TPF's
-    /// input; no bridge and no `status` line.
-    #[test]
-    fn the_gateway_loop_prints_the_ingress_start_under_tpfs_name() {
-        let args = dev_args(&[
-            "--endpoint-url",
-            "http://127.0.0.1:5599",
-            "--region",
-            "us-east-1",
-            "--tenant",
-            "t1",
-        ]);
-        let p = Provisioned {
+    fn provisioned() -> Provisioned {
+        Provisioned {
             identity: tpf_wire::Identity {
                 pipeline_id: "p".into(),
                 contract_version: "c".into(),
@@ -386,8 +283,23 @@ mod tests {
             driver_arn_prefix: "arn:aws:states:us-east-1:1:stateMachine:".into(),
             contract: "c.json".into(),
             release: None,
-            gateway: true,
-        };
+        }
+    }
+
+    /// The summary names the gateway's pieces and starts a driver as TPF's ingress does: the
+    /// driver machine, TPF's execution name for the printed key, TPF's input; no Action API v1
+    /// piece (bridge, sweeper schedule).
+    #[test]
+    fn the_gateway_loop_prints_the_ingress_start_under_tpfs_name() {
+        let args = dev_args(&[
+            "--endpoint-url",
+            "http://127.0.0.1:5599",
+            "--region",
+            "us-east-1",
+            "--tenant",
+            "t1",
+        ]);
+        let p = provisioned();
         let out = text(
             &args,
             &TableNames::default(),
@@ -412,7 +324,7 @@ mod tests {
         assert!(out.contains("/tpf/gateway/v1/invoke"), "{out}");
         assert!(out.contains("/interactions/complete"), "{out}");
         assert!(
-            !out.contains("bridge") && !out.contains("tpf-sfn status"),
+            !out.contains("bridge") && !out.contains("sweeper") && !out.contains("Action API"),
             "{out}"
         );
     }
@@ -433,25 +345,24 @@ mod tests {
     }
 
     #[test]
-    fn the_status_line_carries_what_another_shell_needs() {
-        let line = status_line(
-            &dev_args(&[
-                "--endpoint-url",
-                "http://127.0.0.1:5599",
-                "--region",
-                "eu-west-1",
-            ]),
-            "",
+    fn the_start_line_carries_what_another_shell_needs() {
+        let local = dev_args(&[
+            "--endpoint-url",
+            "http://127.0.0.1:5599",
+            "--region",
+            "eu-west-1",
+        ]);
+        assert_eq!(
+            credentials(&local),
+            "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true "
         );
-        assert!(
-            line.contains(
-                "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true tpf-sfn status"
-            ) && line.ends_with(" --endpoint-url http://127.0.0.1:5599 --region eu-west-1"),
-            "{line}"
+        assert_eq!(
+            connection_flags(&local),
+            " --endpoint-url http://127.0.0.1:5599 --region eu-west-1"
         );
         // Against AWS no credentials are printed: the caller's own chain applies.
-        let line = status_line(&dev_args(&["--region", "eu-west-1", "--profile", "p"]), "");
-        assert!(!line.contains("AWS_ACCESS_KEY_ID"), "{line}");
-        assert!(line.ends_with(" --region eu-west-1 --profile p"), "{line}");
+        let aws = dev_args(&["--region", "eu-west-1", "--profile", "p"]);
+        assert_eq!(credentials(&aws), "");
+        assert_eq!(connection_flags(&aws), " --region eu-west-1 --profile p");
     }
 }

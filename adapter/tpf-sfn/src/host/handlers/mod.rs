@@ -1,14 +1,13 @@
-//! Route handlers, one module per API: TPF's action gateway, the Action API v1 the drivers
-//! call, TPF's control plane and its admin routes. Bodies are parsed by hand so that any malformed input is a coded 400
+//! Route handlers, one module per API: TPF's action gateway (the drivers' calls), TPF's control
+//! plane and its admin routes. (Action API v1's `process-work-item` and `sweep-once`, which TPF
+//! does not serve, are retired.) Bodies are parsed by hand so that any malformed input is a coded 400
 //! (`{code, message}`), never a panic or an unstructured rejection.
 
 use crate::stdio::errln;
-mod actions;
 mod admin;
 mod control_plane;
 mod gateway;
 
-pub use actions::{process_work_item, sweep_once};
 pub use admin::{activate_release, active_release, get_release, redrive, register_release};
 pub use control_plane::{complete, pending, result, status, submit};
 pub use gateway::invoke;
@@ -23,7 +22,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tpf_model::store::RegistryError;
 use tpf_model::{ActionHost, CoordinatorError};
-use tpf_wire::action::ActionError;
 
 use super::{HostState, HostStore, Hosted};
 
@@ -57,16 +55,6 @@ impl From<CoordinatorError> for ApiError {
                 Self::new(503, e.code(), e.to_string())
             }
             _ => Self::new(e.http_status(), e.code(), crate::error::chain(&e)),
-        }
-    }
-}
-
-impl From<ActionError> for ApiError {
-    fn from(e: ActionError) -> Self {
-        Self {
-            status: StatusCode::from_u16(e.http_status())
-                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
-            body: e.body(),
         }
     }
 }

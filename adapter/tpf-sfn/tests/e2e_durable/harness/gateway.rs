@@ -19,7 +19,7 @@ use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use serde_json::{json, Map, Value};
 use tpf_durable_driver::spec::Binding;
 use tpf_sfn_compiler::contract::hash::{contract_hash, contract_version};
-use tpf_sfn_wakepath::bridge::{DurableFunctions, Machines};
+use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::gateway::bindings::BindingTable;
 use tpf_sfn_wakepath::gateway::invoke::{Gateway, LambdaInvoker};
 use tpf_sfn_wakepath::gateway::provider::Providers;

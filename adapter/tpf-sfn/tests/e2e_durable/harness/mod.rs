@@ -2,14 +2,13 @@
 //! `tables create` and `serve` (DynamoDB store) on moto, `dex-local-runner` running the durable
 //! executions, one `cargo lambda watch` runtime per release with our `tpf-sfn-lambda` bootstrap
 //! as that release's durable driver function (`_HANDLER=durable-driver`, the release's spec in
-//! its environment), and `tpf-sfn bridge` starting and waking those drivers.
+//! its environment).
 //!
-//! Between the bridge (and the function) and the emulator sits the test shim (`shim.rs`): it
-//! fills the emulator's gaps, each named there.
+//! Between the functions and the emulator sits the test shim (`shim.rs`): it fills the
+//! emulator's gaps, each named there.
 //!
 //! [`Emulated`] is what every durable loop shares (the processes, `serve`'s HTTP API, the
-//! emulator's reads); [`Loop`] is the Action API v1 loop on it, `gateway.rs` the gateway
-//! protocol's. Two test binaries share this harness, each using its part of it.
+//! emulator's reads); `gateway.rs` is the gateway protocol's loop on it.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -19,14 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::{json, Value};
 use tpf_sfn_compiler::compile::Input;
-use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_mapping::proof;
-use tpf_sfn_mapping::scenario::{matrix, Scenario};
-use tpf_sfn_mapping::sfn::Subject;
-use tpf_wire::wakeup::{self, attr};
 
 use crate::support;
 use crate::support::http::request;
@@ -36,9 +29,6 @@ pub mod shim;
 
 pub const TOKEN: &str = "e2e-token";
 pub const TENANT: &str = "t1";
-const CONTRACT: &str = "restaurant-approval.pipeline-contract.json";
-const RELEASE: &str = "restaurant-approval.pipeline-release.json";
-const MACHINE_ARN: &str = "arn:aws:states:us-east-1:123456789012:stateMachine:";
 
 /// A background task that ends with the test.
 pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
@@ -131,21 +121,6 @@ impl Drop for Reaped {
     }
 }
 
-/// One release as deployed here: its identity and its durable function's name.
-pub struct Release {
-    pub file: PathBuf,
-    pub release_version: String,
-    pub function: String,
-}
-
-#[derive(Default)]
-pub struct Options {
-    /// Also deploy the proof's second release; the host runs both.
-    pub next_release: bool,
-    /// Extra `serve` flags.
-    pub serve: Vec<&'static str>,
-}
-
 /// What every durable loop runs: `serve` on moto's DynamoDB, the emulator, the shim in front
 /// of it, the functions' runtimes; their logs in one temporary folder.
 pub struct Emulated {
@@ -157,27 +132,6 @@ pub struct Emulated {
     pub dex: SocketAddr,
     pub shim: shim::Shim,
     pub children: BTreeMap<String, Reaped>,
-}
-
-pub struct Loop {
-    base: Emulated,
-    pub subject: Subject,
-    pub scenario: Scenario,
-    pub releases: Vec<Release>,
-    durable_functions: String,
-}
-
-impl std::ops::Deref for Loop {
-    type Target = Emulated;
-    fn deref(&self) -> &Emulated {
-        &self.base
-    }
-}
-
-impl std::ops::DerefMut for Loop {
-    fn deref_mut(&mut self) -> &mut Emulated {
-        &mut self.base
-    }
 }
 
 /// A fresh moto table set under a unique prefix (`tables create`): the prefix's id and the
@@ -495,7 +449,7 @@ impl Emulated {
         body["Events"].as_array().cloned().unwrap_or_default()
     }
 
-    /// The durable execution named `name`, once the bridge (or a hand-over) started it.
+    /// The durable execution named `name`, once the starter (or a hand-over) started it.
     pub async fn wait_started(&self, name: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
@@ -553,270 +507,6 @@ impl Emulated {
     }
 }
 
-impl Loop {
-    pub async fn start(scenario_name: &str, options: Options) -> Loop {
-        let tools = tools().clone();
-        let bootstrap = bootstrap().clone();
-        let endpoint = support::moto_endpoint();
-        let config = support::moto_config().await;
-        let (id, prefix) = tables();
-
-        let dir = tempfile::tempdir().expect("tempdir");
-        let cfg = dir.path().join("tpf-sfn.toml");
-        std::fs::write(
-            &cfg,
-            format!(
-                "name-prefix = \"{id}\"\n[binding]\nkind = \"queue\"\n[binding.queue]\n\
-                 queue-url = \"https://sqs.us-east-1.amazonaws.com/123456789012/unused\"\n\
-                 [wakeup]\ntable-name = \"{prefix}tpf_sfn_wakeup\"\n"
-            ),
-        )
-        .expect("config");
-        let examples = root().join("examples/contracts");
-        let contract = examples.join(CONTRACT);
-        let subject = subject(&contract, &examples.join(RELEASE), &cfg);
-        let scenario = matrix::derive(&subject)
-            .into_iter()
-            .find(|s| s.name == scenario_name)
-            .unwrap_or_else(|| panic!("no scenario `{scenario_name}` in the matrix"));
-
-        let identity = subject.plan.identity.clone();
-        let mut releases = vec![Release {
-            file: examples.join(RELEASE),
-            release_version: identity.release_version.clone(),
-            function: format!("{id}-driver-0"),
-        }];
-        if options.next_release {
-            let next = dir.path().join("next.pipeline-release.json");
-            let descriptor = proof::next_release_descriptor(&identity);
-            std::fs::write(&next, descriptor.to_string()).expect("next release");
-            releases.push(Release {
-                file: next,
-                release_version: descriptor["releaseVersion"]
-                    .as_str()
-                    .expect("releaseVersion")
-                    .to_owned(),
-                function: format!("{id}-driver-1"),
-            });
-        }
-
-        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let dex: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let watch_ports: Vec<u16> = releases.iter().map(|_| free_port()).collect();
-        let functions = releases
-            .iter()
-            .zip(&watch_ports)
-            .map(|(r, port)| {
-                (
-                    r.function.clone(),
-                    shim::Deployed {
-                        lambda_endpoint: format!("http://127.0.0.1:{port}"),
-                    },
-                )
-            })
-            .collect();
-        let shim = shim::Shim::start(dex, functions, None).await;
-        let durable_functions = json!(releases
-            .iter()
-            .map(|r| (
-                format!("{}@{}", identity.pipeline_id, r.release_version),
-                Value::String(r.function.clone())
-            ))
-            .collect::<serde_json::Map<_, _>>())
-        .to_string();
-
-        let mut this = Loop {
-            base: Emulated {
-                endpoint,
-                ddb: aws_sdk_dynamodb::Client::new(&config),
-                dir,
-                prefix,
-                addr,
-                dex,
-                shim,
-                children: BTreeMap::new(),
-            },
-            subject,
-            scenario,
-            releases,
-            durable_functions,
-        };
-        this.write_script();
-        let script = this.dir.path().join("script.toml");
-        let files: Vec<PathBuf> = this.releases.iter().map(|r| r.file.clone()).collect();
-        this.base
-            .spawn_serve(&contract, &files, &script, &options.serve);
-        this.base.spawn_dex(&tools);
-        for (i, port) in watch_ports.iter().enumerate() {
-            this.base.spawn_watch(&tools, i, *port);
-        }
-        this.wait_listening(addr, "serve").await;
-        this.wait_listening(dex, "dex-local-runner").await;
-        for (i, port) in watch_ports.iter().enumerate() {
-            let a: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
-            this.wait_listening(a, &format!("watch-{i}")).await;
-            let spec = this.spec(i).to_string();
-            let function = this.releases[i].function.clone();
-            let env = [("TPF_SFN_ACTION_TOKEN", TOKEN)];
-            this.base
-                .start_bootstrap(&bootstrap, i, *port, &function, &spec, &env);
-        }
-        this.spawn("bridge");
-        this
-    }
-
-    fn write_script(&self) {
-        let steps: Vec<Value> = self
-            .scenario
-            .worker
-            .iter()
-            .map(|w| json!({ "step": w.step, "outcomes": w.outcomes }))
-            .collect();
-        write_script(&self.dir.path().join("script.toml"), &steps);
-    }
-
-    /// Release `i`'s durable driver spec, as `compile --backend lambda-durable` lowers it (short
-    /// TPF-side waits from the config), with one change: the compiler takes only an `https://`
-    /// action base, and the host here is plain HTTP on loopback.
-    pub fn spec(&self, i: usize) -> Value {
-        let r = &self.releases[i];
-        let contract =
-            std::fs::read(root().join("examples/contracts").join(CONTRACT)).expect("contract");
-        let release = std::fs::read(&r.file).expect("release");
-        let config = format!(
-            "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.invalid\"\n\
-             [wakeup]\ntable-name = \"{}{}\"\nlease-wait-seconds = 1\nrecheck-seconds = 2\n",
-            self.prefix,
-            wakeup::TABLE
-        );
-        let compiled = compile_durable((CONTRACT, &contract), Some((RELEASE, &release)), &config);
-        let mut spec: Value = serde_json::from_str(&compiled.durable.spec_text).expect("spec json");
-        assert_eq!(
-            spec["identity"]["releaseVersion"],
-            r.release_version.as_str()
-        );
-        spec["binding"]["apiBaseUrl"] = json!(format!("http://{}", self.addr));
-        spec
-    }
-
-    /// Release `i`'s durable sweeper, as its scheduled function builds it: the wakeup table on
-    /// moto, Lambda through the shim (the emulator's durable APIs), recoveries on the version
-    /// this test deployed for the release.
-    pub async fn sweeper(&self, i: usize) -> tpf_sfn::sweep::DurableSweeper {
-        let r = &self.releases[i];
-        let moto = support::moto_config().await;
-        let lambda = aws_sdk_lambda::Client::from_conf(
-            aws_sdk_lambda::config::Builder::from(&moto)
-                .endpoint_url(&self.shim.url)
-                .build(),
-        );
-        let mut identity = self.subject.plan.identity.clone();
-        identity.release_version = r.release_version.clone();
-        tpf_sfn::sweep::DurableSweeper::new(
-            self.ddb.clone(),
-            lambda,
-            format!("{}{}", self.prefix, wakeup::TABLE),
-            identity,
-            r.function.clone(),
-        )
-    }
-
-    /// One run of release `i`'s sweeper, as its scheduled function runs it: sweep-once over
-    /// the Action API to `serve`, then the due executions.
-    pub async fn sweep(&self, i: usize, key: &str) -> tpf_sfn::sweep::SweepReport {
-        let sweeper = self.sweeper(i).await;
-        let tpf = tpf_sfn::relay::http::HttpActionHost::new(
-            &format!("http://{}", self.addr),
-            Some(TOKEN.to_owned()),
-            Duration::from_secs(10),
-        )
-        .expect("action host");
-        let answer = tpf_sfn::sweep::sweep_once_over(&tpf, &sweeper.request(100, key))
-            .await
-            .unwrap_or_else(|e| panic!("{}\n{}", e.report(), self.logs()));
-        sweeper.act_on(&answer.due).await
-    }
-
-    /// Starts `tpf-sfn bridge` against moto's streams and the shim's Lambda endpoint.
-    pub fn spawn(&mut self, which: &str) {
-        assert_eq!(which, "bridge", "only the bridge restarts");
-        let mut args: Vec<String> = vec![
-            "bridge".into(),
-            "--machine-arn-prefix".into(),
-            MACHINE_ARN.into(),
-            "--interval-ms".into(),
-            "100".into(),
-            "--prefix".into(),
-            self.prefix.clone(),
-            "--durable-functions".into(),
-            self.durable_functions.clone(),
-            "--lambda-endpoint-url".into(),
-            self.shim.url.clone(),
-        ];
-        args.extend(self.connection());
-        let child = tpf_sfn()
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(self.log("bridge"))
-            .spawn()
-            .expect("spawn bridge");
-        self.children.insert("bridge".into(), Reaped(child));
-    }
-
-    pub fn pipeline_id(&self) -> &str {
-        &self.subject.plan.identity.pipeline_id
-    }
-
-    // --- TPF's side, over the host's HTTP API
-
-    pub async fn submit(&self, key: &str) -> String {
-        let r = support::http::submit(self.addr, TOKEN, TENANT, self.pipeline_id(), key).await;
-        assert_eq!(r.status, 200, "{}", r.raw);
-        r.body["executionId"].as_str().expect("id").to_owned()
-    }
-
-    // --- the wakeup table
-
-    /// The execution's wakeup-table row `sk` (`driver` or `wakeup`), as strings.
-    pub async fn row(&self, id: &str, sk: &str) -> Option<BTreeMap<String, String>> {
-        let out = self
-            .ddb
-            .get_item()
-            .table_name(format!("{}{}", self.prefix, wakeup::TABLE))
-            .key(wakeup::PK, AttributeValue::S(wakeup::pk(TENANT, id)))
-            .key(wakeup::SK, AttributeValue::S(sk.to_owned()))
-            .consistent_read(true)
-            .send()
-            .await
-            .expect("GetItem");
-        out.item().map(|item| {
-            item.iter()
-                .filter_map(|(k, v)| match v {
-                    AttributeValue::S(s) | AttributeValue::N(s) => Some((k.clone(), s.clone())),
-                    _ => None,
-                })
-                .collect()
-        })
-    }
-
-    /// Waits until the driver parked: TPF's record is WAITING_EXTERNAL and the token row holds
-    /// a callback id of this execution. Returns the token row.
-    pub async fn wait_parked(&self, id: &str, arn: &str) -> BTreeMap<String, String> {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while Instant::now() < deadline {
-            if let Some(row) = self.row(id, wakeup::WAKEUP_ROW).await {
-                if row.get(attr::EXECUTION_ARN).map(String::as_str) == Some(arn)
-                    && self.record(id).await["status"] == "WAITING_EXTERNAL"
-                {
-                    return row;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{id} never parked on {arn}\n{}", self.logs());
-    }
-}
-
 fn tpf_sfn() -> Command {
     let mut c = support::cli();
     c.env("TPF_SFN_TOKEN", TOKEN);
@@ -858,22 +548,4 @@ fn run(args: &[&str]) {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn subject(contract: &Path, release: &Path, config: &Path) -> Subject {
-    let config_text = std::fs::read_to_string(config).expect("config");
-    let contract_bytes = std::fs::read(contract).expect("contract");
-    let release_bytes = std::fs::read(release).expect("release");
-    proof::subject(
-        &Input {
-            contract_file: CONTRACT,
-            contract: &contract_bytes,
-            release: Some((RELEASE, &release_bytes)),
-            config: Some(("tpf-sfn.toml", &config_text)),
-            binding: Some(BindingKind::Queue),
-            allow_unverified_hash: false,
-        },
-        None,
-    )
-    .expect("subject")
 }

@@ -1,4 +1,4 @@
-//! TEST SHIM: the Lambda endpoint the bridge, the gateway host and the durable function talk
+//! TEST SHIM: the Lambda endpoint the gateway host and the durable function talk
 //! to, in front of the durable execution emulator. It is not part of the product and fakes no
 //! result: it fills four gaps of the emulator, each a documented deviation (`docs/runtime.md`,
 //! "Lambda durable functions"):

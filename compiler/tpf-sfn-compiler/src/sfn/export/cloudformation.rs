@@ -4,7 +4,6 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
-use crate::lowering::action_token;
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime;
 use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
@@ -21,10 +20,6 @@ fn machines_arn(pattern: &str) -> Value {
     sub(&format!(
         "arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:stateMachine:{pattern}"
     ))
-}
-
-fn execution_table_arn() -> Value {
-    json!({"Fn::Select": [0, {"Fn::Split": ["/stream/", {"Ref": "ExecutionTableStreamArn"}]}]})
 }
 
 use crate::lowering::monitoring::cloudformation as monitoring;
@@ -174,11 +169,6 @@ pub fn release(out: &Compiled) -> Value {
 /// A [`Res`] as this template refers to it.
 fn resolve(f: &Facts, r: &Res) -> Value {
     match r {
-        Res::ExecutionStream => json!({"Ref": "ExecutionTableStreamArn"}),
-        Res::ExecutionTable => execution_table_arn(),
-        Res::WakeupTable => json!({"Fn::GetAtt": ["WakeupTable", "Arn"]}),
-        Res::WakeupStream => json!({"Fn::GetAtt": ["WakeupTable", "StreamArn"]}),
-        Res::BridgeFailures => json!({"Fn::GetAtt": ["BridgeFailures", "Arn"]}),
         Res::ActionQueue => json!({"Fn::GetAtt": ["ActionQueue", "Arn"]}),
         Res::DeadLetterQueue => json!({"Fn::GetAtt": ["ActionDeadLetterQueue", "Arn"]}),
         Res::FunctionLogs(which) => json!({"Fn::Sub": [
@@ -190,7 +180,6 @@ fn resolve(f: &Facts, r: &Res) -> Value {
             "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{}",
             f.durable_function_pattern()
         )),
-        Res::ActionTokenParameter => action_token::cloudformation::parameter_arn(),
         Res::DriverExecutions => sub(&format!(
             "arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:execution:{}:*",
             f.machine_pattern("driver")
@@ -216,7 +205,7 @@ fn log_group_id(which: &str) -> &'static str {
         "gateway-wakeup" => "GatewayWakeupLogGroup",
         "gateway-reconciler" => "GatewayReconcilerLogGroup",
         "gateway-starter" => "GatewayStarterLogGroup",
-        _ => "BridgeLogGroup",
+        _ => "RelayLogGroup",
     }
 }
 
@@ -538,14 +527,6 @@ pub fn wake_path(out: &Compiled) -> Value {
     let f = Facts::new(out);
     let mut parameters = Map::new();
     parameters.insert(
-        "ExecutionTableStreamArn".into(),
-        json!({
-            "Type": "String",
-            "AllowedPattern": "^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]+/stream/.+$",
-            "Description": "The stream (NEW_AND_OLD_IMAGES) of TPF's execution table; TPF owns the table"
-        }),
-    );
-    parameters.insert(
         "DurableFunctions".into(),
         json!({
             "Type": "String",
@@ -565,141 +546,15 @@ pub fn wake_path(out: &Compiled) -> Value {
     monitoring::declare(&mut parameters, &mut conditions);
 
     let mut resources = Map::new();
-    resources.insert(
-        "WakeupTable".into(),
-        // The table holds live task tokens and the bridge's checkpoints: deleting or replacing
-        // the stack must not delete it, and a bad write must be recoverable.
-        json!({
-            "Type": "AWS::DynamoDB::Table",
-            "DeletionPolicy": "Retain",
-            "UpdateReplacePolicy": "Retain",
-            "Properties": {
-                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true},
-                "TableName": f.wakeup_table,
-                "BillingMode": "PAY_PER_REQUEST",
-                "AttributeDefinitions": [
-                    {"AttributeName": tpf_wire::wakeup::PK, "AttributeType": "S"},
-                    {"AttributeName": tpf_wire::wakeup::SK, "AttributeType": "S"}
-                ],
-                "KeySchema": [
-                    {"AttributeName": tpf_wire::wakeup::PK, "KeyType": "HASH"},
-                    {"AttributeName": tpf_wire::wakeup::SK, "KeyType": "RANGE"}
-                ],
-                "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
-                "TimeToLiveSpecification": {"AttributeName": tpf_wire::wakeup::attr::EXPIRES_AT, "Enabled": true}
-            }
-        }),
-    );
-    resources.insert(
-        "BridgeFailures".into(),
-        json!({
-            "Type": "AWS::SQS::Queue",
-            "Properties": {
-                "QueueName": f.bridge_failures_queue(),
-                "MessageRetentionPeriod": stack::DLQ_RETENTION_SECONDS,
-                "SqsManagedSseEnabled": true
-            }
-        }),
-    );
-    resources.insert(
-        "BridgeLogGroup".into(),
-        log_group(&format!("/aws/lambda/{}", f.bridge_function())),
-    );
-    resources.insert(
-        "BridgeRole".into(),
-        json!({
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "AssumeRolePolicyDocument": trust("lambda.amazonaws.com"),
-                "Policies": [role_policy(&f, "bridge", &stack::bridge_statements())]
-            }
-        }),
-    );
-    let bridge_env = json!({
-        env::EXECUTION_TABLE: {"Fn::Select": [1, {"Fn::Split": ["/", execution_table_arn()]}]},
-        env::WAKEUP_TABLE: {"Ref": "WakeupTable"},
-        env::MACHINE_ARN_PREFIX: sub("arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:"),
-        env::NAME_PREFIX: f.prefix,
-        env::DURABLE_FUNCTIONS: {"Ref": "DurableFunctions"}
-    });
-    resources.insert(
-        "Bridge".into(),
-        json!({
-            "Type": "AWS::Lambda::Function",
-            "DependsOn": ["BridgeLogGroup"],
-            "Properties": function(&f.bridge_function(), "bridge", "BridgeRole", stack::BRIDGE_TIMEOUT_SECONDS, bridge_env, "BridgeLogGroup")
-        }),
-    );
-    let stream_mapping = |source: Value, filter: &str| {
-        json!({
-            "Type": "AWS::Lambda::EventSourceMapping",
-            "Properties": {
-                "EventSourceArn": source,
-                "FunctionName": {"Ref": "Bridge"},
-                "StartingPosition": "TRIM_HORIZON",
-                "BatchSize": stack::STREAM_BATCH_SIZE,
-                "FunctionResponseTypes": ["ReportBatchItemFailures"],
-                "MaximumRecordAgeInSeconds": stack::STREAM_RECORD_MAX_AGE_SECONDS,
-                "DestinationConfig": {"OnFailure": {"Destination": {"Fn::GetAtt": ["BridgeFailures", "Arn"]}}},
-                "FilterCriteria": {"Filters": [{"Pattern": filter}]}
-            }
-        })
-    };
-    resources.insert(
-        "ExecutionStreamMapping".into(),
-        stream_mapping(
-            json!({"Ref": "ExecutionTableStreamArn"}),
-            stack::EXECUTION_STREAM_FILTER,
-        ),
-    );
-    resources.insert(
-        "WakeupStreamMapping".into(),
-        stream_mapping(
-            json!({"Fn::GetAtt": ["WakeupTable", "StreamArn"]}),
-            &stack::wakeup_stream_filter(),
-        ),
-    );
     if let Some(machines_log_group) = &f.machines_log_group {
         resources.insert("MachinesLogGroup".into(), log_group(machines_log_group));
     }
 
     let mut outputs = Map::new();
-    outputs.insert(
-        "WakeupTableName".into(),
-        json!({"Value": {"Ref": "WakeupTable"}}),
-    );
-    outputs.insert(
-        "WakeupTableStreamArn".into(),
-        json!({"Value": {"Fn::GetAtt": ["WakeupTable", "StreamArn"]}}),
-    );
-    outputs.insert(
-        "BridgeFunctionArn".into(),
-        json!({"Value": {"Fn::GetAtt": ["Bridge", "Arn"]}}),
-    );
-    outputs.insert(
-        "BridgeFailuresQueueUrl".into(),
-        json!({"Value": {"Ref": "BridgeFailures"}}),
-    );
-
-    if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
-        // The gateway's queue transport: the relay invokes the gateway with its role, so it
-        // needs neither TPF's Action API URL nor its token.
-        let gateway = f.relayed_gateway();
-        if gateway.is_none() {
-            parameters.insert(
-                "ActionUrl".into(),
-                json!({
-                    "Type": "String",
-                    "AllowedPattern": "^http://.+$",
-                    "Description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"
-                }),
-            );
-            for (name, p) in action_token::cloudformation::parameters("the relay sends") {
-                parameters.insert(name.into(), p);
-            }
-            let (name, condition) = action_token::cloudformation::key_condition();
-            conditions.insert(name.into(), condition);
-        }
+    if let (Some(queue), Some(dlq), Some(gateway)) =
+        (&f.queue, f.dead_letter_queue(), f.relayed_gateway())
+    {
+        // The gateway's queue transport: the relay invokes the gateway with its role.
         parameters.insert(
             "RelaySubnetIds".into(),
             json!({"Type": "CommaDelimitedList", "Default": "", "Description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -738,16 +593,7 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayLogGroup".into(),
             log_group(&format!("/aws/lambda/{}", f.relay_function())),
         );
-        let mut relay_policy = match gateway {
-            Some(_) => role_policy(&f, "relay", &stack::gateway_relay_statements()),
-            None => role_policy(&f, "relay", &stack::relay_statements()),
-        };
-        if let (None, Some(s)) = (
-            gateway,
-            relay_policy["PolicyDocument"]["Statement"].as_array_mut(),
-        ) {
-            s.push(action_token::cloudformation::decrypt_statement_if_keyed());
-        }
+        let relay_policy = role_policy(&f, "relay", &stack::gateway_relay_statements());
         resources.insert(
             "RelayRole".into(),
             json!({
@@ -763,17 +609,10 @@ pub fn wake_path(out: &Compiled) -> Value {
                 }
             }),
         );
-        let relay_env = match gateway {
-            Some(arn) => json!({
-                env::GATEWAY_FUNCTION_ARN: arn,
-                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-            }),
-            None => json!({
-                env::ACTION_URL: {"Ref": "ActionUrl"},
-                env::ACTION_TOKEN_PARAMETER: {"Ref": action_token::CLOUDFORMATION_PARAMETER},
-                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-            }),
-        };
+        let relay_env = json!({
+            env::GATEWAY_FUNCTION_ARN: gateway,
+            env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+        });
         let mut relay = function(
             &f.relay_function(),
             "relay",
@@ -810,13 +649,9 @@ pub fn wake_path(out: &Compiled) -> Value {
             "RelayFunctionArn".into(),
             json!({"Value": {"Fn::GetAtt": ["Relay", "Arn"]}}),
         );
-        let queue_key = match gateway {
-            Some(_) => "The gateway binding's queue-url (queue transport) the drivers send to",
-            None => "The queue binding's queue-url the drivers send to",
-        };
         outputs.insert(
             "ActionQueueUrl".into(),
-            json!({"Description": queue_key, "Value": {"Ref": "ActionQueue"}}),
+            json!({"Description": "The gateway binding's queue-url (queue transport) the drivers send to", "Value": {"Ref": "ActionQueue"}}),
         );
         outputs.insert(
             "ActionDeadLetterQueueUrl".into(),
@@ -832,10 +667,8 @@ pub fn wake_path(out: &Compiled) -> Value {
     );
     for a in stack::wake_path_alarms(f.queue.is_some()) {
         let target = match a.target {
-            Res::FunctionLogs("relay") => json!({"Ref": "Relay"}),
-            Res::FunctionLogs(_) => json!({"Ref": "Bridge"}),
             Res::DeadLetterQueue => json!({"Fn::GetAtt": ["ActionDeadLetterQueue", "QueueName"]}),
-            _ => json!({"Fn::GetAtt": ["BridgeFailures", "QueueName"]}),
+            _ => json!({"Ref": "Relay"}),
         };
         resources.insert(a.id.into(), alarm(&a, target));
     }

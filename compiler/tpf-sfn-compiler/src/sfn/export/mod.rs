@@ -1,21 +1,21 @@
 //! Infrastructure-as-code exports of a compiled release, as two stacks:
 //!
 //! - the **release stack** (`cloudformation.json`, `main.tf.json`): what is pinned to this
-//!   release and retired with it: the driver and the sweeper, one least-privilege role each,
-//!   the sweeper's schedule and the machines' alarms;
+//!   release and retired with it: the gateway driver, its least-privilege role and its alarms;
 //! - the **wake-path stack** (`wake-path/`): what every release of a configuration shares and
-//!   nothing pins: the wakeup table, the bridge function with its event source mappings on
-//!   both streams, the relay function with its queue and dead-letter queue (queue binding), log
-//!   groups and alarms. Its content depends on the configuration only, never on the release,
-//!   so recompiling any release gives the same bytes and deploying it again changes nothing.
+//!   nothing pins: the gateway host (TPF's callback-binding table, the wake-up, reconciler and
+//!   starter functions), the relay function with its queue and dead-letter queue (the gateway's
+//!   queue transport), log groups and alarms. Its content depends on the configuration only,
+//!   never on the release, so recompiling any release gives the same bytes and deploying it
+//!   again changes nothing.
 //!
 //! Deploying release N+1 is a new release stack next to N's, which keeps running N's pinned
-//! executions; `tpf-sfn prune` tells when N's stack can go. One wake path serves them all,
-//! which also keeps TPF's execution table stream at one reader.
+//! executions; `tpf-sfn prune` tells when N's stack can go. An Action API v1 binding is refused
+//! (`EXPORT_ACTION_API_RETIRED`): its wake path (the bridge, the Action API relay) is retired.
 //!
 //! Pure: compile output in, JSON out; the CLI writes the files next to the others. Both
-//! flavours spell the same facts (`stack.rs`); what a user owns (TPF's stream, where the
-//! function code is, where the relay reaches TPF) is a parameter or variable.
+//! flavours spell the same facts (`stack.rs`); what a user owns (TPF's streams, where the
+//! function code is) is a parameter or variable.
 
 pub mod cloudformation;
 mod refs;
@@ -33,10 +33,12 @@ use crate::sfn::Compiled;
 pub const WAKE_PATH_DIR: &str = "wake-path";
 
 /// `(file name, contents)` of both stacks of the requested flavour: the release stack, then the
-/// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
-/// still carries a placeholder: an export is for a real account. The gateway binding's release
+/// wake-path stack under [`WAKE_PATH_DIR`]. Refused for an Action API v1 binding
+/// (`EXPORT_ACTION_API_RETIRED`), and (`EXPORT_PLACEHOLDER`) while the binding still carries a
+/// placeholder: an export is for a real account. The gateway binding's release
 /// stack is its driver alone ([`sweeper`]).
 pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
+    crate::lowering::export::refuse_action_api(&out.manifest.binding)?;
     crate::lowering::export::refuse_placeholders(
         &out.manifest.binding,
         "machines that reach nothing",
@@ -120,7 +122,7 @@ fn description(out: &Compiled, what: &str) -> String {
 
 fn wake_path_description(out: &Compiled) -> String {
     format!(
-        "tpf-sfn {} wake path of `{}` machines: wakeup table, bridge{}, log groups and alarms, shared by every release",
+        "tpf-sfn {} wake path of `{}` machines: the gateway host{}, log groups and alarms, shared by every release",
         out.manifest.compiler.version,
         out.plan.name_prefix,
         if stack::Facts::new(out).queue.is_some() {

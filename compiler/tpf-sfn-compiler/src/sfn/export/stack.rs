@@ -7,13 +7,12 @@ use crate::plan::BindingPlan;
 use crate::sfn::Compiled;
 
 /// What the wake path's durable-functions setting holds (CloudFormation `DurableFunctions`,
-/// Terraform `durable_functions`, the bridge's `TPF_SFN_DURABLE_FUNCTIONS`).
+/// Terraform `durable_functions`, the gateway host's `TPF_SFN_DURABLE_FUNCTIONS`).
 pub const DURABLE_FUNCTIONS_DESCRIPTION: &str = "Releases that run as Lambda durable functions: {\"<pipelineId>@<releaseVersion>\": \"<their release stack's DriverVersionArn>\"}; empty for none";
 
 /// Seconds one action call may take in the relay, and the function's timeout around it.
 pub const RELAY_ACTION_TIMEOUT_SECONDS: u64 = 30;
 pub const RELAY_TIMEOUT_SECONDS: u64 = 60;
-pub const BRIDGE_TIMEOUT_SECONDS: u64 = 60;
 /// Lambda's guidance: a queue's visibility timeout at least six times the function's timeout,
 /// so a message is not redelivered while a retried batch still holds it.
 pub const ACTION_QUEUE_VISIBILITY_SECONDS: u64 = 6 * RELAY_TIMEOUT_SECONDS;
@@ -21,10 +20,8 @@ pub const ACTION_QUEUE_VISIBILITY_SECONDS: u64 = 6 * RELAY_TIMEOUT_SECONDS;
 pub const ACTION_QUEUE_MAX_RECEIVES: u64 = 5;
 /// Fourteen days, SQS's longest retention: time to look at what failed.
 pub const DLQ_RETENTION_SECONDS: u64 = 1_209_600;
-/// A stream record older than this is given up (its batch's position goes to the bridge's
-/// failure queue, the sweeper recovers what it would have started or woken).
+/// A stream record older than this is given up to the failure queue.
 pub const STREAM_RECORD_MAX_AGE_SECONDS: u64 = 3600;
-pub const STREAM_BATCH_SIZE: u64 = 100;
 
 /// The gateway host's wake-up mappings, as TPF's template sets them: batches of 10, a failing
 /// batch bisected until the failing record is alone, 5 retries, records older than an hour
@@ -52,22 +49,10 @@ pub const AWAIT_STREAM_PATTERN: &str =
 pub const QUEUE_BATCH_SIZE: u64 = 10;
 pub use crate::lowering::monitoring::{DEFAULT_LOG_RETENTION_DAYS, LOG_RETENTION_DAYS};
 
-/// Event source mapping filters: inserts and updates only (TTL deletes carry nothing to decide),
-/// and on the wakeup table only token rows (not the driver pointer or checkpoint rows).
-pub const EXECUTION_STREAM_FILTER: &str = r#"{"eventName":["INSERT","MODIFY"]}"#;
-pub fn wakeup_stream_filter() -> String {
-    format!(
-        r#"{{"eventName":["INSERT","MODIFY"],"dynamodb":{{"NewImage":{{"{}":{{"S":["{}"]}}}}}}}}"#,
-        tpf_wire::wakeup::SK,
-        tpf_wire::wakeup::WAKEUP_ROW
-    )
-}
-
 /// The facts of one compiled release both stacks are made of.
 pub struct Facts<'a> {
     pub out: &'a Compiled,
     pub prefix: &'a str,
-    pub wakeup_table: &'a str,
     /// The action queue's name, for the queue binding.
     pub queue: Option<String>,
     /// The machines' log group name, when logging is on.
@@ -98,14 +83,9 @@ impl<'a> Facts<'a> {
         Facts {
             out,
             prefix: &out.plan.name_prefix,
-            wakeup_table: &out.manifest.wakeup_table,
             queue,
             machines_log_group,
         }
-    }
-
-    pub fn bridge_function(&self) -> String {
-        format!("{}-bridge", self.prefix)
     }
 
     pub fn relay_function(&self) -> String {
@@ -147,10 +127,6 @@ impl<'a> Facts<'a> {
         format!("{}-gateway-stream-failures", self.prefix)
     }
 
-    pub fn bridge_failures_queue(&self) -> String {
-        format!("{}-bridge-failures", self.prefix)
-    }
-
     pub fn dead_letter_queue(&self) -> Option<String> {
         self.queue.as_ref().map(|q| {
             let base: String = q.chars().take(80 - "-dlq".len()).collect();
@@ -158,14 +134,14 @@ impl<'a> Facts<'a> {
         })
     }
 
-    /// Names of this configuration's machines, for IAM resource patterns: the bridge starts and
-    /// wakes drivers of every release, the relay answers drivers and sweepers.
+    /// Names of this configuration's machines, for IAM resource patterns: the gateway host
+    /// starts and wakes drivers of every release, the relay answers them.
     pub fn machine_pattern(&self, role: &str) -> String {
         format!("{}-*-{role}", self.prefix)
     }
 
     /// Names of this configuration's durable driver functions with any version qualifier: the
-    /// bridge starts and wakes them on published versions only.
+    /// gateway host starts and wakes them on published versions only.
     pub fn durable_function_pattern(&self) -> String {
         format!(
             "{}-*-{}:*",
@@ -185,25 +161,15 @@ fn log_group_name(arn: &str) -> Option<String> {
 /// A resource a statement or an alarm points at, resolved by each flavour to its own reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Res {
-    /// TPF's execution table stream (a parameter: TPF owns the table).
-    ExecutionStream,
-    /// TPF's execution table, from its stream's ARN.
-    ExecutionTable,
-    WakeupTable,
-    WakeupStream,
-    BridgeFailures,
     ActionQueue,
     DeadLetterQueue,
-    /// A function's log group (`bridge` or `relay`), every stream in it.
+    /// A function's log group (`relay`, the gateway host's), every stream in it.
     FunctionLogs(&'static str),
     /// This configuration's state machines of one role (`driver`, `sweeper`).
     Machines(&'static str),
     /// This configuration's durable driver functions (the Lambda durable functions backend),
     /// every published version.
     DurableFunctions,
-    /// The SSM SecureString parameter holding the Action API token (a stack parameter: the
-    /// user creates and rotates it).
-    ActionTokenParameter,
     /// Executions of this configuration's driver machines.
     DriverExecutions,
     /// TPF's await-interaction table stream (a parameter).
@@ -249,57 +215,10 @@ fn stream_reader_statements(streams: Vec<Res>) -> [Statement; 2] {
     ]
 }
 
-/// The bridge's role: read both streams (its event source mappings poll with the function's
-/// role), read the token and the record it decides on, start and wake drivers (state machines,
-/// and the durable functions of releases on that backend), record given-up batches, write its
-/// logs. Nothing else.
-pub fn bridge_statements() -> Vec<Statement> {
-    let [read, list] = stream_reader_statements(vec![Res::ExecutionStream, Res::WakeupStream]);
-    vec![
-        read,
-        list,
-        Statement {
-            sid: "ReadTokensAndRecords",
-            actions: &["dynamodb:GetItem"],
-            resources: vec![Res::WakeupTable, Res::ExecutionTable],
-        },
-        Statement {
-            sid: "StartDrivers",
-            actions: &["states:StartExecution"],
-            resources: vec![Res::Machines("driver")],
-        },
-        Statement {
-            sid: "WakeDrivers",
-            actions: &["states:SendTaskSuccess"],
-            resources: vec![Res::Machines("driver")],
-        },
-        Statement {
-            sid: "StartDurableDrivers",
-            actions: &["lambda:InvokeFunction"],
-            resources: vec![Res::DurableFunctions],
-        },
-        Statement {
-            sid: "WakeDurableDrivers",
-            actions: &["lambda:SendDurableExecutionCallbackSuccess"],
-            resources: vec![Res::DurableFunctions],
-        },
-        Statement {
-            sid: "RecordGivenUpBatches",
-            actions: &["sqs:SendMessage"],
-            resources: vec![Res::BridgeFailures],
-        },
-        Statement {
-            sid: "WriteLogs",
-            actions: &["logs:CreateLogStream", "logs:PutLogEvents"],
-            resources: vec![Res::FunctionLogs("bridge")],
-        },
-    ]
-}
-
-/// The relay's role: consume the action queue, answer the tokens of drivers and sweepers, read
-/// the Action API token's parameter (and decrypt it with a customer managed key, a statement each
-/// flavour adds when the key is given), write its logs.
-pub fn relay_statements() -> Vec<Statement> {
+/// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
+/// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its
+/// logs. No Action API token: the gateway is invoked with the role.
+pub fn gateway_relay_statements() -> Vec<Statement> {
     vec![
         Statement {
             sid: "ConsumeActionQueue",
@@ -312,14 +231,14 @@ pub fn relay_statements() -> Vec<Statement> {
             resources: vec![Res::ActionQueue],
         },
         Statement {
-            sid: "AnswerTaskTokens",
-            actions: &["states:SendTaskSuccess", "states:SendTaskFailure"],
-            resources: vec![Res::Machines("driver"), Res::Machines("sweeper")],
+            sid: "InvokeGateway",
+            actions: &["lambda:InvokeFunction"],
+            resources: vec![Res::RelayedGateway],
         },
         Statement {
-            sid: crate::lowering::action_token::READ_SID,
-            actions: &["ssm:GetParameter"],
-            resources: vec![Res::ActionTokenParameter],
+            sid: "AnswerTaskTokens",
+            actions: &["states:SendTaskSuccess", "states:SendTaskFailure"],
+            resources: vec![Res::Machines("driver")],
         },
         Statement {
             sid: "WriteLogs",
@@ -327,28 +246,6 @@ pub fn relay_statements() -> Vec<Statement> {
             resources: vec![Res::FunctionLogs("relay")],
         },
     ]
-}
-
-/// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
-/// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its
-/// logs. No Action API token: the gateway is invoked with the role.
-pub fn gateway_relay_statements() -> Vec<Statement> {
-    let mut statements = relay_statements();
-    statements.retain(|s| s.sid != crate::lowering::action_token::READ_SID);
-    for s in &mut statements {
-        if s.sid == "AnswerTaskTokens" {
-            s.resources = vec![Res::Machines("driver")];
-        }
-    }
-    statements.insert(
-        1,
-        Statement {
-            sid: "InvokeGateway",
-            actions: &["lambda:InvokeFunction"],
-            resources: vec![Res::RelayedGateway],
-        },
-    );
-    statements
 }
 
 /// Reading and writing TPF's callback-binding table, as TPF's wake-up role does: consistent
@@ -508,50 +405,10 @@ pub fn gateway_host_functions() -> [HostFunction; 3] {
 /// One CloudWatch alarm on a resource of these stacks.
 pub type Alarm = crate::lowering::monitoring::Alarm<Res>;
 
-/// The wake path's alarms: function errors, the bridge falling behind its streams, and anything
-/// in a dead-letter queue.
+/// The relay's alarms (with the gateway's queue transport): its errors, and anything in its
+/// dead-letter queue.
 pub fn wake_path_alarms(queue_binding: bool) -> Vec<Alarm> {
-    let mut alarms = vec![
-        Alarm {
-            id: "BridgeErrorsAlarm",
-            tf_name: "bridge_errors",
-            description: "The bridge function failed: drivers may start or wake late until its retries succeed",
-            namespace: "AWS/Lambda",
-            metric: "Errors",
-            dimension: "FunctionName",
-            target: Res::FunctionLogs("bridge"),
-            statistic: "Sum",
-            period: 300,
-            periods: 1,
-            threshold: 1,
-        },
-        Alarm {
-            id: "BridgeIteratorAgeAlarm",
-            tf_name: "bridge_iterator_age",
-            description: "The bridge is more than a minute behind TPF's records: wakeups are late",
-            namespace: "AWS/Lambda",
-            metric: "IteratorAge",
-            dimension: "FunctionName",
-            target: Res::FunctionLogs("bridge"),
-            statistic: "Maximum",
-            period: 60,
-            periods: 5,
-            threshold: 60_000,
-        },
-        Alarm {
-            id: "BridgeFailuresAlarm",
-            tf_name: "bridge_failures",
-            description: "The bridge gave up on stream records; the sweeper recovers their drivers, look at why",
-            namespace: "AWS/SQS",
-            metric: "ApproximateNumberOfMessagesVisible",
-            dimension: "QueueName",
-            target: Res::BridgeFailures,
-            statistic: "Maximum",
-            period: 300,
-            periods: 1,
-            threshold: 1,
-        },
-    ];
+    let mut alarms = Vec::new();
     if queue_binding {
         alarms.push(Alarm {
             id: "RelayErrorsAlarm",
@@ -660,24 +517,16 @@ pub fn release_alarms(with_sweeper: bool) -> Vec<Alarm> {
     alarms
 }
 
-/// The bridge's and the relay's environment (`tpf_sfn_lambda::config::var`), values as the
-/// flavour resolves them.
+/// The relay's and the gateway host's environment (`tpf_sfn_lambda::config::var`), values as
+/// the flavour resolves them.
 pub mod env {
-    pub const EXECUTION_TABLE: &str = "TPF_SFN_EXECUTION_TABLE";
-    pub const WAKEUP_TABLE: &str = "TPF_SFN_WAKEUP_TABLE";
     pub const MACHINE_ARN_PREFIX: &str = "TPF_SFN_MACHINE_ARN_PREFIX";
     pub const NAME_PREFIX: &str = "TPF_SFN_NAME_PREFIX";
-    pub const ACTION_URL: &str = "TPF_SFN_ACTION_URL";
-    /// The name of the SSM SecureString parameter holding the Action API token (deployed).
-    pub use crate::lowering::action_token::PARAMETER_ENV as ACTION_TOKEN_PARAMETER;
-    /// The token itself: local runs only (`tpf-sfn relay`, a bootstrap started by hand); no
-    /// exported stack sets it.
-    pub const TOKEN: &str = "TPF_SFN_TOKEN";
     pub const ACTION_TIMEOUT_SECONDS: &str = "TPF_SFN_ACTION_TIMEOUT_SECONDS";
     /// The relay of the gateway binding's queue transport: the gateway function's numbered
-    /// version, which it invokes (unset: the relay carries Action API messages).
+    /// version, which it invokes (unset: the relay refuses to start).
     pub const GATEWAY_FUNCTION_ARN: &str = "TPF_SFN_GATEWAY_FUNCTION_ARN";
-    /// The bridge's map of the releases that run as durable functions.
+    /// The gateway host's map of the releases that run as durable functions.
     pub const DURABLE_FUNCTIONS: &str = "TPF_SFN_DURABLE_FUNCTIONS";
     /// The gateway host's functions: TPF's action gateway by its numbered version ARN.
     pub const GATEWAY_FUNCTION: &str = "TPF_SFN_GATEWAY_FUNCTION";
@@ -709,11 +558,5 @@ mod tests {
             log_group_name("arn:aws:logs:eu-west-1:210987654321:bucket"),
             None
         );
-    }
-
-    #[test]
-    fn the_wakeup_filter_selects_token_rows() {
-        let f: serde_json::Value = serde_json::from_str(&wakeup_stream_filter()).unwrap();
-        assert_eq!(f["dynamodb"]["NewImage"]["sk"]["S"][0], "wakeup");
     }
 }

@@ -5,7 +5,6 @@ use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
 use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
-use crate::lowering::action_token;
 use crate::lowering::iam::trust;
 use crate::lowering::monitoring::terraform as monitoring;
 use crate::lowering::runtime;
@@ -181,11 +180,6 @@ pub fn release(out: &Compiled) -> Value {
 
 fn resolve(f: &Facts, r: &Res) -> String {
     match r {
-        Res::ExecutionStream => "${var.execution_table_stream_arn}".into(),
-        Res::ExecutionTable => "${local.execution_table_arn}".into(),
-        Res::WakeupTable => "${aws_dynamodb_table.wakeup.arn}".into(),
-        Res::WakeupStream => "${aws_dynamodb_table.wakeup.stream_arn}".into(),
-        Res::BridgeFailures => "${aws_sqs_queue.bridge_failures.arn}".into(),
         Res::ActionQueue => "${aws_sqs_queue.action.arn}".into(),
         Res::DeadLetterQueue => "${aws_sqs_queue.action_dead_letters.arn}".into(),
         Res::FunctionLogs(which) if which.starts_with("gateway") => format!(
@@ -201,7 +195,6 @@ fn resolve(f: &Facts, r: &Res) -> String {
             "${{local.function_arn_prefix}}{}",
             tf_literal(&f.durable_function_pattern())
         ),
-        Res::ActionTokenParameter => action_token::terraform::PARAMETER_ARN.into(),
         Res::DriverExecutions => format!(
             "${{local.execution_arn_prefix}}{}:*",
             tf_literal(&f.machine_pattern("driver"))
@@ -470,14 +463,6 @@ pub fn wake_path(out: &Compiled) -> Value {
     let f = Facts::new(out);
     let mut locals = Map::new();
     locals.insert(
-        "execution_table_arn".into(),
-        json!("${element(split(\"/stream/\", var.execution_table_stream_arn), 0)}"),
-    );
-    locals.insert(
-        "execution_table_name".into(),
-        json!("${element(split(\"/\", local.execution_table_arn), 1)}"),
-    );
-    locals.insert(
         "machine_arn_prefix".into(),
         json!(format!("{}stateMachine:", tf::arn_prefix("states"))),
     );
@@ -494,10 +479,6 @@ pub fn wake_path(out: &Compiled) -> Value {
         json!("${var.gateway_function_arn != \"\"}"),
     );
     let mut variables = Map::new();
-    variables.insert(
-        "execution_table_stream_arn".into(),
-        json!({"type": "string", "description": "The stream (NEW_AND_OLD_IMAGES) of TPF's execution table; TPF owns the table"}),
-    );
     variables.insert(
         "lambda_zip".into(),
         json!({"type": "string", "default": runtime::LAMBDA_ZIP, "description": "The functions' zip (scripts/lambda-package.sh builds it)"}),
@@ -520,127 +501,14 @@ pub fn wake_path(out: &Compiled) -> Value {
             .as_object_mut()
             .map(|o| o.insert(name.to_string(), v));
     };
-    put(
-        "aws_dynamodb_table",
-        "wakeup",
-        json!({
-            "name": tf_literal(f.wakeup_table),
-            "billing_mode": "PAY_PER_REQUEST",
-            "hash_key": tpf_wire::wakeup::PK,
-            "range_key": tpf_wire::wakeup::SK,
-            "attribute": [
-                {"name": tpf_wire::wakeup::PK, "type": "S"},
-                {"name": tpf_wire::wakeup::SK, "type": "S"}
-            ],
-            "stream_enabled": true,
-            "stream_view_type": "NEW_AND_OLD_IMAGES",
-            "ttl": {"attribute_name": tpf_wire::wakeup::attr::EXPIRES_AT, "enabled": true},
-            // Live task tokens and the bridge's checkpoints: never destroyed with the stack,
-            // and recoverable to a point in time.
-            "point_in_time_recovery": {"enabled": true},
-            "lifecycle": {"prevent_destroy": true}
-        }),
-    );
-    put(
-        "aws_sqs_queue",
-        "bridge_failures",
-        json!({"name": tf_literal(&f.bridge_failures_queue()), "message_retention_seconds": stack::DLQ_RETENTION_SECONDS, "sqs_managed_sse_enabled": true}),
-    );
-    put(
-        "aws_cloudwatch_log_group",
-        "bridge",
-        log_group(&format!("/aws/lambda/{}", f.bridge_function())),
-    );
-    put(
-        "aws_iam_role",
-        "bridge",
-        json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
-    );
-    put(
-        "aws_iam_role_policy",
-        "bridge",
-        role_policy(&f, "bridge", &stack::bridge_statements()),
-    );
-    put(
-        "aws_lambda_function",
-        "bridge",
-        Value::Object(function(
-            &f.bridge_function(),
-            "bridge",
-            stack::BRIDGE_TIMEOUT_SECONDS,
-            json!({
-                env::EXECUTION_TABLE: "${local.execution_table_name}",
-                env::WAKEUP_TABLE: "${aws_dynamodb_table.wakeup.name}",
-                env::MACHINE_ARN_PREFIX: "${local.machine_arn_prefix}",
-                env::NAME_PREFIX: tf_literal(f.prefix),
-                env::DURABLE_FUNCTIONS: "${var.durable_functions}"
-            }),
-        )),
-    );
-    let mapping = |source: &str, filter: &str| {
-        json!({
-            "event_source_arn": source,
-            "function_name": "${aws_lambda_function.bridge.arn}",
-            "starting_position": "TRIM_HORIZON",
-            "batch_size": stack::STREAM_BATCH_SIZE,
-            "function_response_types": ["ReportBatchItemFailures"],
-            "maximum_record_age_in_seconds": stack::STREAM_RECORD_MAX_AGE_SECONDS,
-            "destination_config": {"on_failure": {"destination_arn": "${aws_sqs_queue.bridge_failures.arn}"}},
-            "filter_criteria": {"filter": [{"pattern": tf_literal(filter)}]}
-        })
-    };
-    put(
-        "aws_lambda_event_source_mapping",
-        "execution_stream",
-        mapping(
-            "${var.execution_table_stream_arn}",
-            stack::EXECUTION_STREAM_FILTER,
-        ),
-    );
-    put(
-        "aws_lambda_event_source_mapping",
-        "wakeup_stream",
-        mapping(
-            "${aws_dynamodb_table.wakeup.stream_arn}",
-            &stack::wakeup_stream_filter(),
-        ),
-    );
     if let Some(group) = &f.machines_log_group {
         put("aws_cloudwatch_log_group", "machines", log_group(group));
     }
     let mut outputs = Map::new();
-    outputs.insert(
-        "wakeup_table_name".into(),
-        json!({"value": "${aws_dynamodb_table.wakeup.name}"}),
-    );
-    outputs.insert(
-        "wakeup_table_stream_arn".into(),
-        json!({"value": "${aws_dynamodb_table.wakeup.stream_arn}"}),
-    );
-    outputs.insert(
-        "bridge_function_arn".into(),
-        json!({"value": "${aws_lambda_function.bridge.arn}"}),
-    );
-    outputs.insert(
-        "bridge_failures_queue_url".into(),
-        json!({"value": "${aws_sqs_queue.bridge_failures.url}"}),
-    );
-
-    if let (Some(queue), Some(dlq)) = (&f.queue, f.dead_letter_queue()) {
-        // The gateway's queue transport: the relay invokes the gateway with its role, so it
-        // needs neither TPF's Action API URL nor its token.
-        let gateway = f.relayed_gateway();
-        if gateway.is_none() {
-            variables.insert(
-                "action_url".into(),
-                json!({"type": "string", "description": "TPF's Action API as the relay reaches it (plain http inside the VPC, e.g. an internal load balancer)"}),
-            );
-            for (name, v) in action_token::terraform::variables("the relay sends") {
-                variables.insert(name.into(), v);
-            }
-            let (name, arn) = action_token::terraform::parameter_arn_local();
-            locals.insert(name.into(), arn);
-        }
+    if let (Some(queue), Some(dlq), Some(gateway)) =
+        (&f.queue, f.dead_letter_queue(), f.relayed_gateway())
+    {
+        // The gateway's queue transport: the relay invokes the gateway with its role.
         variables.insert(
             "relay_subnet_ids".into(),
             json!({"type": "list(string)", "default": [], "description": "Subnets the relay runs in to reach TPF; empty for none (no VPC)"}),
@@ -677,22 +545,11 @@ pub fn wake_path(out: &Compiled) -> Value {
             "relay",
             json!({"assume_role_policy": tf_json(&trust("lambda.amazonaws.com"))}),
         );
-        let statements = match gateway {
-            Some(_) => stack::gateway_relay_statements(),
-            None => stack::relay_statements(),
-        };
         put(
             "aws_iam_role_policy",
             "relay",
-            role_policy(&f, "relay", &statements),
+            role_policy(&f, "relay", &stack::gateway_relay_statements()),
         );
-        if gateway.is_none() {
-            put(
-                "aws_iam_role_policy",
-                "relay_token_key",
-                action_token::terraform::key_policy("relay-token-key", "relay"),
-            );
-        }
         put(
             "aws_iam_role_policy_attachment",
             "relay_vpc",
@@ -706,17 +563,10 @@ pub fn wake_path(out: &Compiled) -> Value {
             &f.relay_function(),
             "relay",
             stack::RELAY_TIMEOUT_SECONDS,
-            match gateway {
-                Some(arn) => json!({
-                    env::GATEWAY_FUNCTION_ARN: tf_literal(arn),
-                    env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-                }),
-                None => json!({
-                    env::ACTION_URL: "${var.action_url}",
-                    env::ACTION_TOKEN_PARAMETER: action_token::terraform::PARAMETER_NAME,
-                    env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
-                }),
-            },
+            json!({
+                env::GATEWAY_FUNCTION_ARN: tf_literal(gateway),
+                env::ACTION_TIMEOUT_SECONDS: stack::RELAY_ACTION_TIMEOUT_SECONDS.to_string()
+            }),
         );
         relay.insert(
             "dynamic".into(),
@@ -752,10 +602,8 @@ pub fn wake_path(out: &Compiled) -> Value {
     gateway_host(&f, &mut variables, &mut put, &mut outputs);
     for a in stack::wake_path_alarms(f.queue.is_some()) {
         let target = match a.target {
-            Res::FunctionLogs("relay") => "aws_lambda_function.relay.function_name",
-            Res::FunctionLogs(_) => "aws_lambda_function.bridge.function_name",
             Res::DeadLetterQueue => "aws_sqs_queue.action_dead_letters.name",
-            _ => "aws_sqs_queue.bridge_failures.name",
+            _ => "aws_lambda_function.relay.function_name",
         };
         put("aws_cloudwatch_metric_alarm", a.tf_name, alarm(&a, target));
     }

@@ -1,13 +1,12 @@
 //! Starting and waking drivers that run as Lambda durable functions: a start invokes the
 //! release's function version with the lineage as the durable execution name, a wake completes
 //! the parked driver's callback. "Already done" answers count as done, as for Step Functions.
-//! The bridge and the durable sweeper both act through these two.
+//! The gateway host's starter acts through these two.
 
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use serde_json::Value;
 
-use super::{PassReport, RecordHandler};
 use crate::aws::errors;
 use crate::error::Error;
 
@@ -93,35 +92,5 @@ pub async fn wake(
             e,
             |_| None,
         )),
-    }
-}
-
-impl RecordHandler {
-    pub(super) async fn start_durable(
-        &self,
-        function: &str,
-        lineage: &str,
-        input: &Value,
-        report: &mut PassReport,
-    ) -> Result<(), Error> {
-        match start(&self.lambda, super::SCOPE, function, lineage, input).await? {
-            Acted::Done => report.started += 1,
-            Acted::AlreadyDone => report.already_done += 1,
-            Acted::Refused(why) => report.refused.push(why),
-        }
-        Ok(())
-    }
-
-    pub(super) async fn wake_durable(
-        &self,
-        callback_id: &str,
-        output: &Value,
-        report: &mut PassReport,
-    ) -> Result<(), Error> {
-        match wake(&self.lambda, super::SCOPE, callback_id, output).await? {
-            Acted::Done => report.woken += 1,
-            Acted::AlreadyDone | Acted::Refused(_) => report.already_done += 1,
-        }
-        Ok(())
     }
 }
