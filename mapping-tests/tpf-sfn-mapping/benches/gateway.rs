@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use tpf_sfn_mapping::gateway::catalogue::CATALOGUE;
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
-use tpf_sfn_mapping::proof;
 use tpf_sfn_mapping::sfn::gateway_proof::{self, GatewaySubject, Verdict};
 
 // The allocator the command line uses, so the figures are the ones `tpf-sfn mapping-test` sees.
@@ -113,7 +112,7 @@ fn load() -> String {
 }
 
 fn main() {
-    let input = proof::august_restaurant_input();
+    let input = tpf_sfn_compiler::bundled::august_restaurant_input();
     let engines: [(&str, GatewaySubject); 2] = [
         (
             "Step Functions",

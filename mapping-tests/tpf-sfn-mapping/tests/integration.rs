@@ -3,14 +3,10 @@
 //! starts with its file's name: `cargo test -p tpf-sfn-mapping --test integration <file>::`.
 //! A new file is declared below (the docs drift test fails on a file left out).
 
-mod big_contracts;
 mod durable_gateway;
 mod gateway_driver_requests;
 mod gateway_world;
 mod gateway_world_durable;
 mod gateway_world_sfn;
-mod matrix;
-mod negative;
 mod remote_outcome_unknown;
-mod runaway;
 mod tpf_vectors;
