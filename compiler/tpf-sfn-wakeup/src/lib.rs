@@ -1,13 +1,9 @@
-//! The wake path's decisions, one copy each, run by the real bridge and relay (processes and
-//! Lambda handlers) and by the mapping proof:
+//! The wake path's decisions, one copy each, run by the real relay, wake-up and reconciler
+//! (processes and Lambda handlers) and by the mapping proof:
 //!
-//! - [`bridge`]: a change to a TPF execution record or a wakeup-table row in, the driver starts
-//!   and wakeups to perform out;
-//! - [`relay`]: an Action API reply in, the answer to the driver's task token out;
+//! - [`relay`]: a call's reply in, the answer to the driver's task token out;
 //! - [`gateway_relay`]: the gateway's answer to a relayed invoke in (the queue transport), the
 //!   answer to the driver's task token out, or nothing for a parking call that succeeded;
-//! - [`sweeper`]: a due execution TPF's sweep listed in, whether to wake its parked driver or
-//!   start a recovery lineage out (the sweeper state machine's choices, for a sweeper function).
 //!
 //! TPF's own host protocol on TPF's tables, for both backends (`docs/gateway.md`):
 //!
@@ -22,12 +18,10 @@
 //!
 //! Pure functions: no I/O, no clock.
 
-pub mod bridge;
 pub mod gateway_relay;
 pub mod provider;
 pub mod reconcile;
 pub mod relay;
 pub mod replacement;
-pub mod sweeper;
 pub mod view;
 pub mod wake;

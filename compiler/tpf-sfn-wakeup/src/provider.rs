@@ -4,7 +4,30 @@
 //! driver execution is in when its status changes ([`DriverState`]). The engine names below
 //! are the providers' own (AWS's error codes, history event types and execution statuses).
 
-use crate::bridge::WakeEngine;
+/// The engine a parked driver runs on, read from its execution's ARN: what the wake-up sends
+/// the callback with, and how a refused send and the driver's state are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeEngine {
+    /// A Step Functions execution (`arn:<partition>:states:...`): `SendTaskSuccess`.
+    StepFunctions,
+    /// A Lambda durable execution: `SendDurableExecutionCallbackSuccess` with the token as the
+    /// callback id.
+    Durable,
+}
+
+impl WakeEngine {
+    /// A states ARN, or no ARN at all, is Step Functions; anything else is a durable execution. That
+    /// includes a `arn:<partition>:lambda:...:durable-execution:...` ARN and the durable
+    /// execution ids the local emulator hands out, which are not ARNs.
+    pub fn of(execution_arn: &str) -> WakeEngine {
+        let arn = execution_arn.trim();
+        if arn.is_empty() || arn.split(':').nth(2) == Some("states") {
+            WakeEngine::StepFunctions
+        } else {
+            WakeEngine::Durable
+        }
+    }
+}
 
 /// TPF's `AwsDurableProviderCallbackState`: the provider's view of one callback after a send
 /// was refused as gone.
@@ -365,5 +388,22 @@ mod tests {
         assert_eq!(driver_state(s, None), Ok(NotFound));
         assert!(driver_state(s, Some("STOPPED")).is_err());
         assert!(driver_state(d, Some("ABORTED")).is_err());
+    }
+
+    #[test]
+    fn the_execution_arn_picks_the_engine_to_wake() {
+        for arn in [
+            "arn:aws:states:us-east-1:123456789012:execution:m:e",
+            "arn:aws-cn:states:cn-north-1:123456789012:execution:m:e",
+            "",
+        ] {
+            assert_eq!(WakeEngine::of(arn), WakeEngine::StepFunctions, "{arn}");
+        }
+        for arn in [
+            "arn:aws:lambda:us-east-1:123456789012:function:f:3/durable-execution/e/0e3c",
+            "3f1b7c2e-0000-4000-8000-000000000000/9a6e",
+        ] {
+            assert_eq!(WakeEngine::of(arn), WakeEngine::Durable, "{arn}");
+        }
     }
 }

@@ -27,8 +27,8 @@ use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
 use tpf_wire::gateway::{AwaitIdentity, ExecutionCheckpoint};
 use tpf_wire::records::ExecutionStatus;
 
-use crate::bridge::WakeEngine;
 use crate::provider::DriverState;
+use crate::provider::WakeEngine;
 use crate::replacement::{replacement, Unresolved};
 use crate::view::HostView;
 

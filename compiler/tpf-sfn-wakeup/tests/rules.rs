@@ -8,7 +8,7 @@ use crate::host;
 
 use host::*;
 use serde_json::json;
-use tpf_sfn_wakeup::bridge::WakeEngine;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{DriverState, ProviderState};
 use tpf_sfn_wakeup::reconcile::{self, Missing, Quiet, Reconcile};
 use tpf_sfn_wakeup::replacement::Unresolved;

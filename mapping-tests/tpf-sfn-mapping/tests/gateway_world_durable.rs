@@ -29,8 +29,8 @@ use tpf_sfn_mapping::gateway::engine::{
 use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway_proof::{durable_verdict, Verdict};
-use tpf_sfn_wakeup::bridge::WakeEngine;
 use tpf_sfn_wakeup::provider::ProviderState;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{
     ActionRequest, ActionResponse, DriverCheckpoint, ExecutionCheckpoint, Mapper,

@@ -6,7 +6,7 @@
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_sfn::error::ProvideErrorMetadata;
 use serde_json::Value;
-use tpf_sfn_wakeup::bridge::WakeEngine;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{
     self as classify, callback_gone, driver_state, DriverState, DurableEvent, ProviderState,
 };

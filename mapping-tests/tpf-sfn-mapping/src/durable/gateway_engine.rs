@@ -13,7 +13,7 @@ use durable_interp::{
 };
 use serde_json::Value;
 use tpf_durable_driver::GatewayRun;
-use tpf_sfn_wakeup::bridge::WakeEngine;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{durable_callback_state, DurableEvent, ProviderState};
 
 use super::gateway::{gateway_step, GatewayProgram};

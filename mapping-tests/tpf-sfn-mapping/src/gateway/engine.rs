@@ -8,8 +8,8 @@
 //! knows the other's types: the world speaks in execution names, ARNs, callback ids and the
 //! provider's own status words, which `tpf_sfn_wakeup::provider` turns into TPF's decisions.
 
-use tpf_sfn_wakeup::bridge::WakeEngine;
 use tpf_sfn_wakeup::provider::ProviderState;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_wire::gateway::start::{ExecutionInput, StartResponse};
 use tpf_wire::gateway::FunctionError;
 

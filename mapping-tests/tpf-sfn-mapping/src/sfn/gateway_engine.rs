@@ -5,7 +5,7 @@
 use asl_interp::{execution_arn, Engine, ExecutionStatus, SfnError};
 use serde_json::Value;
 use tpf_sfn_compiler::sfn::asl::StateMachine;
-use tpf_sfn_wakeup::bridge::WakeEngine;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{sfn_callback_state, ProviderState};
 
 use super::gateway::{GatewayFunctions, GatewayTasks};

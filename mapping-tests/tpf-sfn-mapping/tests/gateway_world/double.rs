@@ -14,7 +14,7 @@ use tpf_sfn_mapping::gateway::engine::{
     ProviderRefusal, Started,
 };
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, GATEWAY_FUNCTION};
-use tpf_sfn_wakeup::bridge::WakeEngine;
+use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{
     durable_callback_state, durable_event as ev, DurableEvent, ProviderState,
 };
