@@ -113,7 +113,9 @@ def smoke(bootstrap):
         "PATH": "/usr/bin:/bin",
         "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{server.server_address[1]}",
         "_HANDLER": "relay",
-        "TPF_SFN_ACTION_URL": "http://127.0.0.1:9",
+        # The relay carries the gateway binding's queue transport: the gateway's numbered
+        # version (never invoked here: the one message is malformed).
+        "TPF_SFN_GATEWAY_FUNCTION_ARN": "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:1",
         "AWS_LAMBDA_FUNCTION_NAME": "tpf-relay",
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128",
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
