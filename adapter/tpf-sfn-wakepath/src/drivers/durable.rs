@@ -1,7 +1,7 @@
-//! Starting and waking drivers that run as Lambda durable functions: a start invokes the
-//! release's function version with the lineage as the durable execution name, a wake completes
-//! the parked driver's callback. "Already done" answers count as done, as for Step Functions.
-//! The gateway host's starter acts through these two.
+//! Starting drivers that run as Lambda durable functions: a start invokes the release's
+//! function version with the lineage as the durable execution name; "already started" counts
+//! as done. The gateway host's starter acts through it (the wake-up's callback send is the
+//! gateway provider's, `gateway/provider.rs`).
 
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
@@ -10,11 +10,11 @@ use serde_json::Value;
 use crate::aws::errors;
 use crate::error::Error;
 
-/// What Lambda made of a start or a wake.
+/// What Lambda made of a start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acted {
     Done,
-    /// A replay: the named execution exists, or the callback is already closed.
+    /// A replay: the named execution exists.
     AlreadyDone,
     /// Refused for good (no such function, an invalid name): retrying cannot help.
     Refused(String),
@@ -59,38 +59,5 @@ pub async fn start(
             )))
         }
         Err(e) => Err(errors::from_sdk(scope, "Invoke", e, |_| None)),
-    }
-}
-
-/// Completes a parked durable driver's callback (the token row's `task_token` is the callback
-/// id). A callback that already completed or timed out, or whose execution ended, needs no
-/// wake.
-pub async fn wake(
-    lambda: &aws_sdk_lambda::Client,
-    scope: &str,
-    callback_id: &str,
-    output: &Value,
-) -> Result<Acted, Error> {
-    let result = lambda
-        .send_durable_execution_callback_success()
-        .callback_id(callback_id)
-        .result(Blob::new(output.to_string()))
-        .send()
-        .await;
-    match result {
-        Ok(_) => Ok(Acted::Done),
-        Err(e)
-            if e.as_service_error().is_some_and(|se| {
-                se.is_callback_timeout_exception() || se.is_resource_not_found_exception()
-            }) =>
-        {
-            Ok(Acted::AlreadyDone)
-        }
-        Err(e) => Err(errors::from_sdk(
-            scope,
-            "SendDurableExecutionCallbackSuccess",
-            e,
-            |_| None,
-        )),
     }
 }

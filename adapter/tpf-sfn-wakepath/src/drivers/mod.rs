@@ -1,4 +1,4 @@
-//! Where a release's drivers run and how to start and wake the durable ones: what the gateway
+//! Where a release's drivers run and how to start the durable ones: what the gateway
 //! host's starter and the local wake-up need to name a driver (its Step Functions machine, or
 //! the Lambda durable function version a release is deployed as).
 
