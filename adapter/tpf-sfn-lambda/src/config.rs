@@ -1,6 +1,5 @@
 //! The functions' settings, from their environment (the exported stacks set every one).
 
-use tpf_sfn_wakepath::action_token::{ActionToken, ParameterToken};
 use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::gateway::invoke::is_numbered_version;
 
@@ -40,8 +39,7 @@ pub mod var {
     pub const HANDLER: &str = "_HANDLER";
     /// The durable release stack's (its `Handler` is `bootstrap`, so it names the handler here).
     pub use tpf_sfn_compiler::durable::cloudformation::env::{
-        ACTION_TOKEN, ACTION_TOKEN_PARAMETER, FUNCTION as DURABLE_FUNCTION, HANDLER as TPF_HANDLER,
-        SPEC as DURABLE_SPEC, SWEEP_LIMIT,
+        HANDLER as TPF_HANDLER, SPEC as DURABLE_SPEC,
     };
 }
 
@@ -184,28 +182,6 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             ))),
         }
     }
-
-    /// The Action API token: read at run time from the SSM parameter the stack names, or, in a
-    /// local run only, the fixed token in `local` (the durable functions'
-    /// `TPF_SFN_ACTION_TOKEN`). Both at once is refused: which one is meant?
-    pub fn action_token(
-        &self,
-        local: &str,
-        config: &aws_config::SdkConfig,
-    ) -> Result<ActionToken, ConfigError> {
-        match (self.get(var::ACTION_TOKEN_PARAMETER), self.get(local)) {
-            (Some(_), Some(_)) => Err(ConfigError(format!(
-                "both {} and {local} are set; a deployed function reads the parameter, {local} is for local runs only",
-                var::ACTION_TOKEN_PARAMETER
-            ))),
-            (Some(name), None) => ParameterToken::from_config(config, &name)
-                .map(|p| ActionToken::Parameter(p.into()))
-                .map_err(|e| {
-                    ConfigError(format!("{}: {}", var::ACTION_TOKEN_PARAMETER, e.report()))
-                }),
-            (None, local) => Ok(local.into()),
-        }
-    }
 }
 
 /// `…:function:<name>:<digits>`: a published version, never `$LATEST` or an alias.
@@ -223,14 +199,6 @@ fn numbered_version(arn: &str) -> bool {
 mod tests {
     use super::*;
     use std::collections::HashMap;
-
-    /// A configuration no test call reaches AWS with.
-    fn sdk() -> aws_config::SdkConfig {
-        aws_config::SdkConfig::builder()
-            .behavior_version(aws_config::BehaviorVersion::latest())
-            .region(aws_config::Region::new("us-east-1"))
-            .build()
-    }
 
     fn env(pairs: &[(&str, &str)]) -> Env<impl Fn(&str) -> Option<String>> {
         let map: HashMap<String, String> = pairs
@@ -318,37 +286,5 @@ mod tests {
                 .unwrap_err();
             assert!(e.0.contains("published version"), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn the_token_is_a_checked_parameter_name_or_a_local_value_never_both() {
-        let parameter = env(&[(var::ACTION_TOKEN_PARAMETER, "/tpf/action-token")])
-            .action_token(var::ACTION_TOKEN, &sdk())
-            .unwrap();
-        assert!(
-            matches!(&parameter, ActionToken::Parameter(p) if p.name() == "/tpf/action-token"),
-            "{parameter:?}"
-        );
-        assert!(matches!(
-            env(&[(var::ACTION_TOKEN, "t")]).action_token(var::ACTION_TOKEN, &sdk()),
-            Ok(ActionToken::Local(_))
-        ));
-        assert!(matches!(
-            env(&[]).action_token(var::ACTION_TOKEN, &sdk()),
-            Ok(ActionToken::None)
-        ));
-        for bad in ["tpf/action-token", "/tpf//x", "/aws/x"] {
-            let e = env(&[(var::ACTION_TOKEN_PARAMETER, bad)])
-                .action_token(var::ACTION_TOKEN, &sdk())
-                .unwrap_err();
-            assert!(e.0.contains("error[ACTION_TOKEN_PARAMETER]"), "{bad}: {e}");
-        }
-        let e = env(&[
-            (var::ACTION_TOKEN_PARAMETER, "/tpf/action-token"),
-            (var::ACTION_TOKEN, "t"),
-        ])
-        .action_token(var::ACTION_TOKEN, &sdk())
-        .unwrap_err();
-        assert!(e.0.contains("both"), "{e}");
     }
 }

@@ -1,7 +1,7 @@
 //! The durable driver function: one published version per release, run by Lambda's durable
 //! execution service. Each invocation replays the execution's checkpoints through
-//! [`tpf_durable_driver::drive`] and goes on from the first operation not yet checkpointed;
-//! [`ops`] is the one module that speaks the SDK.
+//! [`tpf_durable_driver::drive_gateway`] and goes on from the first operation not yet
+//! checkpointed; [`ops`] and [`gateway`] are the modules that speak the SDK.
 //!
 //! The release's spec comes from the version's environment ([`var::DURABLE_SPEC`]), not from
 //! the zip: publishing a version freezes its environment with its code, so one zip serves every
@@ -9,16 +9,14 @@
 //!
 //! The function decides nothing itself: every branch is the driver's, on TPF's answers.
 
-pub mod call;
 pub mod gateway;
-pub mod https;
 pub mod ops;
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tpf_durable_driver::spec::Binding;
-use tpf_durable_driver::{DriverInput, DurableSpec, End, GatewayRun};
+use tpf_durable_driver::{DurableSpec, GatewayRun};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::Mapper;
 
@@ -55,11 +53,8 @@ pub fn spec<F: Fn(&str) -> Option<String>>(env: &Env<F>) -> Result<DurableSpec, 
 /// What every invocation of this function version shares.
 pub struct Driver {
     pub spec: DurableSpec,
-    /// The Action API v1 client (bindings `http`, `lambda`); `None` for the gateway binding.
-    pub action: Option<call::ActionClient>,
-    /// TPF's action gateway (binding `gateway`); `None` for the Action API v1 bindings.
-    pub gateway: Option<gateway::GatewayClient>,
-    pub ddb: aws_sdk_dynamodb::Client,
+    /// TPF's action gateway, the numbered version the spec names.
+    pub gateway: gateway::GatewayClient,
     pub lambda: aws_sdk_lambda::Client,
 }
 
@@ -70,84 +65,51 @@ impl Driver {
     ) -> Result<Driver, ConfigError> {
         let spec = spec(env)?;
         let lambda = aws_sdk_lambda::Client::new(config);
-        let (action, gateway) = match &spec.binding {
-            Binding::Gateway { function_arn, .. } => (
-                None,
-                Some(gateway::GatewayClient {
-                    client: lambda.clone(),
-                    function_arn: function_arn.clone(),
-                }),
-            ),
-            _ => (
-                Some(call::ActionClient::new(
-                    &spec,
-                    env.action_token(var::ACTION_TOKEN, config)?,
-                    lambda.clone(),
-                )?),
-                None,
-            ),
+        let Binding::Gateway { function_arn, .. } = &spec.binding;
+        let gateway = gateway::GatewayClient {
+            client: lambda.clone(),
+            function_arn: function_arn.clone(),
         };
         Ok(Driver {
             spec,
-            action,
             gateway,
-            ddb: aws_sdk_dynamodb::Client::new(config),
             lambda,
         })
     }
 }
 
-/// What a generation's execution returns when it did not fail: how it ended.
-pub fn output(end: &End) -> Value {
-    serde_json::to_value(end).unwrap_or_else(|_| json!({}))
-}
-
-/// One invocation: the release's driver over this execution's checkpoints: the gateway
-/// driver on TPF's `AwsDurableExecutionInput` for the gateway binding, the Action API v1 loop
-/// on its generation input otherwise. A driver `Fail` fails the durable execution with the
-/// driver's error name as its error type.
+/// One invocation: the gateway driver over this execution's checkpoints, on TPF's
+/// `AwsDurableExecutionInput`. A driver `Fail` fails the durable execution with the driver's
+/// error name as its error type.
 pub async fn handle(
     driver: Arc<Driver>,
     input: Value,
     ctx: aws_durable_execution_sdk::DurableContext,
 ) -> Result<Value, aws_durable_execution_sdk::BoxError> {
-    if let Binding::Gateway {
+    let Binding::Gateway {
         longest_await_seconds,
         ..
-    } = driver.spec.binding
-    {
-        // The coordinator function's SerDes: exact keys, unknown ones ignored.
-        let input = ExecutionInput::read_value(&input, Mapper::Durable).map_err(|e| {
-            aws_durable_execution_sdk::TypedError::with_type(
-                e.class,
-                e.root_cause().message.clone(),
-            )
-        })?;
-        let engine = ops::SdkOps::new(ctx, driver.clone());
-        let run = GatewayRun {
-            longest_await_seconds,
-        };
-        return match tpf_durable_driver::drive_gateway(&engine, &run, &input).await? {
-            Ok(end) => Ok(serde_json::to_value(end)?),
-            Err(f) => Err(Box::new(aws_durable_execution_sdk::TypedError::with_type(
-                f.error, f.cause,
-            ))),
-        };
-    }
-    let input: DriverInput = serde_json::from_value(input)?;
+    } = driver.spec.binding;
+    // The coordinator function's SerDes: exact keys, unknown ones ignored.
+    let input = ExecutionInput::read_value(&input, Mapper::Durable).map_err(|e| {
+        aws_durable_execution_sdk::TypedError::with_type(e.class, e.root_cause().message.clone())
+    })?;
     let engine = ops::SdkOps::new(ctx, driver.clone());
-    let end = tpf_durable_driver::drive(&engine, &driver.spec, &input).await?;
-    match end {
-        End::Failed { error, cause } => Err(Box::new(
-            aws_durable_execution_sdk::TypedError::with_type(error, cause),
-        )),
-        end => Ok(output(&end)),
+    let run = GatewayRun {
+        longest_await_seconds,
+    };
+    match tpf_durable_driver::drive_gateway(&engine, &run, &input).await? {
+        Ok(end) => Ok(serde_json::to_value(end)?),
+        Err(f) => Err(Box::new(aws_durable_execution_sdk::TypedError::with_type(
+            f.error, f.cause,
+        ))),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::collections::HashMap;
 
     fn env(pairs: &[(&str, String)]) -> Env<impl Fn(&str) -> Option<String>> {
@@ -162,7 +124,11 @@ mod tests {
         json!({
             "format": 1,
             "identity": {"pipelineId": "p", "contractVersion": "c", "releaseVersion": "r1"},
-            "binding": {"kind": "http", "apiBaseUrl": "http://127.0.0.1:8080"},
+            "binding": {
+                "kind": "gateway",
+                "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:7",
+                "longestAwaitSeconds": 1800
+            },
             "wakeup": {
                 "tableName": "tpf_sfn_wakeup", "leaseWaitSeconds": 5, "recheckSeconds": 30,
                 "lateRecheckSeconds": 5, "lateRecheckMaxSeconds": 300
@@ -226,27 +192,6 @@ mod tests {
         (read, compiled)
     }
 
-    /// What `compile --backend lambda-durable` writes into the stack is what this function
-    /// reads: the spec parses, and its https base gets the TLS client.
-    #[test]
-    fn the_compilers_spec_is_read_and_its_https_base_gets_the_tls_client() {
-        let (read, compiled) = compiled_spec(
-            "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal\"\n",
-        );
-        assert_eq!(read, compiled.durable.spec);
-        let client = call::ActionClient::new(
-            &read,
-            Some("t".to_string()).into(),
-            aws_sdk_lambda::Client::from_conf(
-                aws_sdk_lambda::Config::builder()
-                    .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-                    .build(),
-            ),
-        )
-        .unwrap();
-        assert!(matches!(client, call::ActionClient::Https(_)));
-    }
-
     /// `compile --backend lambda-durable` with the gateway binding writes a spec that makes
     /// this function the gateway driver, invoking the configured numbered version.
     #[test]
@@ -255,32 +200,13 @@ mod tests {
         let config = format!(
             "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{arn}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:tpf-starter:3\"\n"
         );
-        let (read, _) = compiled_spec(&config);
+        let (read, compiled) = compiled_spec(&config);
+        assert_eq!(read, compiled.durable.spec);
         let Binding::Gateway {
             function_arn,
             longest_await_seconds,
-        } = &read.binding
-        else {
-            panic!("a gateway binding: {:?}", read.binding);
-        };
+        } = &read.binding;
         assert_eq!(function_arn, arn);
         assert!(*longest_await_seconds > 0);
-        let lambda = aws_sdk_lambda::Client::from_conf(
-            aws_sdk_lambda::Config::builder()
-                .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-                .build(),
-        );
-        assert!(call::ActionClient::new(&read, None::<String>.into(), lambda).is_err());
-    }
-
-    #[test]
-    fn an_ending_is_the_executions_output() {
-        assert_eq!(output(&End::Succeeded), json!({"end": "succeeded"}));
-        assert_eq!(
-            output(&End::HandedOver {
-                next: "e-g1".into()
-            }),
-            json!({"end": "handedOver", "next": "e-g1"})
-        );
     }
 }

@@ -28,8 +28,13 @@ pub enum Format {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Binding {
+    // Action API v1's, retired: still parsed, so that naming one gets the compiler's coded
+    // refusal (`ACTION_API_V1_RETIRED`) rather than clap's "invalid value".
+    #[value(hide = true)]
     Http,
+    #[value(hide = true)]
     Lambda,
+    #[value(hide = true)]
     Queue,
     // TPF's action gateway (its ARNs from `[binding.gateway]` in the config file); a plain
     // comment, so that the help keeps its one-line form.
@@ -158,7 +163,8 @@ pub struct CompileArgs {
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
     /// Action binding; overrides the config file. Without either, `gateway` (TPF's action
-    /// gateway); `http`, `lambda` and `queue` are Action API v1's legacy bindings.
+    /// gateway); Action API v1's `http`, `lambda` and `queue` are retired
+    /// (ACTION_API_V1_RETIRED).
     #[arg(long, value_enum)]
     pub binding: Option<Binding>,
     /// The engine the driver runs on: Step Functions state machines, or a Lambda durable
@@ -215,11 +221,6 @@ pub struct DeployArgs {
     /// (scripts/lambda-package.sh). Needed to create the function.
     #[arg(long)]
     pub code_zip: Option<PathBuf>,
-    /// A `--backend lambda-durable` release with the http binding: the name (a full path, e.g.
-    /// /tpf/action-token) of the SSM SecureString parameter holding TPF's Action API token. The
-    /// function reads the token at run time, so rotating it needs no new version.
-    #[arg(long)]
-    pub action_token_parameter: Option<String>,
     /// Replace the definition of an existing release machine. Running executions keep the old
     /// definition; new generations get the new one.
     #[arg(long)]

@@ -177,7 +177,7 @@ fn every_argument_of_every_command_survives_every_hostile_value() {
     let values = hostile(dir.path());
     let out = dir.path().join("release");
     let o = support::cli()
-        .args(["compile", "--binding", "http", "--out"])
+        .args(["compile", "--out"])
         .arg(&out)
         .arg(examples().join("contracts/restaurant-approval.pipeline-contract.json"))
         .output()

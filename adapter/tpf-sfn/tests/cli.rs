@@ -56,43 +56,30 @@ fn compile_writes_all_outputs_then_check_passes() {
     let out = dir.path().join("release");
     let out_s = out.display().to_string();
     let (contract, release) = restaurant();
-    let o = tpf_sfn(&[
-        "compile",
-        "--binding",
-        "http",
-        &contract,
-        "--release",
-        &release,
-        "--out",
-        &out_s,
-    ]);
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     for f in [
         "driver.asl.json",
-        "sweeper.asl.json",
         "driver.iam-policy.json",
-        "sweeper.iam-policy.json",
         "driver.mmd",
         "manifest.json",
     ] {
         assert!(out.join(f).is_file(), "missing {f}");
     }
-    let driver = std::fs::read_to_string(out.join("driver.asl.json")).unwrap();
-    assert!(driver.contains("\"Await Restaurant Decision\": {"));
-    // The sweeper says what it is: the safety net, not a wakeup driver.
-    let sweeper: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sweeper.asl.json")).unwrap())
+    // The gateway driver sweeps TPF itself: no sweeper machine.
+    assert!(!out.join("sweeper.asl.json").exists());
+    let driver: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("driver.asl.json")).unwrap())
             .unwrap();
-    let comment = sweeper["Comment"].as_str().unwrap();
+    assert!(driver["States"]["Park until TPF's await completes"].is_object());
+    let comment = driver["Comment"].as_str().unwrap();
     assert!(
-        comment.starts_with("tpf-sfn sweeper for TPF pipeline") && !comment.contains("driver for"),
+        comment.starts_with("tpf-sfn wakeup driver for TPF pipeline"),
         "{comment}"
     );
 
     let o = tpf_sfn(&[
         "compile",
-        "--binding",
-        "http",
         &contract,
         "--release",
         &release,
@@ -171,14 +158,20 @@ fn compile_for_lambda_durable_writes_the_spec_and_refuses_what_it_cannot_spell()
     let o = tpf_sfn(&[&args[..], &["--check"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 
-    // The queue binding has no durable form; the embedded default's placeholder endpoint is
-    // exported in neither flavour. Each is coded, exit 2, and nothing is written.
+    // The gateway's queue transport has no durable form; Action API v1's bindings are retired;
+    // the embedded default's placeholder endpoint is exported in neither flavour. Each is
+    // coded, exit 2, and nothing is written.
+    let queue = dir.path().join("queue.toml");
+    std::fs::write(&queue, "[binding.gateway]\ntransport = \"queue\"\n").unwrap();
+    let queue = queue.display().to_string();
     for (extra, code) in [
-        (&["--binding", "queue"][..], "DURABLE_BINDING_UNSUPPORTED"),
+        (&["--config", &queue][..], "DURABLE_BINDING_UNSUPPORTED"),
+        (&["--binding", "queue"][..], "ACTION_API_V1_RETIRED"),
+        (&["--binding", "http"][..], "ACTION_API_V1_RETIRED"),
         (&["--emit", "cloudformation"][..], "EXPORT_PLACEHOLDER"),
         (&["--emit", "terraform"][..], "EXPORT_PLACEHOLDER"),
     ] {
-        let fresh = dir.path().join(extra.concat());
+        let fresh = dir.path().join(extra.concat().replace('/', "_"));
         let fresh_s = fresh.display().to_string();
         let o = tpf_sfn(
             &[
@@ -206,31 +199,20 @@ fn check_reports_drift_with_a_diff_and_exit_1() {
     let out_s = dir.path().display().to_string();
     let (contract, release) = restaurant();
     assert_eq!(
-        tpf_sfn(&[
-            "compile",
-            "--binding",
-            "http",
-            &contract,
-            "--release",
-            &release,
-            "--out",
-            &out_s
-        ])
-        .status
-        .code(),
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s])
+            .status
+            .code(),
         Some(0)
     );
     let path = dir.path().join("driver.asl.json");
     let edited = std::fs::read_to_string(&path)
         .unwrap()
-        .replace("\"Seconds\": 30", "\"Seconds\": 5");
+        .replace("\"TimeoutSeconds\": 1801", "\"TimeoutSeconds\": 5");
     std::fs::write(&path, edited).unwrap();
     std::fs::remove_file(dir.path().join("driver.mmd")).unwrap();
 
     let o = tpf_sfn(&[
         "compile",
-        "--binding",
-        "http",
         &contract,
         "--release",
         &release,
@@ -242,7 +224,8 @@ fn check_reports_drift_with_a_diff_and_exit_1() {
     let t = text(&o);
     assert!(t.contains("drift: driver.asl.json differs"), "{t}");
     assert!(
-        t.contains("-      \"Seconds\": 5,") && t.contains("+      \"Seconds\": 30,"),
+        t.contains("-      \"TimeoutSeconds\": 5,")
+            && t.contains("+      \"TimeoutSeconds\": 1801,"),
         "{t}"
     );
     assert!(t.contains("driver.mmd is missing"), "{t}");
@@ -346,11 +329,11 @@ fn validate_accepts_compiled_output_and_flags_broken_definitions() {
 #[test]
 fn graph_draws_contracts_and_asl() {
     let (contract, _) = restaurant();
-    let o = tpf_sfn(&["graph", "--binding", "http", &contract]);
+    let o = tpf_sfn(&["graph", &contract]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.starts_with("flowchart TD"));
-    assert!(t.contains("Await Restaurant Decision"));
+    assert!(t.contains("Park until TPF's await completes"), "{t}");
 }
 
 #[test]
@@ -442,8 +425,9 @@ fn mapping_test_and_simulate_refuse_action_api_v1_bindings() {
                 let err = String::from_utf8_lossy(&o.stderr);
                 assert!(
                     err.contains("error[ACTION_API_V1_RETIRED]")
-                        && err.contains(&format!("--binding is `{binding}`"))
-                        && err.contains("TPF's action gateway is the protocol"),
+                        && err.contains(&format!("--binding {binding} is Action API v1's"))
+                        && err.contains("TPF serves its action gateway only")
+                        && err.contains("[binding.gateway]"),
                     "{command} {binding} {backend}: {err}"
                 );
                 assert!(o.stdout.is_empty(), "{}", text(&o));
@@ -452,24 +436,29 @@ fn mapping_test_and_simulate_refuse_action_api_v1_bindings() {
     }
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("tpf-sfn.toml");
-    std::fs::write(
-        &config,
-        "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.example.com\"\n",
-    )
-    .unwrap();
-    let o = with_config(
-        "mapping-test",
-        &contract,
-        &release,
-        &config.display().to_string(),
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("the config file's binding.kind is `http`"),
-        "{}",
-        text(&o)
-    );
+    // By the file's kind, or by a v1 binding's table: the same code, where it stands.
+    for (toml, said) in [
+        ("[binding]\nkind = \"http\"\n", "binding.kind = \"http\""),
+        (
+            "[binding.http]\napi-base-url = \"https://tpf.example.com\"\n",
+            "the table [binding.http]",
+        ),
+    ] {
+        std::fs::write(&config, toml).unwrap();
+        let o = with_config(
+            "mapping-test",
+            &contract,
+            &release,
+            &config.display().to_string(),
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let t = text(&o);
+        assert!(
+            t.contains("error[ACTION_API_V1_RETIRED]") && t.contains(said),
+            "{t}"
+        );
+    }
     for flag in ["--snapshots", "--scenarios", "--spec"] {
         let o = tpf_sfn(&["mapping-test", &contract, flag, "x"]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -481,21 +470,22 @@ fn mapping_test_and_simulate_refuse_action_api_v1_bindings() {
     }
 }
 
-/// An Action API driver brought to the gateway world is refused at once by name, not run in
-/// a world that never answers it.
+/// A driver compiled for another gateway (another config) brought to the gateway world is
+/// refused at once by name, not run in a world that never answers it.
 #[test]
-fn mapping_test_refuses_an_action_api_driver_by_name() {
+fn mapping_test_refuses_a_driver_of_another_gateway_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let (contract, release) = restaurant();
-    let out = dir.path().display().to_string();
+    let out = dir.path().join("out").display().to_string();
+    let config = gateway_config(dir.path(), "");
     assert_eq!(
         tpf_sfn(&[
             "compile",
-            "--binding",
-            "http",
             &contract,
             "--release",
             &release,
+            "--config",
+            &config,
             "--out",
             &out
         ])
@@ -503,13 +493,14 @@ fn mapping_test_refuses_an_action_api_driver_by_name() {
         .code(),
         Some(0)
     );
-    let path = dir.path().join("driver.asl.json");
+    let path = dir.path().join("out/driver.asl.json");
+    // Proved against the embedded default's gateway, which the driver does not name.
     let o = mapping_test_driver(&contract, &release, &path.display().to_string(), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("GATEWAY_DRIVER_MISMATCH"), "{}", text(&o));
 }
 
-/// A driver whose retry branch skips its Wait asks TPF again at once, for ever: `validate`
+/// A driver whose poll branch skips its Wait sweeps TPF again at once, for ever: `validate`
 /// rejects it.
 #[test]
 fn validate_rejects_a_runaway_driver() {
@@ -517,30 +508,17 @@ fn validate_rejects_a_runaway_driver() {
     let (contract, release) = restaurant();
     let out = dir.path().display().to_string();
     assert_eq!(
-        tpf_sfn(&[
-            "compile",
-            "--binding",
-            "http",
-            &contract,
-            "--release",
-            &release,
-            "--out",
-            &out
-        ])
-        .status
-        .code(),
+        tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out])
+            .status
+            .code(),
         Some(0)
     );
     let mut runaway: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("driver.asl.json")).unwrap())
             .unwrap();
-    for rule in runaway["States"]["Route on TPF status"]["Choices"]
-        .as_array_mut()
-        .unwrap()
-    {
-        if rule["Next"] == "Wait until due" {
-            rule["Next"] = serde_json::json!("Process work item");
-        }
+    for poll in ["Poll again: next wait", "Poll again: longest wait"] {
+        assert_eq!(runaway["States"][poll]["Next"], "Wait before polling");
+        runaway["States"][poll]["Next"] = serde_json::json!("Sweep TPF");
     }
     let path = dir.path().join("runaway.asl.json");
     std::fs::write(&path, serde_json::to_string_pretty(&runaway).unwrap()).unwrap();
@@ -557,32 +535,35 @@ fn validate_proves_compiled_output_and_takes_map_bounds_for_foreign_ones() {
     let dir = tempfile::tempdir().unwrap();
     let (contract, release) = restaurant();
     let out = dir.path().display().to_string();
-    let o = tpf_sfn(&[
-        "compile",
-        "--binding",
-        "http",
-        &contract,
-        "--release",
-        &release,
-        "--out",
-        &out,
-    ]);
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = tpf_sfn(&["validate", &out]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
     assert!(
-        text(&o).contains("sweeper.asl.json: valid, at most"),
+        text(&o).contains("driver.asl.json: valid, at most"),
         "{}",
         text(&o)
     );
 
-    let sweeper = dir.path().join("sweeper.asl.json");
-    let mut def: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&sweeper).unwrap()).unwrap();
-    def["Comment"] = serde_json::json!("a machine someone else wrote");
+    // Someone else's machine with a Map over its input: its items are unbounded until told.
     let foreign = dir.path().join("foreign.asl.json");
-    std::fs::write(&foreign, def.to_string()).unwrap();
+    std::fs::write(
+        &foreign,
+        serde_json::json!({
+            "Comment": "a machine someone else wrote",
+            "StartAt": "Ensure a driver for each due execution",
+            "States": {"Ensure a driver for each due execution": {
+                "Type": "Map", "ItemsPath": "$.items", "End": true,
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "INLINE"},
+                    "StartAt": "Each", "States": {"Each": {"Type": "Pass", "End": true}}
+                }
+            }}
+        })
+        .to_string(),
+    )
+    .unwrap();
     let foreign = foreign.display().to_string();
     let o = tpf_sfn(&["validate", &foreign]);
     assert!(text(&o).contains("ASL_HISTORY_UNPROVEN"), "{}", text(&o));
@@ -608,9 +589,9 @@ fn a_compile_whose_rename_fails_keeps_the_old_output_and_leaves_no_temporary() {
     let out = dir.path().join("release");
     let out_s = out.display().to_string();
     let (contract, release) = restaurant();
-    let o = tpf_sfn(&["compile", "--binding", "http", &contract, "--out", &out_s]);
+    let o = tpf_sfn(&["compile", &contract, "--out", &out_s]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let before: Vec<(String, Vec<u8>)> = ["driver.asl.json", "sweeper.asl.json"]
+    let before: Vec<(String, Vec<u8>)> = ["driver.asl.json", "driver.iam-policy.json"]
         .iter()
         .map(|f| (f.to_string(), std::fs::read(out.join(f)).unwrap()))
         .collect();
@@ -618,16 +599,7 @@ fn a_compile_whose_rename_fails_keeps_the_old_output_and_leaves_no_temporary() {
     std::fs::remove_file(out.join("manifest.json")).unwrap();
     std::fs::create_dir_all(out.join("manifest.json/keep")).unwrap();
     // With a release the identity (and so every definition) differs from the first output.
-    let o = tpf_sfn(&[
-        "compile",
-        "--binding",
-        "http",
-        &contract,
-        "--release",
-        &release,
-        "--out",
-        &out_s,
-    ]);
+    let o = tpf_sfn(&["compile", &contract, "--release", &release, "--out", &out_s]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("error[IO_WRITE]"), "{}", text(&o));
     for (f, bytes) in &before {

@@ -29,8 +29,10 @@ use tpf_sfn::error::Error;
 
 const ROLE: &str = "arn:aws:iam::123456789012:role/tpf-sfn";
 
+/// The restaurant sample on the gateway binding (`examples/aws/gateway.tpf-sfn.toml`): its
+/// driver alone, which sweeps TPF itself.
 fn compiled(dir: &Path) -> Release {
-    compiled_with(dir, &["--binding", "queue"])
+    compiled_with(dir, &["--config", &gateway_config()])
 }
 
 /// The restaurant sample compiled into `dir` with `extra` arguments, loaded as `deploy` loads it.
@@ -219,30 +221,12 @@ fn names(release: &Release) -> Vec<String> {
     release.machines.iter().map(|m| m.name.clone()).collect()
 }
 
-#[test]
-fn first_deploy_creates_both_machines_with_progress() {
-    let dir = tempfile::tempdir().unwrap();
-    let release = compiled(dir.path());
-    let list = list_pages(vec![vec![]]);
-    let w = Writes::new();
-    let mut rules: Vec<&Rule> = list.iter().collect();
-    rules.extend(w.rules());
-    let (report, lines) = run(&client(&rules), &release, normal()).unwrap();
-    assert_eq!(w.create.num_calls(), 2);
-    assert_eq!(report.write_calls, 2);
-    assert!(
-        lines[0].starts_with("[1/2] driver ") && lines[0].ends_with(": created"),
-        "{lines:?}"
-    );
-    assert!(lines[1].starts_with("[2/2] sweeper "), "{lines:?}");
-}
-
 /// A gateway-binding release is its driver alone (the driver sweeps TPF itself): one machine
 /// created, tagged with the release's identity as every release's machines are.
 #[test]
 fn a_gateway_release_deploys_its_driver_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let release = compiled_with(dir.path(), &["--config", &gateway_config()]);
+    let release = compiled(dir.path());
     assert!(release.manifest.machines.sweeper.is_none());
     assert_eq!(release.machines.len(), 1, "{:?}", names(&release));
     let driver = &release.machines[0];
@@ -302,11 +286,8 @@ fn changed_definition_is_refused_with_a_diff_and_no_writes() {
     let release = compiled(dir.path());
     let list = list_pages(vec![names(&release)]);
     let desc = describe(&release, |name, def| {
-        if name.ends_with("-driver") {
-            def.replace("\"Wait for lease\"", "\"Wait for the lease\"")
-        } else {
-            def.to_string()
-        }
+        assert!(name.ends_with("-driver"), "{name}");
+        def.replace("\"Read TPF status\"", "\"Read the TPF status\"")
     });
     let w = Writes::new();
     let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
@@ -317,19 +298,14 @@ fn changed_definition_is_refused_with_a_diff_and_no_writes() {
         panic!("driver not refused: {:?}", report.machines[0].action);
     };
     assert!(
-        diff.iter().any(|l| l == "+ States.\"Wait for lease\""),
+        diff.iter().any(|l| l == "+ States.\"Read TPF status\""),
         "{diff:?}"
     );
     assert!(
-        diff.iter().any(|l| l == "- States.\"Wait for the lease\""),
+        diff.iter().any(|l| l == "- States.\"Read the TPF status\""),
         "{diff:?}"
     );
-    assert_eq!(report.machines[1].action, Action::Unchanged);
-    assert_eq!(
-        w.total(),
-        0,
-        "a refusal writes nothing, not even the unchanged sweeper"
-    );
+    assert_eq!(w.total(), 0, "a refusal writes nothing");
 }
 
 #[test]
@@ -337,12 +313,8 @@ fn force_replace_updates_and_lists_running_executions_across_pages() {
     let dir = tempfile::tempdir().unwrap();
     let release = compiled(dir.path());
     let list = list_pages(vec![names(&release)]);
-    let desc = describe(&release, |name, def| {
-        if name.ends_with("-driver") {
-            def.replace("\"Seconds\": 30", "\"Seconds\": 31")
-        } else {
-            def.to_string()
-        }
+    let desc = describe(&release, |_, def| {
+        def.replace("\"Read TPF status\"", "\"Read the TPF status\"")
     });
     let exec = |name: &str| {
         ExecutionListItem::builder()
@@ -398,19 +370,27 @@ fn force_replace_updates_and_lists_running_executions_across_pages() {
 fn dry_run_plans_without_writes() {
     let dir = tempfile::tempdir().unwrap();
     let release = compiled(dir.path());
-    let list = list_pages(vec![vec![release.machines[1].name.clone()]]);
-    let desc = describe(&release, |_, def| def.to_string());
-    let w = Writes::new();
-    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
-    rules.extend(w.rules());
-    let opts = Options {
+    let opts = || Options {
         role_arn: None,
         dry_run: true,
         force_replace: false,
     };
-    let (report, _) = run(&client(&rules), &release, opts).unwrap();
+    // Nothing deployed: the plan creates the driver, and writes nothing.
+    let list = list_pages(vec![vec![]]);
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), &release, opts()).unwrap();
     assert_eq!(report.machines[0].action, Action::Create);
-    assert_eq!(report.machines[1].action, Action::Unchanged);
+    assert_eq!(w.total(), 0);
+    // Deployed already: the plan leaves it, and writes nothing.
+    let list = list_pages(vec![names(&release)]);
+    let desc = describe(&release, |_, def| def.to_string());
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), &release, opts()).unwrap();
+    assert_eq!(report.machines[0].action, Action::Unchanged);
     assert_eq!(w.total(), 0);
 }
 
@@ -422,7 +402,7 @@ fn list_state_machines_is_paginated() {
     let list = list_pages(vec![
         vec!["someone-elses-machine".into()],
         vec![],
-        vec![n[0].clone(), n[1].clone()],
+        vec![n[0].clone()],
     ]);
     let desc = describe(&release, |_, def| def.to_string());
     let w = Writes::new();
@@ -438,7 +418,7 @@ fn list_state_machines_is_paginated() {
         0,
         "machines on the third page are found, not re-created"
     );
-    assert_eq!(list[2].num_calls(), 2);
+    assert_eq!(list[2].num_calls(), 1);
 }
 
 fn error_case(rules: &[&Rule], release: &Release) -> Error {
@@ -554,8 +534,9 @@ fn throttling_then_success_is_retried_by_the_sdk() {
             .with_initial_backoff(std::time::Duration::from_millis(1))
     ));
     let (report, _) = run(&sfn, &release, normal()).unwrap();
-    assert_eq!(report.write_calls, 2);
-    assert!(flaky.num_calls() >= 3, "{}", flaky.num_calls());
+    assert_eq!(report.write_calls, 1);
+    // The throttled call, then the SDK's retry of it.
+    assert!(flaky.num_calls() >= 2, "{}", flaky.num_calls());
 }
 
 #[test]
@@ -581,7 +562,7 @@ fn tag_drift_on_an_unchanged_definition_is_a_tag_update_only() {
             settings: vec![]
         }
     );
-    assert_eq!(w.tag.num_calls(), 2);
+    assert_eq!(w.tag.num_calls(), 1);
     assert_eq!(w.update.num_calls() + w.create.num_calls(), 0);
     assert!(
         lines[0].ends_with("updated tag tpf-sfn:compiler-version"),
@@ -621,14 +602,13 @@ fn a_refused_definition_prints_one_line_and_keeps_the_echo_for_verbose() {
     assert!(verbose.contains("  = detail: "), "{}", &verbose[..200]);
 }
 
+/// The restaurant sample with the embedded default: the gateway binding's placeholders (its
+/// function and its starter), what `init` writes until the user sets them.
 fn compile_default(out: &Path) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
-    // The http binding's placeholders (an endpoint and a connection): the Action API binding
-    // these tests are about, named since the embedded default became the gateway.
     let o = support::cli()
         .arg("compile")
         .arg(root.join("restaurant-approval.pipeline-contract.json"))
-        .args(["--binding", "http"])
         .arg("--out")
         .arg(out)
         .output()
@@ -656,9 +636,9 @@ fn deploy_cli(out: &str, extra: &[&str]) -> (Option<i32>, String, Vec<u8>) {
     )
 }
 
-/// `deploy` of a release compiled with the http binding's placeholder endpoint and
-/// connection is refused against AWS, before any call (no endpoint, no credentials, no network
-/// here), naming the tpf-sfn.toml keys to set. Against a local emulator it goes ahead.
+/// `deploy` of a release compiled with the gateway binding's placeholders is refused against
+/// AWS, before any call (no endpoint, no credentials, no network here), naming each
+/// tpf-sfn.toml key to set and the `--config` flag. Against a local emulator it goes ahead.
 #[test]
 fn deploy_refuses_placeholders_outside_an_emulator() {
     let dir = tempfile::tempdir().unwrap();
@@ -668,10 +648,11 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
     assert!(
-        err.contains("tpf-sfn.toml#binding.http.api-base-url"),
+        err.contains("tpf-sfn.toml#binding.gateway.function-arn")
+            && err.contains("tpf-sfn.toml#binding.gateway.starter-function-arn"),
         "{err}"
     );
-    assert!(err.contains("binding.http.connection-arn"), "{err}");
+    assert!(err.contains("`--config`"), "{err}");
     assert!(
         stdout.is_empty(),
         "no plan printed: {}",
@@ -697,22 +678,51 @@ fn deploy_refuses_placeholders_outside_an_emulator() {
     assert!(err.contains("\n  = detail: "), "{err}");
 }
 
-/// The gateway binding's placeholders (what `init` writes until the user sets them) are refused
-/// the same way, before any call, naming each key and the `--config` flag.
+/// A release compiled for an Action API v1 binding (an older tpf-sfn's, on either backend) is
+/// refused by `deploy` from its manifest, before any call and whatever the endpoint, with the
+/// gateway binding as the way out; the same release on the gateway binding is not.
 #[test]
-fn deploy_refuses_the_gateway_bindings_placeholders() {
+fn deploy_refuses_an_action_api_v1_release() {
     let dir = tempfile::tempdir().unwrap();
-    compiled_with(dir.path(), &["--binding", "gateway"]);
-    let (code, err, stdout) = deploy_cli(dir.path().to_str().unwrap(), &[]);
+    compiled(dir.path());
+    let out = dir.path().to_str().unwrap();
+    let manifest_path = dir.path().join("manifest.json");
+    let gateway = std::fs::read_to_string(&manifest_path).unwrap();
+    let emulator = ["--endpoint-url", "http://127.0.0.1:9"];
+    // The gateway release goes on to the calls (nothing listens on port 9).
+    let (code, err, _) = deploy_cli(out, &emulator);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("error[DEPLOY_PLACEHOLDER]"), "{err}");
-    assert!(
-        err.contains("tpf-sfn.toml#binding.gateway.function-arn")
-            && err.contains("tpf-sfn.toml#binding.gateway.starter-function-arn"),
-        "{err}"
-    );
-    assert!(err.contains("`--config`"), "{err}");
-    assert!(stdout.is_empty(), "{}", String::from_utf8_lossy(&stdout));
+    assert!(err.contains("error[DEPLOY_UNREACHABLE]"), "{err}");
+    for (backend, kind) in [
+        (None, "queue"),
+        (None, "http"),
+        (Some("lambda-durable"), "lambda"),
+    ] {
+        let mut m: serde_json::Value = serde_json::from_str(&gateway).unwrap();
+        m["binding"]["kind"] = kind.into();
+        if let Some(b) = backend {
+            m["backend"] = b.into();
+        }
+        std::fs::write(&manifest_path, m.to_string()).unwrap();
+        for endpoint in [&[][..], &emulator[..]] {
+            let (code, err, stdout) = deploy_cli(out, endpoint);
+            assert_eq!(code, Some(2), "{kind}: {err}");
+            assert!(
+                err.starts_with("error[ACTION_API_V1_RETIRED]"),
+                "{kind}: {err}"
+            );
+            assert!(
+                err.contains(&format!("manifest.json#/binding/kind is `{kind}`")),
+                "{err}"
+            );
+            assert!(
+                err.contains("binding.kind = \"gateway\"") && err.contains("[binding.gateway]"),
+                "{err}"
+            );
+            assert!(!err.contains("DEPLOY_"), "refused before any call: {err}");
+            assert!(stdout.is_empty(), "{}", String::from_utf8_lossy(&stdout));
+        }
+    }
 }
 
 /// Answers every request with an empty `ListStateMachines` page: an account with no machines.

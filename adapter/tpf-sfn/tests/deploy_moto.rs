@@ -35,16 +35,17 @@ fn show(o: &Output) -> String {
     )
 }
 
-/// Compiles the restaurant sample (queue binding: moto rejects `http:invoke`) with `config`.
-fn compile(out: &Path, config: &str) {
-    compile_with(out, config, "queue")
-}
-
-/// Compiles the restaurant sample with `binding` and `config`.
-fn compile_with(out: &Path, config: &str, binding: &str) {
+/// Compiles the restaurant sample on the gateway binding with `config`, whose
+/// `[binding.gateway]` lines (`gateway`) get the queue transport the local loop runs (moto runs
+/// no Lambda function; the relay carries the calls).
+fn compile(out: &Path, config: &str, gateway: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
     let cfg = out.with_extension("toml");
-    std::fs::write(&cfg, config).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{config}[binding.gateway]\ntransport = \"queue\"\n{gateway}"),
+    )
+    .unwrap();
     let o = tpf(&[
         "compile",
         root.join("restaurant-approval.pipeline-contract.json")
@@ -54,8 +55,6 @@ fn compile_with(out: &Path, config: &str, binding: &str) {
         root.join("restaurant-approval.pipeline-release.json")
             .to_str()
             .unwrap(),
-        "--binding",
-        binding,
         "--config",
         cfg.to_str().unwrap(),
         "--out",
@@ -105,7 +104,7 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("release");
     let prefix = unique("d");
-    compile(&out, &format!("name-prefix = \"{prefix}\"\n"));
+    compile(&out, &format!("name-prefix = \"{prefix}\"\n"), "");
 
     let o = deploy(&out, &["--dry-run"]);
     assert!(o.status.success(), "{}", show(&o));
@@ -115,10 +114,9 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     assert!(o.status.success(), "{}", show(&o));
     let s = stdout(&o);
     assert!(
-        s.contains("[1/2] driver ") && s.contains(": created"),
+        s.contains("[1/1] driver ") && s.contains(": created"),
         "{s}"
     );
-    assert!(s.contains("[2/2] sweeper "), "{s}");
 
     let o = deploy(&out, &[]);
     assert!(o.status.success(), "{}", show(&o));
@@ -140,14 +138,15 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
     // A different definition for the same release is refused, naming the change.
     compile(
         &out,
-        &format!("name-prefix = \"{prefix}\"\n[wakeup]\nlease-wait-seconds = 7\n"),
+        &format!("name-prefix = \"{prefix}\"\n"),
+        "await-timeout-seconds = 600\n",
     );
     let o = deploy(&out, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     let s = stdout(&o);
     assert!(s.contains("refuse: driver"), "{s}");
     assert!(
-        s.contains("~ States.\"Wait for lease\".Seconds: 30 → 7"),
+        s.contains("~ States.\"Park until TPF's await completes\".TimeoutSeconds: 1801 → 601"),
         "{s}"
     );
     assert!(s.contains("DEPLOY_DEFINITION_CHANGED"), "{s}");
@@ -174,10 +173,12 @@ async fn deploy_creates_then_is_idempotent_then_refuses_a_change_unless_forced()
 fn deploy_reports_a_modified_definition_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("release");
-    compile(&out, &format!("name-prefix = \"{}\"\n", unique("m")));
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("m")), "");
     let path = out.join("driver.asl.json");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("\"Seconds\": 30", "\"Seconds\": 1")).unwrap();
+    let edited = text.replace("\"TimeoutSeconds\": 1801", "\"TimeoutSeconds\": 1");
+    assert_ne!(edited, text);
+    std::fs::write(&path, edited).unwrap();
     let o = deploy(&out, &["--dry-run"]);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(
@@ -233,12 +234,20 @@ async fn create_table(ddb: &aws_sdk_dynamodb::Client, name: &str, hash: &str, ra
         .unwrap();
 }
 
+/// TPF's record of the root execution `id`, submitted under the client key `key-<id>` (stored
+/// scoped to its pipeline and release, as TPF stores it).
 fn record(id: &str, status: ExecutionStatus, m: &Value, release: &str) -> ExecutionRecord {
+    let pipeline = m["identity"]["pipelineId"].as_str().unwrap();
     ExecutionRecord {
         tenant_id: "t1".into(),
         execution_id: id.into(),
-        execution_key: format!("key-{id}"),
-        pipeline_id: m["identity"]["pipelineId"].as_str().unwrap().into(),
+        execution_key: tpf_wire::ids::scoped_root_execution_key(
+            pipeline,
+            release,
+            &format!("key-{id}"),
+        )
+        .unwrap(),
+        pipeline_id: pipeline.into(),
         contract_version: m["identity"]["contractVersion"].as_str().unwrap().into(),
         release_version: release.into(),
         result_shape: ResultShape::Single,
@@ -327,13 +336,39 @@ impl StatusEnv {
     }
 }
 
+/// The task token of the SUBMIT a driver sent to `queue` for the client key `key`.
+async fn submit_token(conf: &aws_config::SdkConfig, queue: &str, key: &str) -> String {
+    let sqs = aws_sdk_sqs::Client::new(conf);
+    for _ in 0..60 {
+        let got = sqs
+            .receive_message()
+            .queue_url(queue)
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .unwrap();
+        for m in got.messages() {
+            let body: Value = serde_json::from_str(m.body().unwrap_or("{}")).unwrap();
+            if body["gatewayRequest"]["idempotencyKey"] == key {
+                return body["taskToken"].as_str().unwrap().to_owned();
+            }
+        }
+    }
+    panic!("no SUBMIT for {key} reached {queue}");
+}
+
+/// `n` generations, each running and parked at SUBMIT's queue (nothing relays it here).
 fn parked(v: &Value, n: usize) -> bool {
     let gens = v["generations"].as_array().cloned().unwrap_or_default();
     gens.len() == n
         && gens
             .iter()
-            .all(|g| g["status"] == "RUNNING" && g["currentState"] == "Process work item")
+            .all(|g| g["status"] == "RUNNING" && g["currentState"] == SUBMIT)
 }
+
+/// The gateway driver's SUBMIT state, where a generation waits for the relay.
+const SUBMIT: &str = "Submit TPF execution";
 
 #[tokio::test]
 async fn status_joins_tpf_records_with_driver_generations() {
@@ -342,20 +377,15 @@ async fn status_joins_tpf_records_with_driver_generations() {
     let sfn = aws_sdk_sfn::Client::new(&conf);
     let ddb = aws_sdk_dynamodb::Client::new(&conf);
     let prefix = unique("s");
-    let wakeup = format!("{prefix}_wakeup");
     let table = format!("{prefix}_execution");
-    let queue = create_queue(&endpoint, &format!("{prefix}-actions"));
+    let queue = create_queue(&endpoint, &format!("{prefix}-gateway"));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("release");
-    compile(
-        &out,
-        &format!(
-            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[timeouts]\naction-call-seconds = 300\n[wakeup]\ntable-name = \"{wakeup}\"\n"
-        ),
-    );
+    let config = format!("name-prefix = \"{prefix}\"\n");
+    let gateway = format!("queue-url = \"{queue}\"\n");
+    compile(&out, &config, &gateway);
     let o = deploy(&out, &[]);
     assert!(o.status.success(), "{}", show(&o));
-    create_table(&ddb, &wakeup, "pk", "sk").await;
     create_table(&ddb, &table, "tenant_id", "execution_id").await;
     let m = manifest(&out);
     let release = m["identity"]["releaseVersion"]
@@ -370,11 +400,36 @@ async fn status_joins_tpf_records_with_driver_generations() {
         "arn:aws:states:us-east-1:123456789012:stateMachine:{}",
         m["machines"]["driver"]["name"].as_str().unwrap()
     );
-    let start = |name: &str, id: &str, generation: u32| {
+    // Generation `generation` of the execution `id` (key `key-<id>`, as `record` writes it),
+    // started under TPF's name for it, as the starter and the reconciler start them.
+    let name = |id: &str, generation: i64| {
+        tpf_wire::gateway::names::durable_execution_name(
+            Some("t1"),
+            Some(&format!("key-{id}")),
+            generation,
+        )
+        .unwrap()
+    };
+    let start = |id: &str, generation: i64| {
         let sfn = sfn.clone();
         let arn = driver_arn.clone();
-        let input = serde_json::json!({"tenantId": "t1", "executionId": id, "lineage": id, "generation": generation}).to_string();
-        let name = name.to_string();
+        let pinned = tpf_wire::gateway::start::ReleaseIdentity {
+            pipeline_id: m["identity"]["pipelineId"].as_str(),
+            contract_version: m["identity"]["contractVersion"].as_str(),
+            release_version: m["identity"]["releaseVersion"].as_str(),
+        };
+        let key = format!("key-{id}");
+        let input = tpf_wire::gateway::start::ExecutionInput::new(
+            Some("t1"),
+            Some(&key),
+            pinned,
+            Some("{\"order\":1}"),
+            None,
+            generation,
+        )
+        .unwrap()
+        .to_json();
+        let name = name(id, generation);
         async move {
             sfn.start_execution()
                 .state_machine_arn(arn)
@@ -406,25 +461,25 @@ async fn status_joins_tpf_records_with_driver_generations() {
     assert_eq!(v["record"]["status"], "WAITING_EXTERNAL");
     assert_eq!(v["record"]["awaitUnitId"], "unit-e1");
 
-    // Two generations parked at the queue binding's callback: two live drivers.
-    start("e1", "e1", 0).await;
-    start("e1-g1", "e1", 1).await;
+    // Two generations waiting on their SUBMIT: two live drivers.
+    start("e1", 1).await;
+    start("e1", 2).await;
     let (o, v) = env.status_until("e1", |v| parked(v, 2));
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_TWO_LIVE_GENERATIONS", "{v}");
     // moto's executions are in no AWS console: no link to one.
     assert!(v["generations"][0]["consoleUrl"].is_null(), "{v}");
-    assert!(v["wakeupPointer"]["executionArn"].is_string(), "{v}");
+    // A gateway driver writes no wakeup-table pointer.
+    assert!(v["wakeupPointer"].is_null(), "{v}");
 
-    // One live generation: consistent. (moto does not stop an execution parked on a task token,
-    // so ended generations come from input the driver rejects instead of StopExecution.)
+    // One live generation: consistent.
     put(
         &ddb,
         &table,
         &record("e4", ExecutionStatus::WaitingExternal, &m, &release),
     )
     .await;
-    start("e4", "e4", 0).await;
+    start("e4", 1).await;
     let (o, v) = env.status_until("e4", |v| parked(v, 1));
     assert!(o.status.success(), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_OK", "{v}");
@@ -443,9 +498,10 @@ async fn status_joins_tpf_records_with_driver_generations() {
     ]);
     let s = stdout(&text);
     assert!(
-        s.contains(
-            "consistent: TPF is WAITING_EXTERNAL; driver e4 is running at \"Process work item\""
-        ),
+        s.contains(&format!(
+            "consistent: TPF is WAITING_EXTERNAL; driver {} is running at \"{SUBMIT}\"",
+            name("e4", 1)
+        )),
         "{s}"
     );
     assert!(
@@ -462,10 +518,13 @@ async fn status_joins_tpf_records_with_driver_generations() {
         &record("e5", ExecutionStatus::WaitingExternal, &m, &release),
     )
     .await;
-    sfn.start_execution()
-        .state_machine_arn(&driver_arn)
-        .name("e5")
-        .input(r#"{"tenantId": "t1"}"#)
+    // Its SUBMIT is answered with no checkpoint (as a gateway that lost it would): the
+    // driver fails at once. (moto stops no execution parked on a task token.)
+    start("e5", 1).await;
+    let token = submit_token(&conf, &queue, "key-e5").await;
+    sfn.send_task_success()
+        .task_token(token)
+        .output(r#"{"checkpoint": null}"#)
         .send()
         .await
         .unwrap();
@@ -487,7 +546,7 @@ async fn status_joins_tpf_records_with_driver_generations() {
         &record("e2", ExecutionStatus::Failed, &m, &release),
     )
     .await;
-    start("e2", "e2", 0).await;
+    start("e2", 1).await;
     let (o, v) = env.status_until("e2", |v| parked(v, 1));
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_DRIVER_AFTER_TERMINAL", "{v}");
@@ -503,12 +562,11 @@ async fn status_joins_tpf_records_with_driver_generations() {
     assert_eq!(o.status.code(), Some(1), "{v}");
     assert_eq!(v["verdict"]["code"], "STATUS_RELEASE_MISMATCH", "{v}");
 
-    // Forcing a new definition onto this release warns about every parked driver.
+    // Forcing a new definition onto this release warns about every running driver.
     compile(
         &out,
-        &format!(
-            "name-prefix = \"{prefix}\"\n[binding.queue]\nqueue-url = \"{queue}\"\n[timeouts]\naction-call-seconds = 300\n[wakeup]\ntable-name = \"{wakeup}\"\nlease-wait-seconds = 7\n"
-        ),
+        &config,
+        &format!("{gateway}await-timeout-seconds = 600\n"),
     );
     let o = deploy(&out, &["--force-replace"]);
     assert!(o.status.success(), "{}", show(&o));
@@ -517,8 +575,9 @@ async fn status_joins_tpf_records_with_driver_generations() {
         s.contains("warning: 4 RUNNING execution(s) keep the old definition"),
         "{s}"
     );
-    for name in ["e1", "e1-g1", "e4", "e2"] {
-        assert!(s.contains(name), "{name} missing from {s}");
+    for (id, generation) in [("e1", 1), ("e1", 2), ("e4", 1), ("e2", 1)] {
+        let name = name(id, generation);
+        assert!(s.contains(&name), "{name} missing from {s}");
     }
 }
 
@@ -530,9 +589,8 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     let prefix = unique("r");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("release");
-    compile(&out, &format!("name-prefix = \"{prefix}\"\n"));
-    let sched = ["--schedule-role-arn", "arn:aws:iam::123456789012:role/s"];
-    assert!(deploy(&out, &sched).status.success());
+    compile(&out, &format!("name-prefix = \"{prefix}\"\n"), "");
+    assert!(deploy(&out, &[]).status.success());
     let m = manifest(&out);
     let conn = ["--name-prefix", &prefix, "--endpoint-url", &endpoint];
 
@@ -542,7 +600,7 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     assert!(o.status.success(), "{}", show(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let machines = v["machines"].as_array().unwrap();
-    assert_eq!(machines.len(), 2, "{v}");
+    assert_eq!(machines.len(), 1, "the gateway driver alone: {v}");
     let driver = machines.iter().find(|x| x["role"] == "driver").unwrap();
     assert_eq!(driver["identity"], m["identity"]);
     assert_eq!(
@@ -583,7 +641,7 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     let s = stdout(&o);
     assert_eq!(
         s.matches("(active in TPF's release registry)").count(),
-        2,
+        1,
         "{s}"
     );
 
@@ -594,11 +652,14 @@ async fn releases_lists_tagged_machines_and_prune_keeps_active_releases() {
     args.extend(conn);
     let s = stdout(&tpf(&args));
     assert!(s.contains("warning: release registry table"), "{s}");
-    assert_eq!(s.matches("would delete: ").count(), 2, "{s}");
+    assert_eq!(s.matches("would delete: ").count(), 1, "{s}");
     args.push("--yes");
     let s = stdout(&tpf(&args));
-    assert_eq!(s.matches("deleted: ").count(), 3, "{s}");
-    assert!(s.contains("deleted: schedule "), "{s}");
+    assert_eq!(s.matches("deleted: ").count(), 1, "{s}");
+    assert!(
+        !s.contains("schedule"),
+        "a gateway release has no schedule: {s}"
+    );
     let mut args = vec!["releases"];
     args.extend(conn);
     assert!(stdout(&tpf(&args)).contains("no tpf-sfn release machines"));
@@ -618,7 +679,7 @@ fn deploy_errors_are_coded_with_exit_2() {
 
     // Nothing listens on port 9 of loopback: classified from the SDK's dispatch failure.
     let out = dir.path().join("release");
-    compile(&out, &format!("name-prefix = \"{}\"\n", unique("u")));
+    compile(&out, &format!("name-prefix = \"{}\"\n", unique("u")), "");
     let o = tpf(&[
         "deploy",
         "--out",
@@ -642,33 +703,6 @@ fn deploy_errors_are_coded_with_exit_2() {
     );
 }
 
-#[test]
-fn deploy_creates_the_sweeper_schedule_idempotently() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("release");
-    compile(&out, &format!("name-prefix = \"{}\"\n", unique("k")));
-    let sched = [
-        "--schedule-role-arn",
-        "arn:aws:iam::123456789012:role/tpf-sfn-scheduler",
-    ];
-    let o = deploy(&out, &sched);
-    assert!(o.status.success(), "{}", show(&o));
-    let s = stdout(&o);
-    assert!(s.contains("-sweeper-schedule: created"), "{s}");
-    assert!(
-        !s.contains("note: the sweeper's schedule was not deployed"),
-        "{s}"
-    );
-    let o = deploy(&out, &sched);
-    let s = stdout(&o);
-    assert!(s.contains("unchanged: schedule "), "{s}");
-    assert!(
-        s.lines()
-            .any(|l| l.starts_with("unchanged: ") && l.ends_with("(no write calls)")),
-        "{s}"
-    );
-}
-
 /// A gateway-binding release (the queue transport, as the local loop runs it) deploys as its
 /// driver alone, tagged with the release's identity; asked for the sweeper's schedule it has
 /// none to create and says nothing about one; deployed again it writes nothing.
@@ -677,11 +711,7 @@ async fn a_gateway_release_deploys_its_driver_alone() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("release");
     let prefix = unique("g");
-    compile_with(
-        &out,
-        &format!("name-prefix = \"{prefix}\"\n[binding.gateway]\ntransport = \"queue\"\n"),
-        "gateway",
-    );
+    compile(&out, &format!("name-prefix = \"{prefix}\"\n"), "");
     let m = manifest(&out);
     assert!(m["machines"]["sweeper"].is_null(), "{m}");
     let sched = [
@@ -719,40 +749,6 @@ async fn a_gateway_release_deploys_its_driver_alone() {
     let o = deploy(&out, &sched);
     assert!(o.status.success(), "{}", show(&o));
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
-}
-
-/// The default http binding cannot go to moto (it refuses `States.Http.*` error names): the
-/// refusal's hint says so and points to the queue binding, instead of a generic hint.
-#[test]
-fn an_http_binding_refused_by_the_emulator_points_to_the_queue_binding() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("http");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/contracts");
-    let cfg = dir.path().join("http.toml");
-    std::fs::write(&cfg, format!("name-prefix = \"{}\"\n", unique("h"))).unwrap();
-    let o = tpf(&[
-        "compile",
-        root.join("restaurant-approval.pipeline-contract.json")
-            .to_str()
-            .unwrap(),
-        "--binding",
-        "http",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", show(&o));
-    let o = deploy(&out, &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("error[DEPLOY_"), "{}", show(&o));
-    assert!(
-        err.contains("= hint: local emulators such as moto refuse the http binding's `States.Http.*` error names")
-            && err.contains("--binding queue"),
-        "{}",
-        show(&o)
-    );
 }
 
 /// Creates an IAM role Lambda may assume, in moto over plain HTTP (moto checks a function's
@@ -809,9 +805,8 @@ fn stand_in_zip(dir: &Path) -> String {
     zip.display().to_string()
 }
 
-/// `tpf-sfn deploy` of the durable release in `out` on moto with `role`, `extra` arguments and
-/// the Action API token's parameter if any.
-fn deploy_durable(out: &Path, role: &str, extra: &[&str], token: Option<&str>) -> Output {
+/// `tpf-sfn deploy` of the durable release in `out` on moto with `role` and `extra` arguments.
+fn deploy_durable(out: &Path, role: &str, extra: &[&str]) -> Output {
     let endpoint = moto_endpoint();
     let mut args = vec![
         "deploy",
@@ -823,9 +818,6 @@ fn deploy_durable(out: &Path, role: &str, extra: &[&str], token: Option<&str>) -
         role,
     ];
     args.extend(extra);
-    if let Some(t) = token {
-        args.extend(["--action-token-parameter", t]);
-    }
     support::cli().args(&args).output().expect("run tpf-sfn")
 }
 
@@ -860,6 +852,11 @@ async fn published_versions(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// A gateway-binding release on Lambda durable functions deploys as its driver function and one
+/// published version, its environment the handler and the spec alone (the function invokes the
+/// gateway with its role: no Action API token); deployed again it writes nothing; another spec
+/// under the same release is refused unless forced, which publishes a new version; a spec
+/// edited after compiling is refused before any call.
 #[tokio::test]
 async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_change_unless_forced()
 {
@@ -867,14 +864,15 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     let out = dir.path().join("durable");
     let zip_s = stand_in_zip(dir.path());
     let prefix = unique("dd");
+    let gateway = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action-gateway:3";
     let config = format!(
-        "name-prefix = \"{prefix}\"\n[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://127.0.0.1:9\"\n"
+        "name-prefix = \"{prefix}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter\"\n"
     );
     compile_durable(&out, &config);
     let role = create_lambda_role(&moto_endpoint(), &prefix);
-    let run = |extra: &[&str], token: Option<&str>| deploy_durable(&out, &role, extra, token);
+    let run = |extra: &[&str]| deploy_durable(&out, &role, extra);
 
-    let o = run(&["--dry-run"], None);
+    let o = run(&["--dry-run"]);
     assert!(o.status.success(), "{}", show(&o));
     assert!(
         stdout(&o).contains("  create: driver function "),
@@ -882,20 +880,7 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         show(&o)
     );
 
-    // The http binding's function needs the SSM parameter it reads the token from, named by
-    // its full path; nothing is written before both are checked.
-    let o = run(&["--code-zip", &zip_s], None);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    assert!(show(&o).contains("DEPLOY_ACTION_TOKEN"), "{}", show(&o));
-    let o = run(&["--code-zip", &zip_s], Some("tpf/action-token"));
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    assert!(
-        show(&o).contains("error[ACTION_TOKEN_PARAMETER]"),
-        "{}",
-        show(&o)
-    );
-
-    let o = run(&["--code-zip", &zip_s], Some("/tpf/action-token"));
+    let o = run(&["--code-zip", &zip_s]);
     assert!(o.status.success(), "{}", show(&o));
     let m = manifest(&out);
     let name = m["function"]["name"].as_str().unwrap();
@@ -909,10 +894,15 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
     let compiled: Value =
         serde_json::from_slice(&std::fs::read(out.join("driver.durable.json")).unwrap()).unwrap();
     assert_eq!(spec, compiled);
-    // The function's environment names the parameter; it holds no token, so a rotation needs
-    // no new version.
-    assert_eq!(vars["TPF_SFN_ACTION_TOKEN_PARAMETER"], "/tpf/action-token");
-    assert!(!vars.contains_key("TPF_SFN_ACTION_TOKEN"), "{vars:?}");
+    assert_eq!(spec["binding"]["kind"], "gateway", "{spec}");
+    assert_eq!(spec["binding"]["functionArn"], gateway, "{spec}");
+    let mut keys: Vec<&String> = vars.keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        ["TPF_SFN_DURABLE_SPEC", "TPF_SFN_HANDLER"],
+        "{vars:?}"
+    );
     assert_eq!(
         f.tags().unwrap()["tpf-sfn:definition-sha256"],
         m["function"]["specSha256"].as_str().unwrap()
@@ -925,80 +915,37 @@ async fn durable_deploy_publishes_a_version_then_is_idempotent_then_refuses_a_ch
         show(&o)
     );
 
-    let o = run(&[], None);
+    let o = run(&[]);
     assert!(o.status.success(), "{}", show(&o));
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
+    assert_eq!(published_versions(name).await.len(), 1);
 
     // Another spec under the same release is refused; forced, it is a new version.
-    compile_durable(&out, &format!("{config}[wakeup]\nlease-wait-seconds = 7\n"));
-    let o = run(&[], None);
+    compile_durable(&out, &format!("{config}await-timeout-seconds = 600\n"));
+    let o = run(&[]);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     assert!(
         stdout(&o).contains("DEPLOY_DEFINITION_CHANGED"),
         "{}",
         show(&o)
     );
-    let o = run(&["--force-replace"], Some("/tpf/action-token"));
+    let o = run(&["--force-replace"]);
     assert!(o.status.success(), "{}", show(&o));
     assert_eq!(published_versions(name).await.len(), 2);
-    let o = run(&[], None);
+    let o = run(&[]);
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
 
     // A spec edited after compiling is refused before any call.
     let path = out.join("driver.durable.json");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replace("\"leaseWaitSeconds\": 7", "\"leaseWaitSeconds\": 1"),
-    )
-    .unwrap();
-    let o = run(&["--dry-run"], None);
+    let edited = text.replace("\"longestAwaitSeconds\": 600", "\"longestAwaitSeconds\": 1");
+    assert_ne!(edited, text);
+    std::fs::write(&path, edited).unwrap();
+    let o = run(&["--dry-run"]);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(
         show(&o).contains("RELEASE_DEFINITION_MODIFIED"),
         "{}",
         show(&o)
     );
-}
-
-/// A gateway-binding release on Lambda durable functions deploys as its driver function and one
-/// published version, with no Action API token (the function invokes the gateway with its
-/// role); deployed again it writes nothing.
-#[tokio::test]
-async fn a_durable_gateway_release_deploys_without_an_action_token() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("durable-gateway");
-    let zip_s = stand_in_zip(dir.path());
-    let prefix = unique("dg");
-    let gateway = "arn:aws:lambda:us-east-1:123456789012:function:tpf-action-gateway:3";
-    compile_durable(
-        &out,
-        &format!(
-            "name-prefix = \"{prefix}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway}\"\nstarter-function-arn = \"arn:aws:lambda:us-east-1:123456789012:function:{prefix}-gateway-starter\"\n"
-        ),
-    );
-    let role = create_lambda_role(&moto_endpoint(), &prefix);
-    let run = |extra: &[&str]| deploy_durable(&out, &role, extra, None);
-    let o = run(&["--code-zip", &zip_s]);
-    assert!(o.status.success(), "{}", show(&o));
-    let m = manifest(&out);
-    let name = m["function"]["name"].as_str().unwrap();
-    let f = deployed_function(name).await;
-    let vars = f
-        .configuration()
-        .and_then(|c| c.environment())
-        .and_then(|e| e.variables())
-        .unwrap();
-    let spec: Value = serde_json::from_str(&vars["TPF_SFN_DURABLE_SPEC"]).unwrap();
-    assert_eq!(spec["binding"]["kind"], "gateway", "{spec}");
-    assert_eq!(spec["binding"]["functionArn"], gateway, "{spec}");
-    assert!(
-        !vars.contains_key("TPF_SFN_ACTION_TOKEN_PARAMETER"),
-        "{vars:?}"
-    );
-    assert_eq!(published_versions(name).await.len(), 1);
-    let o = run(&[]);
-    assert!(o.status.success(), "{}", show(&o));
-    assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
-    assert_eq!(published_versions(name).await.len(), 1);
 }

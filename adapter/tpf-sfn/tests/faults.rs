@@ -192,14 +192,7 @@ async fn a_body_that_never_arrives_is_a_coded_408() {
 /// A compiled release to point the AWS commands at, so each reaches its connection.
 fn compiled(dir: &Path) -> String {
     let out = dir.join("out");
-    let o = run(&[
-        "compile",
-        &restaurant(),
-        "--binding",
-        "http",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run(&["compile", &restaurant(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     out.display().to_string()
 }
@@ -611,7 +604,7 @@ fn deploy_refuses_a_junk_manifest_before_any_call() {
         ("/identity/pipelineId", "blank pipeline", json!("")),
         ("/identity/releaseVersion", "blank release", json!("  ")),
         ("/machines/driver/name", "empty name", json!("")),
-        ("/machines/sweeper/name", "long name", json!("x".repeat(81))),
+        ("/machines/driver/name", "long name", json!("x".repeat(81))),
         ("/wakeupTable", "bad table", json!("a b")),
     ];
     for (pointer, what, value) in junk {

@@ -36,10 +36,6 @@ pub struct DurableSpec {
     deny_unknown_fields
 )]
 pub enum Binding {
-    /// Action API v1 over HTTPS; the bearer token comes from the function's environment.
-    Http { api_base_url: String },
-    /// TPF's action function, invoked synchronously with the action envelope.
-    Lambda { function_arn: String },
     /// TPF's action gateway: the function runs the gateway driver (`crate::gateway`) on
     /// `AwsDurableExecutionInput`, invoking this numbered version of the gateway.
     Gateway {
@@ -89,39 +85,4 @@ impl TransportRetry {
 pub struct AwaitSpec {
     pub step_name: String,
     pub step_index: u32,
-}
-
-/// A generation's input: the same object the bridge starts a Step Functions driver with.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DriverInput {
-    pub tenant_id: String,
-    pub execution_id: String,
-    pub lineage: String,
-    #[serde(default)]
-    pub generation: u32,
-}
-
-impl DriverInput {
-    /// The durable execution name of this generation: the lineage for the first, then
-    /// `<lineage>-g<n>`, so a repeated start or hand-over finds the execution that exists.
-    pub fn execution_name(&self) -> String {
-        if self.generation == 0 {
-            self.lineage.clone()
-        } else {
-            format!("{}-g{}", self.lineage, self.generation)
-        }
-    }
-
-    pub fn next(&self) -> DriverInput {
-        DriverInput {
-            generation: self.generation + 1,
-            ..self.clone()
-        }
-    }
-
-    /// `<lineage>:g<generation>:i<iteration>`, the key TPF deduplicates a call by.
-    pub fn idempotency_key(&self, iteration: u64) -> String {
-        format!("{}:g{}:i{}", self.lineage, self.generation, iteration)
-    }
 }

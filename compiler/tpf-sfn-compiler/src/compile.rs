@@ -17,7 +17,8 @@ pub struct Input<'a> {
     pub contract: &'a [u8],
     pub release: Option<(&'a str, &'a [u8])>,
     pub config: Option<(&'a str, &'a str)>,
-    /// `--binding`, which wins over the config file's `binding.kind`.
+    /// `--binding`, which wins over the config file's `binding.kind`; an Action API v1 binding
+    /// from either is refused (`ACTION_API_V1_RETIRED`).
     pub binding: Option<BindingKind>,
     pub allow_unverified_hash: bool,
 }
@@ -50,13 +51,14 @@ pub fn load_inputs(
         Some((file, text)) => DriverConfig::from_toml(file, text)?,
         None => DriverConfig::default(),
     };
-    if let Some(kind) = input.binding {
-        config.binding.kind = kind;
-    }
     let config_file = input
         .config
         .map(|(f, _)| f)
         .unwrap_or("<embedded default config>");
+    config.refuse_action_api_v1(config_file, input.binding)?;
+    if let Some(kind) = input.binding {
+        config.binding.kind = kind;
+    }
     let findings = config.check(config_file);
     if findings.iter().any(Diagnostic::is_error) {
         return Err(Diagnostics(findings));

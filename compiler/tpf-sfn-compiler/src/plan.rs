@@ -1,12 +1,12 @@
 //! The driver plan: a backend-neutral description of one release's wakeup driver — identity,
-//! await points, the action binding, wakeup timing, transport retry, the sweeper, tags.
+//! await points, the gateway binding, wakeup timing, transport retry, the sweeper, tags.
 //!
 //! A backend lowers it into its own artefacts (`crate::sfn` for Step Functions). The plan holds
 //! no engine vocabulary: no state names, no engine error names, no ARNs, no history limits.
 
 use std::collections::BTreeMap;
 
-use crate::config::{BindingKind, DriverConfig, GatewayTransport, LogLevel};
+use crate::config::{DriverConfig, GatewayTransport, LogLevel};
 use crate::contract::{Contract, HashCheck};
 use crate::release::Identity;
 
@@ -17,7 +17,8 @@ pub struct DriverPlan {
     /// Prefix of every deployed resource's name.
     pub name_prefix: String,
     pub awaits: Vec<AwaitPoint>,
-    pub binding: BindingPlan,
+    /// TPF's action gateway, the one binding (Action API v1's are refused before a plan).
+    pub binding: GatewayPlan,
     /// Ceiling on engine events (Step Functions history events, durable-function operations)
     /// per driver generation; a generation hands over to the next before it is reached.
     pub generation_event_budget: u32,
@@ -57,22 +58,6 @@ pub struct AwaitPoint {
     pub itemized: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum BindingPlan {
-    Http {
-        api_base_url: String,
-        connection_arn: String,
-    },
-    Lambda {
-        function_arn: String,
-    },
-    Queue {
-        queue_url: String,
-    },
-    /// TPF's action gateway: the driver runs TPF's coordinator protocol.
-    Gateway(GatewayPlan),
-}
-
 /// The gateway binding: what the driver calls, through what, and how long it may park.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayPlan {
@@ -86,17 +71,6 @@ pub struct GatewayPlan {
     /// The longest await timeout among the contract's awaits (each its own, else the
     /// configured one), in whole seconds rounded up: a park lasts at most this plus a second.
     pub longest_await_seconds: u64,
-}
-
-impl BindingPlan {
-    pub fn kind(&self) -> BindingKind {
-        match self {
-            BindingPlan::Http { .. } => BindingKind::Http,
-            BindingPlan::Lambda { .. } => BindingKind::Lambda,
-            BindingPlan::Queue { .. } => BindingKind::Queue,
-            BindingPlan::Gateway(_) => BindingKind::Gateway,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -166,42 +140,23 @@ pub fn build(
         })
         .collect();
 
-    let binding = match config.binding.kind {
-        BindingKind::Http => BindingPlan::Http {
-            api_base_url: config
-                .binding
-                .http
-                .api_base_url
-                .trim_end_matches('/')
-                .to_string(),
-            connection_arn: config.binding.http.connection_arn.clone(),
-        },
-        BindingKind::Lambda => BindingPlan::Lambda {
-            function_arn: config.binding.lambda.function_arn.clone(),
-        },
-        BindingKind::Queue => BindingPlan::Queue {
-            queue_url: config.binding.queue.queue_url.clone(),
-        },
-        BindingKind::Gateway => {
-            let g = &config.binding.gateway;
-            let longest_await_seconds = await_steps
-                .iter()
-                .map(|s| {
-                    s.deferred_completion
-                        .as_ref()
-                        .map_or(g.await_timeout_seconds, |d| {
-                            u64::try_from(d.timeout_ms).unwrap_or(0).div_ceil(1000)
-                        })
+    let g = &config.binding.gateway;
+    let longest_await_seconds = await_steps
+        .iter()
+        .map(|s| {
+            s.deferred_completion
+                .as_ref()
+                .map_or(g.await_timeout_seconds, |d| {
+                    u64::try_from(d.timeout_ms).unwrap_or(0).div_ceil(1000)
                 })
-                .max()
-                .unwrap_or(g.await_timeout_seconds);
-            BindingPlan::Gateway(GatewayPlan {
-                function_arn: g.function_arn.clone(),
-                queue_url: (g.transport == GatewayTransport::Queue).then(|| g.queue_url.clone()),
-                starter_function_arn: g.starter_function_arn.clone(),
-                longest_await_seconds,
-            })
-        }
+        })
+        .max()
+        .unwrap_or(g.await_timeout_seconds);
+    let binding = GatewayPlan {
+        function_arn: g.function_arn.clone(),
+        queue_url: (g.transport == GatewayTransport::Queue).then(|| g.queue_url.clone()),
+        starter_function_arn: g.starter_function_arn.clone(),
+        longest_await_seconds,
     };
 
     let opt = |v: &Option<String>| {

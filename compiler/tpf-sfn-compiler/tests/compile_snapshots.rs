@@ -1,17 +1,16 @@
-//! Every output file, for every example contract, under every binding, one snapshot per
-//! distinct output (`snapshots/compile/`, with `index.snap` saying which output is where).
+//! Every output file, for every example contract, under the gateway binding (the embedded
+//! default), one snapshot per distinct output (`snapshots/compile/`, with `index.snap` saying
+//! which output is where).
 //!
 //! Outputs are compared with the release's identity written as placeholders (`[pipeline]`,
 //! `[release]`, `[contract]`, or `[version]` where the two versions are equal, and the machine
-//! names), so the sweeper and the policies, which differ between contracts only in identity,
-//! are pinned once per binding. The manifest is kept verbatim: it pins the identity, the machine
+//! name), so the policies, which differ between contracts only in identity, are pinned once. The manifest is kept verbatim: it pins the identity, the machine
 //! names and the sha256 of every definition as written. Account ids are redacted too, so
 //! snapshots do not pin placeholders.
 
 use std::path::{Path, PathBuf};
 
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 use tpf_sfn_test_support::snapshot_set::SnapshotSet;
 
@@ -41,10 +40,7 @@ fn redact_accounts(text: &str) -> String {
 /// The identity's strings, longest first, and their placeholders.
 fn identity_placeholders(out: &Output) -> Vec<(String, &'static str)> {
     let id = &out.manifest.identity;
-    let mut pairs = vec![
-        (out.sfn.machines.driver.clone(), "[driver machine]"),
-        (out.sfn.machines.sweeper.clone(), "[sweeper machine]"),
-    ];
+    let mut pairs = vec![(out.sfn.machines.driver.clone(), "[driver machine]")];
     if id.release_version == id.contract_version {
         pairs.push((id.release_version.clone(), "[version]"));
     } else {
@@ -105,31 +101,27 @@ fn compiled_outputs() {
         });
         let file = path.file_name().unwrap().to_string_lossy().to_string();
         let contract = file.replace(".pipeline-contract.json", "");
-        for binding in BindingKind::ALL {
-            let input = Input {
-                contract_file: &file,
-                contract: &bytes,
-                release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
-                binding: Some(binding),
-                ..Input::default()
-            };
-            let binding = binding.as_str();
-            match compile(&input, StepFunctions) {
-                Ok(out) => {
-                    for (name, text) in &out.files {
-                        set.add(
-                            format!("{contract} [{binding}] {name}"),
-                            &format!("{contract}.{binding}.{name}"),
-                            redact(&out, name, text),
-                        );
-                    }
+        let input = Input {
+            contract_file: &file,
+            contract: &bytes,
+            release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
+            ..Input::default()
+        };
+        match compile(&input, StepFunctions) {
+            Ok(out) => {
+                for (name, text) in &out.files {
+                    set.add(
+                        format!("{contract} [gateway] {name}"),
+                        &format!("{contract}.gateway.{name}"),
+                        redact(&out, name, text),
+                    );
                 }
-                Err(diags) => set.add(
-                    format!("{contract} [{binding}] rejected"),
-                    &format!("{contract}.{binding}.rejected"),
-                    diags.to_string(),
-                ),
             }
+            Err(diags) => set.add(
+                format!("{contract} [gateway] rejected"),
+                &format!("{contract}.gateway.rejected"),
+                diags.to_string(),
+            ),
         }
     }
     set.assert(|name, text| insta::assert_snapshot!(name, text));

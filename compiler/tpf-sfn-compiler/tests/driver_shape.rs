@@ -1,25 +1,26 @@
 //! Properties of compiled drivers that the mapping invariants rest on, checked on the
-//! definitions themselves (the mapping tests check them again on executions).
+//! definitions themselves (the mapping tests check them again on executions), on both of the
+//! gateway binding's transports.
 
 use serde_json::{json, Value};
 use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_compiler::sfn::asl::State;
 use tpf_sfn_compiler::sfn::iam::all_states;
 use tpf_sfn_compiler::sfn::names::{name_len, MAX_NAME};
+use tpf_sfn_compiler::sfn::states::gateway as states;
 use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 
 const RESTAURANT: &str =
     include_str!("../../../examples/contracts/restaurant-approval.pipeline-contract.json");
-const RESTAURANT_RELEASE: &str =
-    include_str!("../../../examples/contracts/restaurant-approval.pipeline-release.json");
 
-fn build(contract: &[u8], binding: BindingKind, unverified: bool) -> Output {
+const TRANSPORTS: [&str; 2] = ["lambda", "queue"];
+
+fn build(contract: &[u8], transport: &str, unverified: bool) -> Output {
+    let config = format!("[binding.gateway]\ntransport = \"{transport}\"\n");
     compile(
         &Input {
             contract_file: "contract.json",
             contract,
-            binding: Some(binding),
+            config: Some(("tpf-sfn.toml", &config)),
             allow_unverified_hash: unverified,
             ..Input::default()
         },
@@ -56,93 +57,6 @@ fn synthetic(steps: &[(&str, &str)]) -> Vec<u8> {
     .unwrap()
 }
 
-/// The request object an action Task sends, whatever the binding.
-fn action_request(task: &tpf_sfn_compiler::sfn::asl::TaskState) -> Option<Value> {
-    let p = task.parameters.as_ref()?;
-    p.get("RequestBody")
-        .or_else(|| p.pointer("/Payload/request"))
-        .or_else(|| p.pointer("/MessageBody/request"))
-        .cloned()
-}
-
-#[test]
-fn restaurant_has_a_named_await_state_and_every_action_carries_the_pinned_identity() {
-    let out = compile(
-        &Input {
-            contract_file: "restaurant-approval.pipeline-contract.json",
-            contract: RESTAURANT.as_bytes(),
-            release: Some((
-                "restaurant-approval.pipeline-release.json",
-                RESTAURANT_RELEASE.as_bytes(),
-            )),
-            // The v1 driver's shape: one named state per await.
-            binding: Some(BindingKind::Http),
-            ..Input::default()
-        },
-        StepFunctions,
-    )
-    .unwrap();
-    assert!(out.driver.states.contains_key("Await Restaurant Decision"));
-    let release: Value = serde_json::from_str(RESTAURANT_RELEASE).unwrap();
-    for binding in BindingKind::ALL {
-        let out = build(RESTAURANT.as_bytes(), binding, false);
-        let mut actions = 0;
-        for machine in [&out.driver, out.sweeper.as_ref().unwrap()] {
-            for state in all_states(machine) {
-                let State::Task(task) = state else { continue };
-                let Some(req) = action_request(task) else {
-                    continue;
-                };
-                actions += 1;
-                assert_eq!(req["pipelineId"], release["pipelineId"], "{binding:?}");
-                assert_eq!(
-                    req["contractVersion"], release["contractVersion"],
-                    "{binding:?}"
-                );
-                assert_eq!(
-                    req["releaseVersion"], release["releaseVersion"],
-                    "{binding:?}"
-                );
-            }
-        }
-        assert_eq!(
-            actions, 2,
-            "process-work-item in the driver and sweep-once in the sweeper ({binding:?})"
-        );
-    }
-}
-
-#[test]
-fn each_await_step_gets_one_commented_state_routed_by_authored_name() {
-    let contract = synthetic(&[
-        ("Prepare", "internal"),
-        ("Await Approval", "await"),
-        ("Ship", "internal"),
-        ("Customer Reply", "await"),
-    ]);
-    let out = build(&contract, BindingKind::Queue, true);
-    for (state, authored) in [
-        ("Await Approval", "Await Approval"),
-        ("Await: Customer Reply", "Customer Reply"),
-    ] {
-        let s = out
-            .driver
-            .states
-            .get(state)
-            .unwrap_or_else(|| panic!("missing {state}"));
-        assert!(s.comment().unwrap_or("").contains(authored));
-        let route = serde_json::to_value(&out.driver.states["Route on TPF status"]).unwrap();
-        assert!(route["Choices"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["Next"] == state
-                && r["And"]
-                    .as_array()
-                    .is_some_and(|and| and.iter().any(|t| t["StringEquals"] == authored))));
-    }
-}
-
 #[test]
 fn colliding_and_overlong_step_names_get_deterministic_unique_names() {
     let long = "Await ".to_string() + &"very long approval step name ".repeat(7);
@@ -154,106 +68,86 @@ fn colliding_and_overlong_step_names_get_deterministic_unique_names() {
         ("Await  X", "await"),
         ("Await X", "await"),
     ]);
-    let first = build(&contract, BindingKind::Http, true);
-    let second = build(&contract, BindingKind::Http, true);
+    let first = build(&contract, "lambda", true);
+    let second = build(&contract, "lambda", true);
     let names: Vec<&String> = first.sfn.await_states.iter().collect();
     assert_eq!(names, second.sfn.await_states.iter().collect::<Vec<_>>());
     let unique: std::collections::BTreeSet<_> = names.iter().collect();
     assert_eq!(unique.len(), 4, "{names:?}");
     for n in &names {
         assert!(name_len(n) <= MAX_NAME, "{n}");
-        assert!(first.driver.states.contains_key(n.as_str()));
+        assert!(!states::ALL.contains(&n.as_str()), "{n} is a fixed state");
     }
 }
 
-#[test]
-fn a_contract_without_awaits_still_parks_generically() {
-    let out = build(
-        &synthetic(&[("Only", "internal")]),
-        BindingKind::Lambda,
-        true,
-    );
-    assert!(out.driver.states.contains_key("Await external completion"));
-    assert!(!out
-        .driver
-        .states
-        .contains_key("Route to the parked await step"));
-}
-
+/// Only the call's transport is retried, never what TPF decided (a function error carries
+/// TPF's exception class), except on SUBMIT, which TPF's driver retries on any error.
 #[test]
 fn transport_retries_never_cover_tpf_decisions() {
-    for binding in BindingKind::ALL {
-        let out = build(RESTAURANT.as_bytes(), binding, false);
-        for state in all_states(&out.driver) {
+    for transport in TRANSPORTS {
+        let out = build(RESTAURANT.as_bytes(), transport, false);
+        let mut retried = 0;
+        for (name, state) in &out.driver.states {
+            if name == states::SUBMIT {
+                continue;
+            }
             for r in state.retriers() {
+                retried += 1;
                 for e in &r.error_equals {
                     assert!(
-                        !matches!(
-                            e.as_str(),
-                            "States.ALL"
-                                | "States.TaskFailed"
-                                | "TPF.ReleaseIdentityMismatch"
-                                | "TPF.ExecutionNotFound"
-                        ) && !e.ends_with(".409")
-                            && !e.ends_with(".404"),
-                        "{binding:?}: retrier covers {e}"
+                        !matches!(e.as_str(), "States.ALL" | "States.TaskFailed")
+                            && !e.starts_with("TPF"),
+                        "{transport}: {name}'s retrier covers {e}"
                     );
                 }
             }
         }
+        assert!(retried > 0, "{transport}: the calls' transport is retried");
+        let submit = &out.driver.states[states::SUBMIT];
+        assert!(submit
+            .retriers()
+            .iter()
+            .any(|r| r.error_equals.iter().any(|e| e == "States.ALL")));
     }
 }
 
 #[test]
 fn loop_is_sized_under_the_history_budget() {
-    for binding in BindingKind::ALL {
-        let out = build(RESTAURANT.as_bytes(), binding, false);
+    for transport in TRANSPORTS {
+        let out = build(RESTAURANT.as_bytes(), transport, false);
         let max = out
             .manifest
             .machines
             .driver
             .max_history_events
             .expect("bounded");
-        assert!(max <= 20_000, "{binding:?}: {max}");
+        assert!(max <= 20_000, "{transport}: {max}");
         assert!(
             out.sfn.budget.max_iterations > 100,
-            "{binding:?}: {}",
+            "{transport}: {}",
             out.sfn.budget.max_iterations
         );
     }
 }
 
-/// `validate` proves what the compiler emits: the compiled sweeper's Map bound follows from the
-/// sweep-once `limit` in the definition itself, so the validator needs no extra input and finds
-/// the same bound as the manifest; a foreign definition with an unbounded Map still warns.
+/// `validate` proves what the compiler emits: it recognises the compiled driver by its comment
+/// and finds the same bound as the manifest, with no extra input.
 #[test]
 fn the_validator_recognises_compiled_output_and_proves_the_manifest_bounds() {
     use tpf_sfn_compiler::sfn::validate::{validate, Profile, ValidateOptions};
     let contract = synthetic(&[("Prepare", "internal"), ("Await Approval", "await")]);
-    for binding in BindingKind::ALL {
-        let out = build(&contract, binding, true);
+    for transport in TRANSPORTS {
+        let out = build(&contract, transport, true);
         let auto = ValidateOptions {
             profile: Profile::Auto,
             ..ValidateOptions::default()
         };
-        for (machine, info) in [
-            (&out.driver, &out.manifest.machines.driver),
-            (
-                out.sweeper.as_ref().unwrap(),
-                out.manifest.machines.sweeper.as_ref().unwrap(),
-            ),
-        ] {
-            let report = validate("f.asl.json", machine, &auto);
-            assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
-            assert_eq!(report.history.max_events, info.max_history_events);
-        }
-        // The same sweeper under another name is a foreign definition: no bound without one.
-        let mut foreign = out.sweeper.clone().unwrap();
-        foreign.comment = Some("someone's machine".into());
-        let report = validate("f.asl.json", &foreign, &auto);
-        let unproven: Vec<_> = report.with_code("ASL_HISTORY_UNPROVEN").collect();
-        assert_eq!(unproven.len(), 1, "{:?}", report.diagnostics);
-        assert!(unproven[0].hint.contains("--map-item-bound"));
-        assert_eq!(report.history.max_events, None);
+        let report = validate("f.asl.json", &out.driver, &auto);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        assert_eq!(
+            report.history.max_events,
+            out.manifest.machines.driver.max_history_events
+        );
+        assert!(all_states(&out.driver).len() > 10);
     }
 }

@@ -1,4 +1,4 @@
-//! The Lambda durable functions lowering over every example contract: the spec the function
+//! The Lambda durable functions lowering over every example contract, on the gateway binding: the spec the function
 //! reads, the manifest that fingerprints it, the release stack that publishes it, and the
 //! inputs it refuses with a code.
 
@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use tpf_durable_driver::DurableSpec;
 use tpf_sfn_compiler::compile::{compile as compile_for, Input};
-use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::durable::{self, cloudformation, iteration_cost, Compiled, LambdaDurable};
 use tpf_sfn_compiler::lowering::action_token;
 use tpf_sfn_compiler::sfn::StepFunctions;
@@ -23,15 +22,11 @@ fn contracts() -> Vec<PathBuf> {
     paths
 }
 
-const REAL_HTTP: &str =
-    "[binding]\nkind = \"http\"\n[binding.http]\napi-base-url = \"https://tpf.internal.acme.io\"\n";
 const REAL_GATEWAY: &str = "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-action:3\"\nstarter-function-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-gateway-starter\"\n";
-const REAL_LAMBDA: &str = "[binding]\nkind = \"lambda\"\n[binding.lambda]\nfunction-arn = \"arn:aws:lambda:eu-west-1:210987654321:function:tpf-actions\"\n";
 
 fn compile(
     contract: &Path,
     config: Option<&str>,
-    binding: Option<BindingKind>,
 ) -> Result<Compiled, tpf_sfn_compiler::Diagnostics> {
     let bytes = std::fs::read(contract).unwrap();
     let file = contract.file_name().unwrap().to_string_lossy().to_string();
@@ -40,7 +35,6 @@ fn compile(
             contract_file: &file,
             contract: &bytes,
             config: config.map(|c| ("tpf-sfn.toml", c)),
-            binding,
             allow_unverified_hash: true,
             ..Input::default()
         },
@@ -56,8 +50,9 @@ fn restaurant() -> PathBuf {
 #[test]
 fn every_example_compiles_to_a_spec_the_function_reads_back() {
     for path in contracts() {
-        for config in [REAL_HTTP, REAL_LAMBDA] {
-            let c = match compile(&path, Some(config), None) {
+        {
+            let config = REAL_GATEWAY;
+            let c = match compile(&path, Some(config)) {
                 Ok(c) => c,
                 Err(d) => {
                     // A contract the compiler rejects is rejected whatever the backend, for the
@@ -116,7 +111,7 @@ fn every_example_compiles_to_a_spec_the_function_reads_back() {
 
 #[test]
 fn the_release_stack_publishes_one_version_and_carries_the_spec() {
-    let c = compile(&restaurant(), Some(REAL_GATEWAY), None).unwrap();
+    let c = compile(&restaurant(), Some(REAL_GATEWAY)).unwrap();
     let stack = cloudformation::release(&c).unwrap();
     let r = &stack["Resources"];
     let f = &r["Driver"]["Properties"];
@@ -147,22 +142,9 @@ fn the_release_stack_publishes_one_version_and_carries_the_spec() {
         .is_none());
 }
 
-/// Action API v1's bindings still compile (the compiler's v1 lowering stays) but are not
-/// exported: their wake path is retired.
-#[test]
-fn an_action_api_v1_release_stack_is_refused() {
-    for config in [REAL_HTTP, REAL_LAMBDA] {
-        let c = compile(&restaurant(), Some(config), None).unwrap();
-        let refused = cloudformation::release(&c).unwrap_err();
-        assert_eq!(refused.0.len(), 1, "{config}");
-        assert_eq!(refused.0[0].code, "EXPORT_ACTION_API_RETIRED", "{config}");
-        assert!(refused.0[0].hint.contains("gateway"), "{config}");
-    }
-}
-
 #[test]
 fn two_releases_are_two_functions() {
-    let a = compile(&restaurant(), Some(REAL_HTTP), None).unwrap();
+    let a = compile(&restaurant(), Some(REAL_GATEWAY)).unwrap();
     let release = serde_json::json!({
         "schemaVersion": 1,
         "pipelineId": a.plan.identity.pipeline_id,
@@ -177,7 +159,7 @@ fn two_releases_are_two_functions() {
             contract_file: "restaurant-approval.pipeline-contract.json",
             contract: &bytes,
             release: Some(("next.pipeline-release.json", release.as_bytes())),
-            config: Some(("tpf-sfn.toml", REAL_HTTP)),
+            config: Some(("tpf-sfn.toml", REAL_GATEWAY)),
             ..Input::default()
         },
         LambdaDurable,
@@ -189,21 +171,18 @@ fn two_releases_are_two_functions() {
 
 #[test]
 fn refusals_are_coded() {
-    let queue = compile(&restaurant(), None, Some(BindingKind::Queue)).unwrap_err();
+    let queue = format!("{REAL_GATEWAY}transport = \"queue\"\n");
+    let queue = compile(&restaurant(), Some(&queue)).unwrap_err();
     assert_eq!(queue.0[0].code, "DURABLE_BINDING_UNSUPPORTED");
-    assert!(!queue.0[0].hint.is_empty());
+    assert!(queue.0[0].hint.contains("transport = \"lambda\""));
+
+    // Action API v1's bindings are refused before any lowering.
+    let v1 = compile(&restaurant(), Some("[binding]\nkind = \"http\"\n")).unwrap_err();
+    assert_eq!(v1.0[0].code, "ACTION_API_V1_RETIRED");
 
     // The embedded default's endpoint is a placeholder: compiling warns, exporting refuses.
-    let c = compile(&restaurant(), None, None).unwrap();
+    let c = compile(&restaurant(), None).unwrap();
     assert!(c.warnings.iter().any(|w| w.code == "CONFIG_PLACEHOLDER"));
-    // The connection ARN is Step Functions' and not this backend's concern.
-    assert!(
-        !c.warnings
-            .iter()
-            .any(|w| w.message.contains("connection-arn")),
-        "{:?}",
-        c.warnings
-    );
     let refused = cloudformation::release(&c).unwrap_err();
     assert!(refused.0.iter().all(|d| d.code == "EXPORT_PLACEHOLDER"));
     assert!(!refused.0.is_empty());
@@ -211,11 +190,10 @@ fn refusals_are_coded() {
 
 #[test]
 fn restaurant_outputs() {
-    let c = compile(&restaurant(), Some(REAL_HTTP), None).unwrap();
-    for (name, text) in &c.files {
+    let gateway = compile(&restaurant(), Some(REAL_GATEWAY)).unwrap();
+    for (name, text) in &gateway.files {
         insta::assert_snapshot!(format!("durable-restaurant-{name}"), text);
     }
-    let gateway = compile(&restaurant(), Some(REAL_GATEWAY), None).unwrap();
     let stack = cloudformation::render(&cloudformation::release(&gateway).unwrap());
     insta::assert_snapshot!("durable-restaurant-gateway-cloudformation.json", stack);
 }

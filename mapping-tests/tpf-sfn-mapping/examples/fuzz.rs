@@ -102,20 +102,15 @@ fn seeds() -> Seeds {
         .collect();
     let mut machines = Vec::new();
     for (name, text) in &contracts {
-        for binding in BindingKind::ALL {
-            let input = Input {
-                contract_file: name,
-                contract: text.as_bytes(),
-                binding: Some(binding),
-                ..Input::default()
-            };
-            if let Ok(out) = compile(&input, tpf_sfn_compiler::sfn::StepFunctions) {
-                COMPILED.fetch_add(1, Relaxed);
-                for m in std::iter::once(&out.driver).chain(&out.sweeper) {
-                    if let Ok(v) = serde_json::from_str(&asl::to_canonical_json(m)) {
-                        machines.push((v, driver_input()));
-                    }
-                }
+        let input = Input {
+            contract_file: name,
+            contract: text.as_bytes(),
+            ..Input::default()
+        };
+        if let Ok(out) = compile(&input, tpf_sfn_compiler::sfn::StepFunctions) {
+            COMPILED.fetch_add(1, Relaxed);
+            if let Ok(v) = serde_json::from_str(&asl::to_canonical_json(&out.driver)) {
+                machines.push((v, driver_input()));
             }
         }
     }
@@ -573,10 +568,11 @@ fn contract_case(seeds: &Seeds, rng: &mut Rng, rec: &mut Record) {
     if let Some(c) = &config {
         let _ = writeln!(rec.extra, "config:\n{c}");
     }
+    // A retired binding now and then: its refusal must be coded, never a panic.
     let binding = [
         None,
+        Some(BindingKind::Gateway),
         Some(BindingKind::Http),
-        Some(BindingKind::Lambda),
         Some(BindingKind::Queue),
     ][below(rng, 4)];
     let _ = writeln!(rec.extra, "binding: {binding:?}, file: {name}");

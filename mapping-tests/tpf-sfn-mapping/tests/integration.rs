@@ -8,5 +8,4 @@ mod gateway_driver_requests;
 mod gateway_world;
 mod gateway_world_durable;
 mod gateway_world_sfn;
-mod remote_outcome_unknown;
 mod tpf_vectors;

@@ -1,8 +1,8 @@
 //! The gateway driver's operations on AWS's durable execution SDK: TPF's action gateway invoked
 //! by its numbered version from inside steps (retried with the SDK's default step retry, full
 //! jitter, as TPF's driver is), the condition polling SWEEP + STATUS, the callback whose
-//! submitter is REGISTER_CALLBACK, the hand-over's named invoke. `ops.rs`'s `Ops` impl calls
-//! these; this module and `ops.rs` are the only ones that name the SDK.
+//! submitter is REGISTER_CALLBACK, the hand-over's named invoke. `ops.rs`'s `GatewayOps` impl
+//! calls these; this module and `ops.rs` are the only ones that name the SDK.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,11 +19,10 @@ use tpf_durable_driver::gateway::calls::{
     read_reply, CallbackEnd, GatewayFailure, PollEnd, PollState, Registration, StatePoll,
 };
 use tpf_durable_driver::gateway::policy::{self, PollDecision, StepRetry};
+use tpf_sfn_wakepath::relay::gateway::{invoke_sync, Invoked};
 use tpf_wire::gateway::response::FUNCTION_ERROR_UNHANDLED;
 use tpf_wire::gateway::{ActionRequest, ActionResponse, FunctionError};
 use tpf_wire::records::ExecutionStatus;
-
-use super::call::invoke_text;
 
 /// TPF's action gateway, one numbered version of it.
 #[derive(Clone)]
@@ -37,19 +36,24 @@ impl GatewayClient {
     /// error (`errorType` = the Java class), or the Lambda service's error as
     /// `Lambda.<code>` (as Step Functions names it), which the step's retry retries.
     pub async fn invoke(&self, request_json: String) -> Result<String, GatewayFailure> {
-        match invoke_text(&self.client, &self.function_arn, request_json).await {
-            Ok(answer) => match answer.error {
-                None => Ok(answer.payload),
-                Some(kind) => Err(serde_json::from_str::<FunctionError>(&answer.payload)
-                    .unwrap_or(FunctionError {
-                        error_message: answer.payload,
-                        error_type: if kind.is_empty() {
-                            FUNCTION_ERROR_UNHANDLED.to_owned()
-                        } else {
-                            kind
-                        },
-                    })),
-            },
+        match invoke_sync(&self.client, &self.function_arn, &request_json).await {
+            Ok(Invoked {
+                function_error: None,
+                payload,
+            }) => Ok(payload),
+            Ok(Invoked {
+                function_error: Some(kind),
+                payload,
+            }) => Err(
+                serde_json::from_str::<FunctionError>(&payload).unwrap_or(FunctionError {
+                    error_message: payload,
+                    error_type: if kind.is_empty() {
+                        FUNCTION_ERROR_UNHANDLED.to_owned()
+                    } else {
+                        kind
+                    },
+                }),
+            ),
             Err(e) => Err(FunctionError {
                 error_type: format!("Lambda.{}", e.code().unwrap_or("SdkClientException")),
                 error_message: format!(

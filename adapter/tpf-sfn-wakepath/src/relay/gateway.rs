@@ -113,27 +113,43 @@ impl LambdaGateway {
     }
 }
 
+/// What one synchronous invoke answered: the function error Lambda reports (`FunctionError`,
+/// when the function failed) and the payload's text.
+pub struct Invoked {
+    pub function_error: Option<String>,
+    pub payload: String,
+}
+
+/// One synchronous invoke of `function_arn` with the request's exact bytes. Shared by the relay
+/// and the durable gateway driver, which read the answer each their own way.
+pub async fn invoke_sync(
+    client: &aws_sdk_lambda::Client,
+    function_arn: &str,
+    request: &str,
+) -> Result<Invoked, SdkError<aws_sdk_lambda::operation::invoke::InvokeError>> {
+    let out = client
+        .invoke()
+        .function_name(function_arn)
+        .payload(Blob::new(request.as_bytes().to_vec()))
+        .send()
+        .await?;
+    Ok(Invoked {
+        function_error: out.function_error().map(str::to_owned),
+        payload: out
+            .payload()
+            .map(|p| String::from_utf8_lossy(p.as_ref()).into_owned())
+            .unwrap_or_default(),
+    })
+}
+
 impl GatewayInvoker for LambdaGateway {
     async fn invoke(&self, request: &str) -> Invocation {
-        let result = self
-            .client
-            .invoke()
-            .function_name(&self.function_arn)
-            .payload(Blob::new(request.as_bytes().to_vec()))
-            .send()
-            .await;
-        match result {
-            Ok(out) => {
-                let payload = out
-                    .payload()
-                    .map(|p| String::from_utf8_lossy(p.as_ref()).into_owned())
-                    .unwrap_or_default();
-                if out.function_error().is_some() {
-                    Invocation::FunctionError(payload)
-                } else {
-                    Invocation::Response(payload)
-                }
-            }
+        match invoke_sync(&self.client, &self.function_arn, request).await {
+            Ok(Invoked {
+                function_error: Some(_),
+                payload,
+            }) => Invocation::FunctionError(payload),
+            Ok(Invoked { payload, .. }) => Invocation::Response(payload),
             Err(e) => {
                 let cause = aws_sdk_lambda::error::DisplayErrorContext(&e).to_string();
                 let error = match &e {

@@ -112,8 +112,6 @@ impl DurableRelease {
 pub struct Options<'a> {
     pub role_arn: Option<&'a str>,
     pub code_zip: Option<&'a Path>,
-    /// The SSM SecureString parameter holding the Action API token (http binding).
-    pub action_token_parameter: Option<&'a str>,
     pub dry_run: bool,
     pub force_replace: bool,
 }
@@ -221,7 +219,7 @@ pub async fn deploy(
                 .memory_size(256)
                 .timeout(function_timeout(release))
                 .code(FunctionCode::builder().zip_file(Blob::new(zip)).build())
-                .environment(environment(release, opts.action_token_parameter)?)
+                .environment(environment(release))
                 .durable_config(
                     DurableConfig::builder()
                         .execution_timeout(EXECUTION_TIMEOUT_SECONDS as i32)
@@ -246,7 +244,7 @@ pub async fn deploy(
             lambda
                 .update_function_configuration()
                 .function_name(name)
-                .environment(environment(release, opts.action_token_parameter)?)
+                .environment(environment(release))
                 .send()
                 .await
                 .map_err(|e| {
@@ -291,33 +289,12 @@ fn function_timeout(release: &DurableRelease) -> i32 {
         .min(900)
 }
 
-fn environment(release: &DurableRelease, parameter: Option<&str>) -> Result<Environment, Error> {
-    let mut vars = HashMap::new();
-    vars.insert(env::HANDLER.to_string(), env::HANDLER_VALUE.to_string());
-    vars.insert(env::SPEC.to_string(), release.spec_text.clone());
-    if let tpf_durable_driver::spec::Binding::Http { .. } = release.spec.binding {
-        let name = parameter.filter(|t| !t.is_empty()).ok_or_else(|| {
-            Error::new(
-                "DEPLOY_ACTION_TOKEN",
-                "the http binding's driver function needs the SSM parameter that holds TPF's Action API token",
-            )
-            .with_hint("pass --action-token-parameter /path/of/the/SecureString (docs/operator-guide.md); the function reads the token at run time")
-        })?;
-        check_parameter_name(name)?;
-        vars.insert(env::ACTION_TOKEN_PARAMETER.to_string(), name.to_string());
-    }
-    Ok(Environment::builder().set_variables(Some(vars)).build())
-}
-
-/// `ACTION_TOKEN_PARAMETER` unless `name` is a full SSM parameter path.
-pub fn check_parameter_name(name: &str) -> Result<(), Error> {
-    tpf_sfn_compiler::lowering::action_token::check_name(name).map_err(|e| {
-        Error::new("ACTION_TOKEN_PARAMETER", e.to_string())
-            .with_location("--action-token-parameter")
-            .with_hint(
-                "name the SSM SecureString parameter by its full path, e.g. /tpf/action-token",
-            )
-    })
+fn environment(release: &DurableRelease) -> Environment {
+    let vars = HashMap::from([
+        (env::HANDLER.to_string(), env::HANDLER_VALUE.to_string()),
+        (env::SPEC.to_string(), release.spec_text.clone()),
+    ]);
+    Environment::builder().set_variables(Some(vars)).build()
 }
 
 fn tags(release: &DurableRelease) -> HashMap<String, String> {

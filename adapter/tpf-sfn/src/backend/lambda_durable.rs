@@ -52,7 +52,7 @@ impl CliBackend for LambdaDurable {
     fn gateway_subject(
         input: &Input,
         driver: Option<DriverFile>,
-    ) -> Result<Result<Option<GatewaySubject>, Diagnostics>, Failure> {
+    ) -> Result<Result<GatewaySubject, Diagnostics>, Failure> {
         if driver.is_some() {
             return Err(no_driver());
         }

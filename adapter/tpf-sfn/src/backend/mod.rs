@@ -34,12 +34,12 @@ pub trait CliBackend {
     fn check_usage(driver: Option<&std::path::Path>) -> Result<(), Failure>;
 
     /// The user's gateway driver for this backend, placed in the gateway world (`driver`: a
-    /// hand-edited one to prove instead of the compiled one); `Ok(None)` when the binding is
-    /// not the gateway. An input that does not compile is its diagnostics.
+    /// hand-edited one to prove instead of the compiled one). An input that does not compile
+    /// (an Action API v1 binding among them: `ACTION_API_V1_RETIRED`) is its diagnostics.
     fn gateway_subject(
         input: &Input,
         driver: Option<DriverFile>,
-    ) -> Result<Result<Option<GatewaySubject>, Diagnostics>, Failure>;
+    ) -> Result<Result<GatewaySubject, Diagnostics>, Failure>;
 }
 
 /// A command's work, written once over [`CliBackend`].

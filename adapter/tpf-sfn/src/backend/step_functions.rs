@@ -67,7 +67,7 @@ impl CliBackend for StepFunctions {
     fn gateway_subject(
         input: &Input,
         driver: Option<DriverFile>,
-    ) -> Result<Result<Option<GatewaySubject>, Diagnostics>, Failure> {
+    ) -> Result<Result<GatewaySubject, Diagnostics>, Failure> {
         Ok(gateway_proof::subject(input, driver))
     }
 }

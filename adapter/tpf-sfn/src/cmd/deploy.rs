@@ -16,7 +16,11 @@ use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs) -> CmdResult {
-    if let Some(manifest) = durable_manifest(&args.out)? {
+    let manifest = read_manifest(&args.out);
+    if let Some(m) = &manifest {
+        refuse_action_api_v1(&args.out, m)?;
+    }
+    if let Some(manifest) = manifest.filter(crate::aws::durable_deploy::is_durable) {
         return super::deploy_durable::run(args, manifest);
     }
     let release = Release::load(&args.out)?;
@@ -119,7 +123,7 @@ fn plan_and_report(
         };
         Ok::<_, crate::error::Error>((report, schedule))
     })?
-    .map_err(|e| emulator_hint(e, release, &args.connection).verbose(args.verbose))?;
+    .map_err(|e| e.verbose(args.verbose))?;
     let (report, schedule) = report;
     match args.format {
         Format::Text => print_text(&report, schedule.as_ref(), release),
@@ -151,38 +155,45 @@ pub(super) fn with_refusal(
     doc
 }
 
-/// The release's manifest when it is a `--backend lambda-durable` one.
-fn durable_manifest(out: &std::path::Path) -> Result<Option<serde_json::Value>, Error> {
+/// The release's manifest as JSON, when it reads as such (`Release::load` and
+/// `DurableRelease::load` report an unreadable one in their own words).
+fn read_manifest(out: &std::path::Path) -> Option<serde_json::Value> {
     let path = out.join(tpf_sfn_compiler::lowering::manifest::MANIFEST_FILE);
-    let Ok(bytes) = crate::input::read(&path) else {
-        // Release::load reports the unreadable manifest in its own words.
-        return Ok(None);
-    };
-    let manifest: serde_json::Value = match serde_json::from_slice(&bytes) {
-        Ok(m) => m,
-        Err(_) => return Ok(None),
-    };
-    Ok(crate::aws::durable_deploy::is_durable(&manifest).then_some(manifest))
+    let bytes = crate::input::read(&path).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
-/// moto refuses the `States.Http.*` error names the http binding's Retry and Catch name (it
-/// takes any `States.` prefix for a custom error), so the default binding cannot be deployed to
-/// it; the hint says so where the refusal is met, instead of a generic one.
-pub(crate) fn emulator_hint(e: Error, release: &Release, connection: &Connection) -> Error {
-    let refused_definition =
-        e.code() == "DEPLOY_INVALID_DEFINITION" || crate::error::chain(&e).contains("States.Http");
-    if connection.emulator_endpoint().is_some()
-        && release.manifest.binding.kind == "http"
-        && e.code().starts_with("DEPLOY_")
-        && refused_definition
+/// `ACTION_API_V1_RETIRED` for a release compiled for an Action API v1 binding (`http`,
+/// `lambda`, `queue`, on either backend), read from its manifest before anything else: TPF does
+/// not serve Action API v1, so its drivers would fail at their first call, and nothing of its
+/// wake path is left to wake them.
+fn refuse_action_api_v1(out: &std::path::Path, manifest: &serde_json::Value) -> Result<(), Error> {
+    use tpf_sfn_compiler::config::{retired, BindingKind};
+    let kind = manifest
+        .pointer("/binding/kind")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    if !BindingKind::ACTION_API_V1
+        .iter()
+        .any(|k| k.as_str() == kind)
     {
-        return e.with_hint(
-            "local emulators such as moto refuse the http binding's `States.Http.*` error names; \
-             for a local run compile with `--binding queue` (the relay carries the calls, as \
-             `tpf-sfn dev` does), and keep the http binding for AWS",
-        );
+        return Ok(());
     }
-    e
+    let path = out.join(tpf_sfn_compiler::lowering::manifest::MANIFEST_FILE);
+    let at = format!("{}#/binding/kind", path.display());
+    Err(Error::new(
+        retired::CODE,
+        format!(
+            "{at} is `{kind}`: the release was compiled for Action API v1, which is retired: TPF \
+             serves its action gateway only, and the release's drivers would fail at their first \
+             call"
+        ),
+    )
+    .with_location(at)
+    .with_hint(format!(
+        "recompile the release with the gateway binding and deploy that: {}",
+        retired::HINT
+    )))
 }
 
 /// Placeholder endpoints and ARNs deploy only to a local emulator: on AWS they would create

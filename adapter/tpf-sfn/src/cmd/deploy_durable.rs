@@ -30,7 +30,6 @@ fn plan_and_report(
     let opts = Options {
         role_arn: args.role_arn.as_deref(),
         code_zip: args.code_zip.as_deref(),
-        action_token_parameter: args.action_token_parameter.as_deref(),
         dry_run: args.dry_run,
         force_replace: args.force_replace,
     };

@@ -1,14 +1,12 @@
 //! `mapping-test` and `simulate`: the user's compiled gateway driver (Step Functions, or Lambda
 //! durable functions) in the gateway world, against the catalogue named by TPF's conformance
 //! scenarios, every scenario's pipeline given the user's contract's await deadline. Another
-//! binding is Action API v1's, retired: `ACTION_API_V1_RETIRED`.
+//! binding is Action API v1's, retired: the compiler refuses it (`ACTION_API_V1_RETIRED`).
 
 use std::path::PathBuf;
 
 use serde_json::json;
-use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::config::BindingKind;
-use tpf_sfn_compiler::sfn::StepFunctions;
+use tpf_sfn_compiler::compile::Input;
 use tpf_sfn_mapping::gateway::catalogue::{ScenarioInfo, CATALOGUE};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::engine::EngineError;
@@ -27,19 +25,14 @@ use crate::input::read;
 use crate::report;
 use crate::stdio::outln;
 
-/// The gateway subject of `input` on backend `B`. A binding other than the gateway is Action
-/// API v1's, retired (refused before the backend compiles: the durable backend has no queue
-/// binding to say so with); an input that does not compile gets its diagnostics.
+/// The gateway subject of `input` on backend `B`; an input that does not compile (an Action API
+/// v1 binding among them) gets its diagnostics.
 fn subject<B: CliBackend>(
     input: &Input,
     driver: Option<&PathBuf>,
     format: Format,
 ) -> Result<GatewaySubject, Failure> {
     B::check_usage(driver.map(PathBuf::as_path))?;
-    let binding = compile(input, StepFunctions).map(|out| out.plan.binding.kind());
-    if let Some(kind) = binding.ok().filter(|k| *k != BindingKind::Gateway) {
-        return Err(v1_retired(input, kind));
-    }
     let driver = match driver {
         Some(p) => Some(DriverFile {
             file: p.display().to_string(),
@@ -48,31 +41,12 @@ fn subject<B: CliBackend>(
         None => None,
     };
     match B::gateway_subject(input, driver)? {
-        Ok(Some(s)) => Ok(s),
-        Ok(None) => Err(v1_retired(input, BindingKind::Http)),
+        Ok(s) => Ok(s),
         Err(d) => {
             report::diagnostics(format, &d.0);
             Err(Failure::Input(Default::default()))
         }
     }
-}
-
-/// The refusal of an Action API v1 binding, naming it and where it came from.
-fn v1_retired(input: &Input, kind: BindingKind) -> Failure {
-    let from = if input.binding.is_some() {
-        "--binding"
-    } else {
-        "the config file's binding.kind"
-    };
-    Error::new(
-        "ACTION_API_V1_RETIRED",
-        format!(
-            "{from} is `{}`, an Action API v1 binding: Action API v1 is retired, and TPF's action gateway is the protocol a driver speaks",
-            kind.as_str()
-        ),
-    )
-    .with_hint("drop --binding, or set binding.kind = \"gateway\" with its [binding.gateway] table (`tpf-sfn init` writes one)")
-    .into()
 }
 
 fn unrunnable(e: EngineError) -> Failure {

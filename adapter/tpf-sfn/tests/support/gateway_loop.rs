@@ -663,8 +663,7 @@ impl GatewayLoop {
             },
             None,
         )
-        .expect("compiles")
-        .expect("the gateway binding");
+        .expect("compiles");
         let info = tpf_sfn_mapping::gateway::catalogue::scenario(name).expect("TPF's scenario");
         let (report, trace) = subject.run_one(info).expect("the engine runs the driver");
         assert!(report.passed(), "{name} in our interpreter: {report:?}");

@@ -6,10 +6,7 @@ use super::DriverConfig;
 
 /// Comment lines above each section header, by section.
 const SECTIONS: &[(&str, &str)] = &[
-    ("binding", "How action Task states reach TPF's action API; only the selected kind's table is used."),
-    ("binding.http", ""),
-    ("binding.lambda", ""),
-    ("binding.queue", ""),
+    ("binding", "How the driver reaches TPF: its action gateway."),
     ("binding.gateway", "kind = \"gateway\": the driver follows TPF's own coordinator protocol against TPF's action gateway\n(SUBMIT, SWEEP + STATUS polls, REGISTER_CALLBACK parks, RESULT). No sweeper machine: the driver sweeps itself."),
     ("aws", "Scope of the ARNs in generated IAM policies. Unset values become `*`, still scoped by name."),
     ("wakeup", ""),
@@ -25,11 +22,7 @@ const SECTIONS: &[(&str, &str)] = &[
 /// Comment lines above each key, by dotted key.
 const KEYS: &[(&str, &str)] = &[
     ("name-prefix", "Prefix of every resource name tpf-sfn creates (state machines, roles, schedules).\n1 to 20 characters of A-Z, a-z, 0-9 and `-`, so the longest generated names stay within AWS limits."),
-    ("binding.kind", "\"gateway\": TPF's action gateway, the protocol TPF serves. \"http\", \"lambda\" or \"queue\": Action API v1,\na legacy protocol TPF does not serve (kept for the proof's older world)."),
-    ("binding.http.api-base-url", "Base URL of TPF's action API. Must be https://: Step Functions HTTP Tasks refuse plain HTTP.\nThe default is a placeholder: set it before deploying."),
-    ("binding.http.connection-arn", "EventBridge connection holding the action API's credentials; HTTP Tasks authenticate through it.\nThe default is a placeholder: set it before deploying."),
-    ("binding.lambda.function-arn", "Function that serves TPF's actions (arn:<partition>:lambda:<region>:<account>:function:<name>).\nThe default is a placeholder: set it before deploying."),
-    ("binding.queue.queue-url", "SQS queue a relay reads action requests from (http://localhost URLs allowed for emulators).\nThe default is a placeholder: set it before deploying."),
+    ("binding.kind", "\"gateway\": TPF's action gateway, the protocol TPF serves. Action API v1's \"http\", \"lambda\" and \"queue\"\nare retired (ACTION_API_V1_RETIRED)."),
     ("binding.gateway.function-arn", "TPF's action gateway function, qualified by a NUMBERED version\n(arn:<partition>:lambda:<region>:<account>:function:<name>:<version>); an alias or the unqualified name is refused.\nThe default is a placeholder: set it before deploying."),
     ("binding.gateway.transport", "\"lambda\": Step Functions invokes the gateway itself; \"queue\": it sends each request to queue-url and a relay\ninvokes the gateway (for a local emulator that cannot run Lambda functions)."),
     ("binding.gateway.queue-url", "SQS queue the relay reads gateway requests from (transport = \"queue\"; http://localhost URLs allowed for emulators).\nThe default is a placeholder: set it before deploying."),

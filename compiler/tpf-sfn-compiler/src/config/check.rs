@@ -2,8 +2,8 @@
 //! findings reported together.
 
 use super::shape::{
-    arn_resource, function_qualifier, is_connection_arn, is_digits, is_function_arn, is_name,
-    is_queue_url, is_version_number,
+    arn_resource, function_qualifier, is_digits, is_function_arn, is_name, is_queue_url,
+    is_version_number,
 };
 use super::{BindingKind, DriverConfig, GatewayTransport, LogLevel};
 use crate::diagnostic::{Diagnostic, Location};
@@ -27,15 +27,14 @@ fn value_error(
 }
 
 impl DriverConfig {
-    /// Range and shape checks (`CONFIG_VALUE`), all reported at once. Only the selected
-    /// binding's parameters are checked, because only they reach the machine.
+    /// Range and shape checks (`CONFIG_VALUE`), all reported at once.
     pub fn check(&self, file: &str) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let mut bad = |key: &str, message: String, hint: &str| {
             out.push(value_error(file, key, message, hint))
         };
         self.check_name_prefix(&mut bad);
-        self.check_binding(&mut bad);
+        self.check_gateway(&mut bad);
         self.check_aws(&mut bad);
         self.check_wakeup(&mut bad);
         self.check_timeouts(&mut bad);
@@ -89,51 +88,6 @@ impl DriverConfig {
             format!("name-prefix `{p}` must be 1 to 20 characters of A-Z, a-z, 0-9 and `-`"),
             "the prefix starts every state machine, role and schedule name, whose AWS limits leave 20 characters for it",
         );
-        }
-    }
-
-    fn check_binding(&self, bad: &mut Bad<'_>) {
-        match self.binding.kind {
-            BindingKind::Http => {
-                let h = &self.binding.http;
-                if !h.api_base_url.starts_with("https://")
-                    || h.api_base_url.len() <= "https://".len()
-                {
-                    bad(
-                    "binding.http.api-base-url",
-                    format!("api-base-url `{}` is not an https:// URL", h.api_base_url),
-                    "Step Functions HTTP Tasks only call HTTPS endpoints; put TLS in front of TPF's action API",
-                );
-                }
-                if !is_connection_arn(&h.connection_arn) {
-                    bad(
-                    "binding.http.connection-arn",
-                    format!("connection-arn `{}` is not an EventBridge connection ARN", h.connection_arn),
-                    "expected arn:<partition>:events:<region>:<12-digit account>:connection/<name>/<id>",
-                );
-                }
-            }
-            BindingKind::Lambda => {
-                let f = &self.binding.lambda.function_arn;
-                if !is_function_arn(f) {
-                    bad(
-                    "binding.lambda.function-arn",
-                    format!("function-arn `{f}` is not a Lambda function ARN"),
-                    "expected arn:<partition>:lambda:<region>:<12-digit account>:function:<name>[:<alias>]",
-                );
-                }
-            }
-            BindingKind::Queue => {
-                let q = &self.binding.queue.queue_url;
-                if !is_queue_url(q) {
-                    bad(
-                        "binding.queue.queue-url",
-                        format!("queue-url `{q}` is not an SQS queue URL"),
-                        QUEUE_URL_HINT,
-                    );
-                }
-            }
-            BindingKind::Gateway => self.check_gateway(bad),
         }
     }
 
@@ -248,7 +202,6 @@ impl DriverConfig {
     }
 
     fn check_timeouts(&self, bad: &mut Bad<'_>) {
-        let http_binding = self.binding.kind == BindingKind::Http;
         for (key, v) in [
             (
                 "timeouts.action-call-seconds",
@@ -265,12 +218,6 @@ impl DriverConfig {
                     format!("{key} is {v}; it must be at least 1"),
                     "Step Functions TimeoutSeconds must be a positive integer",
                 );
-            } else if http_binding && v > 60 {
-                bad(
-                key,
-                format!("{key} is {v}, but HTTP Tasks time out after at most 60 seconds"),
-                "Step Functions caps an HTTP Task at 60 s; lower the timeout or use the lambda or queue binding",
-            );
             }
         }
     }

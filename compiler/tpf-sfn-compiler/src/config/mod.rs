@@ -10,6 +10,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 mod annotated;
 mod check;
 pub mod placeholder;
+pub mod retired;
 mod shape;
 
 pub(crate) use shape::is_numbered_version;
@@ -53,17 +54,20 @@ impl Default for DriverConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BindingKind {
+    /// Action API v1's bindings, retired: parsed only so that naming one is refused with
+    /// `ACTION_API_V1_RETIRED` rather than an unknown value. Nothing compiles them.
     Http,
     Lambda,
     Queue,
     /// TPF's action gateway (`docs/gateway.md`): the driver follows TPF's own coordinator
-    /// protocol instead of Action API v1.
+    /// protocol, the one protocol TPF serves.
     Gateway,
 }
 
 impl BindingKind {
-    /// The Action API v1 bindings, which the v1 proof and its matrix run over.
-    pub const ALL: [BindingKind; 3] = [BindingKind::Http, BindingKind::Lambda, BindingKind::Queue];
+    /// Action API v1's bindings, each refused.
+    pub const ACTION_API_V1: [BindingKind; 3] =
+        [BindingKind::Http, BindingKind::Lambda, BindingKind::Queue];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -73,80 +77,25 @@ impl BindingKind {
             BindingKind::Gateway => "gateway",
         }
     }
+
+    pub fn is_action_api_v1(self) -> bool {
+        self != BindingKind::Gateway
+    }
 }
 
-/// How action Task states reach TPF. Only the parameters of the selected `kind` are used.
+/// How the driver reaches TPF: its action gateway, through `[binding.gateway]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct BindingConfig {
     pub kind: BindingKind,
-    pub http: HttpBinding,
-    pub lambda: LambdaBinding,
-    pub queue: QueueBinding,
     pub gateway: GatewayBinding,
 }
 
 impl Default for BindingConfig {
-    /// TPF's action gateway: the protocol TPF serves. The Action API v1 bindings are chosen only
-    /// explicitly (`--binding` or `binding.kind`).
     fn default() -> Self {
         BindingConfig {
             kind: BindingKind::Gateway,
-            http: HttpBinding::default(),
-            lambda: LambdaBinding::default(),
-            queue: QueueBinding::default(),
             gateway: GatewayBinding::default(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct HttpBinding {
-    /// Base URL of TPF's action API (HTTPS; Step Functions HTTP Tasks refuse plain HTTP).
-    pub api_base_url: String,
-    /// EventBridge connection that holds the action API's credentials.
-    pub connection_arn: String,
-}
-
-impl Default for HttpBinding {
-    fn default() -> Self {
-        HttpBinding {
-            api_base_url: "https://tpf.example.com".to_string(),
-            connection_arn:
-                "arn:aws:events:us-east-1:123456789012:connection/tpf-actions/00000000-0000-0000-0000-000000000000"
-                    .to_string(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct LambdaBinding {
-    /// ARN of the function that serves TPF's actions.
-    pub function_arn: String,
-}
-
-impl Default for LambdaBinding {
-    fn default() -> Self {
-        LambdaBinding {
-            function_arn: "arn:aws:lambda:us-east-1:123456789012:function:tpf-actions".to_string(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct QueueBinding {
-    /// SQS queue the relay reads action requests from.
-    pub queue_url: String,
-}
-
-impl Default for QueueBinding {
-    fn default() -> Self {
-        QueueBinding {
-            queue_url: "https://sqs.us-east-1.amazonaws.com/123456789012/tpf-sfn-actions"
-                .to_string(),
         }
     }
 }
@@ -387,18 +336,24 @@ fn one_line(message: &str) -> String {
 }
 
 impl DriverConfig {
-    /// Parses `tpf-sfn.toml`. Syntax errors are `CONFIG_SYNTAX`; unknown keys and wrongly typed
-    /// values are `CONFIG_FIELD` with the dotted key. Values are not range-checked here: that
+    /// Parses `tpf-sfn.toml`. Syntax errors are `CONFIG_SYNTAX`; an Action API v1 binding's
+    /// table is `ACTION_API_V1_RETIRED` (`retired.rs`); unknown keys and wrongly typed values
+    /// are `CONFIG_FIELD` with the dotted key. Values are not range-checked here: that
     /// is [`DriverConfig::check`], so a caller can report both kinds together.
     pub fn from_toml(file: &str, text: &str) -> Result<DriverConfig, Diagnostics> {
-        if let Err(e) = text.parse::<toml::Table>() {
-            return Err(Diagnostic::error(
+        let table = match text.parse::<toml::Table>() {
+            Ok(table) => table,
+            Err(e) => return Err(Diagnostic::error(
                 "CONFIG_SYNTAX",
                 toml_location(file, text, &e),
                 format!("the file is not valid TOML: {}", one_line(e.message())),
             )
             .with_hint("fix the TOML at the reported line and column; `tpf-sfn init` writes a valid, annotated default to start from")
-            .into());
+            .into()),
+        };
+        let v1_tables = retired::tables(file, &table);
+        if !v1_tables.is_empty() {
+            return Err(Diagnostics(v1_tables));
         }
         serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
             let key = e.path().to_string();
@@ -428,7 +383,6 @@ mod tests {
             DriverConfig::from_toml("default.toml", &text),
             Ok(DriverConfig::default())
         );
-        // Both select TPF's action gateway: Action API v1 is reached only by naming it.
         assert!(text.contains("\nkind = \"gateway\"\n"), "{text}");
         assert_eq!(DriverConfig::default().binding.kind, BindingKind::Gateway);
     }

@@ -3,46 +3,16 @@
 //! but nothing deployable may carry one: `compile` warns, the exports refuse them, and `deploy`
 //! refuses them against anything but a local emulator.
 
-use super::{
-    BindingKind, DriverConfig, GatewayBinding, GatewayTransport, HttpBinding, LambdaBinding,
-    QueueBinding,
-};
+use super::{DriverConfig, GatewayBinding, GatewayTransport};
 use crate::diagnostic::{Diagnostic, Location};
 
-pub const API_BASE_URL: &str = "binding.http.api-base-url";
-pub const CONNECTION_ARN: &str = "binding.http.connection-arn";
-pub const FUNCTION_ARN: &str = "binding.lambda.function-arn";
-pub const QUEUE_URL: &str = "binding.queue.queue-url";
 pub const GATEWAY_FUNCTION_ARN: &str = "binding.gateway.function-arn";
 pub const GATEWAY_QUEUE_URL: &str = "binding.gateway.queue-url";
 pub const STARTER_FUNCTION_ARN: &str = "binding.gateway.starter-function-arn";
 
-/// Host names reserved for documentation (RFC 2606, RFC 6761): nothing real answers there.
-fn reserved_host(url: &str) -> bool {
-    let host = url
-        .split_once("://")
-        .map_or(url, |(_, rest)| rest)
-        .split(['/', ':', '?', '#'])
-        .next()
-        .unwrap_or("")
-        .trim_end_matches('.')
-        .to_ascii_lowercase();
-    ["example.com", "example.net", "example.org"]
-        .iter()
-        .any(|d| host == *d || host.ends_with(&format!(".{d}")))
-        || [".example", ".test", ".invalid", ".localhost"]
-            .iter()
-            .any(|tld| host.ends_with(tld))
-}
-
-/// Whether `value` of the config key `key` is a placeholder: the embedded default, or (for the
-/// endpoint) a host reserved for documentation.
+/// Whether `value` of the config key `key` is a placeholder: the embedded default.
 pub fn is_placeholder(key: &str, value: &str) -> bool {
     match key {
-        API_BASE_URL => value == HttpBinding::default().api_base_url || reserved_host(value),
-        CONNECTION_ARN => value == HttpBinding::default().connection_arn,
-        FUNCTION_ARN => value == LambdaBinding::default().function_arn,
-        QUEUE_URL => value == QueueBinding::default().queue_url,
         GATEWAY_FUNCTION_ARN => value == GatewayBinding::default().function_arn,
         GATEWAY_QUEUE_URL => value == GatewayBinding::default().queue_url,
         STARTER_FUNCTION_ARN => value == GatewayBinding::default().starter_function_arn,
@@ -54,10 +24,6 @@ pub fn is_placeholder(key: &str, value: &str) -> bool {
 /// (`manifest.binding.parameters`).
 pub fn key_of_parameter(parameter: &str) -> Option<&'static str> {
     Some(match parameter {
-        "apiBaseUrl" => API_BASE_URL,
-        "connectionArn" => CONNECTION_ARN,
-        "functionArn" => FUNCTION_ARN,
-        "queueUrl" => QUEUE_URL,
         "gatewayFunctionArn" => GATEWAY_FUNCTION_ARN,
         "gatewayQueueUrl" => GATEWAY_QUEUE_URL,
         "starterFunctionArn" => STARTER_FUNCTION_ARN,
@@ -88,30 +54,19 @@ pub fn hint(key: &str) -> String {
 }
 
 impl DriverConfig {
-    /// `(key, value)` of the selected binding's placeholder parameters.
+    /// `(key, value)` of the gateway binding's placeholder parameters.
     pub fn placeholders(&self) -> Vec<(&'static str, String)> {
         let b = &self.binding;
-        let pairs: Vec<(&str, &str)> = match b.kind {
-            BindingKind::Http => vec![
-                ("apiBaseUrl", b.http.api_base_url.as_str()),
-                ("connectionArn", b.http.connection_arn.as_str()),
-            ],
-            BindingKind::Lambda => vec![("functionArn", b.lambda.function_arn.as_str())],
-            BindingKind::Queue => vec![("queueUrl", b.queue.queue_url.as_str())],
-            BindingKind::Gateway => {
-                let mut pairs = vec![
-                    ("gatewayFunctionArn", b.gateway.function_arn.as_str()),
-                    (
-                        "starterFunctionArn",
-                        b.gateway.starter_function_arn.as_str(),
-                    ),
-                ];
-                if b.gateway.transport == GatewayTransport::Queue {
-                    pairs.push(("gatewayQueueUrl", b.gateway.queue_url.as_str()));
-                }
-                pairs
-            }
-        };
+        let mut pairs = vec![
+            ("gatewayFunctionArn", b.gateway.function_arn.as_str()),
+            (
+                "starterFunctionArn",
+                b.gateway.starter_function_arn.as_str(),
+            ),
+        ];
+        if b.gateway.transport == GatewayTransport::Queue {
+            pairs.push(("gatewayQueueUrl", b.gateway.queue_url.as_str()));
+        }
         found(pairs)
     }
 
@@ -139,40 +94,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_documentation_hosts_are_placeholders() {
-        // The embedded default is the gateway binding's; the http binding's, named.
+    fn defaults_are_placeholders() {
         let keys =
             |c: &DriverConfig| -> Vec<&str> { c.placeholders().iter().map(|(k, _)| *k).collect() };
-        let mut d = DriverConfig::default();
-        assert_eq!(keys(&d), [GATEWAY_FUNCTION_ARN, STARTER_FUNCTION_ARN]);
-        d.binding.kind = BindingKind::Http;
-        assert_eq!(keys(&d), [API_BASE_URL, CONNECTION_ARN]);
-        assert!(is_placeholder(
-            API_BASE_URL,
-            "https://actions.example.org/base"
-        ));
-        assert!(is_placeholder(API_BASE_URL, "https://tpf.internal.test"));
-        assert!(!is_placeholder(API_BASE_URL, "https://tpf.acme.io"));
-        assert!(!is_placeholder(API_BASE_URL, "https://notexample.com"));
-
-        let mut real = d;
-        real.binding.http.api_base_url = "https://tpf.acme.io".into();
-        real.binding.http.connection_arn =
-            "arn:aws:events:eu-west-1:210987654321:connection/tpf/1".into();
-        assert!(real.placeholders().is_empty());
-        assert!(real.placeholder_warnings("tpf-sfn.toml").is_empty());
-
-        // Only the selected binding's parameters reach the machine.
-        real.binding.kind = BindingKind::Queue;
+        let mut real = DriverConfig::default();
+        assert_eq!(keys(&real), [GATEWAY_FUNCTION_ARN, STARTER_FUNCTION_ARN]);
         let w = real.placeholder_warnings("tpf-sfn.toml");
-        assert_eq!(w.len(), 1);
+        assert_eq!(w.len(), 2);
         assert_eq!(w[0].code, "CONFIG_PLACEHOLDER");
-        assert_eq!(w[0].location.pointer.as_deref(), Some(QUEUE_URL));
+        assert_eq!(w[0].location.pointer.as_deref(), Some(GATEWAY_FUNCTION_ARN));
         assert!(!w[0].is_error());
 
         // The gateway binding's three endpoints, the queue only on the queue transport.
-        real.binding.kind = BindingKind::Gateway;
-        assert_eq!(keys(&real), [GATEWAY_FUNCTION_ARN, STARTER_FUNCTION_ARN]);
         real.binding.gateway.transport = GatewayTransport::Queue;
         assert_eq!(
             keys(&real),
@@ -188,19 +121,23 @@ mod tests {
             "arn:aws:lambda:eu-west-1:210987654321:function:st".into();
         real.binding.gateway.queue_url = "http://localhost:4566/000000000000/gw".into();
         assert!(real.placeholders().is_empty());
+        assert!(real.placeholder_warnings("tpf-sfn.toml").is_empty());
     }
 
     #[test]
     fn manifest_parameters_map_to_their_keys() {
         let found = found([
-            ("queueUrl", QueueBinding::default().queue_url.as_str()),
             (
-                "functionArn",
-                "arn:aws:lambda:eu-west-1:210987654321:function:tpf",
+                "gatewayQueueUrl",
+                GatewayBinding::default().queue_url.as_str(),
+            ),
+            (
+                "gatewayFunctionArn",
+                "arn:aws:lambda:eu-west-1:210987654321:function:tpf:3",
             ),
             ("unknown", "x"),
         ]);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].0, QUEUE_URL);
+        assert_eq!(found[0].0, GATEWAY_QUEUE_URL);
     }
 }

@@ -25,17 +25,6 @@ pub(super) fn arn_resource<'a>(arn: &'a str, service: &str) -> Option<&'a str> {
     }
 }
 
-pub(super) fn is_connection_arn(arn: &str) -> bool {
-    let Some(res) = arn_resource(arn, "events") else {
-        return false;
-    };
-    let mut parts = res.split('/');
-    parts.next() == Some("connection")
-        && parts.next().is_some_and(is_name)
-        && parts.next().is_some_and(is_name)
-        && parts.next().is_none()
-}
-
 pub(super) fn is_function_arn(arn: &str) -> bool {
     let Some(res) = arn_resource(arn, "lambda") else {
         return false;
@@ -106,12 +95,6 @@ mod tests {
 
     #[test]
     fn arn_and_url_shapes() {
-        assert!(is_connection_arn(
-            "arn:aws:events:eu-west-1:123456789012:connection/tpf/abc-1"
-        ));
-        assert!(!is_connection_arn(
-            "arn:aws:events:eu-west-1:12345:connection/tpf/abc"
-        ));
         assert!(is_function_arn(
             "arn:aws:lambda:us-east-1:123456789012:function:f:live"
         ));

@@ -4,12 +4,11 @@
 use serde_json::{json, Map, Value};
 
 use super::stack::{self, EnvValue, Function, Release, Res};
-use crate::lowering::action_token;
-use crate::lowering::iam::{trust, trust_in_account};
+use crate::lowering::iam::trust;
 use crate::lowering::monitoring::cloudformation as monitoring;
 use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME};
 
-pub use super::stack::{env, EXECUTION_TIMEOUT_SECONDS, RETENTION_DAYS, SWEEP_ID};
+pub use super::stack::{env, EXECUTION_TIMEOUT_SECONDS, RETENTION_DAYS};
 
 fn sub(s: &str) -> Value {
     json!({ "Fn::Sub": s })
@@ -17,22 +16,16 @@ fn sub(s: &str) -> Value {
 
 fn resolve(r: &Res) -> Value {
     match r {
-        Res::WakeupTable(name) => sub(&format!(
-            "arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/{name}"
-        )),
         Res::Versions(function) => sub(&format!(
             "arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{function}:*"
         )),
         Res::Arn(arn) => json!(arn),
-        Res::ActionTokenParameter => action_token::cloudformation::parameter_arn(),
     }
 }
 
 fn env_value(v: &EnvValue) -> Value {
     match v {
         EnvValue::Text(t) => json!(t),
-        EnvValue::ActionTokenParameter => json!({"Ref": action_token::CLOUDFORMATION_PARAMETER}),
-        EnvValue::DriverVersion => json!({"Ref": "DriverVersion"}),
     }
 }
 
@@ -54,20 +47,13 @@ pub fn render_release(r: &Release) -> Value {
         json!({"Type": "String", "Description": "Key of the tpf-sfn-lambda zip"}),
     );
     monitoring::declare(&mut parameters, &mut conditions);
-    if r.action_token {
-        for (name, p) in action_token::cloudformation::parameters(r.token_senders()) {
-            parameters.insert(name.into(), p);
-        }
-        let (name, condition) = action_token::cloudformation::key_condition();
-        conditions.insert(name.into(), condition);
-    }
     let tags: Vec<Value> = r
         .tags
         .iter()
         .map(|(k, v)| json!({"Key": k, "Value": v}))
         .collect();
     let mut resources = Map::new();
-    resources.insert("DriverRole".into(), lambda_role(&r.driver, r.action_token));
+    resources.insert("DriverRole".into(), lambda_role(&r.driver));
     resources.insert(
         "DriverLogGroup".into(),
         monitoring::log_group(json!(stack::log_group_name(&r.driver.name))),
@@ -94,53 +80,6 @@ pub fn render_release(r: &Release) -> Value {
         "DriverFunctionName".into(),
         json!({"Value": {"Ref": "Driver"}}),
     );
-    if let Some(s) = &r.sweeper {
-        resources.insert(
-            "SweeperRole".into(),
-            lambda_role(&s.function, r.action_token),
-        );
-        resources.insert(
-            "SweeperLogGroup".into(),
-            monitoring::log_group(json!(stack::log_group_name(&s.function.name))),
-        );
-        resources.insert(
-            "Sweeper".into(),
-            json!({"Type": "AWS::Lambda::Function", "DependsOn": "SweeperLogGroup", "Properties": function(&s.function, "SweeperRole", &tags)}),
-        );
-        resources.insert(
-            "SweeperScheduleRole".into(),
-            json!({
-                "Type": "AWS::IAM::Role",
-                "Properties": {
-                    "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
-                    "Policies": [{"PolicyName": "start-sweeper", "PolicyDocument": {"Version": "2012-10-17", "Statement": [{
-                        "Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": {"Fn::GetAtt": ["Sweeper", "Arn"]}
-                    }]}}]
-                }
-            }),
-        );
-        resources.insert(
-            "SweeperSchedule".into(),
-            json!({
-                "Type": "AWS::Scheduler::Schedule",
-                "Properties": {
-                    "Description": s.schedule_description,
-                    "ScheduleExpression": s.schedule_expression,
-                    "FlexibleTimeWindow": {"Mode": "OFF"},
-                    "Target": {
-                        "Arn": {"Fn::GetAtt": ["Sweeper", "Arn"]},
-                        "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
-                        "Input": stack::schedule_input(),
-                        "RetryPolicy": {"MaximumRetryAttempts": 0}
-                    }
-                }
-            }),
-        );
-        outputs.insert(
-            "SweeperFunctionName".into(),
-            json!({"Value": {"Ref": "Sweeper"}}),
-        );
-    }
     outputs.insert(
         "DriverVersionArn".into(),
         json!({"Description": r.version_output_description, "Value": {"Ref": "DriverVersion"}}),
@@ -188,13 +127,9 @@ fn function(f: &Function, role: &str, tags: &[Value]) -> Value {
     Value::Object(p)
 }
 
-/// A role Lambda assumes: its AWS managed policy and its inline policy, plus (with the token)
-/// the customer managed key's grant when its ARN is given.
-fn lambda_role(f: &Function, action_token: bool) -> Value {
-    let mut statements: Vec<Value> = f.statements.iter().map(|s| s.document(resolve)).collect();
-    if action_token {
-        statements.push(action_token::cloudformation::decrypt_statement_if_keyed());
-    }
+/// A role Lambda assumes: its AWS managed policy and its inline policy.
+fn lambda_role(f: &Function) -> Value {
+    let statements: Vec<Value> = f.statements.iter().map(|s| s.document(resolve)).collect();
     json!({
         "Type": "AWS::IAM::Role",
         "Properties": {

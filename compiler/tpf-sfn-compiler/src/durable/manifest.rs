@@ -58,7 +58,7 @@ pub fn build(plan: &DriverPlan, contract: &Contract, out: &DurableOutput) -> Dur
                 .iter()
                 .map(|a| tpf_durable_driver::names::park(Some(&a.authored_name))),
         ),
-        binding: durable_binding(plan),
+        binding: binding_info(plan),
         function: FunctionInfo {
             name: out.function_name.clone(),
             spec: super::SPEC_FILE.to_string(),
@@ -70,14 +70,6 @@ pub fn build(plan: &DriverPlan, contract: &Contract, out: &DurableOutput) -> Dur
         },
         wakeup_table: plan.wakeup.table_name.clone(),
     }
-}
-
-/// The binding's parameters this backend uses: the HTTP binding's connection is Step
-/// Functions' way to hold the token, and this function does not use it.
-fn durable_binding(plan: &DriverPlan) -> BindingInfo {
-    let mut info = binding_info(plan);
-    info.parameters.remove("connectionArn");
-    info
 }
 
 pub fn render(m: &DurableManifest) -> String {

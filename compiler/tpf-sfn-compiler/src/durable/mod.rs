@@ -18,7 +18,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::lowering::export::Kind;
 use crate::lowering::manifest::MANIFEST_FILE;
 use crate::lowering::names::resource_name;
-use crate::plan::{BindingPlan, DriverPlan, GatewayPlan};
+use crate::plan::{DriverPlan, GatewayPlan};
 
 pub use budget::{iteration_cost, written_state_bound, OPERATION_CEILING};
 
@@ -60,13 +60,8 @@ impl Lowering for LambdaDurable {
         let Checked {
             contract: loaded,
             plan,
-            mut warnings,
+            warnings,
         } = checked;
-        // The HTTP binding's connection is how Step Functions holds the token; this backend
-        // does not read it, so its placeholder is no finding here.
-        warnings.retain(|w| {
-            w.location.pointer.as_deref() != Some(crate::config::placeholder::CONNECTION_ARN)
-        });
         let durable = lower(&plan)?;
         let manifest = manifest::build(&plan, &loaded.contract, &durable);
         let mut files = durable.files.clone();
@@ -118,27 +113,18 @@ fn gateway_binding(g: &GatewayPlan) -> Result<Binding, Diagnostics> {
     })
 }
 
-/// Lowers a plan. The queue binding (and the gateway's queue transport) has no durable form: a durable function reaches a private
-/// action host directly (in its VPC), so the relay that binding exists for is not needed.
+/// Lowers a plan. The gateway's queue transport has no durable form: a durable function
+/// invokes the gateway itself, so the relay that transport exists for is not needed.
 pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
-    let binding = match &plan.binding {
-        BindingPlan::Http { api_base_url, .. } => Binding::Http {
-            api_base_url: api_base_url.clone(),
-        },
-        BindingPlan::Lambda { function_arn } => Binding::Lambda {
-            function_arn: function_arn.clone(),
-        },
-        BindingPlan::Gateway(g) if g.queue_url.is_none() => gateway_binding(g)?,
-        BindingPlan::Queue { .. } | BindingPlan::Gateway(_) => {
+    let binding = match plan.binding.queue_url {
+        None => gateway_binding(&plan.binding)?,
+        Some(_) => {
             return Err(Diagnostics(vec![Diagnostic::error(
                 "DURABLE_BINDING_UNSUPPORTED",
-                Location::pointer("tpf-sfn.toml", "/binding/kind"),
-                format!(
-                    "the {} binding has no Lambda durable functions form",
-                    plan.binding.kind().as_str()
-                ),
+                Location::pointer("tpf-sfn.toml", "/binding/gateway/transport"),
+                "the gateway binding's queue transport has no Lambda durable functions form",
             )
-            .with_hint("use binding.kind = \"http\" (the function calls the action host directly, also inside a VPC) or \"lambda\"")]))
+            .with_hint("use binding.gateway.transport = \"lambda\": the durable function invokes TPF's action gateway itself")]))
         }
     };
     let retry = TransportRetry {

@@ -6,18 +6,16 @@
 use serde_json::{json, Map, Value};
 
 use super::stack::{self, EnvValue, Function, Release, Res};
-use crate::lowering::action_token;
 use crate::lowering::iam::trust;
 use crate::lowering::monitoring::terraform as monitoring;
 use crate::lowering::runtime::{LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, LAMBDA_ZIP};
-use crate::lowering::terraform::{self as tf, account_trust, json_literal, literal};
+use crate::lowering::terraform::{self as tf, json_literal, literal};
 
 /// The provider version that added `durable_config` to `aws_lambda_function`.
 pub const AWS_PROVIDER: &str = ">= 6.25.0";
 
 fn resolve(r: &Res) -> String {
     match r {
-        Res::WakeupTable(name) => format!("{}table/{}", tf::arn_prefix("dynamodb"), literal(name)),
         Res::Versions(function) => {
             format!(
                 "{}function:{}:*",
@@ -26,15 +24,12 @@ fn resolve(r: &Res) -> String {
             )
         }
         Res::Arn(arn) => literal(arn),
-        Res::ActionTokenParameter => action_token::terraform::PARAMETER_ARN.into(),
     }
 }
 
 fn env_value(v: &EnvValue) -> String {
     match v {
         EnvValue::Text(t) => literal(t),
-        EnvValue::ActionTokenParameter => action_token::terraform::PARAMETER_NAME.into(),
-        EnvValue::DriverVersion => "${aws_lambda_function.driver.qualified_arn}".into(),
     }
 }
 
@@ -50,14 +45,6 @@ pub fn render_release(r: &Release) -> Value {
         monitoring::retention_variable(),
     );
     variables.insert("alarm_topic_arn".into(), monitoring::topic_variable());
-    let mut locals = Map::new();
-    if r.action_token {
-        for (name, v) in action_token::terraform::variables(r.token_senders()) {
-            variables.insert(name.into(), v);
-        }
-        let (name, arn) = action_token::terraform::parameter_arn_local();
-        locals.insert(name.into(), arn);
-    }
     let mut resources: Map<String, Value> = Map::new();
     let mut put = |ty: &str, name: &str, v: Value| {
         if let Some(o) = resources
@@ -73,11 +60,8 @@ pub fn render_release(r: &Release) -> Value {
         .iter()
         .map(|(k, v)| (literal(k), json!(literal(v))))
         .collect();
-    let mut functions = vec![("driver", &r.driver)];
-    if let Some(s) = &r.sweeper {
-        functions.push(("sweeper", &s.function));
-    }
-    for (id, f) in &functions {
+    {
+        let (id, f) = ("driver", &r.driver);
         put(
             "aws_iam_role",
             id,
@@ -102,13 +86,6 @@ pub fn render_release(r: &Release) -> Value {
                 "policy_arn": format!("arn:{}:iam::aws:policy/service-role/{}", tf::PARTITION, f.managed_policy)
             }),
         );
-        if r.action_token {
-            put(
-                "aws_iam_role_policy",
-                &format!("{id}_token_key"),
-                action_token::terraform::key_policy(&format!("{id}-token-key"), id),
-            );
-        }
         put(
             "aws_cloudwatch_log_group",
             id,
@@ -131,41 +108,6 @@ pub fn render_release(r: &Release) -> Value {
         "driver_function_name".into(),
         json!({"value": "${aws_lambda_function.driver.function_name}"}),
     );
-    if let Some(s) = &r.sweeper {
-        put(
-            "aws_iam_role",
-            "sweeper_schedule",
-            json!({"assume_role_policy": account_trust("scheduler.amazonaws.com")}),
-        );
-        put(
-            "aws_iam_role_policy",
-            "sweeper_schedule",
-            json!({
-                "name": "start-sweeper",
-                "role": "${aws_iam_role.sweeper_schedule.id}",
-                "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"lambda:InvokeFunction\", Resource = aws_lambda_function.sweeper.arn}]})}"
-            }),
-        );
-        put(
-            "aws_scheduler_schedule",
-            "sweeper",
-            json!({
-                "description": literal(&s.schedule_description),
-                "schedule_expression": literal(&s.schedule_expression),
-                "flexible_time_window": {"mode": "OFF"},
-                "target": {
-                    "arn": "${aws_lambda_function.sweeper.arn}",
-                    "role_arn": "${aws_iam_role.sweeper_schedule.arn}",
-                    "input": literal(&stack::schedule_input()),
-                    "retry_policy": {"maximum_retry_attempts": 0}
-                }
-            }),
-        );
-        outputs.insert(
-            "sweeper_function_name".into(),
-            json!({"value": "${aws_lambda_function.sweeper.function_name}"}),
-        );
-    }
     outputs.insert(
         "driver_version_arn".into(),
         json!({"description": r.version_output_description, "value": "${aws_lambda_function.driver.qualified_arn}"}),
@@ -175,9 +117,6 @@ pub fn render_release(r: &Release) -> Value {
     module.insert("terraform".into(), tf::header(AWS_PROVIDER));
     module.insert("variable".into(), Value::Object(variables));
     module.insert("data".into(), tf::account_data());
-    if !locals.is_empty() {
-        module.insert("locals".into(), Value::Object(locals));
-    }
     module.insert("resource".into(), Value::Object(resources));
     module.insert("output".into(), Value::Object(outputs));
     Value::Object(module)

@@ -132,46 +132,29 @@ pub fn release_tags(
     tags
 }
 
-/// Every parameter of the binding; a backend that does not use one removes it.
+/// Every parameter of the gateway binding; a backend that does not use one removes it.
 pub fn binding_info(plan: &DriverPlan) -> BindingInfo {
-    use crate::plan::BindingPlan::*;
+    let g = &plan.binding;
     let mut parameters = BTreeMap::new();
-    match &plan.binding {
-        Http {
-            api_base_url,
-            connection_arn,
-        } => {
-            parameters.insert("apiBaseUrl".to_string(), api_base_url.clone());
-            parameters.insert("connectionArn".to_string(), connection_arn.clone());
+    parameters.insert("gatewayFunctionArn".to_string(), g.function_arn.clone());
+    parameters.insert(
+        "starterFunctionArn".to_string(),
+        g.starter_function_arn.clone(),
+    );
+    let transport = match &g.queue_url {
+        None => crate::config::GatewayTransport::Lambda,
+        Some(queue_url) => {
+            parameters.insert("gatewayQueueUrl".to_string(), queue_url.clone());
+            crate::config::GatewayTransport::Queue
         }
-        Lambda { function_arn } => {
-            parameters.insert("functionArn".to_string(), function_arn.clone());
-        }
-        Queue { queue_url } => {
-            parameters.insert("queueUrl".to_string(), queue_url.clone());
-        }
-        Gateway(g) => {
-            parameters.insert("gatewayFunctionArn".to_string(), g.function_arn.clone());
-            parameters.insert(
-                "starterFunctionArn".to_string(),
-                g.starter_function_arn.clone(),
-            );
-            let transport = match &g.queue_url {
-                None => crate::config::GatewayTransport::Lambda,
-                Some(queue_url) => {
-                    parameters.insert("gatewayQueueUrl".to_string(), queue_url.clone());
-                    crate::config::GatewayTransport::Queue
-                }
-            };
-            parameters.insert("transport".to_string(), transport.as_str().to_string());
-            parameters.insert(
-                "longestAwaitSeconds".to_string(),
-                g.longest_await_seconds.to_string(),
-            );
-        }
-    }
+    };
+    parameters.insert("transport".to_string(), transport.as_str().to_string());
+    parameters.insert(
+        "longestAwaitSeconds".to_string(),
+        g.longest_await_seconds.to_string(),
+    );
     BindingInfo {
-        kind: plan.binding.kind().as_str(),
+        kind: crate::config::BindingKind::Gateway.as_str(),
         parameters,
     }
 }

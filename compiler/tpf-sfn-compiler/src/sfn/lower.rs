@@ -9,79 +9,49 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::lowering::hash::sha256_hex;
 use crate::lowering::json_file;
 use crate::lowering::manifest::{self, MANIFEST_FILE};
-use crate::plan::{BindingPlan, DriverPlan};
+use crate::plan::DriverPlan;
 
 use super::asl::{self, ChoiceRule, State, StateMachine};
 use super::files::*;
 use super::graph;
-use super::iam::{self, Role};
+use super::iam;
 use super::manifest::{LoggingInfo, MachineInfo, Machines, Manifest, GATEWAY_SWEEPS_ITSELF};
 use super::render::Renderer;
 use super::validate::{self, LoopGuard, Profile, ValidateOptions};
-use super::{SfnPlan, AWS_HISTORY_LIMIT};
+use super::SfnPlan;
 
 /// A lowered release.
 #[derive(Debug, Clone)]
 pub struct Lowered {
     pub sfn: SfnPlan,
     pub driver: StateMachine,
-    /// Action API v1's sweeper; `None` for the gateway binding.
-    pub sweeper: Option<StateMachine>,
     pub manifest: Manifest,
     /// `(file name, contents)` in a stable order.
     pub files: Vec<(String, String)>,
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Lowers a plan to Step Functions: rendered, parsed, sized and validated machines, their
-/// policies, graph and manifest. The gateway binding gets the gateway protocol's driver and no
-/// sweeper (its driver sweeps TPF itself).
+/// Lowers a plan to Step Functions: the gateway protocol's driver, rendered, parsed, sized and
+/// validated, its policy, graph and manifest. No sweeper: the driver sweeps TPF itself.
 pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnostics> {
     let mut warnings = Vec::new();
     let mut sfn = SfnPlan::new(plan);
     let renderer = Renderer::shared()?;
-    let gateway = match &plan.binding {
-        BindingPlan::Gateway(g) => Some(g),
-        _ => None,
-    };
 
-    let driver_text = match gateway {
-        Some(g) => renderer.gateway_driver(plan, &sfn, g)?,
-        None => renderer.driver(plan, &sfn)?,
-    };
+    let driver_text = renderer.gateway_driver(plan, &sfn, &plan.binding)?;
     let mut driver = parse_rendered(DRIVER_FILE, &driver_text)?;
     sfn.budget.max_iterations = size_loop(&mut driver, &sfn)?;
-    let sweeper = match gateway {
-        Some(_) => None,
-        None => Some(parse_rendered(
-            SWEEPER_FILE,
-            &renderer.sweeper(plan, &sfn)?,
-        )?),
-    };
     let driver_text = asl::to_canonical_json(&driver);
 
     let driver_report = validate::validate(DRIVER_FILE, &driver, &driver_options(&sfn));
-    let sweeper_report = sweeper
-        .as_ref()
-        .map(|s| validate::validate(SWEEPER_FILE, s, &sweeper_options(plan)));
-    let findings: Vec<&Diagnostic> = driver_report
-        .diagnostics
-        .iter()
-        .chain(sweeper_report.iter().flat_map(|r| &r.diagnostics))
-        .collect();
-    if findings.iter().any(|d| d.is_error()) {
+    if driver_report.diagnostics.iter().any(|d| d.is_error()) {
         // Our own output failing our own validator is a compiler bug, but the user needs the
         // finding, not a panic.
-        return Err(Diagnostics(findings.into_iter().cloned().collect()));
+        return Err(Diagnostics(driver_report.diagnostics));
     }
-    warnings.extend(findings.into_iter().cloned());
+    warnings.extend(driver_report.diagnostics.iter().cloned());
 
-    let (driver_policy, mut unknown) = iam::policy(plan, &sfn, Role::Driver, &driver);
-    let sweeper_policy = sweeper.as_ref().map(|s| {
-        let (policy, unknown_sweeper) = iam::policy(plan, &sfn, Role::Sweeper, s);
-        unknown.extend(unknown_sweeper);
-        policy
-    });
+    let (driver_policy, unknown) = iam::policy(plan, &sfn, &driver);
     if let Some(resource) = unknown.first() {
         return Err(Diagnostic::error(
             "IAM_UNKNOWN_RESOURCE",
@@ -95,26 +65,6 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
     }
 
     let driver_sha = sha256_hex(&driver_text);
-    let sweeper_files = sweeper
-        .as_ref()
-        .zip(sweeper_report.as_ref())
-        .map(|(s, report)| {
-            let text = asl::to_canonical_json(s);
-            let sha = sha256_hex(&text);
-            let info = MachineInfo {
-                name: sfn.machines.sweeper.clone(),
-                machine_type: "STANDARD",
-                definition: SWEEPER_FILE.to_string(),
-                definition_sha256: sha.clone(),
-                policy: SWEEPER_POLICY_FILE.to_string(),
-                states: iam::all_states(s).len(),
-                max_history_events: report.history.max_events,
-                max_loop_iterations: None,
-                schedule: Some(plan.sweeper.schedule.clone()),
-                tags: manifest::release_tags(plan, "sweeper", &sha),
-            };
-            (text, info)
-        });
     let manifest = Manifest {
         manifest_version: 1,
         compiler: manifest::compiler_info(),
@@ -134,8 +84,8 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 schedule: None,
                 tags: manifest::release_tags(plan, "driver", &driver_sha),
             },
-            sweeper: sweeper_files.as_ref().map(|(_, info)| info.clone()),
-            without_sweeper: gateway.map(|_| GATEWAY_SWEEPS_ITSELF),
+            sweeper: None,
+            without_sweeper: Some(GATEWAY_SWEEPS_ITSELF),
         },
         wakeup_table: plan.wakeup.table_name.clone(),
         logging: LoggingInfo {
@@ -146,20 +96,15 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
         tracing: plan.tracing,
     };
 
-    let mut files = vec![(DRIVER_FILE.to_string(), driver_text)];
-    if let Some((text, _)) = &sweeper_files {
-        files.push((SWEEPER_FILE.to_string(), text.clone()));
-    }
-    files.push((DRIVER_POLICY_FILE.to_string(), json_file(&driver_policy)));
-    if let Some(policy) = &sweeper_policy {
-        files.push((SWEEPER_POLICY_FILE.to_string(), json_file(policy)));
-    }
-    files.push((GRAPH_FILE.to_string(), graph::mermaid(&driver)));
-    files.push((MANIFEST_FILE.to_string(), json_file(&manifest)));
+    let files = vec![
+        (DRIVER_FILE.to_string(), driver_text),
+        (DRIVER_POLICY_FILE.to_string(), json_file(&driver_policy)),
+        (GRAPH_FILE.to_string(), graph::mermaid(&driver)),
+        (MANIFEST_FILE.to_string(), json_file(&manifest)),
+    ];
     Ok(Lowered {
         sfn,
         driver,
-        sweeper,
         manifest,
         files,
         warnings,
@@ -170,17 +115,6 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
 pub fn driver_options(sfn: &SfnPlan) -> ValidateOptions {
     ValidateOptions {
         event_limit: u64::from(sfn.budget.event_budget),
-        map_item_bounds: BTreeMap::new(),
-        profile: Profile::TpfDriver,
-    }
-}
-
-/// The sweeper's Map runs once per due execution; the validator reads the bound from the
-/// definition (sweep-once returns at most the `limit` its request sends), as `tpf-sfn validate`
-/// does on the deployed file.
-pub fn sweeper_options(_plan: &DriverPlan) -> ValidateOptions {
-    ValidateOptions {
-        event_limit: AWS_HISTORY_LIMIT,
         map_item_bounds: BTreeMap::new(),
         profile: Profile::TpfDriver,
     }

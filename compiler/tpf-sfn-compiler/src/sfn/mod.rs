@@ -1,15 +1,14 @@
 //! The Step Functions lowering: everything that is specific to AWS Step Functions lives here —
-//! state and machine names, the ASL model and its validator, the engine's error names per action
-//! binding, ARNs, the 25,000-event history limit and the loop budget, IAM policies, the graph,
+//! state and machine names, the ASL model and its validator, the gateway driver's render context
+//! and its engine error names, ARNs, the 25,000-event history limit and the loop budget, IAM policies, the graph,
 //! the manifest and the CloudFormation/Terraform exports.
 //!
-//! Input is the backend-neutral [`DriverPlan`]; TPF's wire facts (field names, error names,
-//! wakeup-table keys) come from `tpf_wire` through the render context. A second backend is a
+//! Input is the backend-neutral [`DriverPlan`]; TPF's wire facts (the gateway's keys, operation
+//! and error names) come from `tpf_wire` through the render context. A second backend is a
 //! sibling module of this one, lowering the same plan.
 
 pub mod arn;
 pub mod asl;
-pub mod binding;
 pub mod export;
 pub mod gateway;
 pub mod graph;
@@ -21,7 +20,7 @@ pub mod render;
 pub mod states;
 pub mod validate;
 
-pub use lower::{driver_options, lower, sweeper_options, Lowered};
+pub use lower::{driver_options, lower, Lowered};
 
 use crate::compile::{Checked, Lowering};
 use crate::contract::Contract;
@@ -40,8 +39,6 @@ pub struct Compiled {
     /// The Step Functions lowering's own decisions: machine and state names, loop budget, ARNs.
     pub sfn: SfnPlan,
     pub driver: StateMachine,
-    /// Action API v1's sweeper; `None` for the gateway binding, whose driver sweeps itself.
-    pub sweeper: Option<StateMachine>,
     pub manifest: Manifest,
     /// `(file name, contents)` in a stable order.
     pub files: Vec<(String, String)>,
@@ -67,7 +64,6 @@ impl Lowering for StepFunctions {
             plan,
             sfn: lowered.sfn,
             driver: lowered.driver,
-            sweeper: lowered.sweeper,
             manifest: lowered.manifest,
             files: lowered.files,
             warnings,
@@ -135,7 +131,7 @@ impl SfnPlan {
                 driver: machine("driver"),
                 sweeper: machine("sweeper"),
             },
-            await_states: names::assign_await_names(&keyed, states::driver::ALL),
+            await_states: names::assign_await_names(&keyed, states::gateway::ALL),
             budget: Budget {
                 event_budget: plan.generation_event_budget,
                 max_iterations: 1,
@@ -145,16 +141,10 @@ impl SfnPlan {
     }
 }
 
-/// Region and account for policy ARNs: the config's `[aws]` values, else the ones the binding's
-/// own ARN or queue URL names (the machine runs where its action endpoint lives), else `*`.
+/// Region and account for policy ARNs: the config's `[aws]` values, else the ones the gateway's
+/// own ARN names (the machine runs where its gateway lives), else `*`.
 fn arn_context(plan: &DriverPlan) -> ArnContext {
-    use crate::plan::BindingPlan;
-    let from_binding: Option<(String, String)> = match &plan.binding {
-        BindingPlan::Http { connection_arn, .. } => arn::region_and_account(connection_arn),
-        BindingPlan::Lambda { function_arn } => arn::region_and_account(function_arn),
-        BindingPlan::Queue { queue_url } => arn::queue_region_and_account(queue_url),
-        BindingPlan::Gateway(g) => arn::region_and_account(&g.function_arn),
-    };
+    let from_binding = arn::region_and_account(&plan.binding.function_arn);
     let pick = |configured: &str, inferred: Option<&String>| {
         if configured != "*" {
             configured.to_string()

@@ -1,88 +1,10 @@
-//! State names the console shows: the driver's fixed states and the sweeper's.
+//! State names the console shows: the gateway driver's fixed states, and the errors it fails
+//! with.
 
-/// The driver's fixed states. Await states must not take these names.
-pub mod driver {
-    pub const REGISTER: &str = "Register driver generation";
-    pub const PROCESS: &str = "Process work item";
-    pub const ROUTE: &str = "Route on TPF status";
-    pub const GENERIC_AWAIT: &str = "Await external completion";
-    pub const WAIT_DUE: &str = "Wait until due";
-    pub const WAIT_LEASE: &str = "Wait for lease";
-    pub const RECHECK: &str = "Wait before re-checking TPF";
-    pub const BACK_OFF: &str = "Deadline passed: back off";
-    pub const BACK_OFF_FIRST: &str = "Back off: first wait";
-    pub const BACK_OFF_DOUBLE: &str = "Back off: double the wait";
-    pub const BACK_OFF_LONGEST: &str = "Back off: longest wait";
-    pub const LATE: &str = "Deadline passed: park until woken or re-ask";
-    pub const DUE_THEN_HAND_OVER: &str = "Wait until due, then hand over";
-    pub const LEASE_THEN_HAND_OVER: &str = "Wait for lease, then hand over";
-    pub const CONTINUE: &str = "Continue as new generation";
-    pub const HANDED_OVER: &str = "Generation handed over";
-    pub const SUCCEEDED: &str = "Execution succeeded";
-    pub const FAILED: &str = "Execution failed in TPF";
-    pub const REMOTE_UNKNOWN: &str = "Remote outcome unknown to TPF";
-    pub const MISMATCH: &str = "Release identity mismatch";
-    pub const NOT_FOUND: &str = "Execution unknown to TPF";
-    pub const UNEXPECTED: &str = "Unexpected TPF outcome";
-
-    pub const ALL: &[&str] = &[
-        REGISTER,
-        PROCESS,
-        ROUTE,
-        GENERIC_AWAIT,
-        WAIT_DUE,
-        WAIT_LEASE,
-        RECHECK,
-        BACK_OFF,
-        BACK_OFF_FIRST,
-        BACK_OFF_DOUBLE,
-        BACK_OFF_LONGEST,
-        LATE,
-        DUE_THEN_HAND_OVER,
-        LEASE_THEN_HAND_OVER,
-        CONTINUE,
-        HANDED_OVER,
-        SUCCEEDED,
-        FAILED,
-        REMOTE_UNKNOWN,
-        MISMATCH,
-        NOT_FOUND,
-        UNEXPECTED,
-    ];
-}
-
-/// The errors a driver execution fails with, one per Fail state: what the console lists and
-/// alarms match. A refusal TPF sends as a task error fails the driver under the same name.
+/// The errors a driver execution fails with that TPF's driver has no name for: what the console
+/// lists and alarms match.
 pub mod fail_error {
-    use tpf_wire::action::{driver_error, task_error};
-
-    pub const EXECUTION_FAILED: &str = driver_error::EXECUTION_FAILED;
-    pub const REMOTE_OUTCOME_UNKNOWN: &str = driver_error::REMOTE_OUTCOME_UNKNOWN;
-    pub const RELEASE_IDENTITY_MISMATCH: &str = task_error::RELEASE_IDENTITY_MISMATCH;
-    pub const EXECUTION_NOT_FOUND: &str = task_error::EXECUTION_NOT_FOUND;
-    pub const UNEXPECTED_OUTCOME: &str = driver_error::UNEXPECTED_OUTCOME;
-}
-
-/// Sweeper state names.
-pub mod sweeper {
-    pub const LOCATE: &str = "Locate this release's driver";
-    pub const SWEEP: &str = "Sweep TPF once";
-    pub const ENSURE: &str = "Ensure a driver for each due execution";
-    pub const CHECK_RELEASE: &str = "Is it pinned to this release?";
-    pub const OTHER_RELEASE: &str = "Pinned to another release";
-    pub const LOOKUP_DRIVER: &str = "Look up the live driver";
-    pub const HAS_POINTER: &str = "Is a driver registered?";
-    pub const DESCRIBE: &str = "Check the registered driver";
-    pub const IS_RUNNING: &str = "Is the driver running?";
-    pub const LOOKUP_TOKEN: &str = "Look up the parked driver's token";
-    pub const HAS_TOKEN: &str = "Is a wakeup token registered?";
-    pub const TOKEN_IS_LIVE: &str = "Does the token belong to the live driver?";
-    pub const WAKE: &str = "Wake the parked driver";
-    pub const LIVE: &str = "Driver is live";
-    pub const START_RECOVERY: &str = "Start a recovery driver";
-    pub const RECOVERY_EXISTS: &str = "Recovery already started";
-    pub const RECOVERED: &str = "Recovery driver started";
-    pub const DONE: &str = "Sweep finished";
+    pub const UNEXPECTED_OUTCOME: &str = tpf_wire::action::driver_error::UNEXPECTED_OUTCOME;
 }
 
 /// The gateway driver's states (`docs/gateway.md`, "The Step Functions driver").
@@ -116,4 +38,37 @@ pub mod gateway {
     pub const NO_CHECKPOINT: &str = "No checkpoint from TPF";
     pub const NO_RESULT: &str = "No result from TPF";
     pub const UNEXPECTED: &str = "Unexpected TPF status";
+
+    /// Every fixed state: an await's console name must not take one.
+    pub const ALL: &[&str] = &[
+        START,
+        RESUME,
+        SUBMIT,
+        HAS_CHECKPOINT,
+        START_POLLING,
+        SWEEP,
+        STATUS,
+        ROUTE,
+        POLL_NEXT,
+        POLL_LONGEST,
+        WAIT,
+        PARK,
+        CHECK_SIGNAL,
+        WOKEN,
+        DEADLINE_PASSED,
+        HAND_OVER,
+        HANDED_OVER,
+        GENERATION_HANDED_OVER,
+        RESULT,
+        HAS_RESULT,
+        OUTPUT,
+        SUCCEEDED,
+        ENDED_FAILED,
+        ENDED_DLQ,
+        ENDED_REMOTE_UNKNOWN,
+        IDENTITY_MISMATCH,
+        NO_CHECKPOINT,
+        NO_RESULT,
+        UNEXPECTED,
+    ];
 }

@@ -8,7 +8,7 @@ use tpf_durable_driver::GatewayRun;
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::diagnostic::{Diagnostic, Diagnostics, Location};
 use tpf_sfn_compiler::durable::LambdaDurable;
-use tpf_sfn_compiler::plan::{BindingPlan, GatewayPlan};
+use tpf_sfn_compiler::plan::GatewayPlan;
 use tpf_sfn_compiler::sfn::asl::{self, StateMachine};
 use tpf_sfn_compiler::sfn::gateway::park_timeout_seconds;
 use tpf_sfn_compiler::sfn::StepFunctions;
@@ -73,16 +73,11 @@ pub struct GatewaySubject {
     pub transport: &'static str,
 }
 
-/// The gateway subject of `input`, or `None` when its binding is not the gateway. `driver`
-/// replaces the compiled driver (a hand-edited one); the deadline stays the contract's.
-pub fn subject(
-    input: &Input,
-    driver: Option<DriverFile>,
-) -> Result<Option<GatewaySubject>, Diagnostics> {
+/// The gateway subject of `input`. `driver` replaces the compiled driver (a hand-edited one);
+/// the deadline stays the contract's.
+pub fn subject(input: &Input, driver: Option<DriverFile>) -> Result<GatewaySubject, Diagnostics> {
     let out = compile(input, StepFunctions)?;
-    let BindingPlan::Gateway(g) = &out.plan.binding else {
-        return Ok(None);
-    };
+    let g = &out.plan.binding;
     let (file, bytes) = match driver {
         Some(d) => {
             brought_for_the_gateway(&d, g)?;
@@ -96,7 +91,7 @@ pub fn subject(
     let placed = in_world(&String::from_utf8_lossy(&bytes), g);
     let driver = asl::parse(&file, placed.as_bytes())?;
     let seconds = park_timeout_seconds(g).saturating_sub(PARK_GRACE_SECONDS);
-    Ok(Some(GatewaySubject {
+    Ok(GatewaySubject {
         identity: out.plan.identity.clone(),
         machine_name: out.sfn.machines.driver.clone(),
         driver: GatewayDriver::StepFunctions {
@@ -109,21 +104,18 @@ pub fn subject(
         } else {
             "lambda"
         },
-    }))
+    })
 }
 
-/// The durable gateway subject of `input`, or `None` when its binding is not the gateway: the
-/// driver program the function runs, with the compiled spec's park timeout.
-pub fn durable_subject(input: &Input) -> Result<Option<GatewaySubject>, Diagnostics> {
+/// The durable gateway subject of `input`: the driver program the function runs, with the
+/// compiled spec's park timeout.
+pub fn durable_subject(input: &Input) -> Result<GatewaySubject, Diagnostics> {
     let out = compile(input, LambdaDurable)?;
     let tpf_durable_driver::spec::Binding::Gateway {
         longest_await_seconds,
         ..
-    } = out.durable.spec.binding
-    else {
-        return Ok(None);
-    };
-    Ok(Some(GatewaySubject {
+    } = out.durable.spec.binding;
+    Ok(GatewaySubject {
         identity: out.plan.identity.clone(),
         machine_name: out.durable.function_name.clone(),
         driver: GatewayDriver::LambdaDurable {
@@ -132,7 +124,7 @@ pub fn durable_subject(input: &Input) -> Result<Option<GatewaySubject>, Diagnost
         await_timeout_ms: i64::try_from(longest_await_seconds.saturating_mul(1000))
             .unwrap_or(i64::MAX),
         transport: "lambda",
-    }))
+    })
 }
 
 /// The driver's text with the user's gateway function (keeping the qualifier it invokes, which

@@ -160,10 +160,7 @@ impl GatewayLoop {
             function_arn,
             longest_await_seconds,
             ..
-        } = &spec.binding
-        else {
-            panic!("a gateway binding: {:?}", spec.binding);
-        };
+        } = &spec.binding;
         assert_eq!(function_arn, &gateway_arn);
         let identity = spec.identity.clone();
 

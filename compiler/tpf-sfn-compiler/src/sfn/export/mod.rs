@@ -33,12 +33,10 @@ use crate::sfn::Compiled;
 pub const WAKE_PATH_DIR: &str = "wake-path";
 
 /// `(file name, contents)` of both stacks of the requested flavour: the release stack, then the
-/// wake-path stack under [`WAKE_PATH_DIR`]. Refused for an Action API v1 binding
-/// (`EXPORT_ACTION_API_RETIRED`), and (`EXPORT_PLACEHOLDER`) while the binding still carries a
-/// placeholder: an export is for a real account. The gateway binding's release
+/// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
+/// still carries a placeholder: an export is for a real account. The gateway binding's release
 /// stack is its driver alone ([`sweeper`]).
 pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
-    crate::lowering::export::refuse_action_api(&out.manifest.binding)?;
     crate::lowering::export::refuse_placeholders(
         &out.manifest.binding,
         "machines that reach nothing",

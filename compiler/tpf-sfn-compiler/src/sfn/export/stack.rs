@@ -3,7 +3,6 @@
 //! [`Res`] as a reference of its own kind, so the two flavours cannot drift apart.
 
 use crate::config::LogLevel;
-use crate::plan::BindingPlan;
 use crate::sfn::Compiled;
 
 /// What the wake path's durable-functions setting holds (CloudFormation `DurableFunctions`,
@@ -53,7 +52,7 @@ pub use crate::lowering::monitoring::{DEFAULT_LOG_RETENTION_DAYS, LOG_RETENTION_
 pub struct Facts<'a> {
     pub out: &'a Compiled,
     pub prefix: &'a str,
-    /// The action queue's name, for the queue binding.
+    /// The relay's queue's name, for the gateway's queue transport.
     pub queue: Option<String>,
     /// The machines' log group name, when logging is on.
     pub machines_log_group: Option<String>,
@@ -61,13 +60,7 @@ pub struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     pub fn new(out: &'a Compiled) -> Self {
-        // The relay's queue: the queue binding's, or the gateway's queue transport's.
-        let queue_url = match &out.plan.binding {
-            BindingPlan::Queue { queue_url } => Some(queue_url.as_str()),
-            BindingPlan::Gateway(g) => g.queue_url.as_deref(),
-            _ => None,
-        };
-        let queue = queue_url.and_then(|u| {
+        let queue = out.plan.binding.queue_url.as_deref().and_then(|u| {
             u.trim_end_matches('/')
                 .rsplit('/')
                 .next()
@@ -93,22 +86,16 @@ impl<'a> Facts<'a> {
     }
 
     /// The gateway host's parameter's default: the gateway binding's numbered version, so the
-    /// wake path of a gateway configuration creates its host without being told; empty (no
-    /// host) for Action API v1's bindings.
+    /// wake path of a gateway configuration creates its host without being told.
     pub fn gateway_default(&self) -> &'a str {
-        match &self.out.plan.binding {
-            BindingPlan::Gateway(g) => &g.function_arn,
-            _ => "",
-        }
+        &self.out.plan.binding.function_arn
     }
 
-    /// The gateway the relay invokes when it carries the gateway binding's queue transport
-    /// (the binding's numbered version); `None`: the relay carries Action API v1's calls.
+    /// The gateway the relay invokes on the gateway binding's queue transport (the binding's
+    /// numbered version); `None` on the lambda transport, which has no relay.
     pub fn relayed_gateway(&self) -> Option<&'a str> {
-        match &self.out.plan.binding {
-            BindingPlan::Gateway(g) if g.queue_url.is_some() => Some(&g.function_arn),
-            _ => None,
-        }
+        let g = &self.out.plan.binding;
+        g.queue_url.as_ref().map(|_| g.function_arn.as_str())
     }
 
     /// The gateway host's functions: `wakeup`, `reconciler`, `starter`.

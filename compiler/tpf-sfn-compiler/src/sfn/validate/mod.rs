@@ -126,10 +126,10 @@ impl Report {
 fn with_derived_bounds(machine: &StateMachine, opts: &ValidateOptions) -> ValidateOptions {
     let mut opts = opts.clone();
     if opts.profile == Profile::Auto {
-        let ours = machine.comment.as_deref().is_some_and(|c| {
-            c.starts_with(crate::sfn::render::DRIVER_COMMENT_PREFIX)
-                || c.starts_with(crate::sfn::render::SWEEPER_COMMENT_PREFIX)
-        });
+        let ours = machine
+            .comment
+            .as_deref()
+            .is_some_and(|c| c.starts_with(crate::sfn::render::DRIVER_COMMENT_PREFIX));
         opts.profile = if ours {
             Profile::TpfDriver
         } else {
