@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use tpf_sfn_compiler::lowering::action_token;
 use tpf_sfn_compiler::sfn::export::{unresolved_cloudformation_refs, unresolved_terraform_refs};
 
 fn examples() -> PathBuf {
@@ -775,8 +774,8 @@ fn the_gateway_queue_transport_release_sends_to_its_queue_only() {
     let env = &r["Relay"]["Properties"]["Environment"]["Variables"];
     assert_eq!(env["TPF_SFN_GATEWAY_FUNCTION_ARN"], GATEWAY);
     assert!(env["TPF_SFN_ACTION_URL"].is_null(), "{env}");
-    assert!(env[action_token::PARAMETER_ENV].is_null(), "{env}");
-    for p in ["ActionUrl", action_token::CLOUDFORMATION_PARAMETER] {
+    assert!(env["TPF_SFN_ACTION_TOKEN_PARAMETER"].is_null(), "{env}");
+    for p in ["ActionUrl", "ActionTokenParameter"] {
         assert!(wake["Parameters"][p].is_null(), "{p}");
     }
     let relay = &r["RelayRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"];
@@ -928,22 +927,19 @@ fn durable_both(dir: &Path, config: &str) -> (Value, String, Value) {
 }
 
 /// A value of either flavour in one spelling: CloudFormation's `Fn::Sub` and `Ref`s, and
-/// Terraform's interpolations, become the same `<partition>`, `<region>`, `<account>`,
-/// `<token-parameter>`, `<token-key>` and `<driver-version>` markers.
-fn neutral(v: &Value, locals: &Value) -> Value {
+/// Terraform's interpolations, become the same `<partition>`, `<region>`, `<account>` and
+/// `<driver-version>` markers.
+fn neutral(v: &Value) -> Value {
     const SAME: &[(&str, &str)] = &[
         ("${AWS::Partition}", "<partition>"),
         ("${AWS::Region}", "<region>"),
         ("${AWS::AccountId}", "<account>"),
-        ("${ActionTokenParameter}", "<token-parameter>"),
         ("${data.aws_partition.current.partition}", "<partition>"),
         ("${data.aws_region.current.name}", "<region>"),
         (
             "${data.aws_caller_identity.current.account_id}",
             "<account>",
         ),
-        ("${var.action_token_parameter}", "<token-parameter>"),
-        ("${var.action_token_kms_key_arn}", "<token-key>"),
         (
             "${aws_lambda_function.driver.qualified_arn}",
             "<driver-version>",
@@ -952,9 +948,6 @@ fn neutral(v: &Value, locals: &Value) -> Value {
     ];
     let text = |s: &str| {
         let mut s = s.to_owned();
-        if let Some(arn) = locals["action_token_parameter_arn"].as_str() {
-            s = s.replace("${local.action_token_parameter_arn}", arn);
-        }
         for (from, to) in SAME {
             s = s.replace(from, to);
         }
@@ -967,25 +960,19 @@ fn neutral(v: &Value, locals: &Value) -> Value {
         }
         Value::Object(o) if o.len() == 1 && o.contains_key("Ref") => Value::String(
             match o["Ref"].as_str().unwrap() {
-                "ActionTokenParameter" => "<token-parameter>",
-                "ActionTokenKmsKeyArn" => "<token-key>",
                 "DriverVersion" => "<driver-version>",
                 other => panic!("unexpected Ref {other}"),
             }
             .to_owned(),
         ),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, v)| (k.clone(), neutral(v, locals)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(|v| neutral(v, locals)).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), neutral(v))).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(neutral).collect()),
         other => other.clone(),
     }
 }
 
-/// Every statement a role grants, by role (`driver`, `sweeper`): CloudFormation's inline policy
-/// (a conditional statement by its granting branch).
+/// Every statement a role grants: CloudFormation's inline policy (a conditional statement by its
+/// granting branch).
 fn cf_statements(cf: &Value, role: &str) -> Vec<Value> {
     let id = format!("{}{}Role", role[..1].to_uppercase(), &role[1..]);
     cf["Resources"][&id]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
@@ -996,18 +983,11 @@ fn cf_statements(cf: &Value, role: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The same from Terraform: the role's policy, then the key's policy created with a key.
+/// The same from Terraform: the role's policy.
 fn tf_statements(tf: &Value, role: &str) -> Vec<Value> {
-    let policies = &tf["resource"]["aws_iam_role_policy"];
-    [role.to_owned(), format!("{role}_token_key")]
-        .iter()
-        .filter(|p| policies[p.as_str()].is_object())
-        .flat_map(|p| {
-            let doc: Value =
-                serde_json::from_str(policies[p.as_str()]["policy"].as_str().unwrap()).unwrap();
-            doc["Statement"].as_array().unwrap().clone()
-        })
-        .collect()
+    let policy = &tf["resource"]["aws_iam_role_policy"][role]["policy"];
+    let doc: Value = serde_json::from_str(policy.as_str().unwrap()).unwrap();
+    doc["Statement"].as_array().unwrap().clone()
 }
 
 /// `CamelCase` → `snake_case`, how the Terraform flavour names CloudFormation's outputs.
@@ -1024,15 +1004,14 @@ fn snake(s: &str) -> String {
 
 /// The two flavours of one durable release stack hold the same facts: the same functions with
 /// the same settings, environment, tags and durable configuration; the same roles with the same
-/// managed policy and the same statements; the same schedule; the same outputs. Checked for
+/// managed policy and the same statements; the same outputs. Checked for
 /// the gateway binding (the one exported), and seen to fail on a changed statement.
 #[test]
 fn the_durable_release_stack_is_the_same_in_terraform() {
     for config in ["gateway.tpf-sfn.toml"] {
         let dir = tempfile::tempdir().unwrap();
         let (cf, _, tf) = durable_both(dir.path(), config);
-        let locals = tf["locals"].clone();
-        let n = |v: &Value| neutral(v, &locals);
+        let n = neutral;
         let r = &cf["Resources"];
         let t = &tf["resource"];
         let aws = &tf["terraform"]["required_providers"]["aws"];
@@ -1046,8 +1025,10 @@ fn the_durable_release_stack_is_the_same_in_terraform() {
             unresolved_terraform_refs(&tf)
         );
         assert!(unresolved_cloudformation_refs(&cf).is_empty());
-        let sweeper = r["Sweeper"].is_object();
-        assert_eq!(sweeper, config != "gateway.tpf-sfn.toml", "{config}");
+        assert!(
+            r["Sweeper"].is_null(),
+            "{config}: the gateway driver sweeps itself"
+        );
         // Every CloudFormation resource has its Terraform counterparts, and nothing more.
         let mut expected: Vec<(&str, String)> = Vec::new();
         for (id, res) in r.as_object().unwrap() {
@@ -1059,19 +1040,11 @@ fn the_durable_release_stack_is_the_same_in_terraform() {
                     if res["Properties"]["ManagedPolicyArns"].is_array() {
                         expected.push(("aws_iam_role_policy_attachment", role.clone()));
                     }
-                    if cf["Conditions"]["HasActionTokenKmsKey"].is_object()
-                        && role != "sweeper_schedule"
-                    {
-                        expected.push(("aws_iam_role_policy", format!("{role}_token_key")));
-                    }
                 }
                 "AWS::Lambda::Function" => expected.push(("aws_lambda_function", snake(id))),
                 // Terraform publishes the function itself.
                 "AWS::Lambda::Version" => {
                     assert_eq!(t["aws_lambda_function"]["driver"]["publish"], true)
-                }
-                "AWS::Scheduler::Schedule" => {
-                    expected.push(("aws_scheduler_schedule", "sweeper".into()))
                 }
                 "AWS::Logs::LogGroup" => {
                     let function = snake(id.trim_end_matches("LogGroup"));
@@ -1130,11 +1103,7 @@ fn the_durable_release_stack_is_the_same_in_terraform() {
         expected.sort();
         have.sort();
         assert_eq!(have, expected, "{config}");
-        let mut roles = vec!["driver"];
-        if sweeper {
-            roles.push("sweeper");
-        }
-        for role in &roles {
+        for role in &["driver"] {
             let cf_fn = &r[format!("{}{}", role[..1].to_uppercase(), &role[1..])]["Properties"];
             let tf_fn = &t["aws_lambda_function"][*role];
             for (c, f) in [
@@ -1188,17 +1157,6 @@ fn the_durable_release_stack_is_the_same_in_terraform() {
                 .unwrap()
                 .push(Value::String("*".into()));
             assert_ne!(cf_st, wider);
-        }
-        if sweeper {
-            let s = &r["SweeperSchedule"]["Properties"];
-            let ts = &t["aws_scheduler_schedule"]["sweeper"];
-            assert_eq!(s["ScheduleExpression"], ts["schedule_expression"]);
-            assert_eq!(s["Description"], ts["description"]);
-            assert_eq!(s["Target"]["Input"], ts["target"]["input"]);
-            assert_eq!(
-                s["Target"]["RetryPolicy"]["MaximumRetryAttempts"],
-                ts["target"]["retry_policy"]["maximum_retry_attempts"]
-            );
         }
         let cf_outputs: Vec<String> = cf["Outputs"]
             .as_object()

@@ -5,7 +5,6 @@
 
 mod support;
 
-mod action_token;
 mod bad_input_sweep;
 mod cli;
 mod cli_golden;

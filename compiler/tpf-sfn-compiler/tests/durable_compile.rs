@@ -8,7 +8,6 @@ use sha2::{Digest, Sha256};
 use tpf_durable_driver::DurableSpec;
 use tpf_sfn_compiler::compile::{compile as compile_for, Input};
 use tpf_sfn_compiler::durable::{self, cloudformation, iteration_cost, Compiled, LambdaDurable};
-use tpf_sfn_compiler::lowering::action_token;
 use tpf_sfn_compiler::sfn::StepFunctions;
 
 fn contracts() -> Vec<PathBuf> {
@@ -137,9 +136,7 @@ fn the_release_stack_publishes_one_version_and_carries_the_spec() {
     );
     // The gateway is invoked with the role: no Action API token anywhere.
     assert!(stack["Parameters"].get("ActionToken").is_none());
-    assert!(stack["Parameters"]
-        .get(action_token::CLOUDFORMATION_PARAMETER)
-        .is_none());
+    assert!(stack["Parameters"].get("ActionTokenParameter").is_none());
 }
 
 #[test]

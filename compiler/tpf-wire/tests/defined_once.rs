@@ -110,36 +110,6 @@ fn record_attributes() -> Vec<&'static str> {
 /// Spellings that are another contract's, with the same name: (name, file, why).
 const ELSEWHERE: &[(&str, &str, &str)] = &[
     (
-        "error_message",
-        "compiler/tpf-sfn-compiler/src/lowering/action_token.rs",
-        "Terraform's validation block key, not TPF's row",
-    ),
-    (
-        "error_code",
-        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
-        "a key of the templates' render context (a path into the Action API outcome), not TPF's row",
-    ),
-    (
-        "await_unit_id",
-        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
-        "a key of the templates' render context (a path into the Action API outcome), not TPF's row",
-    ),
-    (
-        "pipeline_id",
-        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
-        "a key of the templates' render context (the pinned identity), not TPF's row",
-    ),
-    (
-        "contract_version",
-        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
-        "a key of the templates' render context (the pinned identity), not TPF's row",
-    ),
-    (
-        "release_version",
-        "compiler/tpf-sfn-compiler/src/sfn/render.rs",
-        "a key of the templates' render context (the pinned identity), not TPF's row",
-    ),
-    (
         field::ERROR_CODE,
         "adapter/tpf-sfn/src/host/handlers/control_plane.rs",
         "TPF's control-plane status response, not the Action API outcome",

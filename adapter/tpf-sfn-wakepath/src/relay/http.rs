@@ -1,4 +1,5 @@
-//! The relay's HTTP/1.1 client for the action host, on the hyper the AWS SDK already links.
+//! The relay's HTTP/1.1 client for `serve`'s gateway route, on the hyper the AWS SDK already
+//! links.
 //!
 //! Plain `http://` only: the action host is TPF itself, next to the relay (sidecar or same VPC);
 //! TLS termination, if any, is the load balancer's job.
@@ -10,31 +11,33 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use crate::action_token::ActionToken;
 use crate::error::Error;
 
-pub use tpf_sfn_wakeup::relay::{Reply, Unreachable};
+pub use tpf_sfn_wakeup::relay::Unreachable;
 
-/// Anything that can POST a JSON body to an action path; the tests substitute their own.
-pub trait ActionHost {
-    fn post(
-        &self,
-        path: &str,
-        body: &str,
-    ) -> impl std::future::Future<Output = Result<Reply, Unreachable>> + Send;
-}
-
-/// `http://host:port[/base]` with an optional bearer token (fixed, or read from SSM).
-#[derive(Debug, Clone)]
+/// `http://host:port[/base]` with an optional bearer token.
+#[derive(Clone)]
 pub struct HttpActionHost {
     authority: String,
     base_path: String,
-    token: ActionToken,
+    token: Option<String>,
     timeout: Duration,
 }
 
+impl std::fmt::Debug for HttpActionHost {
+    // Never the token itself.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpActionHost")
+            .field("authority", &self.authority)
+            .field("base_path", &self.base_path)
+            .field("token", &self.token.as_ref().map(|_| ".."))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
 impl HttpActionHost {
-    pub fn new(url: &str, token: impl Into<ActionToken>, timeout: Duration) -> Result<Self, Error> {
+    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, Error> {
         let bad = |message: String| {
             Error::new("ACTION_URL", message)
                 .with_hint("give --action-url as http://host:port[/base]")
@@ -57,39 +60,20 @@ impl HttpActionHost {
         Ok(HttpActionHost {
             authority,
             base_path: base.to_owned(),
-            token: token.into(),
+            token,
             timeout,
         })
     }
 
-    async fn send(
-        &self,
-        path: &str,
-        body: &str,
-        token: Option<&str>,
-    ) -> Result<Reply, Unreachable> {
-        let exchange = self.exchange_once(path, body, None, token).await?;
-        Ok(Reply {
-            status: exchange.status,
-            body: exchange.body,
-        })
-    }
-
     /// One POST within the timeout, keeping the value of the response header `header` (the
-    /// gateway's route names a function error in one, as Lambda's Invoke does). The token is
-    /// read once: the gateway's route is a local run's, whose token does not rotate.
+    /// gateway's route names a function error in one, as Lambda's Invoke does).
     pub async fn exchange(
         &self,
         path: &str,
         body: &str,
         header: &str,
     ) -> Result<Exchange, Unreachable> {
-        let token = self
-            .token
-            .current()
-            .await
-            .map_err(|e| Unreachable(e.report().to_string()))?;
-        let attempt = self.exchange_once(path, body, Some(header), token.as_deref());
+        let attempt = self.exchange_once(path, body, Some(header), self.token.as_deref());
         match tokio::time::timeout(self.timeout, attempt).await {
             Ok(result) => result,
             Err(_) => Err(self.late()),
@@ -161,31 +145,6 @@ pub struct Exchange {
     pub status: u16,
     pub header: Option<String>,
     pub body: String,
-}
-
-impl ActionHost for HttpActionHost {
-    async fn post(&self, path: &str, body: &str) -> Result<Reply, Unreachable> {
-        self.token
-            .authorized(|token| async move {
-                let token = token.as_deref();
-                within(self.timeout, &self.authority, self.send(path, body, token)).await
-            })
-            .await
-    }
-}
-
-/// One attempt of a call, given up after `timeout` as a transport failure.
-pub async fn within(
-    timeout: Duration,
-    target: &str,
-    attempt: impl std::future::Future<Output = Result<Reply, Unreachable>>,
-) -> Result<Reply, Unreachable> {
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(result) => result,
-        Err(_) => Err(Unreachable(format!(
-            "no answer from {target} within {timeout:?}"
-        ))),
-    }
 }
 
 #[cfg(test)]

@@ -3,15 +3,13 @@
 //! tags carry (`hash.rs`), the manifest's backend-neutral parts and the tags every deployed
 //! resource of a release carries (`manifest.rs`), the IAM trust policies of the roles a release
 //! stack creates (`iam.rs`), the Lambda runtime the functions' `bootstrap` targets
-//! (`runtime.rs`), what every export refuses (`export.rs`), how the exports name the
-//! Action API token's SSM parameter (`action_token.rs`), the alarms and log retention every
+//! (`runtime.rs`), what every export refuses (`export.rs`), the alarms and log retention every
 //! stack declares (`monitoring.rs`) and the Terraform spelling every backend's export shares
 //! (`terraform.rs`).
 //!
 //! Nothing here names an engine's state, error or resource type: that is each backend's own
 //! module (`crate::sfn`, `crate::durable`).
 
-pub mod action_token;
 pub mod export;
 pub mod hash;
 pub mod iam;
