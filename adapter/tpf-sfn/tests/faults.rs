@@ -166,12 +166,12 @@ async fn a_frozen_store_is_answered_503_and_does_not_hold_the_host() {
 async fn a_body_that_never_arrives_is_a_coded_408() {
     use std::sync::Arc;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+    use tpf_model::{Coordinator, InMemoryStore};
     use tpf_sfn::host::{system_clock, HostState};
 
     let hosted = support::host::restaurant();
     let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
-    let state = HostState::new(ActionHost::new(coordinator), TOKEN.into(), system_clock)
+    let state = HostState::new(coordinator, TOKEN.into(), system_clock)
         .with_body_read_timeout(Duration::from_millis(300));
     let addr = support::spawn_host(Arc::new(state)).await;
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
@@ -448,7 +448,7 @@ fn dev_refuses_the_durable_backend_by_name() {
 async fn memory_host(tenants: &[&str]) -> (std::net::SocketAddr, String) {
     use std::sync::Arc;
     use tpf_model::coordinator::local_release;
-    use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+    use tpf_model::{Coordinator, InMemoryStore};
     use tpf_sfn::host::{system_clock, HostState};
 
     let hosted = support::host::restaurant();
@@ -463,7 +463,7 @@ async fn memory_host(tenants: &[&str]) -> (std::net::SocketAddr, String) {
             .activate_release(tenant, &id.pipeline_id, &id.release_version, now)
             .expect("activate");
     }
-    let state = HostState::new(ActionHost::new(coordinator), TOKEN.into(), system_clock);
+    let state = HostState::new(coordinator, TOKEN.into(), system_clock);
     (support::spawn_host(Arc::new(state)).await, id.pipeline_id)
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use support::host::restaurant;
 use support::http::{request, Exchange, RECORDED};
-use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+use tpf_model::{Coordinator, InMemoryStore};
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::host::pipeline::{self, HostedPipeline};
@@ -35,11 +35,7 @@ async fn start_with<S: HostStore>(store: S) -> (Host<S>, HostedPipeline) {
     let hosted = restaurant();
     let again = restaurant();
     let coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
-    let state = Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        TOKEN.to_owned(),
-        system_clock,
-    ));
+    let state = Arc::new(HostState::new(coordinator, TOKEN.to_owned(), system_clock));
     let addr = support::spawn_host(state.clone()).await;
     (Host { addr, state }, again)
 }
@@ -522,11 +518,7 @@ async fn scripted_failure_then_admin_redrive_flow() {
     .is_err());
     let identity = hosted.identity.clone();
     let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
-    let state = Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        TOKEN.to_owned(),
-        system_clock,
-    ));
+    let state = Arc::new(HostState::new(coordinator, TOKEN.to_owned(), system_clock));
     let addr = support::spawn_host(state.clone()).await;
     let host = Host { addr, state };
     let again = restaurant();

@@ -15,7 +15,7 @@ use support::host::{restaurant, restaurant_current};
 use support::http::request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+use tpf_model::{Coordinator, InMemoryStore};
 use tpf_sfn::aws::dynamo_store::DynamoStore;
 use tpf_sfn::aws::tables::{create_all, TableNames};
 use tpf_sfn::host::limits::{MAX_BODY_BYTES, MAX_KEY_BYTES};
@@ -28,11 +28,7 @@ const TENANT: &str = "restaurant-demo";
 fn state<S: HostStore>(store: S) -> Arc<HostState<S>> {
     let hosted = restaurant();
     let coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
-    Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        TOKEN.to_owned(),
-        system_clock,
-    ))
+    Arc::new(HostState::new(coordinator, TOKEN.to_owned(), system_clock))
 }
 
 /// One request sent as raw bytes; the status and the body as JSON (`Null` if it is not JSON).
@@ -483,8 +479,7 @@ async fn registration_checks_todays_release_against_the_hosted_contract() {
     let hosted = restaurant_current();
     let coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
     let state = Arc::new(
-        HostState::new(ActionHost::new(coordinator), TOKEN.to_owned(), system_clock)
-            .with_contract(hosted.contract),
+        HostState::new(coordinator, TOKEN.to_owned(), system_clock).with_contract(hosted.contract),
     );
     let addr = support::spawn_host(state).await;
     let today = include_str!(

@@ -12,7 +12,7 @@ use serde_json::Value;
 use support::host::restaurant;
 use support::http::{request, Response};
 use tpf_model::store::CreateExecutionCommand;
-use tpf_model::{ActionHost, Coordinator, ExecutionStore, InMemoryStore};
+use tpf_model::{Coordinator, ExecutionStore, InMemoryStore};
 use tpf_sfn::host::work;
 use tpf_sfn::host::{system_clock, HostState};
 use tpf_wire::gateway::invoke::{FUNCTION_ERROR_HEADER, PATH};
@@ -42,11 +42,7 @@ fn case(id: &str) -> Value {
 async fn host(store: InMemoryStore) -> (std::net::SocketAddr, Arc<HostState<InMemoryStore>>) {
     let hosted = restaurant();
     let coordinator = Coordinator::new(store, hosted.pipeline, hosted.worker);
-    let state = Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        TOKEN.to_owned(),
-        system_clock,
-    ));
+    let state = Arc::new(HostState::new(coordinator, TOKEN.to_owned(), system_clock));
     (support::spawn_host(state.clone()).await, state)
 }
 
@@ -390,7 +386,7 @@ async fn bindings_on_dynamodb_answer_tpf_s_bytes_and_conflict_as_tpf_does() {
     let hosted = restaurant();
     let coordinator = Coordinator::new(store.clone(), hosted.pipeline, hosted.worker);
     let state = Arc::new(HostState::with_bindings(
-        ActionHost::new(coordinator),
+        coordinator,
         Box::new(Table(DynamoRows::new(store, &table))),
         TOKEN.to_owned(),
         system_clock,

@@ -1,18 +1,17 @@
-//! An executable reference model of TPF's durable coordinator (`QUEUE_ASYNC` mode) and the
-//! Action API v1 the compiled drivers call.
+//! An executable reference model of TPF's durable coordinator (`QUEUE_ASYNC` mode) and its
+//! action gateway, which the compiled drivers call.
 //!
 //! The model keeps TPF's record shapes, statuses, store conditions and DynamoDB attribute names
 //! so that the mapping tests exercise the semantics the real coordinator has, and so that a
 //! DynamoDB-backed store can replace [`store::InMemoryStore`] behind the same traits. Time is
 //! always passed in (`now_ms`): nothing here reads a clock.
 //!
-//! TPF's record formats, keys and Action API types are wire facts (`tpf-wire`); this crate
+//! TPF's record formats, keys and gateway documents are wire facts (`tpf-wire`); this crate
 //! holds the behaviour. Modules: [`store`] (storage SPIs and the in-memory store), [`worker`] (runtime steps and a scripted
 //! transition worker), [`coordinator`] (the flows), [`gateway`] (TPF's action gateway over a
 //! control plane and the callback-binding table; [`coordinator::LocalControlPlane`] serves it
 //! from the model; [`coordinator::remote`] is TPF's SQS transition worker, remote steps on their own
-//! queue), [`actions`] (Action API v1), [`transitions`] (the commit log the harness
-//! checks).
+//! queue), [`transitions`] (the commit log the harness checks).
 //!
 //! Which TPF it models is [`CoordinatorConfig`]'s choice: the one the Action API specifies (the
 //! default: item continuations as durable work items, `process-work-item` applying a passed
@@ -35,14 +34,12 @@
 //! - The scripted worker's payloads carry no business fields, so the matrix's awaits use no
 //!   `idempotencyKeyFields` (the keys honour them; `tpf_vectors` checks it).
 
-pub mod actions;
 pub mod coordinator;
 pub mod gateway;
 pub mod store;
 pub mod transitions;
 pub mod worker;
 
-pub use actions::{ActionHost, Fault};
 pub use coordinator::{
     AwaitCompletion, AwaitCompletionResult, Coordinator, CoordinatorConfig, CoordinatorError,
     RedriveResult, SubmitRequest, SubmitResult, SweepResult, WorkItemOutcome, WorkItemStart,

@@ -31,14 +31,13 @@ pub struct RecordTransition {
 }
 
 /// One call into the model's public operations: the control-plane calls (`submit`,
-/// `complete-await`, `redrive`) and the Action API (`process-work-item`, `sweep-once`, logged by
-/// the action host). A direct `Coordinator::process_work_item` is TPF's internal dispatch path
-/// and is not a call.
+/// `complete-await`, `redrive`). A direct `Coordinator::process_work_item` is TPF's internal
+/// dispatch path and is not a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionCall {
     pub at_ms: i64,
-    /// `process-work-item`, `sweep-once`, `submit`, `complete-await`, `redrive`.
+    /// `submit`, `complete-await`, `redrive`.
     pub action: &'static str,
     pub tenant_id: Option<String>,
     pub execution_id: Option<String>,

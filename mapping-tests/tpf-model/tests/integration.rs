@@ -5,7 +5,6 @@
 
 mod tpf_support;
 
-mod tpf_actions;
 mod tpf_awaits;
 mod tpf_failures;
 mod tpf_gateway;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tpf_model::coordinator::local_release;
 use tpf_model::coordinator::CoordinatorConfig;
 use tpf_model::gateway::{InMemoryBindings, Table};
-use tpf_model::{ActionHost, Coordinator, InMemoryStore};
+use tpf_model::{Coordinator, InMemoryStore};
 
 use crate::aws::dynamo_store::{DynamoRows, DynamoStore};
 use crate::cli::{ServeArgs, StoreKind};
@@ -119,7 +119,7 @@ fn serve<S: HostStore>(
     }
     // A request waits for the coordinator at most as long as one store call may take.
     let state = Arc::new(
-        HostState::with_bindings(ActionHost::new(coordinator), bindings, token, system_clock)
+        HostState::with_bindings(coordinator, bindings, token, system_clock)
             .with_lock_wait(args.connection.timeout())
             .with_contract(contract),
     );

@@ -32,7 +32,7 @@ use axum::routing::{on, MethodFilter};
 use axum::Router;
 use tpf_model::coordinator::{LocalControlPlane, WorkQueue};
 use tpf_model::gateway::{BindingStore, Gateway, InMemoryBindings};
-use tpf_model::{ActionHost, AwaitStore, Coordinator, ExecutionStore, ReleaseRegistry};
+use tpf_model::{AwaitStore, Coordinator, ExecutionStore, ReleaseRegistry};
 use tpf_sfn_compiler::contract::Contract;
 
 use limits::{BODY_READ_TIMEOUT, LOCK_WAIT};
@@ -45,11 +45,11 @@ impl<T: ExecutionStore + AwaitStore + ReleaseRegistry + Send + 'static> HostStor
 /// A callback-binding table the host can run on.
 pub type HostBindings = Box<dyn BindingStore + Send>;
 
-/// What the host's lock guards: the coordinator (inside the Action API host), TPF's work queue
-/// and the callback-binding table. The gateway and the work function borrow the coordinator as
+/// What the host's lock guards: the coordinator, TPF's work queue and the callback-binding
+/// table. The gateway and the work function borrow the coordinator as
 /// TPF's control plane, so every route sees one coordinator.
 pub struct Hosted<S> {
-    pub actions: ActionHost<S>,
+    pub coordinator: Coordinator<S>,
     work: WorkQueue,
     bindings: HostBindings,
 }
@@ -64,7 +64,7 @@ impl<S: HostStore> Hosted<S> {
         ) -> R,
     ) -> R {
         let queue = std::mem::take(&mut self.work);
-        let plane = LocalControlPlane::with_queue(self.actions.coordinator_mut(), queue);
+        let plane = LocalControlPlane::with_queue(&mut self.coordinator, queue);
         let mut gateway = Gateway::new(plane, &mut *self.bindings as &mut dyn BindingStore);
         let out = f(&mut gateway);
         self.work = gateway.plane.into_queue();
@@ -93,19 +93,19 @@ pub struct HostState<S> {
 
 impl<S: HostStore> HostState<S> {
     /// A host whose callback-binding table is in memory.
-    pub fn new(actions: ActionHost<S>, token: String, clock: fn() -> i64) -> Self {
-        Self::with_bindings(actions, Box::new(InMemoryBindings::new()), token, clock)
+    pub fn new(coordinator: Coordinator<S>, token: String, clock: fn() -> i64) -> Self {
+        Self::with_bindings(coordinator, Box::new(InMemoryBindings::new()), token, clock)
     }
 
     /// A host on the given callback-binding table (`--store dynamodb`: TPF's table).
     pub fn with_bindings(
-        actions: ActionHost<S>,
+        coordinator: Coordinator<S>,
         bindings: HostBindings,
         token: String,
         clock: fn() -> i64,
     ) -> Self {
         let hosted = Hosted {
-            actions,
+            coordinator,
             work: WorkQueue::default(),
             bindings,
         };

@@ -29,7 +29,7 @@ pub fn activated(
     tenant: &str,
     token: &str,
 ) -> std::sync::Arc<tpf_sfn::host::HostState<tpf_model::InMemoryStore>> {
-    use tpf_model::{coordinator::local_release, ActionHost, Coordinator, InMemoryStore};
+    use tpf_model::{coordinator::local_release, Coordinator, InMemoryStore};
     use tpf_sfn::host::{system_clock, HostState};
     let hosted = restaurant();
     let mut coordinator = Coordinator::new(InMemoryStore::new(), hosted.pipeline, hosted.worker);
@@ -45,11 +45,7 @@ pub fn activated(
             now,
         )
         .expect("activate");
-    std::sync::Arc::new(HostState::new(
-        ActionHost::new(coordinator),
-        token.to_owned(),
-        system_clock,
-    ))
+    std::sync::Arc::new(HostState::new(coordinator, token.to_owned(), system_clock))
 }
 
 /// A gateway SUBMIT of the restaurant release for `tenant`, all 15 keys as TPF's caller sends

@@ -478,9 +478,6 @@ impl<S: ExecutionStore + AwaitStore + ReleaseRegistry> Coordinator<S> {
     pub fn log(&self) -> &TransitionLog {
         &self.log
     }
-    pub fn log_call(&mut self, call: ActionCall) {
-        self.log.call(call);
-    }
     /// DLQ envelopes, in publication order.
     pub fn dead_letters(&self) -> &[DeadLetterEnvelope] {
         &self.dead_letters

@@ -7,7 +7,6 @@ use tpf_model::coordinator::local_release;
 use tpf_model::{
     AwaitCompletion, Coordinator, InMemoryStore, PipelineDef, ScriptedWorker, SubmitRequest,
 };
-use tpf_wire::action::ProcessWorkItemRequest;
 use tpf_wire::records::AwaitInteractionRecord;
 use tpf_wire::Identity;
 
@@ -80,10 +79,6 @@ pub fn completion(interaction_id: &str, decision: &str) -> AwaitCompletion {
         response_payload: json!({ "decision": decision }),
         actor: Some("chef".to_owned()),
     }
-}
-
-pub fn pwi(release: &str, key: &str) -> ProcessWorkItemRequest {
-    ProcessWorkItemRequest::new(&identity(release), Some(key))
 }
 
 /// (version, status, step, attempt, cause) for every commit of one execution.

@@ -37,7 +37,7 @@ pub async fn redrive<S: HostStore>(
 ) -> ApiResult {
     let req: RedriveBody = parse_or_default(&body)?;
     run(state, move |host, now| {
-        let r = host.coordinator_mut().redrive(
+        let r = host.redrive(
             &tenant_id,
             &execution_id,
             req.expected_version,
@@ -155,7 +155,7 @@ pub async fn register_release<S: HostStore>(
     run(state, move |host, now| {
         let release =
             release_from_descriptor(&tenant_id, &pipeline_id, &body, now, contract.as_deref())?;
-        let stored = host.coordinator_mut().register_release(&release)?;
+        let stored = host.register_release(&release)?;
         release_json(&stored)
     })
     .await
@@ -166,12 +166,7 @@ pub async fn activate_release<S: HostStore>(
     TenantPath((tenant_id, pipeline_id, release_version)): TenantPath<(String, String, String)>,
 ) -> ApiResult {
     run(state, move |host, now| {
-        let active = host.coordinator_mut().activate_release(
-            &tenant_id,
-            &pipeline_id,
-            &release_version,
-            now,
-        )?;
+        let active = host.activate_release(&tenant_id, &pipeline_id, &release_version, now)?;
         release_json(&active)
     })
     .await
@@ -183,7 +178,6 @@ pub async fn active_release<S: HostStore>(
 ) -> ApiResult {
     run(state, move |host, _now| {
         let active = host
-            .coordinator()
             .active_release(&tenant_id, &pipeline_id)?
             .ok_or_else(|| {
                 ApiError::new(
@@ -203,7 +197,6 @@ pub async fn get_release<S: HostStore>(
 ) -> ApiResult {
     run(state, move |host, _now| {
         let release = host
-            .coordinator()
             .store()
             .get_release(&tenant_id, &pipeline_id, &release_version)
             .map_err(CoordinatorError::from)?

@@ -69,7 +69,7 @@ pub async fn submit<S: HostStore>(
     }
     check_key("pipelineId", &req.pipeline_id)?;
     run(state, move |host, now| {
-        let submitted = host.coordinator_mut().submit(
+        let submitted = host.submit(
             &SubmitRequest {
                 tenant_id: tenant_id.clone(),
                 pipeline_id: req.pipeline_id,
@@ -108,7 +108,7 @@ pub async fn status<S: HostStore>(
     TenantPath((tenant_id, execution_id)): TenantPath<(String, String)>,
 ) -> ApiResult {
     run(state, move |host, now| {
-        let record = host.coordinator().status(&tenant_id, &execution_id, now)?;
+        let record = host.status(&tenant_id, &execution_id, now)?;
         Ok(status_dto(&record))
     })
     .await
@@ -119,7 +119,7 @@ pub async fn result<S: HostStore>(
     TenantPath((tenant_id, execution_id)): TenantPath<(String, String)>,
 ) -> ApiResult {
     run(state, move |host, now| {
-        let record = host.coordinator().status(&tenant_id, &execution_id, now)?;
+        let record = host.status(&tenant_id, &execution_id, now)?;
         let payload = match record.status {
             ExecutionStatus::Succeeded => record.result_payload.clone().unwrap_or(Value::Null),
             _ => Value::Null,
@@ -168,7 +168,6 @@ pub async fn pending<S: HostStore>(
     let (assignee, group, step_id) = (wanted("assignee"), wanted("group"), wanted("stepId"));
     run(state, move |host, _now| {
         let all = host
-            .coordinator()
             .store()
             .pending_interactions(&tenant_id, usize::MAX)
             .map_err(CoordinatorError::from)?;
@@ -233,7 +232,7 @@ pub async fn complete<S: HostStore>(
         }
     }
     run(state, move |host, now| {
-        let done = host.coordinator_mut().complete_await(
+        let done = host.complete_await(
             &AwaitCompletion {
                 tenant_id,
                 interaction_id: req.interaction_id,

@@ -21,7 +21,7 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tpf_model::store::RegistryError;
-use tpf_model::{ActionHost, CoordinatorError};
+use tpf_model::{Coordinator, CoordinatorError};
 
 use super::{HostState, HostStore, Hosted};
 
@@ -86,9 +86,9 @@ pub(crate) fn parse_or_default<T: DeserializeOwned + Default>(body: &Bytes) -> R
 pub(crate) async fn run<S, F>(state: Arc<HostState<S>>, f: F) -> ApiResult
 where
     S: HostStore,
-    F: FnOnce(&mut ActionHost<S>, i64) -> Result<Value, ApiError> + Send + 'static,
+    F: FnOnce(&mut Coordinator<S>, i64) -> Result<Value, ApiError> + Send + 'static,
 {
-    locked(state, move |hosted, now| f(&mut hosted.actions, now))
+    locked(state, move |hosted, now| f(&mut hosted.coordinator, now))
         .await?
         .map(Json)
 }
