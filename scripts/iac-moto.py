@@ -9,8 +9,8 @@ releases N and N+1, with a config for this emulator; creates TPF's await-interac
 gateway host and the relay) and both release stacks (each the driver alone), checks that every
 resource of each template exists, and retires release N by deleting its stack: N+1's machine and
 the wake path stay. Then the same for the Lambda durable functions backend: two release stacks,
-each a driver function with its spec and one published version. Action API v1's stacks are no
-longer exported (EXPORT_ACTION_API_RETIRED). Reaches nothing but the loopback endpoint.
+each a driver function with its spec and one published version. Action API v1's bindings no
+longer compile (ACTION_API_V1_RETIRED). Reaches nothing but the loopback endpoint.
 """
 import json
 import os
