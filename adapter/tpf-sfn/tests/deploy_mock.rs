@@ -217,6 +217,18 @@ fn normal() -> Options<'static> {
     }
 }
 
+/// `release` deployed over an account that holds exactly its machines with their definitions:
+/// the report and the write calls made.
+fn against_itself(release: &Release, opts: Options<'static>) -> (Report, usize) {
+    let list = list_pages(vec![names(release)]);
+    let desc = describe(release, |_, def| def.to_owned());
+    let w = Writes::new();
+    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
+    rules.extend(w.rules());
+    let (report, _) = run(&client(&rules), release, opts).unwrap();
+    (report, w.total())
+}
+
 fn names(release: &Release) -> Vec<String> {
     release.machines.iter().map(|m| m.name.clone()).collect()
 }
@@ -249,13 +261,8 @@ fn a_gateway_release_deploys_its_driver_alone() {
         "{lines:?}"
     );
     // Deployed again: the one machine is unchanged, nothing is written.
-    let list = list_pages(vec![names(&release)]);
-    let desc = describe(&release, |_, def| def.to_owned());
-    let w = Writes::new();
-    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
-    rules.extend(w.rules());
-    let (report, _) = run(&client(&rules), &release, normal()).unwrap();
-    assert_eq!(w.total(), 0);
+    let (report, writes) = against_itself(&release, normal());
+    assert_eq!(writes, 0);
     assert_eq!(report.write_calls, 0);
 }
 
@@ -384,14 +391,9 @@ fn dry_run_plans_without_writes() {
     assert_eq!(report.machines[0].action, Action::Create);
     assert_eq!(w.total(), 0);
     // Deployed already: the plan leaves it, and writes nothing.
-    let list = list_pages(vec![names(&release)]);
-    let desc = describe(&release, |_, def| def.to_string());
-    let w = Writes::new();
-    let mut rules: Vec<&Rule> = list.iter().chain(&desc).collect();
-    rules.extend(w.rules());
-    let (report, _) = run(&client(&rules), &release, opts()).unwrap();
+    let (report, writes) = against_itself(&release, opts());
     assert_eq!(report.machines[0].action, Action::Unchanged);
-    assert_eq!(w.total(), 0);
+    assert_eq!(writes, 0);
 }
 
 #[test]
