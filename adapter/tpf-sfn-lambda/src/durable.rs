@@ -113,6 +113,7 @@ pub async fn handle(
 ) -> Result<Value, aws_durable_execution_sdk::BoxError> {
     if let Binding::Gateway {
         longest_await_seconds,
+        scheduled_sweep,
         ..
     } = driver.spec.binding
     {
@@ -126,6 +127,7 @@ pub async fn handle(
         let engine = ops::SdkOps::new(ctx, driver.clone());
         let run = GatewayRun {
             longest_await_seconds,
+            scheduled_sweep,
         };
         return match tpf_durable_driver::drive_gateway(&engine, &run, &input).await? {
             Ok(end) => Ok(serde_json::to_value(end)?),
@@ -259,6 +261,7 @@ mod tests {
         let Binding::Gateway {
             function_arn,
             longest_await_seconds,
+            ..
         } = &read.binding
         else {
             panic!("a gateway binding: {:?}", read.binding);

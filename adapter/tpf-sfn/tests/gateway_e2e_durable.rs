@@ -252,6 +252,66 @@ async fn gateway_driver_whose_wakeup_is_lost_ends_as_tpfs_record() {
     assert_eq!(outcome, SendOutcome::Gone(ProviderState::Closed));
 }
 
+/// `serve`'s script for TPF-21: the first step fails on each of TPF's four attempts, then
+/// (re-driven) completes.
+fn retries_exhausted() -> Value {
+    json!({
+        "step": "Validate Order Request",
+        "outcomes": [
+            "fail-retryable:java.io.IOException",
+            "fail-retryable:java.io.IOException",
+            "fail-retryable:java.io.IOException",
+            "fail-retryable:java.io.IOException",
+            "complete"
+        ]
+    })
+}
+
+/// `sweeper.mode = "schedule"` in the deployed function: its condition's checks sweep only at
+/// the condition's start and after a STATUS that answered WAIT_RETRY, so TPF's retries are
+/// still queued and generation 1 fails with TPF's text after the last one; no SWEEP follows a
+/// STATUS that answered QUEUED or RUNNING.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_driver_with_the_scheduled_sweep_sweeps_only_when_tpf_waits_to_retry() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        script: vec![retries_exhausted()],
+        wakeup: true,
+        extra_config: "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(1 minute)\"\n",
+        ..GatewayOptions::default()
+    })
+    .await;
+    let first = lp.start_generation(&lp.input("order-1")).await;
+    let id = lp.execution_id().await;
+    assert_eq!(lp.wait_ended(&first).await, "FAILED", "{}", lp.logs());
+    assert_eq!(lp.record(&id).await["status"], "FAILED");
+    assert_gateway_accepted_everything(&lp);
+    let exchanges = lp.shim.gateway_exchanges();
+    let mut last_status: Option<String> = None;
+    let mut swept_after_retry = 0;
+    for x in &exchanges {
+        let request = ActionRequest::read(&x.request).expect("TPF's gateway reads it");
+        match request.operation {
+            Operation::Status => {
+                let answer: Value = serde_json::from_str(&x.response).expect("a response");
+                last_status = answer["executionStatus"].as_str().map(str::to_owned);
+            }
+            Operation::Sweep => {
+                let after = last_status.take();
+                assert!(
+                    !matches!(after.as_deref(), Some("QUEUED" | "RUNNING")),
+                    "a SWEEP after STATUS {after:?}"
+                );
+                swept_after_retry += usize::from(after.as_deref() == Some("WAIT_RETRY"));
+            }
+            _ => last_status = None,
+        }
+    }
+    assert!(
+        swept_after_retry > 0,
+        "the retries were swept: {exchanges:?}"
+    );
+}
+
 /// tpf-21 (retry exhaustion, then re-drive): the first step fails on every attempt, TPF gives
 /// up and generation 1 fails with TPF's text; the operator's REDRIVE (through the gateway)
 /// answers QUEUED and generation 2, started with `resumeExecutionId` as TPF's host starts it,
@@ -259,16 +319,7 @@ async fn gateway_driver_whose_wakeup_is_lost_ends_as_tpfs_record() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_driver_retry_exhaustion_then_redrive_runs_generation_2_to_the_end() {
     let lp = GatewayLoop::start(GatewayOptions {
-        script: vec![json!({
-            "step": "Validate Order Request",
-            "outcomes": [
-                "fail-retryable:java.io.IOException",
-                "fail-retryable:java.io.IOException",
-                "fail-retryable:java.io.IOException",
-                "fail-retryable:java.io.IOException",
-                "complete"
-            ]
-        })],
+        script: vec![retries_exhausted()],
         wakeup: true,
         ..GatewayOptions::default()
     })

@@ -57,6 +57,8 @@ pub struct GatewayOptions {
     pub script: Vec<Value>,
     /// Run the wake-up (off: every wake-up is lost).
     pub wakeup: bool,
+    /// More of the driver configuration (a `[sweeper]` table).
+    pub extra_config: &'static str,
 }
 
 pub struct GatewayLoop {
@@ -127,7 +129,8 @@ impl GatewayLoop {
         let gateway_arn = format!("{ACCOUNT}{id}-gateway:1");
         let config_text = format!(
             "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway_arn}\"\n\
-             starter-function-arn = \"{ACCOUNT}{id}-starter:1\"\n"
+             starter-function-arn = \"{ACCOUNT}{id}-starter:1\"\n{}",
+            options.extra_config
         );
         let (contract_file, releases, compiled) = match options.contract {
             Some(name) => {
