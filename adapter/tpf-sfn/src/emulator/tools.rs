@@ -77,8 +77,8 @@ impl Tools {
         self.dir.join("bin/cargo-lambda")
     }
 
-    /// The emulator serving its API on `127.0.0.1:port`. It needs no AWS account: its own SDK
-    /// client gets static credentials and no profile.
+    /// The emulator serving its API on `127.0.0.1:port`, its executions in memory. It needs no
+    /// AWS account: its own SDK client gets static credentials and no profile.
     pub fn emulator(&self, port: u16) -> Command {
         let mut c = Command::new("python3");
         c.arg(self.runner())
@@ -86,6 +86,8 @@ impl Tools {
             .args(["--port", &port.to_string()])
             .args(["--log-level", "WARNING"])
             .args(["--execution-timeout", "900"])
+            // In memory, whatever AWS_DEX_STORE_TYPE says: nothing written where it runs.
+            .args(["--store-type", "memory"])
             .env("PYTHONPATH", &self.dir)
             .env("AWS_EC2_METADATA_DISABLED", "true")
             .env("AWS_ACCESS_KEY_ID", "testing")
