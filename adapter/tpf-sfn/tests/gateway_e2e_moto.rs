@@ -532,30 +532,10 @@ async fn dev_runs_the_gateway_loop_in_one_command() {
     let output: Value = serde_json::from_str(&done.1.unwrap_or_default()).expect("output");
     assert_eq!(output["generation"], 1, "{output}");
     // The wake-up, not the park's 30-minute timeout, resumed it: its delivery evidence.
-    let names = tpf_sfn::aws::tables::TableNames::with_prefix(&prefix);
-    let delivered = aws_sdk_dynamodb::Client::new(&config)
-        .get_item()
-        .table_name(&names.callback_binding)
-        .key(
-            "pk",
-            aws_sdk_dynamodb::types::AttributeValue::S(
-                tpf_wire::gateway::names::binding_partition_key(TENANT, &interaction),
-            ),
-        )
-        .key(
-            "sk",
-            aws_sdk_dynamodb::types::AttributeValue::S(
-                tpf_wire::gateway::names::delivered_sort_key(1),
-            ),
-        )
-        .consistent_read(true)
-        .send()
+    let row = support::delivered_row(&config, &prefix, TENANT, &interaction, 1)
         .await
-        .expect("get DELIVERED#1");
-    let row = delivered
-        .item()
         .unwrap_or_else(|| panic!("no DELIVERED#1\n{}", logs()));
-    assert_eq!(text(row, "provider_outcome"), "CALLBACK_ACCEPTED");
+    assert_eq!(text(&row, "provider_outcome"), "CALLBACK_ACCEPTED");
     // TPF's record ended too.
     let id = output["executionId"].as_str().expect("executionId");
     let record = support::http::execution_record(addr, TOKEN, TENANT, id).await;

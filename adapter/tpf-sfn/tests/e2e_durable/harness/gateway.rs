@@ -174,6 +174,7 @@ impl GatewayLoop {
         let dex: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
         let watch_port = free_port();
         let shim = Shim::start(
+            "127.0.0.1:0".parse().expect("addr"),
             dex,
             BTreeMap::from([
                 (
@@ -197,7 +198,8 @@ impl GatewayLoop {
                 token: TOKEN.to_owned(),
             }),
         )
-        .await;
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.report()));
 
         let ddb = aws_sdk_dynamodb::Client::new(&config);
         let lambda = aws_sdk_lambda::Client::from_conf(
