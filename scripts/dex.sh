@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs AWS's durable execution emulator (dex-local-runner, from the Python testing SDK) and
 # cargo-lambda (its `watch` serves the Lambda runtime API the emulator invokes) into .tools/dex,
-# for the durable backend's end-to-end tests (adapter/tpf-sfn/tests/e2e_durable.rs).
+# for the durable backend's end-to-end tests (adapter/tpf-sfn/tests/e2e_durable.rs) and
+# `tpf-sfn dev --backend lambda-durable`, which find them there.
 #   scripts/dex.sh install
 # Fails loudly when they cannot be had; nothing is skipped.
 set -euo pipefail

@@ -158,7 +158,9 @@ def main():
             f.write(f'name-prefix = "{run}"\n[binding]\nkind = "gateway"\n[binding.gateway]\n'
                     f'function-arn = "{gateway}"\ntransport = "queue"\n'
                     f'queue-url = "{endpoint}/123456789012/{queue}"\n'
-                    f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n')
+                    f'starter-function-arn = "arn:aws:lambda:us-east-1:123456789012:function:{run}-gateway-starter"\n'
+                    # The scheduled sweep: its role deploys here, its schedule is cfn-lint's.
+                    '[sweeper]\nmode = "schedule"\nschedule = "rate(1 minute)"\n')
         with open(RELEASE) as f:
             descriptor = json.load(f)
         descriptor["releaseVersion"] = "2026.12.2"

@@ -88,6 +88,7 @@ pub async fn handle(
 ) -> Result<Value, aws_durable_execution_sdk::BoxError> {
     let Binding::Gateway {
         longest_await_seconds,
+        scheduled_sweep,
         ..
     } = driver.spec.binding;
     // The coordinator function's SerDes: exact keys, unknown ones ignored.
@@ -97,6 +98,7 @@ pub async fn handle(
     let engine = ops::SdkOps::new(ctx, driver.clone());
     let run = GatewayRun {
         longest_await_seconds,
+        scheduled_sweep,
     };
     match tpf_durable_driver::drive_gateway(&engine, &run, &input).await? {
         Ok(end) => Ok(serde_json::to_value(end)?),
@@ -205,6 +207,7 @@ mod tests {
         let Binding::Gateway {
             function_arn,
             longest_await_seconds,
+            ..
         } = &read.binding;
         assert_eq!(function_arn, arn);
         assert!(*longest_await_seconds > 0);

@@ -77,7 +77,8 @@ pub enum Command {
     Relay(RelayArgs),
     /// The whole loop in one command, against an endpoint (e.g. moto): create tables and the
     /// gateway queue, compile (gateway binding, queue transport) and deploy, then run the host
-    /// (TPF's gateway), the gateway wake-up and the relay.
+    /// (TPF's gateway), the gateway wake-up and the relay; with `--backend lambda-durable`, the
+    /// durable driver function on AWS's durable execution emulator instead.
     Dev(DevArgs),
     /// Deploy a compiled release (--out DIR) as Step Functions machines; idempotent, never changes a deployed definition unless forced.
     Deploy(DeployArgs),
@@ -611,18 +612,24 @@ pub struct DevArgs {
     pub release: Option<PathBuf>,
     /// Driver configuration (TOML). Without it ./tpf-sfn.toml if there is one (the file `init`
     /// writes), else the embedded defaults. dev sets its binding to the gateway with the queue
-    /// transport (the relay carries the driver's gateway requests to the host), its queue URL and
-    /// the name prefix; the rest of `[binding.gateway]` and of the file is kept.
+    /// transport (the relay carries the driver's gateway requests to the host) and its queue URL,
+    /// or on `lambda-durable` the `lambda` transport (the driver invokes the gateway function,
+    /// answered by the host), and the name prefix; the rest of `[binding.gateway]` and of the
+    /// file is kept.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Where the compiled release is written.
     #[arg(long, default_value = "tpf-sfn-dev")]
     pub out: PathBuf,
-    /// The engine the driver runs on. The local loop runs Step Functions machines;
-    /// `lambda-durable` is refused (`DEV_BACKEND_UNSUPPORTED`) until `dev` can run the durable
-    /// function on AWS's durable execution emulator.
+    /// The engine the driver runs on: Step Functions machines on the endpoint, or
+    /// `lambda-durable`: the durable driver function on AWS's durable execution emulator
+    /// (installed by `scripts/dex.sh install`), TPF's tables on the endpoint.
     #[arg(long, value_enum, default_value_t = Backend::StepFunctions)]
     pub backend: Backend,
+    /// `--backend lambda-durable`: address of the local Lambda endpoint in front of the
+    /// emulator (the printed start invokes the driver function there).
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    pub lambda_listen: String,
     /// Prefix of the machine names and of the gateway queue's name.
     #[arg(long, default_value = "tpf-dev")]
     pub name_prefix: String,

@@ -8,6 +8,8 @@ pub mod aws;
 pub mod backend;
 pub mod cli;
 pub mod cmd;
+#[cfg(feature = "aws")]
+pub mod emulator;
 pub mod exit;
 pub mod features;
 #[cfg(feature = "aws")]

@@ -912,6 +912,32 @@ fn a_file_in_the_wrong_place_is_named_for_what_it_is() {
     );
 }
 
+/// A release compiled for the scheduled sweep runs beside its schedule: the trace shows the
+/// schedule's sweeps, and the driver's own polls while TPF is queued or running read STATUS
+/// alone; the catalogue passes as with the drivers' own sweeping.
+#[test]
+fn simulate_runs_the_scheduled_sweep_beside_a_release_compiled_for_it() {
+    let config = examples().join("../aws/gateway-scheduled-sweep.tpf-sfn.toml");
+    let config = config.to_str().unwrap();
+    let o = tpf_sfn(&["simulate", "--config", config, "--scenario", "tpf-22"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("schedule Sweep: answered"), "{out}");
+    let o = tpf_sfn(&["simulate", "--scenario", "tpf-22"]);
+    assert!(!text(&o).contains("schedule Sweep"), "{}", text(&o));
+    let contract = examples().join("restaurant-approval-current.pipeline-contract.json");
+    let release = examples().join("restaurant-approval-current.pipeline-release.json");
+    let o = tpf_sfn(&[
+        "mapping-test",
+        contract.to_str().unwrap(),
+        "--release",
+        release.to_str().unwrap(),
+        "--config",
+        config,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
 /// `simulate --scenario` takes an unambiguous start of a name and suggests names for a typo.
 #[test]
 fn simulate_takes_the_start_of_a_name_and_suggests_names() {

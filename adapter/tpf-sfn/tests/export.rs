@@ -358,6 +358,85 @@ fn a_closed_stdout_ends_compile_quietly() {
 /// The gateway host in the wake-path stack, both flavours: TPF's binding table, the three
 /// functions with one least-privilege role each, the wake-up's two stream mappings with TPF's
 /// settings, the reconciler's rules, all created only with a gateway.
+/// `sweeper.mode = "schedule"`: the wake-path stack sweeps TPF once a period, in both flavours
+/// alike: an EventBridge Scheduler schedule invoking the gateway's numbered version with a
+/// `SWEEP` TPF's gateway reads, no retry (the next period is the retry), through a role that
+/// only the scheduler of this account assumes and that may invoke the gateway alone. The
+/// driver's summary and manifest say who sweeps; without the mode there is no schedule.
+#[test]
+fn the_scheduled_sweep_is_the_wake_path_stacks_schedule_in_both_flavours() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("gateway-scheduled-sweep.tpf-sfn.toml"),
+        &["--emit", "cloudformation", "--emit", "terraform"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("TPF is swept on the wake-path stack's schedule"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let (_, manifest) = read(&dir.path().join("manifest.json"));
+    assert_eq!(
+        manifest["binding"]["parameters"]["sweepSchedule"],
+        "rate(1 minute)"
+    );
+
+    let (_, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
+    let schedule = &cf["Resources"]["GatewaySweepSchedule"];
+    assert_eq!(schedule["Type"], "AWS::Scheduler::Schedule");
+    assert_eq!(schedule["Condition"], "HasGateway");
+    let p = &schedule["Properties"];
+    assert_eq!(p["ScheduleExpression"], "rate(1 minute)");
+    assert_eq!(
+        p["Target"]["Arn"],
+        serde_json::json!({"Ref": "GatewayFunctionArn"})
+    );
+    assert_eq!(p["Target"]["RetryPolicy"]["MaximumRetryAttempts"], 0);
+    let input = p["Target"]["Input"].as_str().unwrap();
+    let request = tpf_wire::gateway::ActionRequest::read(input).expect("TPF's gateway reads it");
+    assert_eq!(request.operation, tpf_wire::gateway::Operation::Sweep);
+    let role = &cf["Resources"]["GatewaySweepScheduleRole"]["Properties"];
+    let trust = &role["AssumeRolePolicyDocument"]["Statement"][0];
+    assert_eq!(trust["Principal"]["Service"], "scheduler.amazonaws.com");
+    assert!(trust["Condition"]["StringEquals"]["aws:SourceAccount"].is_object());
+    let statements = role["Policies"][0]["PolicyDocument"]["Statement"]
+        .as_array()
+        .unwrap();
+    assert_eq!(statements.len(), 1);
+    assert_eq!(
+        statements[0]["Action"],
+        serde_json::json!(["lambda:InvokeFunction"])
+    );
+    assert_eq!(
+        statements[0]["Resource"],
+        serde_json::json!([{"Ref": "GatewayFunctionArn"}])
+    );
+
+    let (_, tf) = read(&dir.path().join("wake-path/main.tf.json"));
+    let t = &tf["resource"]["aws_scheduler_schedule"]["gateway_sweep"];
+    assert_eq!(t["schedule_expression"], "rate(1 minute)");
+    assert_eq!(t["target"]["arn"], "${var.gateway_function_arn}");
+    assert_eq!(t["target"]["input"], input);
+    assert_eq!(t["target"]["retry_policy"]["maximum_retry_attempts"], 0);
+    assert!(tf["resource"]["aws_iam_role_policy"]["gateway_sweep_schedule"].is_object());
+
+    // The same configuration without the mode: every driver sweeps, and no schedule exists.
+    let dir = tempfile::tempdir().unwrap();
+    let o = compile(
+        dir.path(),
+        Some("gateway.tpf-sfn.toml"),
+        &["--emit", "cloudformation", "--emit", "terraform"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, cf) = read(&dir.path().join("wake-path/cloudformation.json"));
+    assert!(cf["Resources"].get("GatewaySweepSchedule").is_none());
+    let (_, tf) = read(&dir.path().join("wake-path/main.tf.json"));
+    assert!(tf["resource"].get("aws_scheduler_schedule").is_none());
+}
+
 #[test]
 fn the_wake_path_declares_the_gateway_host() {
     let dir = tempfile::tempdir().unwrap();

@@ -369,6 +369,16 @@ fn invalid_table_names_are_refused_before_any_call() {
 /// is refused with `code` before its first write: the endpoint never sees a connection and no
 /// release is written. Returns its stderr.
 fn dev_refused_before_its_first_write(dir: &std::path::Path, extra: &[&str], code: &str) -> String {
+    dev_refused_before_its_first_write_with(dir, extra, &[], code)
+}
+
+/// The same, with `env` set for dev.
+fn dev_refused_before_its_first_write_with(
+    dir: &std::path::Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    code: &str,
+) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.set_nonblocking(true).expect("nonblocking");
     let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
@@ -385,6 +395,7 @@ fn dev_refused_before_its_first_write(dir: &std::path::Path, extra: &[&str], cod
         ])
         .args(["--endpoint-url", &endpoint, "--aws-timeout-seconds", "1"])
         .args(extra)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
@@ -431,17 +442,21 @@ fn dev_reads_the_working_directory_s_config_unless_config_is_given() {
     );
 }
 
-/// `dev --backend lambda-durable` is refused with its code, before anything is read or
-/// created, rather than running the Step Functions loop in its place.
+/// `dev --backend lambda-durable` without the durable execution emulator installed says which
+/// script installs it, with its code, before anything is created or reached.
 #[test]
-fn dev_refuses_the_durable_backend_by_name() {
+fn dev_on_the_durable_backend_without_the_emulator_names_the_script_that_installs_it() {
     let dir = tempfile::tempdir().unwrap();
-    let err = dev_refused_before_its_first_write(
+    let empty = dir.path().join("no-tools");
+    std::fs::create_dir(&empty).unwrap();
+    let err = dev_refused_before_its_first_write_with(
         dir.path(),
         &["--backend", "lambda-durable"],
-        "DEV_BACKEND_UNSUPPORTED",
+        &[("TPF_SFN_DEX_TOOLS", empty.to_str().unwrap())],
+        "EMULATOR_MISSING",
     );
-    assert!(err.contains("--backend"), "{err}");
+    assert!(err.contains("dex-local-runner"), "{err}");
+    assert!(err.contains("`scripts/dex.sh install`"), "{err}");
 }
 
 /// The in-process host on the memory store with the restaurant release active for `tenants`.

@@ -193,17 +193,19 @@ async fn await_timeout_park_times_out_sweeps_and_fails_with_tpfs_status() {
     assert!(seen[0].1.starts_with("nothing"), "{seen:?}");
 }
 
+/// `serve`'s script for TPF-21: the first step fails on each of TPF's four attempts, then
+/// (re-driven) completes.
+const RETRIES_EXHAUSTED: &str = "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\
+     \"fail-retryable:TransientError\", \"fail-retryable:TransientError\", \
+     \"fail-retryable:TransientError\", \"fail-retryable:TransientError\", \"complete\"]\n";
+
 /// TPF-21 (retry exhaustion keeps TPF's DLQ and re-drive authority): the first step fails on
 /// every attempt; TPF gives up, generation 1 fails with TPF's text; an operator re-drives in
 /// TPF and generation 2 starts from TPF's replacement input, named by TPF's recipe.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_exhaustion_then_redrive_ends_in_generation_2() {
     let lp = GatewayLoop::start(GatewayOptions {
-        script: Some(
-            "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\"fail-retryable:TransientError\", \
-             \"fail-retryable:TransientError\", \"fail-retryable:TransientError\", \
-             \"fail-retryable:TransientError\", \"complete\"]\n",
-        ),
+        script: Some(RETRIES_EXHAUSTED),
         ..GatewayOptions::default()
     })
     .await;
@@ -267,6 +269,73 @@ async fn retry_exhaustion_then_redrive_ends_in_generation_2() {
     // Both generations' calls, in order, as our interpreter's run of the same scenario.
     let mut both = operations(&lp.requests(&first).await);
     both.extend(ops);
+    assert_eq!(
+        collapse(both),
+        lp.interpreter_operations("tpf-21-retry-exhaustion-redrive")
+    );
+}
+
+/// A scheduled-sweep driver's SWEEPs: each follows the generation's start, the retry lane's
+/// wait, a wake or a passed deadline; the queued-or-running lane's wait leads to STATUS.
+fn sweeps_only_at_start_on_retry_or_after_a_park(entered: &[String]) {
+    for pair in entered.windows(2) {
+        let (before, state) = (pair[0].as_str(), pair[1].as_str());
+        if state == states::SWEEP {
+            assert!(
+                [
+                    states::START_POLLING,
+                    states::WAIT_TO_SWEEP,
+                    states::WOKEN,
+                    states::DEADLINE_PASSED
+                ]
+                .contains(&before),
+                "a sweep after {before}: {entered:?}"
+            );
+        }
+        if before == states::WAIT {
+            assert_eq!(state, states::STATUS, "{entered:?}");
+        }
+    }
+}
+
+/// `sweeper.mode = "schedule"` on moto's interpreter: the driver polls STATUS alone while TPF's
+/// work is queued or running, and sweeps only at its start, while TPF waits to retry and after
+/// its park, so TPF-21's retries are still queued (the wake-path stack's schedule is not needed
+/// for them) and the execution fails after its last retry; re-driven, generation 2 parks and is
+/// woken. Its calls are our interpreter's for the same release.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduled_sweep_release_sweeps_only_while_tpf_waits_to_retry() {
+    let lp = GatewayLoop::start(GatewayOptions {
+        script: Some(RETRIES_EXHAUSTED),
+        extra_config: "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(1 minute)\"\n",
+        ..GatewayOptions::default()
+    })
+    .await;
+    let first = lp.start_driver(&lp.input("order-1")).await;
+    let id = lp.execution_id(&first).await;
+    let (status, ended) = lp.wait_ended(&first).await;
+    assert_eq!(status, ExecutionStatus::Failed, "{ended}\n{}", lp.logs());
+    assert_eq!(ended["cause"], "TPF execution ended with status FAILED");
+    let entered = lp.entered(&first).await;
+    assert!(
+        entered.iter().any(|s| s == states::WAIT_TO_SWEEP),
+        "{entered:?}"
+    );
+    sweeps_only_at_start_on_retry_or_after_a_park(&entered);
+    let ops = operations(&lp.requests(&first).await);
+
+    lp.redrive(&id).await;
+    let next = ExecutionInput::resume_execution(TENANT, &id, 1, lp.release()).expect("resume");
+    let second = lp.start_driver(&next).await;
+    lp.wait_parked(&second, &id).await;
+    let interaction = lp.pending(&id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let (status, ended) = lp.wait_ended(&second).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    lp.wait_record(&id, "SUCCEEDED").await;
+    sweeps_only_at_start_on_retry_or_after_a_park(&lp.entered(&second).await);
+    let mut both = ops;
+    both.extend(operations(&lp.requests(&second).await));
     assert_eq!(
         collapse(both),
         lp.interpreter_operations("tpf-21-retry-exhaustion-redrive")
@@ -463,30 +532,10 @@ async fn dev_runs_the_gateway_loop_in_one_command() {
     let output: Value = serde_json::from_str(&done.1.unwrap_or_default()).expect("output");
     assert_eq!(output["generation"], 1, "{output}");
     // The wake-up, not the park's 30-minute timeout, resumed it: its delivery evidence.
-    let names = tpf_sfn::aws::tables::TableNames::with_prefix(&prefix);
-    let delivered = aws_sdk_dynamodb::Client::new(&config)
-        .get_item()
-        .table_name(&names.callback_binding)
-        .key(
-            "pk",
-            aws_sdk_dynamodb::types::AttributeValue::S(
-                tpf_wire::gateway::names::binding_partition_key(TENANT, &interaction),
-            ),
-        )
-        .key(
-            "sk",
-            aws_sdk_dynamodb::types::AttributeValue::S(
-                tpf_wire::gateway::names::delivered_sort_key(1),
-            ),
-        )
-        .consistent_read(true)
-        .send()
+    let row = support::delivered_row(&config, &prefix, TENANT, &interaction, 1)
         .await
-        .expect("get DELIVERED#1");
-    let row = delivered
-        .item()
         .unwrap_or_else(|| panic!("no DELIVERED#1\n{}", logs()));
-    assert_eq!(text(row, "provider_outcome"), "CALLBACK_ACCEPTED");
+    assert_eq!(text(&row, "provider_outcome"), "CALLBACK_ACCEPTED");
     // TPF's record ended too.
     let id = output["executionId"].as_str().expect("executionId");
     let record = support::http::execution_record(addr, TOKEN, TENANT, id).await;

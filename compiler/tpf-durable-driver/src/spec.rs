@@ -42,6 +42,9 @@ pub enum Binding {
         function_arn: String,
         /// The contract's longest await timeout in seconds: a park times out a second after.
         longest_await_seconds: u64,
+        /// The deployment sweeps TPF on a schedule (`sweeper.mode = "schedule"`); absent: no.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        scheduled_sweep: bool,
     },
 }
 

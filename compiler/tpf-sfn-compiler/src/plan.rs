@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{DriverConfig, GatewayTransport, LogLevel};
+use crate::config::{rate_period_seconds, DriverConfig, GatewayTransport, LogLevel, SweepMode};
 use crate::contract::{Contract, HashCheck};
 use crate::release::Identity;
 
@@ -71,6 +71,18 @@ pub struct GatewayPlan {
     /// The longest await timeout among the contract's awaits (each its own, else the
     /// configured one), in whole seconds rounded up: a park lasts at most this plus a second.
     pub longest_await_seconds: u64,
+    /// The wake-path stack's scheduled sweep (`sweeper.mode = "schedule"`), or `None`: every
+    /// poll sweeps, as TPF's own driver does.
+    pub scheduled_sweep: Option<ScheduledSweep>,
+}
+
+/// TPF's `SWEEP` on an EventBridge Scheduler schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduledSweep {
+    /// The `rate(...)` expression.
+    pub expression: String,
+    /// Its period, in seconds.
+    pub period_seconds: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +169,15 @@ pub fn build(
         queue_url: (g.transport == GatewayTransport::Queue).then(|| g.queue_url.clone()),
         starter_function_arn: g.starter_function_arn.clone(),
         longest_await_seconds,
+        scheduled_sweep: match config.sweeper.mode {
+            SweepMode::Driver => None,
+            SweepMode::Schedule => {
+                rate_period_seconds(&config.sweeper.schedule).map(|period_seconds| ScheduledSweep {
+                    expression: config.sweeper.schedule.trim().to_owned(),
+                    period_seconds,
+                })
+            }
+        },
     };
 
     let opt = |v: &Option<String>| {

@@ -47,11 +47,26 @@ const PER_REQUEST: f64 = 0.20 / 1e6;
 
 const STARTER: &str = "arn:aws:lambda:us-east-1:000000000000:function:tpf-sfn-starter";
 
+/// `sweeper.mode = "schedule"` at EventBridge Scheduler's shortest rate.
+const SCHEDULE: &str = "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(1 minute)\"\n";
+const SCHEDULE_SECONDS: u64 = 60;
+/// EventBridge Scheduler, per invocation.
+const PER_SCHEDULED_INVOCATION: f64 = 1.0 / 1e6;
+
 fn sfn_engine(setup: &Setup) -> SfnGatewayEngine {
+    sfn_engine_with(setup, "")
+}
+
+/// The driver compiled for the scheduled sweep, in a world that sweeps on its schedule.
+fn sfn_scheduled_engine(setup: &Setup) -> SfnGatewayEngine {
+    sfn_engine_with(setup, SCHEDULE).with_scheduled_sweep(Some(SCHEDULE_SECONDS))
+}
+
+fn sfn_engine_with(setup: &Setup, extra: &str) -> SfnGatewayEngine {
     let await_seconds = (setup.longest_await_timeout_ms().max(1) + 999) / 1000;
     let toml = format!(
         "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{}\"\n\
-         starter-function-arn = \"{STARTER}\"\nawait-timeout-seconds = {await_seconds}\n",
+         starter-function-arn = \"{STARTER}\"\nawait-timeout-seconds = {await_seconds}\n{extra}",
         gateway_version_arn()
     );
     let out = compile(
@@ -71,15 +86,26 @@ fn sfn_engine(setup: &Setup) -> SfnGatewayEngine {
 }
 
 fn durable_engine(setup: &Setup) -> DurableGatewayEngine {
+    durable_engine_with(setup, None)
+}
+
+/// The durable driver compiled for the scheduled sweep, in a world that sweeps on its schedule.
+fn durable_scheduled_engine(setup: &Setup) -> DurableGatewayEngine {
+    durable_engine_with(setup, Some(SCHEDULE_SECONDS))
+}
+
+fn durable_engine_with(setup: &Setup, scheduled: Option<u64>) -> DurableGatewayEngine {
     let longest_await_seconds =
         u64::try_from((setup.longest_await_timeout_ms().max(1) + 999) / 1000).unwrap_or(u64::MAX);
     DurableGatewayEngine::new(
         &gateway_version_arn(),
         GatewayRun {
             longest_await_seconds,
+            scheduled_sweep: scheduled.is_some(),
         },
         T0,
     )
+    .with_scheduled_sweep(scheduled)
 }
 
 /// What the engine bills for a run: (billed units described, dollars per run).
@@ -120,12 +146,28 @@ fn row<E: GatewayEngine + Billed>(
     engine_name: &str,
     make: impl Fn(&Setup) -> E,
 ) -> Rows {
+    row_with(name, name, engine_name, None, make)
+}
+
+/// [`row`] with TPF's work items waiting `work_delay_ms` on TPF's queue before a work function
+/// claims them (a busy worker pool): the drivers poll through every wait, which is where the
+/// two sweep modes differ. `label` names the row.
+fn row_with<E: GatewayEngine + Billed>(
+    name: &str,
+    label: &str,
+    engine_name: &str,
+    work_delay_ms: Option<i64>,
+    make: impl Fn(&Setup) -> E,
+) -> Rows {
     let info = scenario(name).expect("a catalogue scenario");
-    let setup = setup_for(info);
+    let mut setup = setup_for(info);
+    if let Some(delay) = work_delay_ms {
+        setup.work_delay_ms = delay;
+    }
     let engine = make(&setup);
     let (report, world) = run_in(info, setup, engine, &[]);
     let trace = world.trace();
-    let lateness = lateness(trace).map(|l| format!("| {name} | {engine_name} | {l} |"));
+    let lateness = lateness(trace).map(|l| format!("| {label} | {engine_name} | {l} |"));
     let mut by_op: BTreeMap<String, usize> = BTreeMap::new();
     for call in &trace.invocations {
         let op = call
@@ -144,7 +186,7 @@ fn row<E: GatewayEngine + Billed>(
         .filter(|s| s.via != StartVia::Driver)
         .count();
     let hand_overs = generations.saturating_sub(started_from_outside);
-    let starter_billed = if engine_name == "Step Functions" {
+    let starter_billed = if engine_name.starts_with("Step Functions") {
         hand_overs
     } else {
         0
@@ -156,8 +198,13 @@ fn row<E: GatewayEngine + Billed>(
         .map(|(op, n)| format!("{op} {n}"))
         .collect::<Vec<_>>()
         .join(", ");
+    // The schedule's sweeps are the deployment's, whatever runs: not billed to the run.
+    let scheduled = match trace.scheduled_sweeps.len() {
+        0 => String::new(),
+        n => format!(" (and {n} scheduled SWEEP, the deployment's)"),
+    };
     let cost = format!(
-        "| {name} | {engine_name} | {} | {generations} | {billed} | {gateway_calls}: {ops} | {hand_overs} | {dollars:.0} |",
+        "| {label} | {engine_name} | {} | {generations} | {billed} | {gateway_calls}: {ops}{scheduled} | {hand_overs} | {dollars:.0} |",
         if report.passed() { "yes" } else { "no" },
     );
     Rows { cost, lateness }
@@ -193,11 +240,53 @@ fn main() {
     for name in SCENARIOS {
         for rows in [
             row(name, "Step Functions", sfn_engine),
+            row(
+                name,
+                "Step Functions, scheduled sweep",
+                sfn_scheduled_engine,
+            ),
             row(name, "Lambda durable functions", durable_engine),
+            row(
+                name,
+                "Lambda durable functions, scheduled sweep",
+                durable_scheduled_engine,
+            ),
         ] {
             println!("{}", rows.cost);
             late.extend(rows.lateness);
         }
+    }
+    // The plain path with each work item queued for 20 minutes before it runs.
+    const BUSY: i64 = 20 * 60 * 1000;
+    let (name, label) = (
+        "tpf-11-completion-after-binding",
+        "tpf-11, each work item queued 20 min",
+    );
+    for rows in [
+        row_with(name, label, "Step Functions", Some(BUSY), sfn_engine),
+        row_with(
+            name,
+            label,
+            "Step Functions, scheduled sweep",
+            Some(BUSY),
+            sfn_scheduled_engine,
+        ),
+        row_with(
+            name,
+            label,
+            "Lambda durable functions",
+            Some(BUSY),
+            durable_engine,
+        ),
+        row_with(
+            name,
+            label,
+            "Lambda durable functions, scheduled sweep",
+            Some(BUSY),
+            durable_scheduled_engine,
+        ),
+    ] {
+        println!("{}", rows.cost);
     }
     println!();
     println!("| scenario | engine | retries | least late (s) | mean (s) | most (s) |");
@@ -205,4 +294,12 @@ fn main() {
     for l in late {
         println!("{l}");
     }
+    // The scheduled sweep's own price: one scheduler invocation and one gateway request per
+    // period, per deployment (every release of a configuration shares it).
+    let per_month = 30.0 * 86_400.0 / SCHEDULE_SECONDS as f64;
+    println!();
+    println!(
+        "The scheduled sweep (rate(1 minute)): {per_month:.0} sweeps a month, ${:.3} a month per deployment (EventBridge Scheduler and the gateway's requests; the gateway's compute left out, as above).",
+        per_month * (PER_SCHEDULED_INVOCATION + PER_REQUEST)
+    );
 }

@@ -121,6 +121,7 @@ impl World {
                 gateway_arn: GATEWAY_ARN.to_owned(),
                 run: GatewayRun {
                     longest_await_seconds: AWAIT_SECONDS,
+                    scheduled_sweep: false,
                 },
             }),
         );

@@ -38,20 +38,69 @@ use tpf_wire::gateway::{
 use tpf_wire::records::ExecutionStatus as TpfStatus;
 
 fn engine(s: &Setup) -> DurableGatewayEngine {
+    engine_swept(s, None)
+}
+
+/// The driver for a deployment that sweeps TPF every `scheduled` seconds (`sweeper.mode =
+/// "schedule"`), in a world that runs that schedule; `None`: TPF's driver's own sweeping.
+fn engine_swept(s: &Setup, scheduled: Option<u64>) -> DurableGatewayEngine {
     let longest_await_seconds =
         u64::try_from((s.longest_await_timeout_ms().max(1) + 999) / 1000).unwrap_or(u64::MAX);
     DurableGatewayEngine::new(
         &gateway_version_arn(),
         GatewayRun {
             longest_await_seconds,
+            scheduled_sweep: scheduled.is_some(),
         },
         T0,
     )
+    .with_scheduled_sweep(scheduled)
 }
 
 #[test]
 fn every_runnable_scenario_keeps_every_check_on_lambda_durable_functions() {
-    let reports = run_catalogue(engine);
+    catalogue_keeps_every_check(engine);
+}
+
+/// The same with the deployment's scheduled sweep (every minute): the driver's checks sweep
+/// only at a condition's start and after a `WAIT_RETRY`, and every check still holds.
+#[test]
+fn every_runnable_scenario_keeps_every_check_with_the_scheduled_sweep() {
+    catalogue_keeps_every_check(|s: &Setup| engine_swept(s, Some(60)));
+}
+
+/// The scheduled sweep saves the durable driver gateway calls: a poll through TPF's queued work
+/// makes fewer SWEEPs. (No scenario of the catalogue needs the schedule on this driver: its
+/// conditions start, and so sweep, after every park and in every generation.)
+#[test]
+fn the_scheduled_sweep_saves_the_durable_driver_sweeps() {
+    use tpf_sfn_mapping::gateway::catalogue::scenario;
+    use tpf_sfn_mapping::gateway::scenarios::{run_in, setup_for};
+    use tpf_wire::gateway::Operation;
+    let info = scenario("tpf-11-completion-after-binding").unwrap();
+    let count =
+        |trace: &tpf_sfn_mapping::gateway::trace::Trace, op: Operation| trace.calls(op).count();
+    let mut setup = setup_for(info);
+    setup.work_delay_ms = 20 * 60 * 1000;
+    let (own, own_world) = run_in(info, setup.clone(), engine_swept(&setup, None), &[]);
+    let (swept, swept_world) = run_in(info, setup.clone(), engine_swept(&setup, Some(60)), &[]);
+    assert!(own.passed() && swept.passed(), "{own:?}\n{swept:?}");
+    let (own, swept) = (own_world.trace(), swept_world.trace());
+    assert!(
+        count(swept, Operation::Status) > 2,
+        "the driver polled through the queue"
+    );
+    assert!(
+        count(swept, Operation::Sweep) < count(own, Operation::Sweep),
+        "{} against {}",
+        count(swept, Operation::Sweep),
+        count(own, Operation::Sweep)
+    );
+    assert!(!swept.scheduled_sweeps.is_empty());
+}
+
+fn catalogue_keeps_every_check(make: impl FnMut(&Setup) -> DurableGatewayEngine) {
+    let reports = run_catalogue(make);
     assert_eq!(reports.len(), CATALOGUE.iter().filter(|s| s.runs).count());
     let mut broken = Vec::new();
     for r in &reports {
@@ -179,6 +228,7 @@ fn tpfs_host_gap_a_durable_park_without_timeout_breaks_await_deadline_while_park
         &gateway_version_arn(),
         GatewayRun {
             longest_await_seconds: EXECUTION_TIMEOUT_SECONDS,
+            scheduled_sweep: false,
         },
         T0,
     );
@@ -389,6 +439,7 @@ fn mutant_fails_by(name: &str, breaks: Break, check: GatewayCheck) {
         Rc::new(Mutant {
             run: GatewayRun {
                 longest_await_seconds,
+                scheduled_sweep: false,
             },
             breaks,
         }),
@@ -467,6 +518,7 @@ fn a_durable_generation_that_never_hands_over_breaks_history_within_budget() {
         u64::try_from(Setup::restaurant().longest_await_timeout_ms() / 1000).unwrap();
     let gateway_run = || GatewayRun {
         longest_await_seconds,
+        scheduled_sweep: false,
     };
     let (kept, generations) = run(
         DurableGatewayEngine::new(&gateway_version_arn(), gateway_run(), T0),
@@ -505,6 +557,7 @@ fn a_durable_park_that_times_out_early_breaks_parks_without_polling() {
         &gateway_version_arn(),
         GatewayRun {
             longest_await_seconds: 4,
+            scheduled_sweep: false,
         },
         T0,
     );

@@ -16,10 +16,6 @@ use tpf_sfn_mapping::sfn::gateway::GatewayFunctions;
 use tpf_sfn_mapping::sfn::gateway_engine::SfnGatewayEngine;
 use tpf_sfn_mapping::sfn::gateway_proof::{STARTER, SUBMITTER_RETRY};
 
-fn engine(transport: &str) -> impl FnMut(&Setup) -> SfnGatewayEngine + '_ {
-    mutated_engine(transport, |_| {})
-}
-
 /// The engine over the compiled driver, its definition changed by `mutate` first (a driver
 /// with one of TPF's host's gaps).
 fn mutated_engine<'a>(
@@ -59,16 +55,37 @@ fn budgeted_engine<'a>(
         let mut definition = serde_json::to_value(&out.driver).unwrap();
         mutate(&mut definition);
         let driver: StateMachine = asl::from_value("driver.asl.json", definition).unwrap();
+        let scheduled = out
+            .plan
+            .binding
+            .scheduled_sweep
+            .as_ref()
+            .map(|s| s.period_seconds);
         SfnGatewayEngine::new(&out.sfn.machines.driver, driver, functions, T0)
             .unwrap()
             .with_proven_history(u64::from(out.sfn.budget.event_budget))
+            .with_scheduled_sweep(scheduled)
     }
 }
 
 #[test]
 fn every_runnable_scenario_passes_every_check_on_step_functions() {
+    catalogue_passes("");
+}
+
+/// The same catalogue with TPF swept on the wake-path stack's schedule: the drivers sweep only
+/// while TPF waits to retry and after a park, and every check still holds.
+#[test]
+fn every_runnable_scenario_passes_every_check_with_the_scheduled_sweep() {
+    catalogue_passes(SCHEDULED);
+}
+
+/// `sweeper.mode = "schedule"` at EventBridge Scheduler's shortest rate.
+const SCHEDULED: &str = "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(1 minute)\"\n";
+
+fn catalogue_passes(extra: &str) {
     for transport in ["lambda", "queue"] {
-        let reports = run_catalogue(engine(transport));
+        let reports = run_catalogue(budgeted_engine(transport, extra, |_| {}));
         assert_eq!(reports.len(), CATALOGUE.iter().filter(|s| s.runs).count());
         let mut failed = Vec::new();
         for r in &reports {
@@ -116,23 +133,26 @@ fn retries_are_queued_after_tpfs_next_due_within_one_poll_interval() {
     use tpf_wire::records::ExecutionStatus;
 
     let info = scenario("tpf-21-retry-exhaustion-redrive").unwrap();
-    let setup = setup_for(info);
-    let eng = engine("lambda")(&setup);
-    let (report, world) = run_in(info, setup, eng, &[]);
-    assert!(report.passed(), "{report:?}");
-    let retries: Vec<_> = world
-        .trace()
-        .dispatches
-        .iter()
-        .filter(|d| d.status == ExecutionStatus::WaitRetry)
-        .collect();
-    assert!(!retries.is_empty(), "the scenario retries");
-    for d in retries {
-        let late = d.at_ms - d.next_due_ms;
-        assert!(
-            (0..=300_000).contains(&late),
-            "a retry queued {late} ms after its nextDue: {d:?}"
-        );
+    // With the scheduled sweep too: a driver still sweeps while TPF waits to retry.
+    for extra in ["", SCHEDULED] {
+        let setup = setup_for(info);
+        let eng = budgeted_engine("lambda", extra, |_| {})(&setup);
+        let (report, world) = run_in(info, setup, eng, &[]);
+        assert!(report.passed(), "{report:?}");
+        let retries: Vec<_> = world
+            .trace()
+            .dispatches
+            .iter()
+            .filter(|d| d.status == ExecutionStatus::WaitRetry)
+            .collect();
+        assert!(!retries.is_empty(), "the scenario retries");
+        for d in retries {
+            let late = d.at_ms - d.next_due_ms;
+            assert!(
+                (0..=300_000).contains(&late),
+                "{extra}: a retry queued {late} ms after its nextDue: {d:?}"
+            );
+        }
     }
 }
 
@@ -430,4 +450,26 @@ fn a_step_functions_park_that_times_out_early_breaks_parks_without_polling() {
     let engine = mutated_engine("lambda", park_times_out_early)(&setup);
     let (r, _) = run_in(info, setup, engine, &[]);
     r.failed_by(GatewayCheck::ParksWithoutPolling).unwrap();
+}
+
+/// The scheduled sweep is what recovers what the drivers no longer sweep for: a release
+/// compiled for it, deployed without the schedule (nothing sweeps while its driver polls a
+/// QUEUED execution), leaves TPF's due work unqueued in `missing-registration`; with the
+/// schedule the same release completes it.
+#[test]
+fn a_scheduled_sweep_release_without_its_schedule_leaves_due_work_unqueued() {
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+    let info = scenario("missing-registration").unwrap();
+    let setup = setup_for(info);
+    for transport in ["lambda", "queue"] {
+        let mut make = budgeted_engine(transport, SCHEDULED, |_| {});
+        let engine = make(&setup).with_scheduled_sweep(None);
+        let (report, world) = run_in(info, setup.clone(), engine, &[]);
+        let shown = report.assertion().unwrap_or_default();
+        assert!(shown.contains("Queued"), "{transport}: {report:?}");
+        assert!(world.trace().scheduled_sweeps.is_empty());
+        let (report, world) = run_in(info, setup.clone(), make(&setup), &[]);
+        assert!(report.passed(), "{transport}: {report:?}");
+        assert!(!world.trace().scheduled_sweeps.is_empty());
+    }
 }

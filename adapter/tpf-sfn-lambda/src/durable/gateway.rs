@@ -16,7 +16,7 @@ use aws_durable_execution_sdk::{
 use aws_sdk_lambda::error::ProvideErrorMetadata;
 use serde_json::Value;
 use tpf_durable_driver::gateway::calls::{
-    read_reply, CallbackEnd, GatewayFailure, PollEnd, PollState, Registration, StatePoll,
+    self, read_reply, CallbackEnd, GatewayFailure, PollEnd, PollState, Registration, StatePoll,
 };
 use tpf_durable_driver::gateway::policy::{self, PollDecision, StepRetry};
 use tpf_sfn_wakepath::relay::gateway::{invoke_sync, Invoked};
@@ -148,12 +148,15 @@ pub async fn wait_for_state(
         status: String::new(),
         await_pending: false,
     };
+    let scheduled = poll.scheduled_sweep;
     let result = ctx
         .wait_for_condition(
-            move |_, _: PollState| {
+            move |_, last: PollState| {
                 let (gateway, requests) = (gateway.clone(), requests.clone());
                 async move {
-                    gateway.send(&requests[0]).await.map_err(typed)?;
+                    if calls::sweeps_first(scheduled, &last.status) {
+                        gateway.send(&requests[0]).await.map_err(typed)?;
+                    }
                     let status = gateway
                         .send(&requests[1])
                         .await

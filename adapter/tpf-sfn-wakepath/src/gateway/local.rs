@@ -11,7 +11,8 @@
 //!   are read from their oldest record again, which the wake-up answers the same way (a
 //!   delivered await has its DELIVERY row, a bound one its BINDING).
 //! - [`StatusChanges`]: lists the release drivers' executions and hands each one that ended to
-//!   the reconciler as EventBridge's `Step Functions Execution Status Change` event would.
+//!   the reconciler as EventBridge's `Step Functions Execution Status Change` event would, or
+//!   for durable driver functions, its `Durable Execution Status Change` event.
 
 use std::collections::{HashMap, HashSet};
 
@@ -182,13 +183,39 @@ impl StreamMapping {
     }
 }
 
-/// The drivers' status changes, polled: each execution of the watched machines that ended
-/// (`FAILED`, `TIMED_OUT`, `ABORTED`) once.
+/// Each ended driver execution handed to the reconciler, with what it came to.
+pub type Handled = Vec<(String, Result<Reconciled, Error>)>;
+
+/// The drivers' status changes, polled: each execution of the watched machines (`FAILED`,
+/// `TIMED_OUT`, `ABORTED`) or durable driver functions (`FAILED`, `TIMED_OUT`, `STOPPED`) that
+/// ended, once.
 pub struct StatusChanges {
-    sfn: aws_sdk_sfn::Client,
-    machines: Vec<String>,
+    drivers: Drivers,
     seen: HashSet<String>,
 }
+
+/// Where the watched drivers run.
+enum Drivers {
+    /// Step Functions state machines, by ARN.
+    Machines {
+        sfn: aws_sdk_sfn::Client,
+        machines: Vec<String>,
+    },
+    /// Lambda durable functions, by name or ARN.
+    Functions {
+        lambda: aws_sdk_lambda::Client,
+        functions: Vec<String>,
+    },
+}
+
+/// One ended execution as its status-change event: the execution, the event's source, detail
+/// type and detail.
+type Change = (
+    String,
+    &'static str,
+    &'static str,
+    serde_json::Map<String, serde_json::Value>,
+);
 
 /// The statuses the reconciler acts on; a SUCCEEDED driver needs nothing.
 const ENDED: [aws_sdk_sfn::types::ExecutionStatus; 3] = [
@@ -201,8 +228,18 @@ impl StatusChanges {
     /// Watches the driver machines `machines` (state machine ARNs).
     pub fn new(config: &aws_config::SdkConfig, machines: Vec<String>) -> Self {
         Self {
-            sfn: aws_sdk_sfn::Client::new(config),
-            machines,
+            drivers: Drivers::Machines {
+                sfn: aws_sdk_sfn::Client::new(config),
+                machines,
+            },
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Watches the durable driver functions `functions` (names or ARNs) through `lambda`.
+    pub fn durable(lambda: aws_sdk_lambda::Client, functions: Vec<String>) -> Self {
+        Self {
+            drivers: Drivers::Functions { lambda, functions },
             seen: HashSet::new(),
         }
     }
@@ -212,48 +249,113 @@ impl StatusChanges {
     pub async fn poll_once<I: Invoker>(
         &mut self,
         reconciler: &Reconciler<I>,
-    ) -> Result<Vec<(String, Result<Reconciled, Error>)>, Error> {
-        let mut out = Vec::new();
-        for machine in &self.machines {
-            for status in ENDED {
-                let mut next: Option<String> = None;
-                loop {
-                    let page = self
-                        .sfn
-                        .list_executions()
-                        .state_machine_arn(machine)
-                        .status_filter(status.clone())
-                        .set_next_token(next.take())
-                        .send()
-                        .await
-                        .map_err(|e| errors::from_sdk(SCOPE, "ListExecutions", e, |_| None))?;
-                    for e in page.executions() {
-                        let arn = e.execution_arn();
-                        if self.seen.contains(arn) {
-                            continue;
-                        }
-                        let mut detail = serde_json::Map::new();
-                        detail.insert(event::SFN_ARN.into(), json!(arn));
-                        detail.insert("stateMachineArn".into(), json!(machine));
-                        detail.insert(event::SFN_STATUS.into(), json!(status.as_str()));
-                        let mut change = serde_json::Map::new();
-                        change.insert("source".into(), json!("aws.states"));
-                        change.insert(event::DETAIL_TYPE.into(), json!(event::SFN_DETAIL_TYPE));
-                        change.insert(event::DETAIL.into(), detail.into());
-                        let event = serde_json::Value::Object(change);
-                        let result = reconciler.on_event(&event).await;
-                        if result.is_ok() {
-                            self.seen.insert(arn.to_owned());
-                        }
-                        out.push((arn.to_owned(), result));
-                    }
-                    match page.next_token() {
-                        Some(t) => next = Some(t.to_owned()),
-                        None => break,
-                    }
-                }
+    ) -> Result<Handled, Error> {
+        let ended = match &self.drivers {
+            Drivers::Machines { sfn, machines } => ended_machine_executions(sfn, machines).await?,
+            Drivers::Functions { lambda, functions } => {
+                ended_durable_executions(lambda, functions).await?
             }
+        };
+        let mut out = Vec::new();
+        for (arn, source, detail_type, detail) in ended {
+            if self.seen.contains(&arn) {
+                continue;
+            }
+            let mut change = serde_json::Map::new();
+            change.insert("source".into(), json!(source));
+            change.insert(event::DETAIL_TYPE.into(), json!(detail_type));
+            change.insert(event::DETAIL.into(), detail.into());
+            let result = reconciler
+                .on_event(&serde_json::Value::Object(change))
+                .await;
+            if result.is_ok() {
+                self.seen.insert(arn.clone());
+            }
+            out.push((arn, result));
         }
         Ok(out)
     }
+}
+
+/// The machines' ended executions, as `Step Functions Execution Status Change` events.
+async fn ended_machine_executions(
+    sfn: &aws_sdk_sfn::Client,
+    machines: &[String],
+) -> Result<Vec<Change>, Error> {
+    let mut out = Vec::new();
+    for machine in machines {
+        for status in ENDED {
+            let mut next: Option<String> = None;
+            loop {
+                let page = sfn
+                    .list_executions()
+                    .state_machine_arn(machine)
+                    .status_filter(status.clone())
+                    .set_next_token(next.take())
+                    .send()
+                    .await
+                    .map_err(|e| errors::from_sdk(SCOPE, "ListExecutions", e, |_| None))?;
+                for e in page.executions() {
+                    let arn = e.execution_arn();
+                    let mut detail = serde_json::Map::new();
+                    detail.insert(event::SFN_ARN.into(), json!(arn));
+                    detail.insert("stateMachineArn".into(), json!(machine));
+                    detail.insert(event::SFN_STATUS.into(), json!(status.as_str()));
+                    out.push((arn.to_owned(), "aws.states", event::SFN_DETAIL_TYPE, detail));
+                }
+                match page.next_token() {
+                    Some(t) => next = Some(t.to_owned()),
+                    None => break,
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The durable functions' ended executions, as `Durable Execution Status Change` events.
+async fn ended_durable_executions(
+    lambda: &aws_sdk_lambda::Client,
+    functions: &[String],
+) -> Result<Vec<Change>, Error> {
+    use aws_sdk_lambda::types::ExecutionStatus;
+    let mut out = Vec::new();
+    for function in functions {
+        let mut marker: Option<String> = None;
+        loop {
+            let page = lambda
+                .list_durable_executions_by_function()
+                .function_name(function)
+                .set_marker(marker.take())
+                .send()
+                .await
+                .map_err(|e| {
+                    errors::from_sdk(SCOPE, "ListDurableExecutionsByFunction", e, |_| None)
+                })?;
+            for e in page.durable_executions() {
+                let status = e.status();
+                if !matches!(
+                    status,
+                    ExecutionStatus::Failed | ExecutionStatus::TimedOut | ExecutionStatus::Stopped
+                ) {
+                    continue;
+                }
+                let arn = e.durable_execution_arn();
+                let mut detail = serde_json::Map::new();
+                detail.insert(event::DURABLE_ARN.into(), json!(arn));
+                detail.insert("status".into(), json!(status.as_str()));
+                out.push((
+                    arn.to_owned(),
+                    "aws.lambda",
+                    event::DURABLE_DETAIL_TYPE,
+                    detail,
+                ));
+            }
+            match page.next_marker() {
+                Some(m) => marker = Some(m.to_owned()),
+                None => break,
+            }
+        }
+    }
+    Ok(out)
 }

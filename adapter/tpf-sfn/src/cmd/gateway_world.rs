@@ -208,8 +208,8 @@ fn simulate_one(args: &SimulateArgs, s: &GatewaySubject) -> CmdResult {
 }
 
 /// The trace's events in time order, one line each: generations started, gateway calls,
-/// callback sends, reconciler decisions and, where the steps run remotely, the transition
-/// worker's requests.
+/// callback sends, reconciler decisions, the wake-path stack's scheduled sweeps and, where the
+/// steps run remotely, the transition worker's requests.
 fn summary(t: &Trace) -> Vec<String> {
     let mut lines: Vec<(i64, String)> = Vec::new();
     for s in &t.starts {
@@ -243,6 +243,13 @@ fn summary(t: &Trace) -> Vec<String> {
     }
     for r in &t.reconciles {
         lines.push((r.at_ms, format!("reconciler {}", r.decision)));
+    }
+    for w in &t.scheduled_sweeps {
+        let answer = match &w.answer {
+            Ok(_) => "answered".to_string(),
+            Err(e) => format!("failed: {e}"),
+        };
+        lines.push((w.at_ms, format!("schedule Sweep: {answer}")));
     }
     for e in &t.transitions {
         lines.push((

@@ -39,6 +39,23 @@ impl InputFiles {
         })
     }
 
+    /// The bundled restaurant-approval sample (today's TPF's contract and release), no config.
+    pub fn bundled() -> InputFiles {
+        use tpf_sfn_compiler::bundled::{
+            RESTAURANT_CONTRACT, RESTAURANT_CONTRACT_FILE, RESTAURANT_RELEASE,
+            RESTAURANT_RELEASE_FILE,
+        };
+        InputFiles {
+            contract_file: format!("{RESTAURANT_CONTRACT_FILE} (bundled)"),
+            contract: RESTAURANT_CONTRACT.to_vec(),
+            release: Some((
+                format!("{RESTAURANT_RELEASE_FILE} (bundled)"),
+                RESTAURANT_RELEASE.to_vec(),
+            )),
+            config: None,
+        }
+    }
+
     pub fn input(&self, binding: Option<Binding>, allow_unverified_hash: bool) -> Input<'_> {
         Input {
             contract_file: &self.contract_file,

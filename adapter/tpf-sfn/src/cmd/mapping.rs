@@ -2,9 +2,6 @@
 //! release's gateway driver in the gateway world (`gateway_world.rs`). Action API v1's bindings
 //! are retired here: naming one is `ACTION_API_V1_RETIRED`.
 
-use tpf_sfn_compiler::bundled::{
-    RESTAURANT_CONTRACT, RESTAURANT_CONTRACT_FILE, RESTAURANT_RELEASE, RESTAURANT_RELEASE_FILE,
-};
 use tpf_sfn_compiler::compile::Input;
 
 use super::inputs::InputFiles;
@@ -34,15 +31,7 @@ pub fn simulate(args: &SimulateArgs) -> CmdResult {
     let files = match &args.contract {
         Some(c) => InputFiles::read(c, args.release.as_ref(), args.config.as_ref())?,
         None => {
-            let mut f = InputFiles {
-                contract_file: format!("{RESTAURANT_CONTRACT_FILE} (bundled)"),
-                contract: RESTAURANT_CONTRACT.to_vec(),
-                release: Some((
-                    format!("{RESTAURANT_RELEASE_FILE} (bundled)"),
-                    RESTAURANT_RELEASE.to_vec(),
-                )),
-                config: None,
-            };
+            let mut f = InputFiles::bundled();
             if let Some(p) = super::inputs::config_path(args.config.as_ref()) {
                 f.config = Some(super::inputs::read_config(&p)?);
             }

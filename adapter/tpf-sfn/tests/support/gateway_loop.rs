@@ -56,6 +56,8 @@ pub struct GatewayOptions {
     pub script: Option<&'static str>,
     /// Leave the gateway wake-up off for the whole run (TPF's missed-stream-record injection).
     pub no_wakeup: bool,
+    /// More of the driver configuration (a `[sweeper]` table).
+    pub extra_config: &'static str,
 }
 
 /// A background task that ends with the test.
@@ -197,7 +199,8 @@ impl GatewayLoop {
         let cfg = dir.path().join("tpf-sfn.toml");
         let config_text = format!(
             "name-prefix = \"{id}\"\n[binding]\nkind = \"gateway\"\n[binding.gateway]\n\
-             function-arn = \"{GATEWAY_ARN}\"\ntransport = \"queue\"\nqueue-url = \"{queue_url}\"\n"
+             function-arn = \"{GATEWAY_ARN}\"\ntransport = \"queue\"\nqueue-url = \"{queue_url}\"\n{}",
+            options.extra_config
         );
         std::fs::write(&cfg, &config_text).expect("config");
         let out = dir.path().join("release");
@@ -704,31 +707,36 @@ pub fn text(row: &HashMap<String, AttributeValue>, name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A driver's operations with every SWEEP, STATUS poll that repeats the one before it
-/// dropped: how many polls a wait takes depends on timing (moto's clock, the world's work
-/// delay), what the driver does between them does not. Operations other drivers' pieces
+/// A driver's operations with every run of SWEEP and STATUS polls between two other calls
+/// collapsed to one round: how many polls a wait takes depends on timing (moto's clock, the
+/// world's work delay), what the driver does between them does not. Operations other drivers' pieces
 /// send (the wake-up's and reconciler's reads) are left out.
 pub fn collapse(ops: impl IntoIterator<Item = Operation>) -> Vec<Operation> {
     let mut out: Vec<Operation> = Vec::new();
+    // The poll rounds since the last other call: any number of them is one round, SWEEP then
+    // STATUS when one of them swept (a driver that sweeps on a schedule polls STATUS alone).
+    let mut swept = false;
+    let mut polled = false;
+    let flush = |out: &mut Vec<Operation>, swept: &mut bool, polled: &mut bool| {
+        if *swept {
+            out.push(Operation::Sweep);
+        }
+        if *polled {
+            out.push(Operation::Status);
+        }
+        (*swept, *polled) = (false, false);
+    };
     for op in ops {
-        if !matches!(
-            op,
-            Operation::Submit
-                | Operation::Sweep
-                | Operation::Status
-                | Operation::RegisterCallback
-                | Operation::Result
-        ) {
-            continue;
+        match op {
+            Operation::Sweep => swept = true,
+            Operation::Status => polled = true,
+            Operation::Submit | Operation::RegisterCallback | Operation::Result => {
+                flush(&mut out, &mut swept, &mut polled);
+                out.push(op);
+            }
+            _ => {}
         }
-        let repeat = op == Operation::Status
-            && out.len() >= 3
-            && out[out.len() - 3..] == [Operation::Sweep, Operation::Status, Operation::Sweep];
-        if repeat {
-            out.pop();
-            continue;
-        }
-        out.push(op);
     }
+    flush(&mut out, &mut swept, &mut polled);
     out
 }

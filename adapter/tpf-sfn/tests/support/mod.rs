@@ -121,6 +121,42 @@ pub fn start_dev(mut dev: Command, log: &std::path::Path) -> (Reaped, serde_json
     (child, summary)
 }
 
+/// The row `(pk, sk)` of the callback-binding table under `prefix`, if it is there.
+pub async fn binding_row(
+    config: &aws_config::SdkConfig,
+    prefix: &str,
+    pk: String,
+    sk: String,
+) -> Option<std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let names = tpf_sfn::aws::tables::TableNames::with_prefix(prefix);
+    aws_sdk_dynamodb::Client::new(config)
+        .get_item()
+        .table_name(&names.callback_binding)
+        .key("pk", AttributeValue::S(pk))
+        .key("sk", AttributeValue::S(sk))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("GetItem on the binding table")
+        .item()
+        .cloned()
+}
+
+/// The DELIVERED row of `interaction`'s `generation` (the wake-up's evidence that it woke the
+/// driver), if it is there.
+pub async fn delivered_row(
+    config: &aws_config::SdkConfig,
+    prefix: &str,
+    tenant: &str,
+    interaction: &str,
+    generation: i64,
+) -> Option<std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>> {
+    use tpf_wire::gateway::names::{binding_partition_key, delivered_sort_key};
+    let pk = binding_partition_key(tenant, interaction);
+    binding_row(config, prefix, pk, delivered_sort_key(generation)).await
+}
+
 pub mod gateway_loop;
 pub mod host;
 pub mod http;

@@ -29,6 +29,19 @@ pub struct StatePoll {
     pub sweep: ActionRequest,
     pub status: ActionRequest,
     pub pending: ActionRequest,
+    /// The deployment sweeps TPF on a schedule: see [`sweeps_first`].
+    pub scheduled_sweep: bool,
+}
+
+/// Whether a check sends SWEEP before STATUS, given the status the condition's last check read
+/// (empty at its first check). TPF's driver always sweeps. With the deployment's scheduled
+/// sweep (`scheduled`), a check sweeps only at the condition's start (the generation's, or
+/// after a park) and while TPF's record waits to retry, so a retry is queued when due, as
+/// TPF's driver queues it; the schedule sweeps for everything else.
+pub fn sweeps_first(scheduled: bool, last_status: &str) -> bool {
+    !scheduled
+        || last_status.is_empty()
+        || last_status == tpf_wire::records::ExecutionStatus::WaitRetry.as_str()
 }
 
 /// What one check read, the condition's carried state.
@@ -154,6 +167,21 @@ mod tests {
             r.request("arn:x", " ").unwrap_err().message,
             "providerCallbackId must not be blank"
         );
+    }
+
+    #[test]
+    fn a_scheduled_sweep_leaves_only_the_first_check_and_retries_sweeping() {
+        for status in ["", "QUEUED", "RUNNING", "WAIT_RETRY", "WAITING_EXTERNAL"] {
+            assert!(
+                sweeps_first(false, status),
+                "TPF's driver sweeps at {status:?}"
+            );
+        }
+        assert!(sweeps_first(true, ""));
+        assert!(sweeps_first(true, "WAIT_RETRY"));
+        for status in ["QUEUED", "RUNNING", "WAITING_EXTERNAL"] {
+            assert!(!sweeps_first(true, status), "{status}");
+        }
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //!
 //! 1. `resume-tpf-execution` (a replacement generation: the checkpoint from the input, no call)
 //!    or `submit-tpf-execution` (SUBMIT, retried as TPF's step is).
-//! 2. `wait-for-tpf-state-<n>`: a condition whose every check SWEEPs then reads STATUS, waiting
+//! 2. `wait-for-tpf-state-<n>`: a condition whose every check SWEEPs then reads STATUS (with
+//!    the deployment's scheduled sweep, only its first check and one after a `WAIT_RETRY`
+//!    does: [`calls::sweeps_first`]), waiting
 //!    [`policy::POLL_WAITS_SECONDS`] between checks, until a terminal status or
 //!    WAITING_EXTERNAL with an open await (QUERY_PENDING_AWAIT; a completed await TPF has not
 //!    resumed yet is polled on, never parked on again).
@@ -52,6 +54,10 @@ pub const HAND_OVER_STEP: &str = "hand-over-tpf-execution";
 pub struct GatewayRun {
     /// The contract's longest await timeout, in seconds: a park times out a second after it.
     pub longest_await_seconds: u64,
+    /// The deployment sweeps TPF on a schedule (`sweeper.mode = "schedule"`): a condition's
+    /// check sweeps only at its first check and after one that read `WAIT_RETRY`
+    /// ([`calls::sweeps_first`]).
+    pub scheduled_sweep: bool,
 }
 
 /// How one generation ended without failing.
@@ -122,6 +128,7 @@ pub async fn drive_gateway<O: Ops>(
             sweep,
             status,
             pending,
+            scheduled_sweep: run.scheduled_sweep,
         },
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Ok(failed(e.class, e.message)),
     };

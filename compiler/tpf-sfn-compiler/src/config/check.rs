@@ -5,7 +5,7 @@ use super::shape::{
     arn_resource, function_qualifier, is_digits, is_function_arn, is_name, is_queue_url,
     is_version_number,
 };
-use super::{BindingKind, DriverConfig, GatewayTransport, LogLevel};
+use super::{BindingKind, DriverConfig, GatewayTransport, LogLevel, SweepMode};
 use crate::diagnostic::{Diagnostic, Location};
 
 const RESERVED_TAG_PREFIXES: &[&str] = &["aws:", "tpf-sfn:"];
@@ -291,7 +291,16 @@ impl DriverConfig {
                 .and_then(|r| r.strip_suffix(')'))
                 .is_some_and(|inner| !inner.trim().is_empty())
         };
-        if !(wrapped("rate(") || wrapped("cron(")) {
+        if s.mode == SweepMode::Schedule && super::rate_period_seconds(sched).is_none() {
+            bad(
+                "sweeper.schedule",
+                format!(
+                    "mode = \"schedule\" needs a rate(...) schedule; `{}` is not one",
+                    s.schedule
+                ),
+                "write the period as EventBridge Scheduler's rate(<n> minute|minutes|hour|hours|day|days), e.g. `rate(1 minute)`: the mapping proof runs the scheduled sweep at that period",
+            );
+        } else if !(wrapped("rate(") || wrapped("cron(")) {
             bad(
                 "sweeper.schedule",
                 format!(

@@ -249,7 +249,9 @@ impl Default for HistoryConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct SweeperConfig {
-    /// EventBridge Scheduler expression that starts the sweeper.
+    /// Who sweeps TPF (its `SWEEP`: await timeouts, due work, item continuations).
+    pub mode: SweepMode,
+    /// EventBridge Scheduler expression of the scheduled sweep (`mode = "schedule"`).
     pub schedule: String,
     /// `limit` passed to sweep-once.
     pub limit: u32,
@@ -260,11 +262,49 @@ pub struct SweeperConfig {
 impl Default for SweeperConfig {
     fn default() -> Self {
         SweeperConfig {
+            mode: SweepMode::Driver,
             schedule: "rate(1 minute)".to_string(),
             limit: 100,
             max_concurrency: 10,
         }
     }
+}
+
+/// Who calls TPF's `SWEEP`. TPF's sweep is global (`sweepOnce(now)`, the tenant ignored), so
+/// one caller on a schedule does for every execution what every driver's poll otherwise does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SweepMode {
+    /// Every driver sweeps before every STATUS it polls, as TPF's own driver does.
+    Driver,
+    /// The wake-path stack sweeps on `sweeper.schedule`; a driver sweeps only while TPF's
+    /// record waits to retry (so a retry is queued no later than TPF's own driver queues it)
+    /// and after a park. A poll round is then one gateway call and one transition fewer.
+    Schedule,
+}
+
+impl SweepMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepMode::Driver => "driver",
+            SweepMode::Schedule => "schedule",
+        }
+    }
+}
+
+/// The period of an EventBridge Scheduler `rate(<n> <unit>)` expression, in seconds; `None`
+/// for anything else (a `cron(...)` has no fixed period).
+pub fn rate_period_seconds(expression: &str) -> Option<u64> {
+    let inner = expression.trim().strip_prefix("rate(")?.strip_suffix(')')?;
+    let mut words = inner.split_whitespace();
+    let n: u64 = words.next()?.parse().ok()?;
+    let unit = match words.next()? {
+        "minute" | "minutes" => 60,
+        "hour" | "hours" => 3_600,
+        "day" | "days" => 86_400,
+        _ => return None,
+    };
+    (n > 0 && words.next().is_none()).then(|| n.saturating_mul(unit))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -375,6 +415,33 @@ impl DriverConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scheduled_sweep_needs_a_rate_whose_period_the_proof_runs() {
+        for (expr, period) in [
+            ("rate(1 minute)", Some(60)),
+            (" rate(5 minutes) ", Some(300)),
+            ("rate(2 hours)", Some(7_200)),
+            ("rate(1 day)", Some(86_400)),
+            ("rate(0 minutes)", None),
+            ("rate(1 fortnight)", None),
+            ("rate(1 minute extra)", None),
+            ("cron(0/5 * * * ? *)", None),
+        ] {
+            assert_eq!(rate_period_seconds(expr), period, "{expr}");
+        }
+        let mut config = DriverConfig::default();
+        config.sweeper.mode = SweepMode::Schedule;
+        assert!(config.check("tpf-sfn.toml").is_empty());
+        config.sweeper.schedule = "cron(0/5 * * * ? *)".into();
+        let bad = config.check("tpf-sfn.toml");
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(bad[0].code, "CONFIG_VALUE");
+        assert!(bad[0].message.contains("needs a rate(...)"), "{bad:?}");
+        // The driver's own sweeping takes any schedule the scheduler takes.
+        config.sweeper.mode = SweepMode::Driver;
+        assert!(config.check("tpf-sfn.toml").is_empty());
+    }
 
     #[test]
     fn annotated_default_parses_back_to_the_embedded_default() {

@@ -110,6 +110,7 @@ fn gateway_binding(g: &GatewayPlan) -> Result<Binding, Diagnostics> {
     Ok(Binding::Gateway {
         function_arn: g.function_arn.clone(),
         longest_await_seconds: g.longest_await_seconds,
+        scheduled_sweep: g.scheduled_sweep.is_some(),
     })
 }
 
@@ -203,6 +204,7 @@ mod tests {
             starter_function_arn: "arn:aws:lambda:us-east-1:123456789012:function:starter:1"
                 .to_owned(),
             longest_await_seconds: 1800,
+            scheduled_sweep: None,
         }
     }
 
@@ -213,9 +215,24 @@ mod tests {
             gateway_binding(&plan(arn)).unwrap(),
             Binding::Gateway {
                 function_arn: arn.to_owned(),
-                longest_await_seconds: 1800
+                longest_await_seconds: 1800,
+                scheduled_sweep: false,
             }
         );
+        // The scheduled sweep reaches the spec, so the function sweeps as the release was
+        // compiled.
+        let mut scheduled = plan(arn);
+        scheduled.scheduled_sweep = Some(crate::plan::ScheduledSweep {
+            expression: "rate(1 minute)".into(),
+            period_seconds: 60,
+        });
+        assert!(matches!(
+            gateway_binding(&scheduled).unwrap(),
+            Binding::Gateway {
+                scheduled_sweep: true,
+                ..
+            }
+        ));
         for bad in [
             "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway",
             "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:live",

@@ -153,6 +153,9 @@ pub fn binding_info(plan: &DriverPlan) -> BindingInfo {
         "longestAwaitSeconds".to_string(),
         g.longest_await_seconds.to_string(),
     );
+    if let Some(sweep) = &g.scheduled_sweep {
+        parameters.insert("sweepSchedule".to_string(), sweep.expression.clone());
+    }
     BindingInfo {
         kind: crate::config::BindingKind::Gateway.as_str(),
         parameters,

@@ -365,14 +365,20 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
     };
     json!({
         "comment": format!(
-            "{}{} release {} (contract {}), gateway protocol. TPF's records are authoritative: this machine runs TPF's coordinator protocol against TPF's action gateway (SUBMIT, SWEEP + STATUS, REGISTER_CALLBACK, RESULT) and follows what it answers.",
-            super::render::DRIVER_COMMENT_PREFIX, id.pipeline_id, id.release_version, id.contract_version
+            "{}{} release {} (contract {}), gateway protocol. TPF's records are authoritative: this machine runs TPF's coordinator protocol against TPF's action gateway (SUBMIT, SWEEP + STATUS, REGISTER_CALLBACK, RESULT) and follows what it answers.{}",
+            super::render::DRIVER_COMMENT_PREFIX, id.pipeline_id, id.release_version, id.contract_version,
+            gateway.scheduled_sweep.as_ref().map_or(String::new(), |s| format!(
+                " TPF is swept on the wake-path stack's schedule ({}): this driver sweeps only at its start, while TPF waits to retry and after a park.",
+                s.expression
+            ))
         ),
         "states": {
             "start": states::START, "resume": states::RESUME, "submit": states::SUBMIT,
             "has_checkpoint": states::HAS_CHECKPOINT, "start_polling": states::START_POLLING,
             "sweep": states::SWEEP, "status": states::STATUS, "route": states::ROUTE,
             "poll_next": states::POLL_NEXT, "poll_longest": states::POLL_LONGEST, "wait": states::WAIT,
+            "retry_next": states::RETRY_NEXT, "retry_longest": states::RETRY_LONGEST,
+            "wait_to_sweep": states::WAIT_TO_SWEEP,
             "park": states::PARK, "check_signal": states::CHECK_SIGNAL, "woken": states::WOKEN,
             "deadline_passed": states::DEADLINE_PASSED, "hand_over": states::HAND_OVER,
             "handed_over": states::HANDED_OVER, "generation_handed_over": states::GENERATION_HANDED_OVER,
@@ -447,6 +453,11 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
             "register": t.park_call(),
             "hand_over": t.hand_over_call(),
         },
+        "scheduled_sweep": gateway.scheduled_sweep.is_some(),
+        "wait_comment": gateway.scheduled_sweep.as_ref().map(|s| format!(
+            "Sleeping costs no transitions. TPF's work is queued or running: the wake-path stack's scheduled SWEEP ({}) recovers what TPF's sweep recovers, so this poll reads STATUS only.",
+            s.expression
+        )),
         "call_timeout_seconds": plan.action_timeout_seconds,
         "park_timeout_seconds": park_timeout_seconds(gateway),
         "park_timeout_errors": [STATES_TIMEOUT],

@@ -15,7 +15,9 @@ use super::asl::{self, ChoiceRule, State, StateMachine};
 use super::files::*;
 use super::graph;
 use super::iam;
-use super::manifest::{LoggingInfo, MachineInfo, Machines, Manifest, GATEWAY_SWEEPS_ITSELF};
+use super::manifest::{
+    LoggingInfo, MachineInfo, Machines, Manifest, GATEWAY_SWEEPS_ITSELF, GATEWAY_SWEEP_SCHEDULED,
+};
 use super::render::Renderer;
 use super::validate::{self, LoopGuard, Profile, ValidateOptions};
 use super::SfnPlan;
@@ -85,7 +87,10 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 tags: manifest::release_tags(plan, "driver", &driver_sha),
             },
             sweeper: None,
-            without_sweeper: Some(GATEWAY_SWEEPS_ITSELF),
+            without_sweeper: Some(match plan.binding.scheduled_sweep {
+                None => GATEWAY_SWEEPS_ITSELF,
+                Some(_) => GATEWAY_SWEEP_SCHEDULED,
+            }),
         },
         wakeup_table: plan.wakeup.table_name.clone(),
         logging: LoggingInfo {

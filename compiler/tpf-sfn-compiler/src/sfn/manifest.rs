@@ -37,6 +37,8 @@ pub struct Machines {
 
 /// Why the gateway binding deploys no sweeper machine.
 pub const GATEWAY_SWEEPS_ITSELF: &str = "the gateway driver sweeps TPF itself: SWEEP before every STATUS poll, and after a park's deadline";
+/// Why the gateway binding with `sweeper.mode = "schedule"` deploys no sweeper machine.
+pub const GATEWAY_SWEEP_SCHEDULED: &str = "TPF is swept on the wake-path stack's schedule (sweepSchedule); the driver sweeps only at its start, while TPF waits to retry, and after a park";
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -20,6 +20,10 @@ pub mod gateway {
     pub const POLL_NEXT: &str = "Poll again: next wait";
     pub const POLL_LONGEST: &str = "Poll again: longest wait";
     pub const WAIT: &str = "Wait before polling";
+    /// `sweeper.mode = "schedule"`: the lane a WAIT_RETRY takes, which sweeps after its wait.
+    pub const RETRY_NEXT: &str = "Retry waits: next wait";
+    pub const RETRY_LONGEST: &str = "Retry waits: longest wait";
+    pub const WAIT_TO_SWEEP: &str = "Wait, then sweep";
     pub const PARK: &str = "Park until TPF's await completes";
     pub const CHECK_SIGNAL: &str = "Does the signal match?";
     pub const WOKEN: &str = "Woken: poll at once";

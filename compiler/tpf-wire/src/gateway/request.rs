@@ -66,6 +66,9 @@ const OPTIONAL_TEXT: [&str; 10] = [
     "reason",
 ];
 
+/// The tenant a scheduled `SWEEP` names: TPF's sweep ignores it, its constructor needs one.
+pub const SCHEDULED_SWEEP_TENANT: &str = "tpf-sfn-scheduled-sweep";
+
 /// The components of a request before TPF's canonical constructor checks them: what Jackson
 /// hands the constructor, and what the factories start from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -224,6 +227,30 @@ impl ActionRequest {
         RequestParts::for_execution(operation, checkpoint).build()
     }
 
+    /// The scheduled sweep's request (not one of TPF's factories: TPF's driver sweeps per
+    /// execution). TPF's `SWEEP` reads no key but `operation` (`sweepOnce(now)`, the tenant
+    /// ignored), yet its record's constructor requires a tenant and a positive generation:
+    /// [`SCHEDULED_SWEEP_TENANT`] and generation 1.
+    pub fn scheduled_sweep() -> Self {
+        Self {
+            operation: Operation::Sweep,
+            tenant_id: SCHEDULED_SWEEP_TENANT.to_owned(),
+            execution_id: None,
+            idempotency_key: None,
+            pipeline_id: None,
+            contract_version: None,
+            release_version: None,
+            input_json: None,
+            await_identity: None,
+            provider_execution_name: None,
+            provider_execution_arn: None,
+            provider_callback_id: None,
+            expected_version: None,
+            reason: None,
+            generation: 1,
+        }
+    }
+
     /// `redrive(checkpoint, expectedVersion, reason)`.
     pub fn redrive(
         checkpoint: &DriverCheckpoint,
@@ -316,6 +343,22 @@ impl ProviderCallback<'_> {
 mod tests {
     use super::*;
     use crate::gateway::records::ExecutionCheckpoint;
+
+    #[test]
+    fn the_scheduled_sweep_is_a_request_tpfs_gateway_reads() {
+        let sweep = ActionRequest::scheduled_sweep();
+        let read = ActionRequest::read(&sweep.to_json()).expect("TPF's gateway reads it");
+        assert_eq!(read, sweep);
+        assert_eq!(read.operation, Operation::Sweep);
+        // Without the tenant or with generation 0, TPF's constructor refuses it.
+        let mut v: serde_json::Value = serde_json::from_str(&sweep.to_json()).unwrap();
+        v["generation"] = serde_json::json!(0);
+        assert!(ActionRequest::read(&v.to_string()).is_err());
+        v["generation"] = serde_json::json!(1);
+        v["tenantId"] = serde_json::Value::Null;
+        assert!(ActionRequest::read(&v.to_string()).is_err());
+    }
+
     use crate::java_error::class;
 
     fn checkpoint() -> DriverCheckpoint {

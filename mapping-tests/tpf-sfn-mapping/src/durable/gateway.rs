@@ -5,7 +5,9 @@
 use durable_interp::engine::Failed;
 use durable_interp::{poll, Context, Effects, Program, StepCall, StepError, Stop};
 use serde_json::Value;
-use tpf_durable_driver::gateway::calls::{read_reply, GatewayFailure, PollState, Registration};
+use tpf_durable_driver::gateway::calls::{
+    read_reply, sweeps_first, GatewayFailure, PollState, Registration,
+};
 use tpf_durable_driver::{drive_gateway, GatewayRun};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::Mapper;
@@ -90,7 +92,15 @@ pub fn gateway_step(
     }
     if let Some(poll) = p.get(payload::POLL) {
         let mut check = || -> Result<Value, StepError> {
-            invoke(host, function, &poll["sweep"])?;
+            let scheduled = poll["scheduledSweep"].as_bool().unwrap_or(false);
+            let last = call
+                .state
+                .and_then(|s| s.get("status"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if sweeps_first(scheduled, last) {
+                invoke(host, function, &poll["sweep"])?;
+            }
             let text = invoke(host, function, &poll["status"])?;
             let read = |text: &str| read_reply(text).map_err(|f| StepError(f.to_json()));
             let status = read(&text)?.execution_status.unwrap_or_default();

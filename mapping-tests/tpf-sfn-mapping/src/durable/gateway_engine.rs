@@ -42,6 +42,8 @@ pub struct DurableGatewayEngine {
     function_arn: String,
     target_ms: i64,
     last: HashMap<String, ExecutionStatus>,
+    /// The deployment's scheduled sweep the driver runs beside (its period).
+    scheduled_sweep_ms: Option<i64>,
 }
 
 impl DurableGatewayEngine {
@@ -67,7 +69,17 @@ impl DurableGatewayEngine {
             function_arn,
             target_ms: start_ms,
             last: HashMap::new(),
+            scheduled_sweep_ms: None,
         }
+    }
+
+    /// The deployment sweeps TPF every `seconds` (the wake-path stack's schedule), which the
+    /// world then runs; the driver's `GatewayRun::scheduled_sweep` says whether it was compiled
+    /// for it.
+    pub fn with_scheduled_sweep(mut self, seconds: Option<u64>) -> Self {
+        self.scheduled_sweep_ms =
+            seconds.map(|s| i64::try_from(s.saturating_mul(1000)).unwrap_or(i64::MAX));
+        self
     }
 
     pub fn engine(&self) -> &Engine {
@@ -234,5 +246,9 @@ impl GatewayEngine for DurableGatewayEngine {
 
     fn advance_to(&mut self, now_ms: i64) {
         self.target_ms = self.target_ms.max(now_ms);
+    }
+
+    fn scheduled_sweep_ms(&self) -> Option<i64> {
+        self.scheduled_sweep_ms
     }
 }

@@ -92,7 +92,10 @@ impl GatewayOps for EngineOps<'_, '_> {
 
     async fn wait_for_state(&self, name: &str, poll: &StatePoll) -> Result<PollEnd, Stop> {
         let p = json!({
-            payload::POLL: { "sweep": poll.sweep, "status": poll.status, "pending": poll.pending },
+            payload::POLL: {
+                "sweep": poll.sweep, "status": poll.status, "pending": poll.pending,
+                "scheduledSweep": poll.scheduled_sweep,
+            },
             payload::FUNCTION: self.gateway_arn,
         });
         let outcome = self

@@ -201,4 +201,10 @@ pub trait GatewayEngine {
 
     /// Moves the engine's clock to `now_ms` (never backwards).
     fn advance_to(&mut self, now_ms: i64);
+
+    /// The period of the scheduled `SWEEP` the release's deployment runs beside its drivers
+    /// (`sweeper.mode = "schedule"`), or `None`: its drivers sweep on every poll.
+    fn scheduled_sweep_ms(&self) -> Option<i64> {
+        None
+    }
 }

@@ -116,9 +116,20 @@ pub struct TransitionEvent {
     pub what: &'static str,
 }
 
+/// One `SWEEP` the wake-path stack's schedule made (`sweeper.mode = "schedule"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduledSweepEvent {
+    pub at_ms: i64,
+    /// TPF's response text, or its failure.
+    pub answer: Result<String, String>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
+    /// The drivers' invokes of the gateway.
     pub invocations: Vec<Invocation>,
+    /// The schedule's sweeps, which no driver made.
+    pub scheduled_sweeps: Vec<ScheduledSweepEvent>,
     pub starts: Vec<StartEvent>,
     pub sends: Vec<SendEvent>,
     pub stream: Vec<StreamEvent>,

@@ -46,8 +46,8 @@ use super::engine::{
 };
 use super::faults::{FaultPoint, Faults};
 use super::trace::{
-    Decline, Dispatch, Invocation, ReconcileEvent, SendEvent, SendResult, StartEvent, StartVia,
-    Stream, StreamEvent, Trace, TransitionEvent,
+    Decline, Dispatch, Invocation, ReconcileEvent, ScheduledSweepEvent, SendEvent, SendResult,
+    StartEvent, StartVia, Stream, StreamEvent, Trace, TransitionEvent,
 };
 use super::view::ModelView;
 
@@ -488,6 +488,9 @@ pub struct GatewayWorld<E> {
     mutations: BTreeSet<Mutation>,
     /// Saturations for the next deliveries, oldest first.
     saturations: VecDeque<Saturation>,
+    /// The deployment's scheduled sweep (the engine's release says it): its period and when it
+    /// fires next, the first a period after the world starts.
+    scheduled_sweep: Option<(i64, i64)>,
 }
 
 /// Steps at one instant before the world calls it a loop.
@@ -518,6 +521,9 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             .activate_release(TENANT, PIPELINE, "sha256:v1", T0 - HOUR)
             .expect("a registered release activates");
         let gateway = Gateway::new(LocalControlPlane::new(coordinator), InMemoryBindings::new());
+        let scheduled_sweep = engine
+            .scheduled_sweep_ms()
+            .map(|period| (period.max(1), T0 + period.max(1)));
         let mut engine = engine;
         engine.advance_to(T0);
         Self {
@@ -538,6 +544,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             status_events: Vec::new(),
             mutations: BTreeSet::new(),
             saturations: VecDeque::new(),
+            scheduled_sweep,
         }
     }
 
@@ -900,6 +907,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
                 .map(|r| r.visible_at)
                 .min(),
             self.status_events.iter().map(|e| e.visible_at).min(),
+            self.scheduled_sweep.map(|(_, at)| at),
         ]
         .into_iter()
         .flatten()
@@ -941,6 +949,7 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             busy |= self.finish_waiting_work();
             busy |= self.run_due_stream_records();
             busy |= self.run_due_status_events();
+            busy |= self.run_due_scheduled_sweep();
             if !busy {
                 return Ok(());
             }
@@ -1228,6 +1237,26 @@ impl<E: GatewayEngine> GatewayWorld<E> {
             }
         }
         busy
+    }
+
+    /// The wake-path stack's schedule: EventBridge Scheduler invokes TPF's gateway with
+    /// [`ActionRequest::scheduled_sweep`] once per period, whoever else sweeps.
+    fn run_due_scheduled_sweep(&mut self) -> bool {
+        let Some((period, at)) = self.scheduled_sweep else {
+            return false;
+        };
+        let now = self.host.now;
+        if at > now {
+            return false;
+        }
+        let answer = self.host.serve(&ActionRequest::scheduled_sweep().to_json());
+        self.host.derive_streams();
+        self.host.trace.scheduled_sweeps.push(ScheduledSweepEvent {
+            at_ms: now,
+            answer: answer.map_err(|e| format!("{}: {}", e.error_type, e.error_message)),
+        });
+        self.scheduled_sweep = Some((period, at + period));
+        true
     }
 
     fn view(&mut self) -> ModelView<'_, E> {

@@ -34,6 +34,8 @@ pub struct SfnGatewayEngine {
     /// The history events one generation was proven to stay under (the compiled driver's
     /// `history.event-budget`), else Step Functions' cap.
     history_limit: u64,
+    /// The wake-path stack's scheduled sweep the driver was compiled for.
+    scheduled_sweep_ms: Option<i64>,
 }
 
 impl SfnGatewayEngine {
@@ -57,7 +59,16 @@ impl SfnGatewayEngine {
             target_ms: start_ms,
             executions: Vec::new(),
             history_limit: HISTORY_CAP,
+            scheduled_sweep_ms: None,
         })
+    }
+
+    /// The driver was compiled with `sweeper.mode = "schedule"`: the world sweeps TPF every
+    /// `seconds`, as the wake-path stack's schedule does.
+    pub fn with_scheduled_sweep(mut self, seconds: Option<u64>) -> Self {
+        self.scheduled_sweep_ms =
+            seconds.map(|s| i64::try_from(s.saturating_mul(1000)).unwrap_or(i64::MAX));
+        self
     }
 
     /// Holds every generation to `events`, the bound the compiled driver was proven to (its
@@ -252,5 +263,9 @@ impl GatewayEngine for SfnGatewayEngine {
 
     fn advance_to(&mut self, now_ms: i64) {
         self.target_ms = self.target_ms.max(now_ms);
+    }
+
+    fn scheduled_sweep_ms(&self) -> Option<i64> {
+        self.scheduled_sweep_ms
     }
 }

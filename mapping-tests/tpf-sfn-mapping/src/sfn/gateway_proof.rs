@@ -56,9 +56,15 @@ pub enum GatewayDriver {
     StepFunctions {
         driver: Box<StateMachine>,
         event_budget: u32,
+        /// The wake-path stack's scheduled sweep the driver was compiled for (its period).
+        scheduled_sweep_seconds: Option<u64>,
     },
-    /// The durable gateway driver program, with its park timeout's base.
-    LambdaDurable { longest_await_seconds: u64 },
+    /// The durable gateway driver program, with its park timeout's base and the deployment's
+    /// scheduled sweep it was compiled for (its period).
+    LambdaDurable {
+        longest_await_seconds: u64,
+        scheduled_sweep_seconds: Option<u64>,
+    },
 }
 
 /// The user's gateway driver, placed in the world.
@@ -97,6 +103,7 @@ pub fn subject(input: &Input, driver: Option<DriverFile>) -> Result<GatewaySubje
         driver: GatewayDriver::StepFunctions {
             driver: Box::new(driver),
             event_budget: out.sfn.budget.event_budget,
+            scheduled_sweep_seconds: g.scheduled_sweep.as_ref().map(|s| s.period_seconds),
         },
         await_timeout_ms: i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
         transport: if g.queue_url.is_some() {
@@ -115,11 +122,18 @@ pub fn durable_subject(input: &Input) -> Result<GatewaySubject, Diagnostics> {
         longest_await_seconds,
         ..
     } = out.durable.spec.binding;
+    let scheduled_sweep_seconds = out
+        .plan
+        .binding
+        .scheduled_sweep
+        .as_ref()
+        .map(|s| s.period_seconds);
     Ok(GatewaySubject {
         identity: out.plan.identity.clone(),
         machine_name: out.durable.function_name.clone(),
         driver: GatewayDriver::LambdaDurable {
             longest_await_seconds,
+            scheduled_sweep_seconds,
         },
         await_timeout_ms: i64::try_from(longest_await_seconds.saturating_mul(1000))
             .unwrap_or(i64::MAX),
@@ -169,6 +183,7 @@ impl GatewaySubject {
         &self,
         driver: &StateMachine,
         event_budget: u32,
+        scheduled_sweep_seconds: Option<u64>,
     ) -> Result<SfnGatewayEngine, EngineError> {
         let functions = GatewayFunctions {
             gateway_arn: gateway_version_arn(),
@@ -176,18 +191,24 @@ impl GatewaySubject {
         };
         Ok(
             SfnGatewayEngine::new(&self.machine_name, driver.clone(), functions, T0)?
-                .with_proven_history(u64::from(event_budget)),
+                .with_proven_history(u64::from(event_budget))
+                .with_scheduled_sweep(scheduled_sweep_seconds),
         )
     }
 
-    fn durable_engine(longest_await_seconds: u64) -> DurableGatewayEngine {
+    fn durable_engine(
+        longest_await_seconds: u64,
+        scheduled_sweep_seconds: Option<u64>,
+    ) -> DurableGatewayEngine {
         DurableGatewayEngine::new(
             &gateway_version_arn(),
             GatewayRun {
                 longest_await_seconds,
+                scheduled_sweep: scheduled_sweep_seconds.is_some(),
             },
             T0,
         )
+        .with_scheduled_sweep(scheduled_sweep_seconds)
     }
 
     /// Every runnable scenario of the catalogue.
@@ -196,13 +217,18 @@ impl GatewaySubject {
             GatewayDriver::StepFunctions {
                 driver,
                 event_budget,
+                scheduled_sweep_seconds,
             } => try_run_catalogue(self.await_timeout_ms, |_: &Setup| {
-                self.sfn_engine(driver, *event_budget)
+                self.sfn_engine(driver, *event_budget, *scheduled_sweep_seconds)
             }),
             GatewayDriver::LambdaDurable {
                 longest_await_seconds,
+                scheduled_sweep_seconds,
             } => try_run_catalogue(self.await_timeout_ms, |_: &Setup| {
-                Ok::<_, EngineError>(Self::durable_engine(*longest_await_seconds))
+                Ok::<_, EngineError>(Self::durable_engine(
+                    *longest_await_seconds,
+                    *scheduled_sweep_seconds,
+                ))
             }),
         }
     }
@@ -216,10 +242,18 @@ impl GatewaySubject {
             GatewayDriver::StepFunctions {
                 driver,
                 event_budget,
-            } => Ok(self.run_on(info, self.sfn_engine(driver, *event_budget)?)),
+                scheduled_sweep_seconds,
+            } => Ok(self.run_on(
+                info,
+                self.sfn_engine(driver, *event_budget, *scheduled_sweep_seconds)?,
+            )),
             GatewayDriver::LambdaDurable {
                 longest_await_seconds,
-            } => Ok(self.run_on(info, Self::durable_engine(*longest_await_seconds))),
+                scheduled_sweep_seconds,
+            } => Ok(self.run_on(
+                info,
+                Self::durable_engine(*longest_await_seconds, *scheduled_sweep_seconds),
+            )),
         }
     }
 
@@ -437,6 +471,7 @@ mod tests {
             queue_url: None,
             starter_function_arn: "arn:aws:lambda:eu-west-1:123456789012:function:st".into(),
             longest_await_seconds: 60,
+            scheduled_sweep: None,
         };
         let text = r#"{"a":"arn:aws:lambda:eu-west-1:123456789012:function:gw:12","b":"arn:aws:lambda:eu-west-1:123456789012:function:st"}"#;
         assert_eq!(

@@ -2,7 +2,9 @@
 //! await-interaction table and of the callback-binding table, and the reconciler on the
 //! driver's ended executions, each running the deployed functions' own per-event work
 //! (`tpf_sfn_wakepath::gateway`) against `serve`'s gateway route. On AWS, Lambda's event source
-//! mappings and EventBridge deliver those events; here one thread polls for them.
+//! mappings and EventBridge deliver those events; here one thread polls for them. On the
+//! durable backend the wake-up sends its callbacks, and starts generations, through the local
+//! Lambda endpoint in front of the emulator.
 
 use crate::stdio::errln;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use std::time::Duration;
 use tpf_sfn_wakepath::drivers::{DurableFunctions, Machines};
 use tpf_sfn_wakepath::gateway::bindings::BindingTable;
 use tpf_sfn_wakepath::gateway::invoke::HttpInvoker;
-use tpf_sfn_wakepath::gateway::local::{StatusChanges, StreamMapping};
+use tpf_sfn_wakepath::gateway::local::{Handled, StatusChanges, StreamMapping};
 use tpf_sfn_wakepath::gateway::provider::Providers;
 use tpf_sfn_wakepath::gateway::reads::AwsHost;
 use tpf_sfn_wakepath::gateway::reconciler::{Reconciled, Reconciler};
@@ -35,9 +37,26 @@ pub(super) struct GatewayWake {
     pub(super) token: String,
     /// Where the release drivers live (the starter names them as `deploy` did).
     pub(super) machines: Machines,
-    /// The driver machine whose ended executions reach the reconciler.
-    pub(super) driver_arn: String,
+    /// The releases' durable driver functions (none on Step Functions).
+    pub(super) durable: DurableFunctions,
+    /// The Lambda endpoint (the local one in front of the emulator); the connection's when
+    /// `None`.
+    pub(super) lambda_endpoint: Option<String>,
+    /// The driver machines whose ended executions reach the reconciler.
+    pub(super) driver_machines: Vec<String>,
+    /// The durable driver functions whose ended executions reach the reconciler.
+    pub(super) driver_functions: Vec<String>,
     pub(super) idle_interval_ms: u64,
+}
+
+impl GatewayWake {
+    fn lambda(&self, config: &aws_config::SdkConfig) -> aws_sdk_lambda::Client {
+        let mut lambda = aws_sdk_lambda::config::Builder::from(config);
+        if let Some(url) = &self.lambda_endpoint {
+            lambda = lambda.endpoint_url(url);
+        }
+        aws_sdk_lambda::Client::from_conf(lambda.build())
+    }
 }
 
 fn host(
@@ -52,7 +71,7 @@ fn host(
         ),
         providers: Providers {
             sfn: aws_sdk_sfn::Client::new(config),
-            lambda: aws_sdk_lambda::Client::new(config),
+            lambda: w.lambda(config),
         },
     })
 }
@@ -63,9 +82,9 @@ pub(super) fn run(w: &GatewayWake) -> CmdResult {
         let config = w.connection.load().await?;
         let starter = || Starter {
             sfn: aws_sdk_sfn::Client::new(&config),
-            lambda: aws_sdk_lambda::Client::new(&config),
+            lambda: w.lambda(&config),
             machines: w.machines.clone(),
-            durable: DurableFunctions::default(),
+            durable: w.durable.clone(),
         };
         let wakeup = Wakeup {
             host: host(&config, w)?,
@@ -83,7 +102,9 @@ pub(super) fn run(w: &GatewayWake) -> CmdResult {
                 w.names.callback_binding.clone(),
             ],
         );
-        let mut changes = StatusChanges::new(&config, vec![w.driver_arn.clone()]);
+        let mut changes = StatusChanges::new(&config, w.driver_machines.clone());
+        let mut durable_changes =
+            StatusChanges::durable(w.lambda(&config), w.driver_functions.clone());
         let mut idle = Idle::new(
             Duration::from_millis(250),
             Duration::from_millis(w.idle_interval_ms),
@@ -111,23 +132,32 @@ pub(super) fn run(w: &GatewayWake) -> CmdResult {
                 }
                 Err(e) => errln!("{}", e.report()),
             }
-            match changes.poll_once(&reconciler).await {
-                Ok(handled) => {
-                    for (arn, result) in handled {
-                        busy = true;
-                        match result {
-                            Ok(Reconciled::Started(name)) => {
-                                errln!("reconciler: {arn} ended; started {name}")
-                            }
-                            Ok(other) => errln!("reconciler: {arn} ended; {other:?}"),
-                            Err(e) => errln!("reconciler: {arn}: {}", e.report()),
-                        }
-                    }
-                }
-                Err(e) => errln!("{}", e.report()),
-            }
+            busy |= reconciled(changes.poll_once(&reconciler).await);
+            busy |= reconciled(durable_changes.poll_once(&reconciler).await);
             let pause = if busy { idle.busy() } else { idle.idle() };
             tokio::time::sleep(pause).await;
         }
     })
+}
+
+/// Says what the reconciler did with each ended driver; whether there was any.
+fn reconciled(handled: Result<Handled, crate::error::Error>) -> bool {
+    match handled {
+        Ok(handled) => {
+            for (arn, result) in &handled {
+                match result {
+                    Ok(Reconciled::Started(name)) => {
+                        errln!("reconciler: {arn} ended; started {name}")
+                    }
+                    Ok(other) => errln!("reconciler: {arn} ended; {other:?}"),
+                    Err(e) => errln!("reconciler: {arn}: {}", e.report()),
+                }
+            }
+            !handled.is_empty()
+        }
+        Err(e) => {
+            errln!("{}", e.report());
+            false
+        }
+    }
 }

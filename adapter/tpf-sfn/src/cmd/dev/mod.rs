@@ -5,8 +5,12 @@
 //! (the queue to the gateway route: moto cannot run a Lambda function) in this process, each on
 //! its own thread with its own runtime, exactly as the separate commands would run them. The
 //! first of the three to stop ends the command.
+//!
+//! On the Lambda durable functions backend (`durable.rs`) the driver function runs on AWS's
+//! durable execution emulator instead, and no queue, relay or machine is needed.
 
 use crate::stdio::errln;
+mod durable;
 mod gateway;
 mod provision;
 mod summary;
@@ -19,13 +23,16 @@ use std::time::{Duration, Instant};
 use crate::cli::{Backend, DevArgs, RelayArgs, RelayProtocol, ServeArgs, StoreKind};
 use crate::cmd::serve::listen_error;
 use crate::cmd::tables::table_names;
+use crate::emulator::Reaped;
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 use provision::provision;
 use summary::summary;
 
+/// What one of the loop's threads reports when it ends.
+type Ended = (&'static str, CmdResult);
+
 pub fn run(args: &DevArgs) -> CmdResult {
-    refuse_durable(args.backend)?;
     let (token, token_origin) = token(args)?;
     let names = table_names(&args.tables)?;
     // Whether the endpoint is an emulator decides what else is needed: a malformed one first.
@@ -33,24 +40,48 @@ pub fn run(args: &DevArgs) -> CmdResult {
     // Checked first: readiness is "the address accepts connections", which another process
     // already listening there would fake.
     std::net::TcpListener::bind(&args.listen).map_err(|e| listen_error(&args.listen, e))?;
-    let provisioned = provision(args, &names)?;
-    if token_origin == "generated" {
-        keep_token(&args.out, &token);
+    match args.backend {
+        Backend::StepFunctions => step_functions(args, &names, &token, token_origin),
+        Backend::LambdaDurable => durable::run(args, &names, &token, token_origin),
     }
+}
 
-    let (tx, rx) = mpsc::channel::<(&'static str, CmdResult)>();
-    let serve = ServeArgs {
-        pipeline_contract: provisioned.contract.clone(),
+/// `serve` as the loop runs it: TPF's gateway and control plane on the tables, the release
+/// active for the tenant.
+fn serve_args(args: &DevArgs, contract: &Path, release: Option<&Path>, token: &str) -> ServeArgs {
+    ServeArgs {
+        pipeline_contract: contract.to_path_buf(),
         script: args.script.clone(),
-        releases: provisioned.release.iter().cloned().collect(),
+        releases: release.iter().map(|r| r.to_path_buf()).collect(),
         listen: args.listen.clone(),
-        token: Some(token.clone()),
+        token: Some(token.to_owned()),
         store: StoreKind::Dynamodb,
         coordinator: args.coordinator.clone(),
         activate_tenants: vec![args.tenant.clone()],
         tables: args.tables.clone(),
         connection: args.connection.clone(),
-    };
+    }
+}
+
+fn step_functions(
+    args: &DevArgs,
+    names: &crate::aws::tables::TableNames,
+    token: &str,
+    token_origin: &'static str,
+) -> CmdResult {
+    let token = token.to_owned();
+    let provisioned = provision(args, names)?;
+    if token_origin == "generated" {
+        keep_token(&args.out, &token);
+    }
+
+    let (tx, rx) = mpsc::channel::<Ended>();
+    let serve = serve_args(
+        args,
+        &provisioned.contract,
+        provisioned.release.as_deref(),
+        &token,
+    );
     let relay = RelayArgs {
         queue_url: provisioned.queue_url.clone(),
         protocol: RelayProtocol::Gateway,
@@ -73,25 +104,58 @@ pub fn run(args: &DevArgs) -> CmdResult {
             arn_prefix: provisioned.driver_arn_prefix.clone(),
             name_prefix: args.name_prefix.clone(),
         },
-        driver_arn: provisioned.driver_arn(),
+        durable: Default::default(),
+        lambda_endpoint: None,
+        driver_machines: vec![provisioned.driver_arn()],
+        driver_functions: Vec::new(),
         idle_interval_ms: args.idle_interval_ms,
     };
     start("serve", &tx, move || super::serve::run(&serve))?;
-    wait_listening(&args.listen, &rx)?;
+    wait_listening(&args.listen, "the action host", &rx, &mut [])?;
     start("wake-up", &tx, move || gateway::run(&wake))?;
     start("relay", &tx, move || super::relay::run(&relay))?;
-    summary(args, &names, &provisioned, &token, token_origin);
+    summary(args, names, &provisioned, &token, token_origin);
+    wait_ended(&rx, &mut [])
+}
 
-    match rx.recv() {
-        Ok((who, Err(e))) => Err(stopped(who, e)),
-        Ok((who, Ok(()))) => Err(Error::new(
-            "DEV_STOPPED",
-            format!("{who} stopped; the loop is incomplete without it"),
-        )
-        .with_hint("run dev again; its lines above say why it stopped")
-        .into()),
-        Err(_) => Ok(()),
+/// Runs until one of the loop's threads or processes ends; that ends the command, saying which.
+/// The processes are stopped when the caller drops them.
+fn wait_ended(rx: &mpsc::Receiver<Ended>, children: &mut [Reaped]) -> CmdResult {
+    loop {
+        match rx.recv_timeout(Duration::from_millis(500)) {
+            Ok((who, Err(e))) => return Err(stopped(who, e)),
+            Ok((who, Ok(()))) => return Err(ended(who)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            Err(mpsc::RecvTimeoutError::Timeout) => child_ended(children)?,
+        }
     }
+}
+
+fn ended(who: &str) -> Failure {
+    Error::new(
+        "DEV_STOPPED",
+        format!("{who} stopped; the loop is incomplete without it"),
+    )
+    .with_hint("run dev again; its lines above say why it stopped")
+    .into()
+}
+
+/// `DEV_STOPPED` for the first of `children` that exited.
+fn child_ended(children: &mut [Reaped]) -> Result<(), Failure> {
+    for child in children.iter_mut() {
+        if let Some(status) = child.exited() {
+            return Err(Error::new(
+                "DEV_STOPPED",
+                format!(
+                    "{} exited ({status}); the loop is incomplete without it",
+                    child.name()
+                ),
+            )
+            .with_hint("its log under --out's logs/ says why; run dev again")
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// The failure of one of the three, saying which.
@@ -104,7 +168,7 @@ fn stopped(who: &str, e: Failure) -> Failure {
 
 fn start(
     who: &'static str,
-    tx: &mpsc::Sender<(&'static str, CmdResult)>,
+    tx: &mpsc::Sender<Ended>,
     body: impl FnOnce() -> CmdResult + Send + 'static,
 ) -> Result<(), Failure> {
     let tx = tx.clone();
@@ -122,21 +186,23 @@ fn start(
         })
 }
 
-/// Waits until the host accepts connections, or reports why it stopped.
+/// Waits until `what` accepts connections on `listen`, or reports why a thread or a process of
+/// the loop stopped first.
 fn wait_listening(
     listen: &str,
-    rx: &mpsc::Receiver<(&'static str, CmdResult)>,
+    what: &str,
+    rx: &mpsc::Receiver<Ended>,
+    children: &mut [Reaped],
 ) -> Result<(), Failure> {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         if let Ok((who, result)) = rx.try_recv() {
             return Err(match result {
                 Err(e) => stopped(who, e),
-                Ok(()) => Error::new("DEV_STOPPED", format!("{who} stopped"))
-                    .with_hint("run dev again; its lines above say why it stopped")
-                    .into(),
+                Ok(()) => ended(who),
             });
         }
+        child_ended(children)?;
         if TcpStream::connect(listen).is_ok() {
             return Ok(());
         }
@@ -144,9 +210,9 @@ fn wait_listening(
     }
     Err(Error::new(
         "DEV_HOST",
-        format!("the action host did not listen on {listen} within 30 s"),
+        format!("{what} did not listen on {listen} within 60 s"),
     )
-    .with_hint("pick another --listen, or check that the store answers")
+    .with_hint("pick another address, or check that the store answers (its log under --out's logs/ for an emulator process)")
     .into())
 }
 
@@ -208,28 +274,6 @@ fn keep_token(out: &Path, token: &str) {
             "tpf-sfn dev: warning: cannot keep the token in {}: {e}; the next start generates another",
             path.display()
         );
-    }
-}
-
-/// The local loop runs the driver as Step Functions machines. On the durable backend it would
-/// run the driver function on AWS's durable execution emulator, with the wake-up starting and
-/// waking it through the emulator's Lambda endpoint: neither is built into `dev` yet, so the
-/// flag is refused before anything is read or created rather than quietly running the other
-/// backend.
-fn refuse_durable(backend: Backend) -> Result<(), Error> {
-    match backend {
-        Backend::StepFunctions => Ok(()),
-        Backend::LambdaDurable => Err(Error::new(
-            "DEV_BACKEND_UNSUPPORTED",
-            "`dev --backend lambda-durable` is not built: the local loop cannot yet run the durable \
-             driver function on the durable execution emulator or point the wake-up at the \
-             emulator's Lambda endpoint",
-        )
-        .with_location("--backend")
-        .with_hint(
-            "run `dev` without --backend for the local loop on Step Functions, and deploy the \
-             durable release with `compile --backend lambda-durable` and `deploy`",
-        )),
     }
 }
 

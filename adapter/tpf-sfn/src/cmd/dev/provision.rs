@@ -1,21 +1,19 @@
-//! What `dev` sets up before it runs anything: the tables, the gateway queue, the compiled
-//! release (the gateway binding with its queue transport) and its deployed machine.
+//! What `dev` sets up before it runs anything: the tables and the compiled release, and on Step
+//! Functions the gateway queue (the binding's queue transport) and the deployed machine; the
+//! durable backend's driver function runs on the emulator, where nothing is deployed.
 
 use crate::stdio::errln;
 use std::path::PathBuf;
 
-use tpf_sfn_compiler::bundled::{
-    RESTAURANT_CONTRACT, RESTAURANT_CONTRACT_FILE, RESTAURANT_RELEASE, RESTAURANT_RELEASE_FILE,
-};
-use tpf_sfn_compiler::compile::{compile, Input};
-use tpf_sfn_compiler::config::BindingKind;
+use tpf_sfn_compiler::bundled::{RESTAURANT_CONTRACT, RESTAURANT_RELEASE};
+use tpf_sfn_compiler::compile::{compile, Lowering};
 
 use crate::aws::deploy::{self, Options};
 use crate::aws::errors::{self, Kind};
 use crate::aws::release::Release;
 use crate::aws::tables::{create_all, TableNames};
-use crate::cli::DevArgs;
-use crate::cmd::inputs::{config_path, read_config};
+use crate::cli::{Binding, DevArgs};
+use crate::cmd::inputs::{config_path, read_config, InputFiles};
 use crate::cmd::tables::runtime;
 use crate::error::Error;
 use crate::exit::Failure;
@@ -47,10 +45,31 @@ impl Provisioned {
     }
 }
 
-/// The user's config with what the loop needs set: the gateway binding with the queue transport
-/// and its URL (the rest of `[binding.gateway]`, such as the gateway function's ARN, kept) and
-/// the name prefix machine names derive from.
-fn dev_config(args: &DevArgs, queue_url: &str) -> Result<(String, String), Failure> {
+/// What the durable loop runs, once provisioned.
+pub(super) struct DurableProvisioned {
+    pub(super) identity: tpf_wire::Identity,
+    pub(super) tables: Vec<(String, bool)>,
+    /// The release's durable driver function.
+    pub(super) function: String,
+    /// Its compiled spec, as the function reads it.
+    pub(super) spec: String,
+    /// TPF's gateway, the numbered version the spec names (answered by `serve`).
+    pub(super) gateway_arn: String,
+    pub(super) contract: PathBuf,
+    pub(super) release: Option<PathBuf>,
+}
+
+/// How the driver reaches TPF's gateway: through the queue the relay reads (Step Functions), or
+/// by invoking the gateway function (Lambda durable functions, which have no queue transport).
+enum Transport<'a> {
+    Queue(&'a str),
+    Lambda,
+}
+
+/// The user's config with what the loop needs set: the gateway binding with its transport (the
+/// rest of `[binding.gateway]`, such as the gateway function's ARN, kept) and the name prefix
+/// machine and function names derive from.
+fn dev_config(args: &DevArgs, transport: Transport) -> Result<(String, String), Failure> {
     // The same rule as `compile`'s: `--config`, else the `./tpf-sfn.toml` `init` writes.
     let (file, text) = match config_path(args.config.as_ref()) {
         Some(p) => read_config(&p)?,
@@ -67,13 +86,148 @@ fn dev_config(args: &DevArgs, queue_url: &str) -> Result<(String, String), Failu
         .and_then(|g| g.as_table())
         .cloned()
         .unwrap_or_default();
-    settings.insert("transport".into(), "queue".into());
-    settings.insert("queue-url".into(), queue_url.into());
+    match transport {
+        Transport::Queue(url) => {
+            settings.insert("transport".into(), "queue".into());
+            settings.insert("queue-url".into(), url.into());
+        }
+        Transport::Lambda => {
+            settings.insert("transport".into(), "lambda".into());
+            settings.remove("queue-url");
+        }
+    }
     let mut binding = toml::Table::new();
     binding.insert("kind".into(), "gateway".into());
     binding.insert("gateway".into(), settings.into());
     table.insert("binding".into(), binding.into());
     Ok((format!("{file} (+ dev settings)"), table.to_string()))
+}
+
+/// The contract and release the loop runs: the user's files, or the bundled sample (the config
+/// is dev's, given to each compile).
+struct Inputs(InputFiles);
+
+impl Inputs {
+    fn read(args: &DevArgs) -> Result<Inputs, Failure> {
+        Ok(Inputs(match &args.contract {
+            Some(p) => InputFiles::read(p, args.release.as_ref(), None)?,
+            None => InputFiles::bundled(),
+        }))
+    }
+
+    /// Compiles for `backend` under the config `(file, text)`; diagnostics are reported.
+    fn compile<L: Lowering>(
+        &self,
+        args: &DevArgs,
+        (config_file, config_text): (&str, &str),
+        backend: L,
+    ) -> Result<L::Output, Failure> {
+        let mut input = self.0.input(Some(Binding::Gateway), false);
+        input.config = Some((config_file, config_text));
+        compile(&input, backend).map_err(|d| {
+            report::diagnostics(args.format, &d.0);
+            Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new()))
+        })
+    }
+
+    /// The host's failure script is read by `serve` once the loop starts; a bad one must be
+    /// refused now, before the first table, queue or machine exists.
+    fn check_script(&self, args: &DevArgs) -> Result<(), Failure> {
+        if let Some(path) = &args.script {
+            let script = String::from_utf8_lossy(&read(path)?).into_owned();
+            let releases: Vec<(&str, &[u8])> = self
+                .0
+                .release
+                .iter()
+                .map(|(f, b)| (f.as_str(), b.as_slice()))
+                .collect();
+            crate::host::pipeline::load(
+                &self.0.contract_file,
+                &self.0.contract,
+                &releases,
+                Some(&script),
+                1,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Writes the compiled `files` to `--out`, with the bundled inputs when there are no user
+    /// files (the host reads the contract and release from files); the contract's and the
+    /// release's paths.
+    fn write(
+        &self,
+        args: &DevArgs,
+        mut files: Vec<(String, String)>,
+    ) -> Result<(PathBuf, Option<PathBuf>), Failure> {
+        let paths = match &args.contract {
+            Some(p) => (p.clone(), args.release.clone()),
+            None => {
+                let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                files.push(("pipeline-contract.json".into(), text(RESTAURANT_CONTRACT)));
+                files.push(("pipeline-release.json".into(), text(RESTAURANT_RELEASE)));
+                (
+                    args.out.join("pipeline-contract.json"),
+                    Some(args.out.join("pipeline-release.json")),
+                )
+            }
+        };
+        output::write_all(&args.out, &files)?;
+        Ok(paths)
+    }
+}
+
+/// Creates the tables that do not exist; each with whether it was created.
+fn create_tables(
+    rt: &tokio::runtime::Runtime,
+    config: &aws_config::SdkConfig,
+    names: &TableNames,
+) -> Result<Vec<(String, bool)>, Failure> {
+    let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(config), names))?;
+    // The loop would start and then stall on a table it cannot use; say so before it starts.
+    for t in &tables {
+        for g in t.open_gaps() {
+            errln!(
+                "tpf-sfn dev: warning: {}: {}\n  = hint: {}",
+                t.name,
+                g.what,
+                g.hint
+            );
+        }
+    }
+    Ok(tables.into_iter().map(|t| (t.name, t.created)).collect())
+}
+
+/// The durable loop's provisioning: the release compiled for Lambda durable functions (its
+/// driver invoking the gateway function, which `serve` answers locally) and the tables.
+pub(super) fn provision_durable(
+    args: &DevArgs,
+    names: &TableNames,
+) -> Result<DurableProvisioned, Failure> {
+    let inputs = Inputs::read(args)?;
+    let (file, text) = dev_config(args, Transport::Lambda)?;
+    let out = inputs.compile(
+        args,
+        (&file, &text),
+        tpf_sfn_compiler::durable::LambdaDurable,
+    )?;
+    inputs.check_script(args)?;
+    let tpf_durable_driver::spec::Binding::Gateway { function_arn, .. } = &out.durable.spec.binding;
+    let gateway_arn = function_arn.clone();
+
+    let rt = runtime()?;
+    let config = rt.block_on(args.connection.load())?;
+    let tables = create_tables(&rt, &config, names)?;
+    let (contract, release) = inputs.write(args, out.files.clone())?;
+    Ok(DurableProvisioned {
+        identity: out.plan.identity.clone(),
+        tables,
+        function: out.durable.function_name.clone(),
+        spec: out.durable.spec_text.clone(),
+        gateway_arn,
+        contract,
+        release,
+    })
 }
 
 pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisioned, Failure> {
@@ -89,74 +243,26 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
                 )
                 .into()),
         };
-    let (contract_file, contract_bytes, release) = match &args.contract {
-        Some(p) => (
-            p.display().to_string(),
-            read(p)?,
-            match &args.release {
-                Some(r) => Some((r.display().to_string(), read(r)?)),
-                None => None,
-            },
-        ),
-        None => (
-            format!("{RESTAURANT_CONTRACT_FILE} (bundled)"),
-            RESTAURANT_CONTRACT.to_vec(),
-            Some((
-                format!("{RESTAURANT_RELEASE_FILE} (bundled)"),
-                RESTAURANT_RELEASE.to_vec(),
-            )),
-        ),
-    };
-
+    let inputs = Inputs::read(args)?;
     let compile_with = |config_file: &str, config_text: &str| {
-        compile(
-            &Input {
-                contract_file: &contract_file,
-                contract: &contract_bytes,
-                release: release.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())),
-                config: Some((config_file, config_text)),
-                binding: Some(BindingKind::Gateway),
-                allow_unverified_hash: false,
-            },
+        inputs.compile(
+            args,
+            (config_file, config_text),
             tpf_sfn_compiler::sfn::StepFunctions,
         )
-        .map_err(|d| {
-            report::diagnostics(args.format, &d.0);
-            Failure::Input(tpf_sfn_compiler::Diagnostics(Vec::new()))
-        })
     };
     // The queue's URL is only known once it exists; a placeholder lets bad inputs fail before
     // anything is created.
     let (file, text) = dev_config(
         args,
-        "https://sqs.us-east-1.amazonaws.com/123456789012/placeholder",
+        Transport::Queue("https://sqs.us-east-1.amazonaws.com/123456789012/placeholder"),
     )?;
     compile_with(&file, &text)?;
-    // The host's failure script is read by `serve` once the loop starts; a bad one must be
-    // refused now, before the first table, queue or machine exists.
-    if let Some(path) = &args.script {
-        let script = String::from_utf8_lossy(&read(path)?).into_owned();
-        let releases: Vec<(&str, &[u8])> = release
-            .iter()
-            .map(|(f, b)| (f.as_str(), b.as_slice()))
-            .collect();
-        crate::host::pipeline::load(&contract_file, &contract_bytes, &releases, Some(&script), 1)?;
-    }
+    inputs.check_script(args)?;
 
     let rt = runtime()?;
     let config = rt.block_on(args.connection.load())?;
-    let tables = rt.block_on(create_all(&aws_sdk_dynamodb::Client::new(&config), names))?;
-    // The loop would start and then stall on a table it cannot use; say so before it starts.
-    for t in &tables {
-        for g in t.open_gaps() {
-            errln!(
-                "tpf-sfn dev: warning: {}: {}\n  = hint: {}",
-                t.name,
-                g.what,
-                g.hint
-            );
-        }
-    }
+    let tables = create_tables(&rt, &config, names)?;
     let queue_name = format!("{}-actions", args.name_prefix);
     let queue_url = rt
         .block_on(
@@ -177,23 +283,9 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
             )
         })?;
 
-    let (config_file, config_text) = dev_config(args, &queue_url)?;
+    let (config_file, config_text) = dev_config(args, Transport::Queue(&queue_url))?;
     let out = compile_with(&config_file, &config_text)?;
-    let mut files = out.files.clone();
-    // The host reads the contract (and release) from files; bundled inputs get written out.
-    let (contract, release_path) = match &args.contract {
-        Some(p) => (p.clone(), args.release.clone()),
-        None => {
-            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-            files.push(("pipeline-contract.json".into(), text(RESTAURANT_CONTRACT)));
-            files.push(("pipeline-release.json".into(), text(RESTAURANT_RELEASE)));
-            (
-                args.out.join("pipeline-contract.json"),
-                Some(args.out.join("pipeline-release.json")),
-            )
-        }
-    };
-    output::write_all(&args.out, &files)?;
+    let (contract, release_path) = inputs.write(args, out.files.clone())?;
 
     let loaded = Release::load(&args.out)?;
     let sfn = aws_sdk_sfn::Client::new(&config);
@@ -244,7 +336,7 @@ pub(super) fn provision(args: &DevArgs, names: &TableNames) -> Result<Provisione
         })?;
     Ok(Provisioned {
         identity: out.plan.identity.clone(),
-        tables: tables.into_iter().map(|t| (t.name, t.created)).collect(),
+        tables,
         queue_url,
         machines,
         driver_arn_prefix,

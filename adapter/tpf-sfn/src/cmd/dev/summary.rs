@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use serde_json::json;
 
+use super::durable::{Running, LOGS};
 use super::provision::Provisioned;
 use crate::aws::tables::TableNames;
 use crate::cli::{DevArgs, Format};
@@ -29,7 +30,7 @@ pub(super) fn summary(
     } else {
         ""
     };
-    let (name, input) = gateway_start(args, p, &key);
+    let (name, input) = gateway_start(args, &p.identity, &key);
     let start = json!({"stateMachineArn": p.driver_arn(), "name": name, "input": input});
     match args.format {
         Format::Json => outln!(
@@ -75,17 +76,7 @@ fn text(
         "tpf-sfn dev: {} release {} on {endpoint}",
         p.identity.pipeline_id, p.identity.release_version
     );
-    let created = p.tables.iter().filter(|(_, c)| *c).count();
-    let _ = writeln!(
-        out,
-        "  tables   {} ({created} created, {} existed)",
-        p.tables
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        p.tables.len() - created
-    );
+    tables_line(&mut out, &p.tables);
     let _ = writeln!(
         out,
         "  queue    {}  (the driver's gateway requests)",
@@ -112,18 +103,9 @@ fn text(
         p.queue_url,
         tpf_wire::gateway::invoke::PATH
     );
-    if shown_token.is_empty() {
-        let _ = writeln!(out, "  token    from {origin}");
-    } else {
-        let _ = writeln!(
- out,
-                    "  token    {shown_token}  ({} for {}; --new-token for another, --token or TPF_SFN_TOKEN to choose one)",
-                    if origin == "kept" { "kept" } else { "generated" },
-                    args.out.display()
-                );
-    }
+    token_line(&mut out, args, origin, shown_token);
     let _ = writeln!(out, "try:");
-    let (name, input) = gateway_start(args, p, key);
+    let (name, input) = gateway_start(args, &p.identity, key);
     let _ = writeln!(
         out,
         "  # start a driver as TPF's ingress does: StartExecution under TPF's name for the key (AWS CLI)"
@@ -135,6 +117,44 @@ fn text(
         connection_flags(args),
         p.driver_arn()
     );
+    control_plane_lines(&mut out, args, shown_token);
+    let _ = writeln!(out, "Ctrl-C stops host, wake-up and relay.");
+    out
+}
+
+/// The tables, and how many dev created.
+fn tables_line(out: &mut String, tables: &[(String, bool)]) {
+    let created = tables.iter().filter(|(_, c)| *c).count();
+    let _ = writeln!(
+        out,
+        "  tables   {} ({created} created, {} existed)",
+        tables
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        tables.len() - created
+    );
+}
+
+/// Where the token came from, and the token when dev made it up.
+fn token_line(out: &mut String, args: &DevArgs, origin: &str, shown_token: &str) {
+    if shown_token.is_empty() {
+        let _ = writeln!(out, "  token    from {origin}");
+    } else {
+        let _ = writeln!(
+            out,
+            "  token    {shown_token}  ({} for {}; --new-token for another, --token or TPF_SFN_TOKEN to choose one)",
+            if origin == "kept" { "kept" } else { "generated" },
+            args.out.display()
+        );
+    }
+}
+
+/// The control-plane calls after the start: the pending interaction, its completion, TPF's
+/// record.
+fn control_plane_lines(out: &mut String, args: &DevArgs, shown_token: &str) {
+    let host = format!("http://{}", args.listen);
     let bearer = if shown_token.is_empty() {
         "$TPF_SFN_TOKEN"
     } else {
@@ -157,8 +177,116 @@ fn text(
         out,
         "  curl -s -H 'Authorization: Bearer {bearer}' {cp}/executions/<executionId>"
     );
-    let _ = writeln!(out, "Ctrl-C stops host, wake-up and relay.");
-    out
+}
+
+/// The durable loop's summary: what runs where, then the start TPF's ingress makes (an `Invoke`
+/// of the driver function under TPF's name, through the local Lambda endpoint) and the same
+/// control-plane calls as on Step Functions.
+pub(super) fn durable_summary(
+    args: &DevArgs,
+    names: &TableNames,
+    r: &Running,
+    token: &str,
+    origin: &str,
+) {
+    let p = &r.provisioned;
+    let key = fresh_key();
+    let shown_token = if matches!(origin, "generated" | "kept") {
+        token
+    } else {
+        ""
+    };
+    let (name, input) = gateway_start(args, &p.identity, &key);
+    // The AWS CLI takes a payload as raw bytes only from a file in both its versions.
+    let out_dir = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
+    let payload = out_dir.join("start.json");
+    if let Err(e) = std::fs::write(&payload, &input) {
+        crate::stdio::errln!(
+            "tpf-sfn dev: warning: cannot write the printed start's payload {}: {e}",
+            payload.display()
+        );
+    }
+    match args.format {
+        Format::Json => outln!(
+            "{}",
+            json!({
+                "backend": "lambda-durable",
+                "endpoint": args.connection.endpoint_url,
+                "pipelineId": p.identity.pipeline_id,
+                "releaseVersion": p.identity.release_version,
+                "tables": p.tables.iter().map(|(n, c)| json!({"table": n, "created": c})).collect::<Vec<_>>(),
+                "function": p.function,
+                "gatewayFunctionArn": p.gateway_arn,
+                "lambdaEndpoint": r.lambda_url,
+                "emulator": format!("http://{}", r.dex),
+                "logs": out_dir.join(LOGS).display().to_string(),
+                "host": format!("http://{}", args.listen),
+                "tenant": args.tenant,
+                "idempotencyKey": key,
+                "token": {"from": origin, "value": if shown_token.is_empty() { None } else { Some(shown_token) }},
+                "out": args.out.display().to_string(),
+                "protocol": "gateway",
+                "start": {"functionName": p.function, "durableExecutionName": name, "input": input, "payloadFile": payload.display().to_string()},
+            })
+        ),
+        Format::Text => {
+            let mut out = String::new();
+            let host = format!("http://{}", args.listen);
+            let _ = writeln!(
+                out,
+                "tpf-sfn dev: {} release {} on Lambda durable functions (AWS's durable execution emulator), TPF's tables on {}",
+                p.identity.pipeline_id,
+                p.identity.release_version,
+                args.connection.endpoint_url.as_deref().unwrap_or_default()
+            );
+            tables_line(&mut out, &p.tables);
+            let _ = writeln!(
+                out,
+                "  function {}  (the durable driver, run by the emulator at http://{}; logs in {})",
+                p.function,
+                r.dex,
+                out_dir.join(LOGS).display()
+            );
+            let _ = writeln!(
+                out,
+                "  lambda   {}  (Lambda's API for the loop; its invokes of TPF's gateway {} go to {host}{})",
+                r.lambda_url,
+                p.gateway_arn,
+                tpf_wire::gateway::invoke::PATH
+            );
+            let _ = writeln!(out, "  compiled {}", args.out.display());
+            let _ = writeln!(
+                out,
+                "  host     {host}  TPF's gateway + control plane, DynamoDB store, tenant `{}` active",
+                args.tenant
+            );
+            let _ = writeln!(
+                out,
+                "  wake-up  streams of {} and {} -> SendDurableExecutionCallbackSuccess to the parked driver; reconciler on the function's ended executions",
+                names.await_interaction, names.callback_binding
+            );
+            token_line(&mut out, args, origin, shown_token);
+            let _ = writeln!(out, "try:");
+            let _ = writeln!(
+                out,
+                "  # start a driver as TPF's ingress does: Invoke (Event) of the driver function under TPF's name for the key (AWS CLI)"
+            );
+            let _ = writeln!(
+                out,
+                "  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true aws lambda invoke --endpoint-url {} --region {} \\\n    --function-name {} --durable-execution-name {name} --invocation-type Event \\\n    --payload fileb://{} /dev/null",
+                r.lambda_url,
+                r.region,
+                p.function,
+                payload.display()
+            );
+            control_plane_lines(&mut out, args, shown_token);
+            let _ = writeln!(
+                out,
+                "Ctrl-C stops the host, the wake-up, the Lambda endpoint, the emulator and the driver function."
+            );
+            out!("{out}");
+        }
+    }
 }
 
 /// An idempotency key of its own for each start of `dev`: after a restart the printed submit is a
@@ -209,8 +337,7 @@ fn connection_flags(args: &DevArgs) -> String {
 
 /// Generation 1 of an order under `key`, as TPF's ingress starts it: the driver execution's
 /// name (TPF's recipe) and its input (`AwsDurableExecutionInput`).
-fn gateway_start(args: &DevArgs, p: &Provisioned, key: &str) -> (String, String) {
-    let identity = &p.identity;
+fn gateway_start(args: &DevArgs, identity: &tpf_wire::Identity, key: &str) -> (String, String) {
     let input = tpf_wire::gateway::start::ExecutionInput::new(
         Some(&args.tenant),
         Some(key),
@@ -316,7 +443,7 @@ mod tests {
             )),
             "{out}"
         );
-        let (printed, input) = gateway_start(&args, &p, "o-5eed");
+        let (printed, input) = gateway_start(&args, &p.identity, "o-5eed");
         assert_eq!(printed, name);
         let read = tpf_wire::gateway::start::ExecutionInput::read(&input).unwrap();
         assert_eq!((read.tenant_id.as_str(), read.generation), ("t1", 1));

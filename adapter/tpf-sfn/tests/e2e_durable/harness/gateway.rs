@@ -57,6 +57,8 @@ pub struct GatewayOptions {
     pub script: Vec<Value>,
     /// Run the wake-up (off: every wake-up is lost).
     pub wakeup: bool,
+    /// More of the driver configuration (a `[sweeper]` table).
+    pub extra_config: &'static str,
 }
 
 pub struct GatewayLoop {
@@ -127,7 +129,8 @@ impl GatewayLoop {
         let gateway_arn = format!("{ACCOUNT}{id}-gateway:1");
         let config_text = format!(
             "[binding]\nkind = \"gateway\"\n[binding.gateway]\nfunction-arn = \"{gateway_arn}\"\n\
-             starter-function-arn = \"{ACCOUNT}{id}-starter:1\"\n"
+             starter-function-arn = \"{ACCOUNT}{id}-starter:1\"\n{}",
+            options.extra_config
         );
         let (contract_file, releases, compiled) = match options.contract {
             Some(name) => {
@@ -168,6 +171,7 @@ impl GatewayLoop {
         let dex: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
         let watch_port = free_port();
         let shim = Shim::start(
+            "127.0.0.1:0".parse().expect("addr"),
             dex,
             BTreeMap::from([
                 (
@@ -191,7 +195,8 @@ impl GatewayLoop {
                 token: TOKEN.to_owned(),
             }),
         )
-        .await;
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.report()));
 
         let ddb = aws_sdk_dynamodb::Client::new(&config);
         let lambda = aws_sdk_lambda::Client::from_conf(

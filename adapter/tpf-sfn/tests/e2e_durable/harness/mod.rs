@@ -4,8 +4,9 @@
 //! as that release's durable driver function (`_HANDLER=durable-driver`, the release's spec in
 //! its environment).
 //!
-//! Between the functions and the emulator sits the test shim (`shim.rs`): it fills the
-//! emulator's gaps, each named there.
+//! The processes and the Lambda endpoint between the functions and the emulator (which fills
+//! the emulator's gaps, each named there) are the ones `tpf-sfn dev --backend lambda-durable`
+//! runs: `tpf_sfn::emulator`.
 //!
 //! [`Emulated`] is what every durable loop shares (the processes, `serve`'s HTTP API, the
 //! emulator's reads); `gateway.rs` is the gateway protocol's loop on it.
@@ -14,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -25,19 +26,13 @@ use crate::support;
 use crate::support::http::request;
 
 pub mod gateway;
-pub mod shim;
+use tpf_sfn::emulator::function::DriverFunction;
+pub use tpf_sfn::emulator::lambda as shim;
+use tpf_sfn::emulator::tools::{write_runtime_manifest, Tools};
+pub use tpf_sfn::emulator::{AbortOnDrop, Reaped};
 
 pub const TOKEN: &str = "e2e-token";
 pub const TENANT: &str = "t1";
-
-/// A background task that ends with the test.
-pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
 
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -56,8 +51,8 @@ pub fn utf8(p: &Path) -> &str {
 
 /// The emulator and cargo-lambda, installed by `scripts/dex.sh` into `.tools/dex`. Never
 /// skipped: the install runs here if it did not run before, and a failure fails the test.
-pub fn tools() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
+pub fn tools() -> &'static Tools {
+    static DIR: OnceLock<Tools> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = Command::new("bash")
             .arg(root().join("scripts/dex.sh"))
@@ -69,7 +64,8 @@ pub fn tools() -> &'static PathBuf {
             "could not install the durable execution emulator: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        root().join(".tools/dex")
+        Tools::at(&root().join(tpf_sfn::emulator::tools::DIR))
+            .unwrap_or_else(|e| panic!("{}", e.report()))
     })
 }
 
@@ -109,16 +105,6 @@ pub fn bootstrap() -> &'static PathBuf {
         assert!(bin.exists(), "no bootstrap at {}", bin.display());
         bin
     })
-}
-
-/// A child process killed and reaped when dropped, also on panic.
-pub struct Reaped(pub Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// What every durable loop runs: `serve` on moto's DynamoDB, the emulator, the shim in front
@@ -206,13 +192,12 @@ impl Emulated {
         }
         args.extend(extra.iter().map(|x| x.to_string()));
         args.extend(self.connection());
-        let child = tpf_sfn()
+        let mut serve = tpf_sfn();
+        serve
             .args(args)
             .stdout(Stdio::null())
-            .stderr(self.log("serve"))
-            .spawn()
-            .expect("spawn serve");
-        self.children.insert("serve".into(), Reaped(child));
+            .stderr(self.log("serve"));
+        self.spawn("serve", serve);
     }
 
     pub fn connection(&self) -> Vec<String> {
@@ -224,37 +209,27 @@ impl Emulated {
         ]
     }
 
-    pub fn spawn_dex(&mut self, tools: &Path) {
-        let child = Command::new("python3")
-            .arg(tools.join("bin/dex-local-runner"))
-            .args(["start-server", "--host", "127.0.0.1"])
-            .args(["--port", &self.dex.port().to_string()])
-            .args(["--log-level", "WARNING"])
-            .args(["--execution-timeout", "900"])
-            .env("PYTHONPATH", tools)
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-            .stdout(Stdio::null())
-            .stderr(self.log("dex"))
-            .spawn()
-            .expect("spawn dex-local-runner");
-        self.children.insert("dex".into(), Reaped(child));
+    /// Starts `command` as the child `name`, stopped with the loop.
+    fn spawn(&mut self, name: &str, command: Command) {
+        let child = Reaped::spawn(name, command).unwrap_or_else(|e| panic!("{}", e.report()));
+        self.children.insert(name.to_owned(), child);
+    }
+
+    pub fn spawn_dex(&mut self, tools: &Tools) {
+        let mut dex = tools.emulator(self.dex.port());
+        dex.stdout(Stdio::null()).stderr(self.log("dex"));
+        self.spawn("dex", dex);
     }
 
     /// Release `i`'s Lambda runtime API (`cargo lambda watch`), which the emulator invokes.
-    pub fn spawn_watch(&mut self, tools: &Path, i: usize, port: u16) {
-        let watch = Command::new(tools.join("bin/cargo-lambda"))
-            .args(["lambda", "watch", "--only-lambda-apis", "--ignore-changes"])
-            .args(["-A", "127.0.0.1", "-P", &port.to_string()])
-            .current_dir(root().join("adapter/tpf-sfn-lambda"))
+    pub fn spawn_watch(&mut self, tools: &Tools, i: usize, port: u16) {
+        let manifest = self.dir.path().join(format!("function-{i}"));
+        write_runtime_manifest(&manifest).unwrap_or_else(|e| panic!("{}", e.report()));
+        let mut watch = tools.runtime_api(port, &manifest);
+        watch
             .stdout(Stdio::null())
-            .stderr(self.log(&format!("watch-{i}")))
-            .spawn()
-            .expect("spawn cargo lambda watch");
-        self.children.insert(format!("watch-{i}"), Reaped(watch));
+            .stderr(self.log(&format!("watch-{i}")));
+        self.spawn(&format!("watch-{i}"), watch);
     }
 
     /// Function `i`: the bootstrap polling its runtime API as `function`'s published version,
@@ -268,38 +243,22 @@ impl Emulated {
         spec: &str,
         env: &[(&str, &str)],
     ) {
-        let mut command = Command::new(bootstrap);
-        command
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("_HANDLER", "bootstrap")
-            .env("TPF_SFN_HANDLER", "durable-driver")
-            .env("TPF_SFN_DURABLE_SPEC", spec)
-            .env(
-                "AWS_LAMBDA_RUNTIME_API",
-                format!("http://127.0.0.1:{port}/.rt"),
-            )
-            .env("AWS_LAMBDA_FUNCTION_NAME", function)
-            .env("AWS_LAMBDA_FUNCTION_VERSION", "1")
-            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128")
-            .env("AWS_ENDPOINT_URL_LAMBDA", &self.shim.url)
-            .env("AWS_ENDPOINT_URL_DYNAMODB", &self.endpoint)
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+        let mut command = DriverFunction {
+            name: function,
+            spec,
+            runtime_port: port,
+            lambda_endpoint: &self.shim.url,
+            dynamodb_endpoint: &self.endpoint,
+            region: "us-east-1",
+        }
+        .command(bootstrap);
         for (k, v) in env {
             command.env(k, v);
         }
-        let function = command
+        command
             .stdout(self.log(&format!("function-{i}")))
-            .stderr(self.log(&format!("function-{i}")))
-            .spawn()
-            .expect("spawn the durable driver function");
-        self.children
-            .insert(format!("function-{i}"), Reaped(function));
+            .stderr(self.log(&format!("function-{i}")));
+        self.spawn(&format!("function-{i}"), command);
     }
 
     /// SIGKILL, as a crash would.

@@ -443,6 +443,40 @@ fn gateway_host(
             }),
         );
     }
+    if let Some(sweep) = f.scheduled_sweep() {
+        add(
+            "GatewaySweepScheduleRole",
+            json!({
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
+                    "Policies": [role_policy(f, "gateway-sweep", &stack::sweep_schedule_statements())]
+                }
+            }),
+        );
+        add(
+            "GatewaySweepSchedule",
+            json!({
+                "Type": "AWS::Scheduler::Schedule",
+                "Properties": {
+                    "Name": f.sweep_schedule_name(),
+                    "Description": stack::SWEEP_SCHEDULE_DESCRIPTION,
+                    "ScheduleExpression": sweep.expression,
+                    "FlexibleTimeWindow": {"Mode": "OFF"},
+                    "State": "ENABLED",
+                    "Target": {
+                        "Arn": {"Ref": "GatewayFunctionArn"},
+                        "RoleArn": {"Fn::GetAtt": ["GatewaySweepScheduleRole", "Arn"]},
+                        "Input": stack::sweep_schedule_input(),
+                        "RetryPolicy": {
+                            "MaximumRetryAttempts": stack::SWEEP_SCHEDULE_RETRIES,
+                            "MaximumEventAgeInSeconds": sweep.period_seconds.clamp(60, 86_400)
+                        }
+                    }
+                }
+            }),
+        );
+    }
     for a in stack::gateway_alarms() {
         let target = match a.target {
             Res::GatewayFailures => json!({"Fn::GetAtt": ["GatewayStreamFailures", "QueueName"]}),

@@ -10,8 +10,7 @@
 //!   again changes nothing.
 //!
 //! Deploying release N+1 is a new release stack next to N's, which keeps running N's pinned
-//! executions; `tpf-sfn prune` tells when N's stack can go. An Action API v1 binding is refused
-//! (`EXPORT_ACTION_API_RETIRED`): its wake path (the bridge, the Action API relay) is retired.
+//! executions; `tpf-sfn prune` tells when N's stack can go.
 //!
 //! Pure: compile output in, JSON out; the CLI writes the files next to the others. Both
 //! flavours spell the same facts (`stack.rs`); what a user owns (TPF's streams, where the

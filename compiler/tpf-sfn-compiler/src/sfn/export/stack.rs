@@ -109,6 +109,17 @@ impl<'a> Facts<'a> {
         format!("{}-callback-binding", self.prefix)
     }
 
+    /// The scheduled sweep (`sweeper.mode = "schedule"`), when the release was compiled for it.
+    pub fn scheduled_sweep(&self) -> Option<&'a crate::plan::ScheduledSweep> {
+        self.out.plan.binding.scheduled_sweep.as_ref()
+    }
+
+    /// The schedule's name (EventBridge Scheduler: at most 64 characters; the prefix is at
+    /// most 20).
+    pub fn sweep_schedule_name(&self) -> String {
+        format!("{}-gateway-sweep", self.prefix)
+    }
+
     /// Where the wake-up gives up stream records (TPF's `StreamFailureDlq`).
     pub fn gateway_failures_queue(&self) -> String {
         format!("{}-gateway-stream-failures", self.prefix)
@@ -201,6 +212,25 @@ fn stream_reader_statements(streams: Vec<Res>) -> [Statement; 2] {
         },
     ]
 }
+
+/// The scheduled sweep's role (`sweeper.mode = "schedule"`): EventBridge Scheduler invokes
+/// the gateway's numbered version, nothing else.
+pub fn sweep_schedule_statements() -> Vec<Statement> {
+    vec![Statement {
+        sid: "InvokeGateway",
+        actions: &["lambda:InvokeFunction"],
+        resources: vec![Res::GatewayFunction],
+    }]
+}
+
+/// The scheduled sweep's target input: TPF's `SWEEP` request (tenant ignored by TPF).
+pub fn sweep_schedule_input() -> String {
+    tpf_wire::gateway::ActionRequest::scheduled_sweep().to_json()
+}
+
+/// A missed scheduled sweep is the next period's: no retry, and no event older than a period.
+pub const SWEEP_SCHEDULE_RETRIES: u32 = 0;
+pub const SWEEP_SCHEDULE_DESCRIPTION: &str = "TPF's SWEEP for every driver of this configuration (sweeper.mode = \"schedule\"): await timeouts, due work, item continuations. The drivers sweep only at their start, while TPF waits to retry and after a park.";
 
 /// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
 /// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its

@@ -377,6 +377,36 @@ fn gateway_host(
             }),
         );
     }
+    if let Some(sweep) = f.scheduled_sweep() {
+        add(
+            "aws_iam_role",
+            "gateway_sweep_schedule",
+            json!({"assume_role_policy": account_trust("scheduler.amazonaws.com")}),
+        );
+        let mut policy = role_policy(f, "gateway_sweep", &stack::sweep_schedule_statements());
+        policy["role"] = json!("${aws_iam_role.gateway_sweep_schedule[0].id}");
+        add("aws_iam_role_policy", "gateway_sweep_schedule", policy);
+        add(
+            "aws_scheduler_schedule",
+            "gateway_sweep",
+            json!({
+                "name": tf_literal(&f.sweep_schedule_name()),
+                "description": tf_literal(stack::SWEEP_SCHEDULE_DESCRIPTION),
+                "schedule_expression": tf_literal(&sweep.expression),
+                "flexible_time_window": {"mode": "OFF"},
+                "state": "ENABLED",
+                "target": {
+                    "arn": "${var.gateway_function_arn}",
+                    "role_arn": "${aws_iam_role.gateway_sweep_schedule[0].arn}",
+                    "input": tf_literal(&stack::sweep_schedule_input()),
+                    "retry_policy": {
+                        "maximum_retry_attempts": stack::SWEEP_SCHEDULE_RETRIES,
+                        "maximum_event_age_in_seconds": sweep.period_seconds.clamp(60, 86_400)
+                    }
+                }
+            }),
+        );
+    }
     for a in stack::gateway_alarms() {
         let target = match a.target {
             Res::GatewayFailures => "aws_sqs_queue.gateway_stream_failures[0].name",

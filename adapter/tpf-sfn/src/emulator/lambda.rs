@@ -1,22 +1,25 @@
-//! TEST SHIM: the Lambda endpoint the gateway host and the durable function talk
-//! to, in front of the durable execution emulator. It is not part of the product and fakes no
-//! result: it fills four gaps of the emulator, each a documented deviation (`docs/runtime.md`,
-//! "Lambda durable functions"):
+//! The local Lambda endpoint in front of AWS's durable execution emulator (`dex-local-runner`):
+//! what the gateway host, TPF's ingress and the durable driver function call as Lambda when the
+//! loop runs locally (`tpf-sfn dev --backend lambda-durable`, and the durable end-to-end tests).
+//! It is never deployed and fakes no result: it fills five gaps of the emulator, each a declared
+//! deviation (`docs/runtime.md`, "Lambda durable functions"):
 //!
 //! 1. The emulator has no `Invoke` route. An `Invoke` with a durable execution name becomes the
-//!    emulator's own start call, for the function version this test deployed under that name
-//!    (its runtime endpoint).
-//! 2. The emulator does not refuse a second execution of the same name. The shim remembers the
-//!    names it started and answers a repeat with `DurableExecutionAlreadyStartedException`, as
-//!    Lambda does.
-//! 3. The emulator's error answers name their type in the body only. The shim copies it into
+//!    emulator's own start call, for the function version deployed under that name (its
+//!    runtime endpoint).
+//! 2. The emulator does not refuse a second execution of the same name. The endpoint remembers
+//!    the names it started and answers a repeat with `DurableExecutionAlreadyStartedException`,
+//!    as Lambda does.
+//! 3. The emulator's error answers name their type in the body only. The endpoint copies it into
 //!    `x-amzn-ErrorType`, where the SDK reads it, so "already done" answers classify as on AWS.
-//!
 //! 4. The emulator runs no function but the durable ones. A synchronous `Invoke` of TPF's
 //!    action gateway (the numbered version the driver's spec names) is answered by `serve`'s
 //!    gateway route, which answers as Lambda's Invoke does: the response bytes, or the
 //!    function error's document with `X-Amz-Function-Error`. Lambda authorizes the caller
-//!    by IAM; `serve` by its bearer token, which the shim adds.
+//!    by IAM; `serve` by its bearer token, which the endpoint adds.
+//! 5. The emulator knows every function it runs as `_` (the one function a `cargo lambda
+//!    watch` runtime serves): a `ListDurableExecutionsByFunction` of a deployed function lists
+//!    `_`'s executions (one function per emulator here).
 //!
 //! Everything else (checkpoints, state, callbacks, history) is passed through untouched.
 
@@ -33,6 +36,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpStream;
 
 use super::AbortOnDrop;
+use crate::error::Error;
 
 /// The invoked function ARN `cargo lambda watch` hands the function (`function-arn`, a
 /// literal): a test that lets a function start executions on its own version lists it with
@@ -89,6 +93,15 @@ struct Shared {
     inner: Arc<Mutex<Inner>>,
 }
 
+impl Shared {
+    /// What the endpoint remembers; a handler that panicked left it consistent (each update is
+    /// one push or insert), so a poisoned lock is still read.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The endpoint, serving until dropped.
 pub struct Shim {
     pub url: String,
     shared: Shared,
@@ -96,15 +109,27 @@ pub struct Shim {
 }
 
 impl Shim {
+    /// Serves on `listen` (port 0: any free port; `url` says which), in front of the emulator
+    /// at `dex`, for the durable `functions` by name and TPF's `gateway`. Runs on the calling
+    /// runtime.
     pub async fn start(
+        listen: SocketAddr,
         dex: SocketAddr,
         functions: BTreeMap<String, Deployed>,
         gateway: Option<GatewayRoute>,
-    ) -> Shim {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+    ) -> Result<Shim, Error> {
+        let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .expect("bind shim");
-        let addr = listener.local_addr().expect("shim addr");
+            .and_then(|l| Ok((l.local_addr()?, l)))
+            .map_err(|e| {
+                Error::new(
+                    "LAMBDA_ENDPOINT_LISTEN",
+                    format!("the local Lambda endpoint cannot listen on {listen}"),
+                )
+                .with_source(e)
+                .with_hint("pick another --lambda-listen, or stop what listens there")
+            });
+        let (addr, listener) = listener?;
         let shared = Shared {
             dex,
             functions: Arc::new(functions),
@@ -117,21 +142,21 @@ impl Shim {
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Shim {
+        Ok(Shim {
             url: format!("http://{addr}"),
             shared,
             _task: AbortOnDrop(task),
-        }
+        })
     }
 
     /// Every start passed on, in order.
     pub fn started(&self) -> Vec<Started> {
-        self.shared.inner.lock().unwrap().started.clone()
+        self.shared.lock().started.clone()
     }
 
     /// Every invoke of TPF's gateway, in order.
     pub fn gateway_exchanges(&self) -> Vec<Exchange> {
-        self.shared.inner.lock().unwrap().gateway.clone()
+        self.shared.lock().gateway.clone()
     }
 
     /// The durable execution ARN of execution `name`, once started.
@@ -144,23 +169,41 @@ impl Shim {
 }
 
 fn error(status: StatusCode, kind: &str, message: &str) -> Response<Body> {
-    Response::builder()
-        .status(status)
-        .header("x-amzn-ErrorType", kind)
-        .header("content-type", "application/json")
-        .body(Body::from(
-            json!({ "Type": kind, "message": message }).to_string(),
-        ))
-        .expect("error response")
+    let mut out = Response::new(Body::from(
+        json!({ "Type": kind, "message": message }).to_string(),
+    ));
+    *out.status_mut() = status;
+    if let Ok(v) = HeaderValue::from_str(kind) {
+        out.headers_mut().insert("x-amzn-ErrorType", v);
+    }
+    out.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    out
+}
+
+/// A built response, or a service error saying why it could not be built (a header value the
+/// emulator or the gateway route sent that HTTP cannot carry).
+fn built(response: Result<Response<Body>, axum::http::Error>) -> Response<Body> {
+    response.unwrap_or_else(|e| {
+        error(
+            StatusCode::BAD_GATEWAY,
+            "ServiceException",
+            &format!("the answer cannot be passed on: {e}"),
+        )
+    })
+}
+
+/// A body's bytes; a body cut short reads as empty, which every caller answers as such.
+async fn all_of<B: hyper::body::Body>(body: B) -> Bytes {
+    body.collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default()
 }
 
 async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Response<Body> {
     let (parts, body) = request.into_parts();
-    let body = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let body = all_of(body).await;
     let segments: Vec<String> = parts
         .uri
         .path()
@@ -179,29 +222,27 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
                 _ => start(&shared, function, &parts.headers, &body).await,
             }
         }
+        (&Method::GET, [version, functions, function, executions])
+            if version == "2025-12-01"
+                && functions == "functions"
+                && executions == "durable-executions"
+                && shared.functions.contains_key(function) =>
+        {
+            // The emulator knows every function it runs as `_` (see `start`).
+            let query = parts.uri.query().map_or(String::new(), |q| format!("?{q}"));
+            let uri = format!("/2025-12-01/functions/_/durable-executions{query}")
+                .parse::<Uri>()
+                .unwrap_or_else(|_| Uri::from_static("/2025-12-01/functions/_/durable-executions"));
+            proxy(shared.dex, &parts.method, &uri, &parts.headers, body).await
+        }
         _ => proxy(shared.dex, &parts.method, &parts.uri, &parts.headers, body).await,
     }
 }
 
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 3 <= bytes.len() {
-            if let Some(b) = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-            {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 async fn start(
@@ -229,7 +270,7 @@ async fn start(
         );
     };
     let key = (function.to_owned(), name.clone());
-    if let Some(arn) = shared.inner.lock().unwrap().by_name.get(&key) {
+    if let Some(arn) = shared.lock().by_name.get(&key) {
         return error(
             StatusCode::CONFLICT,
             "DurableExecutionAlreadyStartedException",
@@ -250,7 +291,7 @@ async fn start(
     });
     let mut headers = HeaderMap::new();
     headers.insert("content-type", HeaderValue::from_static("application/json"));
-    let uri: Uri = "/start-durable-execution".parse().expect("uri");
+    let uri = Uri::from_static("/start-durable-execution");
     let answer = proxy(
         shared.dex,
         &Method::POST,
@@ -260,12 +301,7 @@ async fn start(
     )
     .await;
     let status = answer.status();
-    let bytes = answer
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let bytes = all_of(answer.into_body()).await;
     let started: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     // The emulator's own start call answers `ExecutionArn`.
     let Some(arn) = started["ExecutionArn"]
@@ -283,7 +319,7 @@ async fn start(
         );
     };
     {
-        let mut inner = shared.inner.lock().unwrap();
+        let mut inner = shared.lock();
         inner.by_name.insert(key, arn.clone());
         inner.started.push(Started {
             function: function.to_owned(),
@@ -292,12 +328,13 @@ async fn start(
             input: serde_json::from_str(&input).unwrap_or(Value::Null),
         });
     }
-    Response::builder()
-        .status(StatusCode::ACCEPTED)
-        .header("X-Amz-Durable-Execution-Arn", arn)
-        .header("X-Amz-Executed-Version", "$LATEST")
-        .body(Body::empty())
-        .expect("invoke response")
+    built(
+        Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .header("X-Amz-Durable-Execution-Arn", arn)
+            .header("X-Amz-Executed-Version", "$LATEST")
+            .body(Body::empty()),
+    )
 }
 
 /// A synchronous invoke of TPF's gateway, answered by `serve`'s gateway route as Lambda
@@ -309,21 +346,17 @@ async fn invoke_gateway(shared: &Shared, route: &GatewayRoute, body: Bytes) -> R
     if let Ok(v) = HeaderValue::from_str(&format!("Bearer {}", route.token)) {
         headers.insert("authorization", v);
     }
-    let uri: Uri = tpf_wire::gateway::invoke::PATH.parse().expect("uri");
+    let uri = Uri::from_static(tpf_wire::gateway::invoke::PATH);
     let answer = proxy(route.serve, &Method::POST, &uri, &headers, body).await;
     let status = answer.status();
     let (parts, body) = answer.into_parts();
-    let bytes = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let bytes = all_of(body).await;
     let function_error = parts
         .headers
         .get(tpf_wire::gateway::invoke::FUNCTION_ERROR_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    shared.inner.lock().unwrap().gateway.push(Exchange {
+    shared.lock().gateway.push(Exchange {
         request,
         response: String::from_utf8_lossy(&bytes).into_owned(),
         function_error: function_error.clone(),
@@ -346,7 +379,7 @@ async fn invoke_gateway(shared: &Shared, route: &GatewayRoute, body: Bytes) -> R
     if let Some(v) = function_error {
         out = out.header(tpf_wire::gateway::invoke::FUNCTION_ERROR_HEADER, v);
     }
-    out.body(Body::from(bytes)).expect("invoke response")
+    built(out.body(Body::from(bytes)))
 }
 
 /// Passes a request to the emulator; an error answer gets its type in `x-amzn-ErrorType`.
@@ -377,21 +410,20 @@ async fn proxy(
             request = request.header(k, v);
         }
     }
-    let request = request
+    let request = match request
         .header("host", dex.to_string())
         .header("content-length", body.len())
         .body(Full::new(body))
-        .expect("proxied request");
+    {
+        Ok(r) => r,
+        Err(e) => return fail(format!("request: {e}")),
+    };
     let response = match sender.send_request(request).await {
         Ok(r) => r,
         Err(e) => return fail(format!("request: {e}")),
     };
     let (parts, body) = response.into_parts();
-    let bytes = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let bytes = all_of(body).await;
     let mut out = Response::builder().status(parts.status);
     for (k, v) in &parts.headers {
         if k != "content-length" && k != "transfer-encoding" && k != "connection" {
@@ -404,5 +436,5 @@ async fn proxy(
             out = out.header("x-amzn-ErrorType", kind);
         }
     }
-    out.body(Body::from(bytes)).expect("proxied response")
+    built(out.body(Body::from(bytes)))
 }
