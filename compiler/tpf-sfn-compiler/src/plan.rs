@@ -76,6 +76,13 @@ pub struct GatewayPlan {
     pub scheduled_sweep: Option<ScheduledSweep>,
 }
 
+impl GatewayPlan {
+    /// The scheduled sweep's period in seconds, when the release sweeps on a schedule.
+    pub fn scheduled_sweep_seconds(&self) -> Option<u64> {
+        self.scheduled_sweep.as_ref().map(|s| s.period_seconds)
+    }
+}
+
 /// TPF's `SWEEP` on an EventBridge Scheduler schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduledSweep {

@@ -55,12 +55,7 @@ fn budgeted_engine<'a>(
         let mut definition = serde_json::to_value(&out.driver).unwrap();
         mutate(&mut definition);
         let driver: StateMachine = asl::from_value("driver.asl.json", definition).unwrap();
-        let scheduled = out
-            .plan
-            .binding
-            .scheduled_sweep
-            .as_ref()
-            .map(|s| s.period_seconds);
+        let scheduled = out.plan.binding.scheduled_sweep_seconds();
         SfnGatewayEngine::new(&out.sfn.machines.driver, driver, functions, T0)
             .unwrap()
             .with_proven_history(u64::from(out.sfn.budget.event_budget))

@@ -103,7 +103,7 @@ pub fn subject(input: &Input, driver: Option<DriverFile>) -> Result<GatewaySubje
         driver: GatewayDriver::StepFunctions {
             driver: Box::new(driver),
             event_budget: out.sfn.budget.event_budget,
-            scheduled_sweep_seconds: g.scheduled_sweep.as_ref().map(|s| s.period_seconds),
+            scheduled_sweep_seconds: g.scheduled_sweep_seconds(),
         },
         await_timeout_ms: i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
         transport: if g.queue_url.is_some() {
@@ -122,12 +122,7 @@ pub fn durable_subject(input: &Input) -> Result<GatewaySubject, Diagnostics> {
         longest_await_seconds,
         ..
     } = out.durable.spec.binding;
-    let scheduled_sweep_seconds = out
-        .plan
-        .binding
-        .scheduled_sweep
-        .as_ref()
-        .map(|s| s.period_seconds);
+    let scheduled_sweep_seconds = out.plan.binding.scheduled_sweep_seconds();
     Ok(GatewaySubject {
         identity: out.plan.identity.clone(),
         machine_name: out.durable.function_name.clone(),
