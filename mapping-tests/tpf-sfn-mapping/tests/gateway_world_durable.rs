@@ -16,7 +16,7 @@ use serde_json::Value;
 use tpf_durable_driver::gateway::calls::{
     CallbackEnd, GatewayFailure, PollEnd, Registration, StatePoll,
 };
-use tpf_durable_driver::gateway::policy::{StepRetry, TPF_STEP};
+use tpf_durable_driver::gateway::policy::{self, PollDecision, StepRetry, TPF_STEP};
 use tpf_durable_driver::ops::WriteFailed;
 use tpf_durable_driver::{drive_gateway, GatewayEnd, GatewayOps, GatewayRun};
 use tpf_sfn_mapping::durable::gateway_engine::DurableGatewayEngine;
@@ -256,6 +256,9 @@ enum Break {
     /// polls, and never hands over (the shipped driver's wait for TPF's state is one condition
     /// on TPF's ladder, handing over when its checks run out).
     PollEvery(u64),
+    /// The driver's condition checks TPF again at once after every answer still in progress
+    /// (its wait strategy's every delay 0 s instead of TPF's ladder).
+    NoPollWait,
 }
 
 const ANOTHER_RELEASE: &str = "sha256:another-release";
@@ -345,6 +348,15 @@ impl GatewayOps for MutantOps<'_, '_> {
     async fn wait_for_state(&self, name: &str, poll: &StatePoll) -> Result<PollEnd, Stop> {
         if let Break::PollEvery(seconds) = self.breaks {
             return self.poll_every(name, poll, seconds).await;
+        }
+        if self.breaks == Break::NoPollWait {
+            let name = format!("{}{name}", self.prefix);
+            return self
+                .ops
+                .wait_for_state_by(&name, poll, &|state, n| match policy::decide(state, n) {
+                    PollDecision::Again(_) => PollDecision::Again(0),
+                    d => d,
+                });
         }
         let mut poll = poll.clone();
         if self.breaks == Break::StatusOnAnotherRelease {
@@ -481,6 +493,15 @@ fn a_durable_driver_that_redrives_breaks_redrive_by_operator_only() {
         "tpf-21-retry-exhaustion-redrive",
         Break::RedriveOnFailure,
         GatewayCheck::RedriveByOperatorOnly,
+    );
+}
+
+#[test]
+fn a_durable_condition_without_its_ladder_breaks_calls_paced_by_tpf() {
+    mutant_fails_by(
+        "tpf-11-completion-after-binding",
+        Break::NoPollWait,
+        GatewayCheck::CallsPacedByTpf,
     );
 }
 

@@ -277,9 +277,10 @@ impl Default for SweeperConfig {
 pub enum SweepMode {
     /// Every driver sweeps before every STATUS it polls, as TPF's own driver does.
     Driver,
-    /// The wake-path stack sweeps on `sweeper.schedule`; a driver sweeps only while TPF's
-    /// record waits to retry (so a retry is queued no later than TPF's own driver queues it)
-    /// and after a park. A poll round is then one gateway call and one transition fewer.
+    /// The wake-path stack sweeps on `sweeper.schedule`; a driver sweeps only at its start,
+    /// while TPF's record waits to retry (so a retry is queued no later than TPF's own driver
+    /// queues it) and after a park. A poll round is then one gateway call fewer (and one
+    /// transition fewer on Step Functions).
     Schedule,
 }
 

@@ -69,6 +69,42 @@ fn retry_decision(retry: &StepRetry, attempt: u32) -> Decision {
     }
 }
 
+impl EngineOps<'_, '_> {
+    /// The driver's condition on TPF's state with `decide` as its wait strategy (the shipped
+    /// driver's is `policy::decide`, TPF's ladder; a test's broken driver passes its own).
+    pub fn wait_for_state_by(
+        &self,
+        name: &str,
+        poll: &StatePoll,
+        decide: &dyn Fn(&PollState, u32) -> PollDecision,
+    ) -> Result<PollEnd, Stop> {
+        let p = json!({
+            payload::POLL: {
+                "sweep": poll.sweep, "status": poll.status, "pending": poll.pending,
+                "scheduledSweep": poll.scheduled_sweep,
+            },
+            payload::FUNCTION: self.gateway_arn,
+        });
+        let outcome =
+            self.ctx
+                .wait_for_condition(name, &p, Value::Null, &|state, n| match decide(
+                    &poll_state(state),
+                    n,
+                ) {
+                    PollDecision::Settled => Decision::Stop,
+                    PollDecision::Again(delay_seconds) => Decision::Again { delay_seconds },
+                    PollDecision::Exhausted => Decision::Exhausted {
+                        reason: format!("{n} checks of TPF's status"),
+                    },
+                })?;
+        Ok(match outcome {
+            ConditionOutcome::Met(state) => PollEnd::Settled(poll_state(&state).status),
+            ConditionOutcome::Exhausted { .. } => PollEnd::Exhausted,
+            ConditionOutcome::CheckFailed(e) => PollEnd::CheckFailed(failure(StepError(e))),
+        })
+    }
+}
+
 impl GatewayOps for EngineOps<'_, '_> {
     type Stop = Stop;
 
@@ -91,30 +127,7 @@ impl GatewayOps for EngineOps<'_, '_> {
     }
 
     async fn wait_for_state(&self, name: &str, poll: &StatePoll) -> Result<PollEnd, Stop> {
-        let p = json!({
-            payload::POLL: {
-                "sweep": poll.sweep, "status": poll.status, "pending": poll.pending,
-                "scheduledSweep": poll.scheduled_sweep,
-            },
-            payload::FUNCTION: self.gateway_arn,
-        });
-        let outcome = self
-            .ctx
-            .wait_for_condition(name, &p, Value::Null, &|state, n| match policy::decide(
-                &poll_state(state),
-                n,
-            ) {
-                PollDecision::Settled => Decision::Stop,
-                PollDecision::Again(delay_seconds) => Decision::Again { delay_seconds },
-                PollDecision::Exhausted => Decision::Exhausted {
-                    reason: format!("{n} checks of TPF's status"),
-                },
-            })?;
-        Ok(match outcome {
-            ConditionOutcome::Met(state) => PollEnd::Settled(poll_state(&state).status),
-            ConditionOutcome::Exhausted { .. } => PollEnd::Exhausted,
-            ConditionOutcome::CheckFailed(e) => PollEnd::CheckFailed(failure(StepError(e))),
-        })
+        self.wait_for_state_by(name, poll, &policy::decide)
     }
 
     async fn await_callback(

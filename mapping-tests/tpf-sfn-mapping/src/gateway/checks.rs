@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use tpf_wire::gateway::host::POLL_WAITS_SECONDS;
 use tpf_wire::gateway::names::{binding_partition_key, delivered_sort_key};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{ActionRequest, ActionResponse, Operation};
@@ -93,7 +94,7 @@ impl GatewayCheck {
             Self::HistoryWithinBudget => "no driver generation writes more history than its release was proven to (Step Functions: the compiled event budget, under the service's 25,000 events; Lambda durable functions: the service's 3,000 operations), nor is failed at the provider's cap",
             Self::RetriesQueuedWhenDue => "a retry enters TPF's work queue no earlier than the nextDue TPF set and at most one poll interval (300 s) after it: the driver's SWEEP keeps TPF's schedule, and only TPF's sweep queues work",
             Self::RedriveByOperatorOnly => "a driver never sends REDRIVE: re-driving an execution TPF ended is its operator's decision",
-            Self::CallsPacedByTpf => "a generation asks STATUS again at least a second after an answer that said the same, unless it parked in between: a poll waits its rung of the ladder",
+            Self::CallsPacedByTpf => "a generation asks STATUS again no sooner than TPF's first poll wait (5 s) after an answer that said the same, unless it parked in between: a poll waits its rung of the ladder",
             Self::ParksWithoutPolling => "a generation that registered its callback sends nothing to TPF until the wake-up signals the callback or the contract's longest await deadline has passed",
         }
     }
@@ -606,8 +607,10 @@ fn redrive_by_operator<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
         .collect()
 }
 
-/// The least time between two STATUS answers that said the same, with no park between them.
-pub const LEAST_POLL_MS: i64 = 1_000;
+/// The least time between two STATUS answers that said the same, with no park between them:
+/// TPF's ladder's first rung (5 s). A driver that polls faster than TPF's own driver ever does
+/// (every second, the least wait a durable condition allows) breaks it.
+pub const LEAST_POLL_MS: i64 = POLL_WAITS_SECONDS[0] as i64 * 1_000;
 
 fn paced<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
     // Per generation: the last STATUS answer (when, what), cleared by a park.
