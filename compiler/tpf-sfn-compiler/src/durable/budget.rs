@@ -9,7 +9,7 @@ use tpf_durable_driver::spec::TransportRetry;
 /// The most operations a generation checkpoints, whatever the configured event budget: every
 /// invocation replays every checkpoint before it, so a long generation costs quadratic replay
 /// time, and the service stops an execution at 3,000 operations and at 100 MiB of written
-/// state. With every checkpoint bounded (`tpf_durable_driver::limits::bounded`), this ceiling
+/// state. With every checkpoint at most `MAX_CHECKPOINT_BYTES`, this ceiling
 /// keeps a generation under both, as the assertions below prove at build time.
 pub const OPERATION_CEILING: u32 = 2_000;
 
