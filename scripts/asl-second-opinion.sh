@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Compiles every example contract under every binding and runs AWS's community validator
-# (asl-validator, npm) over each definition as a second opinion next to our own validator.
+# Compiles every example contract with the embedded default configuration and with every
+# example configuration in examples/aws/ (the gateway binding on either transport, the scheduled
+# sweep), and runs AWS's community validator (asl-validator, npm) over each definition as a
+# second opinion next to our own validator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,12 +23,15 @@ count=0
 args=()
 for contract in examples/contracts/*.pipeline-contract.json; do
   name=$(basename "$contract" .pipeline-contract.json)
-  for binding in http lambda queue; do
-    out="$work/$name-$binding"
-    if ! "$bin" compile "$contract" --binding "$binding" --out "$out" >/dev/null 2>"$work/err"; then
+  for config in default examples/aws/*.tpf-sfn.toml; do
+    label=$(basename "$config" .tpf-sfn.toml)
+    out="$work/$name-$label"
+    config_args=()
+    [ "$config" = default ] || config_args=(--config "$config")
+    if ! "$bin" compile "$contract" "${config_args[@]}" --out "$out" >/dev/null 2>"$work/err"; then
       # Contracts the compiler rejects must say why with a coded error.
       grep -q 'error\[' "$work/err" || { echo "$contract: rejected without a coded error" >&2; cat "$work/err" >&2; exit 1; }
-      echo "refused as expected, with a coded error: $name [$binding] ($(grep -m1 -o 'error\[[A-Z_]*\]' "$work/err" | tr -d '[]' | sed 's/^error//'))"
+      echo "refused as expected, with a coded error: $name [$label] ($(grep -m1 -o 'error\[[A-Z0-9_]*\]' "$work/err" | tr -d '[]' | sed 's/^error//'))"
       continue
     fi
     for def in "$out"/*.asl.json; do

@@ -30,7 +30,7 @@ for contract in examples/contracts/*.pipeline-contract.json; do
       --emit cloudformation --emit terraform >/dev/null 2>"$out/err"; then
       # Contracts the compiler rejects must say why with a coded error.
       grep -q 'error\[' "$out/err" || { echo "$contract: rejected without a coded error" >&2; cat "$out/err" >&2; exit 1; }
-      echo "refused as expected, with a coded error: $name ($(grep -m1 -o 'error\[[A-Z_]*\]' "$out/err" | tr -d '[]' | sed 's/^error//'))"
+      echo "refused as expected, with a coded error: $name ($(grep -m1 -o 'error\[[A-Z0-9_]*\]' "$out/err" | tr -d '[]' | sed 's/^error//'))"
       continue
     fi
     templates+=("$dir/cloudformation.json" "$dir/wake-path/cloudformation.json")
@@ -38,7 +38,7 @@ for contract in examples/contracts/*.pipeline-contract.json; do
     if ! "$tpf_sfn" compile "$contract" --config "$config" --out "$dir-durable" \
       --backend lambda-durable --emit cloudformation --emit terraform >/dev/null 2>"$out/err"; then
       grep -q 'error\[' "$out/err" || { echo "$contract: durable rejected without a coded error" >&2; cat "$out/err" >&2; exit 1; }
-      echo "refused as expected, with a coded error: $name [lambda-durable] ($(grep -m1 -o 'error\[[A-Z_]*\]' "$out/err" | tr -d '[]' | sed 's/^error//'))"
+      echo "refused as expected, with a coded error: $name [lambda-durable] ($(grep -m1 -o 'error\[[A-Z0-9_]*\]' "$out/err" | tr -d '[]' | sed 's/^error//'))"
       continue
     fi
     templates+=("$dir-durable/cloudformation.json")
