@@ -143,8 +143,12 @@ impl StreamMapping {
             let (arn, shards) = self.described(&table).await?;
             for shard in shards {
                 let key = format!("{arn}#{shard}");
-                self.read_shard(wakeup, &arn, &key, &shard, &mut pass)
-                    .await?;
+                if let Err(e) = self.read_shard(wakeup, &arn, &key, &shard, &mut pass).await {
+                    // The stream may be gone (a table created again): the next pass describes
+                    // it again rather than reading a stale description for a minute.
+                    self.described.remove(&table);
+                    return Err(e);
+                }
             }
         }
         Ok(pass)
