@@ -873,3 +873,161 @@ fn the_local_stream_mapping_retries_a_record_five_times_then_passes_it_over() {
     let pass = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
     assert_eq!(pass.records, 0, "the shard reads on past it: {pass:?}");
 }
+
+/// An await row the wake-up acknowledges without a read (it names no status): what a test
+/// counts through the stream mapping.
+fn unread_interaction(id: &str) -> tpf_wire::records::Item {
+    let mut row = tpf_wire::records::Item::new();
+    for (k, v) in [
+        ("tenant_id", TENANT),
+        ("interaction_id", id),
+        ("execution_id", "e-steady"),
+    ] {
+        row.insert(k.into(), tpf_wire::records::AttrValue::S(v.into()));
+    }
+    row
+}
+
+/// `dev`'s stream mapping asks the streams for records and nothing else once it has read them
+/// once: after the first pass it describes neither table nor stream again and opens no new
+/// shard iterator (moto keeps every iterator it issues), and the records written between
+/// passes are each read exactly once through the iterators the last reads handed back. A
+/// retried record drops its shard's iterator, so the next pass opens one just after the last
+/// acknowledged record, and reads the retried record again and nothing twice.
+#[test]
+fn the_local_stream_mapping_reads_on_through_the_iterators_it_was_handed() {
+    use tpf_sfn_wakepath::gateway::local::StreamMapping;
+    let w = World::new("gw-steady");
+    let (endpoint, log) = support::proxy::recording_proxy(&support::moto_endpoint());
+    let proxied = w.config.to_builder().endpoint_url(endpoint).build();
+    let wakeup = w.wakeup(Tpf::with(vec![], None));
+    let mut mapping = StreamMapping::new(
+        &proxied,
+        vec![
+            w.names.await_interaction.clone(),
+            w.names.callback_binding.clone(),
+        ],
+    );
+    let count = |operation: &str| log.lock().unwrap().matches(operation).count();
+    let (describe_table, describe_stream, open, read) = (
+        "DynamoDB_20120810.DescribeTable",
+        "DynamoDBStreams_20120810.DescribeStream",
+        "DynamoDBStreams_20120810.GetShardIterator",
+        "DynamoDBStreams_20120810.GetRecords",
+    );
+
+    let first = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+    assert_eq!(first.records, 0, "{first:?}");
+    // Two streams of one shard each on moto: each described, each shard opened once.
+    assert_eq!(
+        (count(describe_table), count(describe_stream), count(open)),
+        (2, 2, 2)
+    );
+    let reads = count(read);
+    for _ in 0..3 {
+        let idle = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+        assert_eq!(idle.records, 0, "{idle:?}");
+    }
+    assert_eq!(
+        count(read),
+        reads + 3 * 2,
+        "one read per shard and idle pass"
+    );
+
+    // Records written between passes: each read once, on the pass after it was written.
+    let mut total = 0;
+    for batch in [1, 3, 2] {
+        for n in 0..batch {
+            w.put(
+                &w.names.await_interaction,
+                &unread_interaction(&format!("i{total}-{n}")),
+            );
+        }
+        total += batch;
+        let pass = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+        assert_eq!(pass.records, batch, "{pass:?}");
+        assert!(pass.retried.is_empty(), "{pass:?}");
+        let again = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+        assert_eq!(again.records, 0, "read twice: {again:?}");
+    }
+    assert_eq!(
+        (count(describe_table), count(describe_stream), count(open)),
+        (2, 2, 2),
+        "described again, or a new iterator for a shard already open"
+    );
+
+    // A retried record (an await completed before its execution registered) holds its shard:
+    // the next pass opens one iterator just after the records already acknowledged and reads
+    // it alone again; one acknowledged before it in the same batch is not read twice.
+    w.put(
+        &w.names.await_interaction,
+        &unread_interaction("before-retry"),
+    );
+    let mut held = unread_interaction("held");
+    held.insert(
+        "correlation_id".into(),
+        tpf_wire::records::AttrValue::S("corr".into()),
+    );
+    held.insert(
+        "status".into(),
+        tpf_wire::records::AttrValue::S("COMPLETED".into()),
+    );
+    w.put(&w.names.await_interaction, &held);
+    let pass = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+    assert_eq!((pass.records, pass.retried.len()), (2, 1), "{pass:?}");
+    let pass = w.rt.block_on(mapping.poll_once(&wakeup)).expect("pass");
+    assert_eq!((pass.records, pass.retried.len()), (1, 1), "{pass:?}");
+    assert_eq!(
+        count(open),
+        3,
+        "one new iterator for the retried record's shard"
+    );
+}
+
+/// `dev`'s durable status changes ask Lambda for the ended executions the reconciler acts on
+/// (FAILED, TIMED_OUT, STOPPED), not for every execution of the function each pass; what comes
+/// back is checked again (the emulator ignores the filter), so a succeeded one is never handed on.
+#[test]
+fn the_durable_status_changes_list_only_the_ended_executions() {
+    use aws_sdk_lambda::operation::list_durable_executions_by_function::ListDurableExecutionsByFunctionOutput;
+    use aws_sdk_lambda::primitives::DateTime;
+    use aws_sdk_lambda::types::{Execution, ExecutionStatus as Durable};
+    use aws_smithy_mocks::{mock, mock_client, RuleMode};
+    use tpf_sfn_wakepath::gateway::local::StatusChanges;
+
+    let w = World::new("gw-durable-changes");
+    let execution = |name: &str, status: Durable| {
+        Execution::builder()
+            .durable_execution_arn(format!(
+                "arn:aws:lambda:us-east-1:123456789012:function:f:1/durable-execution/{name}/id"
+            ))
+            .durable_execution_name(name)
+            .function_arn("arn:aws:lambda:us-east-1:123456789012:function:f:1")
+            .status(status)
+            .start_timestamp(DateTime::from_secs(1_700_000_000))
+            .build()
+            .expect("execution")
+    };
+    let ended = [Durable::Failed, Durable::TimedOut, Durable::Stopped];
+    let list = mock!(aws_sdk_lambda::Client::list_durable_executions_by_function)
+        .match_requests(move |r| r.function_name() == Some("f") && r.statuses() == ended)
+        .then_output(move || {
+            ListDurableExecutionsByFunctionOutput::builder()
+                .durable_executions(execution("failed", Durable::Failed))
+                .durable_executions(execution("succeeded", Durable::Succeeded))
+                .build()
+        });
+    let lambda = mock_client!(aws_sdk_lambda, RuleMode::MatchAny, [&list]);
+    let mut changes = StatusChanges::durable(lambda, vec!["f".into()]);
+    let reconciler = Reconciler {
+        host: w.host(Tpf::with(vec![], None)),
+        starter: w.starter(),
+    };
+    let handled = w.rt.block_on(changes.poll_once(&reconciler)).expect("pass");
+    let arns: Vec<&str> = handled.iter().map(|(arn, _)| arn.as_str()).collect();
+    assert_eq!(
+        arns,
+        ["arn:aws:lambda:us-east-1:123456789012:function:f:1/durable-execution/failed/id"]
+    );
+    assert_eq!(list.num_calls(), 1);
+}

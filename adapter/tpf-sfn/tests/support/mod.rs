@@ -160,4 +160,5 @@ pub async fn delivered_row(
 pub mod gateway_loop;
 pub mod host;
 pub mod http;
+pub mod proxy;
 pub mod streams;
