@@ -86,11 +86,10 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 schedule: None,
                 tags: manifest::release_tags(plan, "driver", &driver_sha),
             },
-            sweeper: None,
-            without_sweeper: Some(match plan.binding.scheduled_sweep {
+            without_sweeper: match plan.binding.scheduled_sweep {
                 None => GATEWAY_SWEEPS_ITSELF,
                 Some(_) => GATEWAY_SWEEP_SCHEDULED,
-            }),
+            },
         },
         wakeup_table: plan.wakeup.table_name.clone(),
         logging: LoggingInfo {

@@ -490,48 +490,35 @@ pub fn gateway_alarms() -> Vec<Alarm> {
 }
 
 /// The release's alarms: its drivers failed or timed out (a TPF failure fails its driver by
-/// design, so the first counts TPF-failed executions too), or its sweeper failed (a release
-/// `with_sweeper`: Action API v1's).
-pub fn release_alarms(with_sweeper: bool) -> Vec<Alarm> {
-    let machine = |id, tf_name, description, metric, role| Alarm {
+/// design, so the first counts TPF-failed executions too).
+pub fn release_alarms() -> Vec<Alarm> {
+    let machine = |id, tf_name, description, metric| Alarm {
         id,
         tf_name,
         description,
         namespace: "AWS/States",
         metric,
         dimension: "StateMachineArn",
-        target: Res::Machines(role),
+        target: Res::Machines("driver"),
         statistic: "Sum",
         period: 300,
         periods: 1,
         threshold: 1,
     };
-    let mut alarms = vec![
+    vec![
         machine(
             "DriverExecutionsFailedAlarm",
             "driver_executions_failed",
             "Driver executions failed: TPF failed them (their cause is TPF's errorCode), or an action call failed for good",
             "ExecutionsFailed",
-            "driver",
         ),
         machine(
             "DriverExecutionsTimedOutAlarm",
             "driver_executions_timed_out",
             "Driver executions timed out",
             "ExecutionsTimedOut",
-            "driver",
         ),
-    ];
-    if with_sweeper {
-        alarms.push(machine(
-            "SweeperExecutionsFailedAlarm",
-            "sweeper_executions_failed",
-            "The sweeper failed: lost wakeups are not recovered until it runs again",
-            "ExecutionsFailed",
-            "sweeper",
-        ));
-    }
-    alarms
+    ]
 }
 
 /// The relay's and the gateway host's environment (`tpf_sfn_lambda::config::var`), values as
