@@ -1,5 +1,5 @@
 //! The driver plan: a backend-neutral description of one release's wakeup driver — identity,
-//! await points, the gateway binding, wakeup timing, transport retry, the sweeper, tags.
+//! await points, the gateway binding, wakeup timing, transport retry, the scheduled sweep, tags.
 //!
 //! A backend lowers it into its own artefacts (`crate::sfn` for Step Functions). The plan holds
 //! no engine vocabulary: no state names, no engine error names, no ARNs, no history limits.

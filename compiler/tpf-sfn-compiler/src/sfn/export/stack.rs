@@ -163,7 +163,7 @@ pub enum Res {
     DeadLetterQueue,
     /// A function's log group (`relay`, the gateway host's), every stream in it.
     FunctionLogs(&'static str),
-    /// This configuration's state machines of one role (`driver`, `sweeper`).
+    /// This configuration's state machines of one role (`driver`).
     Machines(&'static str),
     /// This configuration's durable driver functions (the Lambda durable functions backend),
     /// every published version.
@@ -233,7 +233,7 @@ pub const SWEEP_SCHEDULE_RETRIES: u32 = 0;
 pub const SWEEP_SCHEDULE_DESCRIPTION: &str = "TPF's SWEEP for every driver of this configuration (sweeper.mode = \"schedule\"): await timeouts, due work, item continuations. The drivers sweep only at their start, while TPF waits to retry and after a park.";
 
 /// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
-/// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its
+/// numbered version, answer the drivers' tokens, write its
 /// logs. No Action API token: the gateway is invoked with the role.
 pub fn gateway_relay_statements() -> Vec<Statement> {
     vec![
