@@ -54,7 +54,7 @@ impl From<Binding> for BindingKind {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Compile a contract into the driver and sweeper definitions, IAM policies, graph and manifest.
+    /// Compile a contract into the driver definition, its IAM policy, graph and manifest.
     Compile(CompileArgs),
     /// Validate Step Functions definitions (any ASL file, not only ours) with coded diagnostics.
     Validate(ValidateArgs),
@@ -178,8 +178,8 @@ pub struct CompileArgs {
     /// Compare with the files already in --out and fail on any difference; writes nothing.
     #[arg(long)]
     pub check: bool,
-    /// Also write an infrastructure-as-code export: cloudformation.json or main.tf.json (role,
-    /// both machines, the sweeper's schedule). Repeat for both.
+    /// Also write an infrastructure-as-code export: cloudformation.json or main.tf.json (the
+    /// driver, its role and alarms; the wake-path stack under wake-path/). Repeat for both.
     #[arg(long, value_enum)]
     pub emit: Vec<Emit>,
     #[arg(long, value_enum, default_value = "text")]
@@ -210,11 +210,6 @@ pub struct DeployArgs {
     /// --dry-run.
     #[arg(long, required_unless_present = "dry_run")]
     pub role_arn: Option<String>,
-    /// Role EventBridge Scheduler assumes to start the sweeper (states:StartExecution on it).
-    /// With it, deploy also creates or updates the sweeper's schedule; without it the schedule
-    /// is left to `compile --emit cloudformation|terraform`.
-    #[arg(long)]
-    pub schedule_role_arn: Option<String>,
     /// Print the plan (create / unchanged / update / refuse) and the diff; make no write calls.
     #[arg(long)]
     pub dry_run: bool,

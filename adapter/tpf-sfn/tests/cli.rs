@@ -259,6 +259,20 @@ fn bad_input_is_a_coded_error_with_exit_2_and_nothing_written() {
 
     let o = tpf_sfn(&["compile", "--no-such-flag"]);
     assert_eq!(o.status.code(), Some(2));
+
+    // Retired with the sweeper machine it scheduled: refused as any unknown flag is.
+    let o = tpf_sfn(&[
+        "deploy",
+        "--dry-run",
+        "--schedule-role-arn",
+        "arn:aws:iam::1:role/r",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("unexpected argument '--schedule-role-arn'"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

@@ -239,7 +239,6 @@ fn names(release: &Release) -> Vec<String> {
 fn a_gateway_release_deploys_its_driver_alone() {
     let dir = tempfile::tempdir().unwrap();
     let release = compiled(dir.path());
-    assert!(release.manifest.machines.sweeper.is_none());
     assert_eq!(release.machines.len(), 1, "{:?}", names(&release));
     let driver = &release.machines[0];
     assert_eq!(driver.role, "driver");

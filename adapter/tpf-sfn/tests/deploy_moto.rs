@@ -704,8 +704,8 @@ fn deploy_errors_are_coded_with_exit_2() {
 }
 
 /// A gateway-binding release (the queue transport, as the local loop runs it) deploys as its
-/// driver alone, tagged with the release's identity; asked for the sweeper's schedule it has
-/// none to create and says nothing about one; deployed again it writes nothing.
+/// driver alone, tagged with the release's identity, and says nothing about a sweeper or a
+/// schedule; deployed again it writes nothing.
 #[tokio::test]
 async fn a_gateway_release_deploys_its_driver_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -714,11 +714,7 @@ async fn a_gateway_release_deploys_its_driver_alone() {
     compile(&out, &format!("name-prefix = \"{prefix}\"\n"), "");
     let m = manifest(&out);
     assert!(m["machines"]["sweeper"].is_null(), "{m}");
-    let sched = [
-        "--schedule-role-arn",
-        "arn:aws:iam::123456789012:role/tpf-sfn-scheduler",
-    ];
-    let o = deploy(&out, &sched);
+    let o = deploy(&out, &[]);
     assert!(o.status.success(), "{}", show(&o));
     let s = stdout(&o);
     assert!(
@@ -746,7 +742,7 @@ async fn a_gateway_release_deploys_its_driver_alone() {
         .count();
     assert_eq!(listed, 1, "one machine for the release");
 
-    let o = deploy(&out, &sched);
+    let o = deploy(&out, &[]);
     assert!(o.status.success(), "{}", show(&o));
     assert!(stdout(&o).contains("(no write calls)"), "{}", show(&o));
 }

@@ -382,7 +382,7 @@ async fn lost_wakeup_the_park_timeout_sweeps_and_the_driver_ends_as_tpf_does() {
 }
 
 /// `tpf-sfn dev` provisions everything and wires the gateway loop: the gateway driver deployed
-/// without a sweeper (the config's gateway settings kept, its transport the queue), the gateway
+/// alone (the config's gateway settings kept, its transport the queue), the gateway
 /// relay, the wake-up and the reconciler. The start it prints (TPF's ingress: StartExecution
 /// under TPF's name) runs an order through the printed control-plane calls to SUCCEEDED. A
 /// second start finds everything in place.

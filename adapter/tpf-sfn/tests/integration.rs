@@ -22,7 +22,6 @@ mod gateway_moto;
 mod relay_gateway;
 mod relay_mock;
 mod releases_mock;
-mod schedule_mock;
 mod serve;
 mod serve_edges;
 mod serve_gateway;

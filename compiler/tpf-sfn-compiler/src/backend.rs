@@ -9,7 +9,7 @@ use serde::Serialize;
 #[serde(rename_all = "kebab-case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Backend {
-    // A driver and a sweeper state machine per release. (Plain comments: doc comments on the
+    // A gateway driver state machine per release. (Plain comments: doc comments on the
     // values would switch every --help that lists them to the long layout.)
     #[default]
     StepFunctions,

@@ -1,5 +1,5 @@
 //! The driver plan: a backend-neutral description of one release's wakeup driver — identity,
-//! await points, the gateway binding, wakeup timing, transport retry, the sweeper, tags.
+//! await points, the gateway binding, wakeup timing, transport retry, the scheduled sweep, tags.
 //!
 //! A backend lowers it into its own artefacts (`crate::sfn` for Step Functions). The plan holds
 //! no engine vocabulary: no state names, no engine error names, no ARNs, no history limits.
@@ -26,7 +26,6 @@ pub struct DriverPlan {
     pub action_timeout_seconds: u64,
     pub sweep_timeout_seconds: u64,
     pub transport_retry: TransportRetry,
-    pub sweeper: SweeperPlan,
     pub tags: BTreeMap<String, String>,
     pub logging: LoggingPlan,
     pub tracing: bool,
@@ -109,13 +108,6 @@ pub struct TransportRetry {
     pub max_attempts: u64,
     pub backoff_rate: f64,
     pub max_delay_seconds: u64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweeperPlan {
-    pub schedule: String,
-    pub limit: u32,
-    pub max_concurrency: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -218,11 +210,6 @@ pub fn build(
             max_attempts: config.transport_retry.max_attempts,
             backoff_rate: config.transport_retry.backoff_rate,
             max_delay_seconds: config.transport_retry.max_delay_seconds,
-        },
-        sweeper: SweeperPlan {
-            schedule: config.sweeper.schedule.clone(),
-            limit: config.sweeper.limit,
-            max_concurrency: config.sweeper.max_concurrency,
         },
         tags: config.tags.clone(),
         logging: LoggingPlan {

@@ -44,10 +44,6 @@ fn both_samples_compile_on_both_transports() {
         for transport in ["lambda", "queue"] {
             let out = compile_with(input.clone(), &config(transport, GATEWAY))
                 .unwrap_or_else(|e| panic!("{sample}/{transport}: {e:?}"));
-            assert!(
-                out.manifest.machines.sweeper.is_none(),
-                "no sweeper for the gateway binding"
-            );
             let names: Vec<&str> = out.files.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(
                 names,

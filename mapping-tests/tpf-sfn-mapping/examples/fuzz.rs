@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Each case mutates a seed document (an example contract, an example config, a compiled
-//! driver or sweeper, a definition recorded on AWS when `TPF_SFN_AWS_RECORDED` names the
+//! driver, a definition recorded on AWS when `TPF_SFN_AWS_RECORDED` names the
 //! recordings' folder) a few times as JSON — members deleted, replaced by values from a
 //! dictionary of the formats' own keys and tricky values, copied from
 //! elsewhere in the document — and sometimes as bytes, then feeds it to its loader. Definitions
@@ -54,7 +54,7 @@ struct Seeds {
     contracts: Vec<(String, String)>,
     releases: Vec<String>,
     configs: Vec<String>,
-    /// Compiled drivers and sweepers, and definitions recorded on AWS, with an input for each.
+    /// Compiled drivers, and definitions recorded on AWS, with an input for each.
     machines: Vec<(Value, Value)>,
 }
 

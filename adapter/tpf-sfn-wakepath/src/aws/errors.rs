@@ -316,45 +316,6 @@ pub mod sfn {
     }
 }
 
-/// Typed classifications of the EventBridge Scheduler operations behind the sweeper's schedule
-/// (its models include throttling).
-pub mod scheduler {
-    use aws_sdk_scheduler::operation::create_schedule::CreateScheduleError as C;
-    use aws_sdk_scheduler::operation::delete_schedule::DeleteScheduleError as Del;
-    use aws_sdk_scheduler::operation::get_schedule::GetScheduleError as G;
-    use aws_sdk_scheduler::operation::update_schedule::UpdateScheduleError as U;
-
-    use super::Kind;
-
-    classify!(get, G, {
-        Throttled: is_throttling_exception;
-        Validation: is_validation_exception;
-        NotFound: is_resource_not_found_exception;
-    });
-
-    classify!(create, C, {
-        Conflict: is_conflict_exception;
-        LimitExceeded: is_service_quota_exceeded_exception;
-        Throttled: is_throttling_exception;
-        Validation: is_validation_exception;
-        NotFound: is_resource_not_found_exception;
-    });
-
-    classify!(update, U, {
-        Conflict: is_conflict_exception;
-        Throttled: is_throttling_exception;
-        Validation: is_validation_exception;
-        NotFound: is_resource_not_found_exception;
-    });
-
-    classify!(delete, Del, {
-        Conflict: is_conflict_exception;
-        Throttled: is_throttling_exception;
-        Validation: is_validation_exception;
-        NotFound: is_resource_not_found_exception;
-    });
-}
-
 /// Typed classifications of the Lambda operations behind a durable release's deploy.
 pub mod lambda {
     use aws_sdk_lambda::operation::create_function::CreateFunctionError as C;

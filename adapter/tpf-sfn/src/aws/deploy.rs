@@ -1,7 +1,7 @@
 //! Deploying a release's machines: read everything, decide every action, and only then write.
 //!
 //! The client is a parameter so tests can hand in a mocked one. All reads happen before the
-//! first write, so a refusal on the sweeper never leaves a half-deployed driver behind.
+//! first write, so a refusal never leaves a half-deployed release behind.
 
 use std::collections::BTreeMap;
 

@@ -23,7 +23,6 @@ pub mod release;
 #[cfg(feature = "aws")]
 pub mod releases;
 #[cfg(feature = "aws")]
-pub mod schedule;
 #[cfg(feature = "aws")]
 pub mod status;
 

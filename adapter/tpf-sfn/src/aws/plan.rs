@@ -232,7 +232,6 @@ mod tests {
             definition: def,
             sha256: "h".into(),
             tags: BTreeMap::from([("tpf-sfn:role".to_string(), "driver".to_string())]),
-            schedule: None,
         }
     }
 

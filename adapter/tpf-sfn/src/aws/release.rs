@@ -57,19 +57,12 @@ impl std::fmt::Display for Identity {
 #[derive(Debug, Clone, Deserialize)]
 pub struct MachinesView {
     pub driver: MachineView,
-    /// Action API v1's sweeper; absent for the gateway binding, whose driver sweeps itself.
-    #[serde(default)]
-    pub sweeper: Option<MachineView>,
 }
 
 impl MachinesView {
-    /// `(role, machine)` of each machine the release has: the driver, then the sweeper if any.
+    /// `(role, machine)` of each machine the release has: its driver alone.
     pub fn by_role(&self) -> Vec<(&'static str, &MachineView)> {
-        let mut all = vec![("driver", &self.driver)];
-        if let Some(s) = &self.sweeper {
-            all.push(("sweeper", s));
-        }
-        all
+        vec![("driver", &self.driver)]
     }
 }
 
@@ -79,8 +72,6 @@ pub struct MachineView {
     pub name: String,
     pub definition: String,
     pub definition_sha256: String,
-    #[serde(default)]
-    pub schedule: Option<String>,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
 }
@@ -102,7 +93,7 @@ impl LoggingView {
 /// One machine ready to deploy.
 #[derive(Debug, Clone)]
 pub struct Machine {
-    /// `driver` or `sweeper`.
+    /// `driver`.
     pub role: &'static str,
     pub name: String,
     /// The exact text sent to Step Functions.
@@ -110,7 +101,6 @@ pub struct Machine {
     pub definition: Value,
     pub sha256: String,
     pub tags: BTreeMap<String, String>,
-    pub schedule: Option<String>,
 }
 
 /// Everything `deploy` needs from an output directory.
@@ -273,7 +263,6 @@ impl Release {
                 definition,
                 sha256: sha,
                 tags: m.tags.clone(),
-                schedule: m.schedule.clone(),
             });
         }
         Ok(Self { manifest, machines })

@@ -222,8 +222,8 @@ pub struct PruneDecision {
     pub reason: String,
 }
 
-/// Pure: which machines can go. A release's driver and sweeper go together or not at all, so a
-/// running sweeper also keeps its driver (and the other way round).
+/// Pure: which machines can go. The machines of one release (same pipeline and release
+/// version) go together or not at all, so one with RUNNING executions keeps the others.
 pub fn prune_plan(
     machines: &[ReleaseMachine],
     active: Option<&BTreeSet<(String, String)>>,
@@ -303,7 +303,7 @@ mod tests {
     fn running_and_active_releases_are_kept() {
         let machines = [
             m("a-driver", "1", 0),
-            m("a-sweeper", "1", 1),
+            m("a-driver-copy", "1", 1),
             m("b-driver", "2", 0),
             m("c-driver", "3", 0),
         ];

@@ -27,14 +27,7 @@ pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
             m.machines.driver.max_history_events.unwrap_or_default(),
             m.machines.driver.max_loop_iterations.unwrap_or_default()
         ),
-        match (&m.machines.sweeper, m.machines.without_sweeper) {
-            (Some(s), _) => format!(
-                "  sweeper   {}  (schedule {})",
-                s.name,
-                s.schedule.as_deref().unwrap_or("-")
-            ),
-            (None, why) => format!("  sweeper   none: {}", why.unwrap_or("-")),
-        },
+        format!("  sweep     {}", m.machines.without_sweeper),
     ];
     for a in &m.contract.await_steps {
         lines.push(format!(

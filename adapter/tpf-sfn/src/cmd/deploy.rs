@@ -10,7 +10,6 @@ use crate::aws::client::Connection;
 use crate::aws::deploy::{self, Options, Report};
 use crate::aws::plan::Action;
 use crate::aws::release::Release;
-use crate::aws::schedule;
 use crate::cli::{DeployArgs, Format};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
@@ -94,45 +93,15 @@ fn plan_and_report(
                 outln!("{line}");
             }
         };
-        let report = deploy::deploy(&sfn, release, opts, &mut progress).await?;
-        // The gateway binding's release has no sweeper to schedule.
-        let sweeper = release.manifest.machines.sweeper.as_ref();
-        let schedule = match (&args.schedule_role_arn, report.refused(), sweeper) {
-            (Some(role), false, Some(sweeper)) => {
-                let sch = aws_sdk_scheduler::Client::new(&conf);
-                let desired = schedule::Desired {
-                    name: tpf_sfn_compiler::sfn::export::schedule_name(&sweeper.name),
-                    expression: sweeper
-                        .schedule
-                        .clone()
-                        .unwrap_or_else(|| "rate(1 minute)".to_string()),
-                    sweeper_arn: report
-                        .machines
-                        .iter()
-                        .find(|m| m.role == "sweeper")
-                        .and_then(|m| m.arn.clone()),
-                    role_arn: role.clone(),
-                };
-                let s = schedule::deploy(&sch, &desired, args.dry_run).await?;
-                if text && !args.dry_run {
-                    outln!("schedule {}: {}", s.name, schedule_verb(&s.action));
-                }
-                Some(s)
-            }
-            _ => None,
-        };
-        Ok::<_, crate::error::Error>((report, schedule))
+        deploy::deploy(&sfn, release, opts, &mut progress).await
     })?
     .map_err(|e| e.verbose(args.verbose))?;
-    let (report, schedule) = report;
     match args.format {
-        Format::Text => print_text(&report, schedule.as_ref(), release),
+        Format::Text => print_text(&report),
         Format::Json => {
             let doc = json!({
                 "report": report,
                 "refused": report.refused(),
-                "schedule": schedule,
-                "sweeperSchedule": if schedule.is_some() { None } else { sweeper_schedule_note(release) },
             });
             outln!("{}", with_refusal(doc, refusal));
         }
@@ -240,24 +209,7 @@ pub(super) fn refuse_placeholder_parameters(
     )))
 }
 
-fn schedule_verb(a: &schedule::Action) -> String {
-    match a {
-        schedule::Action::Create => "created".to_string(),
-        schedule::Action::Unchanged => "unchanged".to_string(),
-        schedule::Action::Update { changes } => format!("updated: {}", changes.join(", ")),
-    }
-}
-
-/// Why the sweeper's schedule was not deployed; `None` for a release without a sweeper.
-fn sweeper_schedule_note(release: &Release) -> Option<String> {
-    let sweeper = release.manifest.machines.sweeper.as_ref()?;
-    Some(format!(
-        "the sweeper's schedule ({}) was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`",
-        sweeper.schedule.as_deref().unwrap_or("-")
-    ))
-}
-
-fn print_text(report: &Report, schedule: Option<&schedule::Report>, release: &Release) {
+fn print_text(report: &Report) {
     let verb = if report.dry_run { "plan" } else { "deploy" };
     outln!("{verb}: {}", report.identity);
     for m in &report.machines {
@@ -305,21 +257,7 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>, release: &Re
             }
         }
     }
-    if let Some(s) = schedule {
-        match &s.action {
-            schedule::Action::Unchanged => {
-                outln!("  unchanged: schedule {} (no write calls)", s.name)
-            }
-            schedule::Action::Create if report.dry_run => {
-                outln!("  create: schedule {} ({})", s.name, s.expression)
-            }
-            schedule::Action::Update { changes } if report.dry_run => {
-                outln!("  update: schedule {}: {}", s.name, changes.join(", "))
-            }
-            _ => {}
-        }
-    }
-    let writes = report.write_calls + schedule.map_or(0, |s| s.write_calls);
+    let writes = report.write_calls;
     if report.refused() {
         let refusal = crate::error::Error::new(
             "DEPLOY_DEFINITION_CHANGED",
@@ -333,9 +271,5 @@ fn print_text(report: &Report, schedule: Option<&schedule::Report>, release: &Re
         outln!("unchanged: {} (no write calls)", report.identity);
     } else {
         outln!("done: {writes} write call(s)");
-    }
-    let has_sweeper = release.manifest.machines.sweeper.is_some();
-    if schedule.is_none() && !report.refused() && has_sweeper {
-        outln!("  note: the sweeper's schedule was not deployed: pass --schedule-role-arn, or use `compile --emit cloudformation|terraform`");
     }
 }

@@ -69,20 +69,9 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
         let decisions = releases::prune_plan(&machines, active.as_ref());
         let mut deleted = Vec::new();
         if yes {
-            let sch = aws_sdk_scheduler::Client::new(&conf);
             for d in decisions.iter().filter(|d| d.delete) {
                 match args.backend {
-                    Backend::StepFunctions => {
-                        // The schedule first: it must never start a sweeper that is gone.
-                        if d.machine.role == "sweeper" {
-                            let name =
-                                tpf_sfn_compiler::sfn::export::schedule_name(&d.machine.name);
-                            if crate::aws::schedule::delete(&sch, &name).await? {
-                                deleted.push(format!("schedule {name}"));
-                            }
-                        }
-                        releases::delete(&sfn, &d.machine.arn).await?;
-                    }
+                    Backend::StepFunctions => releases::delete(&sfn, &d.machine.arn).await?,
                     Backend::LambdaDurable => {
                         releases::delete_durable(&lambda, &d.machine.name).await?
                     }
@@ -110,9 +99,6 @@ pub fn prune(args: &PruneArgs) -> CmdResult {
                     (false, _) => "keep",
                 };
                 outln!("{verb}: {} ({})", d.machine.name, d.reason);
-            }
-            for name in deleted.iter().filter(|n| n.starts_with("schedule ")) {
-                outln!("deleted: {name}");
             }
             if !yes && decisions.iter().any(|d| d.delete) {
                 outln!("dry run: pass --yes to delete");

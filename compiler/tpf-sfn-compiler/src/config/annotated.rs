@@ -42,8 +42,6 @@ const KEYS: &[(&str, &str)] = &[
     ("history.event-budget", "Most history events one driver generation may emit before it rolls over to a fresh execution.\nStep Functions fails an execution at 25,000; the default leaves room for console redrives."),
     ("sweeper.mode", "\"driver\": every driver sweeps before every STATUS it polls, as TPF's own driver does. \"schedule\": the wake-path\nstack sweeps on `schedule`, and a driver sweeps only at its start, while TPF's record waits to retry and after\na park (one gateway call fewer per poll, one transition fewer on Step Functions; docs/benchmarks.md has the figures)."),
     ("sweeper.schedule", "EventBridge Scheduler expression of the scheduled sweep (mode = \"schedule\": rate(...) only, e.g. rate(1 minute))."),
-    ("sweeper.limit", "`limit` passed to sweep-once: most due executions one sweep picks up (1 to 1000)."),
-    ("sweeper.max-concurrency", "Most due executions the sweeper handles concurrently (1 to 40)."),
     ("logging.level", "Step Functions log level: \"ALL\", \"ERROR\", \"FATAL\" or \"OFF\"."),
     ("logging.include-execution-data", "Whether logs include execution input and output (may contain business data)."),
     ("tracing.enabled", "X-Ray tracing on the machines."),

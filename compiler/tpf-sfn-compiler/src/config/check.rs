@@ -270,20 +270,6 @@ impl DriverConfig {
 
     fn check_sweeper(&self, bad: &mut Bad<'_>) {
         let s = &self.sweeper;
-        if !(1..=1000).contains(&s.limit) {
-            bad(
-                "sweeper.limit",
-                format!("limit is {}; it must be between 1 and 1000", s.limit),
-                "sweep-once handles at most `limit` executions per call; 0 does nothing",
-            );
-        }
-        if !(1..=40).contains(&s.max_concurrency) {
-            bad(
-            "sweeper.max-concurrency",
-            format!("max-concurrency is {}; it must be between 1 and 40", s.max_concurrency),
-            "the sweeper's Map state runs this many calls at once; Step Functions inline Map concurrency is best kept at 40 or less",
-        );
-        }
         let sched = s.schedule.trim();
         let wrapped = |p: &str| {
             sched

@@ -253,10 +253,6 @@ pub struct SweeperConfig {
     pub mode: SweepMode,
     /// EventBridge Scheduler expression of the scheduled sweep (`mode = "schedule"`).
     pub schedule: String,
-    /// `limit` passed to sweep-once.
-    pub limit: u32,
-    /// Most due executions the sweeper handles concurrently.
-    pub max_concurrency: u32,
 }
 
 impl Default for SweeperConfig {
@@ -264,8 +260,6 @@ impl Default for SweeperConfig {
         SweeperConfig {
             mode: SweepMode::Driver,
             schedule: "rate(1 minute)".to_string(),
-            limit: 100,
-            max_concurrency: 10,
         }
     }
 }
@@ -378,7 +372,7 @@ fn one_line(message: &str) -> String {
 
 impl DriverConfig {
     /// Parses `tpf-sfn.toml`. Syntax errors are `CONFIG_SYNTAX`; an Action API v1 binding's
-    /// table is `ACTION_API_V1_RETIRED` (`retired.rs`); unknown keys and wrongly typed values
+    /// table or sweep-once key (`sweeper.limit`, `sweeper.max-concurrency`) is `ACTION_API_V1_RETIRED` (`retired.rs`); unknown keys and wrongly typed values
     /// are `CONFIG_FIELD` with the dotted key. Values are not range-checked here: that
     /// is [`DriverConfig::check`], so a caller can report both kinds together.
     pub fn from_toml(file: &str, text: &str) -> Result<DriverConfig, Diagnostics> {
@@ -392,7 +386,8 @@ impl DriverConfig {
             .with_hint("fix the TOML at the reported line and column; `tpf-sfn init` writes a valid, annotated default to start from")
             .into()),
         };
-        let v1_tables = retired::tables(file, &table);
+        let mut v1_tables = retired::tables(file, &table);
+        v1_tables.extend(retired::sweeper_keys(file, &table));
         if !v1_tables.is_empty() {
             return Err(Diagnostics(v1_tables));
         }

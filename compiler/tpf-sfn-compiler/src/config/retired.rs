@@ -2,7 +2,8 @@
 //! and no parallel execution API, so a driver that calls `process-work-item` fails at its first
 //! call. Naming one, by `--binding`, by `binding.kind` or by its `[binding.<kind>]` table, is
 //! `ACTION_API_V1_RETIRED` with the gateway binding's keys as the way out, never a generic
-//! unknown-key error.
+//! unknown-key error. So is a key of v1's sweep-once (`sweeper.limit`,
+//! `sweeper.max-concurrency`): TPF's `SWEEP` takes neither.
 
 use super::{BindingKind, DriverConfig};
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
@@ -46,6 +47,35 @@ pub(super) fn tables(file: &str, table: &toml::Table) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// The `[sweeper]` keys only Action API v1's sweep-once read.
+pub const SWEEP_ONCE_KEYS: [&str; 2] = ["limit", "max-concurrency"];
+
+/// Where a configuration that still bounds v1's sweep-once is pointed instead.
+pub const SWEEP_ONCE_HINT: &str = "delete the key: TPF's SWEEP takes no limit and no concurrency; who sweeps is      sweeper.mode (\"driver\" or \"schedule\") and how often is sweeper.schedule";
+
+/// `sweeper.limit` or `sweeper.max-concurrency` in the file's raw TOML, each refused where it
+/// stands.
+pub(super) fn sweeper_keys(file: &str, table: &toml::Table) -> Vec<Diagnostic> {
+    let Some(sweeper) = table.get("sweeper").and_then(toml::Value::as_table) else {
+        return Vec::new();
+    };
+    SWEEP_ONCE_KEYS
+        .iter()
+        .filter(|k| sweeper.contains_key(**k))
+        .map(|k| {
+            Diagnostic::error(
+                CODE,
+                Location::pointer(file, format!("sweeper.{k}")),
+                format!(
+                    "sweeper.{k} bounded Action API v1's sweep-once, which is retired: TPF serves \
+                     its action gateway only, whose SWEEP takes no such bound"
+                ),
+            )
+            .with_hint(SWEEP_ONCE_HINT)
+        })
+        .collect()
+}
+
 impl DriverConfig {
     /// Refuses an Action API v1 binding: `flag` (`--binding`), which wins over the file's
     /// `binding.kind`, or else the file's.
@@ -72,6 +102,7 @@ impl DriverConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::SweepMode;
 
     #[test]
     fn every_v1_name_is_refused_with_its_location_and_the_gateway_as_the_way_out() {
@@ -111,5 +142,30 @@ mod tests {
             DriverConfig::default().refuse_action_api_v1("f", None),
             Ok(())
         );
+    }
+
+    #[test]
+    fn sweep_once_keys_are_refused_with_their_location_not_as_unknown() {
+        for key in SWEEP_ONCE_KEYS {
+            let text = format!("[sweeper]\nmode = \"driver\"\n{key} = 10\n");
+            let d = DriverConfig::from_toml("tpf-sfn.toml", &text).unwrap_err();
+            assert_eq!(d.0.len(), 1, "{d:?}");
+            assert_eq!(d.0[0].code, CODE, "{key}: {d:?}");
+            assert_eq!(
+                d.0[0].location.pointer.as_deref(),
+                Some(format!("sweeper.{key}").as_str())
+            );
+            assert!(d.0[0].hint.contains("sweeper.mode"), "{}", d.0[0].hint);
+        }
+        let both = DriverConfig::from_toml("f", "[sweeper]\nlimit = 1\nmax-concurrency = 2\n")
+            .unwrap_err();
+        assert_eq!(both.0.len(), 2, "{both:?}");
+        // The keys that stay still parse.
+        let kept = DriverConfig::from_toml(
+            "f",
+            "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(2 minutes)\"\n",
+        )
+        .unwrap();
+        assert_eq!(kept.sweeper.mode, SweepMode::Schedule);
     }
 }

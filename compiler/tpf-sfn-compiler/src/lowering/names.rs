@@ -5,7 +5,7 @@
 use sha2::{Digest, Sha256};
 
 /// The longest name this recipe gives: Step Functions' limit on machine names. With the roles in
-/// use (`driver`, `sweeper`, `durable`) the recipe stays within 64, Lambda's limit on function
+/// use (`driver`, `durable`) the recipe stays within 64, Lambda's limit on function
 /// names, because its parts are capped (20 + 24 + 10 characters and the role).
 pub const MAX_RESOURCE_NAME: usize = 80;
 
@@ -48,9 +48,6 @@ pub fn slug(text: &str, max: usize) -> String {
 pub mod role {
     /// A Step Functions release's driver machine.
     pub const DRIVER: &str = "driver";
-    /// A release's sweeper: a Step Functions release's sweeper machine, or an Action API v1
-    /// durable release's scheduled sweeper function (another service's names: they never meet).
-    pub const SWEEPER: &str = "sweeper";
     /// A Lambda durable functions release's driver function.
     pub const DURABLE: &str = "durable";
 }
@@ -83,7 +80,7 @@ mod tests {
 
     #[test]
     fn resource_names_are_short_and_legal() {
-        for role in ["driver", "sweeper", "durable"] {
+        for role in ["driver", "durable"] {
             let n = resource_name(
                 "a-prefix-of-twenty-characters-and-more",
                 "org.pipelineframework.a-pipeline-with-a-long-last-segment",

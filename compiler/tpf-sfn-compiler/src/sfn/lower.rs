@@ -34,7 +34,7 @@ pub struct Lowered {
 }
 
 /// Lowers a plan to Step Functions: the gateway protocol's driver, rendered, parsed, sized and
-/// validated, its policy, graph and manifest. No sweeper: the driver sweeps TPF itself.
+/// validated, its policy, graph and manifest. No sweeper machine: the driver sweeps TPF itself, or the wake-path stack's schedule does.
 pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnostics> {
     let mut warnings = Vec::new();
     let mut sfn = SfnPlan::new(plan);
@@ -86,11 +86,10 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 schedule: None,
                 tags: manifest::release_tags(plan, "driver", &driver_sha),
             },
-            sweeper: None,
-            without_sweeper: Some(match plan.binding.scheduled_sweep {
+            without_sweeper: match plan.binding.scheduled_sweep {
                 None => GATEWAY_SWEEPS_ITSELF,
                 Some(_) => GATEWAY_SWEEP_SCHEDULED,
-            }),
+            },
         },
         wakeup_table: plan.wakeup.table_name.clone(),
         logging: LoggingInfo {

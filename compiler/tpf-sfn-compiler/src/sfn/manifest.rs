@@ -27,17 +27,13 @@ pub struct Manifest {
 #[serde(rename_all = "camelCase")]
 pub struct Machines {
     pub driver: MachineInfo,
-    /// Action API v1's safety net; the gateway binding has none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sweeper: Option<MachineInfo>,
-    /// Why there is no sweeper, when there is none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub without_sweeper: Option<&'static str>,
+    /// Who sweeps TPF, since a release deploys no sweeper machine.
+    pub without_sweeper: &'static str,
 }
 
-/// Why the gateway binding deploys no sweeper machine.
+/// Who sweeps TPF under `sweeper.mode = "driver"`.
 pub const GATEWAY_SWEEPS_ITSELF: &str = "the gateway driver sweeps TPF itself: SWEEP before every STATUS poll, and after a park's deadline";
-/// Why the gateway binding with `sweeper.mode = "schedule"` deploys no sweeper machine.
+/// Who sweeps TPF under `sweeper.mode = "schedule"`.
 pub const GATEWAY_SWEEP_SCHEDULED: &str = "TPF is swept on the wake-path stack's schedule (sweepSchedule); the driver sweeps only at its start, while TPF waits to retry, and after a park";
 
 #[derive(Debug, Clone, Serialize)]

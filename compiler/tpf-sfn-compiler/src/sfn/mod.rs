@@ -78,9 +78,7 @@ pub const AWS_HISTORY_LIMIT: u64 = 25_000;
 /// (`crate::lowering::manifest::MANIFEST_FILE`).
 pub mod files {
     pub const DRIVER_FILE: &str = "driver.asl.json";
-    pub const SWEEPER_FILE: &str = "sweeper.asl.json";
     pub const DRIVER_POLICY_FILE: &str = "driver.iam-policy.json";
-    pub const SWEEPER_POLICY_FILE: &str = "sweeper.iam-policy.json";
     pub const GRAPH_FILE: &str = "driver.mmd";
 }
 
@@ -97,7 +95,6 @@ pub struct SfnPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MachineNames {
     pub driver: String,
-    pub sweeper: String,
 }
 
 /// How long one generation may loop before it hands over to the next.
@@ -129,7 +126,6 @@ impl SfnPlan {
         SfnPlan {
             machines: MachineNames {
                 driver: machine("driver"),
-                sweeper: machine("sweeper"),
             },
             await_states: names::assign_await_names(&keyed, states::gateway::ALL),
             budget: Budget {

@@ -323,9 +323,9 @@ async fn read_pointer(
     }))
 }
 
-/// Whether `name` is a driver execution of TPF execution `id`: the id itself, then any of the
-/// suffixes the driver and sweeper append (`-g<N>` rollover, `-r<V>` re-drive, `-s<V>` sweeper
-/// recovery). A plain prefix test would also match a different execution `<id>-x`.
+/// Whether `name` is a driver execution of TPF execution `id` under Action API v1's naming: the
+/// id itself, then any of the suffixes v1's driver and sweeper appended (`-g<N>` rollover,
+/// `-r<V>` re-drive, `-s<V>` sweeper recovery). A plain prefix test would also match a different execution `<id>-x`.
 pub fn is_generation_of(name: &str, id: &str) -> bool {
     let Some(rest) = name.strip_prefix(id) else {
         return false;

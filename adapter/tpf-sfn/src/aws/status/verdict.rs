@@ -6,6 +6,11 @@ use tpf_wire::records::ExecutionStatus;
 use super::{Generation, GenerationNames, Naming, Query, RecordView, Verdict};
 use crate::aws::release::Identity;
 
+/// The fix for an execution of a release compiled for Action API v1: retired, so nothing
+/// recovers its drivers and `deploy` refuses the release.
+const V1_RETIRED_FIX: &str = "the release was compiled for Action API v1, which is retired and recovers nothing: \
+     recompile it with the gateway binding, deploy that, and re-drive the execution through TPF's gateway (REDRIVE)";
+
 /// The verdict: pure, from what was read.
 pub fn verdict(
     release: &Identity,
@@ -59,7 +64,7 @@ pub fn verdict(
                 release.release_version
             ),
             match q.target.naming {
-                Naming::Lineage => "run `tpf-sfn deploy --out DIR --role-arn ...` for this release; the sweeper then recovers its executions".to_string(),
+                Naming::Lineage => V1_RETIRED_FIX.to_string(),
                 Naming::Gateway => "run `tpf-sfn deploy --out DIR --role-arn ...` for this release, then start the execution's next generation (run status again for its name)".to_string(),
             },
         );
@@ -168,11 +173,11 @@ pub fn verdict(
         }
         (None, None) => diverged(
             "STATUS_NO_LIVE_DRIVER",
-            format!("TPF is {} but no driver generation was ever started", r.status),
             format!(
-                "wait for the sweeper's next run (it starts `{}-s{}`), or start that execution yourself with input {{\"tenantId\",\"executionId\",\"lineage\",\"generation\":0}}",
-                q.execution, r.version
+                "TPF is {} but no driver generation was ever started",
+                r.status
             ),
+            V1_RETIRED_FIX.to_string(),
         ),
         (None, Some(last)) => diverged(
             "STATUS_NO_LIVE_DRIVER",
@@ -186,17 +191,7 @@ pub fn verdict(
                     .map(|s| format!(" at \"{s}\""))
                     .unwrap_or_default()
             ),
-            if last.current_state.as_deref() == Some("Process work item") && last.status != "SUCCEEDED" {
-                format!(
-                    "Redrive {} in the console (a transport failure at \"Process work item\"; the action is idempotent), or wait for the sweeper",
-                    last.name
-                )
-            } else {
-                format!(
-                    "wait for the sweeper's next run (it starts `{}-s{}`), or start that recovery execution yourself",
-                    q.execution, r.version
-                )
-            },
+            V1_RETIRED_FIX.to_string(),
         ),
     }
 }

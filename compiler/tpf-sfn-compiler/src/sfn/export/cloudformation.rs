@@ -3,10 +3,10 @@
 use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
-use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
+use super::{description, logging_on, policy, wake_path_description, DRIVER_OUTPUT_DESCRIPTION};
 use crate::lowering::iam::{trust, trust_in_account};
 use crate::lowering::runtime;
-use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
+use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 use crate::sfn::Compiled;
 /// The providers' status-change event names the reconciler reads.
@@ -28,7 +28,7 @@ fn alarm(a: &Alarm, target: Value) -> Value {
     monitoring::alarm(a, target)
 }
 
-/// The release stack: both machines, one role each, the sweeper's schedule, the alarms.
+/// The release stack: the gateway driver, its role, its alarms.
 pub fn release(out: &Compiled) -> Value {
     let m = &out.manifest;
     // The compiled policy already grants log delivery when logging is on (`iam.rs`).
@@ -74,91 +74,29 @@ pub fn release(out: &Compiled) -> Value {
         props.insert("TracingConfiguration".into(), json!({"Enabled": m.tracing}));
         json!({"Type": "AWS::StepFunctions::StateMachine", "Properties": props})
     };
-    // The gateway binding's release has no sweeper: its driver SWEEPs TPF itself between polls
-    // and when a park times out (`super::sweeper`). The order is the v1 stack's.
-    let sweeper = super::sweeper(out);
+    // No sweeper machine: the driver SWEEPs TPF itself between polls and when a park times
+    // out, or the wake-path stack's schedule does (`sweeper.mode = "schedule"`).
     let mut resources = Map::new();
     resources.insert("DriverRole".into(), role("driver", DRIVER_POLICY_FILE));
-    if sweeper.is_some() {
-        resources.insert("SweeperRole".into(), role("sweeper", SWEEPER_POLICY_FILE));
-    }
     resources.insert(
         "Driver".into(),
         machine(&m.machines.driver, DRIVER_FILE, "DriverRole"),
     );
-    if let Some(sweeper) = sweeper {
-        resources.insert(
-            "Sweeper".into(),
-            machine(sweeper, SWEEPER_FILE, "SweeperRole"),
-        );
-        resources.insert(
-            "SweeperScheduleRole".into(),
-            json!({
-                "Type": "AWS::IAM::Role",
-                "Properties": {
-                    "AssumeRolePolicyDocument": trust_in_account("scheduler.amazonaws.com", json!({"Ref": "AWS::AccountId"})),
-                    "Policies": [{
-                        "PolicyName": "start-sweeper",
-                        "PolicyDocument": {
-                            "Version": "2012-10-17",
-                            "Statement": [{
-                                "Effect": "Allow",
-                                "Action": "states:StartExecution",
-                                "Resource": {"Ref": "Sweeper"}
-                            }]
-                        }
-                    }]
-                }
-            }),
-        );
-        resources.insert(
-            "SweeperSchedule".into(),
-            json!({
-                "Type": "AWS::Scheduler::Schedule",
-                "Properties": {
-                    "Name": schedule_name(&sweeper.name),
-                    "ScheduleExpression": schedule(sweeper),
-                    "FlexibleTimeWindow": {"Mode": "OFF"},
-                    "Target": {
-                        "Arn": {"Ref": "Sweeper"},
-                        "RoleArn": {"Fn::GetAtt": ["SweeperScheduleRole", "Arn"]},
-                        "Input": "{}"
-                    }
-                }
-            }),
-        );
-    }
     let mut outputs = Map::new();
     outputs.insert(
         "DriverArn".into(),
-        json!({"Description": super::driver_output_description(out), "Value": {"Ref": "Driver"}}),
+        json!({"Description": DRIVER_OUTPUT_DESCRIPTION, "Value": {"Ref": "Driver"}}),
     );
-    if sweeper.is_some() {
-        outputs.insert(
-            "SweeperArn".into(),
-            json!({"Description": "The release's sweeper machine", "Value": {"Ref": "Sweeper"}}),
-        );
-    }
     outputs.insert(
         "DriverRoleArn".into(),
         json!({"Value": {"Fn::GetAtt": ["DriverRole", "Arn"]}}),
     );
-    if sweeper.is_some() {
-        outputs.insert(
-            "SweeperRoleArn".into(),
-            json!({"Value": {"Fn::GetAtt": ["SweeperRole", "Arn"]}}),
-        );
-    }
-    for a in stack::release_alarms(sweeper.is_some()) {
-        let target = match a.target {
-            Res::Machines("sweeper") => json!({"Ref": "Sweeper"}),
-            _ => json!({"Ref": "Driver"}),
-        };
-        resources.insert(a.id.into(), alarm(&a, target));
+    for a in stack::release_alarms() {
+        resources.insert(a.id.into(), alarm(&a, json!({"Ref": "Driver"})));
     }
     json!({
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Description": description(out, &super::release_contents(out, "stack")),
+        "Description": description(out, &super::release_contents("stack")),
         "Parameters": {monitoring::TOPIC_PARAMETER: monitoring::topic_parameter()},
         "Conditions": {monitoring::TOPIC_CONDITION: monitoring::topic_condition()},
         "Resources": resources,

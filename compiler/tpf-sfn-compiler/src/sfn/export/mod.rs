@@ -33,8 +33,8 @@ pub const WAKE_PATH_DIR: &str = "wake-path";
 
 /// `(file name, contents)` of both stacks of the requested flavour: the release stack, then the
 /// wake-path stack under [`WAKE_PATH_DIR`]. Refused (`EXPORT_PLACEHOLDER`) while the binding
-/// still carries a placeholder: an export is for a real account. The gateway binding's release
-/// stack is its driver alone ([`sweeper`]).
+/// still carries a placeholder: an export is for a real account. The release stack is the
+/// gateway driver alone ([`release_contents`]).
 pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagnostics> {
     crate::lowering::export::refuse_placeholders(
         &out.manifest.binding,
@@ -53,45 +53,17 @@ pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagno
     ])
 }
 
-/// The sweeper schedule's name, shared with `deploy`. Scheduler names are at most 64
-/// characters; machine names may be longer.
-pub fn schedule_name(sweeper_machine: &str) -> String {
-    let base = sweeper_machine
-        .strip_suffix("-sweeper")
-        .unwrap_or(sweeper_machine);
-    let mut name: String = base.chars().take(64 - "-sweeper-schedule".len()).collect();
-    name.push_str("-sweeper-schedule");
-    name
-}
-
-fn schedule(sweeper: &crate::sfn::manifest::MachineInfo) -> &str {
-    sweeper.schedule.as_deref().unwrap_or("rate(1 minute)")
-}
-
-/// The sweeper's manifest entry; `None` for the gateway binding, whose release stack is the
-/// driver alone. Action API v1's sweeper exists to apply await timeouts, recover lost wakeups
-/// and restart lost drivers from outside; a gateway driver SWEEPs TPF itself before every
-/// STATUS it polls and when its park's deadline (the contract's longest await + 1 s) passes,
-/// and the wake-path stack's reconciler replaces a driver that ended without TPF's outcome.
-fn sweeper(out: &Compiled) -> Option<&crate::sfn::manifest::MachineInfo> {
-    out.manifest.machines.sweeper.as_ref()
-}
-
-/// What the release stack (`what`: "stack" or "module") holds, for its description.
-fn release_contents(out: &Compiled, what: &str) -> String {
-    match sweeper(out) {
-        Some(_) => format!("driver and sweeper (one role each), the sweeper's schedule and the machines' alarms; the wake path is the wake-path {what}"),
-        None => format!("the gateway driver, its role and its alarms (it sweeps TPF itself: no sweeper); the gateway host is the wake-path {what}"),
-    }
+/// What the release stack (`what`: "stack" or "module") holds, for its description. No
+/// sweeper machine: a gateway driver SWEEPs TPF itself before every STATUS it polls and when
+/// its park's deadline (the contract's longest await + 1 s) passes, or the wake-path stack's
+/// schedule does (`sweeper.mode = "schedule"`); the wake-path stack's reconciler replaces a
+/// driver that ended without TPF's outcome.
+fn release_contents(what: &str) -> String {
+    format!("the gateway driver, its role and its alarms (it sweeps TPF itself: no sweeper); the gateway host is the wake-path {what}")
 }
 
 /// What the driver output says starts the driver.
-fn driver_output_description(out: &Compiled) -> &'static str {
-    match sweeper(out) {
-        Some(_) => "The release's driver machine (the bridge starts it for executions pinned to this release)",
-        None => "The release's gateway driver machine (the wake-path stack's starter starts it, named by TPF's recipe)",
-    }
-}
+const DRIVER_OUTPUT_DESCRIPTION: &str = "The release's gateway driver machine (the wake-path stack's starter starts it, named by TPF's recipe)";
 
 fn file_text<'a>(out: &'a Compiled, name: &str) -> &'a str {
     out.files

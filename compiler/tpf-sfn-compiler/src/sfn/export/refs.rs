@@ -187,8 +187,8 @@ mod tests {
     #[test]
     fn terraform_references_are_found_and_escapes_skipped() {
         assert_eq!(
-            references("x $${aws_a.b} ${aws_sfn_state_machine.sweeper.arn} ${var.v}"),
-            vec!["aws_sfn_state_machine.sweeper.arn", "var.v"]
+            references("x $${aws_a.b} ${aws_sfn_state_machine.driver.arn} ${var.v}"),
+            vec!["aws_sfn_state_machine.driver.arn", "var.v"]
         );
     }
 

@@ -163,7 +163,7 @@ pub enum Res {
     DeadLetterQueue,
     /// A function's log group (`relay`, the gateway host's), every stream in it.
     FunctionLogs(&'static str),
-    /// This configuration's state machines of one role (`driver`, `sweeper`).
+    /// This configuration's state machines of one role (`driver`).
     Machines(&'static str),
     /// This configuration's durable driver functions (the Lambda durable functions backend),
     /// every published version.
@@ -233,7 +233,7 @@ pub const SWEEP_SCHEDULE_RETRIES: u32 = 0;
 pub const SWEEP_SCHEDULE_DESCRIPTION: &str = "TPF's SWEEP for every driver of this configuration (sweeper.mode = \"schedule\"): await timeouts, due work, item continuations. The drivers sweep only at their start, while TPF waits to retry and after a park.";
 
 /// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's
-/// numbered version, answer the drivers' tokens (the gateway binding has no sweeper), write its
+/// numbered version, answer the drivers' tokens, write its
 /// logs. No Action API token: the gateway is invoked with the role.
 pub fn gateway_relay_statements() -> Vec<Statement> {
     vec![
@@ -490,48 +490,35 @@ pub fn gateway_alarms() -> Vec<Alarm> {
 }
 
 /// The release's alarms: its drivers failed or timed out (a TPF failure fails its driver by
-/// design, so the first counts TPF-failed executions too), or its sweeper failed (a release
-/// `with_sweeper`: Action API v1's).
-pub fn release_alarms(with_sweeper: bool) -> Vec<Alarm> {
-    let machine = |id, tf_name, description, metric, role| Alarm {
+/// design, so the first counts TPF-failed executions too).
+pub fn release_alarms() -> Vec<Alarm> {
+    let machine = |id, tf_name, description, metric| Alarm {
         id,
         tf_name,
         description,
         namespace: "AWS/States",
         metric,
         dimension: "StateMachineArn",
-        target: Res::Machines(role),
+        target: Res::Machines("driver"),
         statistic: "Sum",
         period: 300,
         periods: 1,
         threshold: 1,
     };
-    let mut alarms = vec![
+    vec![
         machine(
             "DriverExecutionsFailedAlarm",
             "driver_executions_failed",
             "Driver executions failed: TPF failed them (their cause is TPF's errorCode), or an action call failed for good",
             "ExecutionsFailed",
-            "driver",
         ),
         machine(
             "DriverExecutionsTimedOutAlarm",
             "driver_executions_timed_out",
             "Driver executions timed out",
             "ExecutionsTimedOut",
-            "driver",
         ),
-    ];
-    if with_sweeper {
-        alarms.push(machine(
-            "SweeperExecutionsFailedAlarm",
-            "sweeper_executions_failed",
-            "The sweeper failed: lost wakeups are not recovered until it runs again",
-            "ExecutionsFailed",
-            "sweeper",
-        ));
-    }
-    alarms
+    ]
 }
 
 /// The relay's and the gateway host's environment (`tpf_sfn_lambda::config::var`), values as

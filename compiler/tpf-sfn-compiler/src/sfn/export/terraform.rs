@@ -4,14 +4,14 @@
 use serde_json::{json, Map, Value};
 
 use super::stack::{self, env, Alarm, Facts, Res, Statement};
-use super::{description, logging_on, policy, schedule, schedule_name, wake_path_description};
+use super::{description, logging_on, policy, wake_path_description};
 use crate::lowering::iam::trust;
 use crate::lowering::monitoring::terraform as monitoring;
 use crate::lowering::runtime;
 use crate::lowering::terraform::{
     self as tf, account_trust, json_literal as tf_json, literal as tf_literal,
 };
-use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE, SWEEPER_FILE, SWEEPER_POLICY_FILE};
+use crate::sfn::files::{DRIVER_FILE, DRIVER_POLICY_FILE};
 use crate::sfn::manifest::MachineInfo;
 use crate::sfn::Compiled;
 /// The providers' status-change event names the reconciler reads.
@@ -28,7 +28,7 @@ fn alarm(a: &Alarm, target: &str) -> Value {
     monitoring::alarm(a, target)
 }
 
-/// The release module: both machines, one role each, the sweeper's schedule, the alarms.
+/// The release module: the gateway driver, its role, its alarms.
 pub fn release(out: &Compiled) -> Value {
     let m = &out.manifest;
     let machine = |info: &MachineInfo, file: &str, role: &str| {
@@ -72,77 +72,38 @@ pub fn release(out: &Compiled) -> Value {
         );
         Value::Object(r)
     };
-    // The gateway binding's release has no sweeper (`super::sweeper`): the driver alone.
-    let sweeper = super::sweeper(out);
-    let roles: &[(&str, &str)] = match sweeper {
-        Some(_) => &[
-            ("driver", DRIVER_POLICY_FILE),
-            ("sweeper", SWEEPER_POLICY_FILE),
-        ],
-        None => &[("driver", DRIVER_POLICY_FILE)],
-    };
+    // No sweeper machine: the driver SWEEPs TPF itself, or the wake-path stack's schedule does.
+    let mut resources = Map::new();
     let mut policies = Map::new();
+    policies.insert(
+        "driver".into(),
+        json!({"name": "driver", "role": "${aws_iam_role.driver.id}", "policy": tf_json(&policy(out, DRIVER_POLICY_FILE))}),
+    );
     let mut iam_roles = Map::new();
+    iam_roles.insert(
+        "driver".into(),
+        json!({"assume_role_policy": account_trust("states.amazonaws.com")}),
+    );
     let mut machines = Map::new();
-    let mut outputs = Map::new();
-    for (role, file) in roles {
-        policies.insert(
-            (*role).into(),
-            json!({"name": role, "role": format!("${{aws_iam_role.{role}.id}}"), "policy": tf_json(&policy(out, file))}),
-        );
-        iam_roles.insert(
-            (*role).into(),
-            json!({"assume_role_policy": account_trust("states.amazonaws.com")}),
-        );
-    }
     machines.insert(
         "driver".into(),
         machine(&m.machines.driver, DRIVER_FILE, "driver"),
     );
+    let mut outputs = Map::new();
     outputs.insert(
         "driver_arn".into(),
         json!({"value": "${aws_sfn_state_machine.driver.arn}"}),
     );
-    let mut resources = Map::new();
-    if let Some(sweeper) = sweeper {
-        policies.insert(
-            "sweeper_schedule".into(),
-            json!({
-                "name": "start-sweeper",
-                "role": "${aws_iam_role.sweeper_schedule.id}",
-                "policy": "${jsonencode({Version = \"2012-10-17\", Statement = [{Effect = \"Allow\", Action = \"states:StartExecution\", Resource = aws_sfn_state_machine.sweeper.arn}]})}"
-            }),
-        );
-        iam_roles.insert(
-            "sweeper_schedule".into(),
-            json!({"assume_role_policy": account_trust("scheduler.amazonaws.com")}),
-        );
-        machines.insert("sweeper".into(), machine(sweeper, SWEEPER_FILE, "sweeper"));
-        outputs.insert(
-            "sweeper_arn".into(),
-            json!({"value": "${aws_sfn_state_machine.sweeper.arn}"}),
-        );
-    }
     outputs.insert(
         "driver_role_arn".into(),
         json!({"value": "${aws_iam_role.driver.arn}"}),
     );
-    if sweeper.is_some() {
-        outputs.insert(
-            "sweeper_role_arn".into(),
-            json!({"value": "${aws_iam_role.sweeper.arn}"}),
-        );
-    }
     let mut alarms = Map::new();
-    for a in stack::release_alarms(sweeper.is_some()) {
-        let (target, name) = match (&a.target, sweeper) {
-            (Res::Machines("sweeper"), Some(s)) => ("aws_sfn_state_machine.sweeper.arn", &s.name),
-            _ => ("aws_sfn_state_machine.driver.arn", &m.machines.driver.name),
-        };
-        let mut v = alarm(&a, target);
+    for a in stack::release_alarms() {
+        let mut v = alarm(&a, "aws_sfn_state_machine.driver.arn");
         v["alarm_name"] = json!(format!(
             "{}-{}",
-            tf_literal(name),
+            tf_literal(&m.machines.driver.name),
             a.metric.to_ascii_lowercase()
         ));
         alarms.insert(a.tf_name.into(), v);
@@ -150,26 +111,9 @@ pub fn release(out: &Compiled) -> Value {
     resources.insert("aws_iam_role".into(), Value::Object(iam_roles));
     resources.insert("aws_iam_role_policy".into(), Value::Object(policies));
     resources.insert("aws_sfn_state_machine".into(), Value::Object(machines));
-    if let Some(sweeper) = sweeper {
-        resources.insert(
-            "aws_scheduler_schedule".into(),
-            json!({
-                "sweeper": {
-                    "name": tf_literal(&schedule_name(&sweeper.name)),
-                    "schedule_expression": schedule(sweeper),
-                    "flexible_time_window": {"mode": "OFF"},
-                    "target": {
-                        "arn": "${aws_sfn_state_machine.sweeper.arn}",
-                        "role_arn": "${aws_iam_role.sweeper_schedule.arn}",
-                        "input": "{}"
-                    }
-                }
-            }),
-        );
-    }
     resources.insert("aws_cloudwatch_metric_alarm".into(), Value::Object(alarms));
     json!({
-        "//": tf_literal(&description(out, &super::release_contents(out, "module"))),
+        "//": tf_literal(&description(out, &super::release_contents("module"))),
         "terraform": header(),
         "variable": {"alarm_topic_arn": monitoring::topic_variable()},
         "data": {"aws_caller_identity": {"current": {}}},
