@@ -59,7 +59,7 @@ pub fn files(out: &Compiled, kind: Kind) -> Result<Vec<(String, String)>, Diagno
 /// schedule does (`sweeper.mode = "schedule"`); the wake-path stack's reconciler replaces a
 /// driver that ended without TPF's outcome.
 fn release_contents(what: &str) -> String {
-    format!("the gateway driver, its role and its alarms (it sweeps TPF itself: no sweeper); the gateway host is the wake-path {what}")
+    format!("the gateway driver, its role and its alarms (no sweeper machine: the driver sweeps TPF, or the wake-path stack's schedule does); the gateway host is the wake-path {what}")
 }
 
 /// What the driver output says starts the driver.
