@@ -193,6 +193,17 @@ async fn await_timeout_park_times_out_sweeps_and_fails_with_tpfs_status() {
     assert!(seen[0].1.starts_with("nothing"), "{seen:?}");
 }
 
+/// The driver `arn` parks on TPF's await of `id`, TPF's pending interaction is completed, and
+/// the driver ends SUCCEEDED: the interaction and the ended execution's description.
+async fn completed_after_its_park(lp: &GatewayLoop, arn: &str, id: &str) -> (String, Value) {
+    lp.wait_parked(arn, id).await;
+    let interaction = lp.pending(id).await.expect("pending interaction");
+    lp.complete(&interaction).await;
+    let (status, ended) = lp.wait_ended(arn).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    (interaction, ended)
+}
+
 /// `serve`'s script for TPF-21: the first step fails on each of TPF's four attempts, then
 /// (re-driven) completes.
 const RETRIES_EXHAUSTED: &str = "[[steps]]\nstep = \"Validate Order Request\"\noutcomes = [\
@@ -235,11 +246,7 @@ async fn retry_exhaustion_then_redrive_ends_in_generation_2() {
     assert_tpf_name(&second);
     assert_ne!(second, first);
 
-    lp.wait_parked(&second, &id).await;
-    let interaction = lp.pending(&id).await.expect("pending interaction");
-    lp.complete(&interaction).await;
-    let (status, ended) = lp.wait_ended(&second).await;
-    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    let (interaction, ended) = completed_after_its_park(&lp, &second, &id).await;
     assert_eq!(ended["output"]["generation"], 2, "{ended}");
     assert_eq!(ended["output"]["executionId"], id.as_str());
     let done = lp.wait_record(&id, "SUCCEEDED").await;
@@ -327,11 +334,7 @@ async fn scheduled_sweep_release_sweeps_only_while_tpf_waits_to_retry() {
     lp.redrive(&id).await;
     let next = ExecutionInput::resume_execution(TENANT, &id, 1, lp.release()).expect("resume");
     let second = lp.start_driver(&next).await;
-    lp.wait_parked(&second, &id).await;
-    let interaction = lp.pending(&id).await.expect("pending interaction");
-    lp.complete(&interaction).await;
-    let (status, ended) = lp.wait_ended(&second).await;
-    assert_eq!(status, ExecutionStatus::Succeeded, "{ended}\n{}", lp.logs());
+    completed_after_its_park(&lp, &second, &id).await;
     lp.wait_record(&id, "SUCCEEDED").await;
     sweeps_only_at_start_on_retry_or_after_a_park(&lp.entered(&second).await);
     let mut both = ops;

@@ -278,15 +278,6 @@ pub enum SweepMode {
     Schedule,
 }
 
-impl SweepMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SweepMode::Driver => "driver",
-            SweepMode::Schedule => "schedule",
-        }
-    }
-}
-
 /// The period of an EventBridge Scheduler `rate(<n> <unit>)` expression, in seconds; `None`
 /// for anything else (a `cron(...)` has no fixed period).
 pub fn rate_period_seconds(expression: &str) -> Option<u64> {

@@ -51,7 +51,7 @@ pub(super) fn tables(file: &str, table: &toml::Table) -> Vec<Diagnostic> {
 pub const SWEEP_ONCE_KEYS: [&str; 2] = ["limit", "max-concurrency"];
 
 /// Where a configuration that still bounds v1's sweep-once is pointed instead.
-pub const SWEEP_ONCE_HINT: &str = "delete the key: TPF's SWEEP takes no limit and no concurrency; who sweeps is      sweeper.mode (\"driver\" or \"schedule\") and how often is sweeper.schedule";
+pub const SWEEP_ONCE_HINT: &str = "delete the key: TPF's SWEEP takes no limit and no concurrency; who sweeps is sweeper.mode (\"driver\" or \"schedule\") and how often is sweeper.schedule";
 
 /// `sweeper.limit` or `sweeper.max-concurrency` in the file's raw TOML, each refused where it
 /// stands.

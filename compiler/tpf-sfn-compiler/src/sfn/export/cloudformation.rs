@@ -408,7 +408,7 @@ fn gateway_host(
                         "Input": stack::sweep_schedule_input(),
                         "RetryPolicy": {
                             "MaximumRetryAttempts": stack::SWEEP_SCHEDULE_RETRIES,
-                            "MaximumEventAgeInSeconds": sweep.period_seconds.clamp(60, 86_400)
+                            "MaximumEventAgeInSeconds": stack::sweep_schedule_event_age(sweep)
                         }
                     }
                 }

@@ -230,6 +230,12 @@ pub fn sweep_schedule_input() -> String {
 
 /// A missed scheduled sweep is the next period's: no retry, and no event older than a period.
 pub const SWEEP_SCHEDULE_RETRIES: u32 = 0;
+
+/// The schedule's `MaximumEventAgeInSeconds`: one period, within what EventBridge Scheduler
+/// accepts (60 s to a day).
+pub fn sweep_schedule_event_age(sweep: &crate::plan::ScheduledSweep) -> u64 {
+    sweep.period_seconds.clamp(60, 86_400)
+}
 pub const SWEEP_SCHEDULE_DESCRIPTION: &str = "TPF's SWEEP for every driver of this configuration (sweeper.mode = \"schedule\"): await timeouts, due work, item continuations. The drivers sweep only at their start, while TPF waits to retry and after a park.";
 
 /// The relay of the gateway binding's queue transport: consume the queue, invoke the gateway's

@@ -345,7 +345,7 @@ fn gateway_host(
                     "input": tf_literal(&stack::sweep_schedule_input()),
                     "retry_policy": {
                         "maximum_retry_attempts": stack::SWEEP_SCHEDULE_RETRIES,
-                        "maximum_event_age_in_seconds": sweep.period_seconds.clamp(60, 86_400)
+                        "maximum_event_age_in_seconds": stack::sweep_schedule_event_age(sweep)
                     }
                 }
             }),
