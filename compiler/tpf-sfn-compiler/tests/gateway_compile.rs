@@ -180,6 +180,32 @@ fn the_validator_proves_the_gateway_driver_and_refuses_its_mutants() {
             out.manifest.machines.driver.max_history_events
         );
         assert!(report.history.max_events.unwrap() <= 20_000);
+        let guard = report.history.loop_guard.as_ref().expect("a counted loop");
+        assert_eq!(guard.state, "Route on TPF status");
+        assert_eq!(guard.counter_path, "$.loop.iteration");
+        assert_eq!(guard.limit, u64::from(out.sfn.budget.max_iterations));
+
+        // Without its `"ResultPath": null`, SWEEP's answer replaces the whole state, counter
+        // included: the loop has no bound.
+        let mut clobbering = out.driver.clone();
+        let Some(State::Task(t)) = clobbering.states.get_mut("Sweep TPF") else {
+            panic!("no sweep state");
+        };
+        t.result_path = None;
+        refused(&clobbering, "ASL_HISTORY_UNBOUNDED");
+
+        // Polling again without the wait: every gateway call is answered at once, on the queue
+        // transport too (its relay answers the token as soon as the gateway answers), so the
+        // way back costs no time.
+        let mut hasty = out.driver.clone();
+        for rung in ["Poll again: next wait", "Poll again: longest wait"] {
+            let Some(State::Pass(p)) = hasty.states.get_mut(rung) else {
+                panic!("no {rung}");
+            };
+            p.next = Some("Sweep TPF".into());
+        }
+        hasty.states.shift_remove("Wait before polling");
+        refused(&hasty, "ASL_LOOP_UNPACED");
 
         // The wake writes the counter without raising it: the loop has no bound.
         let mut uncounted = out.driver.clone();

@@ -7,8 +7,6 @@
 //!   table's rows;
 //! - [`admission`]: TPF's admission key and intent fingerprint;
 //! - [`java_error`]: a failure as TPF's Java reports it (exception class and message);
-//! - [`action`]: Action API v1 — request and response types, the outcome's field names, error
-//!   codes, HTTP statuses and the task error names the drivers catch;
 //! - [`records`]: TPF's durable records with their DynamoDB attribute names;
 //! - [`cardinality`]: TPF's cardinality normalisation, itemized awaits and result shape;
 //! - [`step`]: a contract step's fields as TPF's runtime reads them;
@@ -20,7 +18,6 @@
 //! Nothing here does I/O or makes a decision: the crates above read these facts, and the
 //! templates get every name through the compiler's render context.
 
-pub mod action;
 pub mod admission;
 pub mod cardinality;
 pub mod gateway;

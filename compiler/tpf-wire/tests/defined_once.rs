@@ -1,6 +1,7 @@
 //! Every wire name is spelled once, here: no other source file or template writes the wakeup
-//! table's keys, the Action API's outcome fields or its error names as a string literal. Code
-//! and templates get them from this crate (templates through the compiler's render context).
+//! table's keys, the action gateway's request and response keys, the driver's error names or
+//! TPF's record attributes as a string literal. Code and templates get them from this crate
+//! (templates through the compiler's render context).
 //!
 //! Tests may spell them (that is how they pin the values); the scan skips test directories and
 //! `#[cfg(test)]` modules. Names that are also ordinary words elsewhere (`status`, `driver`,
@@ -8,9 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use tpf_wire::action::{await_field, code, field, task_error};
 use tpf_wire::gateway::binding::{self as binding, attr as binding_attr, DeliveryOutcome};
+use tpf_wire::gateway::host::driver_error;
 use tpf_wire::gateway::invoke;
+use tpf_wire::gateway::key::{input, request, response};
 use tpf_wire::gateway::names::{coordinator, prefix};
 use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::records::{
@@ -33,23 +35,15 @@ fn names() -> Vec<&'static str> {
         attr::TPF_VERSION,
         attr::EXPIRES_AT,
         attr::SEQUENCE_NUMBER,
-        field::CURRENT_STEP_INDEX,
-        field::NEXT_DUE_AT,
-        field::ERROR_CODE,
-        field::CLAIMED,
-        field::TIMED_OUT_AWAITS,
-        await_field::UNIT_ID,
-        await_field::STEP_INDEX,
-        await_field::STEP_NAME,
-        await_field::DEADLINE_AT,
-        await_field::WAKE_IN_SECONDS,
-        await_field::EXPIRES_AT_EPOCH_SECONDS,
-        code::RELEASE_IDENTITY_MISMATCH,
-        code::EXECUTION_NOT_FOUND,
-        code::TRANSPORT_ERROR,
-        task_error::RELEASE_IDENTITY_MISMATCH,
-        task_error::EXECUTION_NOT_FOUND,
-        task_error::TRANSPORT,
+        request::AWAIT_IDENTITY,
+        request::PROVIDER_EXECUTION_NAME,
+        request::PROVIDER_EXECUTION_ARN,
+        request::PROVIDER_CALLBACK_ID,
+        request::EXPECTED_VERSION,
+        response::EXECUTION_STATUS,
+        response::RESULT_JSON,
+        input::RESUME_EXECUTION_ID,
+        driver_error::EXECUTION_ENDED,
         binding::PROVIDER_EXECUTION_INDEX,
         binding_attr::PROVIDER_EXECUTION_NAME,
         binding_attr::PROVIDER_EXECUTION_ARN,
@@ -68,9 +62,9 @@ fn names() -> Vec<&'static str> {
         invoke::FUNCTION_ERROR_HEADER,
         tpf_wire::gateway::key::relay::GATEWAY_REQUEST,
         tpf_wire::gateway::key::HANDED_OVER_TO,
-        tpf_wire::gateway::host::driver_error::CALLBACK_IDENTITY_MISMATCH,
-        tpf_wire::gateway::host::driver_error::NO_CHECKPOINT,
-        tpf_wire::gateway::host::driver_error::NO_RESULT,
+        driver_error::CALLBACK_IDENTITY_MISMATCH,
+        driver_error::NO_CHECKPOINT,
+        driver_error::NO_RESULT,
         execution_attr::REDRIVE_INTENT,
         execution_attr::FAILED_STEP_INDEX,
         table_key::PAYLOAD_ID,
@@ -108,23 +102,7 @@ fn record_attributes() -> Vec<&'static str> {
 }
 
 /// Spellings that are another contract's, with the same name: (name, file, why).
-const ELSEWHERE: &[(&str, &str, &str)] = &[
-    (
-        field::ERROR_CODE,
-        "adapter/tpf-sfn/src/host/handlers/control_plane.rs",
-        "TPF's control-plane status response, not the Action API outcome",
-    ),
-    (
-        await_field::STEP_INDEX,
-        "adapter/tpf-sfn/src/host/handlers/control_plane.rs",
-        "TPF's control-plane status and interaction responses, not the Action API outcome",
-    ),
-    (
-        await_field::STEP_INDEX,
-        "adapter/tpf-sfn/src/host/handlers/admin.rs",
-        "TPF's admin re-drive response, not the Action API outcome",
-    ),
-];
+const ELSEWHERE: &[(&str, &str, &str)] = &[];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -228,14 +206,14 @@ fn the_scan_covers_tpf_record_attributes() {
 #[test]
 fn the_scan_sees_a_spelled_name_and_ignores_tests() {
     let names = names();
-    let code = "let due = v[\"nextDueAt\"];\n#[cfg(test)]\nmod tests { \"claimed\" }\n";
+    let code = "let s = v[\"executionStatus\"];\n#[cfg(test)]\nmod tests { \"resultJson\" }\n";
     assert_eq!(
         spelled("x.rs", code, &names),
-        vec![("x.rs".to_owned(), field::NEXT_DUE_AT)]
+        vec![("x.rs".to_owned(), response::EXECUTION_STATUS)]
     );
     assert!(spelled("t.hbs", "\"Error\": {{json e}}", &names).is_empty());
     assert_eq!(
-        spelled("t.hbs", "\"Error\": \"TPF.TransportError\"", &names).len(),
+        spelled("t.hbs", "\"Error\": \"TPF.ExecutionEnded\"", &names).len(),
         1
     );
 }

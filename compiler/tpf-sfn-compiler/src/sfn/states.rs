@@ -4,7 +4,8 @@
 /// The errors a driver execution fails with that TPF's driver has no name for: what the console
 /// lists and alarms match.
 pub mod fail_error {
-    pub const UNEXPECTED_OUTCOME: &str = tpf_wire::action::driver_error::UNEXPECTED_OUTCOME;
+    /// STATUS answered a status the driver does not route (a TPF newer than the driver).
+    pub const UNEXPECTED_OUTCOME: &str = "TPF.UnexpectedOutcome";
 }
 
 /// The gateway driver's states (`docs/gateway.md`, "The Step Functions driver").

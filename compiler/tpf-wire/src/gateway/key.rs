@@ -131,8 +131,7 @@ pub const HANDED_OVER_TO: &str = "handedOverTo";
 /// answers the token).
 pub mod relay {
     pub const GATEWAY_REQUEST: &str = "gatewayRequest";
-    /// The same key as Action API v1's queue envelope.
-    pub const TASK_TOKEN: &str = crate::action::envelope::TASK_TOKEN;
+    pub const TASK_TOKEN: &str = "taskToken";
     pub const PARK: &str = "park";
 }
 

@@ -20,6 +20,7 @@ pub use plane::{
 use tpf_wire::gateway::binding::{
     registration_missing, CallbackRegistration, ProviderFields, DEFAULT_RETENTION_SECONDS,
 };
+use tpf_wire::gateway::key::request as request_key;
 use tpf_wire::gateway::response::SWEEPED;
 use tpf_wire::gateway::{
     ActionRequest, ActionResponse, AwaitCheckpoint, AwaitIdentity, DriverCheckpoint,
@@ -243,15 +244,15 @@ impl<P: ControlPlane, B: BindingStore> Gateway<P, B> {
         let provider = ProviderFields::new(
             Some(required(
                 request.provider_execution_name.as_deref(),
-                "providerExecutionName",
+                request_key::PROVIDER_EXECUTION_NAME,
             )?),
             Some(required(
                 request.provider_execution_arn.as_deref(),
-                "providerExecutionArn",
+                request_key::PROVIDER_EXECUTION_ARN,
             )?),
             Some(required(
                 request.provider_callback_id.as_deref(),
-                "providerCallbackId",
+                request_key::PROVIDER_CALLBACK_ID,
             )?),
         )?;
         let registration = CallbackRegistration::new(

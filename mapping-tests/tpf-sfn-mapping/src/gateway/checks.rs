@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use tpf_wire::gateway::host::POLL_WAITS_SECONDS;
+use tpf_wire::gateway::key::output as output_key;
 use tpf_wire::gateway::names::{binding_partition_key, delivered_sort_key};
 use tpf_wire::gateway::start::ExecutionInput;
 use tpf_wire::gateway::{ActionRequest, ActionResponse, Operation};
@@ -17,7 +18,7 @@ use super::trace::StartVia;
 use super::world::{GatewayWorld, TENANT};
 
 /// The error a gateway driver fails with when TPF's execution ended without success.
-pub const EXECUTION_ENDED_ERROR: &str = "TPF.ExecutionEnded";
+pub const EXECUTION_ENDED_ERROR: &str = tpf_wire::gateway::host::driver_error::EXECUTION_ENDED;
 
 /// The checks, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -279,7 +280,7 @@ fn driver_ends<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
             .output
             .as_deref()
             .and_then(|o| serde_json::from_str::<Value>(o).ok())
-            .filter(|o| o.get("resultJson").is_some());
+            .filter(|o| o.get(output_key::RESULT_JSON).is_some());
         match (d.status, &d.error, final_output) {
             (DriverStatus::Succeeded, _, Some(output)) => {
                 if !tpf.contains(&ExecutionStatus::Succeeded) {
@@ -293,7 +294,7 @@ fn driver_ends<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
                     .get(&execution)
                     .and_then(|r| r.result_payload.as_ref())
                     .map(jackson_compact);
-                let got = output.get("resultJson").and_then(Value::as_str);
+                let got = output.get(output_key::RESULT_JSON).and_then(Value::as_str);
                 if got != expected.as_deref()
                     || output.get("executionId").and_then(Value::as_str) != Some(&execution)
                 {

@@ -108,15 +108,7 @@ pub(crate) fn analyze(ctx: &mut Ctx<'_>, machine: &StateMachine) -> HistoryAnaly
                 fixed,
             }
         }
-        [scc] => match prove_loop(
-            states,
-            &graph,
-            &alive,
-            start,
-            scc,
-            &weight,
-            ctx.opts.profile == super::Profile::TpfDriver,
-        ) {
+        [scc] => match prove_loop(states, &graph, &alive, start, scc, &weight) {
             Ok(proof) => {
                 let max = proof.fixed.saturating_add(
                     proof
@@ -315,7 +307,6 @@ fn prove_loop(
     start: usize,
     scc: &[usize],
     weight: &dyn Fn(usize) -> u64,
-    echo: bool,
 ) -> Result<LoopProof, Unproven> {
     let mut in_scc = vec![false; graph.len()];
     for &v in scc {
@@ -334,9 +325,7 @@ fn prove_loop(
         let Some((counter, limit)) = guard_rule(choice.choices.as_slice(), states, &in_loop) else {
             continue;
         };
-        match verify_guard(
-            states, graph, alive, start, &in_loop, g, &counter, weight, echo,
-        ) {
+        match verify_guard(states, graph, alive, start, &in_loop, g, &counter, weight) {
             Ok((fixed, per_iteration)) => {
                 let state = states
                     .get_index(g)
@@ -460,16 +449,16 @@ fn catcher_effect(result_path: Option<&Value>, p: &[String]) -> Effect {
 
 /// Where a template's `.$` expressions read from.
 #[derive(Clone, Copy)]
-enum Source<'a> {
+enum Source {
     /// A Pass's Parameters: the state input (`reads_root`: the whole of it).
     Input { reads_root: bool },
-    /// A Task's ResultSelector: the task result; `params` is what the call sent.
-    Result { params: Option<&'a Value> },
+    /// A Task's ResultSelector: the task result, which never holds the counter's old value.
+    Result,
     /// A literal `Result`.
     Literal,
 }
 
-fn effect(state: &State, p: &[String], echo: bool) -> Effect {
+fn effect(state: &State, p: &[String]) -> Effect {
     let (input_path, output_path) = match state {
         State::Task(s) => (None, s.output_path.as_ref()),
         State::Pass(s) => (s.input_path.as_ref(), s.output_path.as_ref()),
@@ -488,9 +477,7 @@ fn effect(state: &State, p: &[String], echo: bool) -> Effect {
         State::Task(s) => (
             s.result_path.as_ref(),
             s.result_selector.as_ref(),
-            Source::Result {
-                params: s.parameters.as_ref(),
-            },
+            Source::Result,
         ),
         State::Map(s) => (s.result_path.as_ref(), None, Source::Literal),
         State::Parallel(s) => (s.result_path.as_ref(), None, Source::Literal),
@@ -531,18 +518,12 @@ fn effect(state: &State, p: &[String], echo: bool) -> Effect {
     };
     // Parameters read the InputPath-filtered input, so `MathAdd(P, 1)` only reads the counter
     // when the Pass keeps the whole input.
-    written_value(template, source, rest, p, echo)
+    written_value(template, source, rest, p)
 }
 
 /// Follows `rest` through a Pass template or a Task's ResultSelector to see what lands on the
 /// counter.
-fn written_value(
-    template: &Value,
-    source: Source<'_>,
-    rest: &[String],
-    p: &[String],
-    echo: bool,
-) -> Effect {
+fn written_value(template: &Value, source: Source, rest: &[String], p: &[String]) -> Effect {
     let dynamic = !matches!(source, Source::Literal);
     let Some((last, parents)) = rest.split_last() else {
         return non_negative(template);
@@ -560,57 +541,13 @@ fn written_value(
     if let Some(Value::String(expr)) = obj.get(format!("{last}.$")) {
         let increments = match source {
             Source::Input { reads_root } => reads_root && is_increment(expr, p),
-            Source::Result { params } => echo && is_echo_increment(expr, params, p),
-            Source::Literal => false,
+            Source::Result | Source::Literal => false,
         };
         if increments {
             return Effect::Increment;
         }
     }
     Effect::Clobber
-}
-
-/// Under the TPF driver profile, Action API v1 echoes the request's `driver` object verbatim.
-/// So a Task that sends `driver.iteration` = P and selects `States.MathAdd(<result>.driver.
-/// iteration, k)` writes P + k: an increment, read back from TPF's echo of the counter it sent.
-fn is_echo_increment(expr: &str, params: Option<&Value>, p: &[String]) -> bool {
-    let Ok(call) = parse_intrinsic(expr) else {
-        return false;
-    };
-    let [IntrinsicArg::Path(q), IntrinsicArg::Number(k)] = call.args.as_slice() else {
-        return false;
-    };
-    let echoed = simple_segments(q).is_some_and(|segs| {
-        segs.ends_with(&[
-            tpf_wire::action::ECHO.to_string(),
-            tpf_wire::action::request::driver::ITERATION.to_string(),
-        ])
-    });
-    call.name == "MathAdd"
-        && *k >= 1.0
-        && k.fract() == 0.0
-        && echoed
-        && params.is_some_and(|params| sends_counter(params, p))
-}
-
-/// Whether a request template sends P as some `driver.iteration`.
-fn sends_counter(template: &Value, p: &[String]) -> bool {
-    match template {
-        Value::Object(o) => o.iter().any(|(k, v)| {
-            let sent_here = k == tpf_wire::action::ECHO
-                && v.get(format!(
-                    "{}.$",
-                    tpf_wire::action::request::driver::ITERATION
-                ))
-                .and_then(Value::as_str)
-                .and_then(simple_segments)
-                .as_deref()
-                    == Some(p);
-            sent_here || sends_counter(v, p)
-        }),
-        Value::Array(a) => a.iter().any(|v| sends_counter(v, p)),
-        _ => false,
-    }
 }
 
 fn non_negative(v: &Value) -> Effect {
@@ -645,7 +582,6 @@ fn verify_guard(
     g: usize,
     counter: &str,
     weight: &dyn Fn(usize) -> u64,
-    echo: bool,
 ) -> Result<(u64, u64), Unproven> {
     let name = |v: usize| states.get_index(v).map(|(n, _)| n.as_str()).unwrap_or("?");
     let p =
@@ -666,7 +602,7 @@ fn verify_guard(
         let Some((_, state)) = states.get_index(v) else {
             continue;
         };
-        match effect(state, &p, echo) {
+        match effect(state, &p) {
             Effect::Keep => {}
             Effect::Increment => increments[v] = true,
             Effect::SetNonNegative | Effect::Clobber => {
@@ -730,7 +666,7 @@ fn verify_guard(
                 state.catchers().get(i).and_then(|c| c.result_path.as_ref()),
                 &p,
             ),
-            None => effect(state, &p, echo),
+            None => effect(state, &p),
         };
         match eff {
             Effect::SetNonNegative => true,
@@ -799,55 +735,4 @@ fn verify_guard(
         .ok_or((g, "unexpected cycle".to_string()))?;
     let fixed = EXECUTION_EVENTS.saturating_add(prefix.saturating_add(suffix).max(bypass));
     Ok((fixed, per_iteration))
-}
-
-/// Map item bounds that follow from Action API v1: a Map whose `ItemsPath` is the `due` list
-/// of a sweep-once result (a Task whose request sends a literal `limit` N and whose result lands
-/// at the Map's path) iterates over at most N items, because sweep-once returns at most `limit`
-/// due executions.
-pub(crate) fn action_map_bounds(machine: &StateMachine) -> Vec<(String, u64)> {
-    use tpf_wire::action::{field, request};
-    let mut limits: Vec<(Vec<String>, u64)> = Vec::new();
-    for state in machine.states.values() {
-        let State::Task(t) = state else { continue };
-        let Some(Value::String(rp)) = t.result_path.as_ref() else {
-            continue;
-        };
-        let (Some(at), Some(limit)) = (
-            simple_segments(rp),
-            t.parameters
-                .as_ref()
-                .and_then(|p| literal_limit(p, request::LIMIT)),
-        ) else {
-            continue;
-        };
-        limits.push((at, limit));
-    }
-    let mut out = Vec::new();
-    for (name, state) in &machine.states {
-        let State::Map(m) = state else { continue };
-        let Some(items) = m.items_path.as_deref().and_then(simple_segments) else {
-            continue;
-        };
-        if let Some((_, limit)) = limits.iter().find(|(at, _)| {
-            items.len() == at.len() + 1
-                && items.starts_with(at)
-                && items.last().map(String::as_str) == Some(field::DUE)
-        }) {
-            out.push((name.clone(), *limit));
-        }
-    }
-    out
-}
-
-/// A literal non-negative integer `key` anywhere in a request template.
-fn literal_limit(template: &Value, key: &str) -> Option<u64> {
-    match template {
-        Value::Object(o) => o
-            .get(key)
-            .and_then(Value::as_u64)
-            .or_else(|| o.values().find_map(|v| literal_limit(v, key))),
-        Value::Array(a) => a.iter().find_map(|v| literal_limit(v, key)),
-        _ => None,
-    }
 }

@@ -71,8 +71,9 @@ pub const CODES: &[(&str, &str)] = &[
 ];
 
 /// Which definitions the caller expects. `TpfDriver` turns JSONata and variables into errors
-/// because the local executors the project tests with cannot run them, and lets the history
-/// proof use what Action API v1 guarantees (the `driver` echo, sweep-once's `limit`). `Auto` is
+/// because the local executors the project tests with cannot run them, makes an unpaced loop
+/// an error, and lets the pacing rule tell a call to TPF's action gateway (which its transport
+/// answers at once) from a park (REGISTER_CALLBACK, which TPF's wake-up answers). `Auto` is
 /// `TpfDriver` for a definition this tool compiled (recognised by its top-level comment) and
 /// `Generic` otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -120,10 +121,9 @@ impl Report {
     }
 }
 
-/// `opts` with the Map item bounds the Action API guarantees added, under the TPF driver
-/// profile: a Map over the `due` list of a sweep-once call that asks for at most `limit`
-/// executions iterates at most `limit` times. Bounds the caller gave win.
-fn with_derived_bounds(machine: &StateMachine, opts: &ValidateOptions) -> ValidateOptions {
+/// `opts` with `Auto` resolved: `TpfDriver` for a definition this tool compiled (its comment
+/// starts with the driver's prefix), `Generic` for any other.
+fn with_profile(machine: &StateMachine, opts: &ValidateOptions) -> ValidateOptions {
     let mut opts = opts.clone();
     if opts.profile == Profile::Auto {
         let ours = machine
@@ -136,17 +136,12 @@ fn with_derived_bounds(machine: &StateMachine, opts: &ValidateOptions) -> Valida
             Profile::Generic
         };
     }
-    if opts.profile == Profile::TpfDriver {
-        for (state, bound) in history::action_map_bounds(machine) {
-            opts.map_item_bounds.entry(state).or_insert(bound);
-        }
-    }
     opts
 }
 
 /// Validates a parsed definition: every rule family, then the history proof.
 pub fn validate(file: &str, machine: &StateMachine, opts: &ValidateOptions) -> Report {
-    let opts = &with_derived_bounds(machine, opts);
+    let opts = &with_profile(machine, opts);
     let mut ctx = Ctx::new(file, opts);
     rules::limits::definition_size(&mut ctx, asl::to_canonical_json(machine).len(), "canonical");
     run_rules(ctx, machine)
@@ -160,7 +155,7 @@ pub fn validate_bytes(file: &str, bytes: &[u8], opts: &ValidateOptions) -> Repor
     rules::limits::definition_size(&mut ctx, bytes.len(), "raw");
     match asl::parse(file, bytes) {
         Ok(machine) => {
-            let opts = with_derived_bounds(&machine, opts);
+            let opts = with_profile(&machine, opts);
             let mut ctx2 = Ctx::new(file, &opts);
             ctx2.out = std::mem::take(&mut ctx.out);
             run_rules(ctx2, &machine)
@@ -177,7 +172,7 @@ pub fn validate_bytes(file: &str, bytes: &[u8], opts: &ValidateOptions) -> Repor
 
 /// The worst-case history of one execution, without diagnostics. See [`HistoryAnalysis`].
 pub fn analyze_history(machine: &StateMachine, opts: &ValidateOptions) -> HistoryAnalysis {
-    let opts = &with_derived_bounds(machine, opts);
+    let opts = &with_profile(machine, opts);
     let mut ctx = Ctx::new("", opts);
     history::analyze(&mut ctx, machine)
 }

@@ -57,17 +57,18 @@ fn carries_dynamic(template: &Value, key: &str) -> bool {
 }
 
 /// A callback Task that parks until someone outside answers it. Under the TPF driver profile
-/// an action call is not one, whatever its binding (the queue relay answers its token at
-/// once), unless it hands its token to TPF's gateway as the provider callback id: that is
-/// REGISTER_CALLBACK, which TPF's wake-up answers when the await completes.
+/// a call to TPF's action gateway (a request that names its `operation`) is not one, whatever
+/// its transport (the queue relay answers its token as soon as the gateway answers), unless it
+/// hands its token to the gateway as the provider callback id: that is REGISTER_CALLBACK, which
+/// TPF's wake-up answers when the await completes.
 fn parks(state: &State, tpf: bool) -> bool {
+    use tpf_wire::gateway::key::request::{OPERATION, PROVIDER_CALLBACK_ID};
     match state {
         State::Task(t) if t.resource.ends_with(".waitForTaskToken") => {
             let Some(p) = t.parameters.as_ref() else {
                 return true;
             };
-            !tpf || !carries(p, tpf_wire::action::request::IDEMPOTENCY_KEY)
-                || carries_dynamic(p, tpf_wire::gateway::key::request::PROVIDER_CALLBACK_ID)
+            !tpf || !carries(p, OPERATION) || carries_dynamic(p, PROVIDER_CALLBACK_ID)
         }
         _ => false,
     }
