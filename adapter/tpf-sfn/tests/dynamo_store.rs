@@ -188,17 +188,19 @@ fn tables_create_is_idempotent_and_enables_streams() {
     let client = client(&rt);
     let names = TableNames::with_prefix(&format!("idem{}_", std::process::id()));
     let first = rt.block_on(create_all(&client, &names)).unwrap();
-    assert_eq!(first.len(), 10);
+    assert_eq!(first.len(), 9);
     assert!(first.iter().all(|t| t.created));
     let second = rt.block_on(create_all(&client, &names)).unwrap();
     assert!(
         second.iter().all(|t| !t.created),
         "second run creates nothing"
     );
+    // TPF's template streams the interaction and binding tables (the gateway's wake-up reads
+    // both), and no other.
     for (table, streamed) in [
-        (&names.execution, true),
-        (&names.wakeup, true),
+        (&names.execution, false),
         (&names.await_interaction, true),
+        (&names.callback_binding, true),
         (&names.execution_key, false),
         (&names.execution_payload, false),
         (&names.await_admission, false),
@@ -382,13 +384,8 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     let execution = outcomes.iter().find(|o| o.name == names.execution).unwrap();
     assert!(!execution.created);
     let gaps: Vec<&str> = execution.gaps.iter().map(|g| g.what.as_str()).collect();
-    assert_eq!(
-        gaps,
-        [
-            "stream NEW_AND_OLD_IMAGES is off",
-            "TTL on ttl_epoch_s is off"
-        ]
-    );
+    // TPF's template streams no execution table: only its TTL is missing.
+    assert_eq!(gaps, ["TTL on ttl_epoch_s is off"]);
     let interaction = outcomes
         .iter()
         .find(|o| o.name == names.await_interaction)
@@ -449,7 +446,7 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
         out.contains(&format!(
-            "differs {}\n  missing: stream NEW_AND_OLD_IMAGES is off",
+            "differs {}\n  missing: TTL on ttl_epoch_s is off",
             names.execution
         )),
         "{out}"
@@ -464,7 +461,12 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
         "{out}"
     );
     let described = rt
-        .block_on(client.describe_table().table_name(&names.execution).send())
+        .block_on(
+            client
+                .describe_table()
+                .table_name(&names.await_interaction)
+                .send(),
+        )
         .unwrap();
     let stream = described.table().and_then(|t| t.stream_specification());
     assert!(stream.is_some_and(|s| s.stream_enabled()));

@@ -357,12 +357,68 @@ fn absurd_numbers_are_refused() {
 fn invalid_table_names_are_refused_before_any_call() {
     for args in [
         vec!["tables", "create", "--table", "execution-table=ab"],
-        vec!["tables", "create", "--table", "wakeup-table=has space"],
+        vec![
+            "tables",
+            "create",
+            "--table",
+            "callback-binding-table=has space",
+        ],
         vec!["tables", "create", "--prefix", "bad/"],
     ] {
         let o = run(&[&args[..], &["--endpoint-url", "http://127.0.0.1:9"]].concat());
         assert_refused(&args.join(" "), &o, "TABLE_NAME_INVALID");
     }
+}
+
+/// Action API v1's wakeup table and releases are refused by code before any call: `--table
+/// wakeup-table=...` in either command that names tables, and `status` of a release whose
+/// manifest names a v1 binding (on either backend).
+#[test]
+fn action_api_v1_tables_and_releases_are_refused_before_any_call() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = compiled(dir.path());
+    let status = ["status", "--out", &out, "--tenant", "t", "--execution", "e"];
+    for args in [
+        vec!["tables", "create", "--table", "wakeup-table=tpf_sfn_wakeup"],
+        [&status[..], &["--table", "wakeup-table=tpf_sfn_wakeup"]].concat(),
+    ] {
+        let o = run(&[
+            &args[..],
+            &["--endpoint-url", &endpoint, "--region", "us-east-1"],
+        ]
+        .concat());
+        assert_refused(&args.join(" "), &o, "ACTION_API_V1_RETIRED");
+        assert!(
+            stderr(&o).contains("callback-binding-table"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let manifest = PathBuf::from(&out).join("manifest.json");
+    let good: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    for (backend, kind) in [(None, "http"), (Some("lambda-durable"), "queue")] {
+        let mut m = good.clone();
+        m["binding"]["kind"] = json!(kind);
+        if let Some(b) = backend {
+            m["backend"] = json!(b);
+            m["function"] = json!({"name": "tpf-p-durable"});
+        }
+        std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+        let o = run(&[
+            &status[..],
+            &["--endpoint-url", &endpoint, "--region", "us-east-1"],
+        ]
+        .concat());
+        assert_refused(kind, &o, "ACTION_API_V1_RETIRED");
+        assert!(stderr(&o).contains("/binding/kind"), "{}", stderr(&o));
+    }
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "a refused command reached the endpoint"
+    );
 }
 
 /// Runs `dev` in `dir` against a loopback endpoint with `extra` arguments and checks that it
@@ -604,8 +660,8 @@ fn expression(text: &str) -> &str {
 }
 
 /// `deploy --dry-run` refuses a manifest with junk where the compiler always writes sane values
-/// (a blank identity, a machine name Step Functions would refuse, a bad table name) before it
-/// builds a single AWS call.
+/// (a blank identity, a machine name Step Functions would refuse) before it builds a single AWS
+/// call.
 #[test]
 fn deploy_refuses_a_junk_manifest_before_any_call() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -615,12 +671,11 @@ fn deploy_refuses_a_junk_manifest_before_any_call() {
     let out = PathBuf::from(compiled(dir.path()));
     let manifest = out.join("manifest.json");
     let good: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
-    let junk: [(&str, &str, Value); 5] = [
+    let junk: [(&str, &str, Value); 4] = [
         ("/identity/pipelineId", "blank pipeline", json!("")),
         ("/identity/releaseVersion", "blank release", json!("  ")),
         ("/machines/driver/name", "empty name", json!("")),
         ("/machines/driver/name", "long name", json!("x".repeat(81))),
-        ("/wakeupTable", "bad table", json!("a b")),
     ];
     for (pointer, what, value) in junk {
         let mut m = good.clone();

@@ -13,7 +13,6 @@ use aws_sdk_dynamodb::Client;
 use tpf_wire::gateway::binding::{self as callback_binding, attr as binding_attr};
 use tpf_wire::records::attr;
 use tpf_wire::records::table_key;
-use tpf_wire::wakeup;
 
 use super::errors::{self, Kind};
 use crate::error::Error;
@@ -80,8 +79,8 @@ pub struct TableSpec {
     pub range: Option<KeyAttr>,
     pub gsis: Vec<Gsi>,
     pub ttl_attribute: Option<&'static str>,
-    /// NEW_AND_OLD_IMAGES stream: the bridge consumes the execution and wakeup tables' streams,
-    /// TPF's own AWS host the interaction table's.
+    /// NEW_AND_OLD_IMAGES stream: the gateway's wake-up function reads the interaction and
+    /// binding tables' streams, as TPF's own AWS host does.
     pub stream: bool,
     /// Who reads the stream, for the hint when it is off.
     pub stream_reader: &'static str,
@@ -125,7 +124,8 @@ fn interaction_gsis() -> Vec<Gsi> {
     ]
 }
 
-/// Every table the store, the bridge and today's TPF use, in creation order.
+/// Every table today's TPF and its AWS host use, as TPF's template makes them, in creation
+/// order.
 pub fn specs(names: &TableNames) -> Vec<TableSpec> {
     let spec = |name: &str,
                 hash: &'static str,
@@ -141,14 +141,12 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
         point_in_time_recovery: false,
     };
     let ttl = Some(attr::TTL_EPOCH_S);
-    let mut execution = spec(
+    let execution = spec(
         &names.execution,
         attr::TENANT_ID,
         Some(attr::EXECUTION_ID),
         ttl,
     );
-    execution.stream = true;
-    execution.stream_reader = "the wakeup bridge reads this table's stream";
     let mut interaction = spec(
         &names.await_interaction,
         attr::TENANT_ID,
@@ -165,14 +163,6 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
         Some(table_key::ADMISSION_EXPIRES_AT),
     );
     admission.range = Some(KeyAttr::n(table_key::SLOT));
-    let mut wakeup_table = spec(
-        &names.wakeup,
-        wakeup::PK,
-        Some(wakeup::SK),
-        Some(wakeup::attr::EXPIRES_AT),
-    );
-    wakeup_table.stream = true;
-    wakeup_table.stream_reader = "the wakeup bridge reads this table's stream";
     // TPF's template: keys `pk`, `sk`; the provider-ARN index the reconciler looks a driver's
     // registration up by; the wake-up function reads its stream; rows expire by TTL; PITR.
     let mut binding_table = spec(
@@ -209,7 +199,6 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
             Some(attr::REGISTRY_SORT),
             None,
         ),
-        wakeup_table,
         binding_table,
     ]
 }
