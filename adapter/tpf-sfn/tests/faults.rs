@@ -46,6 +46,29 @@ fn assert_refused(what: &str, o: &Output, code: &str) {
     assert!(err.contains(&format!("error[{code}]")), "{what}: {err}");
 }
 
+/// A loopback endpoint that accepts nothing: a command refused before its first call never
+/// connects to it, which [`Untouched::assert`] checks.
+struct Untouched {
+    listener: std::net::TcpListener,
+    endpoint: String,
+}
+
+impl Untouched {
+    fn new() -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+        Self { listener, endpoint }
+    }
+
+    fn assert(&self, what: &str) {
+        assert!(
+            matches!(self.listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{what} reached the endpoint"
+        );
+    }
+}
+
 /// A loopback listener that accepts connections and never answers: a frozen DynamoDB.
 fn frozen_endpoint() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -375,9 +398,8 @@ fn invalid_table_names_are_refused_before_any_call() {
 /// manifest names a v1 binding (on either backend).
 #[test]
 fn action_api_v1_tables_and_releases_are_refused_before_any_call() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let untouched = Untouched::new();
+    let endpoint = untouched.endpoint.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = compiled(dir.path());
     let status = ["status", "--out", &out, "--tenant", "t", "--execution", "e"];
@@ -415,10 +437,7 @@ fn action_api_v1_tables_and_releases_are_refused_before_any_call() {
         assert_refused(kind, &o, "ACTION_API_V1_RETIRED");
         assert!(stderr(&o).contains("/binding/kind"), "{}", stderr(&o));
     }
-    assert!(
-        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "a refused command reached the endpoint"
-    );
+    untouched.assert("a refused command");
 }
 
 /// Runs `dev` in `dir` against a loopback endpoint with `extra` arguments and checks that it
@@ -435,9 +454,8 @@ fn dev_refused_before_its_first_write_with(
     env: &[(&str, &str)],
     code: &str,
 ) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let untouched = Untouched::new();
+    let endpoint = untouched.endpoint.clone();
     let what = format!("dev {}", extra.join(" "));
     let o = cli()
         .args([
@@ -457,10 +475,7 @@ fn dev_refused_before_its_first_write_with(
         .output()
         .expect("run tpf-sfn");
     assert_refused(&what, &o, code);
-    assert!(
-        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "{what} reached the endpoint before refusing"
-    );
+    untouched.assert(&format!("{what}, before refusing,"));
     assert!(
         !dir.join("dev-out").exists(),
         "{what} wrote its release before refusing"
@@ -664,9 +679,8 @@ fn expression(text: &str) -> &str {
 /// call.
 #[test]
 fn deploy_refuses_a_junk_manifest_before_any_call() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let untouched = Untouched::new();
+    let endpoint = untouched.endpoint.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = PathBuf::from(compiled(dir.path()));
     let manifest = out.join("manifest.json");
@@ -691,10 +705,7 @@ fn deploy_refuses_a_junk_manifest_before_any_call() {
         ]);
         assert_refused(what, &o, "RELEASE_MANIFEST_INVALID");
     }
-    assert!(
-        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "deploy reached the endpoint with a junk manifest"
-    );
+    untouched.assert("deploy with a junk manifest");
 }
 
 use tpf_sfn_test_support::contracts as long_contract;
