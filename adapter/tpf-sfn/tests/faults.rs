@@ -440,6 +440,48 @@ fn action_api_v1_tables_and_releases_are_refused_before_any_call() {
     untouched.assert("a refused command");
 }
 
+/// A durable release compiled before Action API v1's spec fields went (`wakeup`,
+/// `transportRetry`, `operationBudget`, `maxIterations`) is refused by `deploy` from its spec,
+/// naming the field, before any call: the function would refuse that spec at start.
+#[test]
+fn deploy_refuses_a_durable_spec_with_action_api_v1_fields_before_any_call() {
+    let untouched = Untouched::new();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "compile",
+        &restaurant(),
+        "--backend",
+        "lambda-durable",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let spec = out.join("driver.durable.json");
+    let good: Value = serde_json::from_slice(&std::fs::read(&spec).unwrap()).unwrap();
+    for (field, value) in [
+        ("wakeup", json!({"tableName": "tpf_sfn_wakeup"})),
+        ("transportRetry", json!({"maxAttempts": 6})),
+        ("operationBudget", json!(2000)),
+        ("maxIterations", json!(117)),
+    ] {
+        let mut v1 = good.clone();
+        v1[field] = value;
+        std::fs::write(&spec, serde_json::to_vec(&v1).unwrap()).unwrap();
+        let o = run(&[
+            "deploy",
+            "--out",
+            out.to_str().unwrap(),
+            "--dry-run",
+            "--endpoint-url",
+            &untouched.endpoint,
+        ]);
+        assert_refused(field, &o, "RELEASE_DEFINITION_INVALID");
+        assert!(stderr(&o).contains(field), "{field}: {}", stderr(&o));
+    }
+    untouched.assert("deploy of a v1 durable spec");
+}
+
 /// Runs `dev` in `dir` against a loopback endpoint with `extra` arguments and checks that it
 /// is refused with `code` before its first write: the endpoint never sees a connection and no
 /// release is written. Returns its stderr.
