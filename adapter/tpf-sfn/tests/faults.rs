@@ -69,6 +69,18 @@ impl Untouched {
     }
 }
 
+/// `deploy --dry-run` of the release in `out` against `endpoint`.
+fn deploy_dry_run(out: &Path, endpoint: &str) -> Output {
+    run(&[
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--dry-run",
+        "--endpoint-url",
+        endpoint,
+    ])
+}
+
 /// A loopback listener that accepts connections and never answers: a frozen DynamoDB.
 fn frozen_endpoint() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -468,14 +480,7 @@ fn deploy_refuses_a_durable_spec_with_action_api_v1_fields_before_any_call() {
         let mut v1 = good.clone();
         v1[field] = value;
         std::fs::write(&spec, serde_json::to_vec(&v1).unwrap()).unwrap();
-        let o = run(&[
-            "deploy",
-            "--out",
-            out.to_str().unwrap(),
-            "--dry-run",
-            "--endpoint-url",
-            &untouched.endpoint,
-        ]);
+        let o = deploy_dry_run(&out, &untouched.endpoint);
         assert_refused(field, &o, "RELEASE_DEFINITION_INVALID");
         assert!(stderr(&o).contains(field), "{field}: {}", stderr(&o));
     }
@@ -737,14 +742,7 @@ fn deploy_refuses_a_junk_manifest_before_any_call() {
         let mut m = good.clone();
         *m.pointer_mut(pointer).expect(pointer) = value;
         std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
-        let o = run(&[
-            "deploy",
-            "--out",
-            out.to_str().unwrap(),
-            "--dry-run",
-            "--endpoint-url",
-            &endpoint,
-        ]);
+        let o = deploy_dry_run(&out, &endpoint);
         assert_refused(what, &o, "RELEASE_MANIFEST_INVALID");
     }
     untouched.assert("deploy with a junk manifest");
