@@ -6,8 +6,8 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
     GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType,
     PointInTimeRecoverySpecification, PointInTimeRecoveryStatus, Projection, ProjectionType,
-    ScalarAttributeType, StreamSpecification, StreamViewType, TableStatus, TimeToLiveSpecification,
-    TimeToLiveStatus,
+    ScalarAttributeType, SseSpecification, SseStatus, SseType, StreamSpecification, StreamViewType,
+    TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
 use tpf_wire::gateway::binding::{self as callback_binding, attr as binding_attr};
@@ -87,6 +87,10 @@ pub struct TableSpec {
     /// Point-in-time recovery on (TPF's template turns it on for the binding table, whose
     /// rows are the only record of which driver owns which callback).
     pub point_in_time_recovery: bool,
+    /// Server-side encryption under the account's AWS managed KMS key (TPF's template's
+    /// `SSESpecification: {SSEEnabled: true}` on the binding table), not DynamoDB's default
+    /// AWS owned key.
+    pub kms_encryption: bool,
 }
 
 /// The interaction table's eight indexes: the six every TPF has, then today's two.
@@ -139,6 +143,7 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
         stream: false,
         stream_reader: "",
         point_in_time_recovery: false,
+        kms_encryption: false,
     };
     let ttl = Some(attr::TTL_EPOCH_S);
     let execution = spec(
@@ -179,6 +184,7 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
     binding_table.stream = true;
     binding_table.stream_reader = "the gateway's wake-up function reads this table's stream";
     binding_table.point_in_time_recovery = true;
+    binding_table.kms_encryption = true;
     vec![
         execution,
         spec(&names.execution_key, "tenant_execution_key", None, ttl),
@@ -502,6 +508,26 @@ async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
             ));
         }
     }
+
+    if spec.kms_encryption {
+        let on = table.sse_description().is_some_and(|d| {
+            matches!(d.status(), Some(SseStatus::Enabled | SseStatus::Enabling))
+                && d.sse_type() == Some(&SseType::Kms)
+        });
+        if !on {
+            // Only reported: the switch to a KMS key is one UpdateTable, but --fix changes
+            // nothing it cannot check, and emulators do not change a table's encryption.
+            gaps.push(Gap::manual(
+                "server-side encryption with a KMS key is off".to_owned(),
+                format!(
+                    "TPF's template encrypts the binding table with the AWS managed KMS key: \
+                     aws dynamodb update-table --table-name {} --sse-specification \
+                     Enabled=true,SSEType=KMS",
+                    spec.name
+                ),
+            ));
+        }
+    }
     Ok(gaps)
 }
 
@@ -635,6 +661,14 @@ async fn create_table(client: &Client, spec: &TableSpec) -> Result<(), Error> {
                 .projection(all_projection())
                 .build()
                 .map_err(unbuildable)?,
+        );
+    }
+    if spec.kms_encryption {
+        request = request.sse_specification(
+            SseSpecification::builder()
+                .enabled(true)
+                .sse_type(SseType::Kms)
+                .build(),
         );
     }
     if spec.stream {
