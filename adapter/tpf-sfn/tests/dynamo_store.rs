@@ -203,6 +203,46 @@ fn tables_create_is_idempotent_and_enables_streams() {
         Some(&aws_sdk_dynamodb::types::SseType::Kms),
         "{sse:?}"
     );
+    // TPF's template: every table recoverable to a point in time; each expires rows by its
+    // TTL attribute but the release registry, which keeps them.
+    for (table, ttl) in [
+        (&names.execution, Some("ttl_epoch_s")),
+        (&names.execution_key, Some("ttl_epoch_s")),
+        (&names.execution_payload, Some("ttl_epoch_s")),
+        (&names.release, None),
+        (&names.await_unit, Some("ttl_epoch_s")),
+        (&names.await_admission, Some("expires_at")),
+        (&names.await_interaction_key, Some("ttl_epoch_s")),
+        (&names.await_interaction, Some("ttl_epoch_s")),
+        (&names.callback_binding, Some("expires_at_epoch_s")),
+    ] {
+        let backups = rt
+            .block_on(
+                client
+                    .describe_continuous_backups()
+                    .table_name(table)
+                    .send(),
+            )
+            .unwrap();
+        assert_eq!(
+            backups
+                .continuous_backups_description()
+                .and_then(|d| d.point_in_time_recovery_description())
+                .and_then(|p| p.point_in_time_recovery_status()),
+            Some(&aws_sdk_dynamodb::types::PointInTimeRecoveryStatus::Enabled),
+            "{table}"
+        );
+        let described_ttl = rt
+            .block_on(client.describe_time_to_live().table_name(table).send())
+            .unwrap();
+        let on = described_ttl
+            .time_to_live_description()
+            .filter(|d| {
+                d.time_to_live_status() == Some(&aws_sdk_dynamodb::types::TimeToLiveStatus::Enabled)
+            })
+            .and_then(|d| d.attribute_name());
+        assert_eq!(on, ttl, "{table}");
+    }
     // TPF's template streams the interaction and binding tables (the gateway's wake-up reads
     // both), and no other.
     for (table, streamed) in [
@@ -389,8 +429,12 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     let execution = outcomes.iter().find(|o| o.name == names.execution).unwrap();
     assert!(!execution.created);
     let gaps: Vec<&str> = execution.gaps.iter().map(|g| g.what.as_str()).collect();
-    // TPF's template streams no execution table: only its TTL is missing.
-    assert_eq!(gaps, ["TTL on ttl_epoch_s is off"]);
+    // TPF's template streams no execution table: only its TTL and point-in-time recovery are
+    // missing.
+    assert_eq!(
+        gaps,
+        ["TTL on ttl_epoch_s is off", "point-in-time recovery is off"]
+    );
     let interaction = outcomes
         .iter()
         .find(|o| o.name == names.await_interaction)
@@ -463,6 +507,10 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(
         out.contains("  fixed:   stream NEW_AND_OLD_IMAGES is off"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  fixed:   point-in-time recovery is off"),
         "{out}"
     );
     let stream = described(&rt, &client, &names.await_interaction)

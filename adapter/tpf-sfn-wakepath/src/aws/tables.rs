@@ -142,7 +142,8 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
         ttl_attribute: ttl,
         stream: false,
         stream_reader: "",
-        point_in_time_recovery: false,
+        // TPF's template turns point-in-time recovery on for every table it makes.
+        point_in_time_recovery: true,
         kms_encryption: false,
     };
     let ttl = Some(attr::TTL_EPOCH_S);
@@ -169,7 +170,7 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
     );
     admission.range = Some(KeyAttr::n(table_key::SLOT));
     // TPF's template: keys `pk`, `sk`; the provider-ARN index the reconciler looks a driver's
-    // registration up by; the wake-up function reads its stream; rows expire by TTL; PITR.
+    // registration up by; the wake-up function reads its stream; rows expire by TTL.
     let mut binding_table = spec(
         &names.callback_binding,
         binding_attr::PK,
@@ -183,17 +184,16 @@ pub fn specs(names: &TableNames) -> Vec<TableSpec> {
     }];
     binding_table.stream = true;
     binding_table.stream_reader = "the gateway's wake-up function reads this table's stream";
-    binding_table.point_in_time_recovery = true;
     binding_table.kms_encryption = true;
     vec![
         execution,
         spec(&names.execution_key, "tenant_execution_key", None, ttl),
-        // Immutable parts, never expired by TTL (TPF's templates set none).
+        // Immutable parts; TPF's template still expires them by the execution's TTL attribute.
         spec(
             &names.execution_payload,
             table_key::PAYLOAD_ID,
             Some(table_key::PAYLOAD_PART),
-            None,
+            ttl,
         ),
         spec(&names.await_unit, attr::TENANT_ID, Some(attr::UNIT_ID), ttl),
         interaction,
@@ -504,7 +504,7 @@ async fn compare(client: &Client, spec: &TableSpec) -> Result<Vec<Gap>, Error> {
         if !on {
             gaps.push(Gap::fixable(
                 "point-in-time recovery is off".to_owned(),
-                "TPF keeps its callback bindings recoverable",
+                "TPF's template keeps each of its tables recoverable",
             ));
         }
     }
