@@ -18,6 +18,7 @@ use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{
     durable_callback_state, durable_event as ev, DurableEvent, ProviderState,
 };
+use tpf_wire::gateway::host::refused_registration_wait_seconds;
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
 use tpf_wire::gateway::{
     ActionRequest, ActionResponse, CallbackSignal, DriverCheckpoint, ExecutionCheckpoint, Mapper,
@@ -65,9 +66,18 @@ pub const ANOTHER_RELEASE: &str = "sha256:another-release";
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
     Submit,
-    Poll { rung: usize },
-    Register { callback: String },
-    Parked { callback: String },
+    Poll {
+        rung: usize,
+    },
+    Register {
+        callback: String,
+    },
+    Parked {
+        callback: String,
+    },
+    /// The registration failed for good: hand over once TPF's ladder's wait at this
+    /// generation has passed.
+    Refused,
     Done,
 }
 
@@ -224,6 +234,11 @@ impl TestDoubleEngine {
             Phase::Submit => self.submit(i, host, now, &mut changes),
             Phase::Poll { rung } => self.poll(i, rung, host, now, &mut changes),
             Phase::Register { callback } => self.register(i, callback, host, now, &mut changes),
+            Phase::Refused => {
+                if let Some(checkpoint) = self.execs[i].checkpoint.clone() {
+                    self.hand_over(i, &checkpoint, host, now, &mut changes);
+                }
+            }
             Phase::Parked { .. } => {
                 // The park's timeout: the callback closes, the driver asks TPF again.
                 let e = &mut self.execs[i];
@@ -480,6 +495,14 @@ impl TestDoubleEngine {
                 if let Some(signal) = x.pending_signal.take() {
                     x.accept_signal(&signal, now, changes);
                 }
+            }
+            Err(_) if x.attempt + 1 >= ATTEMPTS => {
+                x.attempt = 0;
+                x.history
+                    .push((ev::CALLBACK_FAILED, operation_id(x.parks - 1), None));
+                let wait = refused_registration_wait_seconds(checkpoint.generation);
+                x.phase = Phase::Refused;
+                x.due = Some(now + i64::try_from(wait).unwrap_or(i64::MAX / 2_000) * 1_000);
             }
             Err(err) => x.retry(&err, now, changes),
         }
