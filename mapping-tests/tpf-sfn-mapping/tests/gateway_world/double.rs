@@ -58,6 +58,9 @@ pub enum DoubleMutant {
     TightPolls,
     /// The park times out after 5 s, long before any await's deadline.
     ShortParkTimeout,
+    /// A refused registration hands over a second later: no retry under the same callback
+    /// id, no wait of TPF's ladder.
+    HandOverAtOnceOnRefusal,
 }
 
 /// The release a [`DoubleMutant::StatusOnAnotherRelease`] STATUS names.
@@ -486,6 +489,7 @@ impl TestDoubleEngine {
         } else {
             (!self.is(DoubleMutant::NoParkTimeout)).then_some(self.park_timeout_ms)
         };
+        let at_once = self.is(DoubleMutant::HandOverAtOnceOnRefusal);
         let x = &mut self.execs[i];
         match answer {
             Ok(_) => {
@@ -495,6 +499,12 @@ impl TestDoubleEngine {
                 if let Some(signal) = x.pending_signal.take() {
                     x.accept_signal(&signal, now, changes);
                 }
+            }
+            Err(_) if at_once => {
+                x.history
+                    .push((ev::CALLBACK_FAILED, operation_id(x.parks - 1), None));
+                x.phase = Phase::Refused;
+                x.due = Some(now + 1_000);
             }
             Err(_) if x.attempt + 1 >= ATTEMPTS => {
                 x.attempt = 0;
