@@ -12,10 +12,15 @@ if [ ! -x "$validator" ]; then
   npm install --silent --no-audit --no-fund --prefix .tools/npm asl-validator@4.0.0
 fi
 
-# Built the way the test suite builds it (dev-dependency features included), so running this
-# right after `cargo test` reuses that build instead of compiling the AWS SDK a second time.
-cargo test --quiet -p tpf-sfn --no-run
-bin="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
+# TPF_SFN_BIN: the command line the test command built. Otherwise it is built the way the test
+# suite builds it (dev-dependency features included), so right after `cargo test` this reuses
+# that build instead of compiling the AWS SDK a second time.
+if [ -n "${TPF_SFN_BIN:-}" ]; then
+  bin="$TPF_SFN_BIN"
+else
+  cargo test --quiet -p tpf-sfn --no-run
+  bin="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -15,9 +15,15 @@ zip="${1:?usage: $0 ZIP}"
 endpoint="${TPF_SFN_MOTO_ENDPOINT:?start moto first (scripts/moto.sh start)}"
 scripts/moto.sh install
 export PYTHONPATH="$PWD/.tools/moto"
-# Built the way the test suite builds it, so right after `cargo test` this reuses that build.
-cargo test --quiet -p tpf-sfn --no-run
-tpf_sfn="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
+# TPF_SFN_BIN: the command line the test command built. Otherwise it is built the way the test
+# suite builds it (dev-dependency features included), so right after `cargo test` this reuses
+# that build instead of compiling the AWS SDK a second time.
+if [ -n "${TPF_SFN_BIN:-}" ]; then
+  tpf_sfn="$TPF_SFN_BIN"
+else
+  cargo test --quiet -p tpf-sfn --no-run
+  tpf_sfn="${CARGO_TARGET_DIR:-target}/debug/tpf-sfn"
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

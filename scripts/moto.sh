@@ -15,9 +15,8 @@ urlfile=.tools/moto.url
 url="http://127.0.0.1:$port"
 
 # CloudFormation and the services the exported stacks hold, for deploying them on moto
-# (scripts/iac-check.sh); SSM's Parameter Store, where the functions read the Action API token;
-# cfn-lint, which moto's CloudFormation pulls in, pinned for the lint.
-spec="moto[stepfunctions,dynamodb,dynamodbstreams,sqs,cloudformation,awslambda,iam,logs,cloudwatch,s3,scheduler,events,ssm]==5.2.5 cfn-lint==1.58.0 flask flask-cors"
+# (scripts/iac-check.sh); cfn-lint, which moto's CloudFormation pulls in, pinned for the lint.
+spec="moto[stepfunctions,dynamodb,dynamodbstreams,sqs,cloudformation,awslambda,iam,logs,cloudwatch,s3,scheduler,events]==5.2.5 cfn-lint==1.58.0 flask flask-cors"
 
 install() {
   if [ ! -x "$dir/bin/moto_server" ] || [ "$(cat "$dir/.spec" 2>/dev/null)" != "$spec" ]; then

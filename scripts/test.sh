@@ -27,9 +27,9 @@ step() {
 
 finish() {
   local rc=$?
-  # A run that ends early does not leave the background Lambda build behind.
-  [ -z "${lambda_pid:-}" ] || kill -- "-$lambda_pid" 2>/dev/null || true
   [ -z "${emulators_pid:-}" ] || kill -- "-$emulators_pid" 2>/dev/null || true
+  [ -z "${side_a:-}" ] || kill -- "-$side_a" 2>/dev/null || true
+  [ -z "${side_b:-}" ] || kill -- "-$side_b" 2>/dev/null || true
   scripts/moto.sh stop >/dev/null 2>&1 || true
   if [ "$rc" -eq 0 ]; then
     [ -z "$current" ] || passed=$((passed + 1))
@@ -84,21 +84,20 @@ emulators_pid=$!
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 
-# The Lambda functions' zip, built for provided.al2023 (glibc 2.34) in the background while the
-# test build below runs: the two builds share no compiled unit (another target, another
-# profile, their own locks), and each leaves one core idle for long stretches (a large crate
-# compiles on one), so together they take less than one after the other. The tests wait for it:
-# the durable end-to-end tests run this very bootstrap instead of building a debug one of
-# their own. The profile is `lambda-check`: the shipped zip's code, target and glibc,
-# unoptimised; what ships keeps `lambda`.
-export LAMBDA_PROFILE=lambda-check
+# The test build is linked as the Lambda functions ship: cargo-zigbuild, for
+# x86_64-unknown-linux-gnu with glibc 2.34 (Amazon Linux 2023's, Lambda's `provided.al2023`),
+# whatever this machine runs. So the `tpf-sfn-lambda` bootstrap it builds is the one the durable
+# end-to-end tests run and the one the zip checks below take: the Lambda target's dependencies
+# are compiled once, for the tests, instead of once more in a Lambda build of its own (that
+# build was a first run's second-largest step). What ships is still built by
+# scripts/lambda-package.sh in its optimised `lambda` profile; every check here holds at any
+# optimisation level.
+triple=x86_64-unknown-linux-gnu
+zig_target="$triple.2.34"
+build_dir="$(mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)/$triple/debug"
+export TPF_SFN_LAMBDA_BOOTSTRAP="$build_dir/tpf-sfn-lambda"
+export TPF_SFN_BIN="$build_dir/tpf-sfn"
 lambda_zip="${CARGO_TARGET_DIR:-target}/lambda/tpf-sfn-lambda.zip"
-lambda_log="$work/lambda-build.log"
-# Its own process group (setsid), so a run that ends early stops the whole build.
-setsid scripts/lambda-package.sh "$lambda_zip" >/dev/null 2>"$lambda_log" &
-lambda_pid=$!
-export TPF_SFN_LAMBDA_BOOTSTRAP
-TPF_SFN_LAMBDA_BOOTSTRAP="$(mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)/x86_64-unknown-linux-gnu/$LAMBDA_PROFILE/tpf-sfn-lambda"
 
 step "snapshot check: a snapshot no test produces is reported"
 scripts/unreferenced-snapshots.sh --self-test
@@ -108,7 +107,7 @@ scripts/unreferenced-snapshots.sh --self-test
 # so the dependencies are compiled once, for the tests, instead of once more for a check.
 # The same lints, -D warnings, over every crate and target (--all-targets: benches and
 # examples too). The tests below run with the same wrapper, so nothing is compiled twice.
-step "lint: every crate and target compiled for the tests with clippy's lints, then the command line without its aws feature"
+step "lint and build: every crate and target compiled for the tests with clippy's lints"
 clippy_driver="$(dirname "$(rustup which cargo 2>/dev/null || command -v cargo)")/clippy-driver"
 [ -x "$clippy_driver" ] || clippy_driver=$(command -v clippy-driver) ||
   { echo "clippy-driver not found: rustup component add clippy" >&2; exit 1; }
@@ -116,9 +115,7 @@ export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 # clippy-driver's arguments, as `cargo clippy -- -D warnings` passes them.
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # Not --quiet: the longest build of the run names each crate as it compiles.
-cargo test --workspace --all-targets --no-run
-# The main job's build (README): the command line without the AWS SDK.
-cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
+scripts/zigbuild.sh test --workspace --all-targets --no-run --locked --target "$zig_target"
 
 step "emulators ready (started before the builds)"
 if ! wait "$emulators_pid"; then
@@ -131,28 +128,77 @@ export TPF_SFN_MOTO_ENDPOINT
 TPF_SFN_MOTO_ENDPOINT=$(cat "$work/moto-endpoint")
 echo "moto at $TPF_SFN_MOTO_ENDPOINT"
 
-step "Lambda functions: built for provided.al2023 (glibc 2.34), profile lambda-check (started before the test build)"
-if ! wait "$lambda_pid"; then
-  cat "$lambda_log" >&2
-  echo "the Lambda build failed; its output is above" >&2
-  exit 1
-fi
-lambda_pid=""
-grep -E '^ *Finished' "$lambda_log" || true
+step "Lambda functions: the test build's bootstrap zipped as Lambda takes it"
+LAMBDA_BOOTSTRAP="$TPF_SFN_LAMBDA_BOOTSTRAP" scripts/lambda-package.sh "$lambda_zip" >/dev/null
+
+# The checks that need only the build and moto run beside the tests, in two chains in the
+# background: the tests spend most of their time waiting on the emulators' clocks (an
+# execution's Wait states run in real time), and these use the cores the tests leave idle. Each
+# chain records `status name` per check in its own file and keeps each check's output in a log.
+# The lint of the command line without its aws feature (the main job's build) shares the
+# target directory, so it starts once the tests' cargo has released that directory's lock,
+# which it does when its build ends and the first test binary runs.
+side_check() { # results-file log-name name command...
+  local results=$1 log=$2 name=$3 rc=0
+  shift 3
+  "$@" >"$work/$log.log" 2>&1 || rc=$?
+  echo "$rc $log $name" >>"$results"
+  return 0
+}
+export work
+export -f side_check
+: >"$work/side-a"
+: >"$work/side-b"
+setsid bash -c '
+  until grep -q "^ *Running " "$1/cargo-test.log" 2>/dev/null || [ -e "$1/tests-done" ]; do sleep 1; done
+  side_check "$1/side-a" no-aws-lint "lint: the command line without its aws feature (the main job'"'"'s build)" \
+    cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
+' _ "$work" &
+side_a=$!
+setsid bash -c '
+  side_check "$1/side-b" asl "second opinion: asl-validator over every compiled definition" scripts/asl-second-opinion.sh
+  side_check "$1/side-b" lambda "Lambda functions: symbol versions, runtime API" python3 scripts/lambda-check.py "$2"
+  side_check "$1/side-b" iac "exports: cfn-lint over every stack, deployed on moto'"'"'s CloudFormation" scripts/iac-check.sh "$2"
+' _ "$work" "$lambda_zip" &
+side_b=$!
 
 # Not a counted step: its tests are counted one by one.
 current=""
-printf '\n==> [%4ss] %s\n' "$SECONDS" "unit, snapshot, golden, property and emulator tests"
+printf '\n==> [%4ss] %s\n' "$SECONDS" "unit, snapshot, golden, property and emulator tests (and, beside them, the checks below)"
 # Not --quiet: cargo names each crate's test binary as it starts and each test as it ends.
-# --no-fail-fast: one run reports every failing binary, not the first.
+# --no-fail-fast: one run reports every failing binary, not the first. Six test threads: most
+# end-to-end tests wait on an emulator's clock, so more of them at once than there are cores
+# shortens the run (docs/benchmarks.md, "The test command").
 export INSTA_SNAPSHOT_REFERENCES_FILE="$work/snapshot-references"
 : >"$INSTA_SNAPSHOT_REFERENCES_FILE"
 set +e
-INSTA_UPDATE=no cargo test --workspace --no-fail-fast 2>&1 | tee "$work/cargo-test.log"
+INSTA_UPDATE=no RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}" \
+  scripts/zigbuild.sh test --workspace --no-fail-fast --locked --target "$zig_target" 2>&1 | tee "$work/cargo-test.log"
 test_rc=${PIPESTATUS[0]}
 set -e
+: >"$work/tests-done"
 count_tests "$work/cargo-test.log"
 unset INSTA_SNAPSHOT_REFERENCES_FILE
+
+printf '\n==> [%4ss] %s\n' "$SECONDS" "the checks run beside the tests"
+side_rc=0
+wait "$side_a" || side_rc=1
+wait "$side_b" || side_rc=1
+side_a="" side_b=""
+while read -r rc log name; do
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "ok: $name"
+  else
+    failed=$((failed + 1))
+    side_rc=1
+    cat "$work/$log.log"
+    echo "FAILED: $name (exit $rc); its output is above"
+  fi
+done < <(cat "$work/side-a" "$work/side-b")
+# A chain that ended before recording its checks is a failure too.
+[ "$(cat "$work/side-a" "$work/side-b" | wc -l)" -eq 4 ] || { echo "FAILED: a background check did not report" >&2; failed=$((failed + 1)); side_rc=1; }
+
 if [ "$test_rc" -ne 0 ]; then
   echo
   echo "FAILED: cargo test (exit $test_rc); the failing tests are named above"
@@ -160,18 +206,10 @@ if [ "$test_rc" -ne 0 ]; then
   [ "$failed" -gt 0 ] || failed=1
   exit "$test_rc"
 fi
+[ "$side_rc" -eq 0 ] || exit 1
 
 step "snapshots: every stored snapshot is produced by a test"
 scripts/unreferenced-snapshots.sh "$work/snapshot-references"
-
-step "second opinion: asl-validator over every compiled definition"
-scripts/asl-second-opinion.sh
-
-step "Lambda functions: symbol versions, runtime API"
-python3 scripts/lambda-check.py "$lambda_zip"
-
-step "exports: cfn-lint over every stack, deployed on moto's CloudFormation"
-scripts/iac-check.sh "$lambda_zip"
 
 echo
 echo "all checks passed in ${SECONDS}s"

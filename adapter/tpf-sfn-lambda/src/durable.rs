@@ -41,12 +41,6 @@ pub fn spec<F: Fn(&str) -> Option<String>>(env: &Env<F>) -> Result<DurableSpec, 
             tpf_durable_driver::spec::FORMAT
         )));
     }
-    if spec.max_iterations == 0 {
-        return Err(ConfigError(format!(
-            "{} allows no iterations (maxIterations is 0)",
-            var::DURABLE_SPEC
-        )));
-    }
     Ok(spec)
 }
 
@@ -131,14 +125,7 @@ mod tests {
                 "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:tpf-gateway:7",
                 "longestAwaitSeconds": 1800
             },
-            "wakeup": {
-                "tableName": "tpf_sfn_wakeup", "leaseWaitSeconds": 5, "recheckSeconds": 30,
-                "lateRecheckSeconds": 5, "lateRecheckMaxSeconds": 300
-            },
-            "transportRetry": {"intervalSeconds": 1, "maxAttempts": 3, "backoffRate": 2.0, "maxDelaySeconds": 30},
-            "actionTimeoutSeconds": 30,
-            "operationBudget": 3000,
-            "maxIterations": 500
+            "actionTimeoutSeconds": 30
         })
     }
 
@@ -159,13 +146,21 @@ mod tests {
         let e = spec(&env(&[(var::DURABLE_SPEC, other.to_string())])).unwrap_err();
         assert!(e.0.contains("format 2"), "{e}");
 
-        let mut none = ok.clone();
-        none["maxIterations"] = json!(0);
-        assert!(spec(&env(&[(var::DURABLE_SPEC, none.to_string())])).is_err());
-
-        let mut unknown = ok;
+        let mut unknown = ok.clone();
         unknown["extra"] = json!(true);
         assert!(spec(&env(&[(var::DURABLE_SPEC, unknown.to_string())])).is_err());
+
+        // A spec compiled for Action API v1 carries its retired fields: refused, not read.
+        for (key, value) in [
+            ("wakeup", json!({"tableName": "tpf_sfn_wakeup"})),
+            ("transportRetry", json!({"maxAttempts": 6})),
+            ("maxIterations", json!(117)),
+        ] {
+            let mut v1 = ok.clone();
+            v1[key] = value;
+            let e = spec(&env(&[(var::DURABLE_SPEC, v1.to_string())])).unwrap_err();
+            assert!(e.0.contains(key), "{key}: {e}");
+        }
     }
 
     /// The restaurant contract compiled for this backend under `config`, and its spec as this

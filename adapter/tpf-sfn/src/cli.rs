@@ -84,8 +84,8 @@ pub enum Command {
     Deploy(DeployArgs),
     /// Show one TPF execution next to its driver generations, with a divergence verdict.
     ///
-    /// TPF's execution table is named by --prefix and --table; the wakeup table is the one in
-    /// the release's manifest (where its driver writes) unless --table wakeup-table=NAME.
+    /// The release is a gateway release (its generations carry TPF's own names, `tpf-…`);
+    /// TPF's execution table is named by --prefix and --table.
     Status(StatusArgs),
     /// List deployed release machines (found by their tpf-sfn:* tags) with identity, definition hash and open executions.
     Releases(ReleasesArgs),
@@ -239,10 +239,10 @@ pub struct StatusArgs {
     /// TPF tenant id.
     #[arg(long)]
     pub tenant: String,
-    /// TPF execution id (also the driver's execution name).
+    /// TPF execution id (its driver generations are named from TPF's record: `tpf-…`).
     #[arg(long)]
     pub execution: String,
-    // TPF's execution table; the wakeup table is the manifest's unless overridden.
+    // TPF's execution table.
     #[command(flatten)]
     pub tables: TableArgs,
     #[command(flatten)]

@@ -42,10 +42,16 @@ fn tables_create_creates_then_reports_existing_tables() {
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
     let report: serde_json::Value = serde_json::from_slice(&first.stdout).expect("json");
     let tables = report["tables"].as_array().expect("tables");
-    assert_eq!(tables.len(), 10);
+    assert_eq!(tables.len(), 9);
     assert!(tables.iter().all(|t| t["created"] == true));
+    // Action API v1's wakeup table is not made any more.
+    assert!(
+        !tables
+            .iter()
+            .any(|t| t["table"] == format!("{prefix}tpf_sfn_wakeup").as_str()),
+        "{report}"
+    );
     for table in [
-        "tpf_sfn_wakeup",
         "tpf_execution_payload",
         "tpf_await_admission",
         "tpf_callback_binding",

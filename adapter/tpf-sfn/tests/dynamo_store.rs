@@ -188,25 +188,35 @@ fn tables_create_is_idempotent_and_enables_streams() {
     let client = client(&rt);
     let names = TableNames::with_prefix(&format!("idem{}_", std::process::id()));
     let first = rt.block_on(create_all(&client, &names)).unwrap();
-    assert_eq!(first.len(), 10);
+    assert_eq!(first.len(), 9);
     assert!(first.iter().all(|t| t.created));
     let second = rt.block_on(create_all(&client, &names)).unwrap();
     assert!(
         second.iter().all(|t| !t.created),
         "second run creates nothing"
     );
+    // TPF's template encrypts the binding table with the AWS managed KMS key.
+    let binding = described(&rt, &client, &names.callback_binding);
+    let sse = binding.sse_description();
+    assert_eq!(
+        sse.and_then(|d| d.sse_type()),
+        Some(&aws_sdk_dynamodb::types::SseType::Kms),
+        "{sse:?}"
+    );
+    // TPF's template streams the interaction and binding tables (the gateway's wake-up reads
+    // both), and no other.
     for (table, streamed) in [
-        (&names.execution, true),
-        (&names.wakeup, true),
+        (&names.execution, false),
         (&names.await_interaction, true),
+        (&names.callback_binding, true),
         (&names.execution_key, false),
         (&names.execution_payload, false),
         (&names.await_admission, false),
     ] {
-        let described = rt
-            .block_on(client.describe_table().table_name(table).send())
-            .unwrap();
-        let spec = described.table().and_then(|t| t.stream_specification());
+        let spec = described(&rt, &client, table)
+            .stream_specification()
+            .cloned();
+        let spec = spec.as_ref();
         assert_eq!(
             spec.map(|s| s.stream_enabled()).unwrap_or(false),
             streamed,
@@ -219,23 +229,11 @@ fn tables_create_is_idempotent_and_enables_streams() {
             );
         }
     }
-    let interaction = rt
-        .block_on(
-            client
-                .describe_table()
-                .table_name(&names.await_interaction)
-                .send(),
-        )
-        .unwrap();
-    let indexes: Vec<String> = interaction
-        .table()
-        .map(|t| {
-            t.global_secondary_indexes()
-                .iter()
-                .filter_map(|g| g.index_name().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+    let indexes: Vec<String> = described(&rt, &client, &names.await_interaction)
+        .global_secondary_indexes()
+        .iter()
+        .filter_map(|g| g.index_name().map(str::to_owned))
+        .collect();
     assert_eq!(indexes.len(), 8, "{indexes:?}");
     for index in [
         "await-interaction-continuation-work",
@@ -246,11 +244,7 @@ fn tables_create_is_idempotent_and_enables_streams() {
     // Today's keys and their types: the continuation index sorts by a number, admission slots
     // are numbered, payload parts are named.
     let types = |table: &str| -> Vec<(String, String)> {
-        let d = rt
-            .block_on(client.describe_table().table_name(table).send())
-            .unwrap();
-        d.table()
-            .unwrap()
+        described(&rt, &client, table)
             .attribute_definitions()
             .iter()
             .map(|a| {
@@ -325,6 +319,19 @@ fn service_errors_are_store_errors_not_failed_conditions() {
         .is_err());
 }
 
+/// DescribeTable's description of `table`.
+fn described(
+    rt: &Runtime,
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+) -> aws_sdk_dynamodb::types::TableDescription {
+    rt.block_on(client.describe_table().table_name(table).send())
+        .unwrap()
+        .table()
+        .cloned()
+        .expect("a table description")
+}
+
 /// A bare table: these keys, on-demand, no stream, no TTL, no index.
 fn bare_table(
     rt: &Runtime,
@@ -382,13 +389,8 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     let execution = outcomes.iter().find(|o| o.name == names.execution).unwrap();
     assert!(!execution.created);
     let gaps: Vec<&str> = execution.gaps.iter().map(|g| g.what.as_str()).collect();
-    assert_eq!(
-        gaps,
-        [
-            "stream NEW_AND_OLD_IMAGES is off",
-            "TTL on ttl_epoch_s is off"
-        ]
-    );
+    // TPF's template streams no execution table: only its TTL is missing.
+    assert_eq!(gaps, ["TTL on ttl_epoch_s is off"]);
     let interaction = outcomes
         .iter()
         .find(|o| o.name == names.await_interaction)
@@ -449,7 +451,7 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
         out.contains(&format!(
-            "differs {}\n  missing: stream NEW_AND_OLD_IMAGES is off",
+            "differs {}\n  missing: TTL on ttl_epoch_s is off",
             names.execution
         )),
         "{out}"
@@ -463,10 +465,9 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
         out.contains("  fixed:   stream NEW_AND_OLD_IMAGES is off"),
         "{out}"
     );
-    let described = rt
-        .block_on(client.describe_table().table_name(&names.execution).send())
-        .unwrap();
-    let stream = described.table().and_then(|t| t.stream_specification());
+    let stream = described(&rt, &client, &names.await_interaction)
+        .stream_specification()
+        .cloned();
     assert!(stream.is_some_and(|s| s.stream_enabled()));
 
     let again = rt.block_on(create_all(&client, &names)).unwrap();
@@ -492,6 +493,37 @@ fn tables_create_reports_what_existing_tables_lack_and_fix_adds_it() {
         "keys are (tenant_id, wrong_key), TPF's are (tenant_id S, unit_id S)"
     );
     assert!(!keys.fixable && !keys.fixed);
+
+    // A binding table made without TPF's KMS encryption: the gap is named with the command
+    // that closes it, and --fix, which changes nothing it cannot check, leaves it open.
+    let bare_binding = TableNames::with_prefix(&format!("sse{}_", std::process::id()));
+    bare_table(&rt, &client, &bare_binding.callback_binding, "pk", "sk");
+    let outcomes = rt
+        .block_on(tpf_sfn::aws::tables::create_all_with(
+            &client,
+            &bare_binding,
+            true,
+        ))
+        .unwrap();
+    let binding = outcomes
+        .iter()
+        .find(|o| o.name == bare_binding.callback_binding)
+        .unwrap();
+    let open: Vec<&str> = binding.open_gaps().map(|g| g.what.as_str()).collect();
+    assert_eq!(
+        open,
+        ["server-side encryption with a KMS key is off"],
+        "{:?}",
+        binding.gaps
+    );
+    let sse = binding.open_gaps().next().unwrap();
+    assert!(!sse.fixable);
+    assert!(
+        sse.hint
+            .contains("--sse-specification Enabled=true,SSEType=KMS"),
+        "{}",
+        sse.hint
+    );
 }
 
 /// Today's TPF writes `redrive_intent` and `failed_step_index` on every new execution row, and a

@@ -535,6 +535,47 @@ fn the_wake_path_declares_the_gateway_host() {
         t["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
         true
     );
+    assert_eq!(t["SSESpecification"]["SSEEnabled"], true);
+
+    // `tpf-sfn tables create` makes the same table (for a wake path that names its own, and
+    // for the local loop): keys, index, stream, TTL, point-in-time recovery and encryption.
+    let names = tpf_sfn::aws::tables::TableNames::default();
+    let specs = tpf_sfn::aws::tables::specs(&names);
+    let made = specs
+        .iter()
+        .find(|spec| spec.name == names.callback_binding)
+        .expect("tables create makes the binding table");
+    let key = |k: &tpf_sfn::aws::tables::KeyAttr| k.name;
+    assert_eq!(
+        (key(&made.hash), made.range.as_ref().map(key)),
+        (
+            t["KeySchema"][0]["AttributeName"].as_str().unwrap(),
+            t["KeySchema"][1]["AttributeName"].as_str()
+        )
+    );
+    assert_eq!(made.gsis.len(), 1);
+    assert_eq!(
+        (
+            made.gsis[0].name,
+            key(&made.gsis[0].hash),
+            made.gsis[0].range
+        ),
+        (
+            t["GlobalSecondaryIndexes"][0]["IndexName"]
+                .as_str()
+                .unwrap(),
+            t["GlobalSecondaryIndexes"][0]["KeySchema"][0]["AttributeName"]
+                .as_str()
+                .unwrap(),
+            None
+        )
+    );
+    assert!(made.stream);
+    assert_eq!(
+        made.ttl_attribute,
+        t["TimeToLiveSpecification"]["AttributeName"].as_str()
+    );
+    assert!(made.point_in_time_recovery && made.kms_encryption);
 
     for (mapping, source) in [
         (

@@ -46,6 +46,41 @@ fn assert_refused(what: &str, o: &Output, code: &str) {
     assert!(err.contains(&format!("error[{code}]")), "{what}: {err}");
 }
 
+/// A loopback endpoint that accepts nothing: a command refused before its first call never
+/// connects to it, which [`Untouched::assert`] checks.
+struct Untouched {
+    listener: std::net::TcpListener,
+    endpoint: String,
+}
+
+impl Untouched {
+    fn new() -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+        Self { listener, endpoint }
+    }
+
+    fn assert(&self, what: &str) {
+        assert!(
+            matches!(self.listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{what} reached the endpoint"
+        );
+    }
+}
+
+/// `deploy --dry-run` of the release in `out` against `endpoint`.
+fn deploy_dry_run(out: &Path, endpoint: &str) -> Output {
+    run(&[
+        "deploy",
+        "--out",
+        out.to_str().unwrap(),
+        "--dry-run",
+        "--endpoint-url",
+        endpoint,
+    ])
+}
+
 /// A loopback listener that accepts connections and never answers: a frozen DynamoDB.
 fn frozen_endpoint() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -357,12 +392,99 @@ fn absurd_numbers_are_refused() {
 fn invalid_table_names_are_refused_before_any_call() {
     for args in [
         vec!["tables", "create", "--table", "execution-table=ab"],
-        vec!["tables", "create", "--table", "wakeup-table=has space"],
+        vec![
+            "tables",
+            "create",
+            "--table",
+            "callback-binding-table=has space",
+        ],
         vec!["tables", "create", "--prefix", "bad/"],
     ] {
         let o = run(&[&args[..], &["--endpoint-url", "http://127.0.0.1:9"]].concat());
         assert_refused(&args.join(" "), &o, "TABLE_NAME_INVALID");
     }
+}
+
+/// Action API v1's wakeup table and releases are refused by code before any call: `--table
+/// wakeup-table=...` in either command that names tables, and `status` of a release whose
+/// manifest names a v1 binding (on either backend).
+#[test]
+fn action_api_v1_tables_and_releases_are_refused_before_any_call() {
+    let untouched = Untouched::new();
+    let endpoint = untouched.endpoint.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let out = compiled(dir.path());
+    let status = ["status", "--out", &out, "--tenant", "t", "--execution", "e"];
+    for args in [
+        vec!["tables", "create", "--table", "wakeup-table=tpf_sfn_wakeup"],
+        [&status[..], &["--table", "wakeup-table=tpf_sfn_wakeup"]].concat(),
+    ] {
+        let o = run(&[
+            &args[..],
+            &["--endpoint-url", &endpoint, "--region", "us-east-1"],
+        ]
+        .concat());
+        assert_refused(&args.join(" "), &o, "ACTION_API_V1_RETIRED");
+        assert!(
+            stderr(&o).contains("callback-binding-table"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let manifest = PathBuf::from(&out).join("manifest.json");
+    let good: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    for (backend, kind) in [(None, "http"), (Some("lambda-durable"), "queue")] {
+        let mut m = good.clone();
+        m["binding"]["kind"] = json!(kind);
+        if let Some(b) = backend {
+            m["backend"] = json!(b);
+            m["function"] = json!({"name": "tpf-p-durable"});
+        }
+        std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+        let o = run(&[
+            &status[..],
+            &["--endpoint-url", &endpoint, "--region", "us-east-1"],
+        ]
+        .concat());
+        assert_refused(kind, &o, "ACTION_API_V1_RETIRED");
+        assert!(stderr(&o).contains("/binding/kind"), "{}", stderr(&o));
+    }
+    untouched.assert("a refused command");
+}
+
+/// A durable release compiled before Action API v1's spec fields went (`wakeup`,
+/// `transportRetry`, `operationBudget`, `maxIterations`) is refused by `deploy` from its spec,
+/// naming the field, before any call: the function would refuse that spec at start.
+#[test]
+fn deploy_refuses_a_durable_spec_with_action_api_v1_fields_before_any_call() {
+    let untouched = Untouched::new();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "compile",
+        &restaurant(),
+        "--backend",
+        "lambda-durable",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let spec = out.join("driver.durable.json");
+    let good: Value = serde_json::from_slice(&std::fs::read(&spec).unwrap()).unwrap();
+    for (field, value) in [
+        ("wakeup", json!({"tableName": "tpf_sfn_wakeup"})),
+        ("transportRetry", json!({"maxAttempts": 6})),
+        ("operationBudget", json!(2000)),
+        ("maxIterations", json!(117)),
+    ] {
+        let mut v1 = good.clone();
+        v1[field] = value;
+        std::fs::write(&spec, serde_json::to_vec(&v1).unwrap()).unwrap();
+        let o = deploy_dry_run(&out, &untouched.endpoint);
+        assert_refused(field, &o, "RELEASE_DEFINITION_INVALID");
+        assert!(stderr(&o).contains(field), "{field}: {}", stderr(&o));
+    }
+    untouched.assert("deploy of a v1 durable spec");
 }
 
 /// Runs `dev` in `dir` against a loopback endpoint with `extra` arguments and checks that it
@@ -379,9 +501,8 @@ fn dev_refused_before_its_first_write_with(
     env: &[(&str, &str)],
     code: &str,
 ) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let untouched = Untouched::new();
+    let endpoint = untouched.endpoint.clone();
     let what = format!("dev {}", extra.join(" "));
     let o = cli()
         .args([
@@ -401,10 +522,7 @@ fn dev_refused_before_its_first_write_with(
         .output()
         .expect("run tpf-sfn");
     assert_refused(&what, &o, code);
-    assert!(
-        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "{what} reached the endpoint before refusing"
-    );
+    untouched.assert(&format!("{what}, before refusing,"));
     assert!(
         !dir.join("dev-out").exists(),
         "{what} wrote its release before refusing"
@@ -604,42 +722,30 @@ fn expression(text: &str) -> &str {
 }
 
 /// `deploy --dry-run` refuses a manifest with junk where the compiler always writes sane values
-/// (a blank identity, a machine name Step Functions would refuse, a bad table name) before it
-/// builds a single AWS call.
+/// (a blank identity, a machine name Step Functions would refuse) before it builds a single AWS
+/// call.
 #[test]
 fn deploy_refuses_a_junk_manifest_before_any_call() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    let untouched = Untouched::new();
+    let endpoint = untouched.endpoint.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = PathBuf::from(compiled(dir.path()));
     let manifest = out.join("manifest.json");
     let good: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
-    let junk: [(&str, &str, Value); 5] = [
+    let junk: [(&str, &str, Value); 4] = [
         ("/identity/pipelineId", "blank pipeline", json!("")),
         ("/identity/releaseVersion", "blank release", json!("  ")),
         ("/machines/driver/name", "empty name", json!("")),
         ("/machines/driver/name", "long name", json!("x".repeat(81))),
-        ("/wakeupTable", "bad table", json!("a b")),
     ];
     for (pointer, what, value) in junk {
         let mut m = good.clone();
         *m.pointer_mut(pointer).expect(pointer) = value;
         std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
-        let o = run(&[
-            "deploy",
-            "--out",
-            out.to_str().unwrap(),
-            "--dry-run",
-            "--endpoint-url",
-            &endpoint,
-        ]);
+        let o = deploy_dry_run(&out, &endpoint);
         assert_refused(what, &o, "RELEASE_MANIFEST_INVALID");
     }
-    assert!(
-        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "deploy reached the endpoint with a junk manifest"
-    );
+    untouched.assert("deploy with a junk manifest");
 }
 
 use tpf_sfn_test_support::contracts as long_contract;

@@ -428,7 +428,7 @@ async fn dev_runs_the_gateway_loop_in_one_command() {
     let logs = || std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(summary["protocol"], "gateway", "{summary}");
     let tables = summary["tables"].as_array().expect("tables");
-    assert_eq!(tables.len(), 10, "{summary}");
+    assert_eq!(tables.len(), 9, "{summary}");
     assert!(tables.iter().all(|t| t["created"] == true), "{summary}");
     assert_eq!(summary["token"]["from"], "TPF_SFN_TOKEN");
     assert!(

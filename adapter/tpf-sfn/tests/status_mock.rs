@@ -1,5 +1,6 @@
-//! `status` call sequences against mocked clients: generations found across ListExecutions
-//! pages by name, the latest state picked by event id, and errors classified.
+//! `status` call sequences against mocked clients: a gateway release's generations found by
+//! TPF's names, the latest state picked by event id across history pages, and errors
+//! classified.
 
 use std::collections::HashMap;
 
@@ -7,21 +8,20 @@ use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sfn::operation::describe_execution::DescribeExecutionOutput;
 use aws_sdk_sfn::operation::get_execution_history::GetExecutionHistoryOutput;
-use aws_sdk_sfn::operation::list_executions::ListExecutionsOutput;
 use aws_sdk_sfn::operation::list_state_machines::ListStateMachinesOutput;
 use aws_sdk_sfn::primitives::DateTime;
 use aws_sdk_sfn::types::{
-    ExecutionListItem, ExecutionStatus, HistoryEvent, HistoryEventType, StateEnteredEventDetails,
+    ExecutionStatus, HistoryEvent, HistoryEventType, StateEnteredEventDetails,
     StateMachineListItem, StateMachineType,
 };
 use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
 use tpf_sfn::aws::release::Identity;
-use tpf_sfn::aws::status::{status, Host, Naming, Query, Report, Target};
+use tpf_sfn::aws::status::{status, Host, Query, Report, Target};
 
 const MACHINE: &str = "tpf-x-driver";
 const FUNCTION: &str = "tpf-x-durable";
 
-fn target(host: Host, naming: Naming) -> Target {
+fn target(host: Host) -> Target {
     Target {
         identity: Identity {
             pipeline_id: "p".into(),
@@ -33,8 +33,6 @@ fn target(host: Host, naming: Naming) -> Target {
             Host::DurableFunction => FUNCTION.into(),
         },
         host,
-        naming,
-        wakeup_table: "tpf_sfn_wakeup".into(),
     }
 }
 
@@ -44,7 +42,12 @@ fn record_item(status: &str) -> HashMap<String, AttributeValue> {
     HashMap::from([
         ("tenant_id".into(), s("t1")),
         ("execution_id".into(), s("e1")),
-        ("execution_key".into(), s("k")),
+        // The application's key `order-7`, scoped as TPF stores it: the generations' names
+        // are TPF's from it.
+        (
+            "execution_key".into(),
+            s(&tpf_wire::ids::scoped_root_execution_key("p", "r", "order-7").unwrap()),
+        ),
         ("pipeline_id".into(), s("p")),
         ("contract_version".into(), s("c")),
         ("release_version".into(), s("r")),
@@ -59,17 +62,6 @@ fn record_item(status: &str) -> HashMap<String, AttributeValue> {
         ("updated_at_epoch_ms".into(), n("1")),
         ("ttl_epoch_s".into(), n("4000000000")),
     ])
-}
-
-fn exec(name: &str, status: ExecutionStatus, at: i64) -> ExecutionListItem {
-    ExecutionListItem::builder()
-        .execution_arn(format!("arn:exec:{name}"))
-        .state_machine_arn("arn:sm")
-        .name(name)
-        .status(status)
-        .start_date(DateTime::from_secs(at))
-        .build()
-        .unwrap()
 }
 
 fn entered(id: i64, name: &str) -> HistoryEvent {
@@ -105,42 +97,42 @@ fn machine_listed(arn: &'static str) -> Rule {
     })
 }
 
+const MACHINE_ARN: &str = "arn:aws:states:eu-west-1:1:stateMachine:tpf-x-driver";
+
+fn gateway_name(generation: i64) -> String {
+    tpf_wire::gateway::names::durable_execution_name(Some("t1"), Some("order-7"), generation)
+        .unwrap()
+}
+
+/// The machine with generation 1 (ended) and 2 (running) of the execution; no generation 3.
+/// No ListExecutions rule: listing every execution the machine ran would fail the test.
 fn sfn_rules() -> Vec<Rule> {
+    use aws_sdk_sfn::operation::describe_execution::DescribeExecutionError;
+    use aws_sdk_sfn::types::error::ExecutionDoesNotExist;
+    let (g1, g2) = (gateway_name(1), gateway_name(2));
     vec![
-        machine_listed("arn:sm"),
-        mock!(aws_sdk_sfn::Client::list_executions)
-            .match_requests(|r| r.next_token().is_none())
-            .then_output(|| {
-                ListExecutionsOutput::builder()
-                    .executions(exec("e1-g1", ExecutionStatus::Running, 20))
-                    .executions(exec("e10", ExecutionStatus::Running, 15))
-                    .next_token("more")
+        machine_listed(MACHINE_ARN),
+        mock!(aws_sdk_sfn::Client::describe_execution)
+            .match_requests(move |r| {
+                let arn = r.execution_arn().unwrap_or_default();
+                arn.ends_with(&g1) || arn.ends_with(&g2)
+            })
+            .then_compute_output(|r| {
+                let arn = r.execution_arn().unwrap_or_default().to_string();
+                DescribeExecutionOutput::builder()
+                    .execution_arn(&arn)
+                    .state_machine_arn(MACHINE_ARN)
+                    .status(if arn.ends_with(&gateway_name(2)) {
+                        ExecutionStatus::Running
+                    } else {
+                        ExecutionStatus::Succeeded
+                    })
+                    .start_date(DateTime::from_secs(0))
                     .build()
                     .unwrap()
             }),
-        mock!(aws_sdk_sfn::Client::list_executions)
-            .match_requests(|r| r.next_token() == Some("more"))
-            .then_output(|| {
-                ListExecutionsOutput::builder()
-                    .executions(exec("e1", ExecutionStatus::Succeeded, 10))
-                    .executions(exec("e1-x", ExecutionStatus::Running, 11))
-                    .build()
-                    .unwrap()
-            }),
-        mock!(aws_sdk_sfn::Client::describe_execution).then_compute_output(|r| {
-            let arn = r.execution_arn().unwrap_or_default().to_string();
-            let running = arn.ends_with("-g1");
-            DescribeExecutionOutput::builder()
-                .execution_arn(&arn)
-                .state_machine_arn("arn:sm")
-                .status(if running {
-                    ExecutionStatus::Running
-                } else {
-                    ExecutionStatus::Succeeded
-                })
-                .start_date(DateTime::from_secs(0))
-                .build()
-                .unwrap()
+        mock!(aws_sdk_sfn::Client::describe_execution).then_error(|| {
+            DescribeExecutionError::ExecutionDoesNotExist(ExecutionDoesNotExist::builder().build())
         }),
         // Oldest first, as moto returns it regardless of reverseOrder, over two pages: the
         // latest state is on the last one.
@@ -148,8 +140,8 @@ fn sfn_rules() -> Vec<Rule> {
             .match_requests(|r| r.next_token().is_none())
             .then_output(|| {
                 GetExecutionHistoryOutput::builder()
-                    .events(entered(2, "Start driver generation"))
-                    .events(entered(5, "Process work item"))
+                    .events(entered(2, "Submit TPF execution"))
+                    .events(entered(5, "Read TPF status"))
                     .next_token("h2")
                     .build()
                     .unwrap()
@@ -158,7 +150,7 @@ fn sfn_rules() -> Vec<Rule> {
             .match_requests(|r| r.next_token() == Some("h2"))
             .then_output(|| {
                 GetExecutionHistoryOutput::builder()
-                    .events(entered(9, "Await Restaurant Decision"))
+                    .events(entered(9, "Park until TPF's await completes"))
                     .build()
                     .unwrap()
             }),
@@ -166,12 +158,7 @@ fn sfn_rules() -> Vec<Rule> {
 }
 
 fn run(ddb_rules: &[&Rule]) -> Result<Report, tpf_sfn::error::Error> {
-    run_with(
-        &target(Host::StateMachine, Naming::Lineage),
-        &sfn_rules(),
-        &[],
-        ddb_rules,
-    )
+    run_with(&target(Host::StateMachine), &sfn_rules(), &[], ddb_rules)
 }
 
 fn run_with(
@@ -189,7 +176,6 @@ fn run_with(
         tenant: "t1",
         execution: "e1",
         execution_table: "tpf_execution",
-        wakeup_table: "tpf_sfn_wakeup",
         console_region: Some("eu-west-1"),
     };
     tokio::runtime::Builder::new_current_thread()
@@ -200,7 +186,7 @@ fn run_with(
 }
 
 #[test]
-fn generations_are_found_across_pages_and_only_by_their_names() {
+fn generations_are_found_by_tpfs_names_with_their_latest_state() {
     let get = mock!(aws_sdk_dynamodb::Client::get_item)
         .match_requests(|r| r.table_name() == Some("tpf_execution"))
         .then_output(|| {
@@ -208,23 +194,25 @@ fn generations_are_found_across_pages_and_only_by_their_names() {
                 .set_item(Some(record_item("WAITING_EXTERNAL")))
                 .build()
         });
-    let pointer = mock!(aws_sdk_dynamodb::Client::get_item)
-        .match_requests(|r| r.table_name() == Some("tpf_sfn_wakeup"))
-        .then_output(|| GetItemOutput::builder().build());
-    let report = run(&[&get, &pointer]).unwrap();
-    let names: Vec<&str> = report.generations.iter().map(|g| g.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["e1", "e1-g1"],
-        "e10 and e1-x belong to other executions"
-    );
+    let report = run(&[&get]).unwrap();
+    let names: Vec<String> = report.generations.iter().map(|g| g.name.clone()).collect();
+    assert_eq!(names, [gateway_name(1), gateway_name(2)]);
+    assert!(report.generations[0]
+        .arn
+        .starts_with("arn:aws:states:eu-west-1:1:execution:tpf-x-driver:tpf-"));
     assert_eq!(
         report.generations[1].current_state.as_deref(),
-        Some("Await Restaurant Decision")
+        Some("Park until TPF's await completes")
     );
     assert_eq!(
         report.generations[1].console_url.as_deref(),
-        Some("https://eu-west-1.console.aws.amazon.com/states/home?region=eu-west-1#/v2/executions/details/arn:exec:e1-g1")
+        Some(
+            format!(
+                "https://eu-west-1.console.aws.amazon.com/states/home?region=eu-west-1#/v2/executions/details/arn:aws:states:eu-west-1:1:execution:tpf-x-driver:{}",
+                gateway_name(2)
+            )
+            .as_str()
+        )
     );
     let record = report.record.as_ref().unwrap();
     assert_eq!(record.status, "WAITING_EXTERNAL");
@@ -234,7 +222,9 @@ fn generations_are_found_across_pages_and_only_by_their_names() {
         .unwrap()
         .starts_with("2023-11-14T"));
     assert!(!report.verdict.diverged, "{:?}", report.verdict);
-    assert!(report.wakeup_pointer.is_none());
+    // The report carries no v1 wakeup-table pointer.
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(json.get("wakeupPointer").is_none(), "{json}");
 }
 
 #[test]
@@ -246,11 +236,14 @@ fn terminal_record_with_a_live_driver_diverges() {
                 .set_item(Some(record_item("SUCCEEDED")))
                 .build()
         });
-    let pointer =
-        mock!(aws_sdk_dynamodb::Client::get_item).then_output(|| GetItemOutput::builder().build());
-    let report = run(&[&get, &pointer]).unwrap();
+    let report = run(&[&get]).unwrap();
     assert_eq!(report.verdict.code, "STATUS_DRIVER_AFTER_TERMINAL");
-    assert!(report.verdict.fix.as_deref().unwrap().contains("e1-g1"));
+    assert!(report
+        .verdict
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains(&gateway_name(2)));
     // The row still holds its last due time; a finished execution is due for nothing.
     let record = report.record.as_ref().unwrap();
     assert!(record.terminal);
@@ -269,9 +262,7 @@ fn remote_outcome_unknown_asks_the_operator_for_a_redrive_with_allow_failed() {
             );
             GetItemOutput::builder().set_item(Some(item)).build()
         });
-    let pointer =
-        mock!(aws_sdk_dynamodb::Client::get_item).then_output(|| GetItemOutput::builder().build());
-    let report = run(&[&get, &pointer]).unwrap();
+    let report = run(&[&get]).unwrap();
     assert_eq!(report.verdict.code, "STATUS_REMOTE_OUTCOME_UNKNOWN");
     assert!(report.verdict.diverged);
     assert!(report.verdict.summary.contains("RemoteDeadlineExceeded"));
@@ -310,78 +301,16 @@ fn a_row_that_is_not_an_execution_record_is_reported() {
     assert!(e.report().to_string().contains("status"), "{}", e.report());
 }
 
-/// A gateway driver's record: the application's key `order-7`, scoped as TPF stores it.
+/// TPF's record of the execution in `status`.
 fn gateway_record(status: &str) -> Rule {
     let status = status.to_string();
     mock!(aws_sdk_dynamodb::Client::get_item)
         .match_requests(|r| r.table_name() == Some("tpf_execution"))
         .then_output(move || {
-            let mut item = record_item(&status);
-            let scoped = tpf_wire::ids::scoped_root_execution_key("p", "r", "order-7").unwrap();
-            item.insert("execution_key".into(), AttributeValue::S(scoped));
-            GetItemOutput::builder().set_item(Some(item)).build()
-        })
-}
-
-fn gateway_name(generation: i64) -> String {
-    tpf_wire::gateway::names::durable_execution_name(Some("t1"), Some("order-7"), generation)
-        .unwrap()
-}
-
-#[test]
-fn a_gateway_drivers_generations_are_found_by_tpfs_names_without_listing_the_machine() {
-    use aws_sdk_sfn::operation::describe_execution::DescribeExecutionError;
-    use aws_sdk_sfn::types::error::ExecutionDoesNotExist;
-    let (g1, g2) = (gateway_name(1), gateway_name(2));
-    let machine = machine_listed("arn:aws:states:eu-west-1:1:stateMachine:tpf-x-driver");
-    let (a1, a2) = (g1.clone(), g2.clone());
-    let describe = mock!(aws_sdk_sfn::Client::describe_execution)
-        .match_requests(move |r| {
-            let arn = r.execution_arn().unwrap_or_default();
-            arn.ends_with(&a1) || arn.ends_with(&a2)
-        })
-        .then_compute_output(|r| {
-            let arn = r.execution_arn().unwrap_or_default().to_string();
-            DescribeExecutionOutput::builder()
-                .execution_arn(&arn)
-                .state_machine_arn("arn:sm")
-                .status(if arn.ends_with(&gateway_name(2)) {
-                    ExecutionStatus::Running
-                } else {
-                    ExecutionStatus::Succeeded
-                })
-                .start_date(DateTime::from_secs(0))
+            GetItemOutput::builder()
+                .set_item(Some(record_item(&status)))
                 .build()
-                .unwrap()
-        });
-    let gone = mock!(aws_sdk_sfn::Client::describe_execution).then_error(|| {
-        DescribeExecutionError::ExecutionDoesNotExist(ExecutionDoesNotExist::builder().build())
-    });
-    let history = mock!(aws_sdk_sfn::Client::get_execution_history).then_output(|| {
-        GetExecutionHistoryOutput::builder()
-            .events(entered(3, "Park on the callback"))
-            .build()
-            .unwrap()
-    });
-    let record = gateway_record("WAITING_EXTERNAL");
-    // No ListExecutions rule: listing every execution the machine ran would fail the test.
-    let report = run_with(
-        &target(Host::StateMachine, Naming::Gateway),
-        &[machine, describe, gone, history],
-        &[],
-        &[&record],
-    )
-    .unwrap();
-    let names: Vec<&str> = report.generations.iter().map(|g| g.name.as_str()).collect();
-    assert_eq!(names, [g1.as_str(), g2.as_str()]);
-    assert!(report.generations[0]
-        .arn
-        .starts_with("arn:aws:states:eu-west-1:1:execution:tpf-x-driver:tpf-"));
-    assert!(!report.verdict.diverged, "{:?}", report.verdict);
-    assert!(
-        report.wakeup_pointer.is_none(),
-        "a gateway driver keeps no pointer row"
-    );
+        })
 }
 
 fn durable_rules(statuses: &'static [(i64, &'static str)]) -> Vec<Rule> {
@@ -448,7 +377,7 @@ fn durable_rules(statuses: &'static [(i64, &'static str)]) -> Vec<Rule> {
 fn a_durable_gateway_drivers_ended_generation_names_the_next_one_to_start() {
     let record = gateway_record("WAIT_RETRY");
     let report = run_with(
-        &target(Host::DurableFunction, Naming::Gateway),
+        &target(Host::DurableFunction),
         &[],
         &durable_rules(&[(1, "SUCCEEDED"), (2, "FAILED")]),
         &[&record],
@@ -476,7 +405,7 @@ fn a_durable_gateway_drivers_ended_generation_names_the_next_one_to_start() {
 fn a_durable_driver_after_tpfs_end_is_stopped_with_stop_durable_execution() {
     let record = gateway_record("SUCCEEDED");
     let report = run_with(
-        &target(Host::DurableFunction, Naming::Gateway),
+        &target(Host::DurableFunction),
         &[],
         &durable_rules(&[(1, "RUNNING")]),
         &[&record],
@@ -499,13 +428,7 @@ fn a_durable_driver_function_that_is_not_deployed_is_named() {
         GetFunctionError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
     });
     let record = gateway_record("RUNNING");
-    let report = run_with(
-        &target(Host::DurableFunction, Naming::Gateway),
-        &[],
-        &[missing],
-        &[&record],
-    )
-    .unwrap();
+    let report = run_with(&target(Host::DurableFunction), &[], &[missing], &[&record]).unwrap();
     assert_eq!(report.verdict.code, "STATUS_MACHINE_MISSING");
     assert!(
         report

@@ -13,16 +13,8 @@ pub struct DurableSpec {
     /// The identity every action call carries; the function is one published version of it.
     pub identity: Identity,
     pub binding: Binding,
-    pub wakeup: Wakeup,
-    pub transport_retry: TransportRetry,
+    /// The timeout of one gateway call: the function's own timeout is this plus a margin.
     pub action_timeout_seconds: u64,
-    /// Operations one execution (a generation) may checkpoint before it hands over. Below the
-    /// service's 25,000, and low enough that a replay stays cheap (each invocation replays every
-    /// checkpoint before it).
-    pub operation_budget: u32,
-    /// Calls one generation makes at most: solved by the compiler so that the worst iteration
-    /// (every transport retry, then a park) still fits the operation budget.
-    pub max_iterations: u64,
     /// The contract's await steps, by `authoredName`, as the console names their callbacks.
     #[serde(default)]
     pub awaits: Vec<AwaitSpec>,
@@ -46,41 +38,6 @@ pub enum Binding {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         scheduled_sweep: bool,
     },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Wakeup {
-    pub table_name: String,
-    pub lease_wait_seconds: u64,
-    pub recheck_seconds: u64,
-    pub late_recheck_seconds: u64,
-    pub late_recheck_max_seconds: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TransportRetry {
-    pub interval_seconds: u64,
-    /// Retries after the first delivery (Step Functions' `MaxAttempts` meaning).
-    pub max_attempts: u64,
-    pub backoff_rate: f64,
-    pub max_delay_seconds: u64,
-}
-
-impl TransportRetry {
-    /// The pause before retry `n` (1-based): interval × rate^(n-1), capped.
-    pub fn delay_seconds(&self, n: u64) -> u64 {
-        let exp = i32::try_from(n.saturating_sub(1)).unwrap_or(i32::MAX);
-        let d = self.interval_seconds as f64 * self.backoff_rate.powi(exp);
-        let capped = if self.max_delay_seconds > 0 {
-            d.min(self.max_delay_seconds as f64)
-        } else {
-            d
-        };
-        // A durable wait lasts at least a second.
-        (capped.ceil() as u64).max(1)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
-//! The driver plan: a backend-neutral description of one release's wakeup driver — identity,
-//! await points, the gateway binding, wakeup timing, transport retry, the scheduled sweep, tags.
+//! The driver plan: a backend-neutral description of one release's gateway driver — identity,
+//! await points, the gateway binding, the call timeout, the scheduled sweep, tags.
 //!
 //! A backend lowers it into its own artefacts (`crate::sfn` for Step Functions). The plan holds
 //! no engine vocabulary: no state names, no engine error names, no ARNs, no history limits.
@@ -22,10 +22,8 @@ pub struct DriverPlan {
     /// Ceiling on engine events (Step Functions history events, durable-function operations)
     /// per driver generation; a generation hands over to the next before it is reached.
     pub generation_event_budget: u32,
-    pub wakeup: WakeupPlan,
+    /// Timeout of one gateway call.
     pub action_timeout_seconds: u64,
-    pub sweep_timeout_seconds: u64,
-    pub transport_retry: TransportRetry,
     pub tags: BTreeMap<String, String>,
     pub logging: LoggingPlan,
     pub tracing: bool,
@@ -89,25 +87,6 @@ pub struct ScheduledSweep {
     pub expression: String,
     /// Its period, in seconds.
     pub period_seconds: u64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct WakeupPlan {
-    pub table_name: String,
-    pub lease_wait_seconds: u64,
-    pub recheck_seconds: u64,
-    /// After a missed await deadline TPF did not apply: the first re-ask wait, doubling up to
-    /// the max.
-    pub late_recheck_seconds: u64,
-    pub late_recheck_max_seconds: u64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct TransportRetry {
-    pub interval_seconds: u64,
-    pub max_attempts: u64,
-    pub backoff_rate: f64,
-    pub max_delay_seconds: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -196,21 +175,7 @@ pub fn build(
         awaits,
         binding,
         generation_event_budget: config.history.event_budget,
-        wakeup: WakeupPlan {
-            table_name: config.wakeup.table_name.clone(),
-            lease_wait_seconds: config.wakeup.lease_wait_seconds,
-            recheck_seconds: config.wakeup.recheck_seconds,
-            late_recheck_seconds: config.wakeup.late_recheck_seconds,
-            late_recheck_max_seconds: config.wakeup.late_recheck_max_seconds,
-        },
         action_timeout_seconds: config.timeouts.action_call_seconds,
-        sweep_timeout_seconds: config.timeouts.sweep_call_seconds,
-        transport_retry: TransportRetry {
-            interval_seconds: config.transport_retry.interval_seconds,
-            max_attempts: config.transport_retry.max_attempts,
-            backoff_rate: config.transport_retry.backoff_rate,
-            max_delay_seconds: config.transport_retry.max_delay_seconds,
-        },
         tags: config.tags.clone(),
         logging: LoggingPlan {
             level: config.logging.level,

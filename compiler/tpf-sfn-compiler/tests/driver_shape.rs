@@ -5,7 +5,6 @@
 use serde_json::{json, Value};
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::sfn::iam::all_states;
-use tpf_sfn_compiler::sfn::names::{name_len, MAX_NAME};
 use tpf_sfn_compiler::sfn::states::gateway as states;
 use tpf_sfn_compiler::sfn::{Compiled as Output, StepFunctions};
 
@@ -57,26 +56,40 @@ fn synthetic(steps: &[(&str, &str)]) -> Vec<u8> {
     .unwrap()
 }
 
+/// Every await's `stateName` in the manifest is a state of the compiled definition (the park
+/// state), whatever the step names: the console finds a parked driver where the manifest says.
 #[test]
-fn colliding_and_overlong_step_names_get_deterministic_unique_names() {
+fn every_manifest_state_name_is_a_state_of_the_definition() {
     let long = "Await ".to_string() + &"very long approval step name ".repeat(7);
-    let a = format!("{long}A");
-    let b = format!("{long}B");
     let contract = synthetic(&[
-        (&a, "await"),
-        (&b, "await"),
+        (&long, "await"),
         ("Await  X", "await"),
-        ("Await X", "await"),
+        ("Hand over to the next generation", "await"),
     ]);
-    let first = build(&contract, "lambda", true);
-    let second = build(&contract, "lambda", true);
-    let names: Vec<&String> = first.sfn.await_states.iter().collect();
-    assert_eq!(names, second.sfn.await_states.iter().collect::<Vec<_>>());
-    let unique: std::collections::BTreeSet<_> = names.iter().collect();
-    assert_eq!(unique.len(), 4, "{names:?}");
-    for n in &names {
-        assert!(name_len(n) <= MAX_NAME, "{n}");
-        assert!(!states::ALL.contains(&n.as_str()), "{n} is a fixed state");
+    for transport in TRANSPORTS {
+        for out in [
+            build(&contract, transport, true),
+            build(RESTAURANT.as_bytes(), transport, false),
+        ] {
+            // As written: the manifest file's names against the definition file's states.
+            let file = |name: &str| -> Value {
+                let (_, text) = out.files.iter().find(|(n, _)| n == name).unwrap();
+                serde_json::from_str(text).unwrap()
+            };
+            let (manifest, definition) = (file("manifest.json"), file("driver.asl.json"));
+            let awaits = manifest["contract"]["awaitSteps"].as_array().unwrap();
+            assert!(!awaits.is_empty());
+            for a in awaits {
+                let name = a["stateName"]
+                    .as_str()
+                    .expect("a Step Functions await names its state");
+                assert!(
+                    definition["States"].get(name).is_some(),
+                    "{name} is not a state of the definition"
+                );
+                assert_eq!(name, states::PARK);
+            }
+        }
     }
 }
 

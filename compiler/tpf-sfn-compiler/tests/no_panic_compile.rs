@@ -82,9 +82,9 @@ proptest! {
     }
 
     #[test]
-    fn odd_configs_never_panic(budget in 0u32..30_000, attempts in 0u64..40, lease in 0u64..100_000, b in transport()) {
+    fn odd_configs_never_panic(budget in 0u32..30_000, call in 0u64..100_000, b in transport()) {
         let config = format!(
-            "[history]\nevent-budget = {budget}\n[transport-retry]\nmax-attempts = {attempts}\n[wakeup]\nlease-wait-seconds = {lease}\n"
+            "[history]\nevent-budget = {budget}\n[timeouts]\naction-call-seconds = {call}\n"
         );
         run(RESTAURANT.as_bytes(), b, Some(&config));
     }

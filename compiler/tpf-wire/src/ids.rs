@@ -3,8 +3,7 @@
 //! TPF derives await unit ids and correlation ids with Java's `UUID.nameUUIDFromBytes`
 //! (`RT/awaitable/AwaitCoordinator.deriveUnitId`), a type-3 (MD5) UUID; its store keys are
 //! length-prefixed with Java's `String.length()` (UTF-16 code units, [`utf16_len`]). The drivers
-//! and the DynamoDB bridge key wakeups by these ids, so the model must mint the very same
-//! strings. `mapping-tests/fixtures/tpf-vectors/keys.json` and `step-ids.json` (computed by TPF's
+//! and the wake path key awaits by these ids, so the model must mint the very same strings. `mapping-tests/fixtures/tpf-vectors/keys.json` and `step-ids.json` (computed by TPF's
 //! own Java) check every function here. MD5 comes from the `md-5` crate the interpreter's
 //! `States.Hash` already uses.
 

@@ -12,8 +12,7 @@
 //! - [`step`]: a contract step's fields as TPF's runtime reads them;
 //! - [`ids`]: TPF's deterministic ids, store keys and runtime step ids;
 //! - [`java_text`]: how TPF's Java renders values into key text (UTF-16 lengths, Jackson JSON,
-//!   `Double.toString`);
-//! - [`wakeup`]: the adapter-owned wakeup table's keys and attributes.
+//!   `Double.toString`).
 //!
 //! Nothing here does I/O or makes a decision: the crates above read these facts, and the
 //! templates get every name through the compiler's render context.
@@ -27,6 +26,5 @@ pub mod java_error;
 pub mod java_text;
 pub mod records;
 pub mod step;
-pub mod wakeup;
 
 pub use identity::Identity;

@@ -1,4 +1,4 @@
-//! Every wire name is spelled once, here: no other source file or template writes the wakeup
+//! Every wire name is spelled once, here: no other source file or template writes the binding
 //! table's keys, the action gateway's request and response keys, the driver's error names or
 //! TPF's record attributes as a string literal. Code and templates get them from this crate
 //! (templates through the compiler's render context).
@@ -19,22 +19,10 @@ use tpf_wire::records::{
     execution_attr, table_key, AwaitInteractionRecord, AwaitUnitRecord, DynamoItem,
     ExecutionRecord, PipelineReleaseRecord, ReleaseActivationEvent,
 };
-use tpf_wire::wakeup::{self, attr};
 
 /// The names the scan looks for.
 fn names() -> Vec<&'static str> {
     vec![
-        wakeup::TABLE,
-        wakeup::PK,
-        wakeup::SK,
-        wakeup::CHECKPOINT_PK,
-        attr::EXECUTION_ARN,
-        attr::STATE_MACHINE_ARN,
-        attr::TASK_TOKEN,
-        attr::STEP_NAME,
-        attr::TPF_VERSION,
-        attr::EXPIRES_AT,
-        attr::SEQUENCE_NUMBER,
         request::AWAIT_IDENTITY,
         request::PROVIDER_EXECUTION_NAME,
         request::PROVIDER_EXECUTION_ARN,

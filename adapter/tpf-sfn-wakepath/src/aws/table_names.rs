@@ -3,10 +3,9 @@
 //! keys in every build, with or without the AWS SDK.
 
 use tpf_wire::gateway::binding as callback_binding;
-use tpf_wire::wakeup;
 
-/// Table names, defaulting to TPF's (`pipeline.orchestrator.dynamo.*` config keys) plus the
-/// adapter-owned wakeup table.
+/// Table names, defaulting to TPF's (`pipeline.orchestrator.dynamo.*` config keys and its AWS
+/// host's callback-binding table).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableNames {
     /// `execution-table`
@@ -25,8 +24,6 @@ pub struct TableNames {
     pub await_admission: String,
     /// `release-table`
     pub release: String,
-    /// The adapter's wakeup table (not TPF's).
-    pub wakeup: String,
     /// `callback-binding-table`: TPF's callback-binding table (its AWS host's
     /// `TPF_AWS_DURABLE_BINDING_TABLE`), which the gateway's drivers register and bind in.
     pub callback_binding: String,
@@ -51,7 +48,6 @@ impl TableNames {
             await_interaction_key: name("tpf_await_interaction_key"),
             await_admission: name("tpf_await_admission"),
             release: name("tpf_release_registry"),
-            wakeup: name(wakeup::TABLE),
             callback_binding: name(callback_binding::TABLE),
         }
     }
@@ -72,7 +68,6 @@ impl TableNames {
             TableKey::AwaitInteractionKey => &self.await_interaction_key,
             TableKey::AwaitAdmission => &self.await_admission,
             TableKey::Release => &self.release,
-            TableKey::Wakeup => &self.wakeup,
             TableKey::CallbackBinding => &self.callback_binding,
         }
     }
@@ -87,12 +82,11 @@ impl TableNames {
             TableKey::AwaitInteractionKey => &mut self.await_interaction_key,
             TableKey::AwaitAdmission => &mut self.await_admission,
             TableKey::Release => &mut self.release,
-            TableKey::Wakeup => &mut self.wakeup,
             TableKey::CallbackBinding => &mut self.callback_binding,
         }
     }
 
-    /// Overrides by TPF config key (`execution-table`, ...; `wakeup-table` for the adapter's).
+    /// Overrides by TPF config key (`execution-table`, ...).
     /// Returns false for an unknown key.
     pub fn set(&mut self, config_key: &str, table: &str) -> bool {
         let Some(key) = TableKey::parse(config_key) else {
@@ -104,8 +98,8 @@ impl TableNames {
 }
 
 /// One table by the key `--table KEY=NAME` names it with: TPF's
-/// `pipeline.orchestrator.dynamo.*` config key, or `wakeup-table` for the adapter's. The one
-/// list of keys: the CLI's help and its errors are built from [`TableKey::ALL`].
+/// `pipeline.orchestrator.dynamo.*` config key, or `callback-binding-table` for its AWS host's
+/// binding table. The one list of keys: the CLI's help and its errors are built from [`TableKey::ALL`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableKey {
     Execution,
@@ -116,13 +110,12 @@ pub enum TableKey {
     AwaitInteractionKey,
     AwaitAdmission,
     Release,
-    Wakeup,
     CallbackBinding,
 }
 
 impl TableKey {
     /// Every key, TPF's tables first.
-    pub const ALL: [TableKey; 10] = [
+    pub const ALL: [TableKey; 9] = [
         TableKey::Execution,
         TableKey::ExecutionKey,
         TableKey::ExecutionPayload,
@@ -131,7 +124,6 @@ impl TableKey {
         TableKey::AwaitInteractionKey,
         TableKey::AwaitAdmission,
         TableKey::Release,
-        TableKey::Wakeup,
         TableKey::CallbackBinding,
     ];
 
@@ -146,7 +138,6 @@ impl TableKey {
             TableKey::AwaitInteractionKey => "await-interaction-key-table",
             TableKey::AwaitAdmission => "await-admission-table",
             TableKey::Release => "release-table",
-            TableKey::Wakeup => "wakeup-table",
             TableKey::CallbackBinding => "callback-binding-table",
         }
     }
@@ -164,6 +155,10 @@ impl TableKey {
     }
 }
 
+/// `--table`'s key of Action API v1's wakeup table, retired with it: the command line refuses it
+/// as such (`ACTION_API_V1_RETIRED`) rather than as an unknown key.
+pub const RETIRED_WAKEUP_KEY: &str = "wakeup-table";
+
 /// DynamoDB's rule for a table name: 3 to 255 characters of `a-z A-Z 0-9 _ . -`.
 pub fn is_table_name(name: &str) -> bool {
     (3..=255).contains(&name.len())
@@ -174,7 +169,7 @@ pub fn is_table_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{TableKey, TableNames};
+    use super::{TableKey, TableNames, RETIRED_WAKEUP_KEY};
 
     /// Every key names its own table: setting each to a distinct name changes every field
     /// once, so a key missing from `ALL` (or two keys on one field) leaves a default behind.
@@ -202,9 +197,12 @@ mod tests {
         for key in [
             "execution-payload-table",
             "await-admission-table",
-            "wakeup-table",
+            "callback-binding-table",
         ] {
             assert!(listing.contains(key), "{listing}");
         }
+        // Action API v1's wakeup table is not one of them.
+        assert!(!listing.contains(RETIRED_WAKEUP_KEY), "{listing}");
+        assert_eq!(TableKey::parse(RETIRED_WAKEUP_KEY), None);
     }
 }

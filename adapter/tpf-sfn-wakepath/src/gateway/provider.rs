@@ -18,7 +18,7 @@ use crate::error::Error;
 
 /// The engine of a driver execution, by its ARN's service (`states` or `lambda`). An id that
 /// is no ARN at all is a durable execution's: AWS's durable execution emulator names its
-/// executions `<uuid>/<uuid>` (the bridge's rule too: not a Step Functions ARN). An ARN of any
+/// executions `<uuid>/<uuid>` (not a Step Functions ARN). An ARN of any
 /// other service, or a blank id, is neither.
 pub fn engine_of(execution_arn: &str) -> Option<WakeEngine> {
     if execution_arn.trim().is_empty() {

@@ -15,7 +15,6 @@ pub struct ManifestView {
     pub compiler: CompilerView,
     pub identity: Identity,
     pub machines: MachinesView,
-    pub wakeup_table: String,
     pub logging: LoggingView,
     pub tracing: bool,
     #[serde(default)]
@@ -164,13 +163,40 @@ fn check(m: &ManifestView, path: &Path) -> Result<(), Error> {
             )));
         }
     }
-    if !super::tables::is_table_name(&m.wakeup_table) {
-        return Err(invalid(format!(
-            "wakeupTable `{}` is not a DynamoDB table name",
-            m.wakeup_table
-        )));
-    }
     Ok(())
+}
+
+/// `ACTION_API_V1_RETIRED` for a release compiled for an Action API v1 binding (`http`,
+/// `lambda`, `queue`, on either backend), read from its manifest before anything else: TPF does
+/// not serve Action API v1, so its drivers would fail at their first call, and nothing of its
+/// wake path is left to wake them.
+pub fn refuse_action_api_v1(out: &Path, manifest: &serde_json::Value) -> Result<(), Error> {
+    use tpf_sfn_compiler::config::{retired, BindingKind};
+    let kind = manifest
+        .pointer("/binding/kind")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    if !BindingKind::ACTION_API_V1
+        .iter()
+        .any(|k| k.as_str() == kind)
+    {
+        return Ok(());
+    }
+    let path = out.join(tpf_sfn_compiler::lowering::manifest::MANIFEST_FILE);
+    let at = format!("{}#/binding/kind", path.display());
+    Err(Error::new(
+        retired::CODE,
+        format!(
+            "{at} is `{kind}`: the release was compiled for Action API v1, which is retired: TPF \
+             serves its action gateway only, and the release's drivers would fail at their first \
+             call"
+        ),
+    )
+    .with_location(at)
+    .with_hint(format!(
+        "recompile the release with the gateway binding and deploy that: {}",
+        retired::HINT
+    )))
 }
 
 impl Release {

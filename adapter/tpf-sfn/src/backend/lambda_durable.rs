@@ -22,15 +22,12 @@ pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
             unverified(m.contract.verified)
         ),
         format!("  binding   {}", m.binding.kind),
-        format!(
-            "  function  {}  (≤{} operations per generation, hands over after {} calls)",
-            m.function.name, m.function.operation_budget, m.function.max_iterations
-        ),
+        format!("  function  {}", m.function.name),
     ];
     for a in &m.contract.await_steps {
         lines.push(format!(
-            "  await     step {} \"{}\" → callback \"{}\"",
-            a.step_index, a.authored_name, a.state_name
+            "  await     step {} \"{}\"",
+            a.step_index, a.authored_name
         ));
     }
     lines

@@ -32,7 +32,9 @@ pub(super) fn compile_summary(out: &Compiled) -> Vec<String> {
     for a in &m.contract.await_steps {
         lines.push(format!(
             "  await     step {} \"{}\" → state \"{}\"",
-            a.step_index, a.authored_name, a.state_name
+            a.step_index,
+            a.authored_name,
+            a.state_name.as_deref().unwrap_or_default()
         ));
     }
     lines

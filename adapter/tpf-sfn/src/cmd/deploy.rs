@@ -9,9 +9,8 @@ use tpf_sfn_compiler::{Diagnostic, Diagnostics, Location};
 use crate::aws::client::Connection;
 use crate::aws::deploy::{self, Options, Report};
 use crate::aws::plan::Action;
-use crate::aws::release::Release;
+use crate::aws::release::{refuse_action_api_v1, Release};
 use crate::cli::{DeployArgs, Format};
-use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &DeployArgs) -> CmdResult {
@@ -130,39 +129,6 @@ fn read_manifest(out: &std::path::Path) -> Option<serde_json::Value> {
     let path = out.join(tpf_sfn_compiler::lowering::manifest::MANIFEST_FILE);
     let bytes = crate::input::read(&path).ok()?;
     serde_json::from_slice(&bytes).ok()
-}
-
-/// `ACTION_API_V1_RETIRED` for a release compiled for an Action API v1 binding (`http`,
-/// `lambda`, `queue`, on either backend), read from its manifest before anything else: TPF does
-/// not serve Action API v1, so its drivers would fail at their first call, and nothing of its
-/// wake path is left to wake them.
-fn refuse_action_api_v1(out: &std::path::Path, manifest: &serde_json::Value) -> Result<(), Error> {
-    use tpf_sfn_compiler::config::{retired, BindingKind};
-    let kind = manifest
-        .pointer("/binding/kind")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default();
-    if !BindingKind::ACTION_API_V1
-        .iter()
-        .any(|k| k.as_str() == kind)
-    {
-        return Ok(());
-    }
-    let path = out.join(tpf_sfn_compiler::lowering::manifest::MANIFEST_FILE);
-    let at = format!("{}#/binding/kind", path.display());
-    Err(Error::new(
-        retired::CODE,
-        format!(
-            "{at} is `{kind}`: the release was compiled for Action API v1, which is retired: TPF \
-             serves its action gateway only, and the release's drivers would fail at their first \
-             call"
-        ),
-    )
-    .with_location(at)
-    .with_hint(format!(
-        "recompile the release with the gateway binding and deploy that: {}",
-        retired::HINT
-    )))
 }
 
 /// Placeholder endpoints and ARNs deploy only to a local emulator: on AWS they would create

@@ -1,5 +1,5 @@
 //! The pause between polling passes of the long-running commands: short while there is work,
-//! doubling while there is none, so an idle bridge or relay costs few calls.
+//! doubling while there is none, so an idle relay or `dev` loop costs few calls.
 
 use std::time::Duration;
 

@@ -9,12 +9,7 @@ use crate::exit::{CmdResult, Failure};
 
 pub fn run(args: &StatusArgs) -> CmdResult {
     let target = Target::read(&args.out)?;
-    let (names, wakeup_given) = crate::cmd::tables::overrides(&args.tables)?;
-    let wakeup_table = if wakeup_given {
-        names.wakeup.clone()
-    } else {
-        target.wakeup_table.clone()
-    };
+    let names = crate::cmd::tables::table_names(&args.tables)?;
     let local = args.connection.emulator_endpoint();
     let report = crate::aws::block_on(async {
         let conf = args.connection.load().await?;
@@ -30,7 +25,6 @@ pub fn run(args: &StatusArgs) -> CmdResult {
             tenant: &args.tenant,
             execution: &args.execution,
             execution_table: &names.execution,
-            wakeup_table: &wakeup_table,
             console_region: local.is_none().then_some(region.as_str()),
         };
         status::status(&sfn, &lambda, &ddb, &q).await
@@ -115,13 +109,6 @@ fn print_text(r: &Report) {
             Some(url) => outln!("            {url}"),
             None => outln!("            (a local emulator's execution: in no AWS console)"),
         }
-    }
-    if let Some(p) = &r.wakeup_pointer {
-        outln!(
-            "  pointer   generation {} {}",
-            p.generation.as_deref().unwrap_or("?"),
-            p.execution_arn.as_deref().unwrap_or("?")
-        );
     }
     let v = &r.verdict;
     if v.diverged {

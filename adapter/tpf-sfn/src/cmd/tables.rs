@@ -1,5 +1,6 @@
-//! `tpf-sfn tables create`: TPF's tables plus the wakeup table, created where missing, compared
-//! (and with `--fix` completed) where they exist.
+//! `tpf-sfn tables create`: TPF's tables and its AWS host's callback-binding table, as TPF's
+//! template makes them, created where missing, compared (and with `--fix` completed) where they
+//! exist.
 
 use crate::stdio::outln;
 use serde_json::json;
@@ -8,24 +9,24 @@ use crate::aws::tables::{create_all_with, TableKey, TableNames};
 use crate::cli::{Format, TableArgs, TablesCreateArgs};
 use crate::error::Error;
 use crate::exit::{CmdResult, Failure};
+use tpf_sfn_wakepath::aws::table_names::RETIRED_WAKEUP_KEY;
 
-/// Table names from `--prefix` and `--table KEY=NAME`.
+/// Table names from `--prefix` and `--table KEY=NAME`. Action API v1's `wakeup-table` is
+/// `ACTION_API_V1_RETIRED`.
 pub fn table_names(args: &TableArgs) -> Result<TableNames, Failure> {
-    Ok(overrides(args)?.0)
-}
-
-/// The names, and whether `--table wakeup-table=NAME` was given.
-pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
     let mut names = TableNames::with_prefix(&args.prefix);
-    let mut wakeup = false;
     for entry in &args.tables {
+        let key = entry
+            .split_once('=')
+            .map_or(entry.as_str(), |(k, _)| k)
+            .trim();
+        if key == RETIRED_WAKEUP_KEY {
+            return Err(retired_wakeup_table(entry).into());
+        }
         let ok = entry
             .split_once('=')
             .filter(|(_, name)| !name.trim().is_empty())
-            .is_some_and(|(key, name)| {
-                wakeup |= key.trim() == "wakeup-table";
-                names.set(key.trim(), name.trim())
-            });
+            .is_some_and(|(key, name)| names.set(key.trim(), name.trim()));
         if !ok {
             return Err(Error::new(
                 "TABLE_OVERRIDE",
@@ -38,7 +39,24 @@ pub fn overrides(args: &TableArgs) -> Result<(TableNames, bool), Failure> {
     for name in names.all() {
         check_table_name(name)?;
     }
-    Ok((names, wakeup))
+    Ok(names)
+}
+
+/// `--table wakeup-table=NAME` named Action API v1's wakeup table, which nothing reads or
+/// writes any more: a gateway driver parks on TPF's callback binding.
+fn retired_wakeup_table(entry: &str) -> Error {
+    Error::new(
+        tpf_sfn_compiler::config::retired::CODE,
+        format!(
+            "`--table {entry}` names Action API v1's wakeup table, which is retired: TPF serves \
+             its action gateway only, and a gateway driver parks on TPF's callback binding"
+        ),
+    )
+    .with_location("--table")
+    .with_hint(format!(
+        "drop the flag; the binding table is `--table callback-binding-table=NAME` (keys: {})",
+        TableKey::listing()
+    ))
 }
 
 /// `TABLE_NAME_INVALID` unless `name` is a DynamoDB table name: 3 to 255 characters of

@@ -2,8 +2,7 @@
 //! findings reported together.
 
 use super::shape::{
-    arn_resource, function_qualifier, is_digits, is_function_arn, is_name, is_queue_url,
-    is_version_number,
+    arn_resource, function_qualifier, is_digits, is_function_arn, is_queue_url, is_version_number,
 };
 use super::{BindingKind, DriverConfig, GatewayTransport, LogLevel, SweepMode};
 use crate::diagnostic::{Diagnostic, Location};
@@ -36,9 +35,7 @@ impl DriverConfig {
         self.check_name_prefix(&mut bad);
         self.check_gateway(&mut bad);
         self.check_aws(&mut bad);
-        self.check_wakeup(&mut bad);
         self.check_timeouts(&mut bad);
-        self.check_transport_retry(&mut bad);
         self.check_history(&mut bad);
         self.check_sweeper(&mut bad);
         self.check_logging(&mut bad);
@@ -155,105 +152,17 @@ impl DriverConfig {
         }
     }
 
-    fn check_wakeup(&self, bad: &mut Bad<'_>) {
-        let w = &self.wakeup;
-        let t = &w.table_name;
-        if t.len() < 3 || t.len() > 255 || !is_name(t) {
-            bad(
-                "wakeup.table-name",
-                format!("table-name `{t}` is not a valid DynamoDB table name"),
-                "DynamoDB table names are 3 to 255 characters of A-Z, a-z, 0-9, `_`, `-` and `.`",
-            );
-        }
-        if w.lease_wait_seconds < 1 {
-            bad(
-                "wakeup.lease-wait-seconds",
-                "lease-wait-seconds must be at least 1".into(),
-                "a zero wait re-asks TPF in a tight loop while another caller holds the lease",
-            );
-        }
-        if w.recheck_seconds < 1 {
-            bad(
-                "wakeup.recheck-seconds",
-                "recheck-seconds must be at least 1".into(),
-                "a zero wait re-asks TPF in a tight loop and burns history events",
-            );
-        }
-        if w.late_recheck_seconds < 60 {
-            bad(
-                "wakeup.late-recheck-seconds",
-                "late-recheck-seconds must be at least 60".into(),
-                "it is the first of the doubling waits between re-asks about an execution TPF keeps parked past its deadline",
-            );
-        }
-        // TimeoutSecondsPath takes at most 99,999,999; a year is far beyond any TPF TTL anyway.
-        if w.late_recheck_max_seconds < w.late_recheck_seconds
-            || w.late_recheck_max_seconds > 365 * 86_400
-        {
-            bad(
-                "wakeup.late-recheck-max-seconds",
-                format!(
-                    "late-recheck-max-seconds must be between late-recheck-seconds ({}) and 31536000 (a year)",
-                    w.late_recheck_seconds
-                ),
-                "it caps the doubling waits between re-asks, so it bounds a stranded execution's calls per day",
-            );
-        }
-    }
-
     fn check_timeouts(&self, bad: &mut Bad<'_>) {
-        for (key, v) in [
-            (
-                "timeouts.action-call-seconds",
-                self.timeouts.action_call_seconds,
-            ),
-            (
-                "timeouts.sweep-call-seconds",
-                self.timeouts.sweep_call_seconds,
-            ),
-        ] {
-            if v < 1 {
-                bad(
-                    key,
-                    format!("{key} is {v}; it must be at least 1"),
-                    "Step Functions TimeoutSeconds must be a positive integer",
-                );
-            }
-        }
-    }
-
-    fn check_transport_retry(&self, bad: &mut Bad<'_>) {
-        let r = &self.transport_retry;
-        if r.max_attempts > 20 {
-            bad(
-            "transport-retry.max-attempts",
-            format!("max-attempts is {}; at most 20 are allowed", r.max_attempts),
-            "transport retries only cover network failures (TPF owns business retries); more attempts only delay the failure",
+        let (key, v) = (
+            "timeouts.action-call-seconds",
+            self.timeouts.action_call_seconds,
         );
-        }
-        if !(r.backoff_rate.is_finite() && r.backoff_rate >= 1.0) {
+        if v < 1 {
             bad(
-                "transport-retry.backoff-rate",
-                format!(
-                    "backoff-rate is {}; it must be at least 1.0",
-                    r.backoff_rate
-                ),
-                "Step Functions requires BackoffRate >= 1.0",
+                key,
+                format!("{key} is {v}; it must be at least 1"),
+                "Step Functions TimeoutSeconds must be a positive integer",
             );
-        }
-        if r.interval_seconds < 1 {
-            bad(
-                "transport-retry.interval-seconds",
-                "interval-seconds must be at least 1".into(),
-                "Step Functions requires IntervalSeconds >= 1",
-            );
-        }
-        if r.max_delay_seconds < 1 || r.max_delay_seconds < r.interval_seconds {
-            bad(
-            "transport-retry.max-delay-seconds",
-            format!("max-delay-seconds is {}; it must be at least 1 and at least interval-seconds ({})", r.max_delay_seconds, r.interval_seconds),
-            "MaxDelaySeconds caps the backoff; below the first interval it would cap every retry",
-        );
         }
     }
 

@@ -22,9 +22,7 @@ pub struct DriverConfig {
     pub name_prefix: String,
     pub binding: BindingConfig,
     pub aws: AwsConfig,
-    pub wakeup: WakeupConfig,
     pub timeouts: TimeoutConfig,
-    pub transport_retry: TransportRetryConfig,
     pub history: HistoryConfig,
     pub sweeper: SweeperConfig,
     pub logging: LoggingConfig,
@@ -39,9 +37,7 @@ impl Default for DriverConfig {
             name_prefix: "tpf".to_string(),
             binding: BindingConfig::default(),
             aws: AwsConfig::default(),
-            wakeup: WakeupConfig::default(),
             timeouts: TimeoutConfig::default(),
-            transport_retry: TransportRetryConfig::default(),
             history: HistoryConfig::default(),
             sweeper: SweeperConfig::default(),
             logging: LoggingConfig::default(),
@@ -165,67 +161,16 @@ pub struct AwsConfig {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct WakeupConfig {
-    /// Adapter-owned DynamoDB table for task tokens and the live-driver pointer.
-    pub table_name: String,
-    /// Seconds to wait when TPF reports the execution leased by another caller (TPF `lease-ms`).
-    pub lease_wait_seconds: u64,
-    /// Seconds to wait before re-asking TPF when a wakeup could not be registered.
-    pub recheck_seconds: u64,
-    /// First wait before re-asking TPF about an execution it keeps parked after its await
-    /// deadline passed (a TPF that does not apply the timeout); each later wait doubles.
-    pub late_recheck_seconds: u64,
-    /// Longest wait between those re-asks: bounds the calls per day.
-    pub late_recheck_max_seconds: u64,
-}
-
-impl Default for WakeupConfig {
-    fn default() -> Self {
-        WakeupConfig {
-            table_name: tpf_wire::wakeup::TABLE.to_string(),
-            lease_wait_seconds: 30,
-            recheck_seconds: 60,
-            late_recheck_seconds: 60,
-            late_recheck_max_seconds: 86_400,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TimeoutConfig {
-    /// TimeoutSeconds of one action call. HTTP Tasks are capped at 60 s by Step Functions.
+    /// TimeoutSeconds of one gateway call (and, on Lambda durable functions, the driver
+    /// function's timeout less a margin).
     pub action_call_seconds: u64,
-    /// TimeoutSeconds of one sweep-once call.
-    pub sweep_call_seconds: u64,
 }
 
 impl Default for TimeoutConfig {
     fn default() -> Self {
         TimeoutConfig {
             action_call_seconds: 60,
-            sweep_call_seconds: 60,
-        }
-    }
-}
-
-/// Retries of the *transport* of an action call. TPF owns business retries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct TransportRetryConfig {
-    pub interval_seconds: u64,
-    pub max_attempts: u64,
-    pub backoff_rate: f64,
-    pub max_delay_seconds: u64,
-}
-
-impl Default for TransportRetryConfig {
-    fn default() -> Self {
-        TransportRetryConfig {
-            interval_seconds: 2,
-            max_attempts: 6,
-            backoff_rate: 2.0,
-            max_delay_seconds: 60,
         }
     }
 }
@@ -363,7 +308,7 @@ fn one_line(message: &str) -> String {
 
 impl DriverConfig {
     /// Parses `tpf-sfn.toml`. Syntax errors are `CONFIG_SYNTAX`; an Action API v1 binding's
-    /// table or sweep-once key (`sweeper.limit`, `sweeper.max-concurrency`) is `ACTION_API_V1_RETIRED` (`retired.rs`); unknown keys and wrongly typed values
+    /// table or any other key only v1 read is `ACTION_API_V1_RETIRED` (`retired.rs`); unknown keys and wrongly typed values
     /// are `CONFIG_FIELD` with the dotted key. Values are not range-checked here: that
     /// is [`DriverConfig::check`], so a caller can report both kinds together.
     pub fn from_toml(file: &str, text: &str) -> Result<DriverConfig, Diagnostics> {
@@ -378,7 +323,7 @@ impl DriverConfig {
             .into()),
         };
         let mut v1_tables = retired::tables(file, &table);
-        v1_tables.extend(retired::sweeper_keys(file, &table));
+        v1_tables.extend(retired::keys(file, &table));
         if !v1_tables.is_empty() {
             return Err(Diagnostics(v1_tables));
         }

@@ -2,8 +2,8 @@
 //! and no parallel execution API, so a driver that calls `process-work-item` fails at its first
 //! call. Naming one, by `--binding`, by `binding.kind` or by its `[binding.<kind>]` table, is
 //! `ACTION_API_V1_RETIRED` with the gateway binding's keys as the way out, never a generic
-//! unknown-key error. So is a key of v1's sweep-once (`sweeper.limit`,
-//! `sweeper.max-concurrency`): TPF's `SWEEP` takes neither.
+//! unknown-key error. So is every other key or table only v1 read ([`RETIRED_KEYS`]): its
+//! sweep-once's bounds and call timeout, its wakeup table and its transport retry.
 
 use super::{BindingKind, DriverConfig};
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
@@ -47,31 +47,80 @@ pub(super) fn tables(file: &str, table: &toml::Table) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// The `[sweeper]` keys only Action API v1's sweep-once read.
-pub const SWEEP_ONCE_KEYS: [&str; 2] = ["limit", "max-concurrency"];
+/// A key or table only Action API v1 read: where it stands, why it is gone, what to do instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetiredKey {
+    pub section: &'static str,
+    /// `None`: the whole `[section]` table.
+    pub key: Option<&'static str>,
+    /// What it configured, completing "… , which is retired".
+    pub served: &'static str,
+    pub hint: &'static str,
+}
 
 /// Where a configuration that still bounds v1's sweep-once is pointed instead.
 pub const SWEEP_ONCE_HINT: &str = "delete the key: TPF's SWEEP takes no limit and no concurrency; who sweeps is sweeper.mode (\"driver\" or \"schedule\") and how often is sweeper.schedule";
 
-/// `sweeper.limit` or `sweeper.max-concurrency` in the file's raw TOML, each refused where it
-/// stands.
-pub(super) fn sweeper_keys(file: &str, table: &toml::Table) -> Vec<Diagnostic> {
-    let Some(sweeper) = table.get("sweeper").and_then(toml::Value::as_table) else {
-        return Vec::new();
-    };
-    SWEEP_ONCE_KEYS
+/// Every key and table of Action API v1 a configuration may still carry, each refused where it
+/// stands rather than as an unknown key.
+pub const RETIRED_KEYS: [RetiredKey; 5] = [
+    RetiredKey {
+        section: "sweeper",
+        key: Some("limit"),
+        served: "bounded Action API v1's sweep-once",
+        hint: SWEEP_ONCE_HINT,
+    },
+    RetiredKey {
+        section: "sweeper",
+        key: Some("max-concurrency"),
+        served: "bounded Action API v1's sweep-once",
+        hint: SWEEP_ONCE_HINT,
+    },
+    RetiredKey {
+        section: "timeouts",
+        key: Some("sweep-call-seconds"),
+        served: "timed Action API v1's sweep-once call",
+        hint: "delete the key: TPF's SWEEP is a gateway call like any other, timed by timeouts.action-call-seconds",
+    },
+    RetiredKey {
+        section: "wakeup",
+        key: None,
+        served: "configured Action API v1's wakeup table (task tokens and the live-driver pointer) and its re-ask waits",
+        hint: "delete the table: a gateway driver parks on TPF's callback binding (REGISTER_CALLBACK), in the binding table TPF's template makes and `tpf-sfn tables create` creates",
+    },
+    RetiredKey {
+        section: "transport-retry",
+        key: None,
+        served: "retried Action API v1's action calls",
+        hint: "delete the table: a gateway driver retries a gateway call as TPF's own driver retries its steps (6 attempts, 5 s doubling to 60 s), which no key changes",
+    },
+];
+
+/// Every [`RETIRED_KEYS`] entry present in the file's raw TOML, each refused where it stands.
+pub(super) fn keys(file: &str, table: &toml::Table) -> Vec<Diagnostic> {
+    RETIRED_KEYS
         .iter()
-        .filter(|k| sweeper.contains_key(**k))
-        .map(|k| {
-            Diagnostic::error(
-                CODE,
-                Location::pointer(file, format!("sweeper.{k}")),
-                format!(
-                    "sweeper.{k} bounded Action API v1's sweep-once, which is retired: TPF serves \
-                     its action gateway only, whose SWEEP takes no such bound"
-                ),
+        .filter_map(|r| {
+            let section = table.get(r.section)?;
+            let (pointer, what) = match r.key {
+                None => (r.section.to_owned(), format!("the table [{}]", r.section)),
+                Some(key) => {
+                    section.as_table()?.get(key)?;
+                    let dotted = format!("{}.{key}", r.section);
+                    (dotted.clone(), dotted)
+                }
+            };
+            Some(
+                Diagnostic::error(
+                    CODE,
+                    Location::pointer(file, pointer),
+                    format!(
+                        "{what} {}, which is retired: TPF serves its action gateway only",
+                        r.served
+                    ),
+                )
+                .with_hint(r.hint),
             )
-            .with_hint(SWEEP_ONCE_HINT)
         })
         .collect()
 }
@@ -145,27 +194,40 @@ mod tests {
     }
 
     #[test]
-    fn sweep_once_keys_are_refused_with_their_location_not_as_unknown() {
-        for key in SWEEP_ONCE_KEYS {
-            let text = format!("[sweeper]\nmode = \"driver\"\n{key} = 10\n");
+    fn every_retired_key_is_refused_with_its_location_not_as_unknown() {
+        for r in RETIRED_KEYS {
+            let text = match r.key {
+                Some(key) => format!("[{}]\n{key} = 10\n", r.section),
+                None => format!("[{}]\n", r.section),
+            };
             let d = DriverConfig::from_toml("tpf-sfn.toml", &text).unwrap_err();
             assert_eq!(d.0.len(), 1, "{d:?}");
-            assert_eq!(d.0[0].code, CODE, "{key}: {d:?}");
-            assert_eq!(
-                d.0[0].location.pointer.as_deref(),
-                Some(format!("sweeper.{key}").as_str())
-            );
-            assert!(d.0[0].hint.contains("sweeper.mode"), "{}", d.0[0].hint);
+            assert_eq!(d.0[0].code, CODE, "{text}: {d:?}");
+            let pointer = r
+                .key
+                .map_or(r.section.to_owned(), |k| format!("{}.{k}", r.section));
+            assert_eq!(d.0[0].location.pointer.as_deref(), Some(pointer.as_str()));
+            assert_eq!(d.0[0].hint, r.hint);
+            assert!(d.0[0].message.contains("retired"), "{}", d.0[0].message);
         }
         let both = DriverConfig::from_toml("f", "[sweeper]\nlimit = 1\nmax-concurrency = 2\n")
             .unwrap_err();
         assert_eq!(both.0.len(), 2, "{both:?}");
+        // A whole retired table is refused with its keys inside it, once.
+        let table = DriverConfig::from_toml(
+            "f",
+            "[wakeup]\ntable-name = \"tpf_sfn_wakeup\"\nrecheck-seconds = 60\n",
+        )
+        .unwrap_err();
+        assert_eq!(table.0.len(), 1, "{table:?}");
+        assert!(table.0[0].hint.contains("REGISTER_CALLBACK"), "{table:?}");
         // The keys that stay still parse.
         let kept = DriverConfig::from_toml(
             "f",
-            "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(2 minutes)\"\n",
+            "[sweeper]\nmode = \"schedule\"\nschedule = \"rate(2 minutes)\"\n[timeouts]\naction-call-seconds = 30\n",
         )
         .unwrap();
         assert_eq!(kept.sweeper.mode, SweepMode::Schedule);
+        assert_eq!(kept.timeouts.action_call_seconds, 30);
     }
 }

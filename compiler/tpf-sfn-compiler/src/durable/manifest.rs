@@ -1,11 +1,11 @@
-//! The durable backend's `manifest.json`: what was compiled, for which function, under which
-//! budget. No timestamps: the same inputs give the same bytes.
+//! The durable backend's `manifest.json`: what was compiled, and for which function. No
+//! timestamps: the same inputs give the same bytes.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{budget, DurableOutput};
+use super::DurableOutput;
 use crate::backend::Backend;
 use crate::contract::Contract;
 use crate::lowering::hash::sha256_hex;
@@ -26,7 +26,6 @@ pub struct DurableManifest {
     pub contract: ContractInfo,
     pub binding: BindingInfo,
     pub function: FunctionInfo,
-    pub wakeup_table: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,10 +36,6 @@ pub struct FunctionInfo {
     /// sha256 of the compact spec the function runs: the tag `deploy` compares to refuse a
     /// changed spec under a pinned release.
     pub spec_sha256: String,
-    /// Operations one generation checkpoints at most, and the calls that leaves room for.
-    pub operation_budget: u32,
-    pub max_iterations: u64,
-    pub iteration_operations: u64,
     pub tags: BTreeMap<String, String>,
 }
 
@@ -51,24 +46,14 @@ pub fn build(plan: &DriverPlan, contract: &Contract, out: &DurableOutput) -> Dur
         backend: Backend::LambdaDurable.as_str(),
         compiler: manifest::compiler_info(),
         identity: manifest::identity_info(plan),
-        contract: manifest::contract_info(
-            plan,
-            contract,
-            plan.awaits
-                .iter()
-                .map(|a| tpf_durable_driver::names::park(Some(&a.authored_name))),
-        ),
+        contract: manifest::contract_info(plan, contract, None),
         binding: binding_info(plan),
         function: FunctionInfo {
             name: out.function_name.clone(),
             spec: super::SPEC_FILE.to_string(),
             tags: release_tags(plan, "durable-driver", &spec_sha256),
             spec_sha256,
-            operation_budget: out.spec.operation_budget,
-            max_iterations: out.spec.max_iterations,
-            iteration_operations: budget::iteration_cost(&out.spec.transport_retry),
         },
-        wakeup_table: plan.wakeup.table_name.clone(),
     }
 }
 

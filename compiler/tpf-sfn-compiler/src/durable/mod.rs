@@ -1,17 +1,16 @@
-//! The Lambda durable functions lowering: one release's [`DurableSpec`] for the driver function,
-//! its operation budget, and the stack that publishes one function version per release
+//! The Lambda durable functions lowering: one release's [`DurableSpec`] for the driver function
+//! and the stack that publishes one function version per release
 //! (`stack.rs`, spelled by `cloudformation.rs` and `terraform.rs`).
 //!
 //! Sibling of `crate::sfn`: it lowers the same `DriverPlan` with the same neutral parts
 //! (`crate::lowering`), and nothing here names a state.
 
-mod budget;
 pub mod cloudformation;
 pub mod manifest;
 pub mod stack;
 pub mod terraform;
 
-use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec, TransportRetry, Wakeup};
+use tpf_durable_driver::spec::{self, AwaitSpec, Binding, DurableSpec};
 
 use crate::compile::{Checked, Lowering};
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
@@ -19,8 +18,6 @@ use crate::lowering::export::Kind;
 use crate::lowering::manifest::MANIFEST_FILE;
 use crate::lowering::names::resource_name;
 use crate::plan::{DriverPlan, GatewayPlan};
-
-pub use budget::{iteration_cost, written_state_bound, OPERATION_CEILING};
 
 /// File name of the spec in a release's output directory.
 pub const SPEC_FILE: &str = "driver.durable.json";
@@ -128,39 +125,11 @@ pub fn lower(plan: &DriverPlan) -> Result<DurableOutput, Diagnostics> {
             .with_hint("use binding.gateway.transport = \"lambda\": the durable function invokes TPF's action gateway itself")]))
         }
     };
-    let retry = TransportRetry {
-        interval_seconds: plan.transport_retry.interval_seconds,
-        max_attempts: plan.transport_retry.max_attempts,
-        backoff_rate: plan.transport_retry.backoff_rate,
-        max_delay_seconds: plan.transport_retry.max_delay_seconds,
-    };
-    let operation_budget = plan.generation_event_budget.min(OPERATION_CEILING);
-    let max_iterations = budget::max_iterations(operation_budget, &retry).ok_or_else(|| {
-        Diagnostics(vec![Diagnostic::error(
-            "DURABLE_BUDGET_TOO_SMALL",
-            Location::pointer("tpf-sfn.toml", "/history/event_budget"),
-            format!(
-                "an operation budget of {operation_budget} does not hold one iteration of the durable driver ({} operations with every transport retry)",
-                iteration_cost(&retry)
-            ),
-        )
-        .with_hint("raise history.event_budget or lower transport_retry.max_attempts")])
-    })?;
     let spec = DurableSpec {
         format: spec::FORMAT,
         identity: plan.identity.clone(),
         binding,
-        wakeup: Wakeup {
-            table_name: plan.wakeup.table_name.clone(),
-            lease_wait_seconds: plan.wakeup.lease_wait_seconds,
-            recheck_seconds: plan.wakeup.recheck_seconds,
-            late_recheck_seconds: plan.wakeup.late_recheck_seconds,
-            late_recheck_max_seconds: plan.wakeup.late_recheck_max_seconds,
-        },
-        transport_retry: retry,
         action_timeout_seconds: plan.action_timeout_seconds,
-        operation_budget,
-        max_iterations,
         awaits: plan
             .awaits
             .iter()

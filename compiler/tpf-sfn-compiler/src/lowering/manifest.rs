@@ -49,8 +49,11 @@ pub struct ContractInfo {
 pub struct AwaitInfo {
     pub step_index: u32,
     pub authored_name: String,
-    /// What the backend calls the await's wait: a state's name, a callback operation's name.
-    pub state_name: String,
+    /// The state a Step Functions driver parks in while TPF awaits this step (one park state
+    /// serves every await). Absent on a backend with no state machine: a durable driver's
+    /// callback is named by its round in the generation, not by the step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_name: Option<String>,
     pub transport: Option<String>,
 }
 
@@ -77,12 +80,13 @@ pub fn identity_info(plan: &DriverPlan) -> IdentityInfo {
     }
 }
 
-/// The contract's part; `state_names` gives the backend's name for each of the plan's await
-/// points, in the plan's order.
-pub fn contract_info<I>(plan: &DriverPlan, contract: &Contract, state_names: I) -> ContractInfo
-where
-    I: IntoIterator<Item = String>,
-{
+/// The contract's part; `park_state` is the state the backend's driver parks in on every
+/// await, if it has states.
+pub fn contract_info(
+    plan: &DriverPlan,
+    contract: &Contract,
+    park_state: Option<&str>,
+) -> ContractInfo {
     ContractInfo {
         schema_version: plan.contract.schema_version,
         contract_hash: plan.contract.contract_hash.clone(),
@@ -91,11 +95,10 @@ where
         await_steps: plan
             .awaits
             .iter()
-            .zip(state_names)
-            .map(|(a, state_name)| AwaitInfo {
+            .map(|a| AwaitInfo {
                 step_index: a.step_index,
                 authored_name: a.authored_name.clone(),
-                state_name,
+                state_name: park_state.map(str::to_owned),
                 transport: a.transport.clone(),
             })
             .collect(),

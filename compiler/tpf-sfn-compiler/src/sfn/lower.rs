@@ -19,6 +19,7 @@ use super::manifest::{
     LoggingInfo, MachineInfo, Machines, Manifest, GATEWAY_SWEEPS_ITSELF, GATEWAY_SWEEP_SCHEDULED,
 };
 use super::render::Renderer;
+use super::states;
 use super::validate::{self, LoopGuard, Profile, ValidateOptions};
 use super::SfnPlan;
 
@@ -71,7 +72,7 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
         manifest_version: 1,
         compiler: manifest::compiler_info(),
         identity: manifest::identity_info(plan),
-        contract: manifest::contract_info(plan, contract, sfn.await_states.iter().cloned()),
+        contract: manifest::contract_info(plan, contract, Some(states::gateway::PARK)),
         binding: manifest::binding_info(plan),
         machines: Machines {
             driver: MachineInfo {
@@ -91,7 +92,6 @@ pub fn lower(plan: &DriverPlan, contract: &Contract) -> Result<Lowered, Diagnost
                 Some(_) => GATEWAY_SWEEP_SCHEDULED,
             },
         },
-        wakeup_table: plan.wakeup.table_name.clone(),
         logging: LoggingInfo {
             level: plan.logging.level,
             include_execution_data: plan.logging.include_execution_data,

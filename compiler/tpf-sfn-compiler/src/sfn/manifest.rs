@@ -18,7 +18,6 @@ pub struct Manifest {
     pub contract: ContractInfo,
     pub binding: BindingInfo,
     pub machines: Machines,
-    pub wakeup_table: String,
     pub logging: LoggingInfo,
     pub tracing: bool,
 }

@@ -15,7 +15,6 @@ pub mod graph;
 pub mod iam;
 mod lower;
 pub mod manifest;
-pub mod names;
 pub mod render;
 pub mod states;
 pub mod validate;
@@ -86,8 +85,6 @@ pub mod files {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SfnPlan {
     pub machines: MachineNames,
-    /// One state name per plan await point, in the plan's order.
-    pub await_states: Vec<String>,
     pub budget: Budget,
     pub arns: ArnContext,
 }
@@ -110,11 +107,6 @@ pub struct Budget {
 impl SfnPlan {
     /// Names and ARNs for a plan; `max_iterations` starts at 1 until the lowering sizes it.
     pub fn new(plan: &DriverPlan) -> SfnPlan {
-        let keyed: Vec<(u32, &str)> = plan
-            .awaits
-            .iter()
-            .map(|a| (a.step_index, a.authored_name.as_str()))
-            .collect();
         let machine = |role| {
             crate::lowering::names::resource_name(
                 &plan.name_prefix,
@@ -127,7 +119,6 @@ impl SfnPlan {
             machines: MachineNames {
                 driver: machine("driver"),
             },
-            await_states: names::assign_await_names(&keyed, states::gateway::ALL),
             budget: Budget {
                 event_budget: plan.generation_event_budget,
                 max_iterations: 1,

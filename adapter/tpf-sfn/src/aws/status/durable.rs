@@ -30,26 +30,15 @@ pub async fn generations(
     if arn.is_none() {
         return Ok((None, Vec::new()));
     }
+    // By name, generation 1 up to the first that never ran: the function may have run many
+    // other executions.
     let mut found = Vec::new();
-    match names {
-        GenerationNames::Lineage(_) => {
-            for x in list(lambda, SCOPE, function, None, &[]).await? {
-                if names.matches(x.durable_execution_name()) {
-                    found.push(x);
-                }
-            }
+    for name in names.gateway_names() {
+        let runs = list(lambda, SCOPE, function, Some(&name), &[]).await?;
+        if runs.is_empty() {
+            break;
         }
-        // By name, generation 1 up to the first that never ran: the function may have run
-        // many other executions.
-        GenerationNames::Gateway(_) => {
-            for name in names.gateway_names() {
-                let runs = list(lambda, SCOPE, function, Some(&name), &[]).await?;
-                if runs.is_empty() {
-                    break;
-                }
-                found.extend(runs);
-            }
-        }
+        found.extend(runs);
     }
     found.sort_by_key(|x| x.start_timestamp().as_nanos());
     let mut gens = Vec::new();

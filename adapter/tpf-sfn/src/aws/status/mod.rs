@@ -1,6 +1,10 @@
 //! `status`: TPF's execution record next to the driver generations the engine ran for it (Step
 //! Functions executions or Lambda durable executions), and a verdict on whether the two agree.
 //!
+//! Only gateway releases: their generations carry TPF's own durable names (`tpf-…`, generation 1
+//! first), so they are read by name. A release compiled for Action API v1 is refused
+//! (`target.rs`).
+//!
 //! TPF's record is authoritative; the driver is only a wakeup mechanism. So every verdict is
 //! phrased as "what the driver should be doing given TPF's record", with a fix that never edits
 //! TPF's record.
@@ -11,7 +15,6 @@ use aws_sdk_sfn::types::ExecutionStatus;
 use serde::Serialize;
 use tpf_wire::records::attr as tpf_attr;
 use tpf_wire::records::{DynamoItem, ExecutionRecord};
-use tpf_wire::wakeup::{self, attr};
 
 use super::deploy::find_machine;
 use super::dynamo_item::from_sdk;
@@ -23,7 +26,7 @@ pub mod durable;
 mod target;
 mod verdict;
 
-pub use target::{Host, Naming, Target};
+pub use target::{Host, Target};
 pub use verdict::verdict;
 
 const SCOPE: &str = "STATUS";
@@ -35,7 +38,6 @@ pub struct Query<'a> {
     pub tenant: &'a str,
     pub execution: &'a str,
     pub execution_table: &'a str,
-    pub wakeup_table: &'a str,
     /// The region for console links; `None` against a local emulator, whose executions are in
     /// no AWS console.
     pub console_region: Option<&'a str>,
@@ -105,15 +107,6 @@ impl Generation {
     }
 }
 
-/// The live-driver pointer the driver writes to the wakeup table (`sk = driver`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WakeupPointer {
-    pub execution_arn: Option<String>,
-    pub generation: Option<String>,
-    pub release_version: Option<String>,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
@@ -136,7 +129,6 @@ pub struct Report {
     pub driver_arn: Option<String>,
     pub record: Option<RecordView>,
     pub generations: Vec<Generation>,
-    pub wakeup_pointer: Option<WakeupPointer>,
     pub verdict: Verdict,
 }
 
@@ -159,12 +151,6 @@ pub async fn status(
         }
         Host::DurableFunction => durable::generations(lambda, &names, q).await?,
     };
-    // Only the Action API drivers write the wakeup table's live-driver pointer; a gateway
-    // driver's registrations live in TPF's callback-binding table.
-    let wakeup_pointer = match q.target.naming {
-        Naming::Lineage => read_pointer(ddb, q).await?,
-        Naming::Gateway => None,
-    };
     let verdict = verdict(
         &q.target.identity,
         record.as_ref(),
@@ -181,19 +167,14 @@ pub async fn status(
         driver_arn,
         record,
         generations,
-        wakeup_pointer,
         verdict,
     })
 }
 
-/// Which execution names are this TPF execution's driver generations.
-pub enum GenerationNames {
-    /// The execution id and its suffixes (Action API v1 drivers).
-    Lineage(String),
-    /// TPF's durable names of generations 1, 2, …: `(tenant, idempotency key)`; `None` when
-    /// TPF has no record to read the key from.
-    Gateway(Option<(String, String)>),
-}
+/// Which execution names are this TPF execution's driver generations: TPF's durable names of
+/// generations 1, 2, …, from `(tenant, idempotency key)`; `None` when TPF has no record to read
+/// the key from.
+pub struct GenerationNames(Option<(String, String)>);
 
 /// How many generations of one execution `status` looks for by name; TPF's host starts one per
 /// park or driver loss, so a real lineage stays far below.
@@ -201,35 +182,19 @@ const GENERATION_LIMIT: i64 = 1000;
 
 impl GenerationNames {
     fn of(q: &Query<'_>, record: Option<&RecordView>) -> Self {
-        match q.target.naming {
-            Naming::Lineage => Self::Lineage(q.execution.to_string()),
-            Naming::Gateway => Self::Gateway(record.and_then(|r| {
-                tpf_wire::ids::client_execution_key(
-                    &r.identity.pipeline_id,
-                    &r.identity.release_version,
-                    &r.execution_key,
-                )
-                .map(|k| (q.tenant.to_string(), k.to_string()))
-            })),
-        }
-    }
-
-    /// Whether `name` is one of the generations; with its generation when the naming says.
-    pub fn matches(&self, name: &str) -> bool {
-        match self {
-            Self::Lineage(id) => is_generation_of(name, id),
-            Self::Gateway(Some(_)) => self.gateway_names().any(|n| n == name),
-            Self::Gateway(None) => false,
-        }
+        Self(record.and_then(|r| {
+            tpf_wire::ids::client_execution_key(
+                &r.identity.pipeline_id,
+                &r.identity.release_version,
+                &r.execution_key,
+            )
+            .map(|k| (q.tenant.to_string(), k.to_string()))
+        }))
     }
 
     /// TPF's durable names, generation 1 first.
     pub fn gateway_names(&self) -> impl Iterator<Item = String> + '_ {
-        let key = match self {
-            Self::Gateway(Some(key)) => Some(key),
-            _ => None,
-        };
-        key.into_iter().flat_map(|(tenant, key)| {
+        self.0.iter().flat_map(|(tenant, key)| {
             (1..=GENERATION_LIMIT).map_while(move |g| {
                 tpf_wire::gateway::names::durable_execution_name(Some(tenant), Some(key), g).ok()
             })
@@ -280,80 +245,13 @@ async fn read_record(
     Ok(Some(RecordView::from_record(&record)))
 }
 
-/// The wakeup table is the adapter's own; a missing table or row only means no pointer.
-async fn read_pointer(
-    ddb: &aws_sdk_dynamodb::Client,
-    q: &Query<'_>,
-) -> Result<Option<WakeupPointer>, Error> {
-    let out = ddb
-        .get_item()
-        .table_name(q.wakeup_table)
-        .key(
-            wakeup::PK,
-            AttributeValue::S(wakeup::pk(q.tenant, q.execution)),
-        )
-        .key(wakeup::SK, AttributeValue::S(wakeup::DRIVER_ROW.to_owned()))
-        .send()
-        .await;
-    let out = match out {
-        Ok(out) => out,
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_resource_not_found_exception()) =>
-        {
-            return Ok(None)
-        }
-        Err(e) => {
-            return Err(errors::from_sdk(SCOPE, "GetItem (wakeup table)", e, |_| {
-                None
-            }))
-        }
-    };
-    let Some(item) = out.item() else {
-        return Ok(None);
-    };
-    let s = |k: &str| match item.get(k) {
-        Some(AttributeValue::S(s) | AttributeValue::N(s)) => Some(s.clone()),
-        _ => None,
-    };
-    Ok(Some(WakeupPointer {
-        execution_arn: s(attr::EXECUTION_ARN),
-        generation: s(attr::GENERATION),
-        release_version: s(tpf_attr::RELEASE_VERSION),
-    }))
-}
-
-/// Whether `name` is a driver execution of TPF execution `id` under Action API v1's naming: the
-/// id itself, then any of the suffixes v1's driver and sweeper appended (`-g<N>` rollover,
-/// `-r<V>` re-drive, `-s<V>` sweeper recovery). A plain prefix test would also match a different execution `<id>-x`.
-pub fn is_generation_of(name: &str, id: &str) -> bool {
-    let Some(rest) = name.strip_prefix(id) else {
-        return false;
-    };
-    if rest.is_empty() {
-        return true;
-    }
-    let Some(rest) = rest.strip_prefix('-') else {
-        return false;
-    };
-    rest.split('-').all(|seg| {
-        let mut c = seg.chars();
-        matches!(c.next(), Some('g' | 'r' | 's'))
-            && !c.as_str().is_empty()
-            && c.as_str().chars().all(|d| d.is_ascii_digit())
-    })
-}
-
 async fn generations(
     sfn: &aws_sdk_sfn::Client,
     machine_arn: &str,
     names: &GenerationNames,
     q: &Query<'_>,
 ) -> Result<Vec<Generation>, Error> {
-    let found = match names {
-        GenerationNames::Lineage(_) => listed(sfn, machine_arn, names).await?,
-        GenerationNames::Gateway(_) => named(sfn, machine_arn, names).await?,
-    };
+    let found = named(sfn, machine_arn, names).await?;
     let mut gens = Vec::new();
     for (arn, name) in found {
         let d = sfn
@@ -377,37 +275,6 @@ async fn generations(
         });
     }
     Ok(gens)
-}
-
-/// The machine's executions whose names match, oldest first: `(arn, name)`.
-async fn listed(
-    sfn: &aws_sdk_sfn::Client,
-    machine_arn: &str,
-    names: &GenerationNames,
-) -> Result<Vec<(String, String)>, Error> {
-    let mut found = Vec::new();
-    let mut executions = sfn
-        .list_executions()
-        .state_machine_arn(machine_arn)
-        .into_paginator()
-        .items()
-        .send();
-    while let Some(e) = executions.next().await {
-        let e =
-            e.map_err(|e| errors::from_sdk(SCOPE, "ListExecutions", e, classify::list_executions))?;
-        if names.matches(e.name()) {
-            found.push((
-                e.start_date().as_nanos(),
-                e.execution_arn().to_string(),
-                e.name().to_string(),
-            ));
-        }
-    }
-    found.sort();
-    Ok(found
-        .into_iter()
-        .map(|(_, arn, name)| (arn, name))
-        .collect())
 }
 
 /// A gateway driver's generations by their names, generation 1 up to the first that never
@@ -495,18 +362,6 @@ pub fn console_url(region: &str, arn: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn generation_names() {
-        for n in ["e1", "e1-g1", "e1-r3", "e1-s7", "e1-r3-g12"] {
-            assert!(is_generation_of(n, "e1"), "{n}");
-        }
-        for n in ["e10", "e1-x", "e1-g", "e1-gx", "e2", "e1-", "e"] {
-            assert!(!is_generation_of(n, "e1"), "{n}");
-        }
-    }
-
     #[test]
     fn the_idempotency_key_is_read_from_tpfs_scoped_key() {
         let scoped = tpf_wire::ids::scoped_root_execution_key("p", "r1", "order:7").unwrap();

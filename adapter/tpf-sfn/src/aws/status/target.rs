@@ -1,5 +1,6 @@
-//! What `status` needs from a release's manifest, whichever backend and driver protocol compiled
-//! it: the pinned identity, where its drivers run, and how their generations are named.
+//! What `status` needs from a release's manifest, whichever backend compiled it: the pinned
+//! identity and where its drivers run. Only a gateway release has drivers `status` can name; a
+//! release compiled for Action API v1 is `ACTION_API_V1_RETIRED`.
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use serde::Deserialize;
 use tpf_sfn_compiler::config::BindingKind;
 use tpf_sfn_compiler::Backend;
 
-use crate::aws::release::{invalid, Identity, Release};
+use crate::aws::release::{invalid, refuse_action_api_v1, Identity, Release};
 use crate::error::Error;
 
 /// Where a release's driver generations run.
@@ -20,24 +21,12 @@ pub enum Host {
     DurableFunction,
 }
 
-/// How the driver's generations are named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Naming {
-    /// Action API v1: the TPF execution id, then `-g<N>`, `-r<V>`, `-s<V>` suffixes.
-    Lineage,
-    /// TPF's gateway: `tpf-` + a hash of tenant, idempotency key and generation, generation 1
-    /// first, as TPF's own host names them.
-    Gateway,
-}
-
 #[derive(Debug, Clone)]
 pub struct Target {
     pub identity: Identity,
     /// The state machine's or the driver function's name.
     pub driver: String,
     pub host: Host,
-    pub naming: Naming,
-    pub wakeup_table: String,
 }
 
 #[derive(Deserialize)]
@@ -50,7 +39,6 @@ struct Shape {
     function: Option<Named>,
     #[serde(default)]
     binding: Option<Binding>,
-    wakeup_table: String,
 }
 
 #[derive(Deserialize)]
@@ -74,12 +62,9 @@ impl Target {
         let (path, bytes) = Release::manifest_bytes(dir)?;
         let value: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|e| invalid(&path, e))?;
+        refuse_action_api_v1(dir, &value)?;
         let backend = Backend::of_manifest(&value);
         let shape: Shape = serde_json::from_value(value).map_err(|e| invalid(&path, e))?;
-        let naming = match shape.binding.as_ref().map(|b| b.kind.as_str()) {
-            Some(kind) if kind == BindingKind::Gateway.as_str() => Naming::Gateway,
-            _ => Naming::Lineage,
-        };
         let missing = |what: &str| {
             Error::new(
                 "RELEASE_MANIFEST_INVALID",
@@ -107,12 +92,14 @@ impl Target {
         if driver.trim().is_empty() {
             return Err(missing("driver name"));
         }
+        // TPF's generation names are a gateway driver's; no other binding is left to name.
+        if shape.binding.as_ref().map(|b| b.kind.as_str()) != Some(BindingKind::Gateway.as_str()) {
+            return Err(missing("gateway binding (`binding.kind = \"gateway\"`)"));
+        }
         Ok(Self {
             identity: shape.identity,
             driver,
             host,
-            naming,
-            wakeup_table: shape.wakeup_table,
         })
     }
 
@@ -149,7 +136,6 @@ mod tests {
             "machines": {"driver": {"name": "tpf-p-driver"}},
             "function": {"name": "tpf-p-durable"},
             "binding": {"kind": kind},
-            "wakeupTable": "tpf_sfn_wakeup",
         });
         if let Some(b) = backend {
             m["backend"] = b.into();
@@ -158,19 +144,31 @@ mod tests {
     }
 
     #[test]
-    fn the_backend_and_the_binding_choose_the_host_and_the_names() {
-        let sfn = read(manifest(None, "http")).unwrap();
-        assert_eq!(
-            (sfn.host, sfn.naming),
-            (Host::StateMachine, Naming::Lineage)
-        );
+    fn the_backend_chooses_the_host() {
+        let sfn = read(manifest(None, "gateway")).unwrap();
+        assert_eq!(sfn.host, Host::StateMachine);
         assert_eq!(sfn.driver, "tpf-p-driver");
         let durable = read(manifest(Some("lambda-durable"), "gateway")).unwrap();
-        assert_eq!(
-            (durable.host, durable.naming),
-            (Host::DurableFunction, Naming::Gateway)
-        );
+        assert_eq!(durable.host, Host::DurableFunction);
         assert_eq!(durable.driver, "tpf-p-durable");
+    }
+
+    /// A release compiled for Action API v1, on either backend, is refused by its binding's
+    /// location, not read with v1's lineage names.
+    #[test]
+    fn an_action_api_v1_release_is_refused_with_its_code() {
+        for backend in [None, Some("lambda-durable")] {
+            for kind in ["http", "lambda", "queue"] {
+                let e = read(manifest(backend, kind)).unwrap_err();
+                assert_eq!(e.code(), "ACTION_API_V1_RETIRED", "{kind}: {e}");
+                assert!(e.to_string().contains("#/binding/kind"), "{e}");
+            }
+        }
+        // No binding at all is no gateway release either.
+        let mut none = manifest(None, "gateway");
+        none.as_object_mut().unwrap().remove("binding");
+        let e = read(none).unwrap_err();
+        assert_eq!(e.code(), "RELEASE_MANIFEST_INVALID", "{e}");
     }
 
     #[test]

@@ -3,13 +3,8 @@
 
 use tpf_wire::records::ExecutionStatus;
 
-use super::{Generation, GenerationNames, Naming, Query, RecordView, Verdict};
+use super::{Generation, GenerationNames, Query, RecordView, Verdict};
 use crate::aws::release::Identity;
-
-/// The fix for an execution of a release compiled for Action API v1: retired, so nothing
-/// recovers its drivers and `deploy` refuses the release.
-const V1_RETIRED_FIX: &str = "the release was compiled for Action API v1, which is retired and recovers nothing: \
-     recompile it with the gateway binding, deploy that, and re-drive the execution through TPF's gateway (REDRIVE)";
 
 /// The verdict: pure, from what was read.
 pub fn verdict(
@@ -63,10 +58,7 @@ pub fn verdict(
                 q.target.driver,
                 release.release_version
             ),
-            match q.target.naming {
-                Naming::Lineage => V1_RETIRED_FIX.to_string(),
-                Naming::Gateway => "run `tpf-sfn deploy --out DIR --role-arn ...` for this release, then start the execution's next generation (run status again for its name)".to_string(),
-            },
+            "run `tpf-sfn deploy --out DIR --role-arn ...` for this release, then start the execution's next generation (run status again for its name)".to_string(),
         );
     }
     let live: Vec<&Generation> = gens.iter().filter(|g| g.live()).collect();
@@ -104,15 +96,11 @@ pub fn verdict(
             format!(
                 "find out from the remote worker whether step {} took effect, then re-drive with allowFailed \
                  (POST /tpf/admin/tenants/{}/executions/{}/redrive {{\"allowFailed\":true,\"expectedVersion\":{}}}); \
-                 {}",
+                 TPF queues it again; a running driver polls it on, else start the next generation",
                 r.current_step_index,
                 q.tenant,
                 q.execution,
                 r.version,
-                match q.target.naming {
-                    Naming::Lineage => "TPF queues it again and the bridge starts its driver",
-                    Naming::Gateway => "TPF queues it again; a running driver polls it on, else start the next generation",
-                }
             ),
         );
     }
@@ -134,8 +122,8 @@ pub fn verdict(
             fix: None,
         };
     }
-    match (live.first(), gens.last()) {
-        (Some(g), _) => Verdict {
+    match live.first() {
+        Some(g) => Verdict {
             diverged: false,
             code: "STATUS_OK",
             summary: format!(
@@ -149,7 +137,7 @@ pub fn verdict(
             ),
             fix: None,
         },
-        (None, _) if q.target.naming == Naming::Gateway => {
+        None => {
             let next = names.gateway_names().nth(gens.len());
             diverged(
                 "STATUS_NO_LIVE_DRIVER",
@@ -171,27 +159,5 @@ pub fn verdict(
                 },
             )
         }
-        (None, None) => diverged(
-            "STATUS_NO_LIVE_DRIVER",
-            format!(
-                "TPF is {} but no driver generation was ever started",
-                r.status
-            ),
-            V1_RETIRED_FIX.to_string(),
-        ),
-        (None, Some(last)) => diverged(
-            "STATUS_NO_LIVE_DRIVER",
-            format!(
-                "TPF is {} but the last driver {} ended {}{}",
-                r.status,
-                last.name,
-                last.status,
-                last.current_state
-                    .as_deref()
-                    .map(|s| format!(" at \"{s}\""))
-                    .unwrap_or_default()
-            ),
-            V1_RETIRED_FIX.to_string(),
-        ),
     }
 }

@@ -327,7 +327,7 @@ impl GatewayLoop {
 
     /// TPF's execution id, once the driver's SUBMIT answered it (every later request names it).
     pub async fn execution_id(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + super::PATIENCE;
         while Instant::now() < deadline {
             let found = self.shim.gateway_exchanges().iter().find_map(|x| {
                 let v: Value = serde_json::from_str(&x.request).ok()?;
@@ -381,7 +381,7 @@ impl GatewayLoop {
     ) -> BTreeMap<String, String> {
         let pk = tpf_wire::gateway::names::registration_partition_key(TENANT, id);
         let sk = tpf_wire::gateway::names::registration_sort_key(generation).expect("sk");
-        let deadline = Instant::now() + Duration::from_secs(90);
+        let deadline = Instant::now() + super::PATIENCE;
         while Instant::now() < deadline {
             if let Some(row) = self.rows(&pk).await.remove(&sk) {
                 assert_eq!(row["provider_execution_arn"], arn, "{row:?}");
@@ -413,7 +413,7 @@ impl GatewayLoop {
         generation: i64,
     ) -> BTreeMap<String, String> {
         let sk = tpf_wire::gateway::names::delivered_sort_key(generation);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + super::PATIENCE;
         while Instant::now() < deadline {
             if let Some(row) = self.binding_rows(interaction).await.remove(&sk) {
                 return row;

@@ -32,6 +32,10 @@ use tpf_sfn::emulator::tools::{write_runtime_manifest, Tools};
 pub use tpf_sfn::emulator::{AbortOnDrop, Reaped};
 
 pub const TOKEN: &str = "e2e-token";
+/// How long a wait on the emulators lasts before the test fails. Their processes share the
+/// machine's cores with the other tests (the test command runs six at once), so a step that
+/// takes a second alone can take tens under load: this bounds a hang, it times nothing.
+pub const PATIENCE: Duration = Duration::from_secs(120);
 pub const TENANT: &str = "t1";
 
 pub fn root() -> PathBuf {
@@ -141,7 +145,7 @@ pub fn tables() -> (String, String) {
 
 impl Emulated {
     pub async fn wait_listening(&self, addr: SocketAddr, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + PATIENCE;
         while Instant::now() < deadline {
             if std::net::TcpStream::connect(addr).is_ok() {
                 return;
@@ -269,7 +273,7 @@ impl Emulated {
     /// Waits until `which`'s log satisfies `done`; returns the log.
     pub async fn wait_log(&self, which: &str, done: impl Fn(&str) -> bool) -> String {
         let path = self.dir.path().join(format!("{which}.log"));
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + PATIENCE;
         while Instant::now() < deadline {
             let log = std::fs::read_to_string(&path).unwrap_or_default();
             if done(&log) {
@@ -410,7 +414,7 @@ impl Emulated {
 
     /// The durable execution named `name`, once the starter (or a hand-over) started it.
     pub async fn wait_started(&self, name: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + PATIENCE;
         while Instant::now() < deadline {
             if let Some(arn) = self.shim.arn(name) {
                 return arn;
