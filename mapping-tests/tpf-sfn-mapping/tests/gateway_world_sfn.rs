@@ -346,15 +346,28 @@ fn hand_over_at_once_after_a_refused_registration(definition: &mut Value) {
 }
 
 /// A registration TPF keeps refusing, handed over without a wait: each generation reads TPF,
-/// registers, is refused and starts the next at once, until the await's deadline.
+/// registers, is refused and starts the next at once, thousands of them in no virtual time
+/// until the engine's budget stops the run (the paced driver: 16 generations until the
+/// await's deadline).
 #[test]
 fn a_step_functions_driver_that_hands_over_at_once_after_a_refused_registration_breaks_calls_paced_by_tpf(
 ) {
-    fails_by(
-        "registration-refused-until-deadline",
-        hand_over_at_once_after_a_refused_registration,
-        GatewayCheck::CallsPacedByTpf,
+    use tpf_sfn_mapping::gateway::engine::GatewayEngine;
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+
+    let info = scenario("registration-refused-until-deadline").unwrap();
+    let setup = setup_for(info);
+    let engine = mutated_engine("lambda", hand_over_at_once_after_a_refused_registration)(&setup);
+    let (report, world) = run_in(info, setup, engine, &[]);
+    report.failed_by(GatewayCheck::CallsPacedByTpf).unwrap();
+    let generations = world.engine.drivers().len();
+    assert!(generations > 1_000, "{generations} generations");
+    let paced = run_scenario(
+        info,
+        mutated_engine("lambda", |_| {})(&setup_for(info)),
+        &[],
     );
+    assert!(paced.passed(), "{paced:?}");
 }
 
 /// The hand-over Task goes back to the poll loop's Wait instead of ending the generation.
