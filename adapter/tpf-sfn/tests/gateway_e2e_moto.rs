@@ -606,3 +606,134 @@ fn dev_without_endpoint_or_role_is_refused_with_a_code() {
     let err = dev_refusal(&[], None);
     assert!(err.contains("DEV_ROLE"), "{err}");
 }
+
+/// TPF refuses generation 1's REGISTER_CALLBACK (its REGISTRATION row already holds another
+/// callback id: TPF's "already owned by another callback", a function error no transport retry
+/// covers). The park's catch-all waits TPF's ladder at generation 1, 5 s, then enters the
+/// hand-over. moto runs no Lambda function, so the starter cannot start generation 2 here; the
+/// test stops the driver at its hand-over (the gateway world's
+/// `registration-refused-until-deadline` runs the hand-overs on both engines).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_registration_waits_tpfs_ladder_before_its_hand_over() {
+    use tpf_wire::gateway::binding::{CallbackRegistration, ProviderFields};
+    use tpf_wire::gateway::host::refused_registration_wait_seconds;
+    use tpf_wire::gateway::{DriverCheckpoint, ExecutionCheckpoint};
+
+    let lp = GatewayLoop::start(GatewayOptions::default()).await;
+    let input = lp.input("order-refused");
+    let arn = lp.start_driver(&input).await;
+    let id = lp.execution_id(&arn).await;
+    // Another callback owns generation 1 before the driver parks (it polls QUEUED first, and
+    // waits the ladder's first rung).
+    let execution = ExecutionCheckpoint::new(
+        Some(TENANT),
+        Some(&id),
+        Some(&lp.pipeline_id),
+        Some(&lp.contract_version),
+        Some(&lp.release_version),
+    )
+    .expect("checkpoint");
+    let foreign = CallbackRegistration::new(
+        DriverCheckpoint::new(execution, 1).expect("driver checkpoint"),
+        ProviderFields::new(
+            Some("another-driver"),
+            Some("arn:aws:states:us-east-1:123456789012:execution:other:another-driver"),
+            Some("another-callback"),
+        )
+        .expect("provider fields"),
+        1,
+        4_102_444_800,
+    )
+    .expect("registration");
+    lp.ddb
+        .put_item()
+        .table_name(&lp.names.callback_binding)
+        .set_item(Some(tpf_sfn_wakepath::aws::item::to_sdk(
+            &foreign.to_item(),
+        )))
+        .send()
+        .await
+        .expect("put the other callback's REGISTRATION");
+    assert!(
+        !lp.entered(&arn).await.iter().any(|s| s == states::PARK),
+        "the driver parked before the other callback's row was written: the test's premise"
+    );
+
+    let handed = support::gateway_loop::poll(120, || async {
+        lp.entered(&arn)
+            .await
+            .iter()
+            .any(|s| s == states::HAND_OVER)
+            .then_some(())
+    })
+    .await;
+    assert!(
+        handed.is_some(),
+        "never reached the hand-over\n{}",
+        lp.logs()
+    );
+    let history = lp.history(&arn).await;
+    let _ = lp.sfn.stop_execution().execution_arn(&arn).send().await;
+
+    // The refused park, the wait's choice and rung, the wait, then the hand-over.
+    let entered = lp.entered(&arn).await;
+    let from = entered
+        .iter()
+        .position(|s| s == states::PARK)
+        .expect("parked");
+    assert_eq!(
+        entered[from..from + 5],
+        [
+            states::PARK,
+            states::REFUSED,
+            states::REFUSED_NEXT,
+            states::WAIT_TO_HAND_OVER,
+            states::HAND_OVER,
+        ],
+        "{entered:?}"
+    );
+    // The park failed with TPF's exception (the relay's SendTaskFailure), not a transport's.
+    let refused = history
+        .iter()
+        .find_map(|e| e.task_failed_event_details())
+        .expect("the park's failure");
+    assert!(
+        refused
+            .error()
+            .is_some_and(|e| e.contains("IllegalStateException")),
+        "{:?}",
+        refused.error()
+    );
+    // The Wait's input holds the ladder's rung at generation 1, and it lasted that long.
+    let wait = refused_registration_wait_seconds(1);
+    let entered_wait = history
+        .iter()
+        .find(|e| {
+            e.state_entered_event_details()
+                .is_some_and(|d| d.name() == states::WAIT_TO_HAND_OVER)
+        })
+        .expect("the wait entered");
+    let waited: Value = serde_json::from_str(
+        entered_wait
+            .state_entered_event_details()
+            .and_then(|d| d.input())
+            .expect("the wait's input"),
+    )
+    .expect("json");
+    assert_eq!(waited["loop"]["seconds"], wait, "{waited}");
+    let exited_wait = history
+        .iter()
+        .find(|e| {
+            e.state_exited_event_details()
+                .is_some_and(|d| d.name() == states::WAIT_TO_HAND_OVER)
+        })
+        .expect("the wait exited");
+    let lasted = exited_wait.timestamp().secs() - entered_wait.timestamp().secs();
+    assert!(
+        lasted >= i64::try_from(wait).unwrap() - 1,
+        "the wait lasted {lasted} s"
+    );
+    // TPF kept the other callback's registration.
+    let row = lp.registration(&id, 1).await.expect("REGISTRATION#…01");
+    assert_eq!(text(&row, "provider_callback_id"), "another-callback");
+}

@@ -70,6 +70,9 @@ pub trait GatewayOps {
         timeout_seconds: u64,
     ) -> impl Future<Output = Result<CallbackEnd, Self::Stop>>;
 
+    /// A durable wait of `seconds`: checkpointed, nothing runs (or is billed) while it lasts.
+    fn wait(&self, name: &str, seconds: u64) -> impl Future<Output = Result<(), Self::Stop>>;
+
     /// A step starting `next` on this function version under its durable execution name
     /// (TPF's recipe); a name that already started counts as started.
     fn start_generation(

@@ -78,6 +78,13 @@ pub mod durable_event {
 /// TPF's classification of a callback from its durable execution's history
 /// (`AwsDurableHistory.callbackState`). `None` is a history the service no longer has
 /// (`ResourceNotFoundException`), which TPF treats as closed.
+///
+/// **Our deviation:** a callback that ended without success (failed, timed out) while its
+/// execution still runs is `Open`, where TPF's is closed. TPF's driver fails as its callback
+/// ends, so its execution closes at once; ours carries on (past the park's deadline it polls;
+/// after a registration that failed for good it waits TPF's ladder, then hands over), and a
+/// replacement started now would run beside it. The wake-up retries until the execution has
+/// closed ([`sfn_callback_state`] alike).
 pub fn durable_callback_state(
     events: Option<&[DurableEvent<'_>]>,
     callback_id: &str,
@@ -101,22 +108,19 @@ pub fn durable_callback_state(
             ]
             .contains(&ev.event_type)
     });
+    let execution_closed = events.iter().any(|ev| {
+        [
+            e::EXECUTION_SUCCEEDED,
+            e::EXECUTION_FAILED,
+            e::EXECUTION_TIMED_OUT,
+            e::EXECUTION_STOPPED,
+        ]
+        .contains(&ev.event_type)
+    });
     match terminal {
         Some(ev) if ev.event_type == e::CALLBACK_SUCCEEDED => ProviderState::Succeeded,
-        Some(_) => ProviderState::Closed,
-        None if events.iter().any(|ev| {
-            [
-                e::EXECUTION_SUCCEEDED,
-                e::EXECUTION_FAILED,
-                e::EXECUTION_TIMED_OUT,
-                e::EXECUTION_STOPPED,
-            ]
-            .contains(&ev.event_type)
-        }) =>
-        {
-            ProviderState::Closed
-        }
-        None => ProviderState::Open,
+        _ if execution_closed => ProviderState::Closed,
+        _ => ProviderState::Open,
     }
 }
 
@@ -153,9 +157,10 @@ pub mod sfn {
 /// not exist (`ExecutionDoesNotExist`: closed, as TPF treats a lost history).
 ///
 /// The driver runs one state at a time, so the first task-ending event after the callback's
-/// `TaskScheduled` ends the callback's task: `TaskSucceeded` is the accepted success, any
-/// other ending is closed. With no ending yet, a closed execution (by status or by its closing
-/// event) is closed, a running one open.
+/// `TaskScheduled` ends the callback's task: `TaskSucceeded` is the accepted success. Any other
+/// ending, or none, is closed once the execution is (by status or by its closing event), and
+/// open while it runs: the driver carries on from its park's catch (our deviation, as in
+/// [`durable_callback_state`]).
 pub fn sfn_callback_state(status: Option<&str>, from_callback: Option<&[&str]>) -> ProviderState {
     use sfn::{event as e, status as s};
     let Some(status) = status else {
@@ -174,23 +179,20 @@ pub fn sfn_callback_state(status: Option<&str>, from_callback: Option<&[&str]>) 
         ]
         .contains(t)
     });
+    let execution_closed = [s::SUCCEEDED, s::FAILED, s::TIMED_OUT, s::ABORTED].contains(&status)
+        || events.iter().any(|t| {
+            [
+                e::EXECUTION_SUCCEEDED,
+                e::EXECUTION_FAILED,
+                e::EXECUTION_TIMED_OUT,
+                e::EXECUTION_ABORTED,
+            ]
+            .contains(t)
+        });
     match ending {
         Some(&t) if t == e::TASK_SUCCEEDED => ProviderState::Succeeded,
-        Some(_) => ProviderState::Closed,
-        None if [s::SUCCEEDED, s::FAILED, s::TIMED_OUT, s::ABORTED].contains(&status)
-            || events.iter().any(|t| {
-                [
-                    e::EXECUTION_SUCCEEDED,
-                    e::EXECUTION_FAILED,
-                    e::EXECUTION_TIMED_OUT,
-                    e::EXECUTION_ABORTED,
-                ]
-                .contains(t)
-            }) =>
-        {
-            ProviderState::Closed
-        }
-        None => ProviderState::Open,
+        _ if execution_closed => ProviderState::Closed,
+        _ => ProviderState::Open,
     }
 }
 
@@ -255,7 +257,7 @@ mod tests {
     }
 
     #[test]
-    fn durable_history_classifies_as_tpf_does() {
+    fn durable_history_classifies_as_tpf_does_once_the_execution_closed() {
         let started = ev(e::CALLBACK_STARTED, "op-2", Some("cb"));
         let other = ev(e::CALLBACK_STARTED, "op-1", Some("other"));
         let cases: Vec<(Vec<DurableEvent<'_>>, ProviderState)> = vec![
@@ -265,12 +267,30 @@ mod tests {
                 ProviderState::Succeeded,
             ),
             (
-                vec![started, ev(e::CALLBACK_TIMED_OUT, "op-2", None)],
+                vec![
+                    started,
+                    ev(e::CALLBACK_TIMED_OUT, "op-2", None),
+                    ev(e::EXECUTION_FAILED, "exec", None),
+                ],
                 ProviderState::Closed,
             ),
             (
-                vec![started, ev(e::CALLBACK_FAILED, "op-2", None)],
+                vec![
+                    started,
+                    ev(e::CALLBACK_FAILED, "op-2", None),
+                    ev(e::EXECUTION_SUCCEEDED, "exec", None),
+                ],
                 ProviderState::Closed,
+            ),
+            // Our deviation: ended without success while the driver still runs (it polls past
+            // its deadline, or waits to hand over): open until the execution closes.
+            (
+                vec![started, ev(e::CALLBACK_TIMED_OUT, "op-2", None)],
+                ProviderState::Open,
+            ),
+            (
+                vec![started, ev(e::CALLBACK_FAILED, "op-2", None)],
+                ProviderState::Open,
             ),
             // Another operation's success is not this callback's.
             (
@@ -324,9 +344,27 @@ mod tests {
                 Some(&["TaskScheduled", se::TASK_SUCCEEDED, se::TASK_FAILED]),
                 ProviderState::Succeeded,
             ),
+            // Our deviation: the task ended without success while the driver still runs
+            // (past its park's deadline it polls; after a failed registration it waits, then
+            // hands over): open until the execution closes.
             (
                 Some(st::RUNNING),
                 Some(&["TaskScheduled", se::TASK_TIMED_OUT, se::TASK_SUCCEEDED]),
+                ProviderState::Open,
+            ),
+            (
+                Some(st::RUNNING),
+                Some(&["TaskScheduled", se::TASK_FAILED, "WaitStateEntered"]),
+                ProviderState::Open,
+            ),
+            (
+                Some(st::SUCCEEDED),
+                Some(&["TaskScheduled", se::TASK_FAILED, se::EXECUTION_SUCCEEDED]),
+                ProviderState::Closed,
+            ),
+            (
+                Some(st::TIMED_OUT),
+                Some(&["TaskScheduled", se::TASK_TIMED_OUT]),
                 ProviderState::Closed,
             ),
             (

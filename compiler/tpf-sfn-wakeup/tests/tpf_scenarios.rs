@@ -204,12 +204,23 @@ fn tpf_14_closed_callback_next_generation_on(engine: Engine) {
     // The callback closes (times out) before TPF admits the completion.
     w.end_driver(1, ev::CALLBACK_TIMED_OUT);
     let completed = w.complete();
+    // Our deviation: while the driver still runs, the closed callback is open to the
+    // wake-up, which retries rather than start a generation beside it.
+    assert_eq!(
+        w.on_record(Some(&completed)),
+        Outcome::Retry(RetryReason::ProviderUnsettled)
+    );
+    assert!(
+        w.started.is_empty(),
+        "no generation beside a running driver"
+    );
+    // The driver then fails: the retried record starts generation 2, and the reconciler's
+    // replacement is the same execution name.
+    w.end_driver(1, ev::EXECUTION_FAILED);
     assert_eq!(w.on_record(Some(&completed)), Outcome::Ack);
     assert_eq!(w.started.len(), 1);
     assert_replacement(&w.started[0], 2, "r-semantic");
     assert_eq!(w.delivered_outcome(1), None);
-    // The driver then fails; the reconciler's replacement is the same execution name.
-    w.end_driver(1, ev::EXECUTION_FAILED);
     let d = w.on_status_change(&arn(1), DriverState::Ended);
     assert!(
         matches!(d, Reconcile::Replace { bind: Some(_), .. }),

@@ -36,6 +36,7 @@ const SCENARIOS: &[&str] = &[
     "second-await",
     "sequential-awaits",
     "concurrent-awaits",
+    "registration-refused-until-deadline",
 ];
 
 /// List prices (us-east-1): Step Functions Standard, per state transition; Lambda durable

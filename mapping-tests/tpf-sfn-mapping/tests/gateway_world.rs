@@ -226,6 +226,18 @@ fn polls_without_a_wait_break_calls_paced_by_tpf() {
     fails_by(&r, GatewayCheck::CallsPacedByTpf);
 }
 
+/// A registration TPF keeps refusing, handed over at once (a second later): each generation
+/// reads TPF, registers, is refused and starts the next, until the await's deadline.
+#[test]
+fn generations_that_hand_over_at_once_after_a_refused_registration_break_calls_paced_by_tpf() {
+    let r = run(
+        "registration-refused-until-deadline",
+        Some(DoubleMutant::HandOverAtOnceOnRefusal),
+        &[],
+    );
+    fails_by(&r, GatewayCheck::CallsPacedByTpf);
+}
+
 /// A park of 5 s on a minute's await deadline (the scenario's pipeline given a one-minute
 /// await, so the hand-overs it causes last a minute).
 #[test]

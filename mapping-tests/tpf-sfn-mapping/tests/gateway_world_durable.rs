@@ -26,7 +26,7 @@ use tpf_sfn_mapping::gateway::checks::GatewayCheck;
 use tpf_sfn_mapping::gateway::engine::{
     DriverView, EngineError, GatewayEngine, GatewayHost, ProviderRefusal, Started,
 };
-use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for};
+use tpf_sfn_mapping::gateway::scenarios::{run_catalogue, run_scenario, setup_for, ScenarioReport};
 use tpf_sfn_mapping::gateway::world::{gateway_version_arn, Setup, T0};
 use tpf_sfn_mapping::sfn::gateway_proof::{durable_verdict, Verdict};
 use tpf_sfn_wakeup::provider::ProviderState;
@@ -259,6 +259,9 @@ enum Break {
     /// The driver's condition checks TPF again at once after every answer still in progress
     /// (its wait strategy's every delay 0 s instead of TPF's ladder).
     NoPollWait,
+    /// A generation whose registration failed for good hands over at once (no wait of TPF's
+    /// ladder before the hand-over).
+    NoRefusedWait,
 }
 
 const ANOTHER_RELEASE: &str = "sha256:another-release";
@@ -395,6 +398,15 @@ impl GatewayOps for MutantOps<'_, '_> {
             .await
     }
 
+    async fn wait(&self, name: &str, seconds: u64) -> Result<(), Stop> {
+        if self.breaks == Break::NoRefusedWait {
+            return Ok(());
+        }
+        self.ops
+            .wait(&format!("{}{name}", self.prefix), seconds)
+            .await
+    }
+
     async fn start_generation(
         &self,
         name: &str,
@@ -444,6 +456,11 @@ impl Program for Mutant {
 
 /// `name` on the mutant driver: it fails, and by `check`.
 fn mutant_fails_by(name: &str, breaks: Break, check: GatewayCheck) {
+    mutant_report(name, breaks).failed_by(check).unwrap();
+}
+
+/// `name` on the mutant driver.
+fn mutant_report(name: &str, breaks: Break) -> ScenarioReport {
     let info = scenario(name).unwrap();
     let setup = setup_for(info);
     let longest_await_seconds = u64::try_from(setup.longest_await_timeout_ms() / 1000).unwrap();
@@ -457,7 +474,23 @@ fn mutant_fails_by(name: &str, breaks: Break, check: GatewayCheck) {
         }),
         T0,
     );
-    run_scenario(info, engine, &[]).failed_by(check).unwrap();
+    run_scenario(info, engine, &[])
+}
+
+/// A durable generation whose registration failed for good hands over at once. Its
+/// submitter's retries still space the generations (5 + 10 + 20 + 40 + 60 s on the replay
+/// engine, which takes each delay's upper bound; the deployed SDK draws them with full jitter,
+/// down to nothing), so the STATUS pace holds; the scenario's own assertion, TPF's ladder's
+/// wait at each generation before its hand-over, fails.
+#[test]
+fn a_durable_driver_that_hands_over_at_once_after_a_refused_registration_fails_its_pace() {
+    let report = mutant_report("registration-refused-until-deadline", Break::NoRefusedWait);
+    let e = report.outcome.expect_err("the mutant keeps the pace");
+    assert!(
+        e.to_string()
+            .contains("each hand-over after TPF's ladder's wait at its generation"),
+        "{e}"
+    );
 }
 
 #[test]

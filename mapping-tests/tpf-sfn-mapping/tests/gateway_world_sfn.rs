@@ -7,6 +7,7 @@ use serde_json::Value;
 use tpf_sfn_compiler::bundled;
 use tpf_sfn_compiler::compile::{compile, Input};
 use tpf_sfn_compiler::sfn::asl::{self, StateMachine};
+use tpf_sfn_compiler::sfn::states::gateway as state_names;
 use tpf_sfn_compiler::sfn::StepFunctions;
 use tpf_sfn_mapping::gateway::catalogue::{scenario, CATALOGUE, FINDINGS};
 use tpf_sfn_mapping::gateway::checks::GatewayCheck;
@@ -254,15 +255,12 @@ fn a_step_functions_status_on_another_release_breaks_release_pinned() {
 /// The route without its history-budget choice: the generation polls on past the iterations
 /// the compiler sized for its event budget.
 fn no_budget_hand_over(definition: &mut Value) {
-    let mut removed = 0;
-    for state in states(definition).values_mut() {
-        if let Some(choices) = state["Choices"].as_array_mut() {
-            let before = choices.len();
-            choices.retain(|c| c.get("NumericGreaterThanEquals").is_none());
-            removed += before - choices.len();
-        }
-    }
-    assert_eq!(removed, 1, "one budget choice");
+    let choices = states(definition)[state_names::ROUTE]["Choices"]
+        .as_array_mut()
+        .expect("the route's choices");
+    let before = choices.len();
+    choices.retain(|c| c.get("NumericGreaterThanEquals").is_none());
+    assert_eq!(before - choices.len(), 1, "one budget choice");
 }
 
 /// TPF's work claimed a day after the submission: the driver polls all day at the ladder's
@@ -305,16 +303,12 @@ fn a_step_functions_generation_without_its_budget_hand_over_breaks_history_withi
 /// The poll loop's Wait at `seconds`, whatever the ladder's rung.
 fn polls_every(seconds: u64) -> impl Fn(&mut Value) {
     move |definition: &mut Value| {
-        let mut waits = 0;
-        for state in states(definition).values_mut() {
-            if state["Type"] == "Wait" {
-                let wait = state.as_object_mut().unwrap();
-                assert!(wait.remove("SecondsPath").is_some());
-                wait.insert("Seconds".into(), Value::from(seconds));
-                waits += 1;
-            }
-        }
-        assert_eq!(waits, 1, "one poll wait");
+        let wait = states(definition)
+            .get_mut(state_names::WAIT)
+            .and_then(Value::as_object_mut)
+            .expect("the poll's wait");
+        assert!(wait.remove("SecondsPath").is_some());
+        wait.insert("Seconds".into(), Value::from(seconds));
     }
 }
 
@@ -337,13 +331,49 @@ fn step_functions_polls_without_a_wait_break_calls_paced_by_tpf() {
     );
 }
 
+/// The driver before its hand-over was paced: a registration that failed for good hands over
+/// at once, without the ladder's wait at its generation.
+fn hand_over_at_once_after_a_refused_registration(definition: &mut Value) {
+    let catches = states(definition)[state_names::PARK]["Catch"]
+        .as_array_mut()
+        .expect("the park's catches");
+    let all = catches
+        .iter_mut()
+        .find(|c| c["ErrorEquals"] == serde_json::json!(["States.ALL"]))
+        .expect("the park's catch-all");
+    assert_eq!(all["Next"], state_names::REFUSED);
+    all["Next"] = Value::from(state_names::HAND_OVER);
+}
+
+/// A registration TPF keeps refusing, handed over without a wait: each generation reads TPF,
+/// registers, is refused and starts the next at once, thousands of them in no virtual time
+/// until the engine's budget stops the run (the paced driver: 16 generations until the
+/// await's deadline).
+#[test]
+fn a_step_functions_driver_that_hands_over_at_once_after_a_refused_registration_breaks_calls_paced_by_tpf(
+) {
+    use tpf_sfn_mapping::gateway::engine::GatewayEngine;
+    use tpf_sfn_mapping::gateway::scenarios::run_in;
+
+    let info = scenario("registration-refused-until-deadline").unwrap();
+    let setup = setup_for(info);
+    let engine = mutated_engine("lambda", hand_over_at_once_after_a_refused_registration)(&setup);
+    let (report, world) = run_in(info, setup, engine, &[]);
+    report.failed_by(GatewayCheck::CallsPacedByTpf).unwrap();
+    let generations = world.engine.drivers().len();
+    assert!(generations > 1_000, "{generations} generations");
+    let paced = run_scenario(
+        info,
+        mutated_engine("lambda", |_| {})(&setup_for(info)),
+        &[],
+    );
+    assert!(paced.passed(), "{paced:?}");
+}
+
 /// The hand-over Task goes back to the poll loop's Wait instead of ending the generation.
 fn run_on_after_hand_over(definition: &mut Value) {
-    let wait = states(definition)
-        .iter()
-        .find(|(_, s)| s["Type"] == "Wait")
-        .map(|(n, _)| n.clone())
-        .unwrap();
+    let wait = state_names::WAIT.to_owned();
+    assert_eq!(states(definition)[&wait]["Type"], "Wait");
     let handed_over: Vec<String> = states(definition)
         .iter()
         .filter(|(_, s)| {

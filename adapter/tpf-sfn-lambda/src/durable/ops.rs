@@ -3,6 +3,7 @@
 //!
 //! - `start_generation`: a step, retried by the SDK with suspended pauses; a start that still
 //!   fails is the driver's verdict, not an engine failure.
+//! - `wait`: the SDK's timer.
 //! - `checkpoint`, `gateway`, `wait_for_state`, `await_callback`: `gateway.rs`.
 //!
 //! An SDK error other than those verdicts is `Stop`: the handler fails, and the service retries
@@ -136,6 +137,10 @@ impl GatewayOps for SdkOps {
             timeout_seconds,
         )
         .await
+    }
+
+    async fn wait(&self, name: &str, seconds: u64) -> Result<(), OperationError> {
+        self.ctx.wait(Duration::from_secs(seconds)).name(name).await
     }
 
     async fn start_generation(

@@ -14,7 +14,9 @@
 //!    deadline is applied while parked (the next check SWEEPs). The signal must name the
 //!    checkpoint's tenant, execution and generation. Then n + 1, back to 2. A second
 //!    WAITING_EXTERNAL in one generation hands over to generation + 1 instead of parking again
-//!    (TPF keys a registration by generation, so a second park would collide).
+//!    (TPF keys a registration by generation, so a second park would collide). A submitter
+//!    whose REGISTER_CALLBACK still fails after its retries waits [`REFUSED_WAIT`] (TPF's
+//!    ladder at the generation: `host::refused_registration_wait_seconds`), then hands over.
 //! 4. SUCCEEDED: `read-tpf-result` (RESULT) → TPF's `AwsDurableExecutionOutput`. FAILED, DLQ,
 //!    REMOTE_OUTCOME_UNKNOWN: the driver fails with TPF's text.
 
@@ -24,8 +26,8 @@ pub mod policy;
 use serde::Serialize;
 use serde_json::Value;
 use tpf_wire::gateway::host::{
-    driver_error, execution_ended_cause, ExecutionOutput, CALLBACK_IDENTITY_MISMATCH_CAUSE,
-    NO_CHECKPOINT_CAUSE, NO_RESULT_CAUSE,
+    driver_error, execution_ended_cause, refused_registration_wait_seconds, ExecutionOutput,
+    CALLBACK_IDENTITY_MISMATCH_CAUSE, NO_CHECKPOINT_CAUSE, NO_RESULT_CAUSE,
 };
 use tpf_wire::gateway::names::coordinator;
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
@@ -48,6 +50,9 @@ pub mod fail_error {
 
 /// The durable operation that starts the next generation (TPF's driver never hands over).
 pub const HAND_OVER_STEP: &str = "hand-over-tpf-execution";
+
+/// The wait before a generation whose registration failed for good hands over.
+pub const REFUSED_WAIT: &str = "wait-before-hand-over";
 
 /// What a gateway driver needs of its release beyond its input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +183,16 @@ pub async fn drive_gateway<O: Ops>(
             CallbackEnd::Failed { error } => {
                 return Ok(failed(fail_error::CALLBACK_FAILED, error));
             }
-            CallbackEnd::NotRegistered(f) => return Ok(Err(from_gateway(f))),
+            // TPF refused the registration after every retry of the submitter (TPF's driver
+            // fails here, and nothing replaces it). The next generation registers under its
+            // own key, after TPF's ladder's wait at this one, so a registration TPF keeps
+            // refusing costs one generation per 300 s at most until TPF's await deadline,
+            // applied by the next generation's SWEEP, changes TPF's status.
+            CallbackEnd::NotRegistered(_) => {
+                let seconds = refused_registration_wait_seconds(input.generation);
+                ops.wait(REFUSED_WAIT, seconds).await?;
+                return hand_over(ops, &checkpoint, input).await;
+            }
         }
         round += 1;
     }

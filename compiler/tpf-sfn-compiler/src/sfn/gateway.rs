@@ -4,7 +4,9 @@
 //! as TPF's caller writes it; the template only places the states.
 
 use serde_json::{json, Map, Value};
-use tpf_wire::gateway::host::{self, driver_error, step_retry, POLL_WAITS_SECONDS};
+use tpf_wire::gateway::host::{
+    self, driver_error, step_retry, POLL_WAITS_SECONDS, REFUSED_LONGEST_FROM_GENERATION,
+};
 use tpf_wire::gateway::key::{self, checkpoint as ck, input, output, relay, request as rq};
 use tpf_wire::gateway::Operation;
 use tpf_wire::records::ExecutionStatus as S;
@@ -235,6 +237,7 @@ impl Transport<'_> {
     /// new task token, so a retry registers a second callback in the generation (TPF's durable
     /// submitter keeps its callback id across retries; Step Functions cannot), and TPF refuses
     /// it once the first one was written. A failed registration hands over instead (the Catch),
+    /// after the ladder's wait at its generation (`host::refused_registration_wait_seconds`),
     /// and the next generation registers under its own key.
     fn park_call(&self) -> Value {
         let (resource, parameters) = self.call(register_request(), true);
@@ -339,11 +342,20 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
     let ladder: Vec<String> = POLL_WAITS_SECONDS.iter().map(u64::to_string).collect();
     let last_rung = POLL_WAITS_SECONDS.len() - 1;
     let longest = POLL_WAITS_SECONDS.last().copied().unwrap_or(300);
-    let next_wait = format!(
-        "States.ArrayGetItem(States.Array({}), {})",
-        ladder.join(", "),
-        loop_path(data::RUNG)
-    );
+    // The ladder's wait at the rung `index` evaluates to: the poll's rung, or a refused
+    // registration's generation less one (`host::refused_registration_wait_seconds`).
+    let wait_at = |index: String| {
+        format!(
+            "States.ArrayGetItem(States.Array({}), {index})",
+            ladder.join(", ")
+        )
+    };
+    let next_wait = wait_at(loop_path(data::RUNG));
+    let refused_wait = wait_at(format!(
+        "States.MathAdd({}, -1)",
+        input_path(input::GENERATION)
+    ));
+    let kept = |field: &str| json!(loop_path(field));
     let after_park = loop_state(increment(data::ITERATION), json!(0), json!(true), json!(0));
     let signal = |f: &str| format!("$.{}.{f}", data::SIGNAL);
     let mut handed_over_output = output_of(None);
@@ -380,7 +392,9 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
             "retry_next": states::RETRY_NEXT, "retry_longest": states::RETRY_LONGEST,
             "wait_to_sweep": states::WAIT_TO_SWEEP,
             "park": states::PARK, "check_signal": states::CHECK_SIGNAL, "woken": states::WOKEN,
-            "deadline_passed": states::DEADLINE_PASSED, "hand_over": states::HAND_OVER,
+            "deadline_passed": states::DEADLINE_PASSED, "refused": states::REFUSED,
+            "refused_next": states::REFUSED_NEXT, "refused_longest": states::REFUSED_LONGEST,
+            "wait_to_hand_over": states::WAIT_TO_HAND_OVER, "hand_over": states::HAND_OVER,
             "handed_over": states::HANDED_OVER, "generation_handed_over": states::GENERATION_HANDED_OVER,
             "result": states::RESULT, "has_result": states::HAS_RESULT, "output": states::OUTPUT,
             "succeeded": states::SUCCEEDED, "ended_failed": states::ENDED_FAILED,
@@ -466,7 +480,9 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
         "loop_next": loop_state(increment(data::ITERATION), increment(data::RUNG), json!(loop_path(data::PARKED)), json!(next_wait)),
         "loop_longest": loop_state(increment(data::ITERATION), json!(loop_path(data::RUNG)), json!(loop_path(data::PARKED)), json!(longest)),
         "loop_after_park": after_park,
-        "ladder": { "last_rung": last_rung },
+        "loop_refused_next": loop_state(kept(data::ITERATION), kept(data::RUNG), kept(data::PARKED), json!(refused_wait)),
+        "loop_refused_longest": loop_state(kept(data::ITERATION), kept(data::RUNG), kept(data::PARKED), json!(longest)),
+        "ladder": { "last_rung": last_rung, "refused_longest_from": REFUSED_LONGEST_FROM_GENERATION },
         "budget": { "max_iterations": sfn.budget.max_iterations },
         "output": output_of(Some((output::RESULT_JSON, format!("$.{}.{}", data::RESULT, key::response::RESULT_JSON)))),
         "handed_over_output": handed_over_output,
@@ -477,6 +493,10 @@ pub fn context(plan: &DriverPlan, sfn: &SfnPlan, gateway: &GatewayPlan) -> Value
         "park_comment": format!(
             "REGISTER_CALLBACK with this execution's name and ARN and the task token as the callback id ({transport} transport), then park: no transitions while waiting. TPF's wake-up answers the token with AwsDurableCallbackSignal once the await completes; the park lasts at most the contract's longest await timeout plus a second ({} s).",
             park_timeout_seconds(gateway)
+        ),
+        "refused_comment": format!(
+            "REGISTER_CALLBACK failed for good. TPF's driver paces every retry on its wait strategy, so this generation waits before it hands over: the ladder's rung at its generation less one ({} s for generation 1), the longest ({longest} s) from generation {} on.",
+            POLL_WAITS_SECONDS[0], REFUSED_LONGEST_FROM_GENERATION
         ),
         "hand_over_comment": "Starts the next generation through the starter (TPF's replacement input: the execution id as idempotency key and resume id, `{}` as input, the generation plus one), named by TPF's recipe, which Step Functions cannot compute. This generation then ends.",
     })

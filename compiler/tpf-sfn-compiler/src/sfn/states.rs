@@ -29,6 +29,12 @@ pub mod gateway {
     pub const CHECK_SIGNAL: &str = "Does the signal match?";
     pub const WOKEN: &str = "Woken: poll at once";
     pub const DEADLINE_PASSED: &str = "Await deadline passed: sweep";
+    /// A registration that failed for good waits the ladder's rung at its generation, then
+    /// hands over.
+    pub const REFUSED: &str = "Registration failed: which wait?";
+    pub const REFUSED_NEXT: &str = "Registration failed: the generation's wait";
+    pub const REFUSED_LONGEST: &str = "Registration failed: longest wait";
+    pub const WAIT_TO_HAND_OVER: &str = "Wait, then hand over";
     pub const HAND_OVER: &str = "Hand over to the next generation";
     pub const HANDED_OVER: &str = "Handed-over output";
     pub const GENERATION_HANDED_OVER: &str = "Generation handed over";
@@ -61,6 +67,10 @@ pub mod gateway {
         CHECK_SIGNAL,
         WOKEN,
         DEADLINE_PASSED,
+        REFUSED,
+        REFUSED_NEXT,
+        REFUSED_LONGEST,
+        WAIT_TO_HAND_OVER,
         HAND_OVER,
         HANDED_OVER,
         GENERATION_HANDED_OVER,

@@ -338,7 +338,21 @@ impl World {
             return SendOutcome::Gone(durable_callback_state(None, callback_id));
         };
         let state = classify(self.engine, &driver.history, callback_id);
-        if state != ProviderState::Open {
+        // A callback that ended (or whose execution did) refuses the send, whatever the
+        // classification then says of it (open while its driver still runs).
+        let ended = driver.history.iter().any(|(t, _, _)| {
+            [
+                ev::CALLBACK_SUCCEEDED,
+                ev::CALLBACK_FAILED,
+                ev::CALLBACK_TIMED_OUT,
+                ev::EXECUTION_SUCCEEDED,
+                ev::EXECUTION_FAILED,
+                ev::EXECUTION_TIMED_OUT,
+                ev::EXECUTION_STOPPED,
+            ]
+            .contains(t)
+        });
+        if state != ProviderState::Open || ended {
             return SendOutcome::Gone(state);
         }
         let op = driver.history[0].1.clone();

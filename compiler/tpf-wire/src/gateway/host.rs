@@ -70,6 +70,22 @@ pub const NO_RESULT_CAUSE: &str = "TPF action Lambda did not return a result pay
 /// end, the last one repeats, and it starts over after each park.
 pub const POLL_WAITS_SECONDS: [u64; 12] = [5, 8, 11, 17, 25, 38, 57, 85, 128, 192, 288, 300];
 
+/// The wait before a generation whose callback registration failed for good hands over: the
+/// poll ladder's rung at `generation - 1` (generation 1 waits 5 s, then 8, 11, ..., 300 s from
+/// generation 12 on). TPF's driver paces every retry on its wait strategy; a registration TPF
+/// keeps refusing (a persistent gateway error while its record says WAITING_EXTERNAL) then costs
+/// one generation per 300 s until TPF's await deadline, applied by the next generation's
+/// SWEEP, changes TPF's status. The Step Functions driver renders the same rule over the same
+/// ladder (`States.ArrayGetItem` at `generation - 1`, its longest wait from the generation
+/// [`REFUSED_LONGEST_FROM_GENERATION`]).
+pub fn refused_registration_wait_seconds(generation: i64) -> u64 {
+    let rung = usize::try_from(generation.saturating_sub(1)).unwrap_or(0);
+    POLL_WAITS_SECONDS[rung.min(POLL_WAITS_SECONDS.len() - 1)]
+}
+
+/// The first generation whose refused registration waits the ladder's longest wait.
+pub const REFUSED_LONGEST_FROM_GENERATION: i64 = POLL_WAITS_SECONDS.len() as i64;
+
 /// The retry of TPF's driver steps (the durable SDK's default step retry): 6 attempts (the
 /// first and 5 retries), 5 s first delay, ×2, at most 60 s, full jitter, on any error.
 pub mod step_retry {
@@ -96,5 +112,26 @@ mod tests {
             n += 1;
         }
         assert_eq!(POLL_WAITS_SECONDS.as_slice(), expected.as_slice());
+    }
+
+    #[test]
+    fn a_refused_registration_waits_the_ladder_by_generation_up_to_its_longest() {
+        let waits: Vec<u64> = (1..=14).map(refused_registration_wait_seconds).collect();
+        assert_eq!(
+            waits,
+            [5, 8, 11, 17, 25, 38, 57, 85, 128, 192, 288, 300, 300, 300]
+        );
+        assert_eq!(
+            refused_registration_wait_seconds(REFUSED_LONGEST_FROM_GENERATION),
+            300
+        );
+        assert_eq!(
+            refused_registration_wait_seconds(REFUSED_LONGEST_FROM_GENERATION - 1),
+            288
+        );
+        // TPF refuses a generation below 1; the rule still answers the first rung.
+        assert_eq!(refused_registration_wait_seconds(0), 5);
+        assert_eq!(refused_registration_wait_seconds(i64::MIN), 5);
+        assert_eq!(refused_registration_wait_seconds(i64::MAX), 300);
     }
 }

@@ -155,6 +155,10 @@ impl GatewayOps for EngineOps<'_, '_> {
         )
     }
 
+    async fn wait(&self, name: &str, seconds: u64) -> Result<(), Stop> {
+        self.ctx.wait(name, seconds)
+    }
+
     async fn start_generation(
         &self,
         name: &str,

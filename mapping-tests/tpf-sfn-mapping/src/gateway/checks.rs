@@ -95,7 +95,7 @@ impl GatewayCheck {
             Self::HistoryWithinBudget => "no driver generation writes more history than its release was proven to (Step Functions: the compiled event budget, under the service's 25,000 events; Lambda durable functions: the service's 3,000 operations), nor is failed at the provider's cap",
             Self::RetriesQueuedWhenDue => "a retry enters TPF's work queue no earlier than the nextDue TPF set and at most one poll interval (300 s) after it: the driver's SWEEP keeps TPF's schedule, and only TPF's sweep queues work",
             Self::RedriveByOperatorOnly => "a driver never sends REDRIVE: re-driving an execution TPF ended is its operator's decision",
-            Self::CallsPacedByTpf => "a generation asks STATUS again no sooner than TPF's first poll wait (5 s) after an answer that said the same, unless it parked in between: a poll waits its rung of the ladder",
+            Self::CallsPacedByTpf => "a TPF execution's drivers ask STATUS again no sooner than TPF's first poll wait (5 s) after an answer that said the same, unless a generation parked in between: a poll waits its rung of the ladder, and a new generation may repeat its predecessor's last answer at once only if that answer itself came after a wait",
             Self::ParksWithoutPolling => "a generation that registered its callback sends nothing to TPF until the wake-up signals the callback or the contract's longest await deadline has passed",
         }
     }
@@ -613,18 +613,32 @@ fn redrive_by_operator<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
 /// (every second, the least wait a durable condition allows) breaks it.
 pub const LEAST_POLL_MS: i64 = POLL_WAITS_SECONDS[0] as i64 * 1_000;
 
+/// The last STATUS answer of one TPF execution, whichever generation asked.
+struct LastStatus {
+    at_ms: i64,
+    status: String,
+    generation: i64,
+    /// It repeated the answer before it at once, across a hand-over.
+    at_once: bool,
+}
+
+/// Per TPF execution, across its generations: a STATUS answer that says what the one before it
+/// said, less than the ladder's first rung later with no park (an answered REGISTER_CALLBACK)
+/// between them, breaks the pace. A new generation cannot inherit its predecessor's answer,
+/// so its first STATUS may repeat it at once, once: the repeat before it must have waited. A
+/// run of generations that each read TPF and hand over at once (a registration TPF keeps
+/// refusing, handed over without a wait) breaks it at its second hand-over.
 fn paced<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
-    // Per generation: the last STATUS answer (when, what), cleared by a park.
-    let mut last: BTreeMap<(String, i64), (i64, String)> = BTreeMap::new();
+    let mut last: BTreeMap<String, LastStatus> = BTreeMap::new();
     let mut out = Vec::new();
     for call in &w.trace().invocations {
         let Ok(r) = ActionRequest::read(&call.request) else {
             continue;
         };
-        let key = (r.execution_id.clone().unwrap_or_default(), r.generation);
+        let execution = r.execution_id.clone().unwrap_or_default();
         match r.operation {
-            Operation::RegisterCallback => {
-                last.remove(&key);
+            Operation::RegisterCallback if call.answer.is_ok() => {
+                last.remove(&execution);
             }
             Operation::Status => {
                 let Some(status) = call
@@ -636,18 +650,35 @@ fn paced<E: GatewayEngine>(w: &GatewayWorld<E>) -> Vec<String> {
                 else {
                     continue;
                 };
-                if let Some((at, before)) = last.get(&key) {
-                    if *before == status && call.at_ms - at < LEAST_POLL_MS {
-                        out.push(format!(
-                            "generation {} of {} asked STATUS at {} and again {} ms later, both {status}",
-                            key.1,
-                            key.0,
-                            at,
-                            call.at_ms - at
-                        ));
+                let mut at_once = false;
+                if let Some(before) = last.get(&execution) {
+                    let gap = call.at_ms - before.at_ms;
+                    if before.status == status && gap < LEAST_POLL_MS {
+                        if before.generation == r.generation {
+                            out.push(format!(
+                                "generation {} of {execution} asked STATUS at {} and again {gap} ms later, both {status}",
+                                r.generation, before.at_ms
+                            ));
+                        } else {
+                            if before.at_once {
+                                out.push(format!(
+                                    "generation {} of {execution} asked STATUS {gap} ms after generation {}'s answer, both {status}, itself a repeat at once: generations handed over without a wait",
+                                    r.generation, before.generation
+                                ));
+                            }
+                            at_once = true;
+                        }
                     }
                 }
-                last.insert(key, (call.at_ms, status));
+                last.insert(
+                    execution,
+                    LastStatus {
+                        at_ms: call.at_ms,
+                        status,
+                        generation: r.generation,
+                        at_once,
+                    },
+                );
             }
             _ => {}
         }

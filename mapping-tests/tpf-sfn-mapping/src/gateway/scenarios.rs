@@ -4,11 +4,12 @@
 use tpf_model::gateway::BindingStore;
 use tpf_model::{PipelineDef, StepDef};
 use tpf_wire::gateway::binding::{attr, DeliveryOutcome};
+use tpf_wire::gateway::host::refused_registration_wait_seconds;
 use tpf_wire::gateway::names::{
     binding_partition_key, delivered_sort_key, durable_execution_name, generation_sort_key,
 };
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
-use tpf_wire::gateway::{ActionResponse, FunctionError, Operation};
+use tpf_wire::gateway::{ActionRequest, ActionResponse, FunctionError, Operation};
 use tpf_wire::java_error::JavaError;
 use tpf_wire::records::{interaction_attr, AttrValue, ExecutionStatus, Item};
 
@@ -240,6 +241,7 @@ pub fn runner<E: GatewayEngine>(name: &str) -> Option<Run<E>> {
         "missing-registration" => missing_registration,
         "index-lag" => index_lag,
         "provider-loss-before-registration" => provider_loss_before_registration,
+        "registration-refused-until-deadline" => registration_refused_until_deadline,
         "suspended-timeout" => suspended_timeout,
         "provider-history-loss" => provider_history_loss,
         "lost-answer-and-history-loss" => lost_answer_and_history_loss,
@@ -1180,6 +1182,69 @@ fn provider_loss_before_registration<E: GatewayEngine>(w: &mut GatewayWorld<E>) 
     ensure(w.executions().len() == 1, "one TPF execution", || {
         "not one execution".to_owned()
     })
+}
+
+/// TPF's gateway refuses every registration until the await's deadline has passed: each
+/// generation waits TPF's ladder at its generation after its refused registration, then hands
+/// over (a wait that overruns it by a minute is no longer prompt); the await's timeout ends
+/// TPF's execution and its last generation.
+fn registration_refused_until_deadline<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Outcome {
+    w.persist(FaultPoint::BindBeforeProviderBinding);
+    let execution = submit(w)?;
+    finish(w)?;
+    expect_tpf(w, &execution, ExecutionStatus::Failed)?;
+    let answered = w
+        .trace()
+        .calls(Operation::RegisterCallback)
+        .filter(|c| c.answer.is_ok())
+        .count();
+    ensure(answered == 0, "no registration answered", || {
+        format!("{answered} registrations answered")
+    })?;
+    // Each generation's start, by the engine's drivers (a durable hand-over is the engine's
+    // own start, which the world's trace does not see).
+    let mut started: Vec<(i64, i64)> = w
+        .engine
+        .drivers()
+        .iter()
+        .filter_map(|d| {
+            let input = ExecutionInput::read(&d.input).ok()?;
+            Some((input.generation, d.started_at_ms))
+        })
+        .collect();
+    started.sort_unstable();
+    let last = started.last().map_or(0, |(g, _)| *g);
+    ensure(last > 1, "a hand-over after a refused registration", || {
+        format!("{} generation(s)", started.len())
+    })?;
+    expect_ended_by_tpf(w, &name(&execution, last))?;
+    for pair in started.windows(2) {
+        let ((generation, _), (next_generation, next)) = (pair[0], pair[1]);
+        ensure(
+            next_generation == generation + 1,
+            "one driver per generation",
+            || format!("generation {next_generation} after {generation}"),
+        )?;
+        let refused = w
+            .trace()
+            .calls(Operation::RegisterCallback)
+            .filter(|c| ActionRequest::read(&c.request).is_ok_and(|r| r.generation == generation))
+            .map(|c| c.at_ms)
+            .max()
+            .ok_or_else(|| missing(&format!("generation {generation}'s registration")))?;
+        let wait = i64::try_from(refused_registration_wait_seconds(generation)).unwrap_or(0) * 1000;
+        ensure(
+            (wait..=wait + MINUTE).contains(&(next - refused)),
+            "each hand-over after TPF's ladder's wait at its generation",
+            || {
+                format!(
+                    "generation {next_generation} started {} ms after generation {generation}'s refused registration, its wait {wait} ms",
+                    next - refused
+                )
+            },
+        )?;
+    }
+    Ok(())
 }
 
 fn suspended_timeout<E: GatewayEngine>(w: &mut GatewayWorld<E>) -> Outcome {

@@ -18,6 +18,7 @@ use tpf_sfn_wakeup::provider::WakeEngine;
 use tpf_sfn_wakeup::provider::{
     durable_callback_state, durable_event as ev, DurableEvent, ProviderState,
 };
+use tpf_wire::gateway::host::refused_registration_wait_seconds;
 use tpf_wire::gateway::start::{ExecutionInput, ReleaseIdentity};
 use tpf_wire::gateway::{
     ActionRequest, ActionResponse, CallbackSignal, DriverCheckpoint, ExecutionCheckpoint, Mapper,
@@ -57,6 +58,9 @@ pub enum DoubleMutant {
     TightPolls,
     /// The park times out after 5 s, long before any await's deadline.
     ShortParkTimeout,
+    /// A refused registration hands over a second later: no retry under the same callback
+    /// id, no wait of TPF's ladder.
+    HandOverAtOnceOnRefusal,
 }
 
 /// The release a [`DoubleMutant::StatusOnAnotherRelease`] STATUS names.
@@ -65,9 +69,18 @@ pub const ANOTHER_RELEASE: &str = "sha256:another-release";
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
     Submit,
-    Poll { rung: usize },
-    Register { callback: String },
-    Parked { callback: String },
+    Poll {
+        rung: usize,
+    },
+    Register {
+        callback: String,
+    },
+    Parked {
+        callback: String,
+    },
+    /// The registration failed for good: hand over once TPF's ladder's wait at this
+    /// generation has passed.
+    Refused,
     Done,
 }
 
@@ -224,6 +237,11 @@ impl TestDoubleEngine {
             Phase::Submit => self.submit(i, host, now, &mut changes),
             Phase::Poll { rung } => self.poll(i, rung, host, now, &mut changes),
             Phase::Register { callback } => self.register(i, callback, host, now, &mut changes),
+            Phase::Refused => {
+                if let Some(checkpoint) = self.execs[i].checkpoint.clone() {
+                    self.hand_over(i, &checkpoint, host, now, &mut changes);
+                }
+            }
             Phase::Parked { .. } => {
                 // The park's timeout: the callback closes, the driver asks TPF again.
                 let e = &mut self.execs[i];
@@ -471,6 +489,7 @@ impl TestDoubleEngine {
         } else {
             (!self.is(DoubleMutant::NoParkTimeout)).then_some(self.park_timeout_ms)
         };
+        let at_once = self.is(DoubleMutant::HandOverAtOnceOnRefusal);
         let x = &mut self.execs[i];
         match answer {
             Ok(_) => {
@@ -480,6 +499,20 @@ impl TestDoubleEngine {
                 if let Some(signal) = x.pending_signal.take() {
                     x.accept_signal(&signal, now, changes);
                 }
+            }
+            Err(_) if at_once => {
+                x.history
+                    .push((ev::CALLBACK_FAILED, operation_id(x.parks - 1), None));
+                x.phase = Phase::Refused;
+                x.due = Some(now + 1_000);
+            }
+            Err(_) if x.attempt + 1 >= ATTEMPTS => {
+                x.attempt = 0;
+                x.history
+                    .push((ev::CALLBACK_FAILED, operation_id(x.parks - 1), None));
+                let wait = refused_registration_wait_seconds(checkpoint.generation);
+                x.phase = Phase::Refused;
+                x.due = Some(now + i64::try_from(wait).unwrap_or(i64::MAX / 2_000) * 1_000);
             }
             Err(err) => x.retry(&err, now, changes),
         }
