@@ -615,24 +615,22 @@ fn dev_without_endpoint_or_role_is_refused_with_a_code() {
 /// `registration-refused-until-deadline` runs the hand-overs on both engines).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_registration_waits_tpfs_ladder_before_its_hand_over() {
+    use tpf_sfn_wakepath::gateway::invoke::{Invoked, Invoker};
     use tpf_wire::gateway::binding::{CallbackRegistration, ProviderFields};
     use tpf_wire::gateway::host::refused_registration_wait_seconds;
-    use tpf_wire::gateway::{DriverCheckpoint, ExecutionCheckpoint};
+    use tpf_wire::gateway::DriverCheckpoint;
 
     let lp = GatewayLoop::start(GatewayOptions::default()).await;
     let input = lp.input("order-refused");
-    let arn = lp.start_driver(&input).await;
-    let id = lp.execution_id(&arn).await;
-    // Another callback owns generation 1 before the driver parks (it polls QUEUED first, and
-    // waits the ladder's first rung).
-    let execution = ExecutionCheckpoint::new(
-        Some(TENANT),
-        Some(&id),
-        Some(&lp.pipeline_id),
-        Some(&lp.contract_version),
-        Some(&lp.release_version),
-    )
-    .expect("checkpoint");
+    // Another callback owns generation 1 before the driver exists: the test submits
+    // generation 1's input to TPF itself, and the driver's own SUBMIT of the same idempotency
+    // key is answered with the same execution. Nothing races the driver to its park.
+    let submit = ActionRequest::submit(&input).expect("SUBMIT");
+    let Ok(Invoked::Response(submitted)) = lp.host().gateway.invoke(&submit).await else {
+        panic!("TPF answers the test's SUBMIT\n{}", lp.logs());
+    };
+    let execution = submitted.checkpoint.expect("SUBMIT's checkpoint");
+    let id = execution.execution_id.clone();
     let foreign = CallbackRegistration::new(
         DriverCheckpoint::new(execution, 1).expect("driver checkpoint"),
         ProviderFields::new(
@@ -654,9 +652,11 @@ async fn a_refused_registration_waits_tpfs_ladder_before_its_hand_over() {
         .send()
         .await
         .expect("put the other callback's REGISTRATION");
-    assert!(
-        !lp.entered(&arn).await.iter().any(|s| s == states::PARK),
-        "the driver parked before the other callback's row was written: the test's premise"
+    let arn = lp.start_driver(&input).await;
+    assert_eq!(
+        lp.execution_id(&arn).await,
+        id,
+        "the driver's SUBMIT is the test's"
     );
 
     let handed = support::gateway_loop::poll(120, || async {

@@ -330,7 +330,9 @@ impl GatewayLoop {
             .collect()
     }
 
-    fn host(&self) -> AwsHost<HttpInvoker> {
+    /// The gateway host's reads and writes as the wake-up and reconciler make them (the tests
+    /// also call TPF's gateway through it, as a driver would).
+    pub fn host(&self) -> AwsHost<HttpInvoker> {
         AwsHost {
             gateway: HttpInvoker::with_token(
                 &format!("http://{}", self.addr),
