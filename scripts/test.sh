@@ -134,7 +134,8 @@ LAMBDA_BOOTSTRAP="$TPF_SFN_LAMBDA_BOOTSTRAP" scripts/lambda-package.sh "$lambda_
 # The checks that need only the build and moto run beside the tests, in two chains in the
 # background: the tests spend most of their time waiting on the emulators' clocks (an
 # execution's Wait states run in real time), and these use the cores the tests leave idle. Each
-# chain records `status name` per check in its own file and keeps each check's output in a log.
+# chain records `status name` per check in its own file, keeps each check's output in a log,
+# and marks its end.
 # The lint of the command line without its aws feature (the main job's build) shares the
 # target directory, so it starts once the tests' cargo has released that directory's lock,
 # which it does when its build ends and the first test binary runs.
@@ -153,12 +154,14 @@ setsid bash -c '
   until grep -q "^ *Running " "$1/cargo-test.log" 2>/dev/null || [ -e "$1/tests-done" ]; do sleep 1; done
   side_check "$1/side-a" no-aws-lint "lint: the command line without its aws feature (the main job'"'"'s build)" \
     cargo clippy -p tpf-sfn --no-default-features --lib --bins --quiet -- -D warnings
+  : >"$1/side-a.end"
 ' _ "$work" &
 side_a=$!
 setsid bash -c '
   side_check "$1/side-b" asl "second opinion: asl-validator over every compiled definition" scripts/asl-second-opinion.sh
   side_check "$1/side-b" lambda "Lambda functions: symbol versions, runtime API" python3 scripts/lambda-check.py "$2"
   side_check "$1/side-b" iac "exports: cfn-lint over every stack, deployed on moto'"'"'s CloudFormation" scripts/iac-check.sh "$2"
+  : >"$1/side-b.end"
 ' _ "$work" "$lambda_zip" &
 side_b=$!
 
@@ -196,8 +199,11 @@ while read -r rc log name; do
     echo "FAILED: $name (exit $rc); its output is above"
   fi
 done < <(cat "$work/side-a" "$work/side-b")
-# A chain that ended before recording its checks is a failure too.
-[ "$(cat "$work/side-a" "$work/side-b" | wc -l)" -eq 4 ] || { echo "FAILED: a background check did not report" >&2; failed=$((failed + 1)); side_rc=1; }
+# A chain that ended before its last check (killed: side_check itself never fails) is a
+# failure too.
+for chain in side-a side-b; do
+  [ -e "$work/$chain.end" ] || { echo "FAILED: background chain $chain ended early" >&2; failed=$((failed + 1)); side_rc=1; }
+done
 
 if [ "$test_rc" -ne 0 ]; then
   echo
